@@ -1,0 +1,27 @@
+import type { FrontierWork, TaskContext } from '../machines/index.js';
+import type { EventStore } from '../store/index.js';
+import type { TaskSpec } from './object-kinds.js';
+import type { Attachments, SendResult } from './task-actor.js';
+
+/** What an effect runner sees of a Task: its committed state and a way to send Host facts back. */
+export interface TaskHandle {
+  readonly taskId: string;
+  readonly revision: number;
+  readonly state: string;
+  readonly context: TaskContext;
+  readonly spec: TaskSpec;
+  readonly store: EventStore;
+  /** Sends a Host-origin event (the only way Host-only facts enter a stream). */
+  send(event: Record<string, unknown>, attachments?: Attachments): Promise<SendResult>;
+}
+
+/**
+ * Performs a Task's frontier work after a commit (compile a Context, dispatch, reconcile,
+ * observe a run, evaluate, verify). The supervisor calls it with at most one piece of work
+ * per Task at a time, after every commit and once per Task at boot; it must be idempotent,
+ * because a crash can interrupt it anywhere and boot will call it again for the same state.
+ */
+export interface EffectRunner {
+  perform(task: TaskHandle, work: FrontierWork, signal: AbortSignal): Promise<void>;
+  close?(): Promise<void>;
+}

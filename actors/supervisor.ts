@@ -1,0 +1,302 @@
+import { randomUUID } from 'node:crypto';
+import { createActor, fromPromise, initialTransition, type Actor, type InspectionEvent } from 'xstate';
+import { supervisorMachine, taskMachine, type FrontierWork, type SupervisorFailure, type TaskContext } from '../machines/index.js';
+import { EventStore, StoreError, resolveStateRoot, type EventRecord } from '../store/index.js';
+import { systemClock, type Clock } from './clock.js';
+import type { EffectRunner, TaskHandle } from './effects.js';
+import { HostError, issuePath } from './errors.js';
+import { OBJECT_KINDS, TaskSpec, type TaskSpecInput } from './object-kinds.js';
+import { rebuildAll } from './recovery.js';
+import { TaskActor, type Attachments, type Committed, type SendResult } from './task-actor.js';
+
+export interface SupervisorOptions {
+  /** State root directory; default `ORDIVON_STATE` or `./.ordivon`. */
+  state?: string;
+  clock?: Clock;
+  /** XState inspection observer passed to the supervisor actor and every Task actor. */
+  inspect?: (event: InspectionEvent) => void;
+  /** Performs frontier work (dispatch, verification, …). Without one, Tasks wait at their frontier. */
+  effects?: EffectRunner;
+  streamWarnAt?: number;
+  purpose?: string;
+}
+
+export interface TaskView {
+  taskId: string;
+  revision: number;
+  state: string;
+  frontier: FrontierWork;
+  context: TaskContext;
+  spec: TaskSpec;
+}
+
+export interface SendOptions {
+  /** Idempotency key: a retried send with the same id is acknowledged without writing again. */
+  eventId?: string;
+}
+
+/**
+ * The Host's supervisor (DESIGN §6), embeddable in any Node service.
+ *
+ * `start()` opens the state root (taking its lock), rebuilds and checks every Task from its
+ * events, reconciles unknown dispatches, and only then serves. `send` resolves with how the
+ * Task took the event; it never throws for a refused event. `stop()` drains: no new events,
+ * in-flight transitions commit, effects are aborted, the store is closed and the lock released.
+ */
+export class Supervisor {
+  private store: EventStore | undefined;
+  private readonly tasks = new Map<string, TaskActor>();
+  private readonly specs = new Map<string, TaskSpec>();
+  private readonly listeners = new Set<(committed: Committed) => void>();
+  private readonly working = new Map<string, AbortController>();
+  private readonly clock: Clock;
+  readonly root: string;
+  readonly actor: Actor<typeof supervisorMachine>;
+
+  constructor(private readonly options: SupervisorOptions = {}) {
+    this.root = resolveStateRoot(options.state);
+    this.clock = options.clock ?? systemClock;
+    const logic = supervisorMachine.provide({
+      actors: {
+        open: fromPromise(async () => this.open()),
+        validate: fromPromise(async () => this.validate()),
+        reconcile: fromPromise(async () => this.reconcile()),
+        drain: fromPromise(async () => this.drain()),
+      },
+    });
+    this.actor = createActor(logic, { id: 'supervisor', ...(options.inspect ? { inspect: options.inspect } : {}) });
+  }
+
+  /** Supervisor state: booting, validating, reconciling, serving, draining, stopped or failed. */
+  get status(): string {
+    return String(this.actor.getSnapshot().value);
+  }
+
+  get failure(): SupervisorFailure | null {
+    return this.actor.getSnapshot().context.failure;
+  }
+
+  /** Boots and resolves once serving; rejects with a HostError carrying the failure code and findings. */
+  async start(): Promise<void> {
+    this.actor.start();
+    const snapshot = await new Promise<ReturnType<typeof this.actor.getSnapshot>>((resolve) => {
+      const check = (s: ReturnType<typeof this.actor.getSnapshot>) => {
+        if (s.value === 'serving' || s.status === 'done') {
+          sub.unsubscribe();
+          resolve(s);
+        }
+      };
+      const sub = this.actor.subscribe(check);
+      check(this.actor.getSnapshot());
+    });
+    if (snapshot.value !== 'serving') {
+      const failure = snapshot.context.failure;
+      await this.store?.close().catch(() => undefined);
+      this.store = undefined;
+      throw new HostError((failure?.code ?? 'boot_failed') as never, failure?.message ?? 'supervisor did not start', (failure?.findings ?? []) as never);
+    }
+    for (const task of this.tasks.values()) this.kick(task);
+  }
+
+  /** Creates a Task from a spec; fails `invalid_spec` (with the field path) or `task_exists`. */
+  async createTask(spec: TaskSpecInput): Promise<{ taskId: string; revision: number }> {
+    const store = this.serving();
+    const parsed = TaskSpec.safeParse(spec);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new HostError('invalid_spec', `task spec ${issuePath(issue.path)}: ${issue.message}`);
+    }
+    const body = parsed.data;
+    const taskId = body.taskId ?? `task-${randomUUID()}`;
+    if (this.tasks.has(taskId)) throw new HostError('task_exists', `task ${taskId} already exists`);
+    const specDigest = store.prepareObject({ kind: 'task-spec', body }).digest;
+    const [initial] = initialTransition(taskMachine);
+    const task = this.track(new TaskActor(taskId, initial, 0, store, this.clock, (c) => this.committed(c), this.options.inspect));
+    this.specs.set(taskId, body);
+    const result = await task.send(
+      { type: 'task.created', taskId, attempt: 1, specDigest, requiredArtifacts: body.requiredArtifacts.map((a) => a.name) },
+      'host',
+      { objects: [{ kind: 'task-spec', body }] },
+    );
+    if (!result.written) {
+      this.tasks.delete(taskId);
+      task.stop();
+      throw new HostError(result.code === 'revision_conflict' ? 'task_exists' : (result.code as never), result.detail ?? 'task not created');
+    }
+    return { taskId, revision: result.revision };
+  }
+
+  /** Sends an event from outside the Host (scripts, CLI, services): only allow-listed types are taken. */
+  send(taskId: string, event: unknown, options: SendOptions = {}): Promise<SendResult> {
+    return this.deliver(taskId, event, 'external', {}, options);
+  }
+
+  getTask(taskId: string): TaskView | undefined {
+    const task = this.tasks.get(taskId);
+    if (!task) return undefined;
+    return { taskId, revision: task.revision, state: task.state, frontier: task.frontier, context: task.context, spec: this.specs.get(taskId)! };
+  }
+
+  listTasks(): Array<Omit<TaskView, 'context' | 'spec'> & { generation: number; title: string }> {
+    return [...this.tasks.values()].map((t) => ({
+      taskId: t.taskId,
+      revision: t.revision,
+      state: t.state,
+      frontier: t.frontier,
+      generation: t.context.generation,
+      title: this.specs.get(t.taskId)?.title ?? '',
+    }));
+  }
+
+  /** The stored events of a Task, in revision order. */
+  events(taskId: string): Array<{ revision: number } & EventRecord> {
+    return [...this.serving().stream(taskId)].map(({ revision, event }) => ({ revision, ...event }));
+  }
+
+  /** The live XState actor of a Task (for the inspector and `subscribe`). */
+  taskActor(taskId: string): TaskActor | undefined {
+    return this.tasks.get(taskId);
+  }
+
+  /** Listens to every commit, after it is durable. Returns the unsubscribe function. */
+  subscribe(listener: (committed: Committed) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Drains and stops. Safe to call more than once. */
+  async stop(): Promise<void> {
+    const snapshot = this.actor.getSnapshot();
+    if (snapshot.status === 'done') return;
+    const done = new Promise<void>((resolve) => {
+      const sub = this.actor.subscribe({ complete: () => (sub.unsubscribe(), resolve()) });
+    });
+    this.actor.send({ type: 'stop' });
+    await done;
+  }
+
+  // ---- lifecycle steps (provided to the supervisor statechart) --------------------------------
+
+  private async open(): Promise<void> {
+    try {
+      this.store = EventStore.open({
+        root: this.root,
+        kinds: OBJECT_KINDS,
+        purpose: this.options.purpose ?? `supervisor pid ${process.pid}`,
+        ...(this.options.streamWarnAt ? { streamWarnAt: this.options.streamWarnAt } : {}),
+      });
+    } catch (error) {
+      if (error instanceof StoreError) throw new HostError(error.code as never, error.message, [{ code: error.code as never, message: error.message }]);
+      throw error;
+    }
+  }
+
+  private async validate(): Promise<{ tasks: number; events: number }> {
+    const store = this.store!;
+    const report = rebuildAll(store);
+    if (report.findings.length > 0) {
+      const first = report.findings[0]!;
+      throw new HostError(first.code, `state root ${this.root} failed validation: ${first.message}`, report.findings);
+    }
+    for (const rebuilt of report.tasks) {
+      const spec = TaskSpec.parse(store.getObject(rebuilt.snapshot.context.specDigest!, 'task-spec').body);
+      this.specs.set(rebuilt.taskId, spec);
+      this.track(new TaskActor(rebuilt.taskId, rebuilt.snapshot, rebuilt.revision, store, this.clock, (c) => this.committed(c), this.options.inspect));
+    }
+    return { tasks: report.tasks.length, events: report.events };
+  }
+
+  /**
+   * A dispatch whose intent is durable but whose response was never recorded may or may not
+   * have reached the Runtime: it becomes `unknown`, and the effect runner reconciles it by its
+   * exact clientRequestId before anything else is served.
+   */
+  private async reconcile(): Promise<{ reconciled: number }> {
+    let reconciled = 0;
+    for (const task of this.tasks.values()) {
+      if (task.frontier === 'confirm_dispatch') {
+        await task.send({ type: 'dispatch.lost', clientRequestId: task.context.dispatch!.clientRequestId }, 'host');
+      }
+      if (task.frontier === 'reconcile' && this.options.effects) {
+        await this.perform(task, 'reconcile');
+        reconciled++;
+      }
+    }
+    return { reconciled };
+  }
+
+  private async drain(): Promise<void> {
+    for (const controller of this.working.values()) controller.abort(new HostError('not_serving', 'supervisor is draining'));
+    await Promise.all([...this.tasks.values()].map((t) => t.settled()));
+    await this.options.effects?.close?.();
+    for (const task of this.tasks.values()) task.stop();
+    await this.store?.close();
+    this.store = undefined;
+  }
+
+  // ---- internals --------------------------------------------------------------------------------
+
+  private serving(): EventStore {
+    if (this.status !== 'serving' || !this.store) throw new HostError('not_serving', `supervisor is ${this.status}`, [], true);
+    return this.store;
+  }
+
+  private track(task: TaskActor): TaskActor {
+    this.tasks.set(task.taskId, task);
+    return task;
+  }
+
+  private async deliver(taskId: string, event: unknown, origin: 'host' | 'external', attachments: Attachments, options: SendOptions): Promise<SendResult> {
+    this.serving();
+    const task = this.tasks.get(taskId);
+    if (!task) return { admitted: false, written: false, code: 'task_not_found', detail: `no task ${taskId}`, revision: 0, state: 'none' };
+    const withId = options.eventId && typeof event === 'object' && event !== null ? { ...event, eventId: options.eventId } : event;
+    return task.send(withId, origin, attachments);
+  }
+
+  private committed(committed: Committed): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(committed);
+      } catch {
+        /* a listener's failure is its own */
+      }
+    }
+    const task = this.tasks.get(committed.taskId);
+    if (task && this.status === 'serving') queueMicrotask(() => this.kick(task));
+  }
+
+  /** Starts the Task's frontier work unless some is already in flight for it. */
+  private kick(task: TaskActor): void {
+    if (!this.options.effects || task.frontier === 'none' || this.working.has(task.taskId) || this.status !== 'serving') return;
+    void this.perform(task, task.frontier);
+  }
+
+  private async perform(task: TaskActor, work: FrontierWork): Promise<void> {
+    const effects = this.options.effects!;
+    const controller = new AbortController();
+    this.working.set(task.taskId, controller);
+    const handle: TaskHandle = {
+      taskId: task.taskId,
+      revision: task.revision,
+      state: task.state,
+      context: task.context,
+      spec: this.specs.get(task.taskId)!,
+      store: this.store!,
+      send: (event, attachments = {}) => task.send(event, 'host', attachments),
+    };
+    try {
+      await effects.perform(handle, work, controller.signal);
+    } catch {
+      // An effect that fails leaves the Task at its frontier; the next commit or boot retries it.
+    } finally {
+      this.working.delete(task.taskId);
+    }
+    if (task.frontier !== 'none' && task.frontier !== work && this.status === 'serving') this.kick(task);
+  }
+}
+
+/** Creates a supervisor; call `start()` to boot it. */
+export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
+  return new Supervisor(options);
+}

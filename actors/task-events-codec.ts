@@ -1,0 +1,33 @@
+import type { EventOrigin, TaskEvent } from '../machines/index.js';
+import type { EventRecord } from '../store/index.js';
+
+/** The statechart event a stored record stands for: its data, plus the revision and origin it carries. */
+export function machineEventOf(record: Pick<EventRecord, 'type' | 'data' | 'origin'>, revision: number): TaskEvent {
+  return { ...record.data, type: record.type, revision, origin: record.origin } as TaskEvent;
+}
+
+/** The part of a statechart event that is stored as `data` (type, revision and origin are kept apart). */
+export function dataOf(event: TaskEvent): Record<string, unknown> {
+  const { type: _type, revision: _revision, origin: _origin, ...data } = event as TaskEvent & { origin: EventOrigin };
+  return data;
+}
+
+/** Object digests an event of each type must reference (and so must exist before it is written). */
+export function refsOf(event: TaskEvent): string[] {
+  switch (event.type) {
+    case 'task.created':
+      return [event.specDigest];
+    case 'assignment.commit':
+      return [event.assignmentDigest];
+    case 'context.compile':
+      return [event.contextDigest];
+    case 'run.observe':
+      return [event.receiptDigest, ...Object.values(event.evidence)];
+    case 'completion.propose':
+      return [event.proposalDigest];
+    case 'verification.record':
+      return event.outcomeDigest ? [event.verificationDigest, event.outcomeDigest] : [event.verificationDigest];
+    default:
+      return [];
+  }
+}

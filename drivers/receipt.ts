@@ -1,0 +1,115 @@
+import { z } from 'zod';
+
+/**
+ * What the Host hands a driver for one provider run. Plain data: it crosses a worker-thread
+ * boundary, so it is parsed with zod on the worker side too.
+ */
+export const DriverKind = z.enum(['codex', 'acp', 'command']);
+export type DriverKind = z.infer<typeof DriverKind>;
+
+export const DriverRunInput = z.object({
+  driver: DriverKind,
+  /** The Host's deterministic id for this run (the Dispatch clientRequestId). */
+  runId: z.string().min(1),
+  /** How to launch the provider process: a real one (`codex app-server`, `hermes acp`) or a scripted one. */
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+  /** Absolute path of the Task Attempt's workspace; the provider's cwd and the only place artifacts are read from. */
+  cwd: z.string().min(1),
+  /** The compiled Context rendered as the provider's prompt. */
+  prompt: z.string(),
+  contextDigest: z.string().min(1),
+  /** Runtime job this run belongs to, when the Runtime dispatched it. */
+  jobId: z.string().optional(),
+  model: z.string().optional(),
+  timeoutMs: z.number().int().positive(),
+  /** Grace after a polite stop (`turn/interrupt`, `session/cancel`) before the process tree is killed. */
+  graceMs: z.number().int().nonnegative().default(2_000),
+  /** Workspace-relative names of the artifacts to look for when the run ends. */
+  expectedArtifacts: z.array(z.string().min(1)).default([]),
+  maxArtifactBytes: z.number().int().positive().default(1 << 20),
+  policy: z
+    .object({
+      /** Answer to provider approval / permission requests. */
+      approvals: z.enum(['accept', 'decline']).default('accept'),
+    })
+    .default({ approvals: 'accept' }),
+});
+export type DriverRunInput = z.infer<typeof DriverRunInput>;
+export type DriverRunInputIn = z.input<typeof DriverRunInput>;
+
+export const ArtifactFound = z.object({
+  name: z.string(),
+  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  bytes: z.number().int().nonnegative(),
+});
+export type ArtifactFound = z.infer<typeof ArtifactFound>;
+
+/**
+ * Evidence of one provider run. Never Task truth: the Host decides what it means.
+ * `usage` is kept exactly as the protocol reported it (shape differs per protocol).
+ * `stopReason` is the provider's own (`completed`, `interrupted`, `failed` for Codex turns;
+ * `end_turn`, `cancelled`, `max_tokens`, … for ACP) or one set by the driver:
+ * `timeout`, `aborted`, `process_exited`, `protocol_error`, `spawn_failed`, `driver_crashed`.
+ */
+export const HarnessRunReceipt = z.object({
+  driver: DriverKind,
+  runId: z.string(),
+  provider: z.object({ name: z.string(), version: z.string().optional() }),
+  model: z.string().optional(),
+  protocolVersion: z.string().optional(),
+  sessionId: z.string().optional(),
+  threadId: z.string().optional(),
+  turnId: z.string().optional(),
+  contextDigest: z.string(),
+  jobId: z.string().optional(),
+  artifacts: z.array(ArtifactFound),
+  /** Artifacts that were expected but refused (escape, symlink, size) with the refusal code. */
+  artifactRefusals: z.array(z.object({ name: z.string(), code: z.string() })).default([]),
+  usage: z.unknown().optional(),
+  counts: z.object({
+    messages: z.number().int().nonnegative(),
+    thoughts: z.number().int().nonnegative(),
+    toolItemsStarted: z.number().int().nonnegative(),
+    toolItemsCompleted: z.number().int().nonnegative(),
+    protocolErrors: z.number().int().nonnegative(),
+  }),
+  stopReason: z.string(),
+  exitCode: z.number().int().nullable().optional(),
+  signal: z.string().nullable().optional(),
+  finalText: z.string().optional(),
+  timings: z.object({
+    startedAt: z.string(),
+    endedAt: z.string(),
+    durationMs: z.number().nonnegative(),
+  }),
+});
+export type HarnessRunReceipt = z.infer<typeof HarnessRunReceipt>;
+
+export const DriverFailureKind = z.enum([
+  'timeout',
+  'aborted',
+  'spawn_failed',
+  'process_exited',
+  'protocol_error',
+  'provider_error',
+  'driver_crashed',
+  'driver_unavailable',
+  'invalid_input',
+]);
+export type DriverFailureKind = z.infer<typeof DriverFailureKind>;
+
+/** A driver never throws across the pool boundary: it returns one of these (cf. execa `reject: false`). */
+export const DriverResult = z.discriminatedUnion('ok', [
+  z.object({ ok: z.literal(true), receipt: HarnessRunReceipt }),
+  z.object({
+    ok: z.literal(false),
+    kind: DriverFailureKind,
+    retryable: z.boolean(),
+    detail: z.string(),
+    /** What was observed before the failure, when anything was. */
+    receipt: HarnessRunReceipt.optional(),
+  }),
+]);
+export type DriverResult = z.infer<typeof DriverResult>;

@@ -1,0 +1,25 @@
+/**
+ * Ordivon Host: a durable supervisor for agent work. The package root exports the library API;
+ * the `ordivon` CLI lives in scripts/.
+ */
+export { createSupervisor, Supervisor, type SupervisorOptions, type TaskView, type SendOptions } from './actors/supervisor.js';
+export { HostError, type HostErrorCode, type Finding } from './actors/errors.js';
+export type { SendResult, Committed, Attachments } from './actors/task-actor.js';
+export type { EffectRunner, TaskHandle } from './actors/effects.js';
+export { TaskSpec, type TaskSpecInput } from './actors/object-kinds.js';
+export { EventInput, type EventInputIn } from './actors/event-input.js';
+export { systemClock, manualClock, type Clock } from './actors/clock.js';
+export { rebuildAll, type RecoveryReport } from './actors/recovery.js';
+export {
+  taskMachine,
+  supervisorMachine,
+  TASK_MACHINE_VERSION,
+  EXTERNAL_EVENT_TYPES,
+  TASK_EVENT_TYPES,
+  taskFrontier,
+  stateName,
+  type TaskContext,
+  type TaskEvent,
+  type FrontierWork,
+} from './machines/index.js';
+export { EventStore, StoreError, type StoreErrorCode } from './store/index.js';

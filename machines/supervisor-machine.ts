@@ -1,0 +1,90 @@
+import { assign, fromPromise, setup } from 'xstate';
+
+/** Why a supervisor stopped in `failed`: the code of the first finding, and every finding. */
+export interface SupervisorFailure {
+  code: string;
+  message: string;
+  findings: Array<{ code: string; taskId?: string; revision?: number; object?: string; message: string }>;
+}
+
+export interface SupervisorContext {
+  tasks: number;
+  events: number;
+  reconciled: number;
+  failure: SupervisorFailure | null;
+}
+
+const unprovided = (name: string) =>
+  fromPromise<never, void>(async () => {
+    throw new Error(`supervisor step ${name} was not provided`);
+  });
+
+function failureOf(error: unknown): SupervisorFailure {
+  const e = error as { code?: unknown; message?: unknown; findings?: unknown };
+  return {
+    code: typeof e?.code === 'string' ? e.code : 'boot_failed',
+    message: typeof e?.message === 'string' ? e.message : String(error),
+    findings: Array.isArray(e?.findings) ? (e.findings as SupervisorFailure['findings']) : [],
+  };
+}
+
+/**
+ * The Supervisor's lifecycle (DESIGN §6): open the state root, validate every Task by rebuilding
+ * it from its events, reconcile dispatches whose outcome is unknown, then serve until asked to
+ * drain. Any failure before serving ends in `failed` with a typed reason; the Host never serves
+ * on top of a stream gap, corrupt object, drifted projection or identity conflict.
+ *
+ * The steps are named actors provided by actors/supervisor.ts; this file performs no I/O.
+ */
+export const supervisorMachine = setup({
+  types: {} as {
+    context: SupervisorContext;
+    events: { type: 'stop' };
+  },
+  actors: {
+    open: unprovided('open') as ReturnType<typeof fromPromise<void, void>>,
+    validate: unprovided('validate') as ReturnType<typeof fromPromise<{ tasks: number; events: number }, void>>,
+    reconcile: unprovided('reconcile') as ReturnType<typeof fromPromise<{ reconciled: number }, void>>,
+    drain: unprovided('drain') as ReturnType<typeof fromPromise<void, void>>,
+  },
+}).createMachine({
+  id: 'supervisor',
+  context: { tasks: 0, events: 0, reconciled: 0, failure: null },
+  initial: 'booting',
+  states: {
+    booting: {
+      invoke: {
+        src: 'open',
+        onDone: 'validating',
+        onError: { target: 'failed', actions: assign({ failure: ({ event }) => failureOf(event.error) }) },
+      },
+      on: { stop: 'stopped' },
+    },
+    validating: {
+      invoke: {
+        src: 'validate',
+        onDone: { target: 'reconciling', actions: assign({ tasks: ({ event }) => event.output.tasks, events: ({ event }) => event.output.events }) },
+        onError: { target: 'failed', actions: assign({ failure: ({ event }) => failureOf(event.error) }) },
+      },
+    },
+    reconciling: {
+      invoke: {
+        src: 'reconcile',
+        onDone: { target: 'serving', actions: assign({ reconciled: ({ event }) => event.output.reconciled }) },
+        onError: { target: 'failed', actions: assign({ failure: ({ event }) => failureOf(event.error) }) },
+      },
+    },
+    serving: {
+      on: { stop: 'draining' },
+    },
+    draining: {
+      invoke: {
+        src: 'drain',
+        onDone: 'stopped',
+        onError: { target: 'stopped', actions: assign({ failure: ({ event }) => failureOf(event.error) }) },
+      },
+    },
+    stopped: { type: 'final' },
+    failed: { type: 'final' },
+  },
+});

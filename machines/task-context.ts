@@ -1,0 +1,52 @@
+/** Rejection codes the statechart records when it retains an event without acting on it. */
+export type RejectionReason = 'stale_assignment' | 'missing_artifact' | 'context_mismatch' | 'identity_conflict' | 'verification_failed';
+
+export interface Rejection {
+  event: string;
+  reason: RejectionReason;
+  generation: number;
+  revision: number;
+  /** What was missing or mismatched, for the reader. */
+  detail?: string;
+}
+
+export type DispatchStatus = 'intended' | 'acknowledged' | 'unknown' | 'observed';
+
+/** The Task statechart's context: plain JSON, nothing derived from the clock or the process. */
+export interface TaskContext {
+  taskId: string;
+  attempt: number;
+  /** The current Assignment generation: the fencing token. 0 before the first Assignment. */
+  generation: number;
+  specDigest: string | null;
+  requiredArtifacts: string[];
+  assignment: { generation: number; harness: string; purpose: string; digest: string } | null;
+  contextDigest: string | null;
+  dispatch: { clientRequestId: string; status: DispatchStatus; jobId: string | null; generation: number } | null;
+  /** Validated Artifacts held as evidence: name → digest and the generation that produced it. */
+  evidence: Record<string, { digest: string; generation: number }>;
+  lastReceipt: string | null;
+  proposal: { generation: number; digest: string } | null;
+  verification: { generation: number; digest: string; passed: boolean; sourceDigest: string } | null;
+  outcome: { digest: string; revision: number } | null;
+  rejections: Rejection[];
+  cancelReason: string | null;
+}
+
+export const EMPTY_TASK_CONTEXT: TaskContext = {
+  taskId: '',
+  attempt: 0,
+  generation: 0,
+  specDigest: null,
+  requiredArtifacts: [],
+  assignment: null,
+  contextDigest: null,
+  dispatch: null,
+  evidence: {},
+  lastReceipt: null,
+  proposal: null,
+  verification: null,
+  outcome: null,
+  rejections: [],
+  cancelReason: null,
+};

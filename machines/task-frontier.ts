@@ -1,0 +1,53 @@
+import type { StateValue } from 'xstate';
+
+/**
+ * What the Host must do next for a Task in a given state. Derived from the state alone, so
+ * recovery resumes pending work idempotently instead of replaying effects.
+ */
+export type FrontierWork =
+  | 'compile_context' // assigned.compiling: compile and commit the Context before the provider runs
+  | 'dispatch' // assigned.ready: persist the intent, then call the Runtime
+  | 'confirm_dispatch' // assigned.dispatching: intent durable, response not yet recorded; look the job up
+  | 'reconcile' // assigned.unknown: find the job by its exact clientRequestId
+  | 'observe_run' // assigned.running: observe the job to terminal
+  | 'evaluate' // evaluating: validate the run's artifacts, propose completion or settle
+  | 'verify' // verifying: run independent acceptance verification
+  | 'none'; // open, waiting, blocked, completed, cancelled: nothing until an event arrives
+
+/** Dotted name of a Task state value, e.g. `assigned.ready`. */
+export function stateName(value: StateValue): string {
+  if (typeof value === 'string') return value;
+  const [key, child] = Object.entries(value)[0] ?? ['', ''];
+  return child === undefined ? key : `${key}.${stateName(child as StateValue)}`;
+}
+
+const FRONTIER: Record<string, FrontierWork> = {
+  'assigned.compiling': 'compile_context',
+  'assigned.ready': 'dispatch',
+  'assigned.dispatching': 'confirm_dispatch',
+  'assigned.unknown': 'reconcile',
+  'assigned.running': 'observe_run',
+  evaluating: 'evaluate',
+  verifying: 'verify',
+};
+
+export function taskFrontier(value: StateValue): FrontierWork {
+  return FRONTIER[stateName(value)] ?? 'none';
+}
+
+/** States in which a Task takes no further events. */
+export const FINAL_TASK_STATES: readonly string[] = ['completed', 'cancelled'];
+
+/** How the statechart took an event: admitted, or retained with the rejection it recorded. */
+export type Disposition = { admitted: true } | { admitted: false; code: string };
+
+/** Compares the context before and after a transition: a new rejection means the event was retained. */
+export function classifyTransition(
+  before: { rejections: ReadonlyArray<{ reason: string }> },
+  after: { rejections: ReadonlyArray<{ reason: string }> },
+): Disposition {
+  if (after.rejections.length > before.rejections.length) {
+    return { admitted: false, code: after.rejections[after.rejections.length - 1]!.reason };
+  }
+  return { admitted: true };
+}

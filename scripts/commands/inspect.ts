@@ -1,0 +1,94 @@
+import { OBJECT_KINDS, TaskSpec } from '../../actors/object-kinds.js';
+import { rebuildAll } from '../../actors/recovery.js';
+import { taskFrontier } from '../../machines/index.js';
+import { EventStore, StoreError, resolveStateRoot } from '../../store/index.js';
+import { CliError, EXIT, emit, parse, type Io } from '../cli-io.js';
+
+const common = { state: { type: 'string' }, json: { type: 'boolean' } } as const;
+
+/** Opens the store read-only (no lock): these commands work beside a running supervisor. */
+async function withReader<T>(state: string | undefined, fn: (store: EventStore) => T): Promise<T> {
+  let store: EventStore;
+  try {
+    store = EventStore.open({ root: resolveStateRoot(state), kinds: OBJECT_KINDS, readOnly: true });
+  } catch (error) {
+    if (error instanceof StoreError) throw new CliError(error.code, error.message);
+    throw error;
+  }
+  try {
+    return fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** `ordivon doctor`: runs every boot check read-only; exit 0 healthy, 1 with the findings. */
+export async function doctor(argv: string[], io: Io): Promise<number> {
+  const { values } = parse(argv, common);
+  const report = await withReader(values.state, (store) => ({ ...rebuildAll(store), warnings: store.warnings(), root: store.root }));
+  const healthy = report.findings.length === 0;
+  emit(
+    io,
+    { healthy, root: report.root, tasks: report.tasks.length, events: report.events, objects: report.objects, findings: report.findings, warnings: report.warnings },
+    () =>
+      [
+        healthy
+          ? `healthy: ${report.tasks.length} tasks, ${report.events} events, ${report.objects} objects checked in ${report.root}`
+          : `UNHEALTHY: ${report.findings.length} finding(s) in ${report.root}`,
+        ...report.findings.map((f) => `  ${f.code}  task=${f.taskId ?? '-'} revision=${f.revision ?? '-'} object=${f.object ?? '-'}  ${f.message}`),
+        ...report.warnings.map((w) => `  warning: task ${w.taskId} passed ${w.threshold} events`),
+      ].join('\n'),
+  );
+  return healthy ? EXIT.ok : EXIT.failed;
+}
+
+/** `ordivon show TASK_ID [--events]`: the stored projection (and events) of one Task. */
+export async function show(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(argv, { ...common, events: { type: 'boolean' } }, 1);
+  const taskId = positionals[0]!;
+  return withReader(values.state, (store) => {
+    const projection = store.projection(taskId);
+    if (!projection) throw new CliError('task_not_found', `no task ${taskId}`);
+    const snapshot = projection.snapshot as { value: never; context: { specDigest: string } & Record<string, unknown> };
+    const spec = TaskSpec.parse(store.getObject(snapshot.context.specDigest, 'task-spec').body);
+    const view = {
+      taskId,
+      revision: projection.revision,
+      state: projection.state,
+      frontier: taskFrontier(snapshot.value),
+      title: spec.title,
+      context: snapshot.context,
+      ...(values.events ? { events: [...store.stream(taskId)].map(({ revision, event }) => ({ revision, ...event })) } : {}),
+    };
+    emit(io, view, () => {
+      const c = view.context as Record<string, any>;
+      const lines = [
+        `${taskId}  ${view.state}  revision ${view.revision}  generation ${c.generation}`,
+        `  ${spec.title}`,
+        `  frontier: ${view.frontier}`,
+        `  assignment: ${c.assignment ? `${c.assignment.harness} (${c.assignment.purpose}) g${c.assignment.generation}` : '-'}`,
+        `  evidence: ${Object.keys(c.evidence).join(', ') || '-'}`,
+        ...((c.rejections as Array<any>).map((r) => `  rejected r${r.revision} ${r.event}: ${r.reason}${r.detail ? ` (${r.detail})` : ''}`)),
+      ];
+      for (const e of (view as { events?: Array<any> }).events ?? []) {
+        lines.push(`  #${e.revision} ${e.at} ${e.origin.padEnd(8)} ${e.type}${e.disposition.admitted ? '' : `  → ${e.disposition.code}`}`);
+      }
+      return lines.join('\n');
+    });
+    return EXIT.ok;
+  });
+}
+
+/** `ordivon list`: every Task with its state and revision. */
+export async function list(argv: string[], io: Io): Promise<number> {
+  const { values } = parse(argv, common);
+  return withReader(values.state, (store) => {
+    const rows = store.taskIds().map((taskId) => {
+      const p = store.projection(taskId);
+      const context = (p?.snapshot as { context?: { generation?: number } } | undefined)?.context;
+      return { taskId, state: p?.state ?? 'unknown', revision: p?.revision ?? 0, generation: context?.generation ?? 0 };
+    });
+    emit(io, rows, () => (rows.length ? rows.map((r) => `${r.taskId}  ${r.state}  r${r.revision}  g${r.generation}`).join('\n') : 'no tasks'));
+    return EXIT.ok;
+  });
+}

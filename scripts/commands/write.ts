@@ -1,0 +1,65 @@
+import { readFileSync } from 'node:fs';
+import { HostError } from '../../actors/errors.js';
+import { createSupervisor, type Supervisor } from '../../actors/supervisor.js';
+import { CliError, EXIT, emit, parse, parseJson, type Io } from '../cli-io.js';
+
+const common = { state: { type: 'string' }, json: { type: 'boolean' } } as const;
+
+/** Boots a supervisor on the state root for one command (taking its lock), then stops it. */
+async function withSupervisor<T>(state: string | undefined, fn: (sup: Supervisor) => Promise<T>): Promise<T> {
+  const sup = createSupervisor({ ...(state ? { state } : {}), purpose: `ordivon cli pid ${process.pid}` });
+  try {
+    await sup.start();
+  } catch (error) {
+    if (error instanceof HostError) throw new CliError(error.code, error.message, EXIT.failed, { findings: error.findings });
+    throw error;
+  }
+  try {
+    return await fn(sup);
+  } finally {
+    await sup.stop();
+  }
+}
+
+/** `ordivon task create --spec FILE`: creates a Task; exit 2 with `invalid_spec` and the field path. */
+export async function taskCreate(argv: string[], io: Io): Promise<number> {
+  const { values } = parse(argv, { ...common, spec: { type: 'string' } });
+  if (!values.spec) throw new CliError('usage', '--spec FILE is required', EXIT.usage);
+  let text: string;
+  try {
+    text = readFileSync(values.spec, 'utf8');
+  } catch (error) {
+    throw new CliError('spec_unreadable', `cannot read ${values.spec}: ${(error as Error).message}`, EXIT.usage);
+  }
+  const spec = parseJson(text, values.spec);
+  return withSupervisor(values.state, async (sup) => {
+    try {
+      const created = await sup.createTask(spec as never);
+      emit(io, created, () => `created ${created.taskId} at revision ${created.revision}`);
+      return EXIT.ok;
+    } catch (error) {
+      if (error instanceof HostError && error.code === 'invalid_spec') throw new CliError(error.code, error.message, EXIT.usage);
+      throw error;
+    }
+  });
+}
+
+/**
+ * `ordivon send TASK_ID EVENT_JSON [--event-id ID]`: sends one external event.
+ * Exit 0 admitted, 1 refused or retained with a code, 2 malformed input (nothing written).
+ */
+export async function send(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(argv, { ...common, 'event-id': { type: 'string' } }, 2);
+  const [taskId, json] = positionals as [string, string];
+  const event = parseJson(json, 'EVENT_JSON');
+  return withSupervisor(values.state, async (sup) => {
+    const result = await sup.send(taskId, event, values['event-id'] ? { eventId: values['event-id'] } : {});
+    emit(io, { taskId, ...result }, () =>
+      result.admitted
+        ? `admitted at revision ${result.revision}; task is ${result.state}`
+        : `${result.written ? 'retained' : 'refused'}: ${result.code}${result.path ? ` at ${result.path}` : ''}${result.detail ? ` (${result.detail})` : ''}; task is ${result.state} at revision ${result.revision}`,
+    );
+    if (result.admitted) return EXIT.ok;
+    return result.code === 'invalid_event' ? EXIT.usage : EXIT.failed;
+  });
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+import { doctor, list, show } from './commands/inspect.js';
+import { send, taskCreate } from './commands/write.js';
+import { CliError, EXIT, type Io } from './cli-io.js';
+
+type Command = (argv: string[], io: Io) => Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  'task create': taskCreate,
+  send,
+  show,
+  list,
+  doctor,
+};
+
+const USAGE = `ordivon — durable supervisor for agent work
+
+usage: ordivon <command> [--state DIR] [--json] ...
+  task create --spec FILE          create a Task from a JSON spec
+  send TASK_ID EVENT_JSON          send an event (assignment.commit, completion.propose, task.cancel)
+       [--event-id ID]             idempotency key: a retry is acknowledged, not written twice
+  show TASK_ID [--events]          a Task's state, evidence, rejections (and events)
+  list                             every Task
+  doctor                           check the state root as boot does; exit 1 naming what is wrong
+
+exit codes: 0 ok, 1 refused or failed (the code is printed), 2 malformed input (nothing written)
+state root: --state DIR, else ORDIVON_STATE, else ./.ordivon`;
+
+/** Runs the CLI; returns the exit code. Exported for tests that run it in-process. */
+export async function main(argv: string[], io: Io): Promise<number> {
+  const words = argv.filter((a) => !a.startsWith('-'));
+  const name = [words.slice(0, 2).join(' '), words[0] ?? ''].find((n) => n in COMMANDS);
+  if (!name) {
+    if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
+      io.out(USAGE);
+      return argv.length === 0 ? EXIT.usage : EXIT.ok;
+    }
+    io.err(`ordivon: unknown command ${JSON.stringify(words.join(' '))}\n\n${USAGE}`);
+    return EXIT.usage;
+  }
+  const rest = [...argv];
+  for (const word of name.split(' ')) rest.splice(rest.indexOf(word), 1);
+  try {
+    return await COMMANDS[name]!(rest, io);
+  } catch (error) {
+    if (error instanceof CliError) {
+      if (io.json) io.out(JSON.stringify({ error: { code: error.code, message: error.message, ...error.details } }, null, 2));
+      else io.err(`ordivon: ${error.code}: ${error.message}`);
+      return error.exit;
+    }
+    throw error;
+  }
+}
+
+const isEntry = process.argv[1] && import.meta.url === (await import('node:url')).pathToFileURL(process.argv[1]).href;
+if (isEntry) {
+  const argv = process.argv.slice(2);
+  const io: Io = { json: argv.includes('--json'), out: (t) => console.log(t), err: (t) => console.error(t) };
+  main(argv, io).then(
+    (code) => process.exit(code),
+    (error) => {
+      console.error(error);
+      process.exit(EXIT.failed);
+    },
+  );
+}

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { DIGEST_PATTERN } from './canonical.js';
+
+/** What the store keeps on disk. Every record is parsed with these schemas when it is read. */
+
+export const Digest = z.string().regex(DIGEST_PATTERN, 'expected sha256:<64 hex>');
+
+export const TaskId = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'letters, digits, . _ : - (not first)');
+
+/** How an appended event was taken by the statechart: admitted, or retained with a rejection code. */
+export const EventDisposition = z.union([
+  z.object({ admitted: z.literal(true) }),
+  z.object({ admitted: z.literal(false), code: z.string().min(1) }),
+]);
+export type EventDisposition = z.infer<typeof EventDisposition>;
+
+export const EventRecord = z.object({
+  /** Caller-chosen id; an append retried with the same id is acknowledged without writing. */
+  id: z.string().min(1).max(200),
+  type: z.string().min(1),
+  origin: z.enum(['host', 'external']),
+  /** Wall-clock time (ISO 8601) and a monotonic reading (ms) taken together, for ordering. */
+  at: z.string(),
+  mono: z.number(),
+  data: z.record(z.string(), z.unknown()),
+  /** Object digests this event references; each must exist before the event is written. */
+  refs: z.array(Digest),
+  disposition: EventDisposition,
+  /** Digest of the event at `revision - 1`; null for revision 1. */
+  prev: Digest.nullable(),
+});
+export type EventRecord = z.infer<typeof EventRecord>;
+
+export const Head = z.object({ revision: z.number().int().positive(), digest: Digest });
+export type Head = z.infer<typeof Head>;
+
+export const Projection = z.object({
+  revision: z.number().int().positive(),
+  machineVersion: z.number().int().positive(),
+  state: z.string(),
+  /** XState persisted snapshot (`actor.getPersistedSnapshot()`), plain JSON. */
+  snapshot: z.record(z.string(), z.unknown()),
+});
+export type Projection = z.infer<typeof Projection>;
+
+export const StoredObject = z.object({ kind: z.string().min(1), body: z.unknown() });
+export type StoredObject = z.infer<typeof StoredObject>;
+
+/** Identity claims kept in the `indexes` database: each (kind, key) belongs to exactly one Task. */
+/** `event` maps a caller's idempotency key (`taskId:eventId`) to the revision that took it. */
+export const IndexKind = z.enum(['request', 'evidence', 'artifact', 'event']);
+export type IndexKind = z.infer<typeof IndexKind>;
+export const IndexClaim = z.object({ kind: IndexKind, key: z.string().min(1) });
+export type IndexClaim = z.infer<typeof IndexClaim>;
+export const IndexEntry = z.object({ revision: z.number().int().positive() });
+
+export const FORMAT_NAME = 'ordivon-state';
+export const FORMAT_VERSION = 1;
+export const FormatFile = z.object({ format: z.literal(FORMAT_NAME), version: z.number().int() });
+
+export const StreamWarning = z.object({ taskId: z.string(), revision: z.number().int(), threshold: z.number().int(), at: z.string() });
+export type StreamWarning = z.infer<typeof StreamWarning>;

@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const FORBIDDEN = [/^node:/, /^(fs|path|os|child_process|worker_threads|crypto|net|http)$/, /^lmdb/, /^piscina/, /^execa/, /^better-sqlite3/, /\/(store|actors|drivers|runtime|scripts)(\/|$)/];
+
+/** Every module specifier a TypeScript source imports or re-exports (static and dynamic). */
+export function importsOf(source: string): string[] {
+  const specs: string[] = [];
+  for (const m of source.matchAll(/(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|import\s+['"]([^'"]+)['"]/g)) {
+    specs.push((m[1] ?? m[2] ?? m[3])!);
+  }
+  return specs;
+}
+
+describe('machines/ purity', () => {
+  it('imports nothing that performs I/O and nothing of store, actors, drivers or runtime', () => {
+    const dir = join(root, 'machines');
+    const offenders: string[] = [];
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
+      for (const spec of importsOf(readFileSync(join(dir, file), 'utf8'))) {
+        if (FORBIDDEN.some((re) => re.test(spec))) offenders.push(`${file} imports ${spec}`);
+      }
+    }
+    assert.deepEqual(offenders, []);
+  });
+
+  it('the import scanner catches each forbidden form', () => {
+    const sample = `import { x } from 'node:fs';\nexport * from "../store/index.js";\nconst m = await import('lmdb');\nimport 'execa';`;
+    assert.deepEqual(importsOf(sample), ['node:fs', '../store/index.js', 'lmdb', 'execa']);
+    assert.ok(importsOf(sample).every((s) => FORBIDDEN.some((re) => re.test(s))));
+  });
+});
