@@ -9,6 +9,7 @@ export type HostErrorCode =
   | 'invalid_event'
   | 'invalid_transition'
   | 'generation_mismatch'
+  | 'idempotency_conflict'
   | 'task_not_found'
   | 'task_exists'
   | 'invalid_spec'
@@ -28,6 +29,7 @@ export type HostErrorCode =
   | 'state_locked'
   | 'state_missing'
   // lifecycle
+  | 'harness_unknown'
   | 'not_serving'
   | 'boot_failed';
 

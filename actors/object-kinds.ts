@@ -26,6 +26,8 @@ export const TaskSpec = z.object({
       /** Workspace-relative paths of the frozen acceptance tests; their digests must not change. */
       frozenTests: z.array(z.string().min(1)).default([]),
       timeoutMs: z.number().int().positive().default(120_000),
+      /** sha256 of each frozen test as seeded; computed by the Host from `workspaceSeed` when absent. */
+      frozenTestDigests: z.record(z.string(), Digest).optional(),
     })
     .optional(),
   /** Directory copied into each Task Attempt's workspace (the repository to repair). */

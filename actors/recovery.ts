@@ -1,15 +1,19 @@
 import { createActor } from 'xstate';
-import { TASK_MACHINE_VERSION, classifyTransition, stateName, taskMachine } from '../machines/index.js';
-import { EventRecord, StoreError, canonicalJson, digestOf, type EventStore } from '../store/index.js';
+import { taskMachine } from '../machines/index.js';
+import type { EventStore } from '../store/index.js';
 import type { Finding } from './errors.js';
+import { OBJECT_KINDS, type TaskSpec } from './object-kinds.js';
+import { headIds, lmdbVerifySource, scanStreams } from './recovery-source.js';
+import { RecoveryVerifier, identityFindings, type VerifiedTask } from './recovery-verify.js';
 import type { TaskSnapshot } from './task-actor.js';
-import { machineEventOf } from './task-events-codec.js';
 
 export interface RebuiltTask {
   taskId: string;
   snapshot: TaskSnapshot;
   revision: number;
   headDigest: string;
+  /** The Task's spec, verified on the way (absent when the path did not read it). */
+  spec?: TaskSpec;
 }
 
 export interface RecoveryReport {
@@ -27,175 +31,63 @@ export interface RecoveryReport {
  * (`replay_divergence`); the stored projection equal to the replayed snapshot
  * (`projection_drift`); no request or evidence identity claimed by two Tasks
  * (`identity_conflict`). Read-only: it never writes, so `doctor` runs it beside a live service.
+ *
+ * Runs on the calling thread. `rebuildParallel` (recovery-parallel.ts) does the same checks
+ * split over worker threads; `recoverFromCheckpoints` trusts verified checkpoints instead.
  */
 export function rebuildAll(store: EventStore): RecoveryReport {
-  const findings: Finding[] = [];
+  const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS);
   const tasks: RebuiltTask[] = [];
-  const verified = new Map<string, boolean>();
-  const requestOwners = new Map<string, Set<string>>();
-  let events = 0;
-
-  const checkRef = (taskId: string, revision: number, ref: string) => {
-    if (verified.has(ref)) {
-      if (!verified.get(ref)) findings.push({ code: 'object_corrupt', taskId, revision, object: ref, message: `object ${ref} is corrupt` });
-      return;
-    }
-    const { objects, blobs } = store.databases;
-    let ok = true;
-    try {
-      if (objects.doesExist(ref)) store.getObject(ref);
-      else if (blobs.doesExist(ref)) store.getBlob(ref);
-      else {
-        findings.push({ code: 'object_missing', taskId, revision, object: ref, message: `task ${taskId} revision ${revision} references missing object ${ref}` });
-        return;
-      }
-    } catch (error) {
-      ok = false;
-      const code = error instanceof StoreError && error.code === 'object_missing' ? 'object_missing' : 'object_corrupt';
-      findings.push({ code, taskId, revision, object: ref, message: `task ${taskId} revision ${revision}: ${(error as Error).message}` });
-    }
-    verified.set(ref, ok);
-  };
-
-  const taskIds = new Set(store.taskIds());
-  for (const taskId of streamIds(store)) taskIds.add(taskId);
-
-  for (const taskId of [...taskIds].sort()) {
-    const head = readOr(() => store.head(taskId), (e) => findings.push({ code: 'stream_corrupt', taskId, object: 'head', message: e }));
-    const actor = createActor(taskMachine).start();
-    let expected = 1;
-    let prevDigest: string | null = null;
-    let failed = false;
-    const stream = store.rawStream(taskId);
-    for (;;) {
-      let item: IteratorResult<{ revision: number; value: unknown }>;
-      try {
-        item = stream.next();
-      } catch (error) {
-        findings.push({ code: 'stream_corrupt', taskId, revision: expected, object: `event ${expected}`, message: `task ${taskId} event ${expected} cannot be decoded: ${(error as Error).message}` });
-        failed = true;
-        break;
-      }
-      if (item.done) break;
-      const { revision, value } = item.value;
-      events++;
-      if (revision !== expected) {
-        findings.push({ code: 'stream_gap', taskId, revision: expected, object: `event ${expected}`, message: `task ${taskId}: event ${expected} is missing (next stored is ${revision})` });
-        failed = true;
-        break;
-      }
-      const parsed = EventRecord.safeParse(value);
-      if (!parsed.success) {
-        findings.push({ code: 'stream_corrupt', taskId, revision, object: `event ${revision}`, message: `task ${taskId} event ${revision} is malformed` });
-        failed = true;
-        break;
-      }
-      const record = parsed.data;
-      if (record.prev !== prevDigest) {
-        findings.push({
-          code: 'stream_corrupt',
-          taskId,
-          revision,
-          object: `event ${revision}`,
-          message: `task ${taskId} event ${revision} does not chain to event ${revision - 1} (prev ${record.prev ?? 'null'}, expected ${prevDigest ?? 'null'})`,
-        });
-        failed = true;
-        break;
-      }
-      for (const ref of record.refs) checkRef(taskId, revision, ref);
-      const before = actor.getSnapshot();
-      actor.send(machineEventOf(record, revision));
-      const after = actor.getSnapshot();
-      const taken = classifyTransition(before.context, after.context);
-      if (after === before || canonicalJson(taken) !== canonicalJson(record.disposition)) {
-        findings.push({
-          code: 'replay_divergence',
-          taskId,
-          revision,
-          object: `event ${revision}`,
-          message: `task ${taskId} event ${revision} (${record.type}) was recorded ${JSON.stringify(record.disposition)} but the statechart ${after === before ? 'does not take it' : `gives ${JSON.stringify(taken)}`}`,
-        });
-        failed = true;
-        break;
-      }
-      if (record.type === 'dispatch.intend') {
-        const id = String(record.data.clientRequestId);
-        (requestOwners.get(id) ?? requestOwners.set(id, new Set()).get(id)!).add(taskId);
-      }
-      prevDigest = digestOf(record);
-      expected++;
-    }
-    const last = expected - 1;
-    if (!failed && head === undefined) {
-      findings.push({ code: 'stream_gap', taskId, revision: last, object: 'head', message: `task ${taskId} has ${last} events but no head` });
-      failed = true;
-    } else if (!failed && head && (head.revision !== last || head.digest !== prevDigest)) {
-      const code = head.revision > last ? 'stream_gap' : 'stream_corrupt';
-      findings.push({
-        code,
-        taskId,
-        revision: head.revision,
-        object: 'head',
-        message: `task ${taskId}: head names revision ${head.revision} ${head.digest}, stream ends at ${last} ${prevDigest ?? ''}`,
-      });
-      failed = true;
-    }
-    if (!failed) {
-      const snapshot = actor.getSnapshot();
-      const projection = readOr(() => store.projection(taskId), (e) => findings.push({ code: 'projection_drift', taskId, object: 'projection', message: e }));
-      const replayed = canonicalJson(taskMachine.getPersistedSnapshot(snapshot));
-      const stale = projection !== undefined && projection.machineVersion !== TASK_MACHINE_VERSION;
-      if (!stale && (!projection || projection.revision !== last || projection.state !== stateName(snapshot.value) || canonicalJson(projection.snapshot) !== replayed)) {
-        findings.push({
-          code: 'projection_drift',
-          taskId,
-          revision: projection?.revision ?? last,
-          object: 'projection',
-          message: `task ${taskId}: stored projection ${projection ? `at revision ${projection.revision} (${projection.state})` : '(missing)'} differs from replay at revision ${last} (${stateName(snapshot.value)})`,
-        });
-      } else {
-        tasks.push({ taskId, snapshot, revision: last, headDigest: prevDigest! });
-      }
-    }
-    actor.stop();
-  }
-
-  for (const [id, owners] of requestOwners) {
-    if (owners.size > 1) findings.push(identityFinding('request', id, owners));
-  }
-  const indexed = new Map<string, Set<string>>();
-  for (const kind of ['request', 'evidence'] as const) {
-    indexed.clear();
-    for (const { key, taskId } of store.indexEntries(kind)) (indexed.get(key) ?? indexed.set(key, new Set()).get(key)!).add(taskId);
-    for (const [key, owners] of indexed) {
-      if (owners.size > 1 && !(kind === 'request' && (requestOwners.get(key)?.size ?? 0) > 1)) findings.push(identityFinding(kind, key, owners));
-    }
-  }
-  return { tasks, findings, events, objects: verified.size };
+  verifyStore(store, verifier, {}, true, (task) => tasks.push(rebuiltOf(task, task.snapshot!)));
+  sortById(tasks);
+  const findings = [...verifier.findings, ...identityFindings(verifier.requestOwners, (kind) => store.indexEntries(kind))];
+  return { tasks, findings, events: verifier.events, objects: verifier.objectCount };
 }
 
-function identityFinding(kind: string, key: string, owners: Set<string>): Finding {
-  const list = [...owners].sort();
-  return { code: 'identity_conflict', taskId: list.join(','), object: `${kind} ${key}`, message: `${kind} ${key} is claimed by tasks ${list.join(', ')}` };
-}
-
-/** Task ids that have events, whether or not they have a head. */
-function* streamIds(store: EventStore): Generator<string> {
-  let last: string | undefined;
-  for (const key of store.databases.events.getKeys({ start: [''] as never, end: ['\uffff'] as never })) {
-    if (!Array.isArray(key)) continue;
-    const id = key[0] as string;
-    if (id !== last) yield id;
-    last = id;
+/**
+ * Verifies every Task whose id is in [from, to): each stream read by one cursor, then Tasks that
+ * have a head but no events at all. Calls `onTask` for each Task that passed every check.
+ */
+export function verifyStore(
+  store: EventStore,
+  verifier: RecoveryVerifier,
+  range: { from?: string; to?: string },
+  keepSnapshots: boolean,
+  onTask: (task: VerifiedTask) => void,
+): void {
+  const withHead = new Set(headIds(store, range.from, range.to));
+  for (const { taskId, events } of scanStreams(store, range.from, range.to)) {
+    const head = verifier.head(taskId);
+    withHead.delete(taskId);
+    const task = verifier.verifyStream(taskId, head, events, undefined, keepSnapshots);
+    if (task) onTask(task);
+  }
+  for (const taskId of withHead) {
+    const task = verifier.verifyStream(taskId, verifier.head(taskId), [], undefined, keepSnapshots);
+    if (task) onTask(task);
   }
 }
 
-function readOr<T>(read: () => T, onError: (message: string) => void): T | undefined {
-  try {
-    return read();
-  } catch (error) {
-    onError((error as Error).message);
-    return undefined;
-  }
+export function rebuiltOf(task: VerifiedTask, snapshot: TaskSnapshot): RebuiltTask {
+  const rebuilt: RebuiltTask = { taskId: task.taskId, snapshot, revision: task.revision, headDigest: task.headDigest };
+  if (task.spec !== undefined) rebuilt.spec = task.spec as TaskSpec;
+  return rebuilt;
 }
 
+export function sortById<T extends { taskId: string }>(tasks: T[]): T[] {
+  return tasks.sort((a, b) => (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0));
+}
+
+/**
+ * A live machine snapshot from a persisted one (as stored in projections and checkpoints). For
+ * this statechart (no child actors, no history states) `resolveState` gives the same snapshot
+ * as restoring an actor, at a tenth of the cost; anything else takes the actor path.
+ */
+export function restoreTaskSnapshot(persisted: Record<string, unknown>): TaskSnapshot {
+  const children = persisted.children as object | undefined;
+  const history = persisted.historyValue as object | undefined;
+  if ((children === undefined || Object.keys(children).length === 0) && (history === undefined || Object.keys(history).length === 0)) {
+    return taskMachine.resolveState({ value: persisted.value as never, context: persisted.context as never, historyValue: {} }) as TaskSnapshot;
+  }
+  return createActor(taskMachine, { snapshot: persisted as never }).getSnapshot();
+}

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { isAbsolute } from 'node:path';
+import { readArtifact } from '../runtime/confine.js';
 import { createActor, fromPromise, initialTransition, type Actor, type InspectionEvent } from 'xstate';
 import { supervisorMachine, taskMachine, type FrontierWork, type SupervisorFailure, type TaskContext } from '../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot, type EventRecord } from '../store/index.js';
@@ -6,7 +8,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { EffectRunner, TaskHandle } from './effects.js';
 import { HostError, issuePath } from './errors.js';
 import { OBJECT_KINDS, TaskSpec, type TaskSpecInput } from './object-kinds.js';
-import { rebuildAll } from './recovery.js';
+import { checkpointLiveTasks, recoverForBoot, type RecoveryMode } from './recovery-boot.js';
 import { TaskActor, type Attachments, type Committed, type SendResult } from './task-actor.js';
 
 export interface SupervisorOptions {
@@ -19,6 +21,8 @@ export interface SupervisorOptions {
   effects?: EffectRunner;
   streamWarnAt?: number;
   purpose?: string;
+  /** Boot validation: `full` verifies and replays every event (default); `checkpoint` starts Tasks from verified checkpoints (actors/recovery-boot.ts). */
+  recovery?: RecoveryMode;
 }
 
 export interface TaskView {
@@ -48,7 +52,8 @@ export class Supervisor {
   private readonly tasks = new Map<string, TaskActor>();
   private readonly specs = new Map<string, TaskSpec>();
   private readonly listeners = new Set<(committed: Committed) => void>();
-  private readonly working = new Map<string, AbortController>();
+  /** Frontier work in flight per Task, with the Assignment generation it serves. */
+  private readonly working = new Map<string, { controller: AbortController; generation: number }>();
   private readonly clock: Clock;
   readonly root: string;
   readonly actor: Actor<typeof supervisorMachine>;
@@ -106,7 +111,7 @@ export class Supervisor {
       const issue = parsed.error.issues[0]!;
       throw new HostError('invalid_spec', `task spec ${issuePath(issue.path)}: ${issue.message}`);
     }
-    const body = parsed.data;
+    const body = pinFrozenTests(parsed.data);
     const taskId = body.taskId ?? `task-${randomUUID()}`;
     if (this.tasks.has(taskId)) throw new HostError('task_exists', `task ${taskId} already exists`);
     const specDigest = store.prepareObject({ kind: 'task-spec', body }).digest;
@@ -153,6 +158,11 @@ export class Supervisor {
     return [...this.serving().stream(taskId)].map(({ revision, event }) => ({ revision, ...event }));
   }
 
+  /** Reads an immutable object (receipt, evidence, outcome, …) by digest, re-checked against its digest. */
+  getObject<T = unknown>(digest: string): { kind: string; body: T } {
+    return this.serving().getObject<T>(digest);
+  }
+
   /** The live XState actor of a Task (for the inspector and `subscribe`). */
   taskActor(taskId: string): TaskActor | undefined {
     return this.tasks.get(taskId);
@@ -162,6 +172,33 @@ export class Supervisor {
   subscribe(listener: (committed: Committed) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Resolves with the state once the Task reaches one of `states`; rejects if it reaches one of
+   * `failOn` first, or the supervisor stops. Listens to commits; never polls.
+   */
+  waitFor(taskId: string, states: string[], failOn: string[] = ['cancelled', 'blocked']): Promise<string> {
+    return new Promise((resolve, reject) => {
+      let stop = () => {};
+      const check = (): void => {
+        const state = this.tasks.get(taskId)?.state;
+        if (state !== undefined && states.includes(state)) {
+          stop();
+          resolve(state);
+        } else if (state !== undefined && failOn.includes(state)) {
+          stop();
+          reject(new HostError('invalid_transition', `task ${taskId} reached ${state} while waiting for ${states.join(' | ')}`));
+        }
+      };
+      const unsubscribe = this.subscribe((c) => c.taskId === taskId && check());
+      const lifecycle = this.actor.subscribe({ complete: () => (stop(), reject(new HostError('not_serving', 'supervisor stopped'))) });
+      stop = () => {
+        unsubscribe();
+        lifecycle.unsubscribe();
+      };
+      check();
+    });
   }
 
   /** Drains and stops. Safe to call more than once. */
@@ -193,13 +230,13 @@ export class Supervisor {
 
   private async validate(): Promise<{ tasks: number; events: number }> {
     const store = this.store!;
-    const report = rebuildAll(store);
+    const report = await recoverForBoot(store, { mode: this.options.recovery ?? 'full' });
     if (report.findings.length > 0) {
       const first = report.findings[0]!;
       throw new HostError(first.code, `state root ${this.root} failed validation: ${first.message}`, report.findings);
     }
     for (const rebuilt of report.tasks) {
-      const spec = TaskSpec.parse(store.getObject(rebuilt.snapshot.context.specDigest!, 'task-spec').body);
+      const spec = rebuilt.spec ?? TaskSpec.parse(store.getObject(rebuilt.snapshot.context.specDigest!, 'task-spec').body);
       this.specs.set(rebuilt.taskId, spec);
       this.track(new TaskActor(rebuilt.taskId, rebuilt.snapshot, rebuilt.revision, store, this.clock, (c) => this.committed(c), this.options.inspect));
     }
@@ -226,9 +263,10 @@ export class Supervisor {
   }
 
   private async drain(): Promise<void> {
-    for (const controller of this.working.values()) controller.abort(new HostError('not_serving', 'supervisor is draining'));
+    for (const { controller } of this.working.values()) controller.abort(new HostError('not_serving', 'supervisor is draining'));
     await Promise.all([...this.tasks.values()].map((t) => t.settled()));
     await this.options.effects?.close?.();
+    if (this.store) await checkpointLiveTasks(this.store, this.tasks.values(), this.specs);
     for (const task of this.tasks.values()) task.stop();
     await this.store?.close();
     this.store = undefined;
@@ -263,6 +301,12 @@ export class Supervisor {
       }
     }
     const task = this.tasks.get(committed.taskId);
+    // A new Assignment generation supersedes work in flight for the old one (e.g. waiting on a
+    // run that is now fenced): stop waiting, so the new generation's frontier starts at once.
+    const inFlight = this.working.get(committed.taskId);
+    if (task && inFlight && inFlight.generation !== task.context.generation) {
+      inFlight.controller.abort(new HostError('stale_assignment', `generation ${inFlight.generation} superseded by ${task.context.generation}`));
+    }
     if (task && this.status === 'serving') queueMicrotask(() => this.kick(task));
   }
 
@@ -275,7 +319,7 @@ export class Supervisor {
   private async perform(task: TaskActor, work: FrontierWork): Promise<void> {
     const effects = this.options.effects!;
     const controller = new AbortController();
-    this.working.set(task.taskId, controller);
+    this.working.set(task.taskId, { controller, generation: task.context.generation });
     const handle: TaskHandle = {
       taskId: task.taskId,
       revision: task.revision,
@@ -292,8 +336,38 @@ export class Supervisor {
     } finally {
       this.working.delete(task.taskId);
     }
-    if (task.frontier !== 'none' && task.frontier !== work && this.status === 'serving') this.kick(task);
+    // Continue if the work moved the Task on; a step that committed nothing is not retried in a loop
+    // (it is retried on the next commit or at the next boot).
+    if (task.revision !== handle.revision && this.status === 'serving') this.kick(task);
   }
+}
+
+/**
+ * Records the digest of every frozen acceptance test as seeded, so verification can prove the
+ * tests were not modified. Digests given in the spec must match the seed.
+ */
+function pinFrozenTests(spec: TaskSpec): TaskSpec {
+  const acceptance = spec.acceptance;
+  if (!acceptance || acceptance.frozenTests.length === 0) return spec;
+  if (!spec.workspaceSeed || !isAbsolute(spec.workspaceSeed)) {
+    throw new HostError('invalid_spec', 'task spec workspaceSeed: an absolute path is required when acceptance.frozenTests are declared');
+  }
+  const digests: Record<string, string> = {};
+  for (const test of acceptance.frozenTests) {
+    let read;
+    try {
+      read = readArtifact(spec.workspaceSeed, test, 16 << 20);
+    } catch (error) {
+      throw new HostError('invalid_spec', `task spec workspaceSeed: ${(error as Error).message}`);
+    }
+    if (!read.ok) throw new HostError('invalid_spec', `task spec acceptance.frozenTests: ${test}: ${read.code} (${read.detail})`);
+    const pinned = acceptance.frozenTestDigests?.[test];
+    if (pinned !== undefined && pinned !== read.value.digest) {
+      throw new HostError('invalid_spec', `task spec acceptance.frozenTestDigests.${test}: the seed's file has ${read.value.digest}`);
+    }
+    digests[test] = read.value.digest;
+  }
+  return { ...spec, acceptance: { ...acceptance, frozenTestDigests: digests } };
 }
 
 /** Creates a supervisor; call `start()` to boot it. */

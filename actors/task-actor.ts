@@ -12,13 +12,19 @@ import {
   type TaskContext,
   type TaskEvent,
 } from '../machines/index.js';
-import { StoreError, type EventStore, type IndexClaim, type NewObject } from '../store/index.js';
+import { StoreError, digestOf, type EventStore, type IndexClaim, type NewObject } from '../store/index.js';
 import type { Clock } from './clock.js';
 import { issuePath } from './errors.js';
 import { EventInput } from './event-input.js';
 import { dataOf, refsOf } from './task-events-codec.js';
 
 export type TaskSnapshot = SnapshotFrom<typeof taskMachine>;
+
+/** What an idempotency key stands for: the caller's event as parsed, without the key itself. */
+function fingerprint(input: EventInput): string {
+  const { eventId: _eventId, ...rest } = input;
+  return digestOf(rest);
+}
 
 /** What `send` answers: admitted, retained with a rejection (written), or refused (nothing written). */
 export interface SendResult {
@@ -153,7 +159,12 @@ export class TaskActor {
     }
     if (input.eventId !== undefined) {
       const seen = this.store.claimedAt('event', `${this.taskId}:${input.eventId}`, this.taskId);
-      if (seen !== undefined) return this.duplicate(seen);
+      if (seen !== undefined) {
+        if (seen.digest !== undefined && seen.digest !== fingerprint(input)) {
+          return this.refuse('idempotency_conflict', `eventId ${input.eventId} was already used for a different event (revision ${seen.revision})`, 'eventId');
+        }
+        return this.duplicate(seen.revision);
+      }
     }
     if (this.done) return this.refuse('invalid_transition', `task ${this.taskId} is ${this.state}; it takes no more events`);
 
@@ -213,7 +224,7 @@ export class TaskActor {
     const disposition = classifyTransition(context, next.context);
     const claims = [...(attachments.claims ?? [])];
     if (event.type === 'dispatch.intend') claims.push({ kind: 'request', key: event.clientRequestId });
-    if (input.eventId !== undefined) claims.push({ kind: 'event', key: `${this.taskId}:${input.eventId}` });
+    if (input.eventId !== undefined) claims.push({ kind: 'event', key: `${this.taskId}:${input.eventId}`, digest: fingerprint(input) });
 
     let appended;
     try {

@@ -3,3 +3,4 @@ export { EMPTY_TASK_CONTEXT, type TaskContext, type Rejection, type RejectionRea
 export { EXTERNAL_EVENT_TYPES, TASK_EVENT_TYPES, type TaskEvent, type TaskEventType, type EventOrigin, type Envelope } from './task-events.js';
 export { taskFrontier, stateName, classifyTransition, FINAL_TASK_STATES, type FrontierWork, type Disposition } from './task-frontier.js';
 export { supervisorMachine, type SupervisorContext, type SupervisorFailure } from './supervisor-machine.js';
+export { taskGraph, toMermaid, toDot, type TaskGraph, type GraphState, type GraphTransition } from './task-graph.js';

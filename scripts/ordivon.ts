@@ -1,27 +1,44 @@
 #!/usr/bin/env node
+import { backup, restore } from './commands/backup.js';
+import { demo } from './commands/demo.js';
+import { graph } from './commands/graph.js';
 import { doctor, list, show } from './commands/inspect.js';
+import { serve } from './commands/serve.js';
 import { send, taskCreate } from './commands/write.js';
 import { CliError, EXIT, type Io } from './cli-io.js';
 
 type Command = (argv: string[], io: Io) => Promise<number>;
 
 const COMMANDS: Record<string, Command> = {
+  demo,
   'task create': taskCreate,
   send,
   show,
   list,
   doctor,
+  serve,
+  graph,
+  backup,
+  restore,
 };
 
 const USAGE = `ordivon — durable supervisor for agent work
 
 usage: ordivon <command> [--state DIR] [--json] ...
+  demo [--order codex-first|hermes-first] [--acp-agent opencode|hermes-like] [--fault F1|F2|F3]... [--fresh]
+                                   run the frozen repair workload end to end (npm start)
   task create --spec FILE          create a Task from a JSON spec
   send TASK_ID EVENT_JSON          send an event (assignment.commit, completion.propose, task.cancel)
        [--event-id ID]             idempotency key: a retry is acknowledged, not written twice
   show TASK_ID [--events]          a Task's state, evidence, rejections (and events)
   list                             every Task
   doctor                           check the state root as boot does; exit 1 naming what is wrong
+  backup DEST                      a consistent, checked copy of the state root (also while it is served)
+  restore SRC [--force]            bring a backup back as the state root (--force replaces a non-empty one)
+  serve [--port N | --socket PATH] [--host ADDR --token T] [--no-harnesses] [--inspect [--inspect-url WS]]
+                                   run the supervisor as a service: JSON control API, SSE, page at /
+                                   (send/show/list talk to it while it holds the state root)
+  graph [--format mermaid|dot|json]  export the Task statechart from the machine definition
 
 exit codes: 0 ok, 1 refused or failed (the code is printed), 2 malformed input (nothing written)
 state root: --state DIR, else ORDIVON_STATE, else ./.ordivon`;
@@ -54,6 +71,12 @@ export async function main(argv: string[], io: Io): Promise<number> {
 
 const isEntry = process.argv[1] && import.meta.url === (await import('node:url')).pathToFileURL(process.argv[1]).href;
 if (isEntry) {
+  // lmdb-js 3.5 rejects an internal promise as well as the caller's when a commit fails (disk
+  // full, I/O error); the caller already answered `storage_failed`, so only that one is ignored.
+  process.on('unhandledRejection', (reason) => {
+    if (reason instanceof Error && /^Commit failed/.test(reason.message)) return;
+    throw reason;
+  });
   const argv = process.argv.slice(2);
   const io: Io = { json: argv.includes('--json'), out: (t) => console.log(t), err: (t) => console.error(t) };
   main(argv, io).then(

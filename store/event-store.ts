@@ -1,4 +1,5 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ZodType } from 'zod';
 import { digestOf, sha256 } from './canonical.js';
@@ -91,6 +92,14 @@ export class EventStore {
     const release = readOnly ? () => {} : acquireLock(options.root, options.purpose ?? 'ordivon');
     try {
       const env = open({ path: join(options.root, 'lmdb'), maxDbs: 16, readOnly });
+      // A data file shorter than its last committed page would crash the process with SIGBUS on
+      // the first read through the map; the meta pages (read by getStats) are at its start.
+      const { pageSize, lastPageNumber } = env.getStats() as { pageSize: number; lastPageNumber: number };
+      const size = statSync(join(options.root, 'lmdb', 'data.mdb')).size;
+      if (size < (lastPageNumber + 1) * pageSize) {
+        void env.close();
+        throw new StoreError('storage_failed', `${join(options.root, 'lmdb', 'data.mdb')} is truncated: ${size} bytes, its last page ends at ${(lastPageNumber + 1) * pageSize}`, { root: options.root, object: 'lmdb/data.mdb' });
+      }
       const db = <V, K extends import('lmdb').Key>(name: string, extra: object = {}) =>
         env.openDB<V, K>(name, { ...extra }) as Database<V, K>;
       return new EventStore(
@@ -230,10 +239,10 @@ export class EventStore {
     return [...this.indexes.getKeys({ start: [kind, key, ''], end: [kind, key, '\uffff'] })].map((k) => k[2]);
   }
 
-  /** The revision at which `taskId` claimed an index key, if it did. */
-  claimedAt(kind: IndexKind, key: string, taskId: string): number | undefined {
+  /** The revision (and fingerprint) with which `taskId` claimed an index key, if it did. */
+  claimedAt(kind: IndexKind, key: string, taskId: string): IndexEntry | undefined {
     const raw = this.indexes.get([kind, key, taskId]);
-    return raw === undefined ? undefined : IndexEntry.parse(raw).revision;
+    return raw === undefined ? undefined : IndexEntry.parse(raw);
   }
 
   /** Every key of an index kind with its owners, for the identity check at boot. */
@@ -263,7 +272,7 @@ export class EventStore {
     const { taskId, expectedRevision } = input;
     const revision = expectedRevision + 1;
 
-    const result = await this.env.childTransaction((): AppendResult => {
+    const result = await this.durable(this.env.childTransaction((): AppendResult => {
       const head = this.head(taskId);
       const current = head?.revision ?? 0;
       if (current !== expectedRevision) {
@@ -300,15 +309,16 @@ export class EventStore {
       const digest = digestOf(record);
       this.events.put([taskId, revision], record);
       this.heads.put(taskId, { revision, digest } satisfies Head);
-      for (const claim of input.claims ?? []) this.indexes.put([claim.kind, claim.key, taskId], { revision });
+      for (const claim of input.claims ?? []) {
+        this.indexes.put([claim.kind, claim.key, taskId], claim.digest === undefined ? { revision } : { revision, digest: claim.digest });
+      }
       this.projections.put(taskId, input.projection);
       if (revision === this.streamWarnAt) {
         const warning: StreamWarning = { taskId, revision, threshold: this.streamWarnAt, at: input.event.at };
         this.meta.put(['warning', taskId], warning);
       }
       return { revision, digest, duplicate: false };
-    });
-    await this.env.flushed;
+    }), { taskId, revision });
     return result;
   }
 
@@ -326,6 +336,19 @@ export class EventStore {
       indexes: this.indexes,
       meta: this.meta,
     };
+  }
+
+  /** Awaits a commit until durable; a failed commit (disk full, I/O error) becomes `storage_failed`, retryable. */
+  private async durable<T>(commit: Promise<T>, details: Record<string, unknown>): Promise<T> {
+    try {
+      const value = await commit;
+      await this.env.flushed;
+      return value;
+    } catch (error) {
+      if (error instanceof StoreError) throw error;
+      const cause = await ((error as { commitError?: Promise<unknown> }).commitError ?? Promise.reject(error)).catch((e: Error) => e.message);
+      throw new StoreError('storage_failed', `commit failed, nothing was written: ${cause}`, details, true);
+    }
   }
 
   private writable(): void {

@@ -54,9 +54,11 @@ export type StoredObject = z.infer<typeof StoredObject>;
 /** `event` maps a caller's idempotency key (`taskId:eventId`) to the revision that took it. */
 export const IndexKind = z.enum(['request', 'evidence', 'artifact', 'event']);
 export type IndexKind = z.infer<typeof IndexKind>;
-export const IndexClaim = z.object({ kind: IndexKind, key: z.string().min(1) });
+/** `digest` (optional) fingerprints what claimed the key, e.g. the caller's event for an idempotency key. */
+export const IndexClaim = z.object({ kind: IndexKind, key: z.string().min(1), digest: z.string().optional() });
 export type IndexClaim = z.infer<typeof IndexClaim>;
-export const IndexEntry = z.object({ revision: z.number().int().positive() });
+export const IndexEntry = z.object({ revision: z.number().int().positive(), digest: z.string().optional() });
+export type IndexEntry = z.infer<typeof IndexEntry>;
 
 export const FORMAT_NAME = 'ordivon-state';
 export const FORMAT_VERSION = 1;

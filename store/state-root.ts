@@ -115,7 +115,10 @@ export function acquireLock(root: string, purpose: string): () => void {
         }
       };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      // A root this process may not write (read-only mount, permissions) is refused with a documented code.
+      if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') throw new StoreError('read_only', `state root ${root} is not writable (${code}): ${(error as Error).message}`, { root });
+      if (code !== 'EEXIST') throw error;
       const holder = lockHolder(root);
       if (holder) {
         throw new StoreError('state_locked', `state root ${root} is held by pid ${holder.pid} (${holder.purpose}) since ${holder.startedAt}`, {

@@ -3,6 +3,7 @@ import { rebuildAll } from '../../actors/recovery.js';
 import { taskFrontier } from '../../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot } from '../../store/index.js';
 import { CliError, EXIT, emit, parse, type Io } from '../cli-io.js';
+import { listViaService, serviceFor, showViaService } from '../service/cli-route.js';
 
 const common = { state: { type: 'string' }, json: { type: 'boolean' } } as const;
 
@@ -46,6 +47,9 @@ export async function doctor(argv: string[], io: Io): Promise<number> {
 export async function show(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(argv, { ...common, events: { type: 'boolean' } }, 1);
   const taskId = positionals[0]!;
+  // While a service holds the state root, its live view is shown (the same fields).
+  const service = serviceFor(values.state);
+  if (service) return printShow(io, (await showViaService(service, taskId, values.events === true)) as never);
   return withReader(values.state, (store) => {
     const projection = store.projection(taskId);
     if (!projection) throw new CliError('task_not_found', `no task ${taskId}`);
@@ -60,28 +64,40 @@ export async function show(argv: string[], io: Io): Promise<number> {
       context: snapshot.context,
       ...(values.events ? { events: [...store.stream(taskId)].map(({ revision, event }) => ({ revision, ...event })) } : {}),
     };
-    emit(io, view, () => {
-      const c = view.context as Record<string, any>;
-      const lines = [
-        `${taskId}  ${view.state}  revision ${view.revision}  generation ${c.generation}`,
-        `  ${spec.title}`,
-        `  frontier: ${view.frontier}`,
-        `  assignment: ${c.assignment ? `${c.assignment.harness} (${c.assignment.purpose}) g${c.assignment.generation}` : '-'}`,
-        `  evidence: ${Object.keys(c.evidence).join(', ') || '-'}`,
-        ...((c.rejections as Array<any>).map((r) => `  rejected r${r.revision} ${r.event}: ${r.reason}${r.detail ? ` (${r.detail})` : ''}`)),
-      ];
-      for (const e of (view as { events?: Array<any> }).events ?? []) {
-        lines.push(`  #${e.revision} ${e.at} ${e.origin.padEnd(8)} ${e.type}${e.disposition.admitted ? '' : `  → ${e.disposition.code}`}`);
-      }
-      return lines.join('\n');
-    });
-    return EXIT.ok;
+    return printShow(io, view);
   });
+}
+
+/** Prints a Task view (from the store or from a running service) as `show` does. */
+function printShow(io: Io, view: { taskId: string; revision: number; state: string; frontier: string; title: string; context: Record<string, unknown> }): number {
+  const taskId = view.taskId;
+  emit(io, view, () => {
+    const c = view.context as Record<string, any>;
+    const lines = [
+      `${taskId}  ${view.state}  revision ${view.revision}  generation ${c.generation}`,
+      `  ${view.title}`,
+      `  frontier: ${view.frontier}`,
+      `  assignment: ${c.assignment ? `${c.assignment.harness} (${c.assignment.purpose}) g${c.assignment.generation}` : '-'}`,
+      `  evidence: ${Object.keys(c.evidence).join(', ') || '-'}`,
+      ...((c.rejections as Array<any>).map((r) => `  rejected r${r.revision} ${r.event}: ${r.reason}${r.detail ? ` (${r.detail})` : ''}`)),
+    ];
+    for (const e of (view as { events?: Array<any> }).events ?? []) {
+      lines.push(`  #${e.revision} ${e.at} ${e.origin.padEnd(8)} ${e.type}${e.disposition.admitted ? '' : `  → ${e.disposition.code}`}`);
+    }
+    return lines.join('\n');
+  });
+  return EXIT.ok;
 }
 
 /** `ordivon list`: every Task with its state and revision. */
 export async function list(argv: string[], io: Io): Promise<number> {
   const { values } = parse(argv, common);
+  const service = serviceFor(values.state);
+  if (service) {
+    const rows = await listViaService(service);
+    emit(io, rows, () => (rows.length ? rows.map((r) => `${r.taskId}  ${r.state}  r${r.revision}  g${r.generation}`).join('\n') : 'no tasks'));
+    return EXIT.ok;
+  }
   return withReader(values.state, (store) => {
     const rows = store.taskIds().map((taskId) => {
       const p = store.projection(taskId);

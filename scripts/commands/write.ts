@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { HostError } from '../../actors/errors.js';
 import { createSupervisor, type Supervisor } from '../../actors/supervisor.js';
+import type { SendResult } from '../../actors/task-actor.js';
+import { sendViaService, serviceFor } from '../service/cli-route.js';
 import { CliError, EXIT, emit, parse, parseJson, type Io } from '../cli-io.js';
 
 const common = { state: { type: 'string' }, json: { type: 'boolean' } } as const;
@@ -52,14 +54,18 @@ export async function send(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(argv, { ...common, 'event-id': { type: 'string' } }, 2);
   const [taskId, json] = positionals as [string, string];
   const event = parseJson(json, 'EVENT_JSON');
-  return withSupervisor(values.state, async (sup) => {
-    const result = await sup.send(taskId, event, values['event-id'] ? { eventId: values['event-id'] } : {});
-    emit(io, { taskId, ...result }, () =>
-      result.admitted
-        ? `admitted at revision ${result.revision}; task is ${result.state}`
-        : `${result.written ? 'retained' : 'refused'}: ${result.code}${result.path ? ` at ${result.path}` : ''}${result.detail ? ` (${result.detail})` : ''}; task is ${result.state} at revision ${result.revision}`,
-    );
-    if (result.admitted) return EXIT.ok;
-    return result.code === 'invalid_event' ? EXIT.usage : EXIT.failed;
-  });
+  // While a service holds the state root, the event goes through its control API.
+  const service = serviceFor(values.state);
+  if (service) return reportSend(io, taskId, await sendViaService(service, taskId, event, values['event-id']));
+  return withSupervisor(values.state, async (sup) => reportSend(io, taskId, await sup.send(taskId, event, values['event-id'] ? { eventId: values['event-id'] } : {})));
+}
+
+function reportSend(io: Io, taskId: string, result: SendResult): number {
+  emit(io, { taskId, ...result }, () =>
+    result.admitted
+      ? `admitted at revision ${result.revision}; task is ${result.state}`
+      : `${result.written ? 'retained' : 'refused'}: ${result.code}${result.path ? ` at ${result.path}` : ''}${result.detail ? ` (${result.detail})` : ''}; task is ${result.state} at revision ${result.revision}`,
+  );
+  if (result.admitted) return EXIT.ok;
+  return result.code === 'invalid_event' ? EXIT.usage : EXIT.failed;
 }

@@ -123,6 +123,21 @@ describe('Supervisor', () => {
     }
   });
 
+  it('refuses an eventId reused for a different event with idempotency_conflict, writing nothing', async () => {
+    const sup = createSupervisor({ state: tempDir() });
+    await sup.start();
+    try {
+      const { taskId } = await sup.createTask(SPEC);
+      await sup.send(taskId, { type: 'assignment.commit', harness: 'codex', purpose: 'diagnose' }, { eventId: 'k-1' });
+      const before = storeDigest(sup, taskId);
+      const reused = await sup.send(taskId, { type: 'task.cancel', reason: 'operator' }, { eventId: 'k-1' });
+      assert.deepEqual([reused.admitted, reused.written, reused.code, reused.path], [false, false, 'idempotency_conflict', 'eventId']);
+      assert.equal(storeDigest(sup, taskId), before);
+    } finally {
+      await sup.stop();
+    }
+  });
+
   it('rebuilds every Task after a restart deep-equal to the Task before it', async () => {
     const state = tempDir();
     const first = createSupervisor({ state });

@@ -1,0 +1,143 @@
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { TASK_MACHINE_VERSION } from '../machines/index.js';
+import { Digest, type EventStore } from '../store/index.js';
+import { TaskSpec } from './object-kinds.js';
+import { sha256Bytes } from './recovery-digest.js';
+
+/**
+ * Verified checkpoints: per Task, the state the Host proved at a revision — by a full replay, a
+ * checked tail replay, or its own live actor at a clean stop — bound to the head digest and to
+ * the bytes of the projection stored at that revision. A checkpointed start trusts a Task whose
+ * head and projection still match its checkpoint, and replays only the events after it.
+ *
+ * Checkpoints are derived data kept in the store's `meta` database under `['checkpoint', taskId]`
+ * (no new LMDB database, so read-only opens and older roots need nothing), as JSON text:
+ * `JSON.parse` reads these ~1.5 kB records about 1.5× faster than lmdb's default msgpack, and a
+ * checkpointed start reads one per Task. Losing or damaging one costs time, never correctness:
+ * such a Task is replayed in full.
+ */
+export const Checkpoint = z.object({
+  revision: z.number().int().positive(),
+  /** Digest of the event at `revision` (what the head named when the checkpoint was taken). */
+  headDigest: Digest,
+  machineVersion: z.number().int().positive(),
+  state: z.string(),
+  /** Persisted XState snapshot at `revision`. */
+  snapshot: z.record(z.string(), z.unknown()),
+  /** sha256 of the projection's stored bytes at `revision`. */
+  projectionDigest: Digest,
+  /** The Task's spec, verified when first checkpointed, so a checkpointed start reads no objects. */
+  spec: TaskSpec,
+});
+export type Checkpoint = z.infer<typeof Checkpoint>;
+
+const KEY = 'checkpoint';
+
+/** Checkpoint records in Task id order, read with one cursor; `value` is the decoded JSON, or undefined if it is not JSON text. */
+export function* checkpointEntries(store: EventStore): Generator<{ taskId: string; value: unknown }> {
+  for (const { key, value } of store.databases.meta.getRange({ start: [KEY, ''], end: [KEY, '\uffff'] })) {
+    yield { taskId: key[1], value: typeof value === 'string' ? parseJson(value) : undefined };
+  }
+}
+
+/** Checkpoint records (decoded, unparsed) by Task id. */
+export function readCheckpoints(store: EventStore): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const { taskId, value } of checkpointEntries(store)) out.set(taskId, value);
+  return out;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** sha256 of a projection's stored bytes, or undefined when there is none. */
+export function projectionBytesDigest(store: EventStore, taskId: string): string | undefined {
+  const bytes = store.databases.projections.getBinary(taskId);
+  return bytes === undefined ? undefined : sha256Bytes(bytes);
+}
+
+export interface CheckpointInput {
+  taskId: string;
+  revision: number;
+  headDigest: string;
+  state: string;
+  snapshot: Record<string, unknown>;
+  spec: TaskSpec;
+}
+
+/**
+ * Writes checkpoints for Tasks whose state was just verified, binding each to the projection
+ * bytes stored now. A Task whose projection is absent or at another revision gets none (its next
+ * start replays it). Resolves once durable; writes nothing on a read-only store. If the process
+ * dies before the commit, the old checkpoints stay and the next start replays longer tails.
+ */
+export async function writeCheckpoints(store: EventStore, entries: Iterable<CheckpointInput>): Promise<number> {
+  if (store.readOnly) return 0;
+  const { meta, projections, env } = store.databases;
+  let written = 0;
+  await env.transaction(() => {
+    for (const entry of entries) {
+      const bytes = projections.getBinary(entry.taskId);
+      const stored = bytes === undefined ? undefined : (projections.get(entry.taskId) as { revision?: unknown } | undefined);
+      if (bytes === undefined || stored?.revision !== entry.revision) continue;
+      const record: Checkpoint = {
+        revision: entry.revision,
+        headDigest: entry.headDigest,
+        machineVersion: TASK_MACHINE_VERSION,
+        state: entry.state,
+        snapshot: entry.snapshot,
+        projectionDigest: sha256Bytes(bytes),
+        spec: entry.spec,
+      };
+      meta.put([KEY, entry.taskId], JSON.stringify(record));
+      written++;
+    }
+  });
+  await env.flushed;
+  coverFreeTailPages(join(store.root, 'lmdb', 'data.mdb'), env.getStats() as LmdbStats);
+  return written;
+}
+
+export interface LmdbStats {
+  pageSize: number;
+  lastPageNumber: number;
+}
+
+/**
+ * Extends `data.mdb` with zeros up to the end of the environment's last page number, if it is
+ * shorter. After a large transaction LMDB's last page number can run past the end of the file
+ * by pages it allocated and freed again without ever writing them (measured: +92 pages after
+ * rewriting 10,000 checkpoints in a 1.3 GB root; every record stays readable). Those pages are
+ * free, so zeros are a correct content, and EventStore.open's truncation check (which compares
+ * the file size with the last page number) keeps accepting the root. Call only with no write in
+ * flight: it only ever grows the file, but a concurrent write could race the size check.
+ */
+export function coverFreeTailPages(dataFile: string, stats: LmdbStats): void {
+  const end = (stats.lastPageNumber + 1) * stats.pageSize;
+  const fd = openSync(dataFile, 'r+');
+  try {
+    if (fstatSync(fd).size < end) {
+      ftruncateSync(fd, end);
+      fsyncSync(fd);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Removes every checkpoint (the next checkpointed start replays every Task in full). */
+export async function clearCheckpoints(store: EventStore): Promise<void> {
+  const { meta, env } = store.databases;
+  await env.transaction(() => {
+    for (const key of meta.getKeys({ start: [KEY, ''], end: [KEY, '\uffff'] })) meta.remove(key);
+  });
+  await env.flushed;
+  coverFreeTailPages(join(store.root, 'lmdb', 'data.mdb'), env.getStats() as LmdbStats);
+}

@@ -1,0 +1,119 @@
+import { TASK_MACHINE_VERSION, stateName, taskMachine } from '../machines/index.js';
+import type { EventStore } from '../store/index.js';
+import { Checkpoint, readCheckpoints, writeCheckpoints, type CheckpointInput } from './checkpoint-store.js';
+import type { TaskSpec } from './object-kinds.js';
+import { jsonEqual } from './recovery-digest.js';
+import { recoverFromCheckpoints, type CheckpointRecoveryReport } from './recovery-checkpoint.js';
+import { rebuildParallel } from './recovery-parallel.js';
+import type { RebuiltTask, RecoveryReport } from './recovery.js';
+import type { TaskActor } from './task-actor.js';
+
+/**
+ * How the supervisor validates the state root at boot.
+ * - `full` (default): every event of every Task is verified and replayed (DESIGN invariant 7),
+ *   split over worker threads. What `ordivon doctor --full` runs.
+ * - `checkpoint`: Tasks whose head and projection match a verified checkpoint start from it;
+ *   tails after a checkpoint are verified and replayed; anything that does not match is
+ *   verified in full. Cost grows with the number of Tasks, not with history.
+ */
+export type RecoveryMode = 'full' | 'checkpoint';
+
+export interface BootRecoveryOptions {
+  mode?: RecoveryMode;
+  /** Worker threads for the full path (default: available parallelism). */
+  workers?: number;
+}
+
+/** Per open store: the revision each Task's checkpoint names after boot, so a clean stop rewrites only Tasks that moved. */
+const checkpointed = new WeakMap<EventStore, Map<string, number>>();
+
+export type BootRecoveryReport = RecoveryReport & { mode: RecoveryMode; checkpoint?: Omit<CheckpointRecoveryReport, keyof RecoveryReport> };
+
+/**
+ * Validates the store as the supervisor's `validating` step does, then — when healthy and
+ * writable — records checkpoints for the Tasks it verified whose checkpoint is missing or behind,
+ * so the next checkpointed start replays nothing for them. Findings are returned, not thrown.
+ */
+export async function recoverForBoot(store: EventStore, options: BootRecoveryOptions = {}): Promise<BootRecoveryReport> {
+  const mode = options.mode ?? 'full';
+  if (mode === 'checkpoint') {
+    const { trusted, tailReplayed, fullReplayed, stale, ...report } = recoverFromCheckpoints(store);
+    if (report.findings.length === 0 && stale.length > 0) {
+      const wanted = new Set(stale);
+      await writeCheckpoints(store, checkpointsOf(report.tasks.filter((t) => wanted.has(t.taskId))));
+    }
+    remember(store, report.tasks);
+    return { ...report, mode, checkpoint: { trusted, tailReplayed, fullReplayed, stale } };
+  }
+  const report = await rebuildParallel(store, options.workers !== undefined ? { workers: options.workers } : {});
+  if (report.findings.length === 0 && !store.readOnly) {
+    const existing = readCheckpoints(store);
+    const behind = report.tasks.filter((t) => {
+      const current = Checkpoint.safeParse(existing.get(t.taskId));
+      return !current.success || current.data.revision !== t.revision || current.data.headDigest !== t.headDigest || current.data.machineVersion !== TASK_MACHINE_VERSION;
+    });
+    await writeCheckpoints(store, checkpointsOf(behind));
+    remember(store, report.tasks);
+  }
+  return { ...report, mode };
+}
+
+/** The full verification (`ordivon doctor --full`): every check of `rebuildAll`, over worker threads. Read-only. */
+export function verifyFull(store: EventStore, options: { workers?: number } = {}): Promise<RecoveryReport> {
+  return rebuildParallel(store, options);
+}
+
+function remember(store: EventStore, tasks: RebuiltTask[]): void {
+  checkpointed.set(store, new Map(tasks.filter((t) => t.spec).map((t) => [t.taskId, t.revision])));
+}
+
+function* checkpointsOf(tasks: RebuiltTask[]): Generator<CheckpointInput> {
+  for (const task of tasks) {
+    if (!task.spec) continue;
+    yield {
+      taskId: task.taskId,
+      revision: task.revision,
+      headDigest: task.headDigest,
+      state: stateName(task.snapshot.value),
+      snapshot: taskMachine.getPersistedSnapshot(task.snapshot) as Record<string, unknown>,
+      spec: task.spec,
+    };
+  }
+}
+
+/**
+ * At a clean stop: checkpoints the live Tasks that moved since their checkpoint. A Task is
+ * checkpointed only if its head is at the actor's revision and its stored projection equals the
+ * live actor's snapshot, i.e. only state this process verified at boot and then admitted itself.
+ * Never throws (a failure only means a longer next start).
+ */
+export async function checkpointLiveTasks(store: EventStore, tasks: Iterable<TaskActor>, specs: ReadonlyMap<string, TaskSpec>): Promise<number> {
+  try {
+    if (store.readOnly) return 0;
+    const known = checkpointed.get(store) ?? checkpointRevisions(store);
+    const entries: CheckpointInput[] = [];
+    for (const task of tasks) {
+      if (known.get(task.taskId) === task.revision) continue;
+      const head = store.head(task.taskId);
+      const projection = store.projection(task.taskId);
+      const spec = specs.get(task.taskId);
+      const persisted = task.actor.getPersistedSnapshot() as Record<string, unknown>;
+      if (!head || !projection || !spec || head.revision !== task.revision || projection.revision !== task.revision || !jsonEqual(projection.snapshot, persisted)) continue;
+      entries.push({ taskId: task.taskId, revision: task.revision, headDigest: head.digest, state: task.state, snapshot: persisted, spec });
+    }
+    const written = await writeCheckpoints(store, entries);
+    for (const entry of entries) known.set(entry.taskId, entry.revision);
+    return written;
+  } catch {
+    return 0;
+  }
+}
+
+function checkpointRevisions(store: EventStore): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [taskId, value] of readCheckpoints(store)) {
+    const parsed = Checkpoint.safeParse(value);
+    if (parsed.success && parsed.data.machineVersion === TASK_MACHINE_VERSION) out.set(taskId, parsed.data.revision);
+  }
+  return out;
+}

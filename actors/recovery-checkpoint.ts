@@ -1,0 +1,121 @@
+import { TASK_MACHINE_VERSION, stateName } from '../machines/index.js';
+import { EventRecord, type EventStore, type Head } from '../store/index.js';
+import { Checkpoint, checkpointEntries, projectionBytesDigest } from './checkpoint-store.js';
+import { OBJECT_KINDS, TaskSpec } from './object-kinds.js';
+import { eventDigest } from './recovery-digest.js';
+import { lmdbVerifySource, scanStreams, streamIdsAfterHeads } from './recovery-source.js';
+import { RecoveryVerifier, identityFindings, type RawEvent, type ReplayStart } from './recovery-verify.js';
+import { rebuiltOf, restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './recovery.js';
+
+export interface CheckpointRecoveryReport extends RecoveryReport {
+  /** Tasks started from a checkpoint that matched their head and projection (nothing replayed). */
+  trusted: number;
+  /** Tasks whose events after their checkpoint were verified and replayed. */
+  tailReplayed: number;
+  /** Tasks without a usable checkpoint, verified and replayed from revision 1. */
+  fullReplayed: number;
+  /** Tasks whose checkpoint is not at their head (they should get a new one once serving). */
+  stale: string[];
+}
+
+/**
+ * Checkpointed start: the cost grows with the number of Tasks, not with their history.
+ *
+ * Per Task: the head must parse; its checkpoint (see checkpoint-store.ts) must parse, be of this
+ * machine version and name the head's revision and digest; an event must exist at the head and
+ * none after it; the stored projection's bytes must be the ones the checkpoint was bound to. Such
+ * a Task is started from the checkpoint's snapshot. A checkpoint behind the head anchors a tail
+ * replay instead: the event at the checkpoint's revision must have the checkpoint's digest, and
+ * every later event gets the full checks (chain, objects, replay, dispositions, head,
+ * projection). Anything else — no checkpoint, another machine version, a head or projection that
+ * does not match — falls back to the full checks for that Task, so damage is reported with the
+ * same finding codes as `rebuildAll`. Streams without a head and identity claims (the index) are
+ * checked too.
+ *
+ * What this path does not re-read is history the Host already verified: a record damaged in the
+ * middle of an old stream is found by the full check (`rebuildAll`, `ordivon doctor --full`).
+ */
+export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryReport {
+  const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS);
+  const { events } = store.databases;
+  // Heads and checkpoints are both in Task id order: walk the two cursors together.
+  const checkpoints = checkpointEntries(store);
+  let pending = checkpoints.next();
+  const checkpointOf = (taskId: string): unknown => {
+    while (!pending.done && pending.value.taskId < taskId) pending = checkpoints.next();
+    return !pending.done && pending.value.taskId === taskId ? pending.value.value : undefined;
+  };
+  const tasks: RebuiltTask[] = [];
+  const stale: string[] = [];
+  let trusted = 0;
+  let tailReplayed = 0;
+  let fullReplayed = 0;
+
+  const full = (taskId: string, head: Head | undefined, spec: TaskSpec | undefined) => {
+    fullReplayed++;
+    stale.push(taskId);
+    const events = scanStreams(store, taskId, taskId + '\u0000').next().value?.events ?? [];
+    const task = verifier.verifyStream(taskId, head, events, undefined, true);
+    if (!task) return;
+    const rebuilt = rebuiltOf(task, task.snapshot!);
+    if (!rebuilt.spec && spec) rebuilt.spec = spec;
+    tasks.push(rebuilt);
+  };
+
+  const heads: string[] = [];
+  for (const key of store.databases.heads.getKeys()) if (typeof key === 'string') heads.push(key);
+  for (const taskId of heads) {
+    const head = verifier.head(taskId);
+    const parsed = Checkpoint.safeParse(checkpointOf(taskId));
+    if (!head || !parsed.success || parsed.data.machineVersion !== TASK_MACHINE_VERSION || parsed.data.revision > head.revision) {
+      full(taskId, head, parsed.success ? parsed.data.spec : undefined);
+      continue;
+    }
+    const checkpoint = parsed.data;
+    if (checkpoint.revision === head.revision) {
+      const intact =
+        checkpoint.headDigest === head.digest &&
+        events.doesExist([taskId, head.revision]) &&
+        !events.doesExist([taskId, head.revision + 1]) &&
+        projectionBytesDigest(store, taskId) === checkpoint.projectionDigest;
+      if (!intact) {
+        full(taskId, head, checkpoint.spec);
+        continue;
+      }
+      trusted++;
+      tasks.push({ taskId, snapshot: restoreTaskSnapshot(checkpoint.snapshot), revision: head.revision, headDigest: head.digest, spec: checkpoint.spec });
+      continue;
+    }
+    // Checkpoint behind the head: anchor it to the stored event, then verify and replay the tail.
+    const anchor = EventRecord.safeParse(readEvent(store, taskId, checkpoint.revision));
+    if (!anchor.success || eventDigest(anchor.data) !== checkpoint.headDigest) {
+      full(taskId, head, checkpoint.spec);
+      continue;
+    }
+    tailReplayed++;
+    stale.push(taskId);
+    const start: ReplayStart = { revision: checkpoint.revision, digest: checkpoint.headDigest, snapshot: checkpoint.snapshot };
+    const tail: RawEvent[] = scanStreams(store, taskId, taskId + '\u0000', checkpoint.revision + 1).next().value?.events ?? [];
+    const task = verifier.verifyStream(taskId, head, tail, start, true);
+    if (task) tasks.push({ ...rebuiltOf(task, task.snapshot!), spec: checkpoint.spec });
+  }
+  // Streams with events but no head: the full check names them (`stream_gap`).
+  for (const taskId of streamIdsAfterHeads(store, new Set(heads))) full(taskId, undefined, undefined);
+
+  sortById(tasks);
+  const findings = [...verifier.findings, ...identityFindings(verifier.requestOwners, (kind) => store.indexEntries(kind))];
+  return { tasks, findings, events: verifier.events, objects: verifier.objectCount, trusted, tailReplayed, fullReplayed, stale };
+}
+
+function readEvent(store: EventStore, taskId: string, revision: number): unknown {
+  try {
+    return store.databases.events.get([taskId, revision]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The state name of a rebuilt Task, for checkpoint records. */
+export function rebuiltState(task: RebuiltTask): string {
+  return stateName(task.snapshot.value);
+}

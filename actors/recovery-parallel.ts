@@ -1,0 +1,111 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { EventStore } from '../store/index.js';
+import type { Finding } from './errors.js';
+import { RecoveryWorkerMessage, type RecoveryWorkerInput } from './recovery-protocol.js';
+import { identityFindings } from './recovery-verify.js';
+import { rebuildAll, restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './recovery.js';
+
+export interface ParallelOptions {
+  /** Worker threads; default the machine's available parallelism (at most 8). */
+  workers?: number;
+  /** Histories shorter than this many events are verified on the calling thread (a worker costs ~50 ms to start). */
+  inThreadBelow?: number;
+  /** Young-generation size of each worker (MB): replay allocates many short-lived objects; a larger nursery cuts GC time. */
+  youngGenerationMb?: number;
+}
+
+const WORKER_URL = new URL('./recovery-worker.js', import.meta.url);
+
+/**
+ * `rebuildAll` split over worker threads: the Task id space is cut into contiguous ranges of
+ * about equal event count (from the heads), each worker verifies its range from its own
+ * read-only LMDB handle, and the calling thread turns the returned persisted snapshots into live
+ * machine snapshots while the workers go on. Same checks, same finding codes and names; findings
+ * come in range order, i.e. Task order.
+ *
+ * Falls back to `rebuildAll` on the calling thread for short histories, one usable core, or a
+ * worker that cannot run (reported as `failed`, e.g. a missing build file). Rejects only if
+ * that fallback throws.
+ */
+export async function rebuildParallel(store: EventStore, options: ParallelOptions = {}): Promise<RecoveryReport> {
+  const weights: Array<{ taskId: string; events: number }> = [];
+  let total = 0;
+  for (const { key, value } of store.databases.heads.getRange({})) {
+    if (typeof key !== 'string') continue;
+    const revision = (value as { revision?: unknown } | undefined)?.revision;
+    const events = typeof revision === 'number' && revision > 0 ? revision : 1;
+    weights.push({ taskId: key, events });
+    total += events;
+  }
+  const count = Math.min(options.workers ?? Math.min(availableParallelism(), 8), weights.length);
+  // One worker is never faster than the calling thread, unless asked for explicitly (to measure it).
+  if (count < 1 || (count === 1 && options.workers === undefined) || total < (options.inThreadBelow ?? 20_000)) return rebuildAll(store);
+
+  const bounds: Array<string | undefined> = [undefined];
+  let seen = 0;
+  for (const { taskId, events } of weights) {
+    if (seen >= (total * bounds.length) / count && bounds.length < count) bounds.push(taskId);
+    seen += events;
+  }
+  bounds.push(undefined);
+  const ranges = bounds.slice(0, -1).map((from, i) => ({ from, to: bounds[i + 1] }));
+  try {
+    const parts = await Promise.all(ranges.map((range) => runWorker(store.root, range, options.youngGenerationMb ?? 64)));
+    const tasks = sortById(parts.flatMap((p) => p.tasks));
+    const requestOwners = new Map<string, Set<string>>();
+    for (const part of parts) for (const [id, owners] of part.requests) for (const owner of owners) (requestOwners.get(id) ?? requestOwners.set(id, new Set()).get(id)!).add(owner);
+    const findings = [...parts.flatMap((p) => p.findings), ...identityFindings(requestOwners, (kind) => store.indexEntries(kind))];
+    return { tasks, findings, events: sum(parts.map((p) => p.events)), objects: sum(parts.map((p) => p.objects)) };
+  } catch (error) {
+    if (error instanceof WorkerUnavailable) return rebuildAll(store);
+    throw error;
+  }
+}
+
+class WorkerUnavailable extends Error {}
+
+interface Part {
+  tasks: RebuiltTask[];
+  findings: Finding[];
+  events: number;
+  objects: number;
+  requests: Array<[string, string[]]>;
+}
+
+function runWorker(root: string, range: { from: string | undefined; to: string | undefined }, youngGenerationMb: number): Promise<Part> {
+  const input: RecoveryWorkerInput = { root, chunk: 500, ...(range.from !== undefined ? { from: range.from } : {}), ...(range.to !== undefined ? { to: range.to } : {}) };
+  return new Promise<Part>((resolve, reject) => {
+    const worker = new Worker(WORKER_URL, { workerData: input, resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb } });
+    const tasks: RebuiltTask[] = [];
+    let settled = false;
+    const finish = (outcome: { part: Part } | { error: Error }) => {
+      if (settled) return;
+      settled = true;
+      if ('part' in outcome) resolve(outcome.part);
+      else reject(outcome.error);
+    };
+    worker.on('message', (raw: unknown) => {
+      const parsed = RecoveryWorkerMessage.safeParse(raw);
+      if (!parsed.success) return finish({ error: new Error(`recovery worker sent a malformed message: ${parsed.error.issues[0]?.message}`) });
+      const message = parsed.data;
+      if (message.type === 'tasks') {
+        for (const wire of message.tasks) {
+          const rebuilt: RebuiltTask = { taskId: wire.taskId, snapshot: restoreTaskSnapshot(wire.persisted), revision: wire.revision, headDigest: wire.headDigest };
+          if (wire.spec !== undefined) rebuilt.spec = wire.spec;
+          tasks.push(rebuilt);
+        }
+      } else if (message.type === 'done') {
+        finish({ part: { tasks, findings: message.findings as Finding[], events: message.events, objects: message.objects, requests: message.requests } });
+      } else {
+        finish({ error: new WorkerUnavailable(message.message) });
+      }
+    });
+    worker.on('error', (error) => finish({ error: new WorkerUnavailable(error.message) }));
+    worker.on('exit', (code) => finish({ error: new WorkerUnavailable(`recovery worker exited with code ${code} before finishing`) }));
+  });
+}
+
+function sum(values: number[]): number {
+  return values.reduce((a, b) => a + b, 0);
+}

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { TaskSpec } from './object-kinds.js';
+
+/** Messages between `rebuildParallel` and its recovery workers; both sides parse them with zod. */
+
+export const RecoveryWorkerInput = z.object({
+  root: z.string().min(1),
+  /** Task id range [from, to) of the events key space this worker verifies; open ends when absent. */
+  from: z.string().optional(),
+  to: z.string().optional(),
+  /** Tasks per `tasks` message. */
+  chunk: z.number().int().positive().default(500),
+});
+export type RecoveryWorkerInput = z.infer<typeof RecoveryWorkerInput>;
+
+export const WireFinding = z.object({
+  code: z.string().min(1),
+  taskId: z.string().optional(),
+  revision: z.number().optional(),
+  object: z.string().optional(),
+  message: z.string(),
+});
+
+export const WireTask = z.object({
+  taskId: z.string().min(1),
+  revision: z.number().int().positive(),
+  headDigest: z.string(),
+  persisted: z.record(z.string(), z.unknown()),
+  spec: TaskSpec.optional(),
+});
+export type WireTask = z.infer<typeof WireTask>;
+
+export const RecoveryWorkerMessage = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('tasks'), tasks: z.array(WireTask) }),
+  z.object({
+    type: z.literal('done'),
+    findings: z.array(WireFinding),
+    events: z.number().int().nonnegative(),
+    objects: z.number().int().nonnegative(),
+    /** clientRequestId → Task ids whose replayed `dispatch.intend` named it. */
+    requests: z.array(z.tuple([z.string(), z.array(z.string())])),
+  }),
+  /** The worker could not run (not a finding: verification itself never throws across). */
+  z.object({ type: z.literal('failed'), message: z.string() }),
+]);
+export type RecoveryWorkerMessage = z.infer<typeof RecoveryWorkerMessage>;

@@ -1,0 +1,136 @@
+import type { EventStore } from '../store/index.js';
+import type { RawEvent, VerifySource } from './recovery-verify.js';
+
+/** Reads of an EventStore's LMDB databases for the verifier (values as stored, not yet parsed). */
+export function lmdbVerifySource(store: EventStore): VerifySource {
+  const { heads, projections, objects, blobs } = store.databases;
+  return {
+    rawHead: (taskId) => heads.get(taskId),
+    rawProjection: (taskId) => projections.get(taskId),
+    rawObject: (digest) => objects.get(digest),
+    blob: (digest) => blobs.getBinary(digest),
+  };
+}
+
+const MAX_REVISION = Number.MAX_SAFE_INTEGER;
+type Key = unknown;
+
+/** A stream key `[taskId, revision]` inside the range a per-stream read covers (revision 1 up to MAX). */
+function streamKey(key: Key): { taskId: string; revision: number } | { taskId: string; revision?: undefined } | undefined {
+  if (!Array.isArray(key) || typeof key[0] !== 'string') return undefined;
+  const revision = key[1];
+  return typeof revision === 'number' && revision >= 1 && revision < MAX_REVISION ? { taskId: key[0], revision } : { taskId: key[0] };
+}
+
+const sameKey = (a: Key, b: Key) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * Every event stream whose Task id is in [from, to), in key order, read through one cursor over
+ * the `events` database (a range scan costs about 0.7× the same events read stream by stream).
+ * Yields each Task id that has any key, with the events a per-stream read would give: revisions
+ * 1 up to MAX_SAFE_INTEGER, in order. A value that cannot be decoded ends its stream with an
+ * `error` entry; the scan resumes at the next Task, so one bad record never hides another Task.
+ * `fromRevision` starts the first stream there (a tail read of one stream).
+ */
+export function* scanStreams(store: EventStore, from?: string, to?: string, fromRevision?: number): Generator<{ taskId: string; events: RawEvent[] }> {
+  const events = store.databases.events;
+  const end = to === undefined ? ['\uffff'] : [to];
+  let start: Key = from === undefined ? [''] : fromRevision === undefined ? [from] : [from, fromRevision];
+  let taskId: string | undefined;
+  let group: RawEvent[] = [];
+  let lastKey: Key;
+  for (;;) {
+    const iterator = events.getRange({ start: start as never, end: end as never })[Symbol.iterator]();
+    let resumeAt: Key | undefined;
+    for (;;) {
+      let item: IteratorResult<{ key: Key; value: unknown }>;
+      try {
+        item = iterator.next();
+      } catch (error) {
+        const failing = keysAfter(store, lastKey ?? start, end, lastKey !== undefined);
+        const k = failing[0];
+        if (k === undefined) break; // nothing readable left
+        const stream = streamKey(k);
+        if (stream && stream.taskId !== taskId) {
+          if (taskId !== undefined) yield { taskId, events: group };
+          taskId = stream.taskId;
+          group = [];
+        }
+        if (stream?.revision !== undefined) {
+          group.push({ revision: stream.revision, error: (error as Error).message });
+          resumeAt = [stream.taskId + '\u0000'];
+        } else {
+          resumeAt = failing[1];
+        }
+        lastKey = k;
+        break;
+      }
+      if (item.done) break;
+      const { key, value } = item.value;
+      lastKey = key;
+      const stream = streamKey(key);
+      if (!stream) continue;
+      if (stream.taskId !== taskId) {
+        if (taskId !== undefined) yield { taskId, events: group };
+        taskId = stream.taskId;
+        group = [];
+      }
+      // After a decode error the rest of that stream is not read (the verifier stops at the error).
+      if (stream.revision !== undefined && group.at(-1)?.error === undefined) group.push({ revision: stream.revision, value });
+    }
+    if (resumeAt === undefined) break;
+    start = resumeAt;
+  }
+  if (taskId !== undefined) yield { taskId, events: group };
+}
+
+/** The first keys after `key` (or from it, when not `exclusive`), without decoding values. */
+function keysAfter(store: EventStore, key: Key, end: Key, exclusive: boolean): Key[] {
+  const out: Key[] = [];
+  for (const k of store.databases.events.getKeys({ start: key as never, end: end as never, limit: 3 })) {
+    if (exclusive && out.length === 0 && sameKey(k, key)) continue;
+    out.push(k);
+    if (out.length === 2) break;
+  }
+  return out;
+}
+
+/** Task ids with a head, in key order, within [from, to). */
+export function headIds(store: EventStore, from?: string, to?: string): string[] {
+  const ids: string[] = [];
+  for (const key of store.databases.heads.getKeys({ ...(from !== undefined ? { start: from } : {}), ...(to !== undefined ? { end: to } : {}) })) {
+    if (typeof key === 'string') ids.push(key);
+  }
+  return ids;
+}
+
+/**
+ * Task ids that have events but are not in `known`, found by skipping from stream to stream
+ * (one key lookup per stream, whatever its length), in key order.
+ */
+export function* streamIdsAfterHeads(store: EventStore, known: ReadonlySet<string>): Generator<string> {
+  let start: Key = [''];
+  for (;;) {
+    let next: Key | undefined;
+    for (const key of store.databases.events.getKeys({ start: start as never, end: ['\uffff'] as never, limit: 1 })) next = key;
+    if (next === undefined) return;
+    if (Array.isArray(next) && typeof next[0] === 'string') {
+      if (!known.has(next[0])) yield next[0];
+      start = [next[0] + '\u0000'];
+    } else {
+      // Not a stream key: step past it.
+      let after: Key | undefined;
+      let first = true;
+      for (const key of store.databases.events.getKeys({ start: next as never, end: ['\uffff'] as never, limit: 2 })) {
+        if (first && sameKey(key, next)) {
+          first = false;
+          continue;
+        }
+        after = key;
+        break;
+      }
+      if (after === undefined) return;
+      start = after;
+    }
+  }
+}

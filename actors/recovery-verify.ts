@@ -1,0 +1,275 @@
+import { createActor } from 'xstate';
+import { TASK_MACHINE_VERSION, classifyTransition, stateName, taskMachine } from '../machines/index.js';
+import { EventRecord, Head, Projection, StoredObject, type ObjectKinds } from '../store/index.js';
+import type { Finding } from './errors.js';
+import { eventDigest, fastDigestOf, jsonEqual, sha256Bytes } from './recovery-digest.js';
+import type { TaskSnapshot } from './task-actor.js';
+import { machineEventOf } from './task-events-codec.js';
+
+/**
+ * The checks of a verified rebuild, independent of where the bytes come from. LMDB (in-thread
+ * or in worker threads), the checkpointed path's tail replay and the SQLite peer all run this
+ * same code, so they report the same findings for the same damage.
+ */
+
+/** One stored event as read: its key's revision and either the decoded value or why decoding failed. */
+export type RawEvent = { revision: number; value: unknown; error?: undefined } | { revision: number; value?: undefined; error: string };
+
+/** What a verifier reads besides the events of a stream. Reads may throw; the verifier turns that into findings. */
+export interface VerifySource {
+  /** The stored head record (unparsed), undefined when absent. */
+  rawHead(taskId: string): unknown;
+  /** The stored projection record (unparsed), undefined when absent. */
+  rawProjection(taskId: string): unknown;
+  /** The stored object `{kind, body}` (unparsed), undefined when absent. */
+  rawObject(digest: string): unknown;
+  /** Artifact bytes, undefined when absent. */
+  blob(digest: string): Uint8Array | undefined;
+}
+
+/** Where a stream's replay starts: from nothing, or from a verified checkpoint. */
+export interface ReplayStart {
+  revision: number;
+  digest: string;
+  /** Persisted XState snapshot at `revision`. */
+  snapshot: Record<string, unknown>;
+}
+
+export interface VerifiedTask {
+  taskId: string;
+  revision: number;
+  headDigest: string;
+  /** Persisted snapshot after the last event (what the projection must hold). */
+  persisted: Record<string, unknown>;
+  /** The replayed machine snapshot, when the caller asked to keep it (in-thread rebuilds). */
+  snapshot?: TaskSnapshot;
+  /** The Task's spec body, when its `task.created` event was replayed and its object verified. */
+  spec?: unknown;
+}
+
+/** A verified object; the body is kept for Task specs only (the supervisor needs them, nothing else does). */
+type ObjectVerdict = { ok: true; kind?: string; body?: unknown } | { ok: false; code: 'object_missing' | 'object_corrupt'; message: string };
+
+/** Shared state of one verification run: findings, counts, verified objects, request owners. */
+export class RecoveryVerifier {
+  readonly findings: Finding[] = [];
+  readonly requestOwners = new Map<string, Set<string>>();
+  events = 0;
+  private readonly objects = new Map<string, ObjectVerdict>();
+
+  constructor(
+    private readonly source: VerifySource,
+    private readonly kinds: ObjectKinds,
+  ) {}
+
+  get objectCount(): number {
+    return this.objects.size;
+  }
+
+  /** Reads and parses a head; a malformed head is a `stream_corrupt` finding and counts as absent. */
+  head(taskId: string): Head | undefined {
+    try {
+      const raw = this.source.rawHead(taskId);
+      if (raw === undefined) return undefined;
+      const parsed = Head.safeParse(raw);
+      if (parsed.success) return parsed.data;
+      this.findings.push({ code: 'stream_corrupt', taskId, object: 'head', message: `stored record ${JSON.stringify({ taskId, object: 'head' })} is malformed at ${issueAt(parsed.error)}` });
+    } catch (error) {
+      this.findings.push({ code: 'stream_corrupt', taskId, object: 'head', message: (error as Error).message });
+    }
+    return undefined;
+  }
+
+  /**
+   * Verifies one stream: contiguous revisions, digest chain, referenced objects, replay through
+   * the statechart with every recorded disposition, head, and projection. Pushes findings and
+   * returns the rebuilt Task, or undefined when any check failed.
+   */
+  verifyStream(taskId: string, head: Head | undefined, events: Iterable<RawEvent>, start?: ReplayStart, keepSnapshot = false): VerifiedTask | undefined {
+    const findings = this.findings;
+    const actor = (start ? createActor(taskMachine, { snapshot: start.snapshot as never }) : createActor(taskMachine)).start();
+    let expected = (start?.revision ?? 0) + 1;
+    let prevDigest: string | null = start?.digest ?? null;
+    let failed = false;
+    let spec: unknown;
+    for (const raw of events) {
+      if (raw.error !== undefined) {
+        findings.push({ code: 'stream_corrupt', taskId, revision: expected, object: `event ${expected}`, message: `task ${taskId} event ${expected} cannot be decoded: ${raw.error}` });
+        failed = true;
+        break;
+      }
+      const { revision, value } = raw;
+      this.events++;
+      if (revision !== expected) {
+        findings.push({ code: 'stream_gap', taskId, revision: expected, object: `event ${expected}`, message: `task ${taskId}: event ${expected} is missing (next stored is ${revision})` });
+        failed = true;
+        break;
+      }
+      const parsed = EventRecord.safeParse(value);
+      if (!parsed.success) {
+        findings.push({ code: 'stream_corrupt', taskId, revision, object: `event ${revision}`, message: `task ${taskId} event ${revision} is malformed` });
+        failed = true;
+        break;
+      }
+      const record = parsed.data;
+      if (record.prev !== prevDigest) {
+        findings.push({
+          code: 'stream_corrupt',
+          taskId,
+          revision,
+          object: `event ${revision}`,
+          message: `task ${taskId} event ${revision} does not chain to event ${revision - 1} (prev ${record.prev ?? 'null'}, expected ${prevDigest ?? 'null'})`,
+        });
+        failed = true;
+        break;
+      }
+      for (const ref of record.refs) {
+        const verdict = this.checkRef(taskId, revision, ref);
+        if (verdict.ok && record.type === 'task.created' && verdict.kind === 'task-spec') spec = verdict.body;
+      }
+      const before = actor.getSnapshot();
+      actor.send(machineEventOf(record, revision));
+      const after = actor.getSnapshot();
+      const taken = classifyTransition(before.context, after.context);
+      if (after === before || !sameDisposition(taken, record.disposition)) {
+        findings.push({
+          code: 'replay_divergence',
+          taskId,
+          revision,
+          object: `event ${revision}`,
+          message: `task ${taskId} event ${revision} (${record.type}) was recorded ${JSON.stringify(record.disposition)} but the statechart ${after === before ? 'does not take it' : `gives ${JSON.stringify(taken)}`}`,
+        });
+        failed = true;
+        break;
+      }
+      if (record.type === 'dispatch.intend') {
+        const id = String(record.data.clientRequestId);
+        (this.requestOwners.get(id) ?? this.requestOwners.set(id, new Set()).get(id)!).add(taskId);
+      }
+      prevDigest = eventDigest(record);
+      expected++;
+    }
+    const last = expected - 1;
+    if (!failed && head === undefined) {
+      findings.push({ code: 'stream_gap', taskId, revision: last, object: 'head', message: `task ${taskId} has ${last} events but no head` });
+      failed = true;
+    } else if (!failed && head && (head.revision !== last || head.digest !== prevDigest)) {
+      const code = head.revision > last ? 'stream_gap' : 'stream_corrupt';
+      findings.push({ code, taskId, revision: head.revision, object: 'head', message: `task ${taskId}: head names revision ${head.revision} ${head.digest}, stream ends at ${last} ${prevDigest ?? ''}` });
+      failed = true;
+    }
+    let result: VerifiedTask | undefined;
+    if (!failed) {
+      const snapshot = actor.getSnapshot();
+      const persisted = taskMachine.getPersistedSnapshot(snapshot) as Record<string, unknown>;
+      const projection = this.projection(taskId);
+      const stale = projection !== undefined && projection.machineVersion !== TASK_MACHINE_VERSION;
+      const state = stateName(snapshot.value);
+      if (!stale && (!projection || projection.revision !== last || projection.state !== state || !jsonEqual(projection.snapshot, persisted))) {
+        findings.push({
+          code: 'projection_drift',
+          taskId,
+          revision: projection?.revision ?? last,
+          object: 'projection',
+          message: `task ${taskId}: stored projection ${projection ? `at revision ${projection.revision} (${projection.state})` : '(missing)'} differs from replay at revision ${last} (${state})`,
+        });
+      } else {
+        result = { taskId, revision: last, headDigest: prevDigest!, persisted };
+        if (keepSnapshot) result.snapshot = snapshot;
+        if (spec !== undefined) result.spec = spec;
+      }
+    }
+    actor.stop();
+    return result;
+  }
+
+  /** Reads and parses a projection; a malformed one is a `projection_drift` finding and counts as absent. */
+  projection(taskId: string): Projection | undefined {
+    try {
+      const raw = this.source.rawProjection(taskId);
+      if (raw === undefined) return undefined;
+      const parsed = Projection.safeParse(raw);
+      if (parsed.success) return parsed.data;
+      this.findings.push({ code: 'projection_drift', taskId, object: 'projection', message: `stored record ${JSON.stringify({ taskId, object: 'projection' })} is malformed at ${issueAt(parsed.error)}` });
+    } catch (error) {
+      this.findings.push({ code: 'projection_drift', taskId, object: 'projection', message: (error as Error).message });
+    }
+    return undefined;
+  }
+
+  /** Records a request id claimed by a Task (from a replayed `dispatch.intend`). */
+  claimRequest(id: string, taskId: string): void {
+    (this.requestOwners.get(id) ?? this.requestOwners.set(id, new Set()).get(id)!).add(taskId);
+  }
+
+  private checkRef(taskId: string, revision: number, ref: string): ObjectVerdict {
+    let verdict = this.objects.get(ref);
+    if (!verdict) {
+      verdict = this.verifyObject(ref);
+      // A missing object is not remembered: each event naming it gets its own finding, as before.
+      if (verdict.ok || verdict.code === 'object_corrupt') this.objects.set(ref, verdict);
+      else {
+        this.findings.push({ code: 'object_missing', taskId, revision, object: ref, message: `task ${taskId} revision ${revision} references missing object ${ref}` });
+        return verdict;
+      }
+      if (!verdict.ok) this.findings.push({ code: verdict.code, taskId, revision, object: ref, message: `task ${taskId} revision ${revision}: ${verdict.message}` });
+      return verdict;
+    }
+    if (!verdict.ok) this.findings.push({ code: 'object_corrupt', taskId, revision, object: ref, message: `object ${ref} is corrupt` });
+    return verdict;
+  }
+
+  /** The checks of `EventStore.getObject` / `getBlob`: present, decodable, `{kind, body}`, digest, kind schema. */
+  private verifyObject(ref: string): ObjectVerdict {
+    let raw: unknown;
+    try {
+      raw = this.source.rawObject(ref);
+    } catch (error) {
+      return { ok: false, code: 'object_corrupt', message: `cannot decode ${JSON.stringify({ object: ref })}: ${(error as Error).message}` };
+    }
+    if (raw === undefined) {
+      let bytes: Uint8Array | undefined;
+      try {
+        bytes = this.source.blob(ref);
+      } catch (error) {
+        return { ok: false, code: 'object_corrupt', message: `blob ${ref} cannot be read: ${(error as Error).message}` };
+      }
+      if (bytes === undefined) return { ok: false, code: 'object_missing', message: `object ${ref} is missing` };
+      return sha256Bytes(bytes) === ref ? { ok: true } : { ok: false, code: 'object_corrupt', message: `blob ${ref} does not match its digest` };
+    }
+    const parsed = StoredObject.safeParse(raw);
+    if (!parsed.success || fastDigestOf(parsed.data) !== ref) return { ok: false, code: 'object_corrupt', message: `object ${ref} does not match its digest` };
+    const schema = this.kinds[parsed.data.kind];
+    const body = schema?.safeParse(parsed.data.body);
+    if (!body?.success) return { ok: false, code: 'object_corrupt', message: `object ${ref} is not a valid ${parsed.data.kind}` };
+    return parsed.data.kind === 'task-spec' ? { ok: true, kind: 'task-spec', body: body.data } : { ok: true };
+  }
+}
+
+function sameDisposition(taken: { admitted: boolean; code?: string }, recorded: { admitted: boolean; code?: string }): boolean {
+  return taken.admitted === recorded.admitted && taken.code === recorded.code;
+}
+
+function issueAt(error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> }): string {
+  const issue = error.issues[0];
+  return `${issue?.path.map(String).join('.')}: ${issue?.message}`;
+}
+
+/** Findings for request/evidence identities claimed by more than one Task (events and index). */
+export function identityFindings(requestOwners: Map<string, Set<string>>, indexEntries: (kind: 'request' | 'evidence') => Iterable<{ key: string; taskId: string }>): Finding[] {
+  const findings: Finding[] = [];
+  for (const [id, owners] of requestOwners) if (owners.size > 1) findings.push(identityFinding('request', id, owners));
+  for (const kind of ['request', 'evidence'] as const) {
+    const indexed = new Map<string, Set<string>>();
+    for (const { key, taskId } of indexEntries(kind)) (indexed.get(key) ?? indexed.set(key, new Set()).get(key)!).add(taskId);
+    for (const [key, owners] of indexed) {
+      if (owners.size > 1 && !(kind === 'request' && (requestOwners.get(key)?.size ?? 0) > 1)) findings.push(identityFinding(kind, key, owners));
+    }
+  }
+  return findings;
+}
+
+function identityFinding(kind: string, key: string, owners: Set<string>): Finding {
+  const list = [...owners].sort();
+  return { code: 'identity_conflict', taskId: list.join(','), object: `${kind} ${key}`, message: `${kind} ${key} is claimed by tasks ${list.join(', ')}` };
+}

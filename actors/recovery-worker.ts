@@ -1,0 +1,48 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { EventStore } from '../store/index.js';
+import { OBJECT_KINDS } from './object-kinds.js';
+import { RecoveryWorkerInput, type RecoveryWorkerMessage, type WireTask } from './recovery-protocol.js';
+import { lmdbVerifySource } from './recovery-source.js';
+import { RecoveryVerifier } from './recovery-verify.js';
+import { verifyStore } from './recovery.js';
+
+/**
+ * Worker thread of `rebuildParallel`: verifies the Tasks of one id range from its own read-only
+ * handle on the state root and streams the rebuilt Tasks back in chunks (plain data: persisted
+ * snapshots, not live actors). Anything that stops it from running is sent as a `failed`
+ * message; findings are data in the `done` message.
+ */
+async function run(): Promise<void> {
+  const port = parentPort!;
+  const post = (message: RecoveryWorkerMessage) => port.postMessage(message);
+  let store: EventStore | undefined;
+  try {
+    const input = RecoveryWorkerInput.parse(workerData);
+    store = EventStore.open({ root: input.root, kinds: OBJECT_KINDS, readOnly: true });
+    const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS);
+    let chunk: WireTask[] = [];
+    verifyStore(store, verifier, { ...(input.from !== undefined ? { from: input.from } : {}), ...(input.to !== undefined ? { to: input.to } : {}) }, false, (task) => {
+      const wire: WireTask = { taskId: task.taskId, revision: task.revision, headDigest: task.headDigest, persisted: task.persisted };
+      if (task.spec !== undefined) wire.spec = task.spec as WireTask['spec'];
+      chunk.push(wire);
+      if (chunk.length >= input.chunk) {
+        post({ type: 'tasks', tasks: chunk });
+        chunk = [];
+      }
+    });
+    if (chunk.length > 0) post({ type: 'tasks', tasks: chunk });
+    post({
+      type: 'done',
+      findings: verifier.findings,
+      events: verifier.events,
+      objects: verifier.objectCount,
+      requests: [...verifier.requestOwners].map(([id, owners]) => [id, [...owners]]),
+    });
+  } catch (error) {
+    post({ type: 'failed', message: (error as Error).stack ?? String(error) });
+  } finally {
+    await store?.close();
+  }
+}
+
+void run();

@@ -1,0 +1,143 @@
+// Scenario: admission — admitted transitions per second with durable commits, for 1, 16 and 256
+// concurrently active Tasks. Each Task loops through the Host's real cycle (Assignment from
+// outside through `Supervisor.send`; Context compile, dispatch intent, acknowledgement, run
+// observation with artifact evidence and settle as Host events), one transition at a time per
+// Task (its mailbox), all Tasks at once. Every send resolves only after its commit is durable.
+//
+// Three rows per concurrency: the supervisor on LMDB; the kernel (TaskActor) on LMDB; the same
+// kernel on the SQLite peer (WAL, synchronous FULL, appends of one tick in one transaction).
+// tinybench, 3 timed runs per row, each on a fresh state root prepared outside the timed window.
+//
+//   node dist/bench/admission.bench.js [--quick]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { initialTransition } from 'xstate';
+import { systemClock } from '../actors/clock.js';
+import { OBJECT_KINDS } from '../actors/object-kinds.js';
+import { createSupervisor, type Supervisor } from '../actors/supervisor.js';
+import { TaskActor, type SendResult } from '../actors/task-actor.js';
+import { taskMachine, type TaskContext } from '../machines/index.js';
+import { EventStore } from '../store/index.js';
+import type { BenchContext, BenchRow } from './results-model.js';
+import { SqlitePeerStore, asKernelStore } from './sqlite-peer-store.js';
+import { seededRandom, timeIt } from './util.js';
+import { BENCH_SPEC, benchTaskId, materialize, type Step, type StepKind } from './workload.js';
+
+const CYCLE: StepKind[] = ['assign', 'compile', 'intend', 'ack', 'observe', 'settle'];
+
+interface Driven {
+  taskId: string;
+  context(): TaskContext;
+  send(step: Step): Promise<SendResult>;
+}
+
+/** Runs `cycles` Host cycles on every Task concurrently; resolves with the number of admitted transitions. */
+async function drive(tasks: Driven[], cycles: number): Promise<number> {
+  let admitted = 0;
+  await Promise.all(
+    tasks.map(async (task, i) => {
+      const random = seededRandom(9_973 + i);
+      for (let c = 0; c < cycles; c++) {
+        for (const kind of CYCLE) {
+          const result = await task.send(materialize(kind, task.taskId, task.context(), random));
+          if (!result.admitted) throw new Error(`admission: ${task.taskId} ${kind} refused ${JSON.stringify(result)}`);
+          admitted++;
+        }
+      }
+    }),
+  );
+  return admitted;
+}
+
+type Target = 'supervisor' | 'kernel-lmdb' | 'kernel-sqlite';
+
+interface Prepared {
+  tasks: Driven[];
+  close(): Promise<void>;
+}
+
+async function prepare(target: Target, count: number): Promise<Prepared> {
+  const dir = mkdtempSync(join(tmpdir(), 'ordivon-bench-admission-'));
+  const clean = () => rmSync(dir, { recursive: true, force: true });
+  if (target === 'supervisor') {
+    const sup: Supervisor = createSupervisor({ state: dir, purpose: 'bench admission' });
+    await sup.start();
+    const tasks: Driven[] = [];
+    for (let i = 0; i < count; i++) {
+      const taskId = benchTaskId(i);
+      await sup.createTask(BENCH_SPEC(taskId));
+      const actor = sup.taskActor(taskId)!;
+      tasks.push({
+        taskId,
+        context: () => actor.context,
+        send: (step) => (step.origin === 'external' ? sup.send(taskId, step.event) : actor.send(step.event, 'host', step.attachments)),
+      });
+    }
+    return { tasks, close: async () => (await sup.stop(), clean()) };
+  }
+  const lmdb = target === 'kernel-lmdb' ? EventStore.open({ root: dir, kinds: OBJECT_KINDS, purpose: 'bench admission' }) : undefined;
+  const peer = target === 'kernel-sqlite' ? SqlitePeerStore.open(join(dir, 'peer.sqlite')) : undefined;
+  const store = lmdb ?? asKernelStore(peer!);
+  const [initial] = initialTransition(taskMachine);
+  const actors = Array.from({ length: count }, (_, i) => new TaskActor(benchTaskId(i), initial, 0, store, systemClock, () => {}));
+  const tasks: Driven[] = actors.map((actor) => ({ taskId: actor.taskId, context: () => actor.context, send: (step) => actor.send(step.event, step.origin, step.attachments) }));
+  await Promise.all(tasks.map((t) => t.send(materialize('created', t.taskId, t.context(), seededRandom(1)))));
+  return {
+    tasks,
+    close: async () => {
+      for (const actor of actors) actor.stop();
+      await lmdb?.close();
+      peer?.close();
+      clean();
+    },
+  };
+}
+
+const LABEL: Record<Target, string> = {
+  supervisor: 'admission: Supervisor.send / Host events, LMDB',
+  'kernel-lmdb': 'admission: kernel (TaskActor), LMDB',
+  'kernel-sqlite': 'admission: kernel (TaskActor), SQLite peer',
+};
+
+export async function runAdmissionBench(ctx: BenchContext): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  for (const concurrency of [1, 16, 256]) {
+    // About the same number of transitions per run at every concurrency.
+    const cycles = Math.max(2, Math.round((ctx.quick ? 600 : 3_000) / (concurrency * CYCLE.length)));
+    for (const target of ['supervisor', 'kernel-lmdb', 'kernel-sqlite'] as const) {
+      let prepared: Prepared | undefined;
+      let admitted = 0;
+      const t = await timeIt(
+        `${target} ${concurrency}`,
+        async () => {
+          const started = performance.now();
+          admitted = await drive(prepared!.tasks, cycles);
+          return performance.now() - started;
+        },
+        {
+          iterations: ctx.quick ? 2 : 3,
+          prepare: async () => void (prepared = await prepare(target, concurrency)),
+          cleanup: async () => void (await prepared?.close()),
+        },
+      );
+      rows.push({
+        scenario: 'admission',
+        name: LABEL[target],
+        tasks: concurrency,
+        ...t,
+        rate: admitted / (t.medianMs / 1000),
+        rateUnit: 'transitions/s',
+        detail: { concurrency, transitions: admitted, durable: true },
+      });
+      ctx.log(`admission: ${target} × ${concurrency}: ${(admitted / (t.medianMs / 1000)).toFixed(0)} transitions/s`);
+    }
+  }
+  return rows;
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const rows = await runAdmissionBench({ quick: process.argv.includes('--quick'), log: (l) => console.error(l) });
+  console.table(rows.map((r) => ({ name: r.name, tasks: r.tasks, rate: r.rate?.toFixed(0), medianMs: r.medianMs.toFixed(0) })));
+}

@@ -1,0 +1,56 @@
+// Scenario: checkpointed start — supervisor boot to `serving` with `recovery: 'checkpoint'` for
+// the same number of Tasks carrying 10× more history (10,000 Tasks × 10 and × 100 events), and
+// with a 5-event tail per Task after its checkpoint (a crash after checkpoints were last written).
+// Cost should follow the number of Tasks, not the history.
+//
+// tinybench, 5 timed runs per row after an untimed tinybench warm-up run and an untimed boot that
+// checkpoints any Task lacking a current checkpoint.
+// For the tail row each run first rewinds every checkpoint by 5 events (not timed); the timed
+// boot verifies and replays the tails and writes fresh checkpoints.
+//
+//   node dist/bench/checkpoint.bench.js [--quick]
+import { pathToFileURL } from 'node:url';
+import { rewindCheckpoints } from './checkpoint-rewind.js';
+import { generateRoot } from './generate.js';
+import { progress, timedBoot } from './recovery.bench.js';
+import type { BenchContext, BenchRow, Size } from './results-model.js';
+import { timeIt } from './util.js';
+
+export async function runCheckpointBench(ctx: BenchContext & { tasks?: number }): Promise<BenchRow[]> {
+  const tasks = ctx.tasks ?? (ctx.quick ? 200 : 10_000);
+  const sizes: Size[] = [
+    { tasks, events: 10 },
+    { tasks, events: 100 },
+  ];
+  const rows: BenchRow[] = [];
+  const iterations = ctx.quick ? 3 : 5;
+  for (const size of sizes) {
+    const events = size.tasks * size.events;
+    const { root } = await generateRoot({ ...size, onProgress: progress(ctx, 'lmdb', events) });
+    ctx.log(`checkpoint: ${size.tasks.toLocaleString()} Tasks × ${size.events} events`);
+    // Warm-up (untimed): a Task without a current checkpoint is verified in full and checkpointed.
+    await timedBoot(root, 'checkpoint');
+    const t = await timeIt('checkpointed boot', () => timedBoot(root, 'checkpoint'), { iterations, warmup: true });
+    rows.push({ scenario: 'checkpoint', name: 'checkpointed start: boot → serving, checkpoints at head', tasks: size.tasks, events, ...t, rate: size.tasks / (t.medianMs / 1000), rateUnit: 'Tasks/s' });
+    if (size.events === 10) {
+      const lag = 5;
+      const tail = await timeIt('checkpointed boot with tails', () => timedBoot(root, 'checkpoint'), { iterations, prepare: async () => void (await rewindCheckpoints(root, lag)) });
+      rows.push({
+        scenario: 'checkpoint',
+        name: `checkpointed start: boot → serving, ${lag}-event tail per Task replayed`,
+        tasks: size.tasks,
+        events,
+        ...tail,
+        rate: size.tasks / (tail.medianMs / 1000),
+        rateUnit: 'Tasks/s',
+        detail: { tailEvents: size.tasks * lag },
+      });
+    }
+  }
+  return rows;
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const rows = await runCheckpointBench({ quick: process.argv.includes('--quick'), log: (l) => console.error(l) });
+  console.table(rows.map((r) => ({ name: r.name, tasks: r.tasks, events: r.events, medianMs: r.medianMs.toFixed(0) })));
+}

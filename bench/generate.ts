@@ -1,0 +1,189 @@
+// Long-history generator: writes N Tasks × M events through the real kernel (TaskActor → zod
+// input → statechart → revision-CAS append with objects, blobs, identity claims and projection).
+//
+//   node dist/bench/generate.js --tasks 10000 --events 100 [--target lmdb|sqlite] [--fresh]
+//
+// Speed: events are written in rounds — round r sends event r of every Task — and up to
+// WAVE Tasks' sends are issued in the same tick without awaiting each other. lmdb-js queues
+// their child transactions into one write transaction and one sync, so a wave costs one
+// durable commit instead of thousands (the SQLite peer groups a tick's appends the same way).
+// Interleaved arrival is also what a busy Host produces, so the B-tree has a realistic shape.
+//
+// Generated roots are cached under ORDIVON_BENCH_CACHE (default <tmpdir>/ordivon-bench-cache),
+// keyed by target, size, seed and workload version; a root is used only once complete.
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { open } from 'lmdb';
+import { initialTransition } from 'xstate';
+import { z } from 'zod';
+import { coverFreeTailPages, type LmdbStats } from '../actors/checkpoint-store.js';
+import { manualClock } from '../actors/clock.js';
+import { OBJECT_KINDS } from '../actors/object-kinds.js';
+import { TaskActor } from '../actors/task-actor.js';
+import { taskMachine } from '../machines/index.js';
+import { EventStore } from '../store/index.js';
+import { SqlitePeerStore, asKernelStore } from './sqlite-peer-store.js';
+import { argValue, seededRandom } from './util.js';
+import { benchTaskId, materialize, planTask, type StepKind } from './workload.js';
+
+/** Bump when the workload's shape changes, so cached roots of the old shape are not reused. */
+export const WORKLOAD_VERSION = 1;
+const WAVE = 10_000;
+
+export type Target = 'lmdb' | 'sqlite';
+
+export interface GenerateOptions {
+  tasks: number;
+  /** Events per Task. */
+  events: number;
+  seed?: number;
+  target?: Target;
+  /** Cache directory; default ORDIVON_BENCH_CACHE or <tmpdir>/ordivon-bench-cache. */
+  cacheDir?: string;
+  /** Regenerate even when a complete cached root exists. */
+  fresh?: boolean;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface GeneratedRoot {
+  /** The state root (lmdb) or the directory holding `peer.sqlite` (sqlite). */
+  root: string;
+  target: Target;
+  tasks: number;
+  events: number;
+  seed: number;
+  cached: boolean;
+  generateMs: number;
+}
+
+const Marker = z.object({ workloadVersion: z.number(), tasks: z.number(), events: z.number(), seed: z.number(), generateMs: z.number() });
+
+export function cacheDirectory(explicit?: string): string {
+  return explicit ?? process.env.ORDIVON_BENCH_CACHE ?? join(tmpdir(), 'ordivon-bench-cache');
+}
+
+/** Returns a complete generated root for the parameters, generating it unless cached. */
+export async function generateRoot(options: GenerateOptions): Promise<GeneratedRoot> {
+  const target = options.target ?? 'lmdb';
+  const seed = options.seed ?? 7;
+  const { tasks, events } = options;
+  if (!Number.isInteger(tasks) || tasks < 1 || !Number.isInteger(events) || events < 1) throw new Error(`tasks and events must be positive integers (got ${tasks} × ${events})`);
+  const cache = cacheDirectory(options.cacheDir);
+  const root = join(cache, `${target}-t${tasks}-e${events}-s${seed}-w${WORKLOAD_VERSION}`);
+  const markerPath = join(root, 'generated.json');
+  if (!options.fresh && existsSync(markerPath)) {
+    const marker = Marker.safeParse(JSON.parse(readFileSync(markerPath, 'utf8')));
+    if (marker.success && marker.data.workloadVersion === WORKLOAD_VERSION) {
+      return { root, target, tasks, events, seed, cached: true, generateMs: marker.data.generateMs };
+    }
+  }
+  const partial = `${root}.partial-${process.pid}`;
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true });
+  const started = performance.now();
+  try {
+    if (target === 'lmdb') {
+      const store = EventStore.open({ root: partial, kinds: OBJECT_KINDS, purpose: 'bench generator' });
+      try {
+        await writeWorkload(store, tasks, events, seed, options.onProgress);
+      } finally {
+        await store.close();
+      }
+      await padDataFile(partial);
+    } else {
+      const store = SqlitePeerStore.open(join(partial, 'peer.sqlite'));
+      try {
+        await writeWorkload(asKernelStore(store), tasks, events, seed, options.onProgress);
+      } finally {
+        store.close();
+      }
+    }
+  } catch (error) {
+    rmSync(partial, { recursive: true, force: true });
+    throw error;
+  }
+  const generateMs = performance.now() - started;
+  writeFileSync(join(partial, 'generated.json'), JSON.stringify({ workloadVersion: WORKLOAD_VERSION, tasks, events, seed, generateMs }));
+  rmSync(root, { recursive: true, force: true });
+  renameSync(partial, root);
+  return { root, target, tasks, events, seed, cached: false, generateMs };
+}
+
+/** See `coverFreeTailPages`: large batches can leave never-written free pages past the end of data.mdb. */
+export async function padDataFile(root: string): Promise<void> {
+  const env = open({ path: join(root, 'lmdb'), maxDbs: 16, readOnly: true });
+  try {
+    coverFreeTailPages(join(root, 'lmdb', 'data.mdb'), env.getStats() as LmdbStats);
+  } finally {
+    await env.close();
+  }
+}
+
+const EXPECTED: Partial<Record<StepKind, string>> = { proposeStale: 'stale_assignment', proposeMissing: 'missing_artifact' };
+
+/**
+ * Drives `tasks` kernels through their planned walks, round by round, through the real TaskActor.
+ * Fails if the kernel takes any event otherwise than planned (a workload bug, not a store one).
+ */
+export async function writeWorkload(store: EventStore, tasks: number, events: number, seed: number, onProgress?: (done: number, total: number) => void): Promise<void> {
+  const clock = manualClock(Date.UTC(2026, 0, 1));
+  const [initial] = initialTransition(taskMachine);
+  const actors: TaskActor[] = [];
+  const plans: StepKind[][] = [];
+  const randoms: Array<() => number> = [];
+  for (let i = 0; i < tasks; i++) {
+    const taskId = benchTaskId(i);
+    actors.push(new TaskActor(taskId, initial, 0, store, clock, () => {}));
+    plans.push(planTask(i, events, seed));
+    randoms.push(seededRandom(seed * 7_919 + i * 104_729 + 1));
+  }
+  try {
+    for (let round = 0; round < events; round++) {
+      clock.advance(1_000);
+      for (let start = 0; start < tasks; start += WAVE) {
+        const sends: Array<Promise<void>> = [];
+        for (let i = start; i < Math.min(tasks, start + WAVE); i++) {
+          const kind = plans[i]![round];
+          if (kind === undefined) continue;
+          const actor = actors[i]!;
+          const step = materialize(kind, actor.taskId, actor.context, randoms[i]!);
+          sends.push(
+            actor.send(step.event, step.origin, step.attachments).then((result) => {
+              const expected = EXPECTED[kind];
+              if (!result.written || (expected ? result.code !== expected : !result.admitted)) {
+                throw new Error(`workload: ${actor.taskId} round ${round} ${kind} was taken ${JSON.stringify(result)}`);
+              }
+            }),
+          );
+        }
+        await Promise.all(sends);
+      }
+      onProgress?.((round + 1) * tasks, events * tasks);
+    }
+  } finally {
+    for (const actor of actors) actor.stop();
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const argv = process.argv.slice(2);
+  const tasks = Number(argValue(argv, 'tasks') ?? 10_000);
+  const events = Number(argValue(argv, 'events') ?? 100);
+  const target = (argValue(argv, 'target') ?? 'lmdb') as Target;
+  let last = 0;
+  const result = await generateRoot({
+    tasks,
+    events,
+    target,
+    fresh: argv.includes('--fresh'),
+    onProgress: (done, total) => {
+      if (performance.now() - last > 5_000) {
+        last = performance.now();
+        console.error(`  ${target}: ${done.toLocaleString()} / ${total.toLocaleString()} events`);
+      }
+    },
+  });
+  console.log(JSON.stringify(result));
+}

@@ -1,0 +1,17 @@
+/** The benchmark suite (issue 7): generator, scenarios, SQLite peer and runner helpers. */
+export { generateRoot, writeWorkload, cacheDirectory, WORKLOAD_VERSION, type GenerateOptions, type GeneratedRoot, type Target } from './generate.js';
+export { planTask, materialize, benchTaskId, BENCH_SPEC, type Step, type StepKind } from './workload.js';
+export { SqlitePeerStore, asKernelStore, type KernelStore } from './sqlite-peer-store.js';
+export { rebuildPeer, rebuildPeerParallel } from './sqlite-peer-recovery.js';
+export { runRecoveryBench, timedBoot, timedRebuild } from './recovery.bench.js';
+export { runFloorBench, scanFloor } from './floor.bench.js';
+export { runCheckpointBench } from './checkpoint.bench.js';
+export { rewindCheckpoints } from './checkpoint-rewind.js';
+export { runAdmissionBench } from './admission.bench.js';
+export { runPeerBench, peerBoot, peerFloor } from './peer.bench.js';
+export { runReconciliationHook } from './reconciliation-hook.js';
+export { baselineRebuildAll } from './baseline-rebuild.js';
+export { headline, type Headline } from './headline.js';
+export { recoveryPlot, type Series } from './plot.js';
+export { seededRandom, randomHex, timeIt, machine, type Timing } from './util.js';
+export type { BenchRow, BenchContext, Size } from './results-model.js';

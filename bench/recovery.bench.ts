@@ -1,0 +1,89 @@
+// Scenario: verified recovery — supervisor boot to `serving` on a generated long history, with
+// every check (digest chain, object digests and schemas, replay of every event through the Task
+// statechart with its recorded disposition, projection comparison, identity). Also times the
+// rebuild alone, on worker threads and on one thread, and the core commit's rebuildAll
+// ("before"), all on the same root in the same run.
+//
+// tinybench, `iterations` timed runs per row after one untimed warm-up boot (page cache warm;
+// the warm-up also writes the root's checkpoints once). Defaults: 3 runs up to 100k events and
+// 2 runs at 1M; "before" runs once above 100k events (it takes minutes).
+//
+//   node dist/bench/recovery.bench.js [--quick]
+import { pathToFileURL } from 'node:url';
+import { OBJECT_KINDS } from '../actors/object-kinds.js';
+import { rebuildParallel } from '../actors/recovery-parallel.js';
+import { rebuildAll } from '../actors/recovery.js';
+import { createSupervisor } from '../actors/supervisor.js';
+import { EventStore } from '../store/index.js';
+import { baselineRebuildAll } from './baseline-rebuild.js';
+import { generateRoot } from './generate.js';
+import { FULL_SIZES, QUICK_SIZES, type BenchContext, type BenchRow, type Size } from './results-model.js';
+import { timeIt } from './util.js';
+
+/** Boots a supervisor on `root` and resolves with the milliseconds to `serving` (stop is not timed). */
+export async function timedBoot(root: string, recovery: 'full' | 'checkpoint'): Promise<number> {
+  const sup = createSupervisor({ state: root, recovery, purpose: 'bench' });
+  const started = performance.now();
+  await sup.start();
+  const ms = performance.now() - started;
+  await sup.stop();
+  return ms;
+}
+
+/** Opens the root read-only, runs `fn`, closes; resolves with the milliseconds `fn` took (open and close not timed). */
+export async function timedRebuild(root: string, fn: (store: EventStore) => Promise<{ findings: unknown[] }> | { findings: unknown[] }): Promise<number> {
+  const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
+  try {
+    const started = performance.now();
+    const report = await fn(store);
+    const ms = performance.now() - started;
+    if (report.findings.length > 0) throw new Error(`generated root ${root} is not healthy: ${JSON.stringify(report.findings.slice(0, 3))}`);
+    return ms;
+  } finally {
+    await store.close();
+  }
+}
+
+export async function runRecoveryBench(ctx: BenchContext & { sizes?: Size[]; baseline?: boolean }): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  for (const size of ctx.sizes ?? (ctx.quick ? QUICK_SIZES : FULL_SIZES)) {
+    const events = size.tasks * size.events;
+    const generated = await generateRoot({ ...size, onProgress: progress(ctx, 'lmdb', events) });
+    const root = generated.root;
+    const iterations = ctx.quick ? 2 : events >= 1_000_000 ? 2 : 3;
+    ctx.log(`recovery: ${events.toLocaleString()} events (${generated.cached ? 'cached' : `generated in ${(generated.generateMs / 1000).toFixed(0)} s`})`);
+    await timedBoot(root, 'full'); // warm-up: page cache, JIT, checkpoints
+    const row = (name: string, t: { medianMs: number; minMs: number; maxMs: number; iterations: number }, detail?: BenchRow['detail']): BenchRow => ({
+      scenario: 'recovery',
+      name,
+      tasks: size.tasks,
+      events,
+      ...t,
+      rate: events / (t.medianMs / 1000),
+      rateUnit: 'events/s',
+      ...(detail ? { detail } : {}),
+    });
+    rows.push(row('verified recovery: supervisor boot → serving (full checks)', await timeIt('boot', () => timedBoot(root, 'full'), { iterations })));
+    rows.push(row('rebuild only, worker threads (rebuildParallel)', await timeIt('parallel', () => timedRebuild(root, (store) => rebuildParallel(store)), { iterations })));
+    rows.push(row('rebuild only, one thread (rebuildAll)', await timeIt('in-thread', () => timedRebuild(root, rebuildAll), { iterations: events >= 1_000_000 ? 1 : iterations })));
+    if (ctx.baseline !== false) {
+      rows.push(row('before: rebuildAll of the core commit (one thread)', await timeIt('baseline', () => timedRebuild(root, baselineRebuildAll), { iterations: events > 100_000 ? 1 : iterations })));
+    }
+  }
+  return rows;
+}
+
+export function progress(ctx: BenchContext, target: string, total: number): (done: number) => void {
+  let last = performance.now();
+  return (done) => {
+    if (performance.now() - last > 10_000) {
+      last = performance.now();
+      ctx.log(`  generating ${target}: ${done.toLocaleString()} / ${total.toLocaleString()} events`);
+    }
+  };
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const rows = await runRecoveryBench({ quick: process.argv.includes('--quick'), log: (l) => console.error(l) });
+  console.table(rows.map((r) => ({ name: r.name, events: r.events, medianMs: r.medianMs.toFixed(0), iterations: r.iterations })));
+}

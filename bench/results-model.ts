@@ -1,0 +1,37 @@
+/** One measured figure of a scenario, as printed in the table and written to the results JSON. */
+export interface BenchRow {
+  scenario: 'recovery' | 'floor' | 'checkpoint' | 'admission' | 'reconciliation' | 'peer';
+  /** What exactly was timed. */
+  name: string;
+  tasks?: number;
+  /** History length in events (Tasks × events per Task). */
+  events?: number;
+  medianMs: number;
+  minMs?: number;
+  maxMs?: number;
+  iterations: number;
+  /** A rate derived from the median, when the scenario is about throughput. */
+  rate?: number;
+  rateUnit?: string;
+  /** Extra facts (counts, concurrency, jobs). */
+  detail?: Record<string, number | string | boolean>;
+}
+
+export interface BenchContext {
+  quick: boolean;
+  /** Progress lines go here (stderr); results are returned, not printed. */
+  log: (line: string) => void;
+}
+
+/** Recovery-curve sizes: Tasks × events per Task. */
+export interface Size {
+  tasks: number;
+  events: number;
+}
+
+export const FULL_SIZES: Size[] = [
+  { tasks: 100, events: 100 },
+  { tasks: 1_000, events: 100 },
+  { tasks: 10_000, events: 100 },
+];
+export const QUICK_SIZES: Size[] = [{ tasks: 100, events: 100 }];

@@ -1,0 +1,122 @@
+// The benchmark runner (`npm run bench [-- --quick]`): runs every scenario in one process, prints
+// one table and the headline ratios against issue 7's goals, and writes
+// bench/results/<date>.json and bench/results/recovery-<date>.svg (recovery time against history
+// length for verified recovery, the floors and the SQLite peer).
+//
+// Options: --quick (small sizes, < 2 minutes), --only recovery,floor,peer,checkpoint,admission,
+// reconciliation, --sizes 100x100,1000x100, --no-baseline (skip the core commit's rebuildAll),
+// --out DIR. Generated histories are cached (see generate.ts).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runAdmissionBench } from './admission.bench.js';
+import { runCheckpointBench } from './checkpoint.bench.js';
+import { runFloorBench } from './floor.bench.js';
+import { headline, type Headline } from './headline.js';
+import { runPeerBench } from './peer.bench.js';
+import { recoveryPlot } from './plot.js';
+import { runReconciliationHook } from './reconciliation-hook.js';
+import { runRecoveryBench } from './recovery.bench.js';
+import type { BenchContext, BenchRow, Size } from './results-model.js';
+import { argValue, formatMs, machine } from './util.js';
+
+const SCENARIOS = ['recovery', 'floor', 'peer', 'checkpoint', 'admission', 'reconciliation'] as const;
+
+function parseSizes(text: string | undefined): Size[] | undefined {
+  if (!text) return undefined;
+  return text.split(',').map((part) => {
+    const [tasks, events] = part.split('x').map(Number);
+    if (!Number.isInteger(tasks) || !Number.isInteger(events) || tasks! < 1 || events! < 1) throw new Error(`--sizes: "${part}" is not TASKSxEVENTS`);
+    return { tasks: tasks!, events: events! };
+  });
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const quick = argv.includes('--quick');
+  const only = new Set((argValue(argv, 'only') ?? SCENARIOS.join(',')).split(','));
+  for (const name of only) if (!(SCENARIOS as readonly string[]).includes(name)) throw new Error(`--only: unknown scenario ${name}`);
+  const sizes = parseSizes(argValue(argv, 'sizes'));
+  const outDir = argValue(argv, 'out') ?? fileURLToPath(new URL('../../bench/results/', import.meta.url));
+  const ctx: BenchContext = { quick, log: (line) => console.error(`[bench ${((performance.now() - started) / 1000).toFixed(0)}s] ${line}`) };
+  const started = performance.now();
+  const loadBefore = loadavg();
+  const rows: BenchRow[] = [];
+  const notes: string[] = [];
+  const run = async (name: (typeof SCENARIOS)[number], fn: () => Promise<BenchRow[]>) => {
+    if (!only.has(name)) return;
+    ctx.log(`${name} …`);
+    rows.push(...(await fn()));
+  };
+  await run('recovery', () => runRecoveryBench({ ...ctx, ...(sizes ? { sizes } : {}), baseline: !argv.includes('--no-baseline') }));
+  await run('floor', () => runFloorBench({ ...ctx, ...(sizes ? { sizes } : {}) }));
+  await run('peer', () => runPeerBench({ ...ctx, ...(sizes ? { sizes } : {}) }));
+  await run('checkpoint', () => runCheckpointBench(ctx));
+  await run('admission', () => runAdmissionBench(ctx));
+  await run('reconciliation', async () => {
+    const result = await runReconciliationHook(ctx);
+    if (result.note) notes.push(result.note);
+    return result.rows;
+  });
+
+  const heads = headline(rows);
+  const when = new Date();
+  const stamp = when.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
+  const result = {
+    date: when.toISOString(),
+    quick,
+    machine: { ...machine(), loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
+    durationS: Math.round((performance.now() - started) / 1000),
+    headline: heads,
+    notes,
+    rows,
+  };
+  mkdirSync(outDir, { recursive: true });
+  const jsonPath = join(outDir, `${stamp}.json`);
+  writeFileSync(jsonPath, JSON.stringify(result, null, 2) + '\n');
+  const svgPath = join(outDir, `recovery-${stamp}.svg`);
+  writeFileSync(svgPath, plot(rows, result.machine));
+  console.log(table(rows));
+  console.log('\n' + headlineText(heads));
+  for (const note of notes) console.log(`note: ${note}`);
+  const m = result.machine;
+  console.log(`\nmachine: ${m.cpus} × ${m.model}, ${m.memoryGiB} GiB, Node ${m.node}; load average before ${m.loadAverageBefore.map((l) => l.toFixed(1)).join(' ')}, after ${m.loadAverageAfter.map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(`wrote ${jsonPath}\nwrote ${svgPath}`);
+  return 0;
+}
+
+function table(rows: BenchRow[]): string {
+  const lines = rows.map((r) => [
+    r.scenario,
+    r.name,
+    r.tasks === undefined ? '' : r.tasks.toLocaleString('en-US'),
+    r.events === undefined ? '' : r.events.toLocaleString('en-US'),
+    formatMs(r.medianMs),
+    r.minMs === undefined ? '' : `${formatMs(r.minMs)} – ${formatMs(r.maxMs ?? r.minMs)}`,
+    String(r.iterations),
+    r.rate === undefined ? '' : `${Math.round(r.rate).toLocaleString('en-US')} ${r.rateUnit ?? ''}`,
+  ]);
+  const header = ['scenario', 'what', 'tasks', 'events', 'median', 'range', 'runs', 'rate'];
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const fmt = (cells: string[]) => cells.map((c, i) => (i >= 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ');
+  return [fmt(header), widths.map((w) => '-'.repeat(w)).join('  '), ...lines.map(fmt)].join('\n');
+}
+
+function headlineText(heads: Headline[]): string {
+  return ['headline (ratios from this run):', ...heads.map((h) => `  ${h.met === undefined ? '·' : h.met ? '✓' : '✗'} ${h.text}`)].join('\n');
+}
+
+function plot(rows: BenchRow[], m: ReturnType<typeof machine>): string {
+  const pick = (scenario: BenchRow['scenario'], name: string) => rows.filter((r) => r.scenario === scenario && r.name === name && r.events).map((r) => ({ x: r.events!, y: r.medianMs / 1000 }));
+  return recoveryPlot('Ordivon Host: recovery time vs history length', `${m.cpus} × ${m.model}, Node ${m.node}; medians; 100 events per Task`, [
+    { name: 'verified recovery (boot → serving)', color: '#1f6feb', points: pick('recovery', 'verified recovery: supervisor boot → serving (full checks)') },
+    { name: 'SQLite peer (same checks)', color: '#d1242f', points: pick('peer', 'peer: SQLite verified recovery → live Tasks, worker threads') },
+    { name: 'before (core commit)', color: '#8250df', dashed: true, points: pick('recovery', 'before: rebuildAll of the core commit (one thread)') },
+    { name: 'floor: all bytes read', color: '#1a7f37', points: pick('floor', 'floor: open + scan + decode everything recovery reads') },
+    { name: 'floor: events only', color: '#57ab5a', dashed: true, points: pick('floor', 'floor: open + scan + decode events') },
+  ]);
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  process.exitCode = await main(process.argv.slice(2));
+}

@@ -1,0 +1,189 @@
+import * as acp from '@agentclientprotocol/sdk';
+import { describeThrown, driverFailure, invalidInputFailure } from '../failures.js';
+import { DriverRunInput, type DriverFailureKind, type DriverResult, type HarnessRunReceipt } from '../receipt.js';
+import { AgentProcess, type ShutdownReport } from './agent-process.js';
+import { buildReceipt } from './acp-receipt.js';
+import { AcpRunError } from './errors.js';
+import { pickPermission } from './permission.js';
+import { WireLedger, type WireObserver } from './wire-ledger.js';
+import { within } from './within.js';
+import { readWorkspaceText, writeWorkspaceText, type FsRefusal } from './workspace-fs.js';
+
+/** In-process extras that do not cross the pool boundary (the pool calls `runAcp(input, signal)`). */
+export interface AcpRunOptions {
+  /** Sees every raw line in both directions, e.g. for a wire log or a test's evidence. */
+  onWire?: WireObserver;
+}
+
+const CLIENT_INFO = { name: 'ordivon-host', version: '0.1.0' };
+
+type Settled = { tag: 'answered' } | { tag: 'failed'; error: unknown; stage: string };
+type First = Settled | { tag: 'stopped'; reason: 'timeout' | 'aborted' } | { tag: 'exited' };
+
+/**
+ * Runs one ACP turn: `initialize` → `session/new` → `session/prompt`, serving confined
+ * `fs/read_text_file` / `fs/write_text_file` and answering permissions from `input.policy`
+ * (no terminal capability is advertised). The receipt is built from the raw ndjson stream.
+ * `ok: true` means the protocol run finished (any stop reason), not that the task is done;
+ * missing artifacts are still `ok: true`. The agent gets exactly `input.env`, nothing inherited.
+ *
+ * Failure semantics: never throws. On timeout or abort it sends `session/cancel`, waits up to
+ * `graceMs` for the prompt to resolve, then kills the whole process group: `timeout` / `aborted`
+ * with what was observed (stop reason `cancelled` if the agent answered, else `timeout` /
+ * `aborted`). An agent that exits before answering gives `process_exited`; a JSON-RPC error
+ * from it gives `provider_error`; a wrong protocol version or a connection closed by a live
+ * agent gives `protocol_error`. After every answer the agent's stdin is closed, it gets
+ * `graceMs` to exit, then SIGTERM, then SIGKILL; when the promise resolves the group is gone
+ * (or `detail` says it was not). Retryability is the project default per kind.
+ */
+export async function runAcp(input: DriverRunInput, signal: AbortSignal, options: AcpRunOptions = {}): Promise<DriverResult> {
+  const startedAt = new Date();
+  const parsed = DriverRunInput.safeParse(input);
+  if (!parsed.success) return invalidInputFailure(parsed.error);
+  const run = parsed.data;
+  if (run.driver !== 'acp') return driverFailure('invalid_input', `invalid driver run input: driver: expected 'acp', got '${run.driver}'`);
+  if (signal.aborted) return driverFailure('aborted', 'acp_aborted: aborted before the agent was started');
+  try {
+    return await drive(run, signal, options, startedAt);
+  } catch (error) {
+    return driverFailure('driver_crashed', `acp_driver_crashed: ${describeThrown(error)}`);
+  }
+}
+
+async function drive(run: DriverRunInput, signal: AbortSignal, options: AcpRunOptions, startedAt: Date): Promise<DriverResult> {
+  const ledger = new WireLedger(options.onWire);
+  const started = await AgentProcess.start(run.command, run.args, { cwd: run.cwd, env: run.env }, ledger);
+  if (!started.ok) return driverFailure('spawn_failed', `acp_spawn_failed: ${started.detail}`);
+  try {
+    return await converse(run, signal, started.process, ledger, startedAt);
+  } finally {
+    // Only does something when converse() threw: every normal path has already ended the group.
+    started.process.killGroup();
+  }
+}
+
+async function converse(run: DriverRunInput, signal: AbortSignal, agentProcess: AgentProcess, ledger: WireLedger, startedAt: Date): Promise<DriverResult> {
+  const fsRefusals: FsRefusal[] = [];
+
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort('timeout'), run.timeoutMs);
+  const onAbort = () => stop.abort('aborted');
+  signal.addEventListener('abort', onAbort, { once: true });
+  const stopped = new Promise<First>((resolve) =>
+    stop.signal.addEventListener('abort', () => resolve({ tag: 'stopped', reason: stop.signal.reason as 'timeout' | 'aborted' }), { once: true }),
+  );
+
+  let cancelling = false;
+  const sameSession = (sessionId: string, method: 'fs/read_text_file' | 'fs/write_text_file', path: string) => {
+    if (ledger.sessionId === undefined || sessionId === ledger.sessionId) return;
+    fsRefusals.push({ method, path, code: 'wrong_session' });
+    throw new acp.RequestError(-32002, `wrong_session: ${sessionId} is not this run's session`, { code: 'wrong_session', sessionId });
+  };
+  const connection = acp
+    .client({ name: 'ordivon-acp' })
+    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => ({
+      outcome: pickPermission(params.options, run.policy.approvals, cancelling),
+    }))
+    .onRequest(acp.methods.client.fs.readTextFile, async ({ params }) => {
+      sameSession(params.sessionId, 'fs/read_text_file', params.path);
+      return { content: await readWorkspaceText(run.cwd, params, fsRefusals) };
+    })
+    .onRequest(acp.methods.client.fs.writeTextFile, async ({ params }) => {
+      sameSession(params.sessionId, 'fs/write_text_file', params.path);
+      await writeWorkspaceText(run.cwd, params, fsRefusals);
+      return {};
+    })
+    .connect(acp.ndJsonStream(agentProcess.toAgent, agentProcess.fromAgent));
+
+  let stage = 'initialize';
+  const conversation: Promise<Settled> = (async (): Promise<Settled> => {
+    const agent = connection.agent;
+    const hello: acp.InitializeRequest = {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
+      clientInfo: CLIENT_INFO,
+    };
+    const init = await agent.request(acp.methods.agent.initialize, hello);
+    if (init.protocolVersion !== acp.PROTOCOL_VERSION) {
+      throw new AcpRunError('acp_protocol_version', `agent answered protocolVersion ${init.protocolVersion}; this driver speaks ${acp.PROTOCOL_VERSION}`);
+    }
+    stage = 'session/new';
+    const session = await agent.request(acp.methods.agent.session.new, { cwd: run.cwd, mcpServers: [] });
+    stage = 'session/prompt';
+    await agent.request(acp.methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: 'text', text: run.prompt }] });
+    return { tag: 'answered' };
+  })().catch((error: unknown) => ({ tag: 'failed', error, stage }));
+
+  // An exit is only final once the agent's last lines (maybe the prompt answer) had `graceMs` to arrive.
+  const exitedThenGrace = agentProcess.exited.then(async (): Promise<First> => {
+    await within(conversation, run.graceMs);
+    return { tag: 'exited' };
+  });
+  const first: First = await Promise.race([conversation, stopped, exitedThenGrace]);
+  clearTimeout(timer);
+  signal.removeEventListener('abort', onAbort);
+
+  let stopReason: string;
+  let failure: { kind: DriverFailureKind; detail: string } | undefined;
+  let shutdown: ShutdownReport;
+  if (first.tag === 'stopped') {
+    cancelling = true;
+    const sessionId = ledger.sessionId;
+    const inTurn = sessionId !== undefined && ledger.promptSent && !ledger.promptAnswered;
+    if (inTurn) {
+      await connection.agent.notify(acp.methods.agent.session.cancel, { sessionId }).catch(() => {});
+      await within(Promise.race([conversation, agentProcess.exited]), run.graceMs);
+    }
+    const polite = ledger.promptAnswered;
+    shutdown = await agentProcess.shutdown(run.graceMs, polite);
+    stopReason = ledger.stopReason ?? first.reason;
+    const what = first.reason === 'timeout' ? `no answer within ${run.timeoutMs} ms` : 'the run was aborted';
+    const cancel = !inTurn
+      ? 'no turn was in flight, so no session/cancel was sent'
+      : polite
+        ? `session/cancel sent; the agent answered '${ledger.stopReason}'`
+        : `session/cancel sent; no answer within ${run.graceMs} ms`;
+    failure = { kind: first.reason, detail: `acp_${first.reason}: ${what}; ${cancel}; ${describe(shutdown)}` };
+  } else if (first.tag === 'answered' || ledger.promptAnswered) {
+    // Answered (the ledger also covers an answer the SDK rejected but the raw stream carried).
+    shutdown = await agentProcess.shutdown(run.graceMs, true);
+    stopReason = ledger.stopReason ?? 'end_turn';
+  } else if (first.tag === 'failed' && first.error instanceof acp.RequestError) {
+    shutdown = await agentProcess.shutdown(run.graceMs, true);
+    stopReason = 'provider_error';
+    const e = first.error;
+    failure = { kind: 'provider_error', detail: `acp_agent_error: ${first.stage} failed with ${e.code} ${e.message}${e.data === undefined ? '' : ' ' + JSON.stringify(e.data)}` };
+  } else if (first.tag === 'failed' && first.error instanceof AcpRunError) {
+    shutdown = await agentProcess.shutdown(run.graceMs, true);
+    stopReason = 'protocol_error';
+    failure = { kind: 'protocol_error', detail: first.error.message };
+  } else {
+    // The connection ended without an answer: the agent exited, or closed its stdout. The exit
+    // event may trail the end of stdout, so an agent that ends without our signals counts as exited.
+    await within(agentProcess.exited, run.graceMs);
+    shutdown = await agentProcess.shutdown(run.graceMs, true);
+    const exitedEarly = shutdown.forced === null && agentProcess.exit !== undefined;
+    const during = first.tag === 'failed' ? first.stage : ledger.promptSent ? 'session/prompt' : 'the handshake';
+    if (exitedEarly) {
+      stopReason = 'process_exited';
+      const stderr = agentProcess.stderrTail ? `; stderr: ${agentProcess.stderrTail.slice(-500)}` : '';
+      failure = { kind: 'process_exited', detail: `acp_process_exited: the agent exited (code ${shutdown.exitCode}, signal ${shutdown.signal}) during ${during}${stderr}` };
+    } else {
+      stopReason = 'protocol_error';
+      const cause = first.tag === 'failed' ? String((first.error as Error)?.message ?? first.error) : 'connection closed';
+      failure = { kind: 'protocol_error', detail: `acp_connection_closed: ${cause} during ${during}; ${describe(shutdown)}` };
+    }
+  }
+  // Late lines (updates after the answer) are still counted once the agent's stdout has ended.
+  await within(agentProcess.outputEnded, run.graceMs);
+  connection.close();
+  const receipt: HarnessRunReceipt = buildReceipt({ run, ledger, fsRefusals, stopReason, exit: shutdown, startedAt, endedAt: new Date() });
+  // Retryability is the project-wide default per kind (drivers/errors.ts), not decided here.
+  if (failure) return driverFailure(failure.kind, failure.detail, { receipt });
+  return { ok: true, receipt };
+}
+
+function describe(shutdown: ShutdownReport): string {
+  const how = shutdown.forced ? `process group ended by ${shutdown.forced}` : 'the agent exited on its own';
+  return shutdown.groupGone ? how : `${how}; some processes of the group were still alive`;
+}

@@ -1,0 +1,83 @@
+import { basename } from 'node:path';
+import { readArtifact } from '../../runtime/confine.js';
+import { HarnessRunReceipt, type ArtifactFound, type DriverRunInput } from '../receipt.js';
+import type { ProcessExit } from './agent-process.js';
+import type { WireLedger } from './wire-ledger.js';
+import type { FsRefusal } from './workspace-fs.js';
+
+/**
+ * Reads the expected artifacts from the workspace after the turn. A missing artifact is simply not
+ * listed (the Host decides what that means); an escape, symlink, non-file or oversize file is
+ * listed in `refusals` with its confine code.
+ */
+export function collectArtifacts(run: DriverRunInput): { found: ArtifactFound[]; refusals: { name: string; code: string }[] } {
+  const found: ArtifactFound[] = [];
+  const refusals: { name: string; code: string }[] = [];
+  for (const name of run.expectedArtifacts) {
+    let result: ReturnType<typeof readArtifact>;
+    try {
+      result = readArtifact(run.cwd, name, run.maxArtifactBytes);
+    } catch {
+      refusals.push({ name, code: 'artifact_unreadable' });
+      continue;
+    }
+    if (result.ok) found.push({ name, digest: result.value.digest, bytes: result.value.bytes.length });
+    else if (result.code !== 'artifact_missing') refusals.push({ name, code: result.code });
+  }
+  return { found, refusals };
+}
+
+export interface ReceiptParts {
+  run: DriverRunInput;
+  ledger: WireLedger;
+  fsRefusals: readonly FsRefusal[];
+  stopReason: string;
+  exit: ProcessExit | undefined;
+  startedAt: Date;
+  endedAt: Date;
+}
+
+/**
+ * Builds the run's receipt from the raw wire ledger (not from SDK-typed objects). Refused client
+ * file accesses are recorded in `artifactRefusals` as `<method>:<path>` next to refused artifacts.
+ */
+export function buildReceipt(parts: ReceiptParts): HarnessRunReceipt {
+  const { run, ledger } = parts;
+  const artifacts = collectArtifacts(run);
+  const receipt: HarnessRunReceipt = {
+    driver: 'acp',
+    runId: run.runId,
+    provider: ledger.agentInfo ?? { name: basename(run.command) },
+    contextDigest: run.contextDigest,
+    artifacts: artifacts.found,
+    artifactRefusals: [
+      ...artifacts.refusals,
+      ...parts.fsRefusals.map((r) => ({ name: `${r.method}:${r.path}`, code: r.code })),
+    ],
+    counts: {
+      messages: ledger.messages,
+      thoughts: ledger.thoughts,
+      toolItemsStarted: ledger.toolStarted.size,
+      toolItemsCompleted: ledger.toolFinished.size,
+      protocolErrors: ledger.protocolErrors,
+    },
+    stopReason: parts.stopReason,
+    timings: {
+      startedAt: parts.startedAt.toISOString(),
+      endedAt: parts.endedAt.toISOString(),
+      durationMs: Math.max(0, parts.endedAt.getTime() - parts.startedAt.getTime()),
+    },
+  };
+  const model = ledger.model ?? run.model;
+  if (model !== undefined) receipt.model = model;
+  if (ledger.protocolVersion !== undefined) receipt.protocolVersion = String(ledger.protocolVersion);
+  if (ledger.sessionId !== undefined) receipt.sessionId = ledger.sessionId;
+  if (run.jobId !== undefined) receipt.jobId = run.jobId;
+  if (ledger.usage !== undefined) receipt.usage = ledger.usage;
+  if (parts.exit) {
+    receipt.exitCode = parts.exit.exitCode;
+    receipt.signal = parts.exit.signal;
+  }
+  if (ledger.finalText !== undefined) receipt.finalText = ledger.finalText;
+  return HarnessRunReceipt.parse(receipt);
+}

@@ -1,0 +1,171 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { groupAlive, signalGroup, spawnGroup } from '../process-group.js';
+import { within } from './within.js';
+import type { WireLedger } from './wire-ledger.js';
+
+export interface ProcessExit {
+  exitCode: number | null;
+  signal: string | null;
+}
+
+/** How the run's process tree ended, for the receipt and the failure detail. */
+export interface ShutdownReport extends ProcessExit {
+  /** The strongest signal the driver had to send before the group leader exited, if any. */
+  forced: 'SIGTERM' | 'SIGKILL' | null;
+  /** False when members of the group were still alive after the final kill and wait. */
+  groupGone: boolean;
+}
+
+const STDERR_TAIL_BYTES = 4096;
+/** Bound on waiting for the kernel and init to reap a killed group (zombies still count as members). */
+const REAP_WAIT_MS = 5_000;
+const REAP_POLL_MS = 25;
+
+/**
+ * One ACP agent process in its own process group, with its stdio turned into the web streams the
+ * SDK wants. Every byte in both directions passes through the ledger first, so the receipt sees
+ * the raw wire before the SDK validates (and possibly drops) anything.
+ */
+export class AgentProcess {
+  readonly pid: number | undefined;
+  /** Resolves when the group leader exits; never rejects. */
+  readonly exited: Promise<ProcessExit>;
+  /** Resolves when the agent's stdout has ended or closed (all its lines reached the ledger). */
+  readonly outputEnded: Promise<void>;
+  exit: ProcessExit | undefined;
+  readonly toAgent: WritableStream<Uint8Array>;
+  readonly fromAgent: ReadableStream<Uint8Array>;
+  readonly #child: ReturnType<typeof spawnGroup>;
+  #stderrTail = '';
+  #shutDown = false;
+
+  private constructor(child: ReturnType<typeof spawnGroup>, ledger: WireLedger) {
+    this.#child = child;
+    this.pid = child.pid;
+    this.exited = new Promise<ProcessExit>((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.exit = { exitCode: code, signal };
+        resolve(this.exit);
+      });
+    });
+    const stdin = child.stdin!;
+    stdin.on('error', () => {}); // EPIPE after the agent died: the exit path reports it
+    child.stderr!.on('data', (chunk: Buffer) => {
+      this.#stderrTail = (this.#stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
+    });
+    this.toAgent = new WritableStream<Uint8Array>({
+      write: (chunk) =>
+        new Promise<void>((resolve, reject) => {
+          // After stdin is closed (shutdown), drop writes quietly: a write error would tear the SDK connection down.
+          if (stdin.writableEnded || stdin.destroyed) return resolve();
+          ledger.toAgent(chunk);
+          stdin.write(chunk, (error) => (error ? reject(error) : resolve()));
+        }),
+    });
+    // The ledger reads stdout itself, independent of how fast the SDK consumes: the receipt sees
+    // every line, and the SDK gets the lines it needs (requests, responses) re-framed.
+    const encoder = new TextEncoder();
+    let sdkReading = true;
+    let ended!: () => void;
+    this.outputEnded = new Promise<void>((resolve) => (ended = resolve));
+    this.fromAgent = new ReadableStream<Uint8Array>({
+      start(controller) {
+        const forward = (lines: string[]) => {
+          if (sdkReading && lines.length > 0) controller.enqueue(encoder.encode(lines.map((l) => l + '\n').join('')));
+        };
+        let open = true;
+        const finish = () => {
+          if (!open) return;
+          open = false;
+          forward(ledger.endOfAgentOutput());
+          if (sdkReading) controller.close();
+          ended();
+        };
+        child.stdout!.on('data', (chunk: Buffer) => forward(ledger.fromAgent(chunk)));
+        child.stdout!.on('error', () => {}); // followed by 'close'
+        child.stdout!.once('end', finish);
+        child.stdout!.once('close', finish);
+      },
+      cancel() {
+        sdkReading = false;
+      },
+    });
+  }
+
+  /**
+   * Starts `command` in its own process group with exactly `env` (no inherited variables).
+   * Returns `{ ok: false }` with the spawn error when the process could not start.
+   */
+  static async start(
+    command: string,
+    args: readonly string[],
+    options: { cwd: string; env: Record<string, string> },
+    ledger: WireLedger,
+  ): Promise<{ ok: true; process: AgentProcess } | { ok: false; detail: string }> {
+    let child: ReturnType<typeof spawnGroup>;
+    try {
+      child = spawnGroup(command, args, { cwd: options.cwd, env: options.env });
+    } catch (error) {
+      return { ok: false, detail: String((error as Error).message ?? error) };
+    }
+    if (child.pid === undefined) {
+      const result = await child;
+      return { ok: false, detail: `${command}: ${String(result.code ?? result.shortMessage ?? 'could not start')}` };
+    }
+    void child.then(() => {}); // reject:false — the result is observed through events, not this promise
+    return { ok: true, process: new AgentProcess(child, ledger) };
+  }
+
+  /** Last few KB of the agent's stderr, for failure details. */
+  get stderrTail(): string {
+    return this.#stderrTail.trim();
+  }
+
+  /**
+   * SIGKILLs whatever is left of the group, without waiting, unless `shutdown()` already ran (then
+   * the group is gone and its id may, in principle, belong to someone else by now).
+   */
+  killGroup(): void {
+    if (!this.#shutDown && groupAlive(this.pid)) signalGroup(this.pid, 'SIGKILL');
+  }
+
+  /** Closes the agent's stdin (end of input); idempotent. */
+  closeStdin(): void {
+    const stdin = this.#child.stdin!;
+    if (!stdin.writableEnded && !stdin.destroyed) stdin.end();
+  }
+
+  /**
+   * Ends the process tree and waits for it: optionally close stdin and give the agent `graceMs`
+   * to exit on its own, then SIGTERM the group, wait `graceMs` again, then SIGKILL it. Members left
+   * behind by an exited leader are killed too. Never rejects; `groupGone: false` when something
+   * outlived the final wait.
+   */
+  async shutdown(graceMs: number, closeStdinFirst: boolean): Promise<ShutdownReport> {
+    let forced: ShutdownReport['forced'] = null;
+    const exitedWithin = async (ms: number) => (await within(this.exited, ms)) !== undefined;
+    if (closeStdinFirst) {
+      this.closeStdin();
+      if (this.exit === undefined) await exitedWithin(graceMs);
+    }
+    if (this.exit === undefined) {
+      forced = 'SIGTERM';
+      signalGroup(this.pid, 'SIGTERM');
+      if (!(await exitedWithin(graceMs))) {
+        forced = 'SIGKILL';
+        signalGroup(this.pid, 'SIGKILL');
+        await exitedWithin(REAP_WAIT_MS);
+      }
+    }
+    this.closeStdin();
+    // Members the leader left behind (a daemonised helper, a shell's child) do not outlive the run.
+    if (groupAlive(this.pid)) signalGroup(this.pid, 'SIGKILL');
+    // Killed members stay visible to kill(-pgid, 0) until they are reaped (by us or by init).
+    const deadline = Date.now() + REAP_WAIT_MS;
+    while (groupAlive(this.pid) && Date.now() < deadline) await delay(REAP_POLL_MS);
+    const exit = this.exit ?? { exitCode: null, signal: null };
+    const groupGone = !groupAlive(this.pid);
+    this.#shutDown = groupGone;
+    return { ...exit, forced, groupGone };
+  }
+}

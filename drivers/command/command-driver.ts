@@ -1,0 +1,160 @@
+import { basename } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { readArtifact } from '../../runtime/confine.js';
+import { spawnGroup } from '../process-group.js';
+import { stopGroup, type GroupStop } from '../stop-group.js';
+import { describeThrown, driverFailure } from '../failures.js';
+import type { ArtifactFound, DriverResult, DriverRunInput, HarnessRunReceipt } from '../receipt.js';
+import { OutputTail } from './output-tail.js';
+
+/** Bytes of stdout kept (a tail) whatever the child prints. */
+export const STDOUT_TAIL_BYTES = 64 * 1024;
+/** Bytes of stderr kept for failure details. */
+export const STDERR_TAIL_BYTES = 16 * 1024;
+/** Characters of the final stdout line reported as `finalText`. */
+export const FINAL_TEXT_MAX_CHARS = 4096;
+/** Env entry that names the provider in the receipt instead of the command's basename. */
+export const PROVIDER_NAME_ENV = 'ORDIVON_PROVIDER_NAME';
+
+type EndReason = 'exited' | 'timeout' | 'aborted';
+
+/**
+ * Runs any executable as a harness: the prompt goes to its stdin, its cwd is the workspace, and
+ * it runs as the leader of its own process group with exactly `input.env`.
+ *
+ * Failure semantics: resolves, never rejects. The child ending by itself (any exit code or
+ * signal) is `ok: true` with stop reason `exited` — an exit code is evidence for the Host, not a
+ * verdict. `input.timeoutMs` elapsing or `signal` firing stops the whole group (SIGTERM, then
+ * SIGKILL after `input.graceMs`) and yields `timeout` / `aborted` with the receipt observed so far.
+ * A process that cannot be started yields `spawn_failed`. Group members left behind by a child
+ * that exited are stopped the same way before this resolves.
+ *
+ * Receipt: provider name = `env.ORDIVON_PROVIDER_NAME` or the command's basename; `counts.messages`
+ * = non-empty stdout lines, other counts 0; `finalText` = last non-empty stdout line (≤ 4096 chars,
+ * from a 64 KiB tail); `usage` = `{ stdoutBytes, stdoutLines, stderrBytes }`.
+ */
+export async function runCommand(input: DriverRunInput, signal: AbortSignal): Promise<DriverResult> {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const stdout = new OutputTail(STDOUT_TAIL_BYTES);
+  const stderr = new OutputTail(STDERR_TAIL_BYTES);
+  const receipt = (stopReason: string, extra: Partial<HarnessRunReceipt> = {}): HarnessRunReceipt =>
+    buildReceipt(input, startedAt, t0, stdout, stderr, stopReason, extra);
+
+  if (signal.aborted) return driverFailure('aborted', 'aborted before the command was started', { receipt: receipt('aborted') });
+
+  let child: ReturnType<typeof spawnGroup>;
+  try {
+    child = spawnGroup(input.command, input.args, { cwd: input.cwd, env: input.env });
+  } catch (error) {
+    return driverFailure('spawn_failed', `cannot start ${input.command}: ${describeThrown(error)}`, {
+      receipt: receipt('spawn_failed'),
+    });
+  }
+  const pid = child.pid;
+  if (pid === undefined) {
+    const result = await child;
+    const why = result.originalMessage || result.shortMessage || 'no pid';
+    return driverFailure('spawn_failed', `cannot start ${input.command} in ${input.cwd}: ${why}`, {
+      receipt: receipt('spawn_failed'),
+    });
+  }
+
+  // spawnGroup pipes all three streams; the optional chaining only satisfies execa's wide type.
+  child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+  // A child that never reads stdin closes the pipe under us (EPIPE): that is its right.
+  child.stdin?.on('error', () => undefined);
+  child.stdin?.end(input.prompt);
+
+  let reason: EndReason | undefined;
+  let stopping: Promise<GroupStop> | undefined;
+  const end = (why: EndReason): void => {
+    if (reason !== undefined) return;
+    reason = why;
+    stopping = stopGroup(pid, input.graceMs, child);
+  };
+  const timer = setTimeout(() => end('timeout'), input.timeoutMs);
+  const onAbort = (): void => end('aborted');
+  signal.addEventListener('abort', onAbort, { once: true });
+  // The leader exiting ends the run; members it left behind (holding our pipes or not) are stopped.
+  child.once('exit', () => end('exited'));
+
+  const result = await child;
+  clearTimeout(timer);
+  signal.removeEventListener('abort', onAbort);
+  const stop = await (stopping ?? Promise.resolve<GroupStop>('gone'));
+
+  const exit = {
+    exitCode: result.exitCode ?? null,
+    signal: result.signal ?? null,
+  };
+  if (reason === 'exited' || reason === undefined) return { ok: true, receipt: receipt('exited', exit) };
+
+  const how =
+    stop === 'killed'
+      ? `SIGTERM, then SIGKILL after ${input.graceMs} ms grace`
+      : stop === 'terminated'
+        ? 'SIGTERM'
+        : 'already gone';
+  const stderrTail = stderr.lastLine(500);
+  const what =
+    reason === 'timeout'
+      ? `${input.command} did not exit within ${input.timeoutMs} ms`
+      : `${input.command} was aborted${signal.reason !== undefined ? ` (${describeThrown(signal.reason)})` : ''}`;
+  return driverFailure(
+    reason,
+    `${what}; process group ${pid} stopped (${how})${stderrTail !== undefined ? `; stderr: ${stderrTail}` : ''}`,
+    { receipt: receipt(reason, exit) },
+  );
+}
+
+function buildReceipt(
+  input: DriverRunInput,
+  startedAt: Date,
+  t0: number,
+  stdout: OutputTail,
+  stderr: OutputTail,
+  stopReason: string,
+  extra: Partial<HarnessRunReceipt>,
+): HarnessRunReceipt {
+  const { artifacts, artifactRefusals } = collectArtifacts(input);
+  const receipt: HarnessRunReceipt = {
+    driver: input.driver,
+    runId: input.runId,
+    provider: { name: input.env[PROVIDER_NAME_ENV] ?? basename(input.command) },
+    contextDigest: input.contextDigest,
+    artifacts,
+    artifactRefusals,
+    usage: { stdoutBytes: stdout.bytes, stdoutLines: stdout.lines, stderrBytes: stderr.bytes },
+    counts: { messages: stdout.lines, thoughts: 0, toolItemsStarted: 0, toolItemsCompleted: 0, protocolErrors: 0 },
+    stopReason,
+    timings: {
+      startedAt: startedAt.toISOString(),
+      endedAt: new Date().toISOString(),
+      durationMs: performance.now() - t0,
+    },
+    ...extra,
+  };
+  if (input.model !== undefined) receipt.model = input.model;
+  if (input.jobId !== undefined) receipt.jobId = input.jobId;
+  const finalText = stdout.lastLine(FINAL_TEXT_MAX_CHARS);
+  if (finalText !== undefined) receipt.finalText = finalText;
+  return receipt;
+}
+
+function collectArtifacts(input: DriverRunInput): Pick<HarnessRunReceipt, 'artifacts' | 'artifactRefusals'> {
+  const artifacts: ArtifactFound[] = [];
+  const artifactRefusals: { name: string; code: string }[] = [];
+  for (const name of input.expectedArtifacts) {
+    try {
+      const read = readArtifact(input.cwd, name, input.maxArtifactBytes);
+      if (read.ok) artifacts.push({ name, digest: read.value.digest, bytes: read.value.bytes.length });
+      else artifactRefusals.push({ name, code: read.code });
+    } catch {
+      // An unreadable workspace (gone, permissions) is a refusal, not a crash of the run.
+      artifactRefusals.push({ name, code: 'artifact_unreadable' });
+    }
+  }
+  return { artifacts, artifactRefusals };
+}

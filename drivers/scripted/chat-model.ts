@@ -1,0 +1,191 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { z } from 'zod';
+
+/**
+ * SCRIPTED loopback model: an OpenAI chat-completions server (SSE or JSON) for testing real agents
+ * such as `opencode acp` offline. It answers from a script, never from a model, and says so in
+ * every response (`model: "<requested> (scripted)"`, `system_fingerprint: "scripted"`).
+ *
+ * Requests that offer no tools (opencode's "title" call) get `script.title`; every request that
+ * offers tools consumes the next entry of `script.turns`. An exhausted script answers HTTP 400
+ * `script_exhausted`, so a surplus model call is loud, not silently satisfied.
+ */
+export const ChatUsage = z.object({
+  prompt_tokens: z.number().int().nonnegative(),
+  completion_tokens: z.number().int().nonnegative(),
+  total_tokens: z.number().int().nonnegative(),
+});
+
+export const ChatToolCall = z.object({
+  id: z.string().optional(),
+  name: z.string().min(1),
+  arguments: z.union([z.string(), z.record(z.string(), z.unknown())]),
+});
+
+export const ChatReply = z.object({
+  /** Streamed as `delta.reasoning_content` before anything else. */
+  reasoning: z.string().optional(),
+  text: z.string().optional(),
+  toolCalls: z.array(ChatToolCall).default([]),
+  usage: ChatUsage.default({ prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 }),
+  /** Answer with this HTTP error status instead of a completion. */
+  httpStatus: z.number().int().min(400).max(599).optional(),
+  /** Start the stream and never finish it (for cancellation tests). */
+  hang: z.boolean().default(false),
+});
+export type ChatReply = z.infer<typeof ChatReply>;
+
+export const ChatModelScript = z.object({
+  title: z.string().default('Scripted title'),
+  turns: z.array(ChatReply),
+});
+export type ChatModelScript = z.infer<typeof ChatModelScript>;
+export type ChatModelScriptIn = z.input<typeof ChatModelScript>;
+
+const ChatRequestBody = z.looseObject({
+  model: z.string().optional(),
+  messages: z.array(z.unknown()),
+  tools: z.array(z.unknown()).optional(),
+  stream: z.boolean().optional(),
+});
+
+/** One request as the scripted model received it. */
+export interface ChatRequestRecord {
+  seq: number;
+  method: string;
+  path: string;
+  kind: 'title' | 'turn' | 'other';
+  /** Index into `script.turns` for `turn` requests. */
+  turn?: number;
+  body: unknown;
+}
+
+export interface ChatModel {
+  /** Base URL to configure as the provider's `baseURL`, ending in `/v1`. */
+  url: string;
+  requests: ChatRequestRecord[];
+  /** Stops listening and drops open (e.g. hanging) connections. */
+  close(): Promise<void>;
+}
+
+/** Starts the scripted model on 127.0.0.1 (random port). Rejects with the zod error if the script does not parse. */
+export async function startChatModel(options: { script: ChatModelScriptIn }): Promise<ChatModel> {
+  const script = ChatModelScript.parse(options.script);
+  const requests: ChatRequestRecord[] = [];
+  const sockets = new Set<Socket>();
+  let nextTurn = 0;
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const record: ChatRequestRecord = { seq: requests.length, method: req.method ?? '', path: req.url ?? '', kind: 'other', body: undefined };
+      requests.push(record);
+      try {
+        record.body = raw ? JSON.parse(raw) : undefined;
+      } catch {
+        return sendJson(res, 400, { error: { message: 'body is not JSON', code: 'invalid_json' } });
+      }
+      route(req, res, record);
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  function route(req: IncomingMessage, res: ServerResponse, record: ChatRequestRecord): void {
+    if (req.method === 'GET' && /\/v1\/models$/.test(record.path)) {
+      return sendJson(res, 200, { object: 'list', data: [{ id: 'scripted-model', object: 'model', owned_by: 'scripted' }] });
+    }
+    if (req.method !== 'POST' || !/\/v1\/chat\/completions$/.test(record.path)) {
+      return sendJson(res, 404, { error: { message: `scripted model: no route for ${req.method} ${record.path}`, code: 'no_route' } });
+    }
+    const body = ChatRequestBody.safeParse(record.body);
+    if (!body.success) {
+      const issue = body.error.issues[0];
+      return sendJson(res, 400, { error: { message: issue?.message ?? 'invalid', code: 'invalid_request', param: issue?.path.join('.') } });
+    }
+    const offersTools = (body.data.tools ?? []).length > 0;
+    let reply: ChatReply;
+    if (!offersTools) {
+      record.kind = 'title';
+      reply = ChatReply.parse({ text: script.title, usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 } });
+    } else {
+      record.kind = 'turn';
+      record.turn = nextTurn;
+      const next = script.turns[nextTurn++];
+      if (!next) return sendJson(res, 400, { error: { message: `scripted model: script exhausted after ${script.turns.length} turns`, code: 'script_exhausted' } });
+      reply = next;
+    }
+    if (reply.httpStatus !== undefined) {
+      return sendJson(res, reply.httpStatus, { error: { message: `scripted model: scripted HTTP ${reply.httpStatus}`, type: 'scripted_error' } });
+    }
+    const model = `${body.data.model ?? 'model'} (scripted)`;
+    if (body.data.stream) streamReply(res, reply, model, record.seq);
+    else sendJson(res, 200, completion(reply, model, record.seq));
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'x-scripted-model': '1' });
+  res.end(JSON.stringify(body));
+}
+
+function toolArguments(call: z.infer<typeof ChatToolCall>): string {
+  return typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
+}
+
+function completion(reply: ChatReply, model: string, seq: number): unknown {
+  const calls = reply.toolCalls.map((c, i) => ({ id: c.id ?? `call_${seq}_${i}`, type: 'function', function: { name: c.name, arguments: toolArguments(c) } }));
+  const message = calls.length > 0 ? { role: 'assistant', content: reply.text ?? null, tool_calls: calls } : { role: 'assistant', content: reply.text ?? '' };
+  return {
+    id: `chatcmpl-scripted-${seq}`,
+    object: 'chat.completion',
+    created: 0,
+    model,
+    system_fingerprint: 'scripted',
+    choices: [{ index: 0, message, finish_reason: calls.length > 0 ? 'tool_calls' : 'stop' }],
+    usage: reply.usage,
+  };
+}
+
+/** Streams a reply as chat.completion.chunk SSE frames, ending with a usage chunk and `[DONE]`. */
+function streamReply(res: ServerResponse, reply: ChatReply, model: string, seq: number): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-scripted-model': '1' });
+  const base = { id: `chatcmpl-scripted-${seq}`, object: 'chat.completion.chunk', created: 0, model, system_fingerprint: 'scripted' };
+  const frame = (choices: unknown[], extra: Record<string, unknown> = {}) => res.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
+  const delta = (d: Record<string, unknown>, finish: string | null = null) => frame([{ index: 0, delta: d, finish_reason: finish }]);
+  delta({ role: 'assistant', content: '' });
+  if (reply.hang) return; // the connection stays open until the client gives up or close() drops it
+  if (reply.reasoning) delta({ reasoning_content: reply.reasoning });
+  // Text in small pieces, as a real stream would deliver it.
+  for (const piece of reply.text?.match(/[\s\S]{1,16}/g) ?? []) delta({ content: piece });
+  reply.toolCalls.forEach((call, index) => {
+    const args = toolArguments(call);
+    delta({ tool_calls: [{ index, id: call.id ?? `call_${seq}_${index}`, type: 'function', function: { name: call.name, arguments: '' } }] });
+    const cut = Math.ceil(args.length / 2);
+    delta({ tool_calls: [{ index, function: { arguments: args.slice(0, cut) } }] });
+    delta({ tool_calls: [{ index, function: { arguments: args.slice(cut) } }] });
+  });
+  delta({}, reply.toolCalls.length > 0 ? 'tool_calls' : 'stop');
+  frame([], { usage: reply.usage });
+  res.end('data: [DONE]\n\n');
+}

@@ -1,0 +1,97 @@
+import { spawnGroup, groupAlive } from '../drivers/process-group.js';
+import { procStat } from './executor-identity.js';
+import type { OutputEvidence, StopReason } from './job-record.js';
+import { OutputCapture } from './output-capture.js';
+import { stopGroup } from './process-tree.js';
+
+export interface CommandLimits {
+  timeoutMs: number;
+  graceMs: number;
+  reapTimeoutMs: number;
+  captureCapBytes: number;
+  tailBytes: number;
+}
+
+export interface CommandSpec {
+  command: string;
+  args: readonly string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
+/** What became of one command process and its group, as plain data. */
+export interface CommandOutcome {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: OutputEvidence;
+  stderr: OutputEvidence;
+  groupGone: boolean;
+  stopReason?: StopReason;
+  error?: { code: string; detail: string };
+}
+
+/**
+ * Runs `spec` as the leader of a new process group and resolves when the leader has exited and the
+ * group is gone (or `reapTimeoutMs` passed). Never rejects: spawn failures come back as
+ * `error.code = 'spawn_failed'`.
+ *
+ * - `timeoutMs` after spawn, or when `cancel` aborts (its `reason` must be a `StopReason`), the
+ *   group gets SIGTERM, then SIGKILL after `graceMs`.
+ * - When the leader exits on its own while other processes of its group still run, those stragglers
+ *   are stopped the same way: a job is its whole process tree.
+ * - `onSpawn(pid, startTicks)` is called synchronously right after the process started.
+ *
+ * The environment is exactly `spec.env`, plus `PATH` from this process when `spec.env` has none.
+ */
+export async function runCommand(
+  spec: CommandSpec,
+  limits: CommandLimits,
+  cancel: AbortSignal,
+  onSpawn: (pid: number, startTicks: number) => void,
+): Promise<CommandOutcome> {
+  const stdout = new OutputCapture(limits.captureCapBytes, limits.tailBytes);
+  const stderr = new OutputCapture(limits.captureCapBytes, limits.tailBytes);
+  const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...spec.env };
+  const subprocess = spawnGroup(spec.command, spec.args, { cwd: spec.cwd, env });
+  subprocess.stdin?.end();
+  stdout.attach(subprocess.stdout);
+  stderr.attach(subprocess.stderr);
+  const pid = subprocess.pid;
+
+  let stopReason: StopReason | undefined;
+  let stopping: Promise<boolean> | undefined;
+  const stop = (reason: StopReason | undefined): void => {
+    if (pid === undefined || stopping !== undefined) return;
+    stopReason = reason;
+    stopping = stopGroup(pid, limits.graceMs, limits.reapTimeoutMs);
+  };
+  const onAbort = (): void => stop(cancel.reason as StopReason);
+  let timer: NodeJS.Timeout | undefined;
+  if (pid !== undefined) {
+    onSpawn(pid, procStat(pid)?.startTicks ?? 0);
+    timer = setTimeout(() => stop('timeout'), limits.timeoutMs);
+    if (cancel.aborted) onAbort();
+    else cancel.addEventListener('abort', onAbort, { once: true });
+    // Stragglers keep the output pipes open, so the result below would wait for them forever.
+    subprocess.once('exit', () => {
+      if (groupAlive(pid)) stop(undefined);
+    });
+  }
+
+  const result = await subprocess;
+  clearTimeout(timer);
+  cancel.removeEventListener('abort', onAbort);
+  const groupGone = pid === undefined ? true : await (stopping ?? stopGroup(pid, limits.graceMs, limits.reapTimeoutMs));
+  const outcome: CommandOutcome = {
+    exitCode: result.exitCode ?? null,
+    signal: result.signal ?? null,
+    stdout: stdout.evidence(),
+    stderr: stderr.evidence(),
+    groupGone,
+  };
+  if (stopReason !== undefined) outcome.stopReason = stopReason;
+  if (pid === undefined || (result.failed && result.exitCode === undefined && result.signal === undefined)) {
+    outcome.error = { code: 'spawn_failed', detail: result.shortMessage ?? result.message ?? 'spawn failed' };
+  }
+  return outcome;
+}

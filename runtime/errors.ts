@@ -1,0 +1,61 @@
+import type { ZodError } from 'zod';
+import type { ConfineCode } from './confine.js';
+
+/**
+ * Every code a Runtime call can fail with. Stable strings: the README error table documents them and
+ * callers branch on them. Confine refusal codes are included so a refused workspace read can be thrown
+ * as a `RuntimeError` too.
+ */
+export type RuntimeErrorCode =
+  | 'invalid_dispatch'
+  | 'invalid_options'
+  | 'job_not_found'
+  | 'job_foreign'
+  | 'identity_conflict'
+  | 'executor_unavailable'
+  | 'workspace_missing'
+  | 'record_corrupt'
+  | 'store_open_failed'
+  | 'store_write_failed'
+  | 'format_unknown'
+  | 'runtime_closed'
+  | ConfineCode;
+
+const RETRYABLE: ReadonlySet<RuntimeErrorCode> = new Set<RuntimeErrorCode>([
+  'executor_unavailable',
+  'store_open_failed',
+  'store_write_failed',
+]);
+
+/**
+ * Base class of every error the Runtime throws. `code` is the contract; `retryable` says whether the
+ * same call may succeed later unchanged (like Restate's terminal vs retryable errors).
+ */
+export class RuntimeError extends Error {
+  readonly code: RuntimeErrorCode;
+  readonly retryable: boolean;
+
+  constructor(code: RuntimeErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean }) {
+    super(`${code}: ${message}`, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'RuntimeError';
+    this.code = code;
+    this.retryable = options?.retryable ?? RETRYABLE.has(code);
+  }
+}
+
+/** True when `error` is a `RuntimeError`, optionally with the given code. */
+export function isRuntimeError(error: unknown, code?: RuntimeErrorCode): error is RuntimeError {
+  return error instanceof RuntimeError && (code === undefined || error.code === code);
+}
+
+/** Renders zod issues as `path: message` pairs, so the offending field is named in the error. */
+export function describeZodError(error: ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)'}: ${issue.message}`)
+    .join('; ');
+}
+
+/** Turns a confine refusal (`readArtifact` / `resolveInside` result) into a throwable `RuntimeError`. */
+export function confineError(refusal: { code: ConfineCode; detail: string }): RuntimeError {
+  return new RuntimeError(refusal.code, refusal.detail, { retryable: false });
+}

@@ -1,0 +1,39 @@
+// The Runtime: jobs, process trees, workspaces, acceptance verification. Owns no Task meaning.
+export { createRuntime, Runtime, type DispatchResult } from './runtime.js';
+export { RuntimeOptions, type RuntimeOptionsIn, type Clock } from './runtime-options.js';
+export {
+  DispatchInput,
+  VerifyInput,
+  RunSpec,
+  CommandRun,
+  HarnessRun,
+  ClientRequestId,
+  RelativePath,
+  type DispatchInputIn,
+  type VerifyInputIn,
+} from './dispatch-input.js';
+export {
+  JobRecord,
+  JobId,
+  JobState,
+  StoredRun,
+  StopReason,
+  ExecutorIdentity,
+  OutputEvidence,
+  FileChange,
+  FilesEvidence,
+  Verification,
+  Digest,
+  TERMINAL_STATES,
+  RUNTIME_FORMAT,
+  isTerminal,
+} from './job-record.js';
+export { JobStore } from './job-store.js';
+export { currentExecutor, executorAlive, processAlive } from './executor-identity.js';
+export type { HarnessExecutor } from './harness-job.js';
+export type { RecoveryReport } from './recovery.js';
+export { RuntimeError, isRuntimeError, confineError, type RuntimeErrorCode } from './errors.js';
+export { createWorkspace, workspacePath, WorkspaceRequest } from './workspace.js';
+export { sourceDigest, SOURCE_DIGEST_HEADER, type SourceDigestOptions } from './source-digest.js';
+export { JUNK_DIRS, compilePattern } from './tree-walk.js';
+export { resolveInside, readArtifact, type ConfineCode, type ConfineResult, type ReadArtifact } from './confine.js';

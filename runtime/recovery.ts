@@ -1,0 +1,54 @@
+import { groupAlive } from '../drivers/process-group.js';
+import { executorAlive, isSameProcess, procStat } from './executor-identity.js';
+import type { ExecutorIdentity, JobRecord } from './job-record.js';
+import type { JobStore } from './job-store.js';
+import { killGroup } from './process-tree.js';
+
+/** What one `recover()` pass did. */
+export interface RecoveryReport {
+  /** Jobs of dead executors, now terminal `abandoned`. */
+  abandoned: JobRecord[];
+  /** Jobs left alone because their executor is alive (this process or another live Runtime). */
+  skipped: Array<{ jobId: string; executorId: string }>;
+  /** Active-index entries whose record could not be read. */
+  corrupt: Array<{ jobId: string; detail: string }>;
+}
+
+/** True when the job's executor is another process that is provably gone. */
+export function ownerGone(record: JobRecord, self: ExecutorIdentity): boolean {
+  return !isSameProcess(record.executor, self) && !executorAlive(record.executor, self);
+}
+
+/**
+ * Kills what is left of an orphaned job's process group, then records the job `abandoned` (no exit
+ * code, `stopReason: 'executor_gone'`) durably. The group is killed only when it is provably the
+ * job's: its leader still has the recorded start time, or the leader is gone but the group lives on
+ * (Linux never hands out a pid still in use as a process-group id). If this process dies between the
+ * kill and the write, the next recovery finds the group gone and writes the record.
+ */
+export async function abandonOrphan(
+  store: JobStore,
+  record: JobRecord,
+  options: { now: () => string; reapTimeoutMs: number },
+): Promise<JobRecord> {
+  let groupGone = true;
+  if (record.process !== undefined) {
+    const { pid, startTicks } = record.process;
+    const leader = procStat(pid);
+    const ours = leader === undefined || startTicks === 0 || leader.startTicks === startTicks;
+    if (ours && groupAlive(pid)) groupGone = await killGroup(pid, options.reapTimeoutMs);
+  }
+  const at = options.now();
+  const updated = store.updateJob(record.jobId, (current) => ({
+    ...current,
+    state: 'abandoned',
+    exitCode: null,
+    signal: null,
+    stopReason: 'executor_gone',
+    groupGone,
+    endedAt: at,
+    updatedAt: at,
+  }));
+  await store.flushed();
+  return updated;
+}

@@ -1,0 +1,299 @@
+import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { z } from 'zod';
+import { DispatchInput, VerifyInput, type DispatchInputIn, type VerifyInputIn } from './dispatch-input.js';
+import { RuntimeError, describeZodError } from './errors.js';
+import { ActiveJob } from './active-job.js';
+import { currentExecutor } from './executor-identity.js';
+import { executeCommand, executeHarness, executeVerify, type ExecutionContext, type TerminalPatch } from './job-execution.js';
+import { isTerminal, type ExecutorIdentity, type JobRecord, type StoredRun } from './job-record.js';
+import { JobStore } from './job-store.js';
+import { abandonOrphan, ownerGone, type RecoveryReport } from './recovery.js';
+import { RuntimeOptions, type RuntimeOptionsIn } from './runtime-options.js';
+import { storedCommandRun, storedHarnessRun, storedVerifyRun } from './stored-run.js';
+
+/** The answer to `dispatch` / `verify`: the job id, and whether it already existed for that clientRequestId. */
+export interface DispatchResult {
+  jobId: string;
+  existing: boolean;
+}
+
+type AdmitBody = (ctx: ExecutionContext & { jobId: string }) => Promise<TerminalPatch>;
+
+function parse<S extends z.ZodType>(schema: S, raw: unknown, code: 'invalid_dispatch' | 'invalid_options'): z.infer<S> {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new RuntimeError(code, describeZodError(parsed.error));
+  return parsed.data;
+}
+
+function newJobId(): string {
+  // Time-ordered prefix: new jobs land near each other in the B-tree, which keeps inserts cheap.
+  return `job_${Date.now().toString(36).padStart(9, '0')}_${randomBytes(8).toString('hex')}`;
+}
+
+/**
+ * Owns processes and jobs in one LMDB environment of its own. Task meaning stays with the Host: a
+ * job record is evidence (exit, output digests, files, harness result), never a Task outcome.
+ */
+export class Runtime {
+  readonly root: string;
+  readonly executor: ExecutorIdentity;
+  private readonly options: RuntimeOptions;
+  private readonly store: JobStore;
+  private readonly active = new Map<string, ActiveJob>();
+  private readonly admitting = new Map<string, Promise<string>>();
+  private readonly pending = new Set<Promise<unknown>>();
+  private readonly listeners = new Set<(record: JobRecord) => void>();
+  private closed = false;
+
+  /** Use `createRuntime`, which also runs recovery. */
+  constructor(options: RuntimeOptions, store: JobStore) {
+    this.options = options;
+    this.root = options.root;
+    this.store = store;
+    this.executor = currentExecutor(options.executorId);
+  }
+
+  /**
+   * Starts a command or harness job once per `clientRequestId`. Resolves after the `starting` record
+   * (with this executor's id) is durable and before the process is spawned. A known id — on disk, or
+   * being admitted right now by a concurrent call — resolves to the existing job with
+   * `existing: true` and starts nothing. Rejects `invalid_dispatch` (nothing written),
+   * `executor_unavailable` (harness job without an executor), `workspace_missing`,
+   * `identity_conflict` (several jobs already indexed under the id), `store_write_failed`,
+   * `runtime_closed`.
+   */
+  async dispatch(raw: DispatchInputIn): Promise<DispatchResult> {
+    this.assertOpen();
+    const input = parse(DispatchInput, raw, 'invalid_dispatch');
+    const { run } = input;
+    if (run.kind === 'command') return this.admit(input, storedCommandRun(run), (ctx) => executeCommand(run, ctx));
+    const executor = this.options.harness;
+    if (executor === undefined) throw new RuntimeError('executor_unavailable', 'no harness executor was given to createRuntime');
+    if (run.input.cwd !== input.workspace) throw new RuntimeError('invalid_dispatch', 'run.input.cwd: must equal workspace');
+    const driverInput = run.input;
+    return this.admit(input, storedHarnessRun(driverInput), (ctx) => executeHarness(executor, { ...driverInput, jobId: ctx.jobId }, ctx));
+  }
+
+  /**
+   * Starts an acceptance verification job (same idempotency and failure semantics as `dispatch`).
+   * Its terminal record carries `verification: { exitCode, passed, sourceDigest, frozenTestDigests, … }`.
+   */
+  async verify(raw: VerifyInputIn): Promise<DispatchResult> {
+    this.assertOpen();
+    const input = parse(VerifyInput, raw, 'invalid_dispatch');
+    return this.admit(input, storedVerifyRun(input), (ctx) => executeVerify(input, ctx));
+  }
+
+  /** Every job indexed under exactly this clientRequestId (0, 1, or — after corruption — more). */
+  async findJobs(query: { clientRequestId: string }): Promise<JobRecord[]> {
+    this.assertOpen();
+    return this.store.findJobs(query.clientRequestId);
+  }
+
+  /** The stored record of one job; rejects `job_not_found` or `record_corrupt`. */
+  async getJob(jobId: string): Promise<JobRecord> {
+    this.assertOpen();
+    const record = this.store.getJob(jobId);
+    if (record === undefined) throw new RuntimeError('job_not_found', `no job ${jobId}`);
+    return record;
+  }
+
+  /**
+   * Resolves with the job's terminal record: at once for a job already terminal on disk, when it ends
+   * for a job of this Runtime, and by polling the store for a job run by another live Runtime. A job
+   * whose executor turns out dead is abandoned on the spot. Rejects `job_not_found`,
+   * `record_corrupt`, `runtime_closed`, or with an `AbortError` when `signal` aborts the wait.
+   */
+  async observe(jobId: string, options: { signal?: AbortSignal } = {}): Promise<JobRecord> {
+    for (;;) {
+      const job = this.active.get(jobId);
+      if (job !== undefined) return job.done;
+      const record = await this.getJob(jobId);
+      if (isTerminal(record.state)) return record;
+      if (ownerGone(record, this.executor)) return this.abandon(record);
+      await delay(this.options.foreignPollMs, undefined, { signal: options.signal });
+    }
+  }
+
+  /**
+   * Cancels a job: SIGTERM to its whole process group, SIGKILL after the grace, then the `cancelled`
+   * record. Resolves with the terminal record; a job already terminal is returned unchanged. Rejects
+   * `job_not_found`, or `job_foreign` for a job running under another live executor.
+   */
+  async cancel(jobId: string): Promise<JobRecord> {
+    this.assertOpen();
+    const job = this.active.get(jobId);
+    if (job !== undefined) {
+      job.controller.abort('cancel');
+      return job.done;
+    }
+    const record = await this.getJob(jobId);
+    if (isTerminal(record.state)) return record;
+    if (ownerGone(record, this.executor)) return this.abandon(record);
+    throw new RuntimeError('job_foreign', `job ${jobId} runs under live executor ${record.executorId}; cancel it there`);
+  }
+
+  /**
+   * Calls `listener` with every job record this Runtime has just made durable (`starting`, `running`,
+   * terminal, `abandoned`). A throwing listener is ignored. Returns the unsubscribe function.
+   */
+  subscribe(listener: (record: JobRecord) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Marks every non-terminal job of a dead executor `abandoned`, killing its surviving process group
+   * first. Jobs of live executors (this process, another live Runtime) are skipped. Only the
+   * `['active', …]` index is scanned, so cost follows the number of unfinished jobs.
+   */
+  async recover(): Promise<RecoveryReport> {
+    this.assertOpen();
+    const report: RecoveryReport = { abandoned: [], skipped: [], corrupt: [] };
+    for (const jobId of this.store.activeJobIds()) {
+      if (this.active.has(jobId)) continue;
+      let record: JobRecord | undefined;
+      try {
+        record = this.store.getJob(jobId);
+      } catch (error) {
+        report.corrupt.push({ jobId, detail: (error as Error).message });
+        continue;
+      }
+      if (record === undefined || isTerminal(record.state)) continue;
+      if (ownerGone(record, this.executor)) report.abandoned.push(await this.abandon(record));
+      else report.skipped.push({ jobId, executorId: record.executorId });
+    }
+    return report;
+  }
+
+  /**
+   * Stops accepting calls, stops this Runtime's running jobs (recorded `abandoned`, stop reason
+   * `runtime_closed`), waits for every in-flight write, then closes LMDB. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const job of this.active.values()) job.controller.abort('runtime_closed');
+    await Promise.allSettled([...this.active.values()].map((job) => job.done));
+    await Promise.allSettled([...this.pending]);
+    await this.store.close();
+  }
+
+  private now(): string {
+    return new Date(this.options.clock()).toISOString();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new RuntimeError('runtime_closed', `the Runtime at ${this.root} is closed`);
+  }
+
+  private track<T>(promise: Promise<T>): Promise<T> {
+    this.pending.add(promise);
+    const forget = () => this.pending.delete(promise);
+    promise.then(forget, forget);
+    return promise;
+  }
+
+  private emit(record: JobRecord): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(record);
+      } catch {
+        // Observers must not be able to break job bookkeeping.
+      }
+    }
+  }
+
+  private abandon(record: JobRecord): Promise<JobRecord> {
+    const done = abandonOrphan(this.store, record, { now: () => this.now(), reapTimeoutMs: this.options.reapTimeoutMs });
+    return this.track(done.then((abandoned) => (this.emit(abandoned), abandoned)));
+  }
+
+  // Everything up to `createJob` runs synchronously, so a second call with the same id in the same
+  // turn finds either the `admitting` entry or the committed index entry.
+  private async admit(
+    input: { clientRequestId: string; workspace: string; timeoutMs: number; graceMs?: number | undefined },
+    run: StoredRun,
+    body: AdmitBody,
+  ): Promise<DispatchResult> {
+    const id = input.clientRequestId;
+    const admitting = this.admitting.get(id);
+    if (admitting !== undefined) return { jobId: await admitting, existing: true };
+    const known = this.store.findJobIds(id);
+    if (known.length > 1) throw new RuntimeError('identity_conflict', `${known.length} jobs are indexed under ${id}`);
+    if (known[0] !== undefined) return { jobId: known[0], existing: true };
+    if (!statSync(input.workspace, { throwIfNoEntry: false })?.isDirectory()) {
+      throw new RuntimeError('workspace_missing', `${input.workspace} is not a directory`);
+    }
+    const at = this.now();
+    const record: JobRecord = {
+      v: 1,
+      jobId: newJobId(),
+      clientRequestId: id,
+      workspace: input.workspace,
+      run,
+      timeoutMs: input.timeoutMs,
+      graceMs: input.graceMs ?? this.options.graceMs,
+      executorId: this.executor.executorId,
+      executor: this.executor,
+      state: 'starting',
+      createdAt: at,
+      updatedAt: at,
+    };
+    const admitted = this.track(this.admitNew(record, body));
+    const jobIdPromise = admitted.then((result) => result.jobId);
+    jobIdPromise.catch(() => undefined); // observed by the callers awaiting `admitted`
+    this.admitting.set(id, jobIdPromise);
+    try {
+      return await admitted;
+    } finally {
+      this.admitting.delete(id);
+    }
+  }
+
+  private async admitNew(record: JobRecord, body: AdmitBody): Promise<DispatchResult> {
+    const created = this.store.createJob(record);
+    if (!created.created) {
+      // Another process admitted the same id between our read and our transaction.
+      const [first, ...rest] = created.existingJobIds;
+      if (first === undefined || rest.length > 0) throw new RuntimeError('identity_conflict', `several jobs are indexed under ${record.clientRequestId}`);
+      return { jobId: first, existing: true };
+    }
+    // Registered before the flush so a cancel arriving meanwhile is seen before anything is spawned.
+    const job = new ActiveJob(record, { store: this.store, limits: this.options, now: () => this.now(), emit: (r) => this.emit(r) });
+    this.active.set(record.jobId, job);
+    try {
+      await this.store.flushed();
+    } catch (cause) {
+      this.active.delete(record.jobId);
+      const error = new RuntimeError('store_write_failed', `job ${record.jobId} could not be made durable: ${(cause as Error).message}`, { cause });
+      job.fail(error);
+      throw error;
+    }
+    this.emit(record);
+    const forget = () => this.active.delete(record.jobId);
+    this.track(job.start((ctx) => body({ ...ctx, jobId: record.jobId }))).then(forget, forget);
+    return { jobId: record.jobId, existing: false };
+  }
+}
+
+/**
+ * Opens the Runtime at `options.root` (its own `runtime.lmdb`) and, unless `recover: false`, runs
+ * `recover()` before resolving. Rejects `invalid_options`, `store_open_failed`, `format_unknown`.
+ */
+export async function createRuntime(raw: RuntimeOptionsIn): Promise<Runtime> {
+  const options = parse(RuntimeOptions, raw, 'invalid_options');
+  const store = JobStore.open(options.root);
+  const runtime = new Runtime(options, store);
+  if (options.recover) {
+    try {
+      await runtime.recover();
+    } catch (error) {
+      await runtime.close();
+      throw error;
+    }
+  }
+  return runtime;
+}

@@ -1,0 +1,120 @@
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, extname, join, resolve } from 'node:path';
+import { open } from 'lmdb';
+import { OBJECT_KINDS } from '../../actors/object-kinds.js';
+import { rebuildAll } from '../../actors/recovery.js';
+import { EventStore, StoreError, acquireLock, checkFormat, resolveStateRoot } from '../../store/index.js';
+import { CliError, EXIT, emit, parse, type Io } from '../cli-io.js';
+
+const common = { state: { type: 'string' }, json: { type: 'boolean' } } as const;
+const RUNTIME_ENV = join('runtime', 'runtime.lmdb');
+
+function isEmptyDir(path: string): boolean {
+  return !existsSync(path) || readdirSync(path).length === 0;
+}
+
+/**
+ * Copies one LMDB environment as of one read transaction (mdb_env_copy), opened read-only.
+ * lmdb-js keeps a path with an extension (`runtime.lmdb`) as one file, any other as a directory.
+ */
+async function copyEnv(from: string, to: string): Promise<void> {
+  const env = open({ path: from, readOnly: true, maxDbs: 16 });
+  try {
+    mkdirSync(extname(from) ? dirname(to) : to, { recursive: true });
+    await env.backup(to, false);
+  } finally {
+    await env.close();
+  }
+}
+
+/** Runs the boot checks on a copy; returns its counts or the findings. */
+async function check(root: string): Promise<{ tasks: number; events: number; findings: Array<{ code: string; message: string }> }> {
+  const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
+  try {
+    const report = rebuildAll(store);
+    return { tasks: report.tasks.length, events: report.events, findings: report.findings };
+  } finally {
+    await store.close();
+  }
+}
+
+function storeFailure(error: unknown): never {
+  if (error instanceof StoreError) throw new CliError(error.code, error.message);
+  throw error;
+}
+
+/**
+ * `ordivon backup DEST`: a consistent copy of a state root, also while a supervisor serves it.
+ * The Host's LMDB is copied as of one read transaction, then the Runtime's (so every job the
+ * Host's copy names is in the Runtime's copy), then `format.json` and the workspaces (these are
+ * scratch space: Task truth is in LMDB). The copy is checked like boot before it is reported.
+ * Fails `backup_exists` (DEST not empty), `state_missing`, `format_unknown`, or the first finding's code.
+ */
+export async function backup(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(argv, common, 1);
+  const root = resolveStateRoot(values.state);
+  const dest = resolve(positionals[0]!);
+  if (!isEmptyDir(dest)) throw new CliError('backup_exists', `${dest} is not empty; back up into a new directory`);
+  try {
+    checkFormat(root, false);
+  } catch (error) {
+    storeFailure(error);
+  }
+  const staged = `${dest}.partial-${process.pid}`;
+  rmSync(staged, { recursive: true, force: true });
+  try {
+    await copyEnv(join(root, 'lmdb'), join(staged, 'lmdb'));
+    if (existsSync(join(root, RUNTIME_ENV))) await copyEnv(join(root, RUNTIME_ENV), join(staged, RUNTIME_ENV));
+    cpSync(join(root, 'format.json'), join(staged, 'format.json'));
+    if (existsSync(join(root, 'workspaces'))) cpSync(join(root, 'workspaces'), join(staged, 'workspaces'), { recursive: true, verbatimSymlinks: true });
+    const checked = await check(staged);
+    if (checked.findings.length > 0) throw new CliError(checked.findings[0]!.code, `the copy failed its check: ${checked.findings[0]!.message}`);
+    const manifest = { backup: 'ordivon-state', source: root, at: new Date().toISOString(), tasks: checked.tasks, events: checked.events };
+    writeFileSync(join(staged, 'backup.json'), JSON.stringify(manifest, null, 2) + '\n');
+    // Published by rename: DEST is either absent/empty or a complete, checked backup.
+    mkdirSync(dirname(dest), { recursive: true });
+    rmSync(dest, { recursive: true, force: true });
+    renameSync(staged, dest);
+    emit(io, { dest, ...manifest }, () => `backed up ${checked.tasks} tasks (${checked.events} events) from ${root} to ${dest}`);
+    return EXIT.ok;
+  } catch (error) {
+    rmSync(staged, { recursive: true, force: true });
+    return storeFailure(error);
+  }
+}
+
+/**
+ * `ordivon restore SRC [--force]`: brings a backup back as the state root. The backup is checked
+ * like boot first; the root must be absent or empty unless `--force`, and no process may hold it
+ * (`state_locked`). The new root is staged beside the old and swapped in by rename.
+ * Fails `restore_not_empty`, `backup_invalid`, `state_locked`, or the first finding's code.
+ */
+export async function restore(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(argv, { ...common, force: { type: 'boolean' } }, 1);
+  const root = resolveStateRoot(values.state);
+  const src = resolve(positionals[0]!);
+  if (!existsSync(join(src, 'backup.json')) || !existsSync(join(src, 'lmdb', 'data.mdb'))) {
+    throw new CliError('backup_invalid', `${src} is not an ordivon backup (no backup.json or lmdb/data.mdb)`);
+  }
+  if (!isEmptyDir(root) && !values.force) throw new CliError('restore_not_empty', `${root} is not empty; pass --force to replace it`);
+  const staged = `${root}.restore-${process.pid}`;
+  rmSync(staged, { recursive: true, force: true });
+  cpSync(src, staged, { recursive: true, verbatimSymlinks: true, filter: (path) => !path.endsWith('backup.json') });
+  let release: () => void = () => {};
+  try {
+    const checked = await check(staged);
+    if (checked.findings.length > 0) throw new CliError(checked.findings[0]!.code, `the backup failed its check: ${checked.findings[0]!.message}`);
+    if (existsSync(join(root, 'format.json'))) release = acquireLock(root, `ordivon restore pid ${process.pid}`);
+    const old = `${root}.replaced-${process.pid}`;
+    if (existsSync(root)) renameSync(root, old);
+    renameSync(staged, root);
+    rmSync(old, { recursive: true, force: true });
+    emit(io, { root, src, tasks: checked.tasks, events: checked.events }, () => `restored ${checked.tasks} tasks (${checked.events} events) from ${src} into ${root}`);
+    return EXIT.ok;
+  } catch (error) {
+    rmSync(staged, { recursive: true, force: true });
+    return storeFailure(error);
+  } finally {
+    release();
+  }
+}

@@ -1,0 +1,112 @@
+import { openHost } from '../../actors/host.js';
+import { HostError } from '../../actors/errors.js';
+import { createSupervisor, type Supervisor, type SupervisorOptions } from '../../actors/supervisor.js';
+import { resolveStateRoot } from '../../store/index.js';
+import { scriptedHarnesses, type AcpAgent } from '../../workloads/scripted-harnesses.js';
+import { loadWorkload } from '../../workloads/workload.js';
+import { startService } from '../service/start-service.js';
+import { ApiError } from '../service/http-io.js';
+import { startInspector } from '../service/inspector.js';
+import type { Listener } from '../service/access.js';
+import { CliError, EXIT, parse, type Io } from '../cli-io.js';
+
+/** Default TCP port of `ordivon serve` (on 127.0.0.1). */
+export const DEFAULT_PORT = 7420;
+
+/**
+ * `ordivon serve`: the supervisor as a long-running service with the JSON control API, SSE and
+ * the local page. By default it runs the full Host with the scripted demo harnesses (`codex`,
+ * `hermes`: real provider binaries against loopback scripted models), so the demo workload can
+ * be driven through the API; `--no-harnesses` runs the bare supervisor (Tasks wait at their
+ * frontier). Exits 0 after SIGTERM/SIGINT has drained it; 1 when it cannot start.
+ */
+export async function serve(argv: string[], io: Io): Promise<number> {
+  const { values } = parse(argv, {
+    state: { type: 'string' },
+    json: { type: 'boolean' },
+    port: { type: 'string' },
+    socket: { type: 'string' },
+    host: { type: 'string', default: '127.0.0.1' },
+    token: { type: 'string' },
+    'no-harnesses': { type: 'boolean' },
+    'acp-agent': { type: 'string', default: 'opencode' },
+    inspect: { type: 'boolean' },
+    'inspect-url': { type: 'string', default: 'ws://127.0.0.1:8080' },
+  });
+  if (values.port !== undefined && values.socket !== undefined) throw new CliError('usage', 'give --port or --socket, not both', EXIT.usage);
+  const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError('usage', '--port must be an integer 0..65535', EXIT.usage);
+  const acpAgent = values['acp-agent'] as AcpAgent;
+  if (acpAgent !== 'opencode' && acpAgent !== 'hermes-like') throw new CliError('usage', '--acp-agent must be opencode or hermes-like', EXIT.usage);
+  const token = values.token ?? process.env.ORDIVON_TOKEN;
+  const listener: Listener = values.socket !== undefined ? { kind: 'socket', path: values.socket } : { kind: 'tcp', host: values.host, port };
+  const state = resolveStateRoot(values.state);
+  const say = (text: string) => {
+    if (!io.json) io.err(text);
+  };
+
+  const inspector = values.inspect ? await startInspector(values['inspect-url']) : undefined;
+  const base: SupervisorOptions = { state, purpose: `ordivon serve pid ${process.pid}`, ...(inspector ? { inspect: inspector.inspect } : {}) };
+  let supervisor: Supervisor;
+  let stopHost: () => Promise<void>;
+  try {
+    if (values['no-harnesses']) {
+      supervisor = createSupervisor(base);
+      await supervisor.start();
+      stopHost = () => supervisor.stop();
+    } else {
+      const scripted = scriptedHarnesses({ workload: loadWorkload('hamilton-v1'), acpAgent, behaviourOf: (a) => (a.purpose === 'diagnose' ? 'diagnose' : 'repair') });
+      const host = await openHost({ ...base, harnesses: scripted.harnesses, onStep: (taskId, text) => say(`  [${taskId.slice(0, 13)}] ${text}`) }).catch(async (error) => {
+        await scripted.close();
+        throw error;
+      });
+      supervisor = host.supervisor;
+      stopHost = async () => {
+        await host.stop();
+        await scripted.close();
+      };
+    }
+  } catch (error) {
+    inspector?.stop();
+    if (error instanceof HostError) throw new CliError(error.code, error.message, EXIT.failed, { findings: error.findings });
+    throw error;
+  }
+
+  let service;
+  try {
+    service = await startService({ supervisor, listener, ...(token ? { token } : {}) });
+  } catch (error) {
+    await stopHost();
+    inspector?.stop();
+    if (error instanceof ApiError) throw new CliError(error.code, error.message, error.code === 'token_required' ? EXIT.usage : EXIT.failed);
+    throw new CliError('listen_failed', `cannot listen: ${(error as Error).message}`);
+  }
+  const ready = {
+    url: service.url,
+    ...(service.listener.kind === 'socket' ? { socket: service.listener.path } : { port: service.listener.port }),
+    pid: process.pid,
+    state,
+    harnesses: values['no-harnesses'] ? 'none' : `scripted (codex, hermes via ${acpAgent})`,
+    tokenRequired: token !== undefined,
+    inspect: inspector ? values['inspect-url'] : null,
+  };
+  // --json: exactly one line when ready (scripts read the port from it), nothing else.
+  if (io.json) io.out(JSON.stringify({ listening: ready }));
+  else {
+    say(`ordivon serve: ${ready.url}${'socket' in ready ? ` (socket ${ready.socket})` : ''}, state ${state}, harnesses ${ready.harnesses}`);
+    if (service.listener.kind === 'tcp' && !token) say(`page: ${ready.url}/`);
+    // Progress on a terminal: one line per commit.
+    supervisor.subscribe((c) => say(`  ${c.taskId} r${c.revision} ${c.type} → ${c.state}${c.admitted ? '' : ` (${c.code})`}`));
+  }
+
+  const signal = await new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  say(`ordivon serve: ${signal}, draining`);
+  await service.close();
+  await stopHost();
+  inspector?.stop();
+  say('ordivon serve: stopped');
+  return EXIT.ok;
+}

@@ -1,0 +1,184 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HostError, issuePath } from '../../actors/errors.js';
+import { EventInput } from '../../actors/event-input.js';
+import type { Supervisor } from '../../actors/supervisor.js';
+import type { SendResult } from '../../actors/task-actor.js';
+import { taskGraph } from '../../machines/task-graph.js';
+import { loadWorkload } from '../../workloads/workload.js';
+import { checkAccess, type AccessPolicy } from './access.js';
+import { ShowQuery, StreamQuery, TaskIdParam, WorkloadRequest } from './api-schemas.js';
+import { ApiError, readJson, sendError, sendJson } from './http-io.js';
+import { PAGE_HTML } from './page.js';
+import { SseHub } from './sse-hub.js';
+
+export interface ControlApiOptions {
+  supervisor: Supervisor;
+  access: AccessPolicy;
+}
+
+export interface ControlApi {
+  /** The Node `request` listener. */
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  /** Refuses new requests (503 `not_serving`), ends SSE streams and resolves when in-flight requests have answered. */
+  drain(): Promise<void>;
+  readonly hub: SseHub;
+}
+
+/** HTTP status of a `send` result: 200 whenever the event was written (admitted or retained), else by code. */
+export function statusOfSend(result: SendResult): number {
+  if (result.written || result.duplicate) return 200;
+  switch (result.code) {
+    case 'invalid_event':
+      return 400;
+    case 'not_allowed':
+      return 403;
+    case 'task_not_found':
+      return 404;
+    case 'not_serving':
+      return 503;
+    default:
+      return 409; // invalid_transition, generation_mismatch, revision_conflict, identity_conflict, …
+  }
+}
+
+const parsed = <T>(result: { success: true; data: T } | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } }, code: string, status = 400): T => {
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const path = issuePath(issue.path);
+  throw new ApiError(status, code, `${path}: ${issue.message}`, path);
+};
+
+/**
+ * The control API over a running supervisor (routes in the README's service section). Every
+ * path parameter, query and body is parsed with zod before the supervisor sees it; a refused
+ * request writes nothing. Errors are `{ error: { code, message, path? } }`; `send` answers
+ * with the library's `SendResult` and a status from `statusOfSend`.
+ */
+export function createControlApi(options: ControlApiOptions): ControlApi {
+  const sup = options.supervisor;
+  const hub = new SseHub();
+  const unsubscribe = sup.subscribe((c) => hub.publish(c));
+  const inflight = new Set<Promise<void>>();
+  let draining = false;
+
+  const taskId = (raw: string): string => parsed(TaskIdParam.safeParse(decodeURIComponent(raw)), 'invalid_request');
+  const requireTask = (id: string) => {
+    const view = sup.getTask(id);
+    if (!view) throw new ApiError(404, 'task_not_found', `no task ${id}`);
+    return view;
+  };
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://service');
+    checkAccess(req, url, options.access);
+    const method = req.method ?? 'GET';
+    const parts = url.pathname.split('/').filter(Boolean);
+    const only = (...allowed: string[]) => {
+      if (!allowed.includes(method)) throw new ApiError(405, 'method_not_allowed', `${method} ${url.pathname}: use ${allowed.join(' or ')}`);
+    };
+    const query = Object.fromEntries(url.searchParams);
+    delete query.access_token;
+
+    if (parts.length === 0) {
+      only('GET');
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:" });
+      res.end(PAGE_HTML);
+      return;
+    }
+    if (parts[0] === 'health' && parts.length === 1) {
+      only('GET');
+      return sendJson(res, 200, { status: sup.status, root: sup.root, pid: process.pid, tasks: sup.listTasks().length });
+    }
+    if (parts[0] === 'graph' && parts.length === 1) {
+      only('GET');
+      return sendJson(res, 200, taskGraph());
+    }
+    if (parts[0] === 'events' && parts.length === 1) {
+      only('GET');
+      const q = parsed(StreamQuery.safeParse(query), 'invalid_request');
+      if (q.taskId) requireTask(q.taskId);
+      hub.open(res, q.taskId);
+      return;
+    }
+    if (parts[0] === 'tasks' && parts.length === 1) {
+      only('GET', 'POST');
+      if (method === 'GET') return sendJson(res, 200, sup.listTasks());
+      const body = await readJson(req);
+      const spec = body !== null && typeof body === 'object' && 'workload' in body ? workloadSpec(body) : body;
+      try {
+        const created = await sup.createTask(spec as never);
+        return sendJson(res, 201, created);
+      } catch (error) {
+        if (error instanceof HostError && error.code === 'invalid_spec') throw new ApiError(400, 'invalid_spec', error.message, /task spec (\S+):/.exec(error.message)?.[1]);
+        if (error instanceof HostError && error.code === 'task_exists') throw new ApiError(409, 'task_exists', error.message);
+        throw error;
+      }
+    }
+    if (parts[0] === 'tasks' && parts.length === 2) {
+      only('GET');
+      const id = taskId(parts[1]!);
+      const q = parsed(ShowQuery.safeParse(query), 'invalid_request');
+      const view = requireTask(id);
+      const withEvents = q.events === '1' || q.events === 'true';
+      return sendJson(res, 200, {
+        taskId: id,
+        revision: view.revision,
+        state: view.state,
+        frontier: view.frontier,
+        title: view.spec.title,
+        context: view.context,
+        ...(withEvents ? { events: sup.events(id) } : {}),
+      });
+    }
+    if (parts[0] === 'tasks' && parts.length === 3 && parts[2] === 'events') {
+      only('GET', 'POST');
+      const id = taskId(parts[1]!);
+      if (method === 'GET') {
+        requireTask(id);
+        return sendJson(res, 200, { taskId: id, events: sup.events(id) });
+      }
+      const body = await readJson(req);
+      const event = EventInput.safeParse(body);
+      // An unknown Task is answered first (404), as the library's `send` does.
+      if (!event.success && sup.getTask(id)) {
+        const issue = event.error.issues[0]!;
+        const view = sup.getTask(id);
+        const refused: SendResult = { admitted: false, written: false, code: 'invalid_event', path: issuePath(issue.path), detail: issue.message, revision: view?.revision ?? 0, state: view?.state ?? 'none' };
+        return sendJson(res, 400, { taskId: id, ...refused });
+      }
+      // The raw body goes to the supervisor, which parses it again: one code path with the library's.
+      const result = await sup.send(id, body);
+      return sendJson(res, statusOfSend(result), { taskId: id, ...result });
+    }
+    throw new ApiError(404, 'route_not_found', `no route ${method} ${url.pathname}`);
+  }
+
+  return {
+    hub,
+    handle(req, res) {
+      if (draining) {
+        sendError(res, new ApiError(503, 'not_serving', 'the service is draining'));
+        return;
+      }
+      const done = route(req, res)
+        .catch((error) => {
+          if (error instanceof HostError) sendError(res, new ApiError(error.code === 'not_serving' ? 503 : 409, error.code, error.message));
+          else sendError(res, error);
+        })
+        .finally(() => inflight.delete(done));
+      inflight.add(done);
+    },
+    async drain() {
+      draining = true;
+      unsubscribe();
+      hub.close();
+      await Promise.all([...inflight]);
+    },
+  };
+}
+
+function workloadSpec(body: object) {
+  const request = parsed(WorkloadRequest.safeParse(body), 'invalid_spec');
+  const spec = loadWorkload(request.workload).spec;
+  return request.taskId ? { ...spec, taskId: request.taskId } : spec;
+}

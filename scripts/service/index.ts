@@ -1,0 +1,11 @@
+export { startService, type ServiceOptions, type RunningService } from './start-service.js';
+export { createControlApi, statusOfSend, type ControlApi, type ControlApiOptions } from './control-api.js';
+export { checkAccess, isLoopback, LOOPBACK_HOSTS, type AccessPolicy, type Listener } from './access.js';
+export { SseHub } from './sse-hub.js';
+export { ApiError, MAX_BODY_BYTES, readJson, sendJson, sendError, type ApiErrorCode } from './http-io.js';
+export { ServiceFile, SERVICE_FILE, runningService, writeServiceFile } from './service-file.js';
+export { callService, type ServiceResponse } from './service-client.js';
+export { serviceFor, sendViaService, showViaService, listViaService } from './cli-route.js';
+export { startInspector, type InspectorHandle } from './inspector.js';
+export { PAGE_HTML } from './page.js';
+export { TaskIdParam, WorkloadRequest, ShowQuery, StreamQuery } from './api-schemas.js';

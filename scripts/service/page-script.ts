@@ -1,0 +1,125 @@
+/**
+ * The page's browser script, as text (inlined by page.ts; no file, CDN or library is fetched).
+ * It reads `/graph` once, `/tasks` and `/tasks/:id?events=1` on load and after every SSE
+ * `commit`, and draws the statechart as SVG itself. No template literals, so it can sit in one.
+ */
+export const PAGE_SCRIPT = String.raw`
+'use strict';
+var token = new URLSearchParams(location.search).get('access_token');
+var auth = token ? { authorization: 'Bearer ' + token } : {};
+var graph = null, selected = null, tasks = [];
+var $ = function (id) { return document.getElementById(id); };
+function esc(s) { return String(s).replace(/[&<>"']/g, function (c) { return '&#' + c.charCodeAt(0) + ';'; }); }
+function get(path) { return fetch(path, { headers: auth }).then(function (r) { return r.json(); }); }
+
+function layout(g) {
+  var top = g.states.filter(function (s) { return s.parent === null; });
+  var topOf = function (id) { var s = g.states.find(function (x) { return x.id === id; }); return s && s.parent ? topOf(s.parent) : id; };
+  var depth = {}; depth[g.initial] = 0;
+  var queue = [g.initial];
+  while (queue.length) {
+    var at = queue.shift();
+    g.transitions.forEach(function (t) {
+      if (t.source === '' || topOf(t.source) !== at) return;
+      t.targets.forEach(function (target) {
+        var to = topOf(target);
+        if (depth[to] === undefined) { depth[to] = depth[at] + 1; queue.push(to); }
+      });
+    });
+  }
+  var maxDepth = Math.max.apply(null, Object.values(depth));
+  var columns = {}, boxes = {};
+  top.forEach(function (s) {
+    var d = depth[s.id] === undefined ? maxDepth + 1 : depth[s.id];
+    (columns[d] = columns[d] || []).push(s);
+  });
+  var W = 130, H = 34, GAP = 16, height = 0;
+  Object.keys(columns).forEach(function (d) {
+    var y = 20;
+    columns[d].forEach(function (s) {
+      var kids = g.states.filter(function (x) { return x.parent === s.id; });
+      var x = 20 + Number(d) * (W + 44);
+      var h = kids.length ? 30 + kids.length * (H + 10) : H;
+      boxes[s.id] = { x: x, y: y, w: W, h: h, compound: kids.length > 0 };
+      kids.forEach(function (k, i) { boxes[k.id] = { x: x + 10, y: y + 26 + i * (H + 10), w: W - 20, h: H }; });
+      y += h + GAP;
+    });
+    height = Math.max(height, y);
+  });
+  return { boxes: boxes, width: 20 + (maxDepth + 2) * (W + 44), height: height + 10 };
+}
+
+function drawGraph(current) {
+  if (!graph) return '';
+  var L = layout(graph), b = L.boxes, out = [];
+  out.push('<svg xmlns="http://www.w3.org/2000/svg" id="chart" viewBox="0 0 ' + L.width + ' ' + L.height + '" width="' + L.width + '" style="max-width:100%;height:auto">');
+  out.push('<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto"><path d="M0,0L10,5L0,10z" fill="#667"/></marker></defs>');
+  graph.transitions.forEach(function (t) {
+    if (t.source === '') return;
+    t.targets.forEach(function (target) {
+      var s = b[t.source], e = b[target];
+      if (!s || !e || t.source === target) return;
+      var x1 = s.x + s.w, y1 = s.y + Math.min(s.h, 34) / 2, x2 = e.x, y2 = e.y + Math.min(e.h, 34) / 2, bend = 0;
+      if (Math.abs(e.x - s.x) < 20 && e.y > s.y) { x1 = s.x + s.w / 2; y1 = s.y + s.h; x2 = e.x + e.w / 2; y2 = e.y; }
+      else if (Math.abs(e.x - s.x) < 20) { x1 = s.x + s.w; x2 = e.x + e.w; bend = 30; }
+      else if (e.x < s.x) { x1 = s.x + s.w / 2; y1 = s.y + s.h; x2 = e.x + e.w / 2; y2 = e.y + e.h; }
+      var mx = (x1 + x2) / 2 + bend, my = (y1 + y2) / 2 + (e.x < s.x - 20 ? 40 : 0);
+      out.push('<path class="edge" d="M' + x1 + ',' + y1 + ' Q' + mx + ',' + my + ' ' + x2 + ',' + y2 + '" marker-end="url(#arrow)"><title>' + esc(t.event + (t.guard ? ' [' + t.guard + ']' : '')) + '</title></path>');
+    });
+  });
+  graph.states.forEach(function (s) {
+    var r = b[s.id];
+    var active = current === s.id || current.indexOf(s.id + '.') === 0;
+    var cls = 'state' + (r.compound ? ' compound' : '') + (s.type === 'final' ? ' final' : '') + (current === s.id ? ' current' : active ? ' active' : '');
+    out.push('<g class="' + cls + '" data-state="' + esc(s.id) + '"><rect x="' + r.x + '" y="' + r.y + '" width="' + r.w + '" height="' + r.h + '" rx="8"/>' +
+      '<text x="' + (r.x + r.w / 2) + '" y="' + (r.y + (r.compound ? 17 : r.h / 2 + 5)) + '">' + esc(s.id.split('.').pop()) + '</text></g>');
+  });
+  out.push('</svg>');
+  return out.join('');
+}
+
+function renderList() {
+  $('tasks').innerHTML = tasks.length ? tasks.map(function (t) {
+    return '<li class="' + (t.taskId === selected ? 'sel' : '') + '"><a href="#' + encodeURIComponent(t.taskId) + '">' + esc(t.title || t.taskId) + '</a><br><code>' + esc(t.taskId) + '</code> <span class="badge" data-task-state="' + esc(t.state) + '">' + esc(t.state) + '</span> r' + t.revision + ' g' + t.generation + '</li>';
+  }).join('') : '<li>no tasks yet</li>';
+}
+
+function renderTask(v) {
+  if (!v || v.error) { $('task').innerHTML = v && v.error ? '<p class="err">' + esc(v.error.code) + '</p>' : '<p>select a task</p>'; return; }
+  var c = v.context;
+  var assignments = v.events.filter(function (e) { return e.type === 'assignment.commit'; });
+  var rows = function (list, f) { return list.length ? list.map(f).join('') : '<tr><td colspan="9">none</td></tr>'; };
+  $('task').innerHTML =
+    '<h2>' + esc(v.title) + '</h2>' +
+    '<p><code>' + esc(v.taskId) + '</code> state <strong id="state">' + esc(v.state) + '</strong> · revision <span id="revision">' + v.revision + '</span> · generation ' + c.generation + ' · frontier ' + esc(v.frontier) + '</p>' +
+    '<div class="chart">' + drawGraph(v.state) + '</div>' +
+    '<h3>Assignments</h3><table><tr><th>generation</th><th>harness</th><th>purpose</th><th>revision</th><th>disposition</th></tr>' +
+    rows(assignments, function (e) { return '<tr><td>' + esc(e.data.generation) + '</td><td>' + esc(e.data.harness) + '</td><td>' + esc(e.data.purpose) + '</td><td>' + e.revision + '</td><td>' + (e.disposition.admitted ? 'admitted' : esc(e.disposition.code)) + '</td></tr>'; }) + '</table>' +
+    '<h3>Evidence</h3><table><tr><th>artifact</th><th>digest</th><th>generation</th></tr>' +
+    rows(Object.keys(c.evidence), function (n) { return '<tr><td>' + esc(n) + '</td><td><code>' + esc(c.evidence[n].digest.slice(0, 19)) + '…</code></td><td>' + c.evidence[n].generation + '</td></tr>'; }) + '</table>' +
+    '<h3>Rejections</h3><table id="rejections"><tr><th>revision</th><th>event</th><th>generation</th><th>code</th><th>detail</th></tr>' +
+    rows(c.rejections, function (r) { return '<tr class="rejected"><td>' + r.revision + '</td><td>' + esc(r.event) + '</td><td>' + r.generation + '</td><td><code>' + esc(r.reason) + '</code></td><td>' + esc(r.detail || '') + '</td></tr>'; }) + '</table>' +
+    '<h3>Events</h3><table id="events"><tr><th>#</th><th>at</th><th>origin</th><th>type</th><th>disposition</th></tr>' +
+    rows(v.events.slice().reverse(), function (e) { return '<tr class="' + (e.disposition.admitted ? '' : 'rejected') + '"><td>' + e.revision + '</td><td>' + esc(e.at) + '</td><td>' + esc(e.origin) + '</td><td>' + esc(e.type) + '</td><td>' + (e.disposition.admitted ? 'admitted' : '<code>' + esc(e.disposition.code) + '</code>') + '</td></tr>'; }) + '</table>';
+}
+
+function refresh() {
+  selected = decodeURIComponent(location.hash.slice(1)) || selected;
+  return get('/tasks').then(function (list) {
+    tasks = list;
+    if (!selected && tasks.length) selected = tasks[0].taskId;
+    renderList();
+    return selected ? get('/tasks/' + encodeURIComponent(selected) + '?events=1').then(renderTask) : renderTask(null);
+  }).then(function () { document.body.dataset.revision = String(Date.now()); });
+}
+
+var pending = null;
+function schedule() { if (!pending) pending = Promise.resolve().then(refresh).finally(function () { pending = null; }); }
+window.addEventListener('hashchange', schedule);
+get('/graph').then(function (g) { graph = g; return refresh(); }).then(function () {
+  var stream = new EventSource('/events' + (token ? '?access_token=' + encodeURIComponent(token) : ''));
+  stream.addEventListener('commit', schedule);
+  stream.onopen = function () { $('live').textContent = 'live'; $('live').className = 'on'; schedule(); };
+  stream.onerror = function () { $('live').textContent = 'reconnecting'; $('live').className = ''; };
+});
+`;

@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { RootDatabase } from 'lmdb';
+import { readCheckpoints } from '../../actors/checkpoint-store.js';
+import { HostError } from '../../actors/errors.js';
+import { OBJECT_KINDS } from '../../actors/object-kinds.js';
+import { recoverFromCheckpoints, type CheckpointRecoveryReport } from '../../actors/recovery-checkpoint.js';
+import { rebuildAll, type RecoveryReport } from '../../actors/recovery.js';
+import { createSupervisor } from '../../actors/supervisor.js';
+import { rewindCheckpoints } from '../../bench/checkpoint-rewind.js';
+import { EventStore } from '../../store/index.js';
+import { copyOf, finalStates, named } from '../bench/fixtures.js';
+import { flipByte, tamper } from '../support/tamper.js';
+
+const TASKS = 20;
+const EVENTS = 30;
+
+/** A generated root after one full boot and clean stop, so every Task has a checkpoint at its head. */
+async function checkpointedRoot(): Promise<string> {
+  const root = await copyOf(TASKS, EVENTS);
+  const sup = createSupervisor({ state: root });
+  await sup.start();
+  await sup.stop();
+  return root;
+}
+
+async function recoverBoth(root: string): Promise<{ checkpoint: CheckpointRecoveryReport; full: RecoveryReport; checkpoints: number }> {
+  const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
+  try {
+    return { checkpoint: recoverFromCheckpoints(store), full: rebuildAll(store), checkpoints: readCheckpoints(store).size };
+  } finally {
+    await store.close();
+  }
+}
+
+const alterProjection = (taskId: string) => (env: RootDatabase) => {
+  const db = env.openDB('projections', {});
+  const p = db.get(taskId) as { snapshot: { context: Record<string, unknown> } };
+  db.putSync(taskId, { ...p, snapshot: { ...p.snapshot, context: { ...p.snapshot.context, cancelReason: 'forged' } } });
+};
+
+describe('checkpointed recovery', () => {
+  it('starts every Task from a checkpoint matching its head and projection, with the states a full replay gives', async () => {
+    const root = await checkpointedRoot();
+    const { checkpoint, full, checkpoints } = await recoverBoth(root);
+    assert.equal(checkpoints, TASKS);
+    assert.deepEqual([checkpoint.findings, checkpoint.trusted, checkpoint.tailReplayed, checkpoint.fullReplayed, checkpoint.events], [[], TASKS, 0, 0, 0]);
+    assert.deepEqual(finalStates(checkpoint), finalStates(full));
+    const sup = createSupervisor({ state: root, recovery: 'checkpoint' });
+    await sup.start();
+    assert.equal(sup.listTasks().length, TASKS);
+    assert.equal(sup.getTask('task-00000004')!.spec.title, 'Repair allocation defect task-00000004');
+    await sup.stop();
+  });
+
+  it('refuses a projection altered after its checkpoint with projection_drift, as the full path does', async () => {
+    const root = await checkpointedRoot();
+    await tamper(root, alterProjection('task-00000006'));
+    const { checkpoint, full } = await recoverBoth(root);
+    assert.deepEqual(named(checkpoint), named(full));
+    assert.equal(checkpoint.findings[0]?.code, 'projection_drift');
+    assert.equal(checkpoint.fullReplayed, 1);
+    for (const recovery of ['checkpoint', 'full'] as const) {
+      const sup = createSupervisor({ state: root, recovery });
+      await assert.rejects(sup.start(), (e) => e instanceof HostError && e.code === 'projection_drift');
+    }
+  });
+
+  it('falls back to a full replay for a head that no longer matches its checkpoint, and reports what the full path reports', async () => {
+    const root = await checkpointedRoot();
+    await tamper(root, (env) => {
+      const heads = env.openDB('heads', {});
+      const head = heads.get('task-00000003') as { revision: number; digest: string };
+      heads.putSync('task-00000003', { revision: head.revision, digest: `sha256:${'0'.repeat(64)}` });
+      const other = heads.get('task-00000012') as { revision: number; digest: string };
+      heads.putSync('task-00000012', { revision: other.revision + 1, digest: other.digest });
+    });
+    const { checkpoint, full } = await recoverBoth(root);
+    assert.deepEqual(named(checkpoint).sort(), named(full).sort());
+    assert.deepEqual(
+      checkpoint.findings.map((f) => [f.code, f.taskId, f.object]).sort(),
+      [
+        ['stream_corrupt', 'task-00000003', 'head'],
+        ['stream_gap', 'task-00000012', 'head'],
+      ],
+    );
+  });
+
+  it('replays a missing or unreadable checkpoint in full, boots, and writes a fresh one', async () => {
+    const root = await checkpointedRoot();
+    await tamper(root, (env) => {
+      const meta = env.openDB('meta', {});
+      meta.removeSync(['checkpoint', 'task-00000001'] as never);
+      meta.putSync(['checkpoint', 'task-00000002'] as never, '{"revision": "not a checkpoint"');
+    });
+    const sup = createSupervisor({ state: root, recovery: 'checkpoint' });
+    await sup.start();
+    await sup.stop();
+    const { checkpoint } = await recoverBoth(root);
+    assert.deepEqual([checkpoint.findings, checkpoint.trusted], [[], TASKS]);
+  });
+
+  it('verifies and replays only the tail after a checkpoint, and finds damage inside that tail', async () => {
+    const root = await checkpointedRoot();
+    await rewindCheckpoints(root, 3);
+    const { checkpoint, full } = await recoverBoth(root);
+    assert.deepEqual([checkpoint.findings, checkpoint.tailReplayed, checkpoint.events], [[], TASKS, TASKS * 3]);
+    assert.deepEqual(finalStates(checkpoint), finalStates(full));
+
+    await tamper(root, (env) => flipByte(env, 'events', ['task-00000008', EVENTS - 1]));
+    const damaged = await recoverBoth(root);
+    // A flipped bit shows as undecodable, unchained or divergent, depending on where it lands.
+    const hit = damaged.checkpoint.findings.find((f) => f.taskId === 'task-00000008');
+    assert.ok(hit && ['stream_corrupt', 'replay_divergence'].includes(hit.code), named(damaged.checkpoint).join('\n'));
+    assert.deepEqual(named(damaged.checkpoint), named(damaged.full));
+  });
+
+  it('does not re-read history older than a matching checkpoint: that is the full check (doctor --full)', async () => {
+    const root = await checkpointedRoot();
+    await tamper(root, (env) => flipByte(env, 'events', ['task-00000009', 2]));
+    const { checkpoint, full } = await recoverBoth(root);
+    assert.deepEqual(checkpoint.findings, []);
+    assert.ok(full.findings.some((f) => f.taskId === 'task-00000009'), 'the full check finds it');
+  });
+
+  it('checkpoints Tasks that moved at a clean stop, so the next checkpointed start replays nothing', async () => {
+    const root = await checkpointedRoot();
+    const sup = createSupervisor({ state: root, recovery: 'checkpoint' });
+    await sup.start();
+    const open = sup.listTasks().filter((t) => !['completed', 'cancelled'].includes(t.state));
+    assert.ok(open.length > 0);
+    for (const t of open) assert.equal((await sup.send(t.taskId, { type: 'task.cancel', reason: 'bench test' })).admitted, true);
+    await sup.stop();
+    const { checkpoint, full } = await recoverBoth(root);
+    assert.deepEqual([checkpoint.findings, checkpoint.trusted, checkpoint.tailReplayed], [[], TASKS, 0]);
+    assert.deepEqual(finalStates(checkpoint), finalStates(full));
+    assert.ok(checkpoint.tasks.every((t) => ['completed', 'cancelled'].includes(String(t.snapshot.value))));
+  });
+
+  it('names a stream that has events but no head, as the full path does', async () => {
+    const root = await checkpointedRoot();
+    await tamper(root, (env) => env.openDB('heads', {}).removeSync('task-00000017'));
+    const { checkpoint, full } = await recoverBoth(root);
+    assert.deepEqual(named(checkpoint), named(full));
+    assert.equal(checkpoint.findings[0]?.code, 'stream_gap');
+  });
+});

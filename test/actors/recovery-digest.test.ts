@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { canonicalEventJson, eventDigest, fastDigestOf, jsonEqual, sha256Bytes } from '../../actors/recovery-digest.js';
+import { EventRecord, canonicalJson, digestOf, sha256 } from '../../store/index.js';
+
+const digest = fc.stringMatching(/^sha256:[0-9a-f]{64}$/);
+const record = fc.record({
+  id: fc.string({ minLength: 1, maxLength: 40 }),
+  type: fc.string({ minLength: 1, maxLength: 20 }),
+  origin: fc.constantFrom('host' as const, 'external' as const),
+  at: fc.string(),
+  mono: fc.double({ noNaN: true, noDefaultInfinity: true }),
+  data: fc.dictionary(fc.string(), fc.jsonValue()),
+  refs: fc.array(digest, { maxLength: 4 }),
+  disposition: fc.oneof(fc.constant({ admitted: true as const }), fc.record({ admitted: fc.constant(false as const), code: fc.string({ minLength: 1 }) })),
+  prev: fc.option(digest, { nil: null }),
+});
+
+/** A deep copy with object keys in reverse order and, sometimes, undefined members added. */
+function shuffled(value: unknown, addUndefined: boolean): unknown {
+  if (Array.isArray(value)) return value.map((v) => shuffled(v, addUndefined));
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).reverse()) out[key] = shuffled((value as Record<string, unknown>)[key], addUndefined);
+  if (addUndefined) out['~absent'] = undefined;
+  return out;
+}
+
+describe('recovery digests', () => {
+  it('gives exactly digestOf for every parsed event record', () => {
+    fc.assert(
+      fc.property(record, (raw) => {
+        const parsed = EventRecord.parse(raw);
+        assert.equal(canonicalEventJson(parsed), canonicalJson(parsed));
+        assert.equal(eventDigest(parsed), digestOf(parsed));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('hashes values and bytes like store/canonical', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.uint8Array(), (value, bytes) => {
+        assert.equal(fastDigestOf(value), digestOf(value));
+        assert.equal(sha256Bytes(bytes), sha256(bytes));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('compares JSON values exactly as their canonical JSON compares', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), fc.boolean(), (a, b, addUndefined) => {
+        const copy = shuffled(a, addUndefined);
+        assert.equal(jsonEqual(a, copy), true);
+        assert.equal(jsonEqual(a, b), canonicalJson(a) === canonicalJson(b));
+      }),
+      { numRuns: 400 },
+    );
+    assert.equal(jsonEqual({ a: [1, undefined] }, { a: [1, null] }), true);
+    assert.equal(jsonEqual({ a: 1 }, { a: 1, b: null }), false);
+    assert.equal(jsonEqual(Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY), false);
+  });
+});

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { answerServerRequest, turnFailureRetryable } from '../../drivers/codex/index.js';
+
+// Pure decision tables: what the driver answers to each kind of server request, and which failed
+// turns are worth retrying. The wire-level behaviour is covered against real codex in codex-driver.
+
+const request = (method: string, params: unknown = {}) => ({ id: 7, method, params });
+
+describe('answerServerRequest', () => {
+  const cases: [string, unknown, 'accept' | 'decline', unknown][] = [
+    ['item/commandExecution/requestApproval', {}, 'accept', { result: { decision: 'accept' } }],
+    ['item/commandExecution/requestApproval', {}, 'decline', { result: { decision: 'decline' } }],
+    ['item/fileChange/requestApproval', {}, 'accept', { result: { decision: 'accept' } }],
+    ['item/fileChange/requestApproval', {}, 'decline', { result: { decision: 'decline' } }],
+    [
+      'item/permissions/requestApproval',
+      { permissions: { network: { enabled: true }, fileSystem: null } },
+      'accept',
+      { result: { permissions: { network: { enabled: true } }, scope: 'turn' } },
+    ],
+    ['item/permissions/requestApproval', { permissions: { network: { enabled: true } } }, 'decline', { result: { permissions: {}, scope: 'turn' } }],
+    ['execCommandApproval', {}, 'accept', { result: { decision: 'approved' } }],
+    ['applyPatchApproval', {}, 'decline', { result: { decision: { denied: { rejection: 'declined by the Host approval policy' } } } }],
+    ['mcpServer/elicitation/request', {}, 'accept', { result: { action: 'decline', content: null, _meta: null } }],
+  ];
+  for (const [method, params, policy, expected] of cases) {
+    it(`answers ${method} under the ${policy} policy`, () => {
+      assert.deepEqual(answerServerRequest(request(method, params), policy), expected);
+    });
+  }
+
+  for (const method of ['item/tool/requestUserInput', 'item/tool/call', 'account/chatgptAuthTokens/refresh', 'attestation/generate', 'future/unknown']) {
+    it(`answers ${method} with a JSON-RPC method-not-found error, never silence`, () => {
+      const reply = answerServerRequest(request(method), 'accept');
+      assert.ok('error' in reply);
+      assert.equal(reply.error.code, -32601);
+      assert.match(reply.error.message, new RegExp(method.replaceAll('/', '\\/')));
+    });
+  }
+});
+
+describe('turnFailureRetryable', () => {
+  const cases: [unknown, boolean][] = [
+    ['internalServerError', true],
+    ['serverOverloaded', true],
+    [{ responseStreamDisconnected: { httpStatusCode: null } }, true],
+    ['modelNotFound', false],
+    ['unauthorized', false],
+    ['contextWindowExceeded', false],
+    ['other', false],
+    [null, false],
+    [undefined, false],
+  ];
+  for (const [info, retryable] of cases) {
+    it(`treats ${JSON.stringify(info)} as ${retryable ? 'retryable' : 'final'}`, () => {
+      assert.equal(turnFailureRetryable(info), retryable);
+    });
+  }
+});

@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { DriverRunInputIn } from '../../drivers/receipt.js';
+import { isRuntimeError, type HarnessExecutor } from '../../runtime/index.js';
+import { processHarness } from './process-harness.js';
+import { openRuntime, sha256, tempRoot } from './support.js';
+
+function harnessRun(ws: string, patch: Partial<DriverRunInputIn> = {}) {
+  const input: DriverRunInputIn = {
+    driver: 'command',
+    runId: 'run-1',
+    command: 'sh',
+    args: ['-c', 'cat > diagnosis.json; printf done'],
+    cwd: ws,
+    prompt: '{"cause":"off-by-one"}',
+    contextDigest: 'sha256:' + 'c'.repeat(64),
+    timeoutMs: 20_000,
+    expectedArtifacts: ['diagnosis.json'],
+    ...patch,
+  };
+  return { kind: 'harness' as const, input };
+}
+
+describe('harness jobs', { timeout: 30_000 }, () => {
+  it('runs through the injected executor and keeps its DriverResult as evidence', async (t) => {
+    const { state, ws } = tempRoot(t);
+    const rt = await openRuntime(t, { root: state, harness: processHarness });
+    const { jobId } = await rt.dispatch({ clientRequestId: 'req-harness', workspace: ws, run: harnessRun(ws), timeoutMs: 20_000 });
+    const record = await rt.observe(jobId);
+    assert.equal(record.state, 'succeeded');
+    assert.ok(record.harness?.ok);
+    const { receipt } = record.harness;
+    assert.equal(receipt.jobId, jobId, 'the executor is told which job it runs');
+    assert.equal(receipt.finalText, 'done');
+    assert.deepEqual(receipt.artifacts, [{ name: 'diagnosis.json', digest: sha256('{"cause":"off-by-one"}'), bytes: 22 }]);
+    assert.deepEqual(record.files?.changed.map((f) => f.name), ['diagnosis.json']);
+    assert.equal(record.run.kind, 'harness');
+    if (record.run.kind === 'harness') assert.equal(record.run.promptDigest, sha256('{"cause":"off-by-one"}'));
+    assert.equal(JSON.stringify(record).includes('off-by-one'), false, 'the prompt itself is not stored');
+  });
+
+  it('records a failed DriverResult as a failed job', async (t) => {
+    const { state, ws } = tempRoot(t);
+    const rt = await openRuntime(t, { root: state, harness: processHarness });
+    const run = harnessRun(ws, { args: ['-c', 'exit 3'] });
+    const record = await rt.observe((await rt.dispatch({ clientRequestId: 'req-hfail', workspace: ws, run, timeoutMs: 20_000 })).jobId);
+    assert.equal(record.state, 'failed');
+    assert.equal(record.harness?.ok, false);
+    assert.equal(record.harness?.ok === false && record.harness.kind, 'process_exited');
+  });
+
+  it('aborts the executor on timeout and records timed_out', async (t) => {
+    const { state, ws } = tempRoot(t);
+    const rt = await openRuntime(t, { root: state, harness: processHarness });
+    const run = harnessRun(ws, { command: 'sleep', args: ['30'], graceMs: 200 });
+    const record = await rt.observe((await rt.dispatch({ clientRequestId: 'req-hto', workspace: ws, run, timeoutMs: 300 })).jobId);
+    assert.equal(record.state, 'timed_out');
+    assert.equal(record.stopReason, 'timeout');
+    assert.equal(record.harness?.ok === false && record.harness.kind, 'timeout');
+  });
+
+  it('turns a throwing or malformed executor into failed job data', async (t) => {
+    const { state, ws } = tempRoot(t);
+    const throwing: HarnessExecutor = async () => {
+      throw new Error('pool crashed');
+    };
+    const malformed = (async () => ({ ok: true })) as unknown as HarnessExecutor;
+    for (const [executor, code] of [
+      [throwing, 'harness_threw'],
+      [malformed, 'harness_result_invalid'],
+    ] as const) {
+      const rt = await openRuntime(t, { root: `${state}-${code}`, harness: executor });
+      const record = await rt.observe((await rt.dispatch({ clientRequestId: `req-${code}`, workspace: ws, run: harnessRun(ws), timeoutMs: 5_000 })).jobId);
+      assert.equal(record.state, 'failed');
+      assert.equal(record.error?.code, code);
+    }
+  });
+
+  it('refuses a harness job without an executor (executor_unavailable, retryable) and one whose cwd is not the workspace', async (t) => {
+    const { state, ws } = tempRoot(t);
+    const bare = await openRuntime(t, { root: state });
+    await assert.rejects(
+      bare.dispatch({ clientRequestId: 'req-noexec', workspace: ws, run: harnessRun(ws), timeoutMs: 5_000 }),
+      (error) => isRuntimeError(error, 'executor_unavailable') && error.retryable,
+    );
+    assert.deepEqual(await bare.findJobs({ clientRequestId: 'req-noexec' }), []);
+    const rt = await openRuntime(t, { root: `${state}-2`, harness: processHarness });
+    await assert.rejects(
+      rt.dispatch({ clientRequestId: 'req-cwd', workspace: ws, run: harnessRun('/tmp'), timeoutMs: 5_000 }),
+      (error) => isRuntimeError(error, 'invalid_dispatch') && error.message.includes('run.input.cwd'),
+    );
+  });
+});

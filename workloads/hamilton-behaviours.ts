@@ -1,0 +1,54 @@
+import type { HermesScriptIn } from '../drivers/scripted/hermes-script.js';
+import type { Workload } from './workload.js';
+
+/**
+ * Scripted provider behaviours for the hamilton-v1 workload. They are deterministic stand-ins,
+ * labelled scripted wherever they appear; the same drivers run real providers by configuration.
+ *
+ * - diagnose: reads the code, "runs" the tests, writes diagnosis.json, leaves the source alone;
+ * - repair: edits the source (each harness its own correct implementation) and writes
+ *   completion.json;
+ * - repair without completion (fault F2): the same edit, exits 0, but writes no completion.json.
+ */
+export const DIAGNOSIS = {
+  location: { file: 'src/allocate.js', line: 20, symbol: 'allocate' },
+  cause: 'Leftover seats are handed out in ascending order of remainder: the comparator sorts a.remainder - b.remainder, so the smallest remainders win instead of the largest.',
+  evidence: [
+    'test "textbook case" expects { A: 5, B: 2, C: 2, D: 1 } and gets the leftovers on the smallest remainders',
+    'SPEC.md step 3: the seats left over go to the parties with the largest fractional remainders',
+  ],
+};
+
+export function completion(implementation: string) {
+  return {
+    summary: `Leftover seats now go to the largest remainders (${implementation}); ties by votes, then name, as SPEC.md requires.`,
+    filesChanged: ['src/allocate.js'],
+    testsRun: ['node --test test/'],
+  };
+}
+
+/** The Hermes-like agent's scripts: many thoughts, a tool call it never completes, no final text. */
+export function hermesLikeScript(workload: Workload, behaviour: 'diagnose' | 'repair' | 'repair-without-completion'): HermesScriptIn {
+  const thinking = { do: 'thought', text: 'Considering the allocation order… ', repeat: 12 } as const;
+  if (behaviour === 'diagnose') {
+    return {
+      steps: [
+        thinking,
+        { do: 'read', path: 'src/allocate.js', into: 'source' },
+        { do: 'read', path: 'SPEC.md' },
+        { do: 'tool_call', id: 'run-tests', title: 'node --test test/', kind: 'execute', status: 'in_progress' },
+        { do: 'write', path: 'diagnosis.json', json: DIAGNOSIS },
+        { do: 'usage', used: 1800, size: 128000 },
+      ],
+    };
+  }
+  return {
+    steps: [
+      thinking,
+      { do: 'tool_call', id: 'edit-source', title: 'rewrite src/allocate.js with exact integer remainders', kind: 'edit', status: 'in_progress' },
+      { do: 'write', path: 'src/allocate.js', content: workload.file('scripted/hermes-allocate.js') },
+      ...(behaviour === 'repair' ? [{ do: 'write' as const, path: 'completion.json', json: completion('exact integer remainders, sorted descending') }] : []),
+      { do: 'usage', used: 2400, size: 128000 },
+    ],
+  };
+}

@@ -1,0 +1,98 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { HarnessConfig, HarnessFactory } from '../actors/host-effects.js';
+import { opencodeCommand, opencodeEnv } from '../drivers/acp/opencode.js';
+import { startChatModel, type ChatReply } from '../drivers/scripted/chat-model.js';
+import { hermesLikeLaunch } from '../drivers/scripted/hermes-script.js';
+import { scriptedCodexLaunch } from '../drivers/scripted/responses-codex.js';
+import { startResponsesModel } from '../drivers/scripted/responses-model.js';
+import type { ResponsesStep } from '../drivers/scripted/responses-script.js';
+import { DIAGNOSIS, completion, hermesLikeScript } from './hamilton-behaviours.js';
+import type { Workload } from './workload.js';
+
+export type Behaviour = 'diagnose' | 'repair' | 'repair-without-completion';
+export type AcpAgent = 'opencode' | 'hermes-like';
+
+/** Picks the scripted behaviour for an Assignment (the demo's faults choose per generation). */
+export type BehaviourOf = (assignment: { purpose: string; generation: number }) => Behaviour;
+
+const writeJson = (name: string, value: unknown) => ['node', '-e', `require('node:fs').writeFileSync(${JSON.stringify(name)}, ${JSON.stringify(JSON.stringify(value, null, 2) + '\n')})`];
+const COMPARATOR_FIX = 's/(a, b) => a.remainder - b.remainder/(a, b) => b.remainder - a.remainder/';
+
+/** The real `codex app-server`'s scripted model turns for each behaviour (its shell tool runs them). */
+function codexSteps(behaviour: Behaviour): ResponsesStep[] {
+  const usage = { input_tokens: 1200, output_tokens: 80 };
+  if (behaviour === 'diagnose') {
+    return [
+      { type: 'shell', command: ['sh', '-c', 'node --test test/ 2>&1 | tail -n 30'], usage },
+      { type: 'shell', command: ['sed', '-n', '18,24p', 'src/allocate.js'], usage },
+      { type: 'shell', command: writeJson('diagnosis.json', DIAGNOSIS), usage },
+      { type: 'message', text: JSON.stringify({ status: 'diagnosed', artifact: 'diagnosis.json', location: DIAGNOSIS.location }), usage },
+    ];
+  }
+  return [
+    { type: 'shell', command: ['sed', '-i', COMPARATOR_FIX, 'src/allocate.js'], usage },
+    { type: 'shell', command: ['sh', '-c', 'node --test test/ 2>&1 | tail -n 12'], usage },
+    ...(behaviour === 'repair' ? [{ type: 'shell', command: writeJson('completion.json', completion('comparator sorts remainders descending')), usage } as const] : []),
+    { type: 'message', text: JSON.stringify({ status: 'repaired', tests: 'passing', artifact: behaviour === 'repair' ? 'completion.json' : 'none (but all done!)' }), usage },
+  ];
+}
+
+/** opencode's scripted chat turns: its own `bash` and `write` tools, files addressed by absolute path. */
+function opencodeTurns(behaviour: Behaviour, workspace: string, workload: Workload): ChatReply[] {
+  const usage = { prompt_tokens: 900, completion_tokens: 60, total_tokens: 960 };
+  const tool = (name: string, args: Record<string, unknown>): ChatReply => ({ toolCalls: [{ name, arguments: args }], usage, hang: false });
+  if (behaviour === 'diagnose') {
+    return [
+      tool('bash', { command: 'node --test test/ 2>&1 | tail -n 30', description: 'Run the frozen tests' }),
+      tool('write', { filePath: join(workspace, 'diagnosis.json'), content: JSON.stringify(DIAGNOSIS, null, 2) + '\n' }),
+      { text: 'Diagnosis written to diagnosis.json.', toolCalls: [], usage, hang: false },
+    ];
+  }
+  return [
+    tool('write', { filePath: join(workspace, 'src/allocate.js'), content: workload.file('scripted/hermes-allocate.js') }),
+    ...(behaviour === 'repair' ? [tool('write', { filePath: join(workspace, 'completion.json'), content: JSON.stringify(completion('exact integer remainders'), null, 2) + '\n' })] : []),
+    { text: 'Repaired: all tests pass.', toolCalls: [], usage, hang: false },
+  ];
+}
+
+export interface ScriptedHarnesses {
+  /** Harness name → factory: `codex` (real codex app-server) and `hermes` (an ACP agent). */
+  harnesses: Record<string, HarnessFactory>;
+  /** Stops every scripted model server and removes the throwaway homes. */
+  close(): Promise<void>;
+}
+
+/**
+ * Harnesses for the demo and the workload tests: the REAL `codex app-server` and the REAL
+ * `opencode acp` (or the scripted Hermes-like ACP agent), each pointed at a loopback SCRIPTED
+ * model started per run, with a throwaway home. Nothing leaves the machine.
+ */
+export function scriptedHarnesses(options: { workload: Workload; acpAgent: AcpAgent; behaviourOf: BehaviourOf; timeoutMs?: number }): ScriptedHarnesses {
+  const homes = mkdtempSync(join(tmpdir(), 'ordivon-providers-'));
+  const closers: Array<() => Promise<void>> = [];
+  const timeoutMs = options.timeoutMs ?? 180_000;
+  let runs = 0;
+  const home = () => join(homes, `run-${++runs}`);
+
+  const codex: HarnessFactory = async (a) => {
+    const model = await startResponsesModel({ script: codexSteps(options.behaviourOf(a)) });
+    closers.push(() => model.close());
+    return { driver: 'codex', ...scriptedCodexLaunch({ modelUrl: model.url, home: home() }), timeoutMs } satisfies HarnessConfig;
+  };
+  const hermes: HarnessFactory = async (a) => {
+    const behaviour = options.behaviourOf(a);
+    if (options.acpAgent === 'hermes-like') return { driver: 'acp', ...hermesLikeLaunch(hermesLikeScript(options.workload, behaviour)), timeoutMs };
+    const model = await startChatModel({ script: { turns: opencodeTurns(behaviour, a.workspace, options.workload) } });
+    closers.push(() => model.close());
+    return { driver: 'acp', ...opencodeCommand(), env: opencodeEnv({ home: home(), modelUrl: model.url, permission: 'ask' }), timeoutMs };
+  };
+  return {
+    harnesses: { codex, hermes },
+    async close() {
+      await Promise.all(closers.splice(0).map((c) => c()));
+      rmSync(homes, { recursive: true, force: true });
+    },
+  };
+}

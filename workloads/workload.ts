@@ -1,0 +1,23 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { TaskSpec } from '../actors/object-kinds.js';
+
+/** Root of the frozen workloads shipped with the package (source tree, not dist/). */
+const WORKLOADS = fileURLToPath(new URL('../../workloads/', import.meta.url));
+
+export interface Workload {
+  name: string;
+  dir: string;
+  /** The Task spec with `workspaceSeed` pointing at the workload's repository. */
+  spec: TaskSpec;
+  /** Reads a file of the workload (e.g. a scripted provider's repair). */
+  file(path: string): string;
+}
+
+/** Loads a frozen workload by name (`hamilton-v1`); its spec is parsed like any Task spec. */
+export function loadWorkload(name: string): Workload {
+  const dir = `${WORKLOADS}${name}/`;
+  const raw = JSON.parse(readFileSync(`${dir}task.json`, 'utf8'));
+  const spec = TaskSpec.parse({ ...raw, workspaceSeed: `${dir}repo` });
+  return { name, dir, spec, file: (path) => readFileSync(`${dir}${path}`, 'utf8') };
+}
