@@ -145,7 +145,7 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
     const workspace = await workspaceOf(task);
     const receipt = job.harness?.receipt ?? missingReceipt(job, context.contextDigest!);
     step(task, `run ${job.jobId} ended ${job.state} (${receipt.stopReason})`);
-    const changed = new Set((job.files?.changed ?? []).map((f) => f.name));
+    const changed = new Map((job.files?.changed ?? []).map((f) => [f.name, f.digest]));
     const objects: Array<{ kind: string; body: unknown }> = [{ kind: 'receipt', body: receipt }];
     const blobs: Buffer[] = [];
     const claims: Array<{ kind: 'evidence'; key: string }> = [];
@@ -155,6 +155,11 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
       const read = readArtifact(workspace, required.name, options.maxArtifactBytes ?? 1 << 20);
       if (!read.ok) {
         step(task, `${required.name} refused: ${read.code}`);
+        continue;
+      }
+      if (read.value.digest !== changed.get(required.name)) {
+        // The bytes must be the ones the Runtime saw when the run ended, not a later edit.
+        step(task, `${required.name} changed after the run ended; not retained`);
         continue;
       }
       const checked = checkArtifact(required.schema, read.value.bytes);
