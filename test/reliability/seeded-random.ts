@@ -1,11 +1,2 @@
-/** A seeded PRNG (mulberry32) returning floats in [0, 1): the same seed gives the same sequence. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded PRNG (mulberry32) the benchmarks use, so a seed means the same sequence everywhere. */
+export { seededRandom } from '../../bench/util.js';
