@@ -8,8 +8,7 @@ import type { RootDatabase } from 'lmdb';
 import { HostError } from '../../actors/errors.js';
 import { createSupervisor } from '../../actors/supervisor.js';
 import { tempDir } from '../support/temp.js';
-import { SPEC, driveToRunning, observeRun } from '../support/tasks.js';
-import { flipByte, tamper } from '../support/tamper.js';
+import { flipByte, tamper, twoTaskRoot } from '../support/tamper.js';
 
 const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
 
@@ -19,17 +18,7 @@ let requestId: string;
 
 /** A healthy state root with two Tasks; each case tampers with its own copy. */
 before(async () => {
-  pristine = tempDir();
-  const sup = createSupervisor({ state: pristine });
-  await sup.start();
-  await sup.createTask({ ...SPEC, taskId: 'task-a' });
-  const run = await driveToRunning(sup, 'task-a', 1);
-  await observeRun(sup, 'task-a', 1, run, { 'diagnosis.json': '{"location":"alloc.js:12"}' });
-  await sup.createTask({ ...SPEC, taskId: 'task-b' });
-  await driveToRunning(sup, 'task-b', 1);
-  specDigest = sup.getTask('task-a')!.context.specDigest!;
-  requestId = run.clientRequestId;
-  await sup.stop();
+  ({ root: pristine, specDigest, requestId } = await twoTaskRoot());
 });
 
 function copyOfPristine(): string {

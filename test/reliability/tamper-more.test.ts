@@ -7,8 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { HostError } from '../../actors/errors.js';
 import { createSupervisor } from '../../actors/supervisor.js';
 import { tempDir } from '../support/temp.js';
-import { SPEC, driveToRunning, observeRun } from '../support/tasks.js';
-import { tamper } from '../support/tamper.js';
+import { tamper, twoTaskRoot } from '../support/tamper.js';
 import { DOCUMENTED_CODES } from './documented-codes.js';
 
 const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
@@ -16,15 +15,7 @@ let pristine: string;
 
 /** A healthy state root with two Tasks; each case damages its own copy. Complements test/actors/recovery.test.ts. */
 before(async () => {
-  pristine = tempDir();
-  const sup = createSupervisor({ state: pristine });
-  await sup.start();
-  await sup.createTask({ ...SPEC, taskId: 'task-a' });
-  const run = await driveToRunning(sup, 'task-a', 1);
-  await observeRun(sup, 'task-a', 1, run, { 'diagnosis.json': '{"location":"alloc.js:12"}' });
-  await sup.createTask({ ...SPEC, taskId: 'task-b' });
-  await driveToRunning(sup, 'task-b', 1);
-  await sup.stop();
+  pristine = (await twoTaskRoot()).root;
 });
 
 function copyOfPristine(): string {
