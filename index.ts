@@ -23,3 +23,5 @@ export {
   type FrontierWork,
 } from './machines/index.js';
 export { EventStore, StoreError, type StoreErrorCode } from './store/index.js';
+export { openHost, type Host, type HostOptions } from './actors/host.js';
+export { createHostEffects, clientRequestId, type HarnessConfig, type HarnessFactory, type HostEffectsOptions } from './actors/host-effects.js';
