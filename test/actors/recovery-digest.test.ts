@@ -22,7 +22,10 @@ function shuffled(value: unknown, addUndefined: boolean): unknown {
   if (Array.isArray(value)) return value.map((v) => shuffled(v, addUndefined));
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).reverse()) out[key] = shuffled((value as Record<string, unknown>)[key], addUndefined);
+  // defineProperty, not assignment: a member named "__proto__" must stay an own member.
+  for (const key of Object.keys(value).reverse()) {
+    Object.defineProperty(out, key, { value: shuffled((value as Record<string, unknown>)[key], addUndefined), enumerable: true, writable: true, configurable: true });
+  }
   if (addUndefined) out['~absent'] = undefined;
   return out;
 }
