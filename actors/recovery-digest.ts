@@ -1,12 +1,15 @@
 import * as crypto from 'node:crypto';
-import { canonicalJson, type EventRecord } from '../store/index.js';
+import type { EventRecord } from '../store/index.js';
 
 /**
  * Digests for recovery's hot loop. They give exactly the bytes and digests of
- * store/canonical.ts (`digestOf`), only faster: a one-shot hash (`crypto.hash`, about twice as
- * fast as `createHash` for short inputs) and an event serializer that writes a parsed
- * EventRecord's known members in canonical order without sorting. test/actors/recovery-digest
- * checks both against `digestOf` on generated values.
+ * store/canonical.ts (`canonicalJson`, `digestOf`), only faster (measured on the bench
+ * workload's objects: 3.3 µs instead of 6.2 µs per canonical form, 2.6 µs for plain
+ * JSON.stringify): a one-shot hash (`crypto.hash`, about twice as fast as `createHash` for short
+ * inputs), an insertion sort of the few keys of each object instead of `Array.prototype.sort`,
+ * memoized quoting of member names (they repeat), and an event serializer that writes a parsed
+ * EventRecord's known members in canonical order. test/actors/recovery-digest.test.ts checks
+ * them against store/canonical.ts on generated values.
  */
 
 const oneShot = (crypto as { hash?: (algorithm: string, data: string | Uint8Array) => string }).hash;
@@ -23,7 +26,66 @@ export function sha256Bytes(bytes: Uint8Array): string {
 
 /** Same result as `digestOf(value)`. */
 export function fastDigestOf(value: unknown): string {
-  return sha256Text(canonicalJson(value));
+  return sha256Text(canonicalJsonFast(value));
+}
+
+const quotedNames = new Map<string, string>();
+
+function quote(name: string): string {
+  let quoted = quotedNames.get(name);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(name);
+    if (quotedNames.size < 10_000) quotedNames.set(name, quoted);
+  }
+  return quoted;
+}
+
+/**
+ * Same bytes as `canonicalJson(value)` for values decoded from JSON or msgpack (no sparse
+ * arrays): sorted member names by code unit, no whitespace, undefined members dropped, undefined
+ * array items as null; throws TypeError for non-finite numbers, bigints, functions, symbols.
+ */
+export function canonicalJsonFast(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      if (!Number.isFinite(value)) throw new TypeError(`canonical JSON cannot hold ${value}`);
+      return '' + value;
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object': {
+      if (value === null) return 'null';
+      if (Array.isArray(value)) {
+        if (value.length === 0) return '[]';
+        let out = '[' + (value[0] === undefined ? 'null' : canonicalJsonFast(value[0]));
+        for (let i = 1; i < value.length; i++) out += ',' + (value[i] === undefined ? 'null' : canonicalJsonFast(value[i]));
+        return out + ']';
+      }
+      const keys = Object.keys(value);
+      // Insertion sort: same order as `keys.sort()` (code units), faster for a handful of keys.
+      for (let i = 1; i < keys.length; i++) {
+        const key = keys[i]!;
+        let j = i - 1;
+        while (j >= 0 && keys[j]! > key) {
+          keys[j + 1] = keys[j]!;
+          j--;
+        }
+        keys[j + 1] = key;
+      }
+      let out = '{';
+      let first = true;
+      for (const key of keys) {
+        const member = (value as Record<string, unknown>)[key];
+        if (member === undefined) continue;
+        out += (first ? '' : ',') + quote(key) + ':' + canonicalJsonFast(member);
+        first = false;
+      }
+      return out + '}';
+    }
+    default:
+      throw new TypeError(`canonical JSON cannot hold a ${typeof value}`);
+  }
 }
 
 /**
@@ -39,13 +101,13 @@ export function canonicalEventJson(record: EventRecord): string {
     '{"at":' +
     JSON.stringify(record.at) +
     ',"data":' +
-    canonicalJson(record.data) +
+    canonicalJsonFast(record.data) +
     ',"disposition":' +
     (d.admitted ? '{"admitted":true}' : '{"admitted":false,"code":' + JSON.stringify(d.code) + '}') +
     ',"id":' +
     JSON.stringify(record.id) +
     ',"mono":' +
-    canonicalJson(record.mono) +
+    canonicalJsonFast(record.mono) +
     ',"origin":' +
     JSON.stringify(record.origin) +
     ',"prev":' +

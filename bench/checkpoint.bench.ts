@@ -12,7 +12,8 @@
 import { pathToFileURL } from 'node:url';
 import { rewindCheckpoints } from './checkpoint-rewind.js';
 import { generateRoot } from './generate.js';
-import { progress, timedBoot } from './recovery.bench.js';
+import { recoverFromCheckpoints } from '../actors/recovery-checkpoint.js';
+import { progress, timedBoot, timedRebuild } from './recovery.bench.js';
 import type { BenchContext, BenchRow, Size } from './results-model.js';
 import { timeIt } from './util.js';
 
@@ -32,6 +33,10 @@ export async function runCheckpointBench(ctx: BenchContext & { tasks?: number })
     await timedBoot(root, 'checkpoint');
     const t = await timeIt('checkpointed boot', () => timedBoot(root, 'checkpoint'), { iterations, warmup: true });
     rows.push({ scenario: 'checkpoint', name: 'checkpointed start: boot → serving, checkpoints at head', tasks: size.tasks, events, ...t, rate: size.tasks / (t.medianMs / 1000), rateUnit: 'Tasks/s' });
+    // The share of that start spent reading and checking checkpoints (the rest is the supervisor
+    // creating a live TaskActor per Task and opening the store).
+    const only = await timeIt('recoverFromCheckpoints', () => timedRebuild(root, (store) => recoverFromCheckpoints(store)), { iterations, warmup: true });
+    rows.push({ scenario: 'checkpoint', name: 'checkpointed recovery only: read + check checkpoints, no live actors', tasks: size.tasks, events, ...only, rate: size.tasks / (only.medianMs / 1000), rateUnit: 'Tasks/s' });
     if (size.events === 10) {
       const lag = 5;
       const tail = await timeIt('checkpointed boot with tails', () => timedBoot(root, 'checkpoint'), { iterations, prepare: async () => void (await rewindCheckpoints(root, lag)) });

@@ -25,22 +25,25 @@ export function headline(rows: BenchRow[]): Headline[] {
   const find = (scenario: BenchRow['scenario'], name: string, events?: number) => rows.find((r) => r.scenario === scenario && r.name === name && (events === undefined || r.events === events));
   const largest = Math.max(0, ...rows.filter((r) => r.scenario === 'recovery' && r.name === VERIFIED).map((r) => r.events ?? 0));
   const verified = find('recovery', VERIFIED, largest);
+  // The recovery goals are stated for 1,000,000 events: smaller runs (--quick) are reported, not judged.
+  const judged = largest >= 1_000_000;
+  const goal = (met: boolean) => (judged ? met : undefined);
   if (verified) {
     const n = largest.toLocaleString('en-US');
     const floorAll = find('floor', FLOOR_ALL, largest);
     const floorEvents = find('floor', FLOOR_EVENTS, largest);
     if (floorAll) {
       const r = verified.medianMs / floorAll.medianMs;
-      out.push({ key: 'verified_vs_floor_all', value: r, goal: '≤ 3×', met: r <= 3, text: `verified recovery of ${n} events ${s(verified.medianMs)} = ${x(r)} the floor of reading the same bytes (${s(floorAll.medianMs)}: events, objects, blobs, heads, projections); goal ≤ 3×` });
+      out.push({ key: 'verified_vs_floor_all', value: r, goal: '≤ 3×', met: goal(r <= 3), text: `verified recovery of ${n} events ${s(verified.medianMs)} = ${x(r)} the floor of reading the same bytes (${s(floorAll.medianMs)}: events, objects, blobs, heads, projections); goal ≤ 3×` });
     }
     if (floorEvents) {
       const r = verified.medianMs / floorEvents.medianMs;
-      out.push({ key: 'verified_vs_floor_events', value: r, goal: '≤ 3×', met: r <= 3, text: `verified recovery of ${n} events = ${x(r)} the events-only scan-and-decode floor (${s(floorEvents.medianMs)}); goal ≤ 3×` });
+      out.push({ key: 'verified_vs_floor_events', value: r, goal: '≤ 3×', met: goal(r <= 3), text: `verified recovery of ${n} events = ${x(r)} the events-only scan-and-decode floor (${s(floorEvents.medianMs)}); goal ≤ 3×` });
     }
     const peer = find('peer', PEER, largest);
     if (peer) {
       const r = peer.medianMs / verified.medianMs;
-      out.push({ key: 'peer_vs_verified', value: r, goal: '≥ 2×', met: r >= 2, text: `SQLite peer doing the same verified work (worker threads too) ${s(peer.medianMs)} = ${x(r)} slower than LMDB; goal ≥ 2×` });
+      out.push({ key: 'peer_vs_verified', value: r, goal: '≥ 2×', met: goal(r >= 2), text: `SQLite peer doing the same verified work (worker threads too) ${s(peer.medianMs)} = ${x(r)} slower than LMDB; goal ≥ 2×` });
     }
     const peerOne = find('peer', PEER_ONE, largest);
     const oneThread = find('recovery', ONE_THREAD, largest);
@@ -58,7 +61,7 @@ export function headline(rows: BenchRow[]): Headline[] {
   }
   if (shortHistory && longHistory) {
     const r = longHistory.medianMs / shortHistory.medianMs;
-    out.push({ key: 'checkpoint_flat', value: r, goal: 'flat (≤ 1.5×)', met: r <= 1.5, text: `checkpointed start with 10× the history: ${s(longHistory.medianMs)} = ${x(r)} (goal: flat)` });
+    out.push({ key: 'checkpoint_flat', value: r, goal: 'flat (≤ 1.5×)', met: shortHistory.tasks! >= 10_000 ? r <= 1.5 : undefined, text: `checkpointed start with 10× the history: ${s(longHistory.medianMs)} = ${x(r)} (goal: flat)` });
   }
   const admission = (name: string) => rows.find((r) => r.scenario === 'admission' && r.tasks === 256 && r.name.includes(name));
   const sup = admission('Supervisor.send');

@@ -111,7 +111,7 @@ export { PeerWorkerInput };
  * `rebuildParallel` on the SQLite peer: the same range split by head revisions over worker
  * threads, each with its own read-only connection, messages in the same protocol.
  */
-export async function rebuildPeerParallel(path: string, workers = Math.min(availableParallelism(), 8)): Promise<RecoveryReport> {
+export async function rebuildPeerParallel(path: string, workers = Math.min(availableParallelism(), 8), inThreadBelow = 20_000): Promise<RecoveryReport> {
   const peer = SqlitePeerStore.open(path, { readOnly: true });
   let weights: Array<{ taskId: string; revision: number }>;
   let requestIndex: Record<'request' | 'evidence', Array<{ key: string; taskId: string }>>;
@@ -122,6 +122,8 @@ export async function rebuildPeerParallel(path: string, workers = Math.min(avail
     peer.close();
   }
   const total = weights.reduce((a, w) => a + w.revision, 0);
+  // Same rule as rebuildParallel: short histories are verified on the calling thread.
+  if (total < inThreadBelow || workers < 1) return rebuildPeer(path);
   const bounds: Array<string | undefined> = [undefined];
   let seen = 0;
   for (const { taskId, revision } of weights) {

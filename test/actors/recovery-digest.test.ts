@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { canonicalEventJson, eventDigest, fastDigestOf, jsonEqual, sha256Bytes } from '../../actors/recovery-digest.js';
+import { canonicalEventJson, canonicalJsonFast, eventDigest, fastDigestOf, jsonEqual, sha256Bytes } from '../../actors/recovery-digest.js';
 import { EventRecord, canonicalJson, digestOf, sha256 } from '../../store/index.js';
 
 const digest = fc.stringMatching(/^sha256:[0-9a-f]{64}$/);
@@ -40,6 +40,20 @@ describe('recovery digests', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('writes the canonical JSON of store/canonical for any JSON value, whatever its key order or undefined members', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.boolean(), (value, addUndefined) => {
+        const copy = shuffled(value, addUndefined);
+        assert.equal(canonicalJsonFast(copy), canonicalJson(copy));
+      }),
+      { numRuns: 400 },
+    );
+    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, 1n, () => 1]) {
+      assert.throws(() => canonicalJsonFast(bad), TypeError);
+      assert.throws(() => canonicalJson(bad), TypeError);
+    }
   });
 
   it('hashes values and bytes like store/canonical', () => {

@@ -24,7 +24,7 @@ describe('SQLite peer', () => {
     const lmdb = rebuildAll(store);
     await store.close();
     const peer = rebuildPeer(peerPath);
-    const parallel = await rebuildPeerParallel(peerPath, 2);
+    const parallel = await rebuildPeerParallel(peerPath, 2, 0);
     assert.deepEqual([lmdb.findings, peer.findings, parallel.findings], [[], [], []]);
     assert.equal(peer.events, 16 * 30);
     assert.equal(peer.objects, lmdb.objects);
