@@ -53,6 +53,10 @@ export const EventInput = z.discriminatedUnion('type', [
     receiptDigest: Digest,
     jobStatus: z.string().min(1),
     evidence: evidenceMap.default({}),
+    /** Required artifacts this run wrote that were not retained, name → why (schema, refusal, late edit). */
+    refused: z.record(z.string().min(1).max(1_000), z.string().max(2_000)).optional(),
+    /** Host-computed digest of the workspace source (artifacts excluded) when the run ended. */
+    sourceDigest: Digest.optional(),
   }),
   z.object({ ...base, type: z.literal('evaluation.settle'), generation }),
   z.object({

@@ -150,21 +150,26 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
     const blobs: Buffer[] = [];
     const claims: Array<{ kind: 'evidence'; key: string }> = [];
     const evidence: Record<string, string> = {};
+    const refused: Record<string, string> = {};
+    const refuse = (name: string, why: string) => {
+      refused[name] = why;
+      step(task, `${name} not retained: ${why}`);
+    };
     for (const required of task.spec.requiredArtifacts) {
       if (!changed.has(required.name)) continue; // only what this run produced counts as its evidence
       const read = readArtifact(workspace, required.name, options.maxArtifactBytes ?? 1 << 20);
       if (!read.ok) {
-        step(task, `${required.name} refused: ${read.code}`);
+        refuse(required.name, `${read.code}: ${read.detail}`);
         continue;
       }
       if (read.value.digest !== changed.get(required.name)) {
         // The bytes must be the ones the Runtime saw when the run ended, not a later edit.
-        step(task, `${required.name} changed after the run ended; not retained`);
+        refuse(required.name, 'changed after the run ended');
         continue;
       }
       const checked = checkArtifact(required.schema, read.value.bytes);
       if (!checked.ok) {
-        step(task, `${required.name} is not valid evidence: ${checked.detail}`);
+        refuse(required.name, `invalid ${required.schema}: ${checked.detail}`);
         continue;
       }
       const body = { taskId: task.taskId, generation: context.generation, name: required.name, schema: required.schema, digest: read.value.digest, bytes: read.value.bytes.length };
@@ -183,6 +188,8 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
         receiptDigest: digestOf({ kind: 'receipt', body: receipt }),
         jobStatus: job.state,
         evidence,
+        ...(Object.keys(refused).length > 0 ? { refused } : {}),
+        sourceDigest: await sourceDigest(workspace, { exclude: artifactNames(task) }),
       },
       { objects, blobs, claims },
     );

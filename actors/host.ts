@@ -18,8 +18,12 @@ export interface Host {
   supervisor: Supervisor;
   runtime: Runtime;
   pool: DriverPool;
-  /** Stops the supervisor (draining), then the Runtime and the driver pool. */
-  stop(): Promise<void>;
+  /**
+   * Stops the supervisor (draining), then the Runtime and the driver pool. With
+   * `jobs: 'finish'` the Runtime lets running provider and verification jobs end on their own and
+   * records their results (the next boot reconciles them); the default stops them (`abandoned`).
+   */
+  stop(options?: { jobs?: 'stop' | 'finish' }): Promise<void>;
 }
 
 /**
@@ -60,9 +64,9 @@ export async function openHost(options: HostOptions): Promise<Host> {
     supervisor,
     runtime,
     pool,
-    async stop() {
+    async stop(stopOptions = {}) {
       await supervisor.stop();
-      await runtime.close();
+      await runtime.close(stopOptions);
       await pool.close();
     },
   };

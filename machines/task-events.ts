@@ -30,6 +30,10 @@ export type TaskEvent = Envelope &
         jobStatus: string;
         /** Artifacts of this run that the Host validated, name → digest. */
         evidence: Record<string, string>;
+        /** Artifacts this run wrote that the Host did not retain, name → why (recorded, not used by guards). */
+        refused?: Record<string, string>;
+        /** Host-computed source digest (artifacts excluded) when the run ended (recorded, not used by guards). */
+        sourceDigest?: string;
       }
     | {
         type: 'completion.propose';

@@ -169,13 +169,15 @@ export class Runtime {
   }
 
   /**
-   * Stops accepting calls, stops this Runtime's running jobs (recorded `abandoned`, stop reason
-   * `runtime_closed`), waits for every in-flight write, then closes LMDB. Idempotent.
+   * Stops accepting calls, then either stops this Runtime's running jobs (`jobs: 'stop'`, the
+   * default: recorded `abandoned`, stop reason `runtime_closed`) or lets them run to their own end
+   * and records it (`jobs: 'finish'`, a graceful shutdown whose results a later boot reconciles),
+   * waits for every in-flight write, then closes LMDB. Idempotent.
    */
-  async close(): Promise<void> {
+  async close(options: { jobs?: 'stop' | 'finish' } = {}): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const job of this.active.values()) job.controller.abort('runtime_closed');
+    if (options.jobs !== 'finish') for (const job of this.active.values()) job.controller.abort('runtime_closed');
     await Promise.allSettled([...this.active.values()].map((job) => job.done));
     await Promise.allSettled([...this.pending]);
     await this.store.close();

@@ -25,8 +25,9 @@ const COMMANDS: Record<string, Command> = {
 const USAGE = `ordivon — durable supervisor for agent work
 
 usage: ordivon <command> [--state DIR] [--json] ...
-  demo [--order codex-first|hermes-first] [--acp-agent opencode|hermes-like] [--fault F1|F2|F3]... [--fresh]
-                                   run the frozen repair workload end to end (npm start)
+  demo [--acp-agent opencode|hermes-like] [--only SCENARIO,...] [--fresh]
+                                   the frozen repair workload end to end (npm start): both orders,
+                                   faults F1 F2 F3, artifact-first; exit 1 naming a failed expectation
   task create --spec FILE          create a Task from a JSON spec
   send TASK_ID EVENT_JSON          send an event (assignment.commit, completion.propose, task.cancel)
        [--event-id ID]             idempotency key: a retry is acknowledged, not written twice

@@ -2,13 +2,21 @@ import type { HermesScriptIn } from '../drivers/scripted/hermes-script.js';
 import type { Workload } from './workload.js';
 
 /**
+ * What a scripted provider does in one run: diagnose; repair; repair but write no completion.json
+ * (fault F2); or leave the source alone, write a completion.json that fails its schema and claim
+ * success in its final text (the artifact-first case).
+ */
+export type Behaviour = 'diagnose' | 'repair' | 'repair-without-completion' | 'claim-success';
+
+/**
  * Scripted provider behaviours for the hamilton-v1 workload. They are deterministic stand-ins,
  * labelled scripted wherever they appear; the same drivers run real providers by configuration.
  *
  * - diagnose: reads the code, "runs" the tests, writes diagnosis.json, leaves the source alone;
  * - repair: edits the source (each harness its own correct implementation) and writes
  *   completion.json;
- * - repair without completion (fault F2): the same edit, exits 0, but writes no completion.json.
+ * - repair without completion (fault F2): the same edit, exits 0, but writes no completion.json;
+ * - claim success: no edit, an invalid completion.json, and a final text saying all is done.
  */
 export const DIAGNOSIS = {
   location: { file: 'src/allocate.js', line: 20, symbol: 'allocate' },
@@ -27,8 +35,15 @@ export function completion(implementation: string) {
   };
 }
 
+/**
+ * What a provider that only *says* it succeeded leaves behind (the artifact-first case): a
+ * completion.json that fails the completion schema (no filesChanged, no testsRun), and an
+ * untouched source.
+ */
+export const CLAIMED_COMPLETION = { status: 'success', summary: 'Fixed the allocation defect; all tests pass.' };
+
 /** The Hermes-like agent's scripts: many thoughts, a tool call it never completes, no final text. */
-export function hermesLikeScript(workload: Workload, behaviour: 'diagnose' | 'repair' | 'repair-without-completion'): HermesScriptIn {
+export function hermesLikeScript(workload: Workload, behaviour: Behaviour): HermesScriptIn {
   const thinking = { do: 'thought', text: 'Considering the allocation order… ', repeat: 12 } as const;
   if (behaviour === 'diagnose') {
     return {
@@ -41,6 +56,9 @@ export function hermesLikeScript(workload: Workload, behaviour: 'diagnose' | 're
         { do: 'usage', used: 1800, size: 128000 },
       ],
     };
+  }
+  if (behaviour === 'claim-success') {
+    return { steps: [thinking, { do: 'write', path: 'completion.json', json: CLAIMED_COMPLETION }, { do: 'usage', used: 900, size: 128000 }] };
   }
   return {
     steps: [

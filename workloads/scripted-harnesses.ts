@@ -8,14 +8,14 @@ import { hermesLikeLaunch } from '../drivers/scripted/hermes-script.js';
 import { scriptedCodexLaunch } from '../drivers/scripted/responses-codex.js';
 import { startResponsesModel } from '../drivers/scripted/responses-model.js';
 import type { ResponsesStep } from '../drivers/scripted/responses-script.js';
-import { DIAGNOSIS, completion, hermesLikeScript } from './hamilton-behaviours.js';
+import { CLAIMED_COMPLETION, DIAGNOSIS, completion, hermesLikeScript, type Behaviour } from './hamilton-behaviours.js';
 import type { Workload } from './workload.js';
 
-export type Behaviour = 'diagnose' | 'repair' | 'repair-without-completion';
+export type { Behaviour };
 export type AcpAgent = 'opencode' | 'hermes-like';
 
-/** Picks the scripted behaviour for an Assignment (the demo's faults choose per generation). */
-export type BehaviourOf = (assignment: { purpose: string; generation: number }) => Behaviour;
+/** Picks the scripted behaviour for an Assignment (the demo's scenarios choose per Task and generation). */
+export type BehaviourOf = (assignment: { taskId: string; purpose: string; generation: number }) => Behaviour;
 
 const writeJson = (name: string, value: unknown) => ['node', '-e', `require('node:fs').writeFileSync(${JSON.stringify(name)}, ${JSON.stringify(JSON.stringify(value, null, 2) + '\n')})`];
 const COMPARATOR_FIX = 's/(a, b) => a.remainder - b.remainder/(a, b) => b.remainder - a.remainder/';
@@ -29,6 +29,12 @@ function codexSteps(behaviour: Behaviour): ResponsesStep[] {
       { type: 'shell', command: ['sed', '-n', '18,24p', 'src/allocate.js'], usage },
       { type: 'shell', command: writeJson('diagnosis.json', DIAGNOSIS), usage },
       { type: 'message', text: JSON.stringify({ status: 'diagnosed', artifact: 'diagnosis.json', location: DIAGNOSIS.location }), usage },
+    ];
+  }
+  if (behaviour === 'claim-success') {
+    return [
+      { type: 'shell', command: writeJson('completion.json', CLAIMED_COMPLETION), usage },
+      { type: 'message', text: JSON.stringify({ status: 'repaired', tests: 'passing', artifact: 'completion.json' }), usage },
     ];
   }
   return [
@@ -48,6 +54,12 @@ function opencodeTurns(behaviour: Behaviour, workspace: string, workload: Worklo
       tool('bash', { command: 'node --test test/ 2>&1 | tail -n 30', description: 'Run the frozen tests' }),
       tool('write', { filePath: join(workspace, 'diagnosis.json'), content: JSON.stringify(DIAGNOSIS, null, 2) + '\n' }),
       { text: 'Diagnosis written to diagnosis.json.', toolCalls: [], usage, hang: false },
+    ];
+  }
+  if (behaviour === 'claim-success') {
+    return [
+      tool('write', { filePath: join(workspace, 'completion.json'), content: JSON.stringify(CLAIMED_COMPLETION, null, 2) + '\n' }),
+      { text: 'Done: the defect is fixed and all tests pass.', toolCalls: [], usage, hang: false },
     ];
   }
   return [

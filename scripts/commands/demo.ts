@@ -1,144 +1,218 @@
 import { rmSync } from 'node:fs';
-import { openHost } from '../../actors/host.js';
-import type { HarnessRunReceipt } from '../../drivers/receipt.js';
-import { resolveStateRoot } from '../../store/index.js';
-import { scriptedHarnesses, type AcpAgent, type Behaviour } from '../../workloads/scripted-harnesses.js';
-import { loadWorkload } from '../../workloads/workload.js';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { z } from 'zod';
+import { openHost, type Host } from '../../actors/host.js';
+import { OBJECT_KINDS } from '../../actors/object-kinds.js';
+import { createRuntime } from '../../runtime/index.js';
+import { EventStore, resolveStateRoot } from '../../store/index.js';
+import { F3Phases, crossChecks, reportScenario, type ScenarioReport } from '../../workloads/demo-checks.js';
+import { PLANS, SCENARIOS, behaviourFor, driveScenario, type ScenarioFacts, type ScenarioName, type ScenarioPlan } from '../../workloads/demo-scenarios.js';
+import { scriptedHarnesses } from '../../workloads/scripted-harnesses.js';
+import { loadWorkload, type Workload } from '../../workloads/workload.js';
 import { CliError, EXIT, emit, parse, type Io } from '../cli-io.js';
+import { demoText } from './demo-output.js';
 
-const FAULTS = ['F1', 'F2', 'F3'] as const;
-type Fault = (typeof FAULTS)[number];
+const CLI = fileURLToPath(new URL('../ordivon.js', import.meta.url));
+
+const DemoArgs = z.object({
+  acpAgent: z.enum(['opencode', 'hermes-like']),
+  only: z.array(z.enum(SCENARIOS)).min(1),
+  f3Phase: z.enum(['lose', 'reconcile']).optional(),
+  task: z.string().min(1).optional(),
+});
+
+/** Parses the demo's option values with zod; a bad one is a `usage` error naming the option. */
+function demoArgs(values: { 'acp-agent'?: string | undefined; only?: string | undefined; 'f3-phase'?: string | undefined; task?: string | undefined }) {
+  const parsed = DemoArgs.safeParse({
+    acpAgent: values['acp-agent'],
+    only: values.only === undefined ? [...SCENARIOS] : values.only.split(',').map((s) => s.trim()),
+    f3Phase: values['f3-phase'],
+    task: values.task,
+  });
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const option = { acpAgent: '--acp-agent', only: '--only', f3Phase: '--f3-phase', task: '--task' }[String(issue.path[0])] ?? String(issue.path[0]);
+  throw new CliError('usage', `${option}${issue.path.length > 1 ? `[${String(issue.path[1])}]` : ''}: ${issue.message}`, EXIT.usage);
+}
 
 /**
- * `ordivon demo`: the frozen hamilton-v1 repair workload, end to end on the embedded store.
- * One Task, one Attempt: generation 1 diagnoses with harness A, the Task waits, generation 2
- * repairs with harness B (a new provider session with a fresh Context carrying the diagnosis),
- * the Host verifies independently and commits the outcome. Faults: F1 stale assignment, F2
- * success without artifact, F3 response loss.
+ * `ordivon demo` (`npm start`): the frozen hamilton-v1 repair workload end to end on the embedded
+ * store. Runs both replacement orders, faults F1–F3 and the artifact-first case, each as its own
+ * Task, then reads every result back from the durable state, prints one row per provider run and
+ * one line per scenario, and exits 0 only if every expectation held (1 naming the first that did
+ * not). F3's two halves run in two child processes: one loses the response and stops, a fresh one
+ * reconciles.
  */
 export async function demo(argv: string[], io: Io): Promise<number> {
   const { values } = parse(argv, {
     state: { type: 'string' },
     json: { type: 'boolean' },
-    order: { type: 'string', default: 'codex-first' },
     'acp-agent': { type: 'string', default: 'opencode' },
-    fault: { type: 'string', multiple: true, default: [] },
+    only: { type: 'string' },
     fresh: { type: 'boolean' },
+    'f3-phase': { type: 'string' },
+    task: { type: 'string' },
   });
-  const order = values.order;
-  if (order !== 'codex-first' && order !== 'hermes-first') throw new CliError('usage', '--order must be codex-first or hermes-first', EXIT.usage);
-  const acpAgent = values['acp-agent'] as AcpAgent;
-  if (acpAgent !== 'opencode' && acpAgent !== 'hermes-like') throw new CliError('usage', '--acp-agent must be opencode or hermes-like', EXIT.usage);
-  const faults = new Set<Fault>();
-  for (const f of values.fault ?? []) {
-    if (!FAULTS.includes(f as Fault)) throw new CliError('usage', `--fault must be one of ${FAULTS.join(', ')}`, EXIT.usage);
-    faults.add(f as Fault);
-  }
+  const args = demoArgs(values);
   const state = resolveStateRoot(values.state);
+  const workload = loadWorkload('hamilton-v1');
+  const say = (text: string) => io.err(text);
+  if (args.f3Phase === 'lose') return f3Lose(state, workload, args.acpAgent, io);
+  if (args.f3Phase === 'reconcile') {
+    if (!args.task) throw new CliError('usage', '--task: required with --f3-phase reconcile', EXIT.usage);
+    return f3Reconcile(state, workload, args.acpAgent, args.task, io);
+  }
   if (values.fresh) rmSync(state, { recursive: true, force: true });
 
-  const workload = loadWorkload('hamilton-v1');
-  const [first, second] = order === 'codex-first' ? (['codex', 'hermes'] as const) : (['hermes', 'codex'] as const);
-  const behaviourOf = ({ purpose, generation }: { purpose: string; generation: number }): Behaviour =>
-    purpose === 'diagnose' ? 'diagnose' : faults.has('F2') && generation === 2 ? 'repair-without-completion' : 'repair';
-  const scripted = scriptedHarnesses({ workload, acpAgent, behaviourOf });
-  const say = (text: string) => {
-    if (!io.json) io.err(text);
-  };
-  const host = await openHost({
-    state,
-    harnesses: scripted.harnesses,
-    onStep: (taskId, text) => say(`  [${taskId.slice(0, 13)}] ${text}`),
-    ...(faults.has('F3') ? { dropDispatchResponse: (t) => t.context.generation === 2 && t.context.assignment?.purpose === 'repair' } : {}),
-  });
-  const sup = host.supervisor;
+  say(`ordivon demo: ${workload.name} on ${state}; scenarios ${args.only.join(', ')}; Codex is the real codex app-server, the ACP agent is ${args.acpAgent === 'opencode' ? 'the real opencode acp' : 'the scripted Hermes-like agent'}; models are scripted on loopback`);
+  const driven: Array<{ name: ScenarioName; taskId: string; facts: ScenarioFacts }> = [];
+  const inProcess = args.only.filter((n) => n !== 'F3');
+  if (inProcess.length > 0) {
+    // Independent Tasks run side by side on one Host, as a service would run them.
+    const results = await withDemoHost(state, workload, args.acpAgent, say, async (host, bind) =>
+      Promise.all(inProcess.map(async (name) => ({ name, ...(await driveScenario(host.supervisor, workload, PLANS[name], (taskId) => bind(taskId, PLANS[name]))) }))),
+    );
+    driven.push(...results);
+  }
+  let f3: F3Phases | undefined;
+  if (args.only.includes('F3')) {
+    f3 = await runF3(state, args.acpAgent, say);
+    driven.push({ name: 'F3', taskId: f3.lost.taskId, facts: {} });
+  }
+
+  const reports = await readBack(state, driven, f3);
+  const failed = [...reports.flatMap((r) => r.expectations), ...crossChecks(reports)].filter((e) => !e.held);
+  emit(io, { state, ok: failed.length === 0, failed, scenarios: reports, ...(f3 ? { f3 } : {}) }, () => demoText(reports, failed, state));
+  return failed.length === 0 ? EXIT.ok : EXIT.failed;
+}
+
+/** Opens a Host with the scripted harnesses, whose behaviour follows the scenario each Task is bound to. */
+async function withDemoHost<T>(
+  state: string,
+  workload: Workload,
+  acpAgent: 'opencode' | 'hermes-like',
+  say: (text: string) => void,
+  body: (host: Host, bind: (taskId: string, plan: ScenarioPlan) => void) => Promise<T>,
+  options: { dropRepairResponse?: boolean; stopJobs?: 'stop' | 'finish' } = {},
+): Promise<T> {
+  const bound = new Map<string, ScenarioPlan>();
+  const scripted = scriptedHarnesses({ workload, acpAgent, behaviourOf: (a) => behaviourFor(bound.get(a.taskId) ?? PLANS['codex-first'], a) });
+  let host: Host | undefined;
   try {
-    say(`ordivon demo: ${workload.name}, ${first} diagnoses, ${second} repairs (ACP agent: ${acpAgent}, scripted models on loopback)${faults.size ? `, faults ${[...faults].join(' ')}` : ''}`);
-    say(`state root: ${state}`);
-    const { taskId } = await sup.createTask(workload.spec);
-    say(`task ${taskId} created`);
-
-    await sup.send(taskId, { type: 'assignment.commit', harness: first, purpose: 'diagnose' });
-    say(`generation 1: ${first} diagnoses`);
-    await sup.waitFor(taskId, ['waiting']);
-
-    await sup.send(taskId, { type: 'assignment.commit', harness: second, purpose: 'repair' });
-    say(`generation 2: ${second} repairs (replacement; generation 1 is fenced)`);
-    if (faults.has('F1')) {
-      const stale = await sup.send(taskId, { type: 'completion.propose', generation: 1, summary: `${first} claims the task is complete`, proposer: first });
-      say(`F1: ${first} (generation 1) proposes completion → ${stale.written ? 'retained' : 'refused'} ${stale.code}`);
-    }
-    let final = await sup.waitFor(taskId, ['completed', 'waiting']);
-    if (final === 'waiting' && faults.has('F2')) {
-      const r = sup.getTask(taskId)!.context.rejections.at(-1);
-      say(`F2: the repair exited 0 without completion.json → ${r?.reason} (${r?.detail}); nothing verified; the Task waits`);
-      await sup.send(taskId, { type: 'assignment.commit', harness: second, purpose: 'repair' });
-      say(`generation 3: ${second} repairs again`);
-      final = await sup.waitFor(taskId, ['completed', 'waiting']);
-    }
-    const report = summarize(host, taskId);
-    emit(io, report, () => human(report));
-    return final === 'completed' ? EXIT.ok : EXIT.failed;
+    host = await openHost({
+      state,
+      harnesses: scripted.harnesses,
+      onStep: (taskId, text) => say(`  [${bound.get(taskId)?.name ?? taskId.slice(0, 13)}] ${text}`),
+      ...(options.dropRepairResponse ? { dropDispatchResponse: (t) => bound.get(t.taskId)?.name === 'F3' && t.context.assignment?.purpose === 'repair' } : {}),
+    });
+    return await body(host, (taskId, plan) => bound.set(taskId, plan));
   } finally {
-    await host.stop();
+    await host?.stop({ jobs: options.stopJobs ?? 'stop' });
     await scripted.close();
   }
 }
 
-function summarize(host: Awaited<ReturnType<typeof openHost>>, taskId: string) {
-  const sup = host.supervisor;
-  const task = sup.getTask(taskId)!;
-  const receipts = sup
-    .events(taskId)
-    .filter((e) => e.type === 'run.observe')
-    .map((e) => {
-      const r = sup.getObject<HarnessRunReceipt>(String(e.data.receiptDigest)).body;
-      return {
-        generation: e.data.generation,
-        disposition: e.disposition,
-        driver: r.driver,
-        provider: `${r.provider.name}${r.provider.version ? ` ${r.provider.version}` : ''}`,
-        model: r.model,
-        session: r.threadId ?? r.sessionId,
-        turn: r.turnId,
-        counts: r.counts,
-        usage: r.usage,
-        stopReason: r.stopReason,
-        finalText: r.finalText ?? null,
-        evidence: Object.keys(e.data.evidence as object),
-      };
+/** Runs F3's two halves as two child processes on the same state root; returns what each reported. */
+async function runF3(state: string, acpAgent: string, say: (text: string) => void): Promise<F3Phases> {
+  const child = async (args: string[]) => {
+    const sub = execa(process.execPath, [CLI, 'demo', '--state', state, '--acp-agent', acpAgent, '--json', ...args], { reject: false, stdin: 'ignore' });
+    sub.stderr?.setEncoding('utf8');
+    let partial = '';
+    sub.stderr?.on('data', (chunk: string) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) say(line);
     });
-  return {
-    taskId,
-    state: task.state,
-    revision: task.revision,
-    generation: task.context.generation,
-    outcome: task.context.outcome,
-    verification: task.context.verification,
-    evidence: task.context.evidence,
-    rejections: task.context.rejections,
-    receipts,
+    const done = await sub;
+    if (partial) say(partial);
+    try {
+      return JSON.parse(String(done.stdout)) as unknown;
+    } catch {
+      throw new CliError('demo_failed', `F3 child (${args.join(' ')}) exited ${done.exitCode} without a report`);
+    }
   };
+  say('F3: process 1 commits the repair Assignment, loses the dispatch response and stops');
+  const lost = await child(['--f3-phase', 'lose']);
+  const taskId = z.object({ taskId: z.string() }).safeParse(lost);
+  if (!taskId.success) throw new CliError('demo_failed', `F3 process 1 reported ${JSON.stringify(lost)}`);
+  say(`F3: process 2 (fresh) boots on the same state root and reconciles ${taskId.data.taskId}`);
+  const reconciled = await child(['--f3-phase', 'reconcile', '--task', taskId.data.taskId]);
+  const phases = F3Phases.safeParse({ lost, reconciled });
+  if (!phases.success) throw new CliError('demo_failed', `F3 processes reported ${JSON.stringify({ lost, reconciled })}`);
+  return phases.data;
 }
 
-function human(r: ReturnType<typeof summarize>): string {
-  const lines = [
-    '',
-    `${r.taskId}: ${r.state} at revision ${r.revision}, generation ${r.generation}`,
-    r.outcome ? `outcome ${r.outcome.digest} (committed at revision ${r.outcome.revision})` : 'no outcome',
-    r.verification ? `verification: ${r.verification.passed ? 'passed' : 'failed'}, Host-computed source digest ${r.verification.sourceDigest}` : 'verification: not run',
-    'evidence:',
-    ...Object.entries(r.evidence).map(([n, e]) => `  ${n.padEnd(16)} ${e.digest} (generation ${e.generation})`),
-    'receipts:',
-    ...r.receipts.map(
-      (x) =>
-        `  g${x.generation} ${x.driver.padEnd(5)} ${x.provider} model=${x.model ?? '-'} session=${x.session ?? '-'}${x.turn ? ` turn=${x.turn}` : ''}\n` +
-        `      stop=${x.stopReason} messages=${x.counts.messages} thoughts=${x.counts.thoughts} tools=${x.counts.toolItemsCompleted}/${x.counts.toolItemsStarted} ` +
-        `usage=${JSON.stringify(x.usage)} final text: ${x.finalText === null ? '(none)' : JSON.stringify(x.finalText.slice(0, 80))} evidence: ${x.evidence.join(', ') || 'none'}`,
-    ),
-    ...(r.rejections.length ? ['rejections:', ...r.rejections.map((x) => `  r${x.revision} ${x.event} g${x.generation}: ${x.reason}${x.detail ? ` (${x.detail})` : ''}`)] : []),
-    '',
-    `inspect: ordivon show ${r.taskId} --events`,
-  ];
-  return lines.join('\n');
+/**
+ * F3, process 1: diagnose, then commit the repair Assignment; the Runtime's response to its
+ * dispatch is dropped, so the Task records `dispatch.lost` (unknown). At that commit this process
+ * stops its supervisor before any reconciliation (the listener runs before the next frontier
+ * step is scheduled), lets the Runtime finish the job it owns, and exits.
+ */
+async function f3Lose(state: string, workload: Workload, acpAgent: 'opencode' | 'hermes-like', io: Io): Promise<number> {
+  const plan = PLANS.F3;
+  const taskId = await withDemoHost(
+    state,
+    workload,
+    acpAgent,
+    (t) => io.err(t),
+    async (host, bind) => {
+      const sup = host.supervisor;
+      const { taskId } = await sup.createTask({ ...workload.spec, labels: { ...workload.spec.labels, scenario: plan.name } });
+      bind(taskId, plan);
+      await sup.send(taskId, { type: 'assignment.commit', harness: plan.diagnoser, purpose: 'diagnose' });
+      await sup.waitFor(taskId, ['waiting']);
+      const stopped = new Promise<void>((resolve, reject) => {
+        const unsubscribe = sup.subscribe((c) => {
+          if (c.taskId !== taskId || c.state !== 'assigned.unknown') return;
+          unsubscribe();
+          io.err(`  [F3] dispatch unknown at revision ${c.revision}: stopping this process's supervisor now`);
+          sup.stop().then(resolve, reject);
+        });
+      });
+      await sup.send(taskId, { type: 'assignment.commit', harness: plan.repairer, purpose: 'repair' });
+      const ranThrough = sup.waitFor(taskId, ['completed', 'waiting']).then(
+        () => Promise.reject(new CliError('demo_failed', 'F3: the repair ran to its end in process 1; the response was not lost')),
+        () => new Promise<never>(() => undefined), // rejected because the supervisor stopped: `stopped` decides
+      );
+      await Promise.race([stopped, ranThrough]);
+      return taskId;
+    },
+    { dropRepairResponse: true, stopJobs: 'finish' },
+  );
+  const store = EventStore.open({ root: state, kinds: OBJECT_KINDS, readOnly: true });
+  try {
+    const head = store.head(taskId)!;
+    const last = store.event(taskId, head.revision)!;
+    io.out(JSON.stringify({ pid: process.pid, taskId, lastEvent: last.type, revision: head.revision, state: store.projection(taskId)?.state ?? '?' }));
+  } finally {
+    await store.close();
+  }
+  return EXIT.ok;
+}
+
+/** F3, process 2: a fresh Host boots (reconciling unknown dispatches before serving) and the Task runs to rest. */
+async function f3Reconcile(state: string, workload: Workload, acpAgent: 'opencode' | 'hermes-like', taskId: string, io: Io): Promise<number> {
+  const rest = await withDemoHost(state, workload, acpAgent, (t) => io.err(t), async (host, bind) => {
+    bind(taskId, PLANS.F3);
+    return host.supervisor.waitFor(taskId, ['completed', 'waiting']);
+  });
+  io.out(JSON.stringify({ pid: process.pid, taskId, state: rest }));
+  return EXIT.ok;
+}
+
+/** Reads every driven Task back from the durable state (read-only store, Runtime job records) and checks it. */
+async function readBack(state: string, driven: Array<{ name: ScenarioName; taskId: string; facts: ScenarioFacts }>, f3: F3Phases | undefined): Promise<ScenarioReport[]> {
+  const store = EventStore.open({ root: state, kinds: OBJECT_KINDS, readOnly: true });
+  const runtime = await createRuntime({ root: `${state}/runtime`, recover: false });
+  try {
+    const order = (n: ScenarioName) => SCENARIOS.indexOf(n);
+    const sorted = [...driven].sort((a, b) => order(a.name) - order(b.name));
+    const reports: ScenarioReport[] = [];
+    for (const d of sorted) reports.push(await reportScenario(store, runtime, d.name, d.taskId, d.facts, d.name === 'F3' ? f3 : undefined));
+    return reports;
+  } finally {
+    await runtime.close();
+    await store.close();
+  }
 }

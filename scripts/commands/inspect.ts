@@ -1,5 +1,6 @@
 import { OBJECT_KINDS, TaskSpec } from '../../actors/object-kinds.js';
 import { rebuildAll } from '../../actors/recovery.js';
+import { taskRuns, type TaskRun } from '../../actors/task-runs.js';
 import { taskFrontier } from '../../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot } from '../../store/index.js';
 import { CliError, EXIT, emit, parse, type Io } from '../cli-io.js';
@@ -55,6 +56,7 @@ export async function show(argv: string[], io: Io): Promise<number> {
     if (!projection) throw new CliError('task_not_found', `no task ${taskId}`);
     const snapshot = projection.snapshot as { value: never; context: { specDigest: string } & Record<string, unknown> };
     const spec = TaskSpec.parse(store.getObject(snapshot.context.specDigest, 'task-spec').body);
+    const events = [...store.stream(taskId)].map(({ revision, event }) => ({ revision, ...event }));
     const view = {
       taskId,
       revision: projection.revision,
@@ -62,14 +64,15 @@ export async function show(argv: string[], io: Io): Promise<number> {
       frontier: taskFrontier(snapshot.value),
       title: spec.title,
       context: snapshot.context,
-      ...(values.events ? { events: [...store.stream(taskId)].map(({ revision, event }) => ({ revision, ...event })) } : {}),
+      runs: taskRuns({ events, object: (digest) => store.getObject(digest, 'receipt').body }),
+      ...(values.events ? { events } : {}),
     };
     return printShow(io, view);
   });
 }
 
 /** Prints a Task view (from the store or from a running service) as `show` does. */
-function printShow(io: Io, view: { taskId: string; revision: number; state: string; frontier: string; title: string; context: Record<string, unknown> }): number {
+function printShow(io: Io, view: { taskId: string; revision: number; state: string; frontier: string; title: string; context: Record<string, unknown>; runs?: TaskRun[] }): number {
   const taskId = view.taskId;
   emit(io, view, () => {
     const c = view.context as Record<string, any>;
@@ -80,6 +83,12 @@ function printShow(io: Io, view: { taskId: string; revision: number; state: stri
       `  assignment: ${c.assignment ? `${c.assignment.harness} (${c.assignment.purpose}) g${c.assignment.generation}` : '-'}`,
       `  evidence: ${Object.keys(c.evidence).join(', ') || '-'}`,
       ...((c.rejections as Array<any>).map((r) => `  rejected r${r.revision} ${r.event}: ${r.reason}${r.detail ? ` (${r.detail})` : ''}`)),
+      ...(view.runs ?? []).map(
+        (r) =>
+          `  run r${r.revision} g${r.generation} ${r.purpose} by ${r.harness} (${r.driver}, ${r.provider}): ${r.jobStatus}/${r.stopReason}, ` +
+          `${r.messages} messages, ${r.toolItemsCompleted}/${r.toolItemsStarted} tool items, final text ${r.finalText}; ` +
+          `evidence ${Object.keys(r.evidence).join(', ') || 'none'}${Object.keys(r.refused).length ? `; refused ${Object.entries(r.refused).map(([n, why]) => `${n} (${why})`).join(', ')}` : ''}`,
+      ),
     ];
     for (const e of (view as { events?: Array<any> }).events ?? []) {
       lines.push(`  #${e.revision} ${e.at} ${e.origin.padEnd(8)} ${e.type}${e.disposition.admitted ? '' : `  → ${e.disposition.code}`}`);

@@ -20,7 +20,7 @@ const outside = join(tempDir('ordivon-outside-'), 'completion.json');
  * Each misbehaving repair harness. The Task already holds a valid diagnosis (generation 1), so the
  * one thing standing between the Task and verification is a valid completion.json from the repair.
  */
-const CASES: Array<{ name: string; harness: HarnessConfig; stop: RegExp; escaped?: () => string; refusal?: string; protocolErrors?: number }> = [
+const CASES: Array<{ name: string; harness: HarnessConfig; stop: RegExp; escaped?: () => string; refusal?: RegExp; protocolErrors?: number }> = [
   { name: 'a malformed JSON line on the wire, then the turn ends', harness: acp({ steps: [{ do: 'raw', line: '{"jsonrpc":"2.0","method":' }, { do: 'raw', line: 'not json at all' }, { do: 'message', text: 'done, completion.json written' }] }), stop: /^end_turn$/, protocolErrors: 2 },
   { name: 'a hang (until the run times out)', harness: acp({ steps: [{ do: 'thought', text: 'thinking' }, { do: 'hang' }], onCancel: 'ignore' }, 3_000), stop: /^timeout$/ },
   { name: 'an exit mid-turn', harness: acp({ steps: [{ do: 'thought', text: 'writing…' }, { do: 'exit', code: 3 }] }), stop: /^process_exited$/ },
@@ -31,8 +31,8 @@ const CASES: Array<{ name: string; harness: HarnessConfig; stop: RegExp; escaped
     stop: /^end_turn$/,
     escaped: () => 'completion.json at the Task directory',
   },
-  { name: 'completion.json as a symlink leading out of the workspace', harness: sh(`ln -s ${outside} completion.json && echo done`), stop: /^exited$/, refusal: 'completion.json refused: symlink_escape' },
-  { name: 'an oversized completion.json (2 MiB)', harness: sh(`head -c 2097152 /dev/zero | tr '\\0' ' ' > completion.json && echo done`), stop: /^exited$/, refusal: 'completion.json refused: artifact_too_large' },
+  { name: 'completion.json as a symlink leading out of the workspace', harness: sh(`ln -s ${outside} completion.json && echo done`), stop: /^exited$/, refusal: /^symlink_escape: / },
+  { name: 'an oversized completion.json (2 MiB)', harness: sh(`head -c 2097152 /dev/zero | tr '\\0' ' ' > completion.json && echo done`), stop: /^exited$/, refusal: /^artifact_too_large: / },
   { name: 'text claiming success with no artifacts', harness: acp({ steps: [{ do: 'message', text: '{"status":"repaired","tests":"passing","artifact":"completion.json"}' }] }), stop: /^end_turn$/ },
 ];
 
@@ -71,7 +71,8 @@ describe('misbehaving providers through the Host (real protocols, real Runtime j
       assert.equal(task.context.verification, null);
       assert.ok(!events.some((e) => e.type === 'verification.record'), 'verification ran');
       assert.equal((await host.runtime.findJobs({ clientRequestId: `${taskId}/a1/g2/verify` })).length, 0, 'a verification job was dispatched');
-      if (c.refusal) assert.ok(steps.get(taskId)?.includes(c.refusal), JSON.stringify(steps.get(taskId)));
+      // why the artifact was not retained is recorded durably with the observation
+      if (c.refusal) assert.match((observed.data as { refused?: Record<string, string> }).refused?.['completion.json'] ?? '', c.refusal, JSON.stringify(steps.get(taskId)));
       // every malformed line is counted in the receipt, not silently dropped
       assert.equal(receipt.counts.protocolErrors, c.protocolErrors ?? 0);
       if (c.escaped) assert.equal(existsSync(join(host.supervisor.root, 'workspaces', taskId, 'completion.json')), false, 'the write escaped the workspace');

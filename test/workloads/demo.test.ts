@@ -1,98 +1,165 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { OBJECT_KINDS } from '../../actors/object-kinds.js';
+import type { TaskRun } from '../../actors/task-runs.js';
+import { createRuntime } from '../../runtime/index.js';
 import { EventStore } from '../../store/index.js';
+import { reportScenario, type F3Phases, type ScenarioReport } from '../../workloads/demo-checks.js';
+import { SCENARIOS } from '../../workloads/demo-scenarios.js';
+import { demoText } from '../../scripts/commands/demo-output.js';
 import { tempDir } from '../support/temp.js';
 
 const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
 
-interface Report {
-  taskId: string;
-  state: string;
-  generation: number;
-  outcome: { digest: string; revision: number } | null;
-  verification: { passed: boolean; sourceDigest: string; digest: string } | null;
-  evidence: Record<string, { digest: string; generation: number }>;
-  rejections: Array<{ reason: string; generation: number; event: string }>;
-  receipts: Array<{ generation: number; driver: string; provider: string; session?: string; turn?: string; stopReason: string; finalText: string | null; usage: unknown; counts: Record<string, number>; evidence: string[] }>;
+interface DemoReport {
+  ok: boolean;
+  failed: unknown[];
+  scenarios: ScenarioReport[];
+  f3: F3Phases;
 }
 
-/** Runs `ordivon demo --json` as a real process (what `npm start` runs) and returns its report. */
-function demo(state: string, ...args: string[]): { status: number | null; report: Report } {
-  const r = spawnSync(process.execPath, [CLI, 'demo', '--state', state, '--json', ...args], { encoding: 'utf8', timeout: 300_000 });
-  assert.ok(r.stdout.trim().startsWith('{'), `demo printed no report (exit ${r.status}): ${r.stderr.slice(-2000)}`);
-  return { status: r.status, report: JSON.parse(r.stdout) };
+/** Runs `ordivon demo --json` as a real process (what `npm start` runs, plus --json) and parses its report. */
+function demo(state: string, ...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'demo', '--state', state, '--json', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
 }
 
-/** Checks the outcome binds the diagnosis, the completion, the Host's source digest and a passed verification. */
-async function assertOutcome(state: string, report: Report): Promise<void> {
-  assert.equal(report.state, 'completed');
-  assert.ok(report.outcome);
+async function runDemo(state: string, ...args: string[]): Promise<DemoReport> {
+  const r = await demo(state, ...args);
+  assert.ok(r.stdout.trim().startsWith('{'), `demo printed no report (exit ${r.status}): ${r.stderr.slice(-3000)}`);
+  const report = JSON.parse(r.stdout) as DemoReport;
+  assert.deepEqual(report.failed, [], 'every expectation of the demo held');
+  assert.equal(r.status, 0);
+  return report;
+}
+
+const scenario = (report: DemoReport, name: string) => report.scenarios.find((s) => s.name === name)!;
+const runsOf = (s: ScenarioReport) => s.runs.map((r) => [r.generation, r.harness, r.purpose, Object.keys(r.evidence)]);
+
+/**
+ * Re-reads the state root on its own (not through the demo's checks): each completed Task's
+ * outcome binds the diagnosis and completion digests its runs retained, a passed verification with
+ * the frozen tests intact, and the Host-computed source digest.
+ */
+async function assertDurableOutcomes(state: string, report: DemoReport): Promise<void> {
   const store = EventStore.open({ root: state, kinds: OBJECT_KINDS, readOnly: true });
   try {
-    const outcome = store.getObject<{ evidence: Record<string, string>; sourceDigest: string; verification: string; generation: number }>(report.outcome.digest, 'outcome').body;
-    assert.deepEqual(outcome.evidence, { 'completion.json': report.evidence['completion.json']!.digest, 'diagnosis.json': report.evidence['diagnosis.json']!.digest });
-    const verification = store.getObject<{ passed: boolean; sourceDigest: string; frozenTestsIntact: boolean }>(outcome.verification, 'verification').body;
-    assert.deepEqual([verification.passed, verification.frozenTestsIntact, verification.sourceDigest], [true, true, outcome.sourceDigest]);
-    assert.equal(outcome.sourceDigest, report.verification?.sourceDigest);
+    for (const s of report.scenarios.filter((x) => x.state === 'completed')) {
+      const head = store.projection(s.taskId)!;
+      const context = (head.snapshot as { context: { outcome: { digest: string } } }).context;
+      const outcome = store.getObject<{ evidence: Record<string, string>; sourceDigest: string; verification: string }>(context.outcome.digest, 'outcome').body;
+      const retained = Object.fromEntries(s.runs.flatMap((r: TaskRun) => Object.entries(r.evidence)));
+      assert.deepEqual(outcome.evidence, { 'completion.json': retained['completion.json'], 'diagnosis.json': retained['diagnosis.json'] }, s.name);
+      const verification = store.getObject<{ passed: boolean; sourceDigest: string; frozenTestsIntact: boolean }>(outcome.verification, 'verification').body;
+      assert.deepEqual([verification.passed, verification.frozenTestsIntact, verification.sourceDigest], [true, true, outcome.sourceDigest], s.name);
+    }
+    // F3: the repair intent was followed by the loss, then (in the fresh process) one reconciled job and its observation
+    const f3 = [...store.stream(scenario(report, 'F3').taskId)].map(({ revision, event }) => ({ revision, ...event }));
+    const intent = f3.map((e) => e.type).lastIndexOf('dispatch.intend');
+    assert.deepEqual(f3.slice(intent, intent + 4).map((e) => e.type), ['dispatch.intend', 'dispatch.lost', 'dispatch.reconcile', 'run.observe']);
+    assert.equal(f3.filter((e) => e.type === 'dispatch.intend').length, 2, 'one dispatch per generation, no redispatch');
+    assert.equal((f3[intent + 2]!.data.jobIds as string[]).length, 1);
+    assert.equal(f3[intent + 1]!.revision, report.f3.lost.revision, 'process 1 stopped right after recording the loss');
+    assert.notEqual(report.f3.lost.pid, report.f3.reconciled.pid);
+    // F1: the stale proposal started no verification: the only one is generation 2's
+    const f1 = [...store.stream(scenario(report, 'F1').taskId)].map(({ event }) => event);
+    assert.deepEqual(f1.filter((e) => e.type === 'verification.record').map((e) => e.data.generation), [2]);
   } finally {
     await store.close();
   }
 }
 
-describe('the frozen hamilton-v1 workload, end to end (real codex app-server, real opencode acp, scripted models on loopback)', () => {
-  it('Codex diagnoses, opencode repairs over ACP: one Task, two generations, verified outcome', async () => {
+/** What holds whichever ACP agent plays the `hermes` harness. */
+function assertScenarios(report: DemoReport): void {
+  assert.deepEqual(report.scenarios.map((s) => s.name), [...SCENARIOS]);
+  assert.deepEqual(report.scenarios.map((s) => [s.name, s.state]), [
+    ['codex-first', 'completed'],
+    ['hermes-first', 'completed'],
+    ['F1', 'completed'],
+    ['F2', 'completed'],
+    ['F3', 'completed'],
+    ['claims-success', 'waiting'],
+  ]);
+  const [a, b] = [scenario(report, 'codex-first'), scenario(report, 'hermes-first')];
+  assert.deepEqual(runsOf(a), [[1, 'codex', 'diagnose', ['diagnosis.json']], [2, 'hermes', 'repair', ['completion.json']]]);
+  assert.deepEqual(runsOf(b), [[1, 'hermes', 'diagnose', ['diagnosis.json']], [2, 'codex', 'repair', ['completion.json']]]);
+  assert.notEqual(a.outcome!.sourceDigest, b.outcome!.sourceDigest, 'the two repairs are different implementations');
+  assert.equal(a.runs[0]!.sourceDigest, b.runs[0]!.sourceDigest, 'diagnosis leaves the source alone (both see the seed)');
+  assert.notEqual(a.runs[0]!.sourceDigest, a.outcome!.sourceDigest);
+  for (const run of report.scenarios.flatMap((s) => s.runs).filter((r) => r.driver === 'codex')) {
+    assert.match(run.provider, /^codex /);
+    assert.ok(run.session && run.tokens?.input, 'codex receipts carry the thread id and reported tokens');
+    assert.equal(run.finalText, 'structured', 'Codex answers with a structured final message');
+  }
+  assert.deepEqual(scenario(report, 'F1').rejections.map((r) => [r.event, r.reason, r.generation]), [['completion.propose', 'stale_assignment', 1]]);
+  const f2 = scenario(report, 'F2');
+  assert.deepEqual(f2.rejections.map((r) => [r.reason, r.generation]), [['missing_artifact', 2]]);
+  assert.deepEqual(runsOf(f2).map(([g, , , evidence]) => [g, evidence]), [[1, ['diagnosis.json']], [2, []], [3, ['completion.json']]]);
+  assert.equal(f2.outcome!.generation, 3);
+  const claims = scenario(report, 'claims-success');
+  assert.equal(claims.outcome, null);
+  assert.deepEqual(claims.rejections.map((r) => [r.reason, r.generation]), [['missing_artifact', 2]]);
+  assert.match(claims.runs[1]!.refused['completion.json'] ?? '', /^invalid completion: filesChanged/);
+  assert.match(claims.runs[1]!.finalTextSample ?? '', /repaired/);
+}
+
+describe('the frozen hamilton-v1 workload, end to end: both orders, F1–F3, artifact-first (real codex app-server, scripted models on loopback)', () => {
+  it('with the real opencode acp as the ACP side, every scenario holds and the durable state agrees', { timeout: 600_000 }, async () => {
     const state = join(tempDir(), 'state');
-    const { status, report } = demo(state);
-    assert.equal(status, 0);
-    await assertOutcome(state, report);
-    assert.equal(report.generation, 2);
-    assert.deepEqual(report.receipts.map((r) => [r.generation, r.driver, r.stopReason]), [[1, 'codex', 'completed'], [2, 'acp', 'end_turn']]);
-    const [codex, opencode] = report.receipts;
-    assert.match(codex!.provider, /^codex /);
-    assert.ok(codex!.session && codex!.turn && codex!.usage, 'codex receipt has thread id, turn id and usage');
-    assert.ok(codex!.finalText?.includes('diagnosed'), 'Codex answers with a structured final message');
-    assert.match(opencode!.provider, /^OpenCode/);
-    assert.ok(opencode!.session?.startsWith('ses_'));
-    assert.deepEqual([report.evidence['diagnosis.json']!.generation, report.evidence['completion.json']!.generation], [1, 2]);
-    assert.deepEqual(report.rejections, []);
+    const report = await runDemo(state);
+    assertScenarios(report);
+    await assertDurableOutcomes(state, report);
+    for (const run of report.scenarios.flatMap((s) => s.runs).filter((r) => r.driver === 'acp')) {
+      assert.match(run.provider, /^OpenCode/);
+      assert.ok(run.session?.startsWith('ses_'));
+      assert.equal(run.finalText, 'text', 'opencode ends with prose; the result still comes from the artifacts');
+    }
   });
 
-  it('Hermes-like diagnoses, Codex repairs; F1 stale proposal retained and F3 lost response reconciled by clientRequestId', async () => {
+  it('with the scripted Hermes-like agent (thoughts, a tool call never completed, no final text) as the ACP side', { timeout: 600_000 }, async () => {
     const state = join(tempDir(), 'state');
-    const { status, report } = demo(state, '--order', 'hermes-first', '--acp-agent', 'hermes-like', '--fault', 'F1', '--fault', 'F3');
-    assert.equal(status, 0);
-    await assertOutcome(state, report);
-    assert.deepEqual(report.rejections.map((r) => [r.event, r.reason, r.generation]), [['completion.propose', 'stale_assignment', 1]]);
-    const [hermes] = report.receipts;
-    assert.deepEqual([hermes!.driver, hermes!.finalText, hermes!.counts['toolItemsStarted']! - hermes!.counts['toolItemsCompleted']!], ['acp', null, 1]);
-    assert.ok(hermes!.counts['thoughts']! > 0);
+    const report = await runDemo(state, '--acp-agent', 'hermes-like');
+    assertScenarios(report);
+    await assertDurableOutcomes(state, report);
+    const hermes = report.scenarios.flatMap((s) => s.runs).filter((r) => r.driver === 'acp');
+    assert.ok(hermes.length >= 6);
+    for (const run of hermes) {
+      assert.deepEqual([run.finalText, run.toolItemsStarted - run.toolItemsCompleted], ['none', 1]);
+      assert.ok(run.thoughts > 0);
+    }
+
+    // The checks can fail: the F1 Task read back as if it were a clean run breaks "no rejections".
     const store = EventStore.open({ root: state, kinds: OBJECT_KINDS, readOnly: true });
+    const runtime = await createRuntime({ root: join(state, 'runtime'), recover: false });
     try {
-      const types = [...store.stream(report.taskId)].map(({ event }) => event.type);
-      // F3: the repair dispatch's response was dropped: unknown, then found by its exact clientRequestId, exactly one job
-      const repairIntent = types.lastIndexOf('dispatch.intend');
-      assert.deepEqual(types.slice(repairIntent, repairIntent + 4), ['dispatch.intend', 'dispatch.lost', 'dispatch.reconcile', 'run.observe']);
-      const reconcile = [...store.stream(report.taskId)].find(({ event }) => event.type === 'dispatch.reconcile')!.event;
-      assert.equal((reconcile.data.jobIds as string[]).length, 1);
-      // F1: the stale proposal changed nothing and started no verification
-      const verifies = types.filter((t) => t === 'verification.record');
-      assert.equal(verifies.length, 1);
+      const misread = await reportScenario(store, runtime, 'codex-first', scenario(report, 'F1').taskId, {});
+      const failed = misread.expectations.filter((e) => !e.held);
+      assert.ok(failed.some((e) => e.what === 'no rejections'));
+      assert.match(demoText([misread], failed, state), /EXPECTATION FAILED: codex-first: no rejections/);
     } finally {
+      await runtime.close();
       await store.close();
     }
   });
 
-  it('F2: a repair that exits 0 without completion.json is rejected missing_artifact and a later Assignment completes the Task', async () => {
+  it('refuses an unknown scenario with a usage error naming the option, and writes nothing', async () => {
     const state = join(tempDir(), 'state');
-    const { status, report } = demo(state, '--acp-agent', 'hermes-like', '--fault', 'F2');
-    assert.equal(status, 0);
-    await assertOutcome(state, report);
-    assert.equal(report.generation, 3);
-    assert.deepEqual(report.rejections.map((r) => [r.reason, r.generation]), [['missing_artifact', 2]]);
-    assert.deepEqual(report.receipts.map((r) => [r.generation, r.evidence]), [[1, ['diagnosis.json']], [2, []], [3, ['completion.json']]]);
+    const r = await demo(state, '--only', 'F1,F9');
+    assert.equal(r.status, 2);
+    const error = JSON.parse(r.stdout).error;
+    assert.equal(error.code, 'usage');
+    assert.match(error.message, /^--only\[1\]: /);
+    assert.equal(existsSync(state), false);
   });
 });

@@ -1,0 +1,132 @@
+import { z } from 'zod';
+import { HarnessRunReceipt } from '../drivers/receipt.js';
+import type { EventRecord } from '../store/index.js';
+
+/** A Task's events (oldest first) and a reader of immutable objects: from a store or a running supervisor. */
+export interface RunSource {
+  events: Iterable<{ revision: number } & Pick<EventRecord, 'type' | 'data' | 'disposition'>>;
+  object(digest: string): unknown;
+}
+
+/** How a run's final provider text looked. The Host never takes a result from it either way. */
+export type FinalTextKind = 'structured' | 'text' | 'none';
+
+/** One provider run of a Task as the Host recorded it: who ran, what they reported, what was kept. */
+export interface TaskRun {
+  /** Revision of the `run.observe` event that recorded the run. */
+  revision: number;
+  generation: number;
+  harness: string;
+  purpose: string;
+  clientRequestId: string;
+  jobStatus: string;
+  driver: string;
+  provider: string;
+  model: string | null;
+  session: string | null;
+  stopReason: string;
+  messages: number;
+  thoughts: number;
+  toolItemsStarted: number;
+  toolItemsCompleted: number;
+  /** Tokens as the provider reported them, normalised across protocols; null when it reported none. */
+  tokens: { input: number | null; output: number | null; total: number | null } | null;
+  finalText: FinalTextKind;
+  /** The first characters of the final text, for display. */
+  finalTextSample: string | null;
+  /** Artifacts retained as evidence from this run, name → digest. */
+  evidence: Record<string, string>;
+  /** Artifacts this run wrote that were not retained, name → why. */
+  refused: Record<string, string>;
+  /** Host-computed source digest when the run ended (artifacts excluded), when recorded. */
+  sourceDigest: string | null;
+  receiptDigest: string;
+}
+
+const Counted = z.object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number() });
+/** The usage shapes the drivers record: Codex `thread/tokenUsage`, ACP prompt response, ACP `usage_update`. */
+const Usage = z.union([
+  z.object({ total: Counted }),
+  z.object({ promptResponse: Counted }),
+  z.object({ lastUsageUpdate: z.object({ used: z.number() }) }),
+]);
+
+function tokensOf(usage: unknown): TaskRun['tokens'] {
+  const parsed = Usage.safeParse(usage);
+  if (!parsed.success) return null;
+  const u = parsed.data;
+  if ('total' in u) return { input: u.total.inputTokens, output: u.total.outputTokens, total: u.total.totalTokens };
+  if ('promptResponse' in u) return { input: u.promptResponse.inputTokens, output: u.promptResponse.outputTokens, total: u.promptResponse.totalTokens };
+  return { input: null, output: null, total: u.lastUsageUpdate.used };
+}
+
+/** `structured` when the text is a JSON object, `text` for anything else said, `none` when nothing was. */
+export function finalTextKind(text: string | undefined): FinalTextKind {
+  if (text === undefined || text.trim() === '') return 'none';
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? 'structured' : 'text';
+  } catch {
+    return 'text';
+  }
+}
+
+const ObserveData = z.object({
+  generation: z.number().int(),
+  clientRequestId: z.string(),
+  receiptDigest: z.string(),
+  jobStatus: z.string(),
+  evidence: z.record(z.string(), z.string()).default({}),
+  refused: z.record(z.string(), z.string()).default({}),
+  sourceDigest: z.string().optional(),
+});
+const AssignmentData = z.object({ generation: z.number().int().optional(), harness: z.string(), purpose: z.string() });
+
+/**
+ * Every provider run recorded in a Task's stream, oldest first, with its receipt (parsed again:
+ * what comes back from disk is a boundary too). `ordivon show`, the service and the demo use it.
+ */
+export function taskRuns(source: RunSource): TaskRun[] {
+  const assignments = new Map<number, { harness: string; purpose: string }>();
+  const runs: TaskRun[] = [];
+  let generation = 0;
+  for (const event of source.events) {
+    if (event.type === 'assignment.commit' && event.disposition.admitted) {
+      const a = AssignmentData.parse(event.data);
+      generation = a.generation ?? generation + 1;
+      assignments.set(generation, { harness: a.harness, purpose: a.purpose });
+    }
+    if (event.type === 'run.observe') runs.push(runOf(source, event.revision, event.data, assignments));
+  }
+  return runs;
+}
+
+function runOf(source: RunSource, revision: number, raw: unknown, assignments: Map<number, { harness: string; purpose: string }>): TaskRun {
+  const data = ObserveData.parse(raw);
+  const receipt = HarnessRunReceipt.parse(source.object(data.receiptDigest));
+  const assignment = assignments.get(data.generation);
+  return {
+    revision,
+    generation: data.generation,
+    harness: assignment?.harness ?? '?',
+    purpose: assignment?.purpose ?? '?',
+    clientRequestId: data.clientRequestId,
+    jobStatus: data.jobStatus,
+    driver: receipt.driver,
+    provider: `${receipt.provider.name}${receipt.provider.version ? ` ${receipt.provider.version}` : ''}`,
+    model: receipt.model ?? null,
+    session: receipt.threadId ?? receipt.sessionId ?? null,
+    stopReason: receipt.stopReason,
+    messages: receipt.counts.messages,
+    thoughts: receipt.counts.thoughts,
+    toolItemsStarted: receipt.counts.toolItemsStarted,
+    toolItemsCompleted: receipt.counts.toolItemsCompleted,
+    tokens: tokensOf(receipt.usage),
+    finalText: finalTextKind(receipt.finalText),
+    finalTextSample: receipt.finalText?.trim() ? receipt.finalText.trim().slice(0, 80) : null,
+    evidence: data.evidence,
+    refused: data.refused,
+    sourceDigest: data.sourceDigest ?? null,
+    receiptDigest: data.receiptDigest,
+  };
+}
