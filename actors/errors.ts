@@ -28,6 +28,7 @@ export type HostErrorCode =
   | 'format_unknown'
   | 'state_locked'
   | 'state_missing'
+  | 'storage_failed'
   // lifecycle
   | 'harness_unknown'
   | 'not_serving'

@@ -224,7 +224,12 @@ export class Supervisor {
       });
     } catch (error) {
       if (error instanceof StoreError) throw new HostError(error.code as never, error.message, [{ code: error.code as never, message: error.message }]);
-      throw error;
+      // LMDB (a numeric errno or MDB code) and the file system (`EIO`, `ENOSPC`, …) report a failed
+      // open with a code of their own: a storage fault, not a defect.
+      const code = (error as { code?: unknown } | null)?.code;
+      if (typeof code !== 'number' && !(typeof code === 'string' && /^E[A-Z0-9]+$/.test(code))) throw error;
+      const message = `cannot open the state root ${this.root} (its LMDB environment or files): ${(error as Error).message} (code ${String(code)})`;
+      throw new HostError('storage_failed', message, [{ code: 'storage_failed', message }]);
     }
   }
 

@@ -7,7 +7,9 @@ export {
   DriverFailureKind,
   DriverResult,
 } from './receipt.js';
-export { createDriverPool, type DriverPool } from './pool.js';
+export { createDriverPool, type DriverPool, type DriverRunOptions } from './pool.js';
+export { collectArtifacts, ARTIFACT_UNREADABLE } from './artifacts.js';
+export { ProviderSpawn, PROVIDER_SPAWN_CHANNEL, publishProviderSpawn, subscribeProviderSpawns, processStartTicks } from './provider-spawn.js';
 export { DriverPoolOptions, POOL_DEFAULTS, type DriverPoolEvent, type DriverPoolStats } from './pool-options.js';
 export { RestartIntensity, type RestartIntensityOptions, type IntensityGate, type KindSupervision } from './restart-intensity.js';
 export { systemClock, type Clock } from './clock.js';

@@ -6,9 +6,20 @@ import { DriverError } from './errors.js';
 import { describeThrown, driverFailure, formatZodIssues, invalidInputFailure } from './failures.js';
 import { DriverPoolOptions, POOL_DEFAULTS, type DriverPoolEvent, type DriverPoolStats } from './pool-options.js';
 import { DriverKind, DriverResult, DriverRunInput, type DriverRunInputIn } from './receipt.js';
+import { publishProviderSpawn, type ProviderSpawn } from './provider-spawn.js';
 import { RestartIntensity } from './restart-intensity.js';
 import { killLeftovers, waitUntilStopped } from './stop-group.js';
 import { WorkerMessage, type ParentMessage, type TaskEnvelope } from './worker-protocol.js';
+
+/** Per-run options of `DriverPool.run`. */
+export interface DriverRunOptions {
+  signal?: AbortSignal;
+  /**
+   * Called (synchronously, in the caller's thread) for each process the run spawns, as soon as the
+   * worker reports it. The same report is published on `PROVIDER_SPAWN_CHANNEL`. A throw is ignored.
+   */
+  onSpawn?: (spawn: ProviderSpawn) => void;
+}
 
 export interface DriverPool {
   /**
@@ -18,7 +29,7 @@ export interface DriverPool {
    * worker, where the driver stops its provider politely and kills its process group; the thread
    * is not terminated for an abort.
    */
-  run(input: DriverRunInputIn, options?: { signal?: AbortSignal }): Promise<DriverResult>;
+  run(input: DriverRunInputIn, options?: DriverRunOptions): Promise<DriverResult>;
   /** Forgets the crashes of a driver kind and reopens it if restart intensity had tripped. */
   reset(kind: DriverKind): void;
   stats(): DriverPoolStats;
@@ -76,7 +87,7 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
   const inflight = new Set<Promise<DriverResult>>();
   let closed: Promise<void> | undefined;
 
-  async function dispatch(input: DriverRunInput, stop: AbortSignal): Promise<DriverResult> {
+  async function dispatch(input: DriverRunInput, stop: AbortSignal, onSpawn: DriverRunOptions['onSpawn']): Promise<DriverResult> {
     const base = { runId: input.runId, driver: input.driver };
     const { port1, port2 } = new MessageChannel();
     const children = new Map<number, { pid: number; exited: boolean }>();
@@ -105,6 +116,13 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
       } else if (m.type === 'child') {
         children.set(m.pid, { pid: m.pid, exited: false });
         emit({ type: 'child_spawned', ...base, pid: m.pid });
+        const spawn: ProviderSpawn = { ...base, ...(input.jobId !== undefined ? { jobId: input.jobId } : {}), pid: m.pid, startTicks: m.startTicks };
+        try {
+          onSpawn?.(spawn);
+        } catch {
+          // The caller's bookkeeping must not fail the run.
+        }
+        publishProviderSpawn(spawn);
       } else if (m.type === 'child_exit') {
         const child = children.get(m.pid);
         if (child !== undefined) child.exited = true;
@@ -156,7 +174,7 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
     return result.data;
   }
 
-  async function supervise(raw: DriverRunInputIn, signal: AbortSignal | undefined): Promise<DriverResult> {
+  async function supervise(raw: DriverRunInputIn, signal: AbortSignal | undefined, onSpawn: DriverRunOptions['onSpawn']): Promise<DriverResult> {
     const parsedInput = DriverRunInput.safeParse(raw);
     if (!parsedInput.success) return invalidInputFailure(parsedInput.error);
     const input = parsedInput.data;
@@ -173,7 +191,7 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
       emit({ type: 'backoff', ...base, waitMs: gate.waitMs });
       await clock.sleep(gate.waitMs, stop);
     }
-    const result = await dispatch(input, stop);
+    const result = await dispatch(input, stop, onSpawn);
     if (!result.ok && result.kind === 'driver_crashed') {
       counters.crashes++;
       const tripped = intensity.recordCrash(input.driver);
@@ -185,7 +203,7 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
   return {
     run(input, runOptions = {}) {
       if (closing.signal.aborted) return Promise.reject(new DriverError('pool_closed', 'the driver pool is closed'));
-      const settled = supervise(input, runOptions.signal)
+      const settled = supervise(input, runOptions.signal, runOptions.onSpawn)
         .catch((error: unknown) => driverFailure('driver_crashed', `driver pool failed: ${describeThrown(error)}`))
         .finally(() => {
           counters.completed++;

@@ -16,8 +16,11 @@ const pid = z.number().int().positive();
 export const WorkerMessage = z.discriminatedUnion('type', [
   /** The run reached a thread (`threadId` identifies the worker). */
   z.object({ type: z.literal('started'), threadId: z.number().int().nonnegative() }),
-  /** A child process was spawned by this run; the parent kills its group if the worker dies. */
-  z.object({ type: z.literal('child'), pid }),
+  /**
+   * A child process was spawned by this run; the parent kills its group if the worker dies, and
+   * reports it (with its start time, read at spawn) so the Runtime can record the provider's group.
+   */
+  z.object({ type: z.literal('child'), pid, startTicks: z.number().int().nonnegative() }),
   /** That child exited (its pid may be reused from now on; its group may live on). */
   z.object({ type: z.literal('child_exit'), pid }),
   /** The worker killed groups the driver left running after it returned. */

@@ -3,6 +3,7 @@ import { subscribe } from 'node:diagnostics_channel';
 import { threadId, type MessagePort } from 'node:worker_threads';
 import { DriverResult, DriverRunInput, type DriverKind } from './receipt.js';
 import { describeThrown, driverFailure, formatZodIssues, invalidInputFailure } from './failures.js';
+import { processStartTicks } from './provider-spawn.js';
 import { killLeftovers, waitUntilStopped } from './stop-group.js';
 import { ParentMessage, TaskEnvelope, type WorkerMessage } from './worker-protocol.js';
 
@@ -54,7 +55,9 @@ function watchChildren(): void {
       if (child.pid === undefined) return;
       const record: ChildRecord = { pid: child.pid, exited: false };
       state.children.set(child.pid, record);
-      post(state, { type: 'child', pid: child.pid });
+      // Read at once: until this thread reaps the child, even an exited one's /proc entry has its start
+      // time, which lets a later kill tell this group from a process that reused the pid.
+      post(state, { type: 'child', pid: child.pid, startTicks: processStartTicks(child.pid) });
       child.once('exit', () => {
         record.exited = true;
         post(state, { type: 'child_exit', pid: record.pid });

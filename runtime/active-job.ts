@@ -1,5 +1,5 @@
 import type { ExecutionContext, RuntimeLimits, TerminalPatch } from './job-execution.js';
-import type { JobRecord } from './job-record.js';
+import { isTerminal, type JobRecord } from './job-record.js';
 import type { JobStore } from './job-store.js';
 import { snapshotWorkspace, workspaceChanges, type WorkspaceSnapshot } from './workspace-changes.js';
 
@@ -43,6 +43,15 @@ export class ActiveJob {
   start(body: JobBody): Promise<JobRecord> {
     this.execute(body).then(this.settle.resolve, this.settle.reject);
     return this.done;
+  }
+
+  /**
+   * Records the process group a harness job's provider leads (reported by the driver pool right
+   * after the spawn), so that recovery can kill it if this process dies. Only the first report is
+   * kept (a run spawns one provider); a report arriving after the terminal record is ignored.
+   */
+  recordProcess(process: { pid: number; startTicks: number }): void {
+    this.update((r) => (r.process !== undefined || isTerminal(r.state) ? r : { ...r, process, updatedAt: this.deps.now() }));
   }
 
   /** Settles `done` for a job whose `starting` record never became durable. */

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { processStat } from '../store/state-root.js';
 import type { ExecutorIdentity } from './job-record.js';
 
 /**
@@ -10,20 +11,7 @@ import type { ExecutorIdentity } from './job-record.js';
  */
 
 /** Reads `/proc/<pid>/stat` and returns its state letter and start time, or `undefined` when the pid is gone. */
-export function procStat(pid: number): { state: string; startTicks: number; pgrp: number } | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  // The command name (field 2) may contain spaces and parentheses; fields resume after the last ')'.
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  const state = fields[0] ?? '?';
-  const pgrp = Number(fields[2]);
-  const startTicks = Number(fields[19]);
-  return { state, startTicks: Number.isFinite(startTicks) ? startTicks : 0, pgrp };
-}
+export const procStat: (pid: number) => { state: string; startTicks: number; pgrp: number } | undefined = processStat;
 
 function bootId(): string {
   try {

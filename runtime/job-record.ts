@@ -125,7 +125,10 @@ export const JobRecord = z.object({
   updatedAt: z.string(),
   startedAt: z.string().optional(),
   endedAt: z.string().optional(),
-  /** The process group leader; its pid is the group id. */
+  /**
+   * The process group leader; its pid is the group id. For a command job, the command; for a
+   * harness job, the provider, as the driver pool reported it right after the spawn.
+   */
   process: z.object({ pid: z.number().int().positive(), startTicks: z.number().int().nonnegative() }).optional(),
   exitCode: z.number().int().nullable().optional(),
   signal: z.string().nullable().optional(),

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { enterEnvGate } from '../store/state-root.js';
 import { RuntimeError, describeZodError } from './errors.js';
 import { JobRecord, RUNTIME_FORMAT, isTerminal } from './job-record.js';
 
@@ -46,7 +47,13 @@ export class JobStore {
     let env: RootDatabase;
     try {
       mkdirSync(root, { recursive: true });
-      env = open({ path, maxDbs: 8 });
+      // Opens and closes of one environment must not overlap across processes (backup reads it beside a Host).
+      const leave = enterEnvGate(path);
+      try {
+        env = open({ path, maxDbs: 8 });
+      } finally {
+        leave();
+      }
     } catch (cause) {
       throw new RuntimeError('store_open_failed', `cannot open ${path}: ${(cause as Error).message}`, { cause });
     }
@@ -57,7 +64,8 @@ export class JobStore {
       return found ?? RUNTIME_FORMAT;
     });
     if (format !== RUNTIME_FORMAT) {
-      void env.close();
+      const leave = enterEnvGate(path);
+      void env.close().finally(leave);
       throw new RuntimeError('format_unknown', `${path} has format ${JSON.stringify(format)}; this Runtime reads ${RUNTIME_FORMAT}`);
     }
     return new JobStore(path, env);
@@ -164,10 +172,15 @@ export class JobStore {
     await this.env.flushed;
   }
 
-  /** Waits for pending writes, then closes the environment. */
+  /** Waits for pending writes, then closes the environment (holding its open/close gate). */
   async close(): Promise<void> {
     await this.env.flushed;
-    await this.env.close();
+    const leave = enterEnvGate(this.path);
+    try {
+      await this.env.close();
+    } finally {
+      leave();
+    }
   }
 
   private writeRecord(record: JobRecord): void {

@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { z } from 'zod';
 import { DispatchInput, VerifyInput, type DispatchInputIn, type VerifyInputIn } from './dispatch-input.js';
 import { RuntimeError, describeZodError } from './errors.js';
+import { subscribeProviderSpawns } from '../drivers/provider-spawn.js';
 import { ActiveJob } from './active-job.js';
 import { currentExecutor } from './executor-identity.js';
 import { executeCommand, executeHarness, executeVerify, type ExecutionContext, type TerminalPatch } from './job-execution.js';
@@ -46,6 +47,7 @@ export class Runtime {
   private readonly pending = new Set<Promise<unknown>>();
   private readonly listeners = new Set<(record: JobRecord) => void>();
   private closed = false;
+  private readonly stopSpawnWatch: () => void;
 
   /** Use `createRuntime`, which also runs recovery. */
   constructor(options: RuntimeOptions, store: JobStore) {
@@ -53,6 +55,12 @@ export class Runtime {
     this.root = options.root;
     this.store = store;
     this.executor = currentExecutor(options.executorId);
+    // Harness runs execute elsewhere (the driver pool's threads); the pool reports each provider
+    // it spawns, and the provider's group goes into the job record so recovery can kill it.
+    this.stopSpawnWatch = subscribeProviderSpawns((spawn) => {
+      const job = spawn.jobId === undefined ? undefined : this.active.get(spawn.jobId);
+      if (job?.record.run.kind === 'harness' && job.record.run.runId === spawn.runId) job.recordProcess({ pid: spawn.pid, startTicks: spawn.startTicks });
+    });
   }
 
   /**
@@ -177,6 +185,7 @@ export class Runtime {
   async close(options: { jobs?: 'stop' | 'finish' } = {}): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopSpawnWatch();
     if (options.jobs !== 'finish') for (const job of this.active.values()) job.controller.abort('runtime_closed');
     await Promise.allSettled([...this.active.values()].map((job) => job.done));
     await Promise.allSettled([...this.pending]);

@@ -60,14 +60,23 @@ export async function main(argv: string[], io: Io): Promise<number> {
   for (const word of name.split(' ')) rest.splice(rest.indexOf(word), 1);
   try {
     return await COMMANDS[name]!(rest, io);
-  } catch (error) {
-    if (error instanceof CliError) {
-      if (io.json) io.out(JSON.stringify({ error: { code: error.code, message: error.message, ...error.details } }, null, 2));
-      else io.err(`ordivon: ${error.code}: ${error.message}`);
-      return error.exit;
-    }
-    throw error;
+  } catch (thrown) {
+    const error = thrown instanceof CliError ? thrown : storageFault(thrown);
+    if (error === undefined) throw thrown;
+    if (io.json) io.out(JSON.stringify({ error: { code: error.code, message: error.message, ...error.details } }, null, 2));
+    else io.err(`ordivon: ${error.code}: ${error.message}`);
+    return error.exit;
   }
+}
+
+/**
+ * LMDB reports what it cannot do (open an environment, begin a transaction) with a numeric errno
+ * or MDB code and no Ordivon code; the CLI answers it `storage_failed` (exit 1) instead of a stack.
+ */
+function storageFault(error: unknown): CliError | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (!(error instanceof Error) || typeof code !== 'number') return undefined;
+  return new CliError('storage_failed', `the state root's LMDB environment failed: ${error.message} (code ${code})`, EXIT.failed);
 }
 
 const isEntry = process.argv[1] && import.meta.url === (await import('node:url')).pathToFileURL(process.argv[1]).href;

@@ -14,7 +14,7 @@ import {
   type IndexClaim,
   type IndexKind,
 } from './records.js';
-import { acquireLock, checkFormat } from './state-root.js';
+import { acquireLock, checkFormat, enterEnvGate } from './state-root.js';
 
 /** Zod schema per object kind; bodies are validated when written and again when read. */
 export type ObjectKinds = Record<string, ZodType>;
@@ -91,13 +91,21 @@ export class EventStore {
     checkFormat(options.root, !readOnly);
     const release = readOnly ? () => {} : acquireLock(options.root, options.purpose ?? 'ordivon');
     try {
-      const env = open({ path: join(options.root, 'lmdb'), maxDbs: 16, readOnly });
+      // Opens and closes of one LMDB environment must not overlap across processes (state-root.ts).
+      const leave = enterEnvGate(join(options.root, 'lmdb'));
+      let env: RootDatabase;
+      try {
+        env = open({ path: join(options.root, 'lmdb'), maxDbs: 16, readOnly });
+      } finally {
+        leave();
+      }
       // A data file shorter than its last committed page would crash the process with SIGBUS on
       // the first read through the map; the meta pages (read by getStats) are at its start.
       const { pageSize, lastPageNumber } = env.getStats() as { pageSize: number; lastPageNumber: number };
       const size = statSync(join(options.root, 'lmdb', 'data.mdb')).size;
       if (size < (lastPageNumber + 1) * pageSize) {
-        void env.close();
+        const leaveAgain = enterEnvGate(join(options.root, 'lmdb'));
+        void env.close().finally(leaveAgain);
         throw new StoreError('storage_failed', `${join(options.root, 'lmdb', 'data.mdb')} is truncated: ${size} bytes, its last page ends at ${(lastPageNumber + 1) * pageSize}`, { root: options.root, object: 'lmdb/data.mdb' });
       }
       const db = <V, K extends import('lmdb').Key>(name: string, extra: object = {}) =>
@@ -131,7 +139,12 @@ export class EventStore {
   async close(): Promise<void> {
     try {
       if (!this.readOnly) await this.env.flushed;
-      await this.env.close();
+      const leave = enterEnvGate(join(this.root, 'lmdb'));
+      try {
+        await this.env.close();
+      } finally {
+        leave();
+      }
     } finally {
       this.release();
     }

@@ -1,4 +1,5 @@
-import { closeSync, existsSync, statSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, fsyncSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, linkSync, statSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, fsyncSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -64,19 +65,24 @@ function alive(pid: number): boolean {
  * for a few seconds, so two starting processes never both take over.
  */
 export function lockHolder(root: string): LockInfo | null {
-  const path = join(root, 'state.lock');
+  return judgeLock(join(root, 'state.lock')).holder;
+}
+
+/** The lock file's text as read, and its live holder (null when free, stale or gone). */
+function judgeLock(path: string): { text: string | undefined; holder: LockInfo | null } {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch {
-    return null;
+    return { text: undefined, holder: null };
   }
   const parsed = LockFile.safeParse(safeJson(text));
   if (!parsed.success) {
     const stat = statSync(path, { throwIfNoEntry: false });
-    return !stat || Date.now() - stat.mtimeMs > 5_000 ? null : { pid: -1, host: hostname(), startedAt: 'just now', purpose: 'starting' };
+    const stale = !stat || Date.now() - stat.mtimeMs > 5_000;
+    return { text, holder: stale ? null : { pid: -1, host: hostname(), startedAt: 'just now', purpose: 'starting' } };
   }
-  return parsed.data.host === hostname() && !alive(parsed.data.pid) ? null : parsed.data;
+  return { text, holder: parsed.data.host === hostname() && !alive(parsed.data.pid) ? null : parsed.data };
 }
 
 function safeJson(text: string): unknown {
@@ -100,8 +106,15 @@ export function acquireLock(root: string, purpose: string): () => void {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(path, 'wx');
-      writeFileSync(fd, JSON.stringify(mine));
-      fsyncSync(fd);
+      try {
+        writeFileSync(fd, JSON.stringify(mine));
+        fsyncSync(fd);
+      } catch (error) {
+        // A lock without its holder's name would keep others out for a while: never leave one.
+        closeSync(fd);
+        unlinkQuietly(path);
+        throw new StoreError('storage_failed', `cannot write ${path}: ${(error as Error).message}`, { root });
+      }
       closeSync(fd);
       let released = false;
       return () => {
@@ -115,24 +128,206 @@ export function acquireLock(root: string, purpose: string): () => void {
         }
       };
     } catch (error) {
+      if (error instanceof StoreError) throw error;
       const code = (error as NodeJS.ErrnoException).code;
       // A root this process may not write (read-only mount, permissions) is refused with a documented code.
       if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') throw new StoreError('read_only', `state root ${root} is not writable (${code}): ${(error as Error).message}`, { root });
-      if (code !== 'EEXIST') throw error;
-      const holder = lockHolder(root);
+      if (code !== 'EEXIST') throw new StoreError('storage_failed', `cannot create ${path}: ${(error as Error).message}`, { root });
+      const { text, holder } = judgeLock(path);
       if (holder) {
         throw new StoreError('state_locked', `state root ${root} is held by pid ${holder.pid} (${holder.purpose}) since ${holder.startedAt}`, {
           root,
           holder,
         });
       }
-      // The holder is gone (or the file is unreadable): remove the stale lock and try again.
-      try {
-        unlinkSync(path);
-      } catch {
-        /* another process removed it first */
-      }
+      // The holder is gone (or the file is unreadable): remove that stale lock (only one of several
+      // waiters does, and never a lock another waiter took meanwhile) and try again.
+      if (text !== undefined) removeStale(path, text);
     }
   }
   throw new StoreError('state_locked', `could not take the lock of ${root}`, { root }, true);
+}
+
+const GateFile = z.object({ pid: z.number().int(), host: z.string(), startTicks: z.number().int(), bootId: z.string() });
+type GateHolder = z.infer<typeof GateFile>;
+
+/** How long a live holder may keep an environment's gate before a waiter gives up (`state_locked`). */
+const GATE_PATIENCE_MS = 60_000;
+/** A gate or takeover file that does not parse (it appears complete, so it was damaged) is taken over after this long. */
+const GATE_UNREADABLE_MS = 5_000;
+
+/**
+ * Takes the open/close gate of the LMDB environment at `envDir`: a file `<envDir>.gate`, created
+ * exclusively and naming its holder. Every process opens and closes an environment only inside it.
+ *
+ * Why: lmdb (3.5, robust POSIX mutexes in `lock.mdb`) lets the last process closing an environment
+ * destroy the lock region's mutexes, while a process opening it at that moment, which lost the race
+ * for the exclusive lock, waits for the shared lock and then uses the destroyed mutexes: every
+ * transaction of that process, and of every process opening after it while it stays open, fails
+ * `EINVAL`. Opens and closes never overlap while they take this gate. Readers take it too.
+ *
+ * Waits (synchronously, backing off up to 20 ms) while another live process holds the gate; a gate
+ * this process holds already is entered again; a gate whose holder died (pid gone, or reused: its
+ * start time differs; another boot) is taken over by exactly one waiter.
+ * Returns the release function. Fails `state_locked` after a minute behind a live holder. Where no
+ * file can be written (read-only or full file system, directory gone) it gates nothing and returns.
+ */
+export function enterEnvGate(envDir: string): () => void {
+  const path = `${envDir}.gate`;
+  const mine = selfHolder();
+  const deadline = Date.now() + GATE_PATIENCE_MS;
+  for (let wait = 1; ; wait = Math.min(wait * 2, 20)) {
+    const created = createExclusive(path, mine);
+    // Without a writable directory there is nothing to gate: lmdb then keeps no lock region for a
+    // read-only open either, and a writable open fails on its own.
+    if (created === 'unavailable') return () => {};
+    if (created === 'created') {
+      return () => {
+        // Unlink only our own gate; a holder never loses its gate, so this is a plain check.
+        if (sameHolder(readHolder(path), mine)) unlinkQuietly(path);
+      };
+    }
+    const text = readText(path);
+    const holder = text === undefined ? undefined : parseHolder(text);
+    // lmdb-js serialises one process's opens and closes of an environment itself (one shared
+    // MDB_env per file), and a thread of this process waiting for its own gate would never see it freed.
+    if (sameHolder(holder, mine)) return () => {};
+    if (holder !== undefined && gateAbandoned(path, holder)) removeStale(path, text!);
+    else if (Date.now() > deadline) {
+      throw new StoreError('state_locked', `the open/close gate ${path} is held by ${describe(holder)} for more than ${GATE_PATIENCE_MS / 1000} s`, { root: envDir }, true);
+    } else sleepSync(wait);
+  }
+}
+
+/**
+ * Creates `path` naming `holder`, atomically and complete (written aside, then hard-linked into
+ * place, which fails when `path` exists): `'exists'` when another has it, `'unavailable'` when no file
+ * can be written there at all (read-only or full file system, directory gone).
+ */
+function createExclusive(path: string, holder: GateHolder): 'created' | 'exists' | 'unavailable' {
+  const aside = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  try {
+    writeFileSync(aside, JSON.stringify(holder), { flag: 'wx' });
+  } catch {
+    unlinkQuietly(aside);
+    return 'unavailable';
+  }
+  try {
+    linkSync(aside, path);
+    return 'created';
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EEXIST' ? 'exists' : 'unavailable';
+  } finally {
+    unlinkQuietly(aside);
+  }
+}
+
+/**
+ * Removes the lock or gate file at `path` if it still reads `staleText` (judged stale by the caller).
+ * Only the waiter that creates `<path>.takeover` does it, and it re-reads the file first: such a file
+ * is removed only by its holder or by this single taker, so what it re-read cannot be replaced
+ * before it unlinks it. A taker that died leaves its marker, which the next waiter removes.
+ */
+function removeStale(path: string, staleText: string): void {
+  const takeover = `${path}.takeover`;
+  if (createExclusive(takeover, selfHolder()) !== 'created') {
+    const taker = readHolder(takeover);
+    if (taker !== undefined && gateAbandoned(takeover, taker)) unlinkQuietly(takeover);
+    else sleepSync(1);
+    return;
+  }
+  try {
+    const again = readText(path);
+    if (again === staleText) unlinkQuietly(path);
+  } finally {
+    unlinkQuietly(takeover);
+  }
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The holder named in a gate file, `'unreadable'` when it does not parse, undefined when it is gone. */
+function readHolder(path: string): GateHolder | 'unreadable' | undefined {
+  const text = readText(path);
+  return text === undefined ? undefined : parseHolder(text);
+}
+
+function parseHolder(text: string): GateHolder | 'unreadable' {
+  const parsed = GateFile.safeParse(safeJson(text));
+  return parsed.success ? parsed.data : 'unreadable';
+}
+
+/** Whether the holder of the gate file at `path` is gone: another boot, or a pid that died or was reused. */
+function gateAbandoned(path: string, holder: GateHolder | 'unreadable'): boolean {
+  if (holder === 'unreadable') {
+    const stat = statSync(path, { throwIfNoEntry: false });
+    return stat !== undefined && Date.now() - stat.mtimeMs > GATE_UNREADABLE_MS;
+  }
+  if (holder.host !== hostname()) return false;
+  if (holder.bootId !== bootId()) return true;
+  const stat = processStat(holder.pid);
+  if (stat === undefined) return !alive(holder.pid);
+  return stat.state === 'Z' || stat.state === 'X' || (holder.startTicks !== 0 && stat.startTicks !== holder.startTicks);
+}
+
+function selfHolder(): GateHolder {
+  return { pid: process.pid, host: hostname(), startTicks: processStat(process.pid)?.startTicks ?? 0, bootId: bootId() };
+}
+
+function sameHolder(a: GateHolder | 'unreadable' | undefined, b: GateHolder): boolean {
+  return typeof a === 'object' && a.pid === b.pid && a.host === b.host && a.startTicks === b.startTicks && a.bootId === b.bootId;
+}
+
+function describe(holder: GateHolder | 'unreadable' | undefined): string {
+  return typeof holder === 'object' ? `pid ${holder.pid} on ${holder.host}` : 'an unreadable gate file';
+}
+
+/**
+ * Reads `/proc/<pid>/stat`: the state letter, the process group and the start time in clock ticks
+ * since boot (field 22), which tells a process from a later one that reused its pid. Undefined when
+ * the pid is gone (or there is no `/proc`). The one parser of that file in Ordivon.
+ */
+export function processStat(pid: number): { state: string; startTicks: number; pgrp: number } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) may contain spaces and parentheses; fields resume after the last ')'.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const startTicks = Number(fields[19]);
+  return { state: fields[0] ?? '?', startTicks: Number.isFinite(startTicks) ? startTicks : 0, pgrp: Number(fields[2]) };
+}
+
+let cachedBootId: string | undefined;
+function bootId(): string {
+  if (cachedBootId === undefined) {
+    try {
+      cachedBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    } catch {
+      cachedBootId = 'unknown';
+    }
+  }
+  return cachedBootId;
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    /* already gone */
+  }
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+/** Blocks this thread for `ms`: opening a store is synchronous, and the gate is held only for an open or a close. */
+function sleepSync(ms: number): void {
+  Atomics.wait(pause, 0, 0, ms);
 }

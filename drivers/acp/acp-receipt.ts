@@ -1,31 +1,9 @@
 import { basename } from 'node:path';
-import { readArtifact } from '../../runtime/confine.js';
-import { HarnessRunReceipt, type ArtifactFound, type DriverRunInput } from '../receipt.js';
+import { collectArtifacts } from '../artifacts.js';
+import { HarnessRunReceipt, type DriverRunInput } from '../receipt.js';
 import type { ProcessExit } from './agent-process.js';
 import type { WireLedger } from './wire-ledger.js';
 import type { FsRefusal } from './workspace-fs.js';
-
-/**
- * Reads the expected artifacts from the workspace after the turn. A missing artifact is simply not
- * listed (the Host decides what that means); an escape, symlink, non-file or oversize file is
- * listed in `refusals` with its confine code.
- */
-export function collectArtifacts(run: DriverRunInput): { found: ArtifactFound[]; refusals: { name: string; code: string }[] } {
-  const found: ArtifactFound[] = [];
-  const refusals: { name: string; code: string }[] = [];
-  for (const name of run.expectedArtifacts) {
-    let result: ReturnType<typeof readArtifact>;
-    try {
-      result = readArtifact(run.cwd, name, run.maxArtifactBytes);
-    } catch {
-      refusals.push({ name, code: 'artifact_unreadable' });
-      continue;
-    }
-    if (result.ok) found.push({ name, digest: result.value.digest, bytes: result.value.bytes.length });
-    else if (result.code !== 'artifact_missing') refusals.push({ name, code: result.code });
-  }
-  return { found, refusals };
-}
 
 export interface ReceiptParts {
   run: DriverRunInput;
@@ -43,15 +21,15 @@ export interface ReceiptParts {
  */
 export function buildReceipt(parts: ReceiptParts): HarnessRunReceipt {
   const { run, ledger } = parts;
-  const artifacts = collectArtifacts(run);
+  const collected = collectArtifacts(run);
   const receipt: HarnessRunReceipt = {
     driver: 'acp',
     runId: run.runId,
     provider: ledger.agentInfo ?? { name: basename(run.command) },
     contextDigest: run.contextDigest,
-    artifacts: artifacts.found,
+    artifacts: collected.artifacts,
     artifactRefusals: [
-      ...artifacts.refusals,
+      ...collected.artifactRefusals,
       ...parts.fsRefusals.map((r) => ({ name: `${r.method}:${r.path}`, code: r.code })),
     ],
     counts: {

@@ -3,7 +3,7 @@ export { opencodeCommand, opencodeConfig, opencodeEnv, type OpencodeEnvOptions }
 export { pickPermission, type PermissionOption, type PermissionOutcome } from './permission.js';
 export { WireLedger, type WireDirection, type WireObserver } from './wire-ledger.js';
 export { readWorkspaceText, writeWorkspaceText, type FsRefusal } from './workspace-fs.js';
-export { collectArtifacts, buildReceipt } from './acp-receipt.js';
+export { buildReceipt } from './acp-receipt.js';
 export { AgentProcess, type ProcessExit, type ShutdownReport } from './agent-process.js';
 export {
   ACP_FAILURE_CODES,

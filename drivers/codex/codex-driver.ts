@@ -1,14 +1,14 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { readArtifact } from '../../runtime/confine.js';
+import { collectArtifacts } from '../artifacts.js';
 import { describeThrown, driverFailure, invalidInputFailure } from '../failures.js';
 import { signalGroup } from '../process-group.js';
-import { DriverRunInput, type ArtifactFound, type DriverFailureKind, type DriverResult, type DriverRunInputIn } from '../receipt.js';
+import { DriverRunInput, type DriverFailureKind, type DriverResult, type DriverRunInputIn } from '../receipt.js';
 import { answerServerRequest } from './codex-approvals.js';
 import { CodexConnection, type RpcOutcome, type WireDirection } from './codex-connection.js';
 import { CodexProcess } from './codex-process.js';
 import { CodexTally, type TurnEnd } from './codex-tally.js';
 import { InitializeResult, ThreadStartResult, TurnStartResult } from './codex-wire.js';
-import { ARTIFACT_UNREADABLE, CODEX_SERVER_OVERLOADED, type CodexFailureCode } from './errors.js';
+import { CODEX_SERVER_OVERLOADED, type CodexFailureCode } from './errors.js';
 import { turnFailureRetryable } from './turn-failure.js';
 
 export type CodexApprovalPolicy = 'untrusted' | 'on-request' | 'never';
@@ -207,19 +207,4 @@ async function interrupt(
     await Promise.race([tally.turnEnded, proc.exited, grace]);
   }
   deadline.abort();
-}
-
-function collectArtifacts(input: DriverRunInput): { artifacts: ArtifactFound[]; artifactRefusals: { name: string; code: string }[] } {
-  const artifacts: ArtifactFound[] = [];
-  const artifactRefusals: { name: string; code: string }[] = [];
-  for (const name of input.expectedArtifacts) {
-    try {
-      const read = readArtifact(input.cwd, name, input.maxArtifactBytes);
-      if (read.ok) artifacts.push({ name, digest: read.value.digest, bytes: read.value.bytes.length });
-      else if (read.code !== 'artifact_missing') artifactRefusals.push({ name, code: read.code });
-    } catch {
-      artifactRefusals.push({ name, code: ARTIFACT_UNREADABLE });
-    }
-  }
-  return { artifacts, artifactRefusals };
 }

@@ -21,8 +21,8 @@ export const CODEX_FAILURE_CODES = {
 } as const;
 export type CodexFailureCode = keyof typeof CODEX_FAILURE_CODES;
 
-/** Refusal code (in `receipt.artifactRefusals`) for an artifact whose read threw, e.g. the workspace vanished. */
-export const ARTIFACT_UNREADABLE = 'artifact_unreadable';
+/** Refusal code for an artifact whose read threw; shared by every driver (drivers/artifacts.ts). */
+export { ARTIFACT_UNREADABLE } from '../artifacts.js';
 
 /** JSON-RPC error codes used in our replies to server requests. */
 export const JSONRPC_METHOD_NOT_FOUND = -32601;

@@ -1,10 +1,10 @@
 import { basename } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { readArtifact } from '../../runtime/confine.js';
+import { collectArtifacts } from '../artifacts.js';
 import { spawnGroup } from '../process-group.js';
 import { stopGroup, type GroupStop } from '../stop-group.js';
 import { describeThrown, driverFailure } from '../failures.js';
-import type { ArtifactFound, DriverResult, DriverRunInput, HarnessRunReceipt } from '../receipt.js';
+import type { DriverResult, DriverRunInput, HarnessRunReceipt } from '../receipt.js';
 import { OutputTail } from './output-tail.js';
 
 /** Bytes of stdout kept (a tail) whatever the child prints. */
@@ -141,20 +141,4 @@ function buildReceipt(
   const finalText = stdout.lastLine(FINAL_TEXT_MAX_CHARS);
   if (finalText !== undefined) receipt.finalText = finalText;
   return receipt;
-}
-
-function collectArtifacts(input: DriverRunInput): Pick<HarnessRunReceipt, 'artifacts' | 'artifactRefusals'> {
-  const artifacts: ArtifactFound[] = [];
-  const artifactRefusals: { name: string; code: string }[] = [];
-  for (const name of input.expectedArtifacts) {
-    try {
-      const read = readArtifact(input.cwd, name, input.maxArtifactBytes);
-      if (read.ok) artifacts.push({ name, digest: read.value.digest, bytes: read.value.bytes.length });
-      else artifactRefusals.push({ name, code: read.code });
-    } catch {
-      // An unreadable workspace (gone, permissions) is a refusal, not a crash of the run.
-      artifactRefusals.push({ name, code: 'artifact_unreadable' });
-    }
-  }
-  return { artifacts, artifactRefusals };
 }

@@ -1,6 +1,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, extname, join, resolve } from 'node:path';
 import { open } from 'lmdb';
+import { enterEnvGate } from '../../store/state-root.js';
 import { OBJECT_KINDS } from '../../actors/object-kinds.js';
 import { rebuildAll } from '../../actors/recovery.js';
 import { EventStore, StoreError, acquireLock, checkFormat, resolveStateRoot } from '../../store/index.js';
@@ -18,12 +19,24 @@ function isEmptyDir(path: string): boolean {
  * lmdb-js keeps a path with an extension (`runtime.lmdb`) as one file, any other as a directory.
  */
 async function copyEnv(from: string, to: string): Promise<void> {
-  const env = open({ path: from, readOnly: true, maxDbs: 16 });
+  // Opens and closes of one LMDB environment must not overlap across processes (store/state-root.ts).
+  let leave = enterEnvGate(from);
+  let env: ReturnType<typeof open>;
+  try {
+    env = open({ path: from, readOnly: true, maxDbs: 16 });
+  } finally {
+    leave();
+  }
   try {
     mkdirSync(extname(from) ? dirname(to) : to, { recursive: true });
     await env.backup(to, false);
   } finally {
-    await env.close();
+    leave = enterEnvGate(from);
+    try {
+      await env.close();
+    } finally {
+      leave();
+    }
   }
 }
 

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createDriverPool, type DriverPool } from '../../drivers/pool.js';
 import { DriverError } from '../../drivers/errors.js';
+import { subscribeProviderSpawns, type ProviderSpawn } from '../../drivers/provider-spawn.js';
 import { createWorkerHandler } from '../../drivers/worker.js';
 import { processState, probe, runningInGroup } from '../fixtures/drivers/proc.js';
 import { EventLog, shRun, workspace } from '../fixtures/drivers/run-inputs.js';
@@ -40,6 +41,24 @@ describe('driver pool with the command driver', () => {
     assert.equal(result.receipt.counts.messages, 2);
     assert.equal(result.receipt.driver, 'command');
     assert.equal(log.of('run_started').at(-1)?.runId, result.receipt.runId);
+  });
+
+  it('reports the provider it spawns (pid and /proc start time) to onSpawn and on the provider-spawn channel', async () => {
+    const published: ProviderSpawn[] = [];
+    const unsubscribe = subscribeProviderSpawns((spawn) => published.push(spawn));
+    const reported: ProviderSpawn[] = [];
+    try {
+      // The shell prints its own pid and start time (field 22 of /proc/$$/stat; "sh" has no spaces).
+      const input = shRun(ws.dir, 'set -- $(cat /proc/$$/stat); shift 21; echo "$$ $1"', { jobId: 'job-spawn-1' });
+      const result = await pool.run(input, { onSpawn: (spawn) => reported.push(spawn) });
+      assert.equal(result.ok, true, JSON.stringify(result));
+      const [pid, startTicks] = (result.ok ? result.receipt.finalText ?? '' : '').split(' ').map(Number);
+      const expected = { runId: input.runId, jobId: 'job-spawn-1', driver: 'command', pid, startTicks };
+      assert.deepEqual(reported, [expected]);
+      assert.deepEqual(published.filter((s) => s.runId === input.runId), [expected]);
+    } finally {
+      unsubscribe();
+    }
   });
 
   it('kills the whole process tree when a run times out, escalating to SIGKILL for a tree that ignores SIGTERM', async () => {

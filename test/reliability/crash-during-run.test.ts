@@ -22,8 +22,8 @@ describe('crash during a run', () => {
     const child = spawn(process.execPath, [RUNNER, root, traceFile], { stdio: ['ignore', 'pipe', 'inherit'] });
     const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
     const first = (await lines.next()).value as string;
-    assert.match(first, /^running \S+$/);
-    const taskId = first.split(' ')[1]!;
+    assert.match(first, /^running \S+ \d+$/);
+    const [, taskId, recordedPid] = first.split(' ') as [string, string, string];
     const closed = new Promise((resolve) => child.on('close', resolve));
     child.kill('SIGKILL');
     await closed;
@@ -38,13 +38,17 @@ describe('crash during a run', () => {
       const jobs = await host.runtime.findJobs({ clientRequestId: `${taskId}/a1/g1/run` });
       assert.equal(jobs.length, 1, 'the interrupted dispatch was sent again');
       assert.equal(jobs[0]!.state, 'abandoned');
+      agentPid = JSON.parse(readFileSync(traceFile, 'utf8').split('\n')[0]!).pid as number;
+      // the job recorded the provider's group, and the fresh Runtime's recovery killed all of it
+      assert.equal(jobs[0]!.process?.pid, agentPid, 'the job did not record the provider the agent trace names');
+      assert.equal(Number(recordedPid), agentPid);
+      assert.deepEqual([jobs[0]!.stopReason, jobs[0]!.groupGone], ['executor_gone', true]);
       const observed = sup.events(taskId).filter((e) => e.type === 'run.observe');
       assert.equal(observed.length, 1);
       const data = observed[0]!.data as { jobStatus: string; evidence: object; receiptDigest: string };
       assert.deepEqual([data.jobStatus, Object.keys(data.evidence)], ['abandoned', []]);
       assert.equal(sup.getObject<HarnessRunReceipt>(data.receiptDigest).body.stopReason, 'abandoned');
       assert.equal(sup.events(taskId).filter((e) => e.type === 'dispatch.intend').length, 1);
-      agentPid = JSON.parse(readFileSync(traceFile, 'utf8').split('\n')[0]!).pid as number;
 
       // a new Assignment, from the state the crash left, finishes the diagnosis
       const next = await sup.send(taskId, { type: 'assignment.commit', harness: 'diagnose', purpose: 'diagnose' });
@@ -58,7 +62,7 @@ describe('crash during a run', () => {
     }
   });
 
-  it('the killed Host\'s stubborn agent (ignores SIGTERM and stdin closing) is not left running', { todo: 'BUG (reported): harness jobs record no provider process group, so Runtime recovery cannot kill it' }, () => {
+  it('the killed Host\'s stubborn agent (ignores SIGTERM and stdin closing) is not left running', () => {
     assert.ok(agentPid > 0);
     try {
       assert.throws(() => process.kill(agentPid, 0), (e: NodeJS.ErrnoException) => e.code === 'ESRCH', `agent ${agentPid} still runs after the fresh Host booted`);

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { createDriverPool } from '../../drivers/pool.js';
 import type { DriverRunInputIn } from '../../drivers/receipt.js';
 import { isRuntimeError, type HarnessExecutor } from '../../runtime/index.js';
 import { processHarness } from './process-harness.js';
-import { openRuntime, sha256, tempRoot } from './support.js';
+import { nextRecord, openRuntime, sha256, tempRoot } from './support.js';
 
 function harnessRun(ws: string, patch: Partial<DriverRunInputIn> = {}) {
   const input: DriverRunInputIn = {
@@ -74,6 +75,24 @@ describe('harness jobs', { timeout: 30_000 }, () => {
       assert.equal(record.state, 'failed');
       assert.equal(record.error?.code, code);
     }
+  });
+
+  it('records the provider group the driver pool reports (pid and start time) in the job record, once', async (t) => {
+    const { state, ws } = tempRoot(t);
+    const pool = createDriverPool({ minThreads: 0, maxThreads: 1 });
+    t.after(() => pool.close());
+    // Wired as the Host wires it: the executor passes nothing but the input and the signal.
+    const rt = await openRuntime(t, { root: state, harness: (input, signal) => pool.run(input, { signal }) });
+    // The provider prints its own pid and start time (field 22 of /proc/$$/stat; "sh" has no spaces).
+    const run = harnessRun(ws, { args: ['-c', 'set -- $(cat /proc/$$/stat); shift 21; printf "%s %s" "$$" "$1"'], expectedArtifacts: [] });
+    const { jobId } = await rt.dispatch({ clientRequestId: 'req-provider', workspace: ws, run, timeoutMs: 20_000 });
+    const recorded = await nextRecord(rt, (r) => r.jobId === jobId && r.process !== undefined);
+    const record = await rt.observe(jobId);
+    assert.equal(record.state, 'succeeded', JSON.stringify(record.harness));
+    const [pid, startTicks] = (record.harness?.ok ? record.harness.receipt.finalText ?? '' : '').split(' ').map(Number);
+    assert.deepEqual(recorded.process, { pid, startTicks });
+    assert.deepEqual(record.process, { pid, startTicks }, 'the terminal record keeps the provider group');
+    assert.deepEqual((await rt.getJob(jobId)).process, { pid, startTicks });
   });
 
   it('refuses a harness job without an executor (executor_unavailable, retryable) and one whose cwd is not the workspace', async (t) => {

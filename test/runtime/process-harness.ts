@@ -1,6 +1,7 @@
 import { execa } from 'execa';
 import type { DriverResult, HarnessRunReceipt } from '../../drivers/receipt.js';
-import { readArtifact, type HarnessExecutor } from '../../runtime/index.js';
+import { collectArtifacts } from '../../drivers/artifacts.js';
+import type { HarnessExecutor } from '../../runtime/index.js';
 
 /**
  * A small real harness executor for tests: runs `input.command` as a process with the prompt on stdin,
@@ -18,13 +19,7 @@ export const processHarness: HarnessExecutor = async (input, signal) => {
     forceKillAfterDelay: input.graceMs,
     reject: false,
   });
-  const artifacts: HarnessRunReceipt['artifacts'] = [];
-  const artifactRefusals: HarnessRunReceipt['artifactRefusals'] = [];
-  for (const name of input.expectedArtifacts) {
-    const read = readArtifact(input.cwd, name, input.maxArtifactBytes);
-    if (read.ok) artifacts.push({ name, digest: read.value.digest, bytes: read.value.bytes.length });
-    else artifactRefusals.push({ name, code: read.code });
-  }
+  const { artifacts, artifactRefusals } = collectArtifacts(input);
   const endedAt = new Date();
   const aborted = signal.aborted;
   const receipt: HarnessRunReceipt = {
