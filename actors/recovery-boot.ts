@@ -97,7 +97,7 @@ export async function checkpointLiveTasks(store: EventStore, tasks: Iterable<Tas
       const head = store.head(task.taskId);
       const projection = store.projection(task.taskId);
       const spec = specs.get(task.taskId);
-      const persisted = task.actor.getPersistedSnapshot() as Record<string, unknown>;
+      const persisted = task.persistedSnapshot();
       if (!head || !projection || !spec || head.revision !== task.revision || projection.revision !== task.revision || !jsonEqual(projection.snapshot, persisted)) continue;
       entries.push({ taskId: task.taskId, revision: task.revision, headDigest: head.digest, state: task.state, snapshot: persisted, spec });
     }

@@ -1,6 +1,6 @@
 import { TASK_MACHINE_VERSION, stateName } from '../machines/index.js';
 import { EventRecord, type EventStore, type Head } from '../store/index.js';
-import { Checkpoint, checkpointEntries, projectionBytesDigest } from './checkpoint-store.js';
+import { checkpointEntries, projectionBytesDigest, safeParseCheckpoint } from './checkpoint-store.js';
 import { OBJECT_KINDS, TaskSpec } from './object-kinds.js';
 import { eventDigest } from './recovery-digest.js';
 import { lmdbVerifySource, scanStreams, streamIdsAfterHeads } from './recovery-source.js';
@@ -66,7 +66,7 @@ export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryRep
   for (const key of store.databases.heads.getKeys()) if (typeof key === 'string') heads.push(key);
   for (const taskId of heads) {
     const head = verifier.head(taskId);
-    const parsed = Checkpoint.safeParse(checkpointOf(taskId));
+    const parsed = safeParseCheckpoint(checkpointOf(taskId));
     if (!head || !parsed.success || parsed.data.machineVersion !== TASK_MACHINE_VERSION || parsed.data.revision > head.revision) {
       full(taskId, head, parsed.success ? parsed.data.spec : undefined);
       continue;

@@ -1,5 +1,6 @@
-import * as crypto from 'node:crypto';
-import type { EventRecord } from '../store/index.js';
+import { canonicalJsonFast, sha256Bytes, sha256Text, type EventRecord } from '../store/index.js';
+
+export { canonicalJsonFast, sha256Bytes, sha256Text };
 
 /**
  * Digests for recovery's hot loop. They give exactly the bytes and digests of
@@ -12,80 +13,9 @@ import type { EventRecord } from '../store/index.js';
  * them against store/canonical.ts on generated values.
  */
 
-const oneShot = (crypto as { hash?: (algorithm: string, data: string | Uint8Array) => string }).hash;
-
-/** `sha256:<hex>` of a UTF-8 string. */
-export function sha256Text(text: string): string {
-  return 'sha256:' + (oneShot ? oneShot('sha256', text) : crypto.createHash('sha256').update(text).digest('hex'));
-}
-
-/** `sha256:<hex>` of bytes, as `store/canonical.ts` `sha256` gives. */
-export function sha256Bytes(bytes: Uint8Array): string {
-  return 'sha256:' + (oneShot ? oneShot('sha256', bytes) : crypto.createHash('sha256').update(bytes).digest('hex'));
-}
-
 /** Same result as `digestOf(value)`. */
 export function fastDigestOf(value: unknown): string {
   return sha256Text(canonicalJsonFast(value));
-}
-
-const quotedNames = new Map<string, string>();
-
-function quote(name: string): string {
-  let quoted = quotedNames.get(name);
-  if (quoted === undefined) {
-    quoted = JSON.stringify(name);
-    if (quotedNames.size < 10_000) quotedNames.set(name, quoted);
-  }
-  return quoted;
-}
-
-/**
- * Same bytes as `canonicalJson(value)` for values decoded from JSON or msgpack (no sparse
- * arrays): sorted member names by code unit, no whitespace, undefined members dropped, undefined
- * array items as null; throws TypeError for non-finite numbers, bigints, functions, symbols.
- */
-export function canonicalJsonFast(value: unknown): string {
-  switch (typeof value) {
-    case 'string':
-      return JSON.stringify(value);
-    case 'number':
-      if (!Number.isFinite(value)) throw new TypeError(`canonical JSON cannot hold ${value}`);
-      return '' + value;
-    case 'boolean':
-      return value ? 'true' : 'false';
-    case 'object': {
-      if (value === null) return 'null';
-      if (Array.isArray(value)) {
-        if (value.length === 0) return '[]';
-        let out = '[' + (value[0] === undefined ? 'null' : canonicalJsonFast(value[0]));
-        for (let i = 1; i < value.length; i++) out += ',' + (value[i] === undefined ? 'null' : canonicalJsonFast(value[i]));
-        return out + ']';
-      }
-      const keys = Object.keys(value);
-      // Insertion sort: same order as `keys.sort()` (code units), faster for a handful of keys.
-      for (let i = 1; i < keys.length; i++) {
-        const key = keys[i]!;
-        let j = i - 1;
-        while (j >= 0 && keys[j]! > key) {
-          keys[j + 1] = keys[j]!;
-          j--;
-        }
-        keys[j + 1] = key;
-      }
-      let out = '{';
-      let first = true;
-      for (const key of keys) {
-        const member = (value as Record<string, unknown>)[key];
-        if (member === undefined) continue;
-        out += (first ? '' : ',') + quote(key) + ':' + canonicalJsonFast(member);
-        first = false;
-      }
-      return out + '}';
-    }
-    default:
-      throw new TypeError(`canonical JSON cannot hold a ${typeof value}`);
-  }
 }
 
 /**

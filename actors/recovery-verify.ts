@@ -1,6 +1,6 @@
 import { createActor } from 'xstate';
 import { TASK_MACHINE_VERSION, classifyTransition, stateName, taskMachine } from '../machines/index.js';
-import { EventRecord, Head, Projection, StoredObject, type ObjectKinds } from '../store/index.js';
+import { Head, Projection, StoredObject, safeParseEventRecord, type EventRecord, type ObjectKinds } from '../store/index.js';
 import type { Finding } from './errors.js';
 import { eventDigest, fastDigestOf, jsonEqual, sha256Bytes } from './recovery-digest.js';
 import type { TaskSnapshot } from './task-actor.js';
@@ -11,6 +11,8 @@ import { machineEventOf } from './task-events-codec.js';
  * or in worker threads), the checkpointed path's tail replay and the SQLite peer all run this
  * same code, so they report the same findings for the same damage.
  */
+
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
 
 /** One stored event as read: its key's revision and either the decoded value or why decoding failed. */
 export type RawEvent = { revision: number; value: unknown; error?: undefined } | { revision: number; value?: undefined; error: string };
@@ -71,6 +73,11 @@ export class RecoveryVerifier {
     try {
       const raw = this.source.rawHead(taskId);
       if (raw === undefined) return undefined;
+      // The common case by hand (what `Head.safeParse` returns for it); anything else goes to zod.
+      if (typeof raw === 'object' && raw !== null && Object.getPrototypeOf(raw) === Object.prototype) {
+        const { revision, digest } = raw as Record<string, unknown>;
+        if (typeof revision === 'number' && Number.isSafeInteger(revision) && revision > 0 && typeof digest === 'string' && DIGEST.test(digest)) return { revision, digest };
+      }
       const parsed = Head.safeParse(raw);
       if (parsed.success) return parsed.data;
       this.findings.push({ code: 'stream_corrupt', taskId, object: 'head', message: `stored record ${JSON.stringify({ taskId, object: 'head' })} is malformed at ${issueAt(parsed.error)}` });
@@ -110,7 +117,7 @@ export class RecoveryVerifier {
         stop = { code: 'stream_gap', taskId, revision: expected, object: `event ${expected}`, message: `task ${taskId}: event ${expected} is missing (next stored is ${revision})` };
         break;
       }
-      const parsed = EventRecord.safeParse(value);
+      const parsed = safeParseEventRecord(value);
       if (!parsed.success) {
         stop = { code: 'stream_corrupt', taskId, revision, object: `event ${revision}`, message: `task ${taskId} event ${revision} is malformed` };
         break;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createActor, transition, type Actor, type InspectionEvent, type SnapshotFrom } from 'xstate';
+import { createActor, type Actor, type InspectionEvent, type SnapshotFrom } from 'xstate';
 import {
   EXTERNAL_EVENT_TYPES,
   TASK_MACHINE_VERSION,
@@ -12,7 +12,7 @@ import {
   type TaskContext,
   type TaskEvent,
 } from '../machines/index.js';
-import { StoreError, digestOf, type EventStore, type IndexClaim, type NewObject } from '../store/index.js';
+import { StoreError, digestOf, type EventStore, type IndexClaim, type NewObject, type PreparedObject } from '../store/index.js';
 import type { Clock } from './clock.js';
 import { issuePath } from './errors.js';
 import { EventInput } from './event-input.js';
@@ -61,10 +61,18 @@ export interface Committed {
 
 /**
  * One Task's kernel (DESIGN §5). Transitions are admitted one at a time through an in-process
- * mailbox (the state-root lock keeps every other process out): validate the event, compute the
- * next snapshot with the pure machine, append it with revision CAS, and only then advance the
- * live XState actor (the one the inspector sees) and tell subscribers. Effects are not run here:
- * the supervisor derives them from the new state's frontier after the commit.
+ * mailbox (the state-root lock keeps every other process out): validate the event, take it on
+ * the Task's long-lived kernel actor (one XState actor per Task, no subscribers, so each event
+ * costs one macrostep rather than a pure `transition()` that builds a throwaway actor scope every
+ * call), append the resulting snapshot with revision CAS, and only then publish it as the
+ * committed snapshot, advance the observed actor (the one the inspector and `actor` subscribers
+ * see) and tell subscribers. An event the state cannot take is refused by `snapshot.can` before
+ * the kernel actor sees it; if the append fails after the kernel actor moved, the kernel actor is
+ * dropped and rebuilt from the committed snapshot on next use, so nothing uncommitted survives.
+ * Effects are not run here: the supervisor derives them from the new state's frontier after the commit.
+ *
+ * Actors are created lazily: a Task restored at boot costs a snapshot until it is first sent to
+ * or observed.
  *
  * If the process dies after the append and before subscribers hear of it, nothing is lost: the
  * next boot rebuilds this Task from its events and resumes its frontier.
@@ -72,7 +80,11 @@ export interface Committed {
 export class TaskActor {
   private snapshot: TaskSnapshot;
   private mailbox: Promise<unknown> = Promise.resolve();
-  private readonly live: Actor<typeof taskMachine>;
+  /** At `snapshot` between admissions; ahead of it only while an append is in flight. */
+  private kernel: Actor<typeof taskMachine> | undefined;
+  /** Follows committed snapshots only; created for an inspector or on first `actor` access. */
+  private observed: Actor<typeof taskMachine> | undefined;
+  private stopped = false;
 
   constructor(
     readonly taskId: string,
@@ -81,15 +93,11 @@ export class TaskActor {
     private readonly store: EventStore,
     private readonly clock: Clock,
     private readonly onCommit: (committed: Committed) => void,
-    inspect?: (event: InspectionEvent) => void,
+    private readonly inspect?: (event: InspectionEvent) => void,
   ) {
     this.snapshot = snapshot;
-    this.live = createActor(taskMachine, {
-      snapshot: taskMachine.getPersistedSnapshot(snapshot) as never,
-      id: `task:${taskId}`,
-      ...(inspect ? { inspect } : {}),
-    });
-    this.live.start();
+    // An inspector sees every Task from the start, as before lazy creation.
+    if (inspect) void this.actor;
   }
 
   get revision(): number {
@@ -112,9 +120,26 @@ export class TaskActor {
     return this.snapshot.status === 'done';
   }
 
-  /** The live XState actor, for inspection and `subscribe`. Never send to it directly. */
+  /** The committed snapshot in persisted form (what projections and checkpoints store). */
+  persistedSnapshot(): Record<string, unknown> {
+    return taskMachine.getPersistedSnapshot(this.snapshot) as Record<string, unknown>;
+  }
+
+  /**
+   * The live XState actor at the committed snapshot, for inspection and `subscribe` (created on
+   * first access; it hears each event only after its commit). Never send to it directly.
+   */
   get actor(): Actor<typeof taskMachine> {
-    return this.live;
+    if (!this.observed) {
+      this.observed = createActor(taskMachine, {
+        snapshot: this.persistedSnapshot() as never,
+        id: `task:${this.taskId}`,
+        ...(this.inspect ? { inspect: this.inspect } : {}),
+      });
+      this.observed.start();
+      if (this.stopped) this.observed.stop();
+    }
+    return this.observed;
   }
 
   /** Admits one event. Calls on one Task are serialized; calls on different Tasks run concurrently. */
@@ -130,7 +155,21 @@ export class TaskActor {
   }
 
   stop(): void {
-    this.live.stop();
+    this.stopped = true;
+    this.kernel?.stop();
+    this.kernel = undefined;
+    this.observed?.stop();
+  }
+
+  /** The kernel actor at the committed snapshot (restored from it when absent). */
+  private kernelActor(): Actor<typeof taskMachine> {
+    if (!this.kernel) {
+      this.kernel = createActor(taskMachine, { snapshot: this.persistedSnapshot() as never });
+      // An error observer keeps XState from rethrowing a failed step out of band; admit rethrows it.
+      this.kernel.subscribe({ error: () => {} });
+      this.kernel.start();
+    }
+    return this.kernel;
   }
 
   private refuse(code: string, detail: string, path?: string): SendResult {
@@ -170,7 +209,8 @@ export class TaskActor {
 
     const revision = this.revisionValue + 1;
     const context = this.snapshot.context;
-    const objects: NewObject[] = [...(attachments.objects ?? [])];
+    const objects: NewObject[] = attachments.objects ?? [];
+    const prepared: PreparedObject[] = [];
     let event: TaskEvent;
     switch (input.type) {
       case 'assignment.commit': {
@@ -186,8 +226,9 @@ export class TaskActor {
           purpose: input.purpose,
           instructions: input.instructions,
         };
-        objects.push({ kind: 'assignment', body: assignment });
-        const assignmentDigest = this.store.prepareObject({ kind: 'assignment', body: assignment }).digest;
+        const preparedAssignment = this.store.prepareObject({ kind: 'assignment', body: assignment });
+        prepared.push(preparedAssignment);
+        const assignmentDigest = preparedAssignment.digest;
         event = { type: input.type, revision, origin, generation, harness: input.harness, purpose: input.purpose, assignmentDigest };
         break;
       }
@@ -199,14 +240,15 @@ export class TaskActor {
           summary: input.summary,
           proposer: input.proposer,
         };
-        objects.push({ kind: 'proposal', body: proposal });
+        const preparedProposal = this.store.prepareObject({ kind: 'proposal', body: proposal });
+        prepared.push(preparedProposal);
         event = {
           type: input.type,
           revision,
           origin,
           generation: input.generation,
           contextDigest: input.contextDigest ?? context.contextDigest ?? 'none',
-          proposalDigest: this.store.prepareObject({ kind: 'proposal', body: proposal }).digest,
+          proposalDigest: preparedProposal.digest,
           evidence: input.evidence,
         };
         break;
@@ -217,10 +259,40 @@ export class TaskActor {
       }
     }
 
-    if (!this.snapshot.can(event)) {
+    const kernel = this.kernelActor();
+    if (!kernel.getSnapshot().can(event)) {
       return this.refuse('invalid_transition', `task ${this.taskId} in state ${this.state} does not take ${event.type} here`);
     }
-    const [next] = transition(taskMachine, this.snapshot, event);
+    kernel.send(event);
+    // From here until the commit the kernel actor is ahead of the committed snapshot: any way out
+    // other than a commit drops it (it is rebuilt from the committed snapshot on next use).
+    let committedNext = false;
+    try {
+      const result = await this.commit(kernel, event, input, origin, attachments, objects, prepared, revision, context);
+      committedNext = result.written;
+      return result;
+    } finally {
+      if (!committedNext) {
+        kernel.stop();
+        if (this.kernel === kernel) this.kernel = undefined;
+      }
+    }
+  }
+
+  /** Appends the kernel actor's new snapshot; on success publishes it as committed. */
+  private async commit(
+    kernel: Actor<typeof taskMachine>,
+    event: TaskEvent,
+    input: EventInput,
+    origin: EventOrigin,
+    attachments: Attachments,
+    objects: NewObject[],
+    prepared: PreparedObject[],
+    revision: number,
+    context: TaskContext,
+  ): Promise<SendResult> {
+    const next = kernel.getSnapshot();
+    if (next.status === 'error') throw next.error;
     const disposition = classifyTransition(context, next.context);
     const claims = [...(attachments.claims ?? [])];
     if (event.type === 'dispatch.intend') claims.push({ kind: 'request', key: event.clientRequestId });
@@ -242,6 +314,7 @@ export class TaskActor {
           disposition,
         },
         objects,
+        prepared,
         ...(attachments.blobs ? { blobs: attachments.blobs } : {}),
         claims,
         projection: {
@@ -258,7 +331,7 @@ export class TaskActor {
     if (appended.duplicate) return this.duplicate(appended.revision);
     this.snapshot = next;
     this.revisionValue = appended.revision;
-    this.live.send(event);
+    this.observed?.send(event);
     const committed: Committed = {
       taskId: this.taskId,
       revision: appended.revision,

@@ -6,7 +6,6 @@ import { scanStreams } from '../actors/recovery-source.js';
 import { machineEventOf } from '../actors/task-events-codec.js';
 import { TASK_MACHINE_VERSION, stateName, taskMachine } from '../machines/index.js';
 import { EventRecord, EventStore } from '../store/index.js';
-import { padDataFile } from './generate.js';
 
 /**
  * Bench-only: rewrites every Task's checkpoint as if it had been taken `lag` events before the
@@ -52,6 +51,5 @@ export async function rewindCheckpoints(root: string, lag: number): Promise<numb
   } finally {
     await store.close();
   }
-  await padDataFile(root);
   return written;
 }

@@ -34,7 +34,7 @@ export async function runCheckpointBench(ctx: BenchContext & { tasks?: number })
     const t = await timeIt('checkpointed boot', () => timedBoot(root, 'checkpoint'), { iterations, warmup: true });
     rows.push({ scenario: 'checkpoint', name: 'checkpointed start: boot → serving, checkpoints at head', tasks: size.tasks, events, ...t, rate: size.tasks / (t.medianMs / 1000), rateUnit: 'Tasks/s' });
     // The share of that start spent reading and checking checkpoints (the rest is the supervisor
-    // creating a live TaskActor per Task and opening the store).
+    // opening the store and tracking a TaskActor per Task; their XState actors are created on first use).
     const only = await timeIt('recoverFromCheckpoints', () => timedRebuild(root, (store) => recoverFromCheckpoints(store)), { iterations, warmup: true });
     rows.push({ scenario: 'checkpoint', name: 'checkpointed recovery only: read + check checkpoints, no live actors', tasks: size.tasks, events, ...only, rate: size.tasks / (only.medianMs / 1000), rateUnit: 'Tasks/s' });
     if (size.events === 10) {

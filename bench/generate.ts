@@ -18,7 +18,6 @@ import { pathToFileURL } from 'node:url';
 import { open } from 'lmdb';
 import { initialTransition } from 'xstate';
 import { z } from 'zod';
-import { coverFreeTailPages, type LmdbStats } from '../actors/checkpoint-store.js';
 import { manualClock } from '../actors/clock.js';
 import { OBJECT_KINDS } from '../actors/object-kinds.js';
 import { TaskActor } from '../actors/task-actor.js';
@@ -91,7 +90,6 @@ export async function generateRoot(options: GenerateOptions): Promise<GeneratedR
       } finally {
         await store.close();
       }
-      await padDataFile(partial);
     } else {
       const store = SqlitePeerStore.open(join(partial, 'peer.sqlite'));
       try {
@@ -109,16 +107,6 @@ export async function generateRoot(options: GenerateOptions): Promise<GeneratedR
   rmSync(root, { recursive: true, force: true });
   renameSync(partial, root);
   return { root, target, tasks, events, seed, cached: false, generateMs };
-}
-
-/** See `coverFreeTailPages`: large batches can leave never-written free pages past the end of data.mdb. */
-export async function padDataFile(root: string): Promise<void> {
-  const env = open({ path: join(root, 'lmdb'), maxDbs: 16, readOnly: true });
-  try {
-    coverFreeTailPages(join(root, 'lmdb', 'data.mdb'), env.getStats() as LmdbStats);
-  } finally {
-    await env.close();
-  }
 }
 
 const EXPECTED: Partial<Record<StepKind, string>> = { proposeStale: 'stale_assignment', proposeMissing: 'missing_artifact' };

@@ -134,6 +134,7 @@ export class SqlitePeerStore {
   private write(input: AppendInput): AppendResult {
     const s = this.statements;
     const prepared = (input.objects ?? []).map((o) => this.prepareObject(o));
+    if (input.prepared) prepared.push(...input.prepared);
     const blobs = (input.blobs ?? []).map((b) => ({ digest: sha256(b), bytes: Buffer.from(b) }));
     const provided = new Set([...prepared.map((p) => p.digest), ...blobs.map((b) => b.digest)]);
     const { taskId, expectedRevision } = input;

@@ -1,8 +1,10 @@
-export { EventStore, type OpenOptions, type AppendInput, type AppendResult, type NewObject, type ObjectKinds } from './event-store.js';
-export { canonicalJson, digestOf, sha256, DIGEST_PATTERN } from './canonical.js';
+export { EventStore, type OpenOptions, type AppendInput, type AppendResult, type NewObject, type PreparedObject, type ObjectKinds } from './event-store.js';
+export { canonicalJson, canonicalJsonFast, digestOf, sha256, sha256Text, sha256Bytes, DIGEST_PATTERN } from './canonical.js';
 export { StoreError, type StoreErrorCode } from './errors.js';
+export { checkDataFileTail, type TailCheck } from './lmdb-tail.js';
 export {
   EventRecord,
+  safeParseEventRecord,
   EventDisposition,
   Head,
   Projection,

@@ -35,6 +35,49 @@ export const EventRecord = z.object({
 });
 export type EventRecord = z.infer<typeof EventRecord>;
 
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+function plain(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * `EventRecord.safeParse(value)` for the verifier's hot loop: the same result, about 3× faster
+ * for the records the store writes. It decides only plainly valid records (plain objects, no
+ * symbol, `__proto__` or `constructor` members in `data`) and builds what zod would (known
+ * members only, `data` with the same members); anything else — including everything invalid —
+ * goes to zod, so errors and edge cases are zod's own. test/store/records.test.ts checks the two
+ * against each other on generated values.
+ */
+export function safeParseEventRecord(value: unknown): { success: true; data: EventRecord } | { success: false } {
+  if (plain(value)) {
+    const { id, type, origin, at, mono, data, refs, disposition, prev } = value;
+    if (
+      typeof id === 'string' && id.length >= 1 && id.length <= 200 &&
+      typeof type === 'string' && type.length >= 1 &&
+      (origin === 'host' || origin === 'external') &&
+      typeof at === 'string' &&
+      typeof mono === 'number' && Number.isFinite(mono) &&
+      plain(data) && Object.getOwnPropertySymbols(data).length === 0 && !Object.hasOwn(data, '__proto__') && !Object.hasOwn(data, 'constructor') &&
+      Array.isArray(refs) && refs.every((r) => typeof r === 'string' && DIGEST.test(r)) &&
+      plain(disposition) &&
+      (prev === null || (typeof prev === 'string' && DIGEST.test(prev)))
+    ) {
+      const admitted = disposition.admitted;
+      const code = disposition.code;
+      const taken = admitted === true ? { admitted: true as const } : admitted === false && typeof code === 'string' && code.length >= 1 ? { admitted: false as const, code } : undefined;
+      if (taken) {
+        const copy: Record<string, unknown> = {};
+        for (const key of Object.keys(data)) copy[key] = data[key];
+        return { success: true, data: { id, type, origin, at, mono, data: copy, refs: [...refs] as string[], disposition: taken, prev } };
+      }
+    }
+  }
+  return EventRecord.safeParse(value);
+}
+
 export const Head = z.object({ revision: z.number().int().positive(), digest: Digest });
 export type Head = z.infer<typeof Head>;
 

@@ -34,7 +34,7 @@ async function recoverBoth(root: string): Promise<{ checkpoint: CheckpointRecove
 }
 
 const alterProjection = (taskId: string) => (env: RootDatabase) => {
-  const db = env.openDB('projections', {});
+  const db = env.openDB('projections', { useRecords: false } as never);
   const p = db.get(taskId) as { snapshot: { context: Record<string, unknown> } };
   db.putSync(taskId, { ...p, snapshot: { ...p.snapshot, context: { ...p.snapshot.context, cancelReason: 'forged' } } });
 };

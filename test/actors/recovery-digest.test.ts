@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { canonicalEventJson, canonicalJsonFast, eventDigest, fastDigestOf, jsonEqual, sha256Bytes } from '../../actors/recovery-digest.js';
@@ -56,11 +57,15 @@ describe('recovery digests', () => {
     }
   });
 
-  it('hashes values and bytes like store/canonical', () => {
+  it('hashes values and bytes like store/canonical, and both as sha256 of the reference canonical JSON', () => {
     fc.assert(
-      fc.property(fc.jsonValue(), fc.uint8Array(), (value, bytes) => {
-        assert.equal(fastDigestOf(value), digestOf(value));
+      fc.property(fc.jsonValue(), fc.uint8Array(), fc.string(), (value, bytes, text) => {
+        const reference = 'sha256:' + createHash('sha256').update(canonicalJson(value)).digest('hex');
+        assert.equal(digestOf(value), reference);
+        assert.equal(fastDigestOf(value), reference);
+        assert.equal(sha256Bytes(bytes), 'sha256:' + createHash('sha256').update(bytes).digest('hex'));
         assert.equal(sha256Bytes(bytes), sha256(bytes));
+        assert.equal(sha256(text), 'sha256:' + createHash('sha256').update(text).digest('hex'));
       }),
       { numRuns: 200 },
     );

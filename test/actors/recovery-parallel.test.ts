@@ -53,7 +53,7 @@ describe('rebuildParallel', () => {
       code: 'projection_drift',
       taskId: 'task-00000002',
       damage: (env) => {
-        const db = env.openDB('projections', {});
+        const db = env.openDB('projections', { useRecords: false } as never);
         const p = db.get('task-00000002') as { snapshot: { context: Record<string, unknown> } };
         db.putSync('task-00000002', { ...p, snapshot: { ...p.snapshot, context: { ...p.snapshot.context, generation: 99 } } });
       },

@@ -49,7 +49,7 @@ const CASES: Array<{ name: string; code: string; damage: (env: RootDatabase) => 
     name: 'an altered projection',
     code: 'projection_drift',
     damage: (env) => {
-      const db = env.openDB('projections', {});
+      const db = env.openDB('projections', { useRecords: false } as never);
       const p = db.get('task-b') as { state: string; snapshot: { context: { generation: number } } };
       db.putSync('task-b', { ...p, snapshot: { ...p.snapshot, context: { ...p.snapshot.context, generation: 7 } } });
     },
