@@ -33,7 +33,8 @@ usage: ordivon <command> [--state DIR] [--json] ...
        [--event-id ID]             idempotency key: a retry is acknowledged, not written twice
   show TASK_ID [--events]          a Task's state, evidence, rejections (and events)
   list                             every Task
-  doctor                           check the state root as boot does; exit 1 naming what is wrong
+  doctor [--full]                  every boot check, every event (no checkpoints); exit 1 naming what is
+                                   wrong; --full spreads it over worker threads (verifyFull)
   backup DEST                      a consistent, checked copy of the state root (also while it is served)
   restore SRC [--force]            bring a backup back as the state root (--force replaces a non-empty one)
   serve [--port N | --socket PATH] [--host ADDR --token T] [--no-harnesses] [--inspect [--inspect-url WS]]

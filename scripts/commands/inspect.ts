@@ -1,5 +1,6 @@
 import { OBJECT_KINDS, TaskSpec } from '../../actors/object-kinds.js';
 import { rebuildAll } from '../../actors/recovery.js';
+import { verifyFull } from '../../actors/recovery-boot.js';
 import { taskRuns, type TaskRun } from '../../actors/task-runs.js';
 import { taskFrontier } from '../../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot } from '../../store/index.js';
@@ -9,7 +10,7 @@ import { listViaService, serviceFor, showViaService } from '../service/cli-route
 const common = { state: { type: 'string' }, json: { type: 'boolean' } } as const;
 
 /** Opens the store read-only (no lock): these commands work beside a running supervisor. */
-async function withReader<T>(state: string | undefined, fn: (store: EventStore) => T): Promise<T> {
+async function withReader<T>(state: string | undefined, fn: (store: EventStore) => T | Promise<T>): Promise<T> {
   let store: EventStore;
   try {
     store = EventStore.open({ root: resolveStateRoot(state), kinds: OBJECT_KINDS, readOnly: true });
@@ -18,16 +19,21 @@ async function withReader<T>(state: string | undefined, fn: (store: EventStore) 
     throw error;
   }
   try {
-    return fn(store);
+    return await fn(store);
   } finally {
     await store.close();
   }
 }
 
-/** `ordivon doctor`: runs every boot check read-only; exit 0 healthy, 1 with the findings. */
+/**
+ * `ordivon doctor [--full]`: runs every boot check read-only, ignoring checkpoints (every event
+ * is replayed and every object re-hashed); exit 0 healthy, 1 with the findings. `--full` does the
+ * same work as `verifyFull`, spread over worker threads with read-only handles (same checks,
+ * same codes); without it, one thread.
+ */
 export async function doctor(argv: string[], io: Io): Promise<number> {
-  const { values } = parse(argv, common);
-  const report = await withReader(values.state, (store) => ({ ...rebuildAll(store), warnings: store.warnings(), root: store.root }));
+  const { values } = parse(argv, { ...common, full: { type: 'boolean' } });
+  const report = await withReader(values.state, async (store) => ({ ...(values.full ? await verifyFull(store) : rebuildAll(store)), warnings: store.warnings(), root: store.root }));
   const healthy = report.findings.length === 0;
   emit(
     io,

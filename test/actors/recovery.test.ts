@@ -27,8 +27,8 @@ function copyOfPristine(): string {
   return root;
 }
 
-function doctor(root: string): { status: number; report: { healthy: boolean; findings: Array<{ code: string; taskId?: string; revision?: number; object?: string }> } } {
-  const result = spawnSync(process.execPath, [CLI, 'doctor', '--state', root, '--json'], { encoding: 'utf8' });
+function doctor(root: string, ...flags: string[]): { status: number; report: { healthy: boolean; findings: Array<{ code: string; taskId?: string; revision?: number; object?: string }> } } {
+  const result = spawnSync(process.execPath, [CLI, 'doctor', '--state', root, '--json', ...flags], { encoding: 'utf8' });
   return { status: result.status!, report: JSON.parse(result.stdout) };
 }
 
@@ -78,6 +78,8 @@ describe('boot refuses tampered state', () => {
     await sup.stop();
     const { status, report } = doctor(root);
     assert.deepEqual([status, report.healthy, report.findings], [0, true, []]);
+    const full = doctor(root, '--full');
+    assert.deepEqual([full.status, full.report.healthy, full.report.findings], [0, true, []]);
   });
 
   for (const c of CASES) {
@@ -96,6 +98,11 @@ describe('boot refuses tampered state', () => {
       assert.equal(status, 1);
       assert.equal(report.healthy, false);
       assert.ok(report.findings.some((f) => f.code === c.code && f.taskId === c.names.taskId), JSON.stringify(report.findings));
+      // `doctor --full` does the same checks on worker threads: the same findings
+      const full = doctor(root, '--full');
+      assert.equal(full.status, 1);
+      const named = (fs: typeof report.findings) => fs.map((f) => `${f.code} ${f.taskId} ${f.revision ?? '-'}`).sort();
+      assert.deepEqual(named(full.report.findings), named(report.findings));
       // the root is released after a failed boot: a healthy copy elsewhere is unaffected, and this one can be doctored again
       execFileSync(process.execPath, [CLI, 'list', '--state', root]);
     });
