@@ -88,6 +88,7 @@ function runWorker(root: string, range: { from: string | undefined; to: string |
   return new Promise<Part>((resolve, reject) => {
     const worker = new Worker(WORKER_URL, { workerData: input, resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb } });
     const tasks: RebuiltTask[] = [];
+    let done: Part | undefined;
     let settled = false;
     const finish = (outcome: { part: Part } | { error: Error }) => {
       if (settled) return;
@@ -106,13 +107,16 @@ function runWorker(root: string, range: { from: string | undefined; to: string |
           tasks.push(rebuilt);
         }
       } else if (message.type === 'done') {
-        finish({ part: { tasks, findings: message.findings as Finding[], events: message.events, objects: message.objects, requests: message.requests } });
+        // Resolved at exit, not here: the worker still closes its LMDB handle after `done`, and an
+        // open by this thread overlapping that close can meet the environment's destroyed mutexes
+        // (the race store/state-root.ts gates across processes; threads of one process are not gated).
+        done = { tasks, findings: message.findings as Finding[], events: message.events, objects: message.objects, requests: message.requests };
       } else {
         finish({ error: new WorkerUnavailable(message.message) });
       }
     });
     worker.on('error', (error) => finish({ error: new WorkerUnavailable(error.message) }));
-    worker.on('exit', (code) => finish({ error: new WorkerUnavailable(`recovery worker exited with code ${code} before finishing`) }));
+    worker.on('exit', (code) => finish(done && code === 0 ? { part: done } : { error: new WorkerUnavailable(`recovery worker exited with code ${code} before finishing`) }));
   });
 }
 
