@@ -11,18 +11,39 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import { runCrashLoop } from '../test/reliability/crash-loop.js';
 
-const { values } = parseArgs({
-  options: { rounds: { type: 'string', default: '200' }, seed: { type: 'string', default: '7' }, tasks: { type: 'string', default: '20' }, keep: { type: 'boolean' } },
+const USAGE = 'usage: node dist/scripts/torture.js [--rounds N] [--seed N] [--tasks N] [--keep]  (N: positive integers)';
+const Args = z.object({
+  rounds: z.coerce.number().int().positive(),
+  seed: z.coerce.number().int().positive(),
+  tasks: z.coerce.number().int().positive(),
+  keep: z.boolean().default(false),
+  help: z.boolean().default(false),
 });
-const rounds = Number(values.rounds);
-const seed = Number(values.seed);
-const tasks = Number(values.tasks);
-if (![rounds, seed, tasks].every((n) => Number.isInteger(n) && n > 0)) {
-  console.error('torture: usage: --rounds N --seed N --tasks N (positive integers)');
+
+let raw: unknown;
+try {
+  raw = parseArgs({
+    options: { rounds: { type: 'string', default: '200' }, seed: { type: 'string', default: '7' }, tasks: { type: 'string', default: '20' }, keep: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+  }).values;
+} catch (error) {
+  console.error(`torture: usage: ${(error as Error).message}\n${USAGE}`);
   process.exit(2);
 }
+const parsed = Args.safeParse(raw);
+if (!parsed.success) {
+  const issue = parsed.error.issues[0]!;
+  console.error(`torture: usage: --${issue.path.join('.')}: ${issue.message}\n${USAGE}`);
+  process.exit(2);
+}
+if (parsed.data.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const { rounds, seed, tasks } = parsed.data;
+const values = parsed.data;
 const dir = mkdtempSync(join(tmpdir(), 'ordivon-torture-'));
 const root = join(dir, 'state');
 const started = Date.now();
