@@ -59,6 +59,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
   const rest = [...argv];
   for (const word of name.split(' ')) rest.splice(rest.indexOf(word), 1);
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.out(USAGE);
+    return EXIT.ok;
+  }
   try {
     return await COMMANDS[name]!(rest, io);
   } catch (thrown) {

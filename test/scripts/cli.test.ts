@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +61,17 @@ describe('ordivon CLI', () => {
       if (detail) assert.match(JSON.stringify(got), detail);
     }
     assert.equal(rootDigest(state), before);
+  });
+
+  it('--help after any command prints the usage and exits 0 without touching a state root', () => {
+    for (const args of [['demo', '--help'], ['doctor', '-h'], ['task', 'create', '--help']]) {
+      const nowhere = join(dir, 'help-root');
+      const r = ordivon(...args, '--state', nowhere);
+      assert.equal(r.status, 0, args.join(' '));
+      assert.match(r.stdout, /^ordivon — durable supervisor for agent work/);
+      assert.match(r.stdout, /demo \[--acp-agent opencode\|hermes-like\] \[--only SCENARIO,\.\.\.\]/);
+      assert.equal(existsSync(nowhere), false);
+    }
   });
 
   it('exits 1 for a Host-only event from outside and writes nothing', () => {
