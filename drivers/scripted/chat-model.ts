@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { z } from 'zod';
+import { listenLoopback } from './listen-loopback.js';
 
 /**
  * SCRIPTED loopback model: an OpenAI chat-completions server (SSE or JSON) for testing real agents
@@ -128,11 +129,7 @@ export async function startChatModel(options: { script: ChatModelScriptIn }): Pr
     else sendJson(res, 200, completion(reply, model, record.seq));
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenLoopback(server);
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,

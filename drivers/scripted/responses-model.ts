@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   ResponsesRequestBody,
   ResponsesStep,
@@ -11,6 +10,7 @@ import {
   type ToolOutput,
 } from './responses-script.js';
 import { stepFrames } from './responses-sse.js';
+import { listenLoopback } from './listen-loopback.js';
 
 /** One request the scripted model received, as recorded for assertions. */
 export interface RecordedRequest {
@@ -129,11 +129,7 @@ export async function startResponsesModel(options: ResponsesModelOptions): Promi
       else response.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenLoopback(server);
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,

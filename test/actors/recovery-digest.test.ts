@@ -2,21 +2,11 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { eventRecordArb } from '../support/arbitraries.js';
 import { canonicalEventJson, canonicalJsonFast, eventDigest, fastDigestOf, jsonEqual, sha256Bytes } from '../../actors/recovery-digest.js';
 import { EventRecord, canonicalJson, digestOf, sha256 } from '../../store/index.js';
 
-const digest = fc.stringMatching(/^sha256:[0-9a-f]{64}$/);
-const record = fc.record({
-  id: fc.string({ minLength: 1, maxLength: 40 }),
-  type: fc.string({ minLength: 1, maxLength: 20 }),
-  origin: fc.constantFrom('host' as const, 'external' as const),
-  at: fc.string(),
-  mono: fc.double({ noNaN: true, noDefaultInfinity: true }),
-  data: fc.dictionary(fc.string(), fc.jsonValue()),
-  refs: fc.array(digest, { maxLength: 4 }),
-  disposition: fc.oneof(fc.constant({ admitted: true as const }), fc.record({ admitted: fc.constant(false as const), code: fc.string({ minLength: 1 }) })),
-  prev: fc.option(digest, { nil: null }),
-});
+const record = eventRecordArb(40);
 
 /** A deep copy with object keys in reverse order and, sometimes, undefined members added. */
 function shuffled(value: unknown, addUndefined: boolean): unknown {

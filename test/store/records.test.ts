@@ -1,20 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { eventRecordArb } from '../support/arbitraries.js';
 import { EventRecord, safeParseEventRecord } from '../../store/index.js';
 
-const digest = fc.stringMatching(/^sha256:[0-9a-f]{64}$/);
-const valid = fc.record({
-  id: fc.string({ minLength: 1, maxLength: 200 }),
-  type: fc.string({ minLength: 1, maxLength: 20 }),
-  origin: fc.constantFrom('host' as const, 'external' as const),
-  at: fc.string(),
-  mono: fc.double({ noNaN: true, noDefaultInfinity: true }),
-  data: fc.dictionary(fc.string(), fc.jsonValue()),
-  refs: fc.array(digest, { maxLength: 4 }),
-  disposition: fc.oneof(fc.constant({ admitted: true as const }), fc.record({ admitted: fc.constant(false as const), code: fc.string({ minLength: 1 }) })),
-  prev: fc.option(digest, { nil: null }),
-});
+const valid = eventRecordArb();
 
 /** One member replaced by something arbitrary, removed, or an extra member added. */
 const damaged = fc.tuple(valid, fc.constantFrom('id', 'type', 'origin', 'at', 'mono', 'data', 'refs', 'disposition', 'prev', 'extra'), fc.anything(), fc.boolean()).map(([record, key, value, remove]) => {
