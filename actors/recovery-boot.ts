@@ -58,9 +58,12 @@ export async function recoverForBoot(store: EventStore, options: BootRecoveryOpt
   return { ...report, mode };
 }
 
-/** The full verification (`ordivon doctor --full`): every check of `rebuildAll`, over worker threads. Read-only. */
+/**
+ * The full verification (`ordivon doctor --full`): every check of `rebuildAll`, every object body
+ * against its kind's schema included, over worker threads. Read-only.
+ */
 export function verifyFull(store: EventStore, options: { workers?: number } = {}): Promise<RecoveryReport> {
-  return rebuildParallel(store, options);
+  return rebuildParallel(store, { ...options, bodies: true });
 }
 
 function remember(store: EventStore, tasks: RebuiltTask[]): void {

@@ -18,6 +18,8 @@ export interface ParallelOptions {
   inThreadBelow?: number;
   /** Young-generation size of each worker (MB): replay allocates many short-lived objects; a larger nursery cuts GC time. */
   youngGenerationMb?: number;
+  /** Also check every object body against its kind's schema (see `VerifierOptions.bodies`). */
+  bodies?: boolean;
 }
 
 const WORKER_URL = new URL('./recovery-worker.js', import.meta.url);
@@ -45,7 +47,7 @@ export async function rebuildParallel(store: EventStore, options: ParallelOption
   }
   const count = Math.min(options.workers ?? defaultWorkers(), weights.length);
   // One worker is never faster than the calling thread, unless asked for explicitly (to measure it).
-  if (count < 1 || (count === 1 && options.workers === undefined) || total < (options.inThreadBelow ?? 20_000)) return rebuildAll(store);
+  if (count < 1 || (count === 1 && options.workers === undefined) || total < (options.inThreadBelow ?? 20_000)) return rebuildAll(store, { bodies: options.bodies ?? false });
 
   const bounds: Array<string | undefined> = [undefined];
   let seen = 0;
@@ -56,14 +58,14 @@ export async function rebuildParallel(store: EventStore, options: ParallelOption
   bounds.push(undefined);
   const ranges = bounds.slice(0, -1).map((from, i) => ({ from, to: bounds[i + 1] }));
   try {
-    const parts = await Promise.all(ranges.map((range) => runWorker(store.root, range, options.youngGenerationMb ?? 64)));
+    const parts = await Promise.all(ranges.map((range) => runWorker(store.root, range, options.youngGenerationMb ?? 64, options.bodies ?? false)));
     const tasks = sortById(parts.flatMap((p) => p.tasks));
     const requestOwners = new Map<string, Set<string>>();
     for (const part of parts) for (const [id, owners] of part.requests) for (const owner of owners) (requestOwners.get(id) ?? requestOwners.set(id, new Set()).get(id)!).add(owner);
     const findings = [...parts.flatMap((p) => p.findings), ...identityFindings(requestOwners, (kind) => store.indexEntries(kind))];
     return { tasks, findings, events: sum(parts.map((p) => p.events)), objects: sum(parts.map((p) => p.objects)) };
   } catch (error) {
-    if (error instanceof WorkerUnavailable) return rebuildAll(store);
+    if (error instanceof WorkerUnavailable) return rebuildAll(store, { bodies: options.bodies ?? false });
     throw error;
   }
 }
@@ -83,8 +85,8 @@ interface Part {
   requests: Array<[string, string[]]>;
 }
 
-function runWorker(root: string, range: { from: string | undefined; to: string | undefined }, youngGenerationMb: number): Promise<Part> {
-  const input: RecoveryWorkerInput = { root, chunk: 500, ...(range.from !== undefined ? { from: range.from } : {}), ...(range.to !== undefined ? { to: range.to } : {}) };
+function runWorker(root: string, range: { from: string | undefined; to: string | undefined }, youngGenerationMb: number, bodies: boolean): Promise<Part> {
+  const input: RecoveryWorkerInput = { root, chunk: 500, bodies, ...(range.from !== undefined ? { from: range.from } : {}), ...(range.to !== undefined ? { to: range.to } : {}) };
   return new Promise<Part>((resolve, reject) => {
     const worker = new Worker(WORKER_URL, { workerData: input, resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb } });
     const tasks: RebuiltTask[] = [];

@@ -10,6 +10,8 @@ export const RecoveryWorkerInput = z.object({
   to: z.string().optional(),
   /** Tasks per `tasks` message. */
   chunk: z.number().int().positive().default(500),
+  /** Check every object body against its kind's schema (`VerifierOptions.bodies`). */
+  bodies: z.boolean().default(false),
 });
 export type RecoveryWorkerInput = z.infer<typeof RecoveryWorkerInput>;
 

@@ -3,11 +3,11 @@ import type { RawEvent, VerifySource } from './recovery-verify.js';
 
 /** Reads of an EventStore's LMDB databases for the verifier (values as stored, not yet parsed). */
 export function lmdbVerifySource(store: EventStore): VerifySource {
-  const { heads, projections, objects, blobs } = store.databases;
+  const { heads, projections, blobs } = store.databases;
   return {
     rawHead: (taskId) => heads.get(taskId),
     rawProjection: (taskId) => projections.get(taskId),
-    rawObject: (digest) => objects.get(digest),
+    rawObject: (digest) => store.rawObject(digest),
     blob: (digest) => blobs.getBinary(digest),
   };
 }

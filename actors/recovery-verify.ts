@@ -1,8 +1,8 @@
 import { createActor } from 'xstate';
 import { TASK_MACHINE_VERSION, classifyTransition, stateName, taskMachine } from '../machines/index.js';
-import { Head, Projection, StoredObject, safeParseEventRecord, type EventRecord, type ObjectKinds } from '../store/index.js';
+import { Head, Projection, objectMatches, objectValue, safeParseEventRecord, type EventRecord, type ObjectKinds, type RawObject } from '../store/index.js';
 import type { Finding } from './errors.js';
-import { eventDigest, fastDigestOf, jsonEqual, sha256Bytes } from './recovery-digest.js';
+import { eventDigest, jsonEqual, sha256Bytes } from './recovery-digest.js';
 import type { TaskSnapshot } from './task-actor.js';
 import { machineEventOf } from './task-events-codec.js';
 
@@ -23,8 +23,8 @@ export interface VerifySource {
   rawHead(taskId: string): unknown;
   /** The stored projection record (unparsed), undefined when absent. */
   rawProjection(taskId: string): unknown;
-  /** The stored object `{kind, body}` (unparsed), undefined when absent. */
-  rawObject(digest: string): unknown;
+  /** The stored object (bytes, text or an older layout's decoded value), undefined when absent. */
+  rawObject(digest: string): RawObject | undefined;
   /** Artifact bytes, undefined when absent. */
   blob(digest: string): Uint8Array | undefined;
 }
@@ -52,17 +52,32 @@ export interface VerifiedTask {
 /** A verified object; the body is kept for Task specs only (the supervisor needs them, nothing else does). */
 type ObjectVerdict = { ok: true; kind?: string; body?: unknown } | { ok: false; code: 'object_missing' | 'object_corrupt'; message: string };
 
+export interface VerifierOptions {
+  /**
+   * Also decode every object and check its body against its kind's schema (`ordivon doctor`,
+   * backups). Without it an object's integrity is checked by its digest alone — the bytes are the
+   * ones the Host validated when it wrote them — and only bodies recovery uses (Task specs) are
+   * decoded and schema-checked; other bodies are checked again whenever they are read
+   * (`EventStore.getObject`).
+   */
+  bodies?: boolean;
+}
+
 /** Shared state of one verification run: findings, counts, verified objects, request owners. */
 export class RecoveryVerifier {
   readonly findings: Finding[] = [];
   readonly requestOwners = new Map<string, Set<string>>();
   events = 0;
   private readonly objects = new Map<string, ObjectVerdict>();
+  private readonly bodies: boolean;
 
   constructor(
     private readonly source: VerifySource,
     private readonly kinds: ObjectKinds,
-  ) {}
+    options: VerifierOptions = {},
+  ) {
+    this.bodies = options.bodies ?? false;
+  }
 
   get objectCount(): number {
     return this.objects.size;
@@ -167,7 +182,7 @@ export class RecoveryVerifier {
     for (let i = 0; i < reached; i++) {
       const record = records[i]!;
       for (const ref of record.refs) {
-        const verdict = this.checkRef(taskId, base + i + 1, ref);
+        const verdict = this.checkRef(taskId, base + i + 1, ref, record.type === 'task.created');
         if (verdict.ok && record.type === 'task.created' && verdict.kind === 'task-spec') spec = verdict.body;
       }
       if (i < replayed && record.type === 'dispatch.intend') this.claimRequest(String(record.data.clientRequestId), taskId);
@@ -230,10 +245,12 @@ export class RecoveryVerifier {
     (this.requestOwners.get(id) ?? this.requestOwners.set(id, new Set()).get(id)!).add(taskId);
   }
 
-  private checkRef(taskId: string, revision: number, ref: string): ObjectVerdict {
+  private checkRef(taskId: string, revision: number, ref: string, used: boolean): ObjectVerdict {
     let verdict = this.objects.get(ref);
+    // An object first seen by digest alone and now needed whole (a Task spec) is read again.
+    if (verdict?.ok && used && verdict.kind === undefined && !this.bodies) verdict = undefined;
     if (!verdict) {
-      verdict = this.verifyObject(ref);
+      verdict = this.verifyObject(ref, used || this.bodies);
       // A missing object is not remembered: each event naming it gets its own finding, as before.
       if (verdict.ok || verdict.code === 'object_corrupt') this.objects.set(ref, verdict);
       else {
@@ -247,9 +264,12 @@ export class RecoveryVerifier {
     return verdict;
   }
 
-  /** The checks of `EventStore.getObject` / `getBlob`: present, decodable, `{kind, body}`, digest, kind schema. */
-  private verifyObject(ref: string): ObjectVerdict {
-    let raw: unknown;
+  /**
+   * Present and matching its digest; with `whole`, also `{kind, body}` with a body its kind's
+   * schema accepts (the checks of `EventStore.getObject`). Blobs: present and matching.
+   */
+  private verifyObject(ref: string, whole: boolean): ObjectVerdict {
+    let raw: RawObject | undefined;
     try {
       raw = this.source.rawObject(ref);
     } catch (error) {
@@ -265,12 +285,13 @@ export class RecoveryVerifier {
       if (bytes === undefined) return { ok: false, code: 'object_missing', message: `object ${ref} is missing` };
       return sha256Bytes(bytes) === ref ? { ok: true } : { ok: false, code: 'object_corrupt', message: `blob ${ref} does not match its digest` };
     }
-    const parsed = StoredObject.safeParse(raw);
-    if (!parsed.success || fastDigestOf(parsed.data) !== ref) return { ok: false, code: 'object_corrupt', message: `object ${ref} does not match its digest` };
-    const schema = this.kinds[parsed.data.kind];
-    const body = schema?.safeParse(parsed.data.body);
-    if (!body?.success) return { ok: false, code: 'object_corrupt', message: `object ${ref} is not a valid ${parsed.data.kind}` };
-    return parsed.data.kind === 'task-spec' ? { ok: true, kind: 'task-spec', body: body.data } : { ok: true };
+    if (!objectMatches(raw, ref)) return { ok: false, code: 'object_corrupt', message: `object ${ref} does not match its digest` };
+    if (!whole) return { ok: true };
+    const value = objectValue(raw);
+    if (!value) return { ok: false, code: 'object_corrupt', message: `object ${ref} does not match its digest` };
+    const body = this.kinds[value.kind]?.safeParse(value.body);
+    if (!body?.success) return { ok: false, code: 'object_corrupt', message: `object ${ref} is not a valid ${value.kind}` };
+    return value.kind === 'task-spec' ? { ok: true, kind: 'task-spec', body: body.data } : { ok: true, kind: value.kind };
   }
 }
 

@@ -19,7 +19,7 @@ async function run(): Promise<void> {
   try {
     const input = RecoveryWorkerInput.parse(workerData);
     store = EventStore.open({ root: input.root, kinds: OBJECT_KINDS, readOnly: true });
-    const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS);
+    const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS, { bodies: input.bodies });
     let chunk: WireTask[] = [];
     verifyStore(store, verifier, { ...(input.from !== undefined ? { from: input.from } : {}), ...(input.to !== undefined ? { to: input.to } : {}) }, false, (task) => {
       const wire: WireTask = { taskId: task.taskId, revision: task.revision, headDigest: task.headDigest, persisted: task.persisted };

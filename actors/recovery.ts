@@ -4,7 +4,7 @@ import type { EventStore } from '../store/index.js';
 import type { Finding } from './errors.js';
 import { OBJECT_KINDS, type TaskSpec } from './object-kinds.js';
 import { headIds, lmdbVerifySource, scanStreams } from './recovery-source.js';
-import { RecoveryVerifier, identityFindings, type VerifiedTask } from './recovery-verify.js';
+import { RecoveryVerifier, identityFindings, type VerifiedTask, type VerifierOptions } from './recovery-verify.js';
 import type { TaskSnapshot } from './task-actor.js';
 
 export interface RebuiltTask {
@@ -32,11 +32,13 @@ export interface RecoveryReport {
  * (`projection_drift`); no request or evidence identity claimed by two Tasks
  * (`identity_conflict`). Read-only: it never writes, so `doctor` runs it beside a live service.
  *
- * Runs on the calling thread. `rebuildParallel` (recovery-parallel.ts) does the same checks
- * split over worker threads; `recoverFromCheckpoints` trusts verified checkpoints instead.
+ * Objects are checked by digest; `bodies` also checks every body against its kind's schema
+ * (`ordivon doctor`, backups). Runs on the calling thread. `rebuildParallel`
+ * (recovery-parallel.ts) does the same checks split over worker threads;
+ * `recoverFromCheckpoints` trusts verified checkpoints instead.
  */
-export function rebuildAll(store: EventStore): RecoveryReport {
-  const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS);
+export function rebuildAll(store: EventStore, options: VerifierOptions = {}): RecoveryReport {
+  const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS, options);
   const tasks: RebuiltTask[] = [];
   verifyStore(store, verifier, {}, true, (task) => tasks.push(rebuiltOf(task, task.snapshot!)));
   sortById(tasks);

@@ -28,7 +28,7 @@ import { argValue, seededRandom } from './util.js';
 import { benchTaskId, materialize, planTask, type StepKind } from './workload.js';
 
 /** Bump when the workload's shape changes, so cached roots of the old shape are not reused. */
-export const WORKLOAD_VERSION = 1;
+export const WORKLOAD_VERSION = 2; // 2: objects stored as canonical JSON bytes (LMDB) / text (SQLite)
 const WAVE = 10_000;
 
 export type Target = 'lmdb' | 'sqlite';

@@ -23,7 +23,10 @@ function peerSource(peer: SqlitePeerStore): VerifySource {
   return {
     rawHead: (taskId) => head.get(taskId) ?? undefined,
     rawProjection: (taskId) => parseText(projection.get(taskId)),
-    rawObject: (digest) => parseText(object.get(digest)),
+    rawObject: (digest) => {
+      const text = object.get(digest);
+      return typeof text === 'string' ? { text } : undefined;
+    },
     blob: (digest) => (blob.get(digest) as Buffer | undefined) ?? undefined,
   };
 }

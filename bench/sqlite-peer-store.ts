@@ -5,12 +5,13 @@ import {
   EventRecord,
   StoreError,
   digestOf,
+  prepareObject,
   sha256,
   type AppendInput,
   type AppendResult,
   type EventStore,
   type NewObject,
-  type StoredObject,
+  type PreparedObject,
 } from '../store/index.js';
 
 /**
@@ -70,7 +71,7 @@ export class SqlitePeerStore {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
       db.exec(`
-        CREATE TABLE IF NOT EXISTS objects (digest TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS objects (digest TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID; -- canonical JSON text: the digest is its sha256
         CREATE TABLE IF NOT EXISTS blobs (digest TEXT PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS events (task_id TEXT NOT NULL, revision INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (task_id, revision)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS heads (task_id TEXT PRIMARY KEY, revision INTEGER NOT NULL, digest TEXT NOT NULL) WITHOUT ROWID;
@@ -87,13 +88,8 @@ export class SqlitePeerStore {
   }
 
   /** Validates an object against its kind and returns its id, exactly as EventStore does. */
-  prepareObject(object: NewObject): { digest: string; value: StoredObject } {
-    const schema = this.kinds[object.kind];
-    if (!schema) throw new StoreError('object_invalid', `unknown object kind ${object.kind}`, { kind: object.kind });
-    const parsed = schema.safeParse(object.body);
-    if (!parsed.success) throw new StoreError('object_invalid', `${object.kind}: ${parsed.error.issues[0]?.message}`, { kind: object.kind });
-    const value = { kind: object.kind, body: parsed.data };
-    return { digest: digestOf(value), value };
+  prepareObject(object: NewObject): PreparedObject {
+    return prepareObject(this.kinds, object);
   }
 
   event(taskId: string, revision: number): EventRecord | undefined {
@@ -156,7 +152,7 @@ export class SqlitePeerStore {
       const other = s.otherOwner.get(claim.kind, claim.key, taskId) as string | undefined;
       if (other !== undefined) throw new StoreError('identity_conflict', `${claim.kind} ${claim.key} already belongs to task ${other}`, { taskId, revision, object: claim.key, owner: other });
     }
-    for (const { digest, value } of prepared) s.putObject.run(digest, JSON.stringify(value));
+    for (const { digest, text } of prepared) s.putObject.run(digest, text);
     for (const { digest, bytes } of blobs) s.putBlob.run(digest, bytes);
     const record: EventRecord = { ...input.event, prev: head?.digest ?? null };
     const digest = digestOf(record);

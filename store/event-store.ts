@@ -4,6 +4,7 @@ import type { ZodType } from 'zod';
 import { digestOf, sha256 } from './canonical.js';
 import { StoreError } from './errors.js';
 import { checkDataFileTail } from './lmdb-tail.js';
+import { isCanonicalObjectBytes, objectMatches, objectText, objectValue, type RawObject } from './object-bytes.js';
 import {
   EventRecord,
   Head,
@@ -40,6 +41,8 @@ export interface NewObject {
 export interface PreparedObject {
   digest: string;
   value: StoredObject;
+  /** Its canonical JSON text: what is stored, and what `digest` is the sha256 of. */
+  text: string;
 }
 
 export interface AppendInput {
@@ -65,6 +68,23 @@ export interface AppendResult {
   duplicate: boolean;
 }
 
+/** Validates an object against its kind (`object_invalid`) and names it: digest of its canonical JSON text. */
+export function prepareObject(kinds: ObjectKinds, object: NewObject): PreparedObject {
+  const schema = kinds[object.kind];
+  if (!schema) throw new StoreError('object_invalid', `unknown object kind ${object.kind}`, { kind: object.kind });
+  const parsed = schema.safeParse(object.body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new StoreError('object_invalid', `${object.kind} at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`, {
+      kind: object.kind,
+      path: issue?.path,
+    });
+  }
+  const value = { kind: object.kind, body: parsed.data };
+  const { text, digest } = objectText(value);
+  return { digest, value, text };
+}
+
 const MAX_REVISION = Number.MAX_SAFE_INTEGER;
 const EXCLUSIVE_CLAIMS: ReadonlySet<IndexKind> = new Set(['request', 'evidence', 'event']);
 
@@ -81,7 +101,9 @@ export class EventStore {
     readonly root: string,
     readonly readOnly: boolean,
     private readonly env: RootDatabase,
-    private readonly objects: Database<unknown, string>,
+    private readonly objects: Database<Buffer, string>,
+    /** The same database read as msgpack: objects of roots written before the canonical-bytes layout. */
+    private readonly legacyObjects: Database<unknown, string>,
     private readonly blobs: Database<Buffer, string>,
     private readonly events: Database<unknown, [string, number]>,
     private readonly heads: Database<unknown, string>,
@@ -125,15 +147,18 @@ export class EventStore {
       }
       const db = <V, K extends import('lmdb').Key>(name: string, extra: object = {}) =>
         env.openDB<V, K>(name, { ...extra }) as Database<V, K>;
-      // Projections (one ~1 kB write per transition) and objects as plain msgpack maps, without
-      // record structures: lmdb's default (record definitions inside each value) costs ~25% more
-      // to encode and ~40% more to decode for them. Values written either way read back the same
+      // Projections (one ~1 kB write per transition) as plain msgpack maps, without record
+      // structures: lmdb's default (record definitions inside each value) costs ~25% more to
+      // encode and ~40% more to decode for them. Values written either way read back the same
       // here; a raw reader needs `useRecords: false` too (a default one gets Maps).
       const plain = { useRecords: false };
       return new EventStore(
         options.root,
         readOnly,
         env,
+        // Objects as their canonical JSON bytes (object-bytes.ts); older roots' msgpack objects
+        // are read through a second handle on the same database.
+        db('objects', { encoding: 'binary' }),
         db('objects', plain),
         db('blobs', { encoding: 'binary' }),
         // Shared msgpack structures: values ~45% smaller and decoding ~2.7x faster on full scans.
@@ -174,33 +199,32 @@ export class EventStore {
 
   /** Validates an object against its kind and returns its id (digest of canonical `{kind, body}`). */
   prepareObject(object: NewObject): PreparedObject {
-    const schema = this.kinds[object.kind];
-    if (!schema) throw new StoreError('object_invalid', `unknown object kind ${object.kind}`, { kind: object.kind });
-    const parsed = schema.safeParse(object.body);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new StoreError('object_invalid', `${object.kind} at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`, {
-        kind: object.kind,
-        path: issue?.path,
-      });
-    }
-    const value = { kind: object.kind, body: parsed.data };
-    return { digest: digestOf(value), value };
+    return prepareObject(this.kinds, object);
+  }
+
+  /**
+   * An object as stored, undecoded when it is in the canonical-bytes layout; undefined when absent.
+   * Throws when an older (msgpack) value cannot be decoded. (lmdb's `getBinaryFast` would save the
+   * copy, but on this lmdb-js 3.5 its bytes did not match `getBinary`'s for these values.)
+   */
+  rawObject(digest: string): RawObject | undefined {
+    const bytes = this.objects.getBinary(digest);
+    if (bytes === undefined) return undefined;
+    if (isCanonicalObjectBytes(bytes)) return { bytes };
+    return { value: this.legacyObjects.get(digest) };
   }
 
   /** Reads an object, re-checking its digest and schema. Fails `object_missing` / `object_corrupt`. */
   getObject<T = unknown>(digest: string, kind?: string): { kind: string; body: T } {
-    const raw = this.read(() => this.objects.get(digest), 'object_corrupt', { object: digest });
+    const raw = this.read(() => this.rawObject(digest), 'object_corrupt', { object: digest });
     if (raw === undefined) throw new StoreError('object_missing', `object ${digest} is missing`, { object: digest });
-    const parsed = StoredObject.safeParse(raw);
-    if (!parsed.success || digestOf(parsed.data) !== digest) {
-      throw new StoreError('object_corrupt', `object ${digest} does not match its digest`, { object: digest });
+    const value = objectMatches(raw, digest) ? objectValue(raw) : undefined;
+    if (!value) throw new StoreError('object_corrupt', `object ${digest} does not match its digest`, { object: digest });
+    const schema = this.kinds[value.kind];
+    if (!schema || !schema.safeParse(value.body).success || (kind && value.kind !== kind)) {
+      throw new StoreError('object_corrupt', `object ${digest} is not a valid ${kind ?? value.kind}`, { object: digest });
     }
-    const schema = this.kinds[parsed.data.kind];
-    if (!schema || !schema.safeParse(parsed.data.body).success || (kind && parsed.data.kind !== kind)) {
-      throw new StoreError('object_corrupt', `object ${digest} is not a valid ${kind ?? parsed.data.kind}`, { object: digest });
-    }
-    return parsed.data as { kind: string; body: T };
+    return value as { kind: string; body: T };
   }
 
   hasObject(digest: string): boolean {
@@ -220,7 +244,7 @@ export class EventStore {
     this.writable();
     const prepared = objects.map((o) => this.prepareObject(o));
     await this.env.childTransaction(() => {
-      for (const { digest, value } of prepared) if (!this.objects.doesExist(digest)) this.objects.put(digest, value);
+      for (const { digest, text } of prepared) if (!this.objects.doesExist(digest)) this.objects.put(digest, Buffer.from(text));
       for (const bytes of blobs) {
         const digest = sha256(bytes);
         if (!this.blobs.doesExist(digest)) this.blobs.put(digest, Buffer.from(bytes));
@@ -337,7 +361,7 @@ export class EventStore {
         }
       }
       // Checks done; from here on only writes, so a refused append leaves nothing behind.
-      for (const { digest, value } of prepared) if (!this.objects.doesExist(digest)) this.objects.put(digest, value);
+      for (const { digest, text } of prepared) if (!this.objects.doesExist(digest)) this.objects.put(digest, Buffer.from(text));
       for (const { digest, bytes } of blobs) if (!this.blobs.doesExist(digest)) this.blobs.put(digest, bytes);
       const record: EventRecord = { ...input.event, prev: head?.digest ?? null };
       const digest = digestOf(record);

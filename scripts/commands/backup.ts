@@ -44,7 +44,7 @@ async function copyEnv(from: string, to: string): Promise<void> {
 async function check(root: string): Promise<{ tasks: number; events: number; findings: Array<{ code: string; message: string }> }> {
   const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
   try {
-    const report = rebuildAll(store);
+    const report = rebuildAll(store, { bodies: true });
     return { tasks: report.tasks.length, events: report.events, findings: report.findings };
   } finally {
     await store.close();

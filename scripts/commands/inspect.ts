@@ -27,13 +27,14 @@ async function withReader<T>(state: string | undefined, fn: (store: EventStore) 
 
 /**
  * `ordivon doctor [--full]`: runs every boot check read-only, ignoring checkpoints (every event
- * is replayed and every object re-hashed); exit 0 healthy, 1 with the findings. `--full` does the
+ * is replayed and every object re-hashed), and checks every object body against its kind's
+ * schema (boot checks object digests only); exit 0 healthy, 1 with the findings. `--full` does the
  * same work as `verifyFull`, spread over worker threads with read-only handles (same checks,
  * same codes); without it, one thread.
  */
 export async function doctor(argv: string[], io: Io): Promise<number> {
   const { values } = parse(argv, { ...common, full: { type: 'boolean' } });
-  const report = await withReader(values.state, async (store) => ({ ...(values.full ? await verifyFull(store) : rebuildAll(store)), warnings: store.warnings(), root: store.root }));
+  const report = await withReader(values.state, async (store) => ({ ...(values.full ? await verifyFull(store) : rebuildAll(store, { bodies: true })), warnings: store.warnings(), root: store.root }));
   const healthy = report.findings.length === 0;
   emit(
     io,

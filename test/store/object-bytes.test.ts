@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { before, describe, it } from 'node:test';
+import { open } from 'lmdb';
+import { OBJECT_KINDS } from '../../actors/object-kinds.js';
+import { eventDigest } from '../../actors/recovery-digest.js';
+import { lmdbVerifySource } from '../../actors/recovery-source.js';
+import { RecoveryVerifier, type RawEvent } from '../../actors/recovery-verify.js';
+import { EventStore, StoreError, canonicalJson, digestOf, safeParseEventRecord, sha256Text, type EventRecord } from '../../store/index.js';
+import { twoTaskRoot } from '../support/tamper.js';
+import { tempDir } from '../support/temp.js';
+
+describe('objects are stored as their canonical JSON bytes', () => {
+  it('stores exactly the bytes the digest is taken of, and reads them back checked', async () => {
+    const root = tempDir();
+    const store = EventStore.open({ root, kinds: OBJECT_KINDS });
+    try {
+      const object = { kind: 'assignment', body: { taskId: 't-1', attempt: 1, generation: 1, harness: 'codex', purpose: 'diagnose', instructions: 'look' } };
+      const [digest] = await store.putObjects([object]);
+      const bytes = store.databases.objects.getBinary(digest!)!;
+      assert.equal(Buffer.from(bytes).toString('utf8'), canonicalJson(object));
+      assert.equal(sha256Text(canonicalJson(object)), digest);
+      assert.deepEqual(store.getObject(digest!, 'assignment'), object);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('reads an object an older root stored as a msgpack map, and still refuses a damaged one', async () => {
+    const root = tempDir();
+    const object = { kind: 'assignment', body: { taskId: 't-1', attempt: 1, generation: 2, harness: 'acp', purpose: 'repair', instructions: 'fix' } };
+    const digest = digestOf(object);
+    EventStore.open({ root, kinds: OBJECT_KINDS }).close();
+    // What the previous layout wrote: a plain msgpack map under the digest.
+    const env = open({ path: join(root, 'lmdb'), maxDbs: 16 });
+    const legacy = env.openDB('objects', { useRecords: false } as never);
+    await legacy.put(digest, object);
+    await legacy.put(digestOf({ ...object, body: { ...object.body, generation: 3 } }), object);
+    await env.close();
+    const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
+    try {
+      assert.deepEqual(store.getObject(digest, 'assignment'), object);
+      const wrongKey = digestOf({ ...object, body: { ...object.body, generation: 3 } });
+      assert.throws(() => store.getObject(wrongKey), (e) => e instanceof StoreError && e.code === 'object_corrupt');
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('recovery checks object digests; doctor also checks bodies', () => {
+  let root: string;
+  before(async () => {
+    ({ root } = await twoTaskRoot());
+  });
+
+  /**
+   * task-a's stream with one more ref on its second event: an object whose bytes match its digest
+   * but whose body is not a valid receipt (as if written under another schema), the chain and
+   * head re-computed so that only the object is at fault.
+   */
+  function withForgedRef(store: EventStore): { events: RawEvent[]; head: { revision: number; digest: string }; forged: string; forgedText: string } {
+    const forgedText = canonicalJson({ kind: 'receipt', body: { driver: 'codex', note: 'not a receipt' } });
+    const forged = sha256Text(forgedText);
+    const events: RawEvent[] = [];
+    let prev: string | null = null;
+    for (const { key, value } of store.databases.events.getRange({ start: ['task-a', 1], end: ['task-a', Number.MAX_SAFE_INTEGER] })) {
+      const parsed = safeParseEventRecord(value);
+      assert.ok(parsed.success);
+      const record: EventRecord = { ...parsed.data, prev, refs: key[1] === 2 ? [...parsed.data.refs, forged] : parsed.data.refs };
+      prev = eventDigest(record);
+      events.push({ revision: key[1], value: record });
+    }
+    return { events, head: { revision: events.length, digest: prev! }, forged, forgedText };
+  }
+
+  for (const bodies of [false, true]) {
+    it(bodies ? 'with bodies (doctor, backups): the body is checked against its kind → object_corrupt' : 'at boot: the object matches its digest, so the Task rebuilds', async () => {
+      const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
+      try {
+        const { events, head, forged, forgedText } = withForgedRef(store);
+        const real = lmdbVerifySource(store);
+        const source = { ...real, rawObject: (digest: string) => (digest === forged ? { text: forgedText } : real.rawObject(digest)) };
+        const verifier = new RecoveryVerifier(source, OBJECT_KINDS, { bodies });
+        const task = verifier.verifyStream('task-a', head, events);
+        if (!bodies) {
+          assert.deepEqual(verifier.findings, []);
+          assert.equal(task?.revision, head.revision);
+        } else {
+          // The finding fails the boot or doctor run as a whole (the stream itself is intact).
+          assert.deepEqual(
+            verifier.findings.map((f) => [f.code, f.taskId, f.revision, f.object]),
+            [['object_corrupt', 'task-a', 2, forged]],
+          );
+          assert.match(verifier.findings[0]!.message, /is not a valid receipt/);
+        }
+      } finally {
+        await store.close();
+      }
+    });
+  }
+});
