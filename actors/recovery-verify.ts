@@ -304,16 +304,32 @@ function issueAt(error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKe
   return `${issue?.path.map(String).join('.')}: ${issue?.message}`;
 }
 
-/** Findings for request/evidence identities claimed by more than one Task (events and index). */
+/**
+ * Findings for request/evidence identities claimed by more than one Task (events and index).
+ * `indexEntries` gives a kind's claims in key order (as the index stores them), so the owners of
+ * one key arrive together: the check holds one key's owners at a time, not the whole index.
+ */
 export function identityFindings(requestOwners: Map<string, Set<string>>, indexEntries: (kind: 'request' | 'evidence') => Iterable<{ key: string; taskId: string }>): Finding[] {
   const findings: Finding[] = [];
   for (const [id, owners] of requestOwners) if (owners.size > 1) findings.push(identityFinding('request', id, owners));
   for (const kind of ['request', 'evidence'] as const) {
-    const indexed = new Map<string, Set<string>>();
-    for (const { key, taskId } of indexEntries(kind)) (indexed.get(key) ?? indexed.set(key, new Set()).get(key)!).add(taskId);
-    for (const [key, owners] of indexed) {
-      if (owners.size > 1 && !(kind === 'request' && (requestOwners.get(key)?.size ?? 0) > 1)) findings.push(identityFinding(kind, key, owners));
+    let key: string | undefined;
+    let first = '';
+    let owners: Set<string> | undefined;
+    const flush = () => {
+      if (key !== undefined && owners && !(kind === 'request' && (requestOwners.get(key)?.size ?? 0) > 1)) findings.push(identityFinding(kind, key, owners));
+    };
+    for (const entry of indexEntries(kind)) {
+      if (entry.key !== key) {
+        flush();
+        key = entry.key;
+        first = entry.taskId;
+        owners = undefined;
+      } else if (entry.taskId !== first) {
+        (owners ??= new Set([first])).add(entry.taskId);
+      }
     }
+    flush();
   }
   return findings;
 }
