@@ -1,4 +1,4 @@
-import { availableParallelism, loadavg } from 'node:os';
+import { availableParallelism, cpus } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { EventStore } from '../store/index.js';
 import type { Finding } from './errors.js';
@@ -9,11 +9,17 @@ import { rebuildAll, restoreTaskSnapshot, sortById, type RebuiltTask, type Recov
 export interface ParallelOptions {
   /**
    * Worker threads; default the machine's available parallelism (at most 8) when at least one
-   * core is idle (1-minute load average), else none. Workers pay only with idle cores: on this
-   * 2-core VM at load 8–10 two workers took 1.3–2.8× longer than one thread, using ~60% more CPU
-   * (each worker loads, JIT-compiles and collects on its own).
+   * core is idle now (`idleCores`), else none. Workers pay only with idle cores: on this 2-core
+   * VM at load 8–10 two workers took 1.3–2.8× longer than one thread, using ~60% more CPU (each
+   * worker loads, JIT-compiles and collects on its own).
    */
   workers?: number;
+  /**
+   * How many cores are idle now; default `idleCores()`, a 50 ms sample of the machine's idle
+   * time. (The 1-minute load average, used before, counts this process's own work of the last
+   * minute: a Host that had been busy, or a benchmark, got no workers on an otherwise idle machine.)
+   */
+  idleCores?: () => Promise<number>;
   /** Histories shorter than this many events are verified on the calling thread (a worker costs ~50 ms to start). */
   inThreadBelow?: number;
   /** Young-generation size of each worker (MB): replay allocates many short-lived objects; a larger nursery cuts GC time. */
@@ -35,7 +41,7 @@ const WORKER_URL = new URL('./recovery-worker.js', import.meta.url);
  * worker that cannot run (reported as `failed`, e.g. a missing build file). Rejects only if
  * that fallback throws.
  */
-export async function rebuildParallel(store: EventStore, options: ParallelOptions = {}): Promise<RecoveryReport> {
+export async function rebuildParallel(store: EventStore, options: ParallelOptions = {}): Promise<ParallelReport> {
   const weights: Array<{ taskId: string; events: number }> = [];
   let total = 0;
   for (const { key, value } of store.databases.heads.getRange({})) {
@@ -45,9 +51,11 @@ export async function rebuildParallel(store: EventStore, options: ParallelOption
     weights.push({ taskId: key, events });
     total += events;
   }
-  const count = Math.min(options.workers ?? defaultWorkers(), weights.length);
+  const inThread = (): ParallelReport => ({ ...rebuildAll(store, { bodies: options.bodies ?? false }), workers: 0 });
+  if (total < (options.inThreadBelow ?? 20_000)) return inThread();
+  const count = Math.min(options.workers ?? (await defaultWorkers(options.idleCores ?? idleCores)), weights.length);
   // One worker is never faster than the calling thread, unless asked for explicitly (to measure it).
-  if (count < 1 || (count === 1 && options.workers === undefined) || total < (options.inThreadBelow ?? 20_000)) return rebuildAll(store, { bodies: options.bodies ?? false });
+  if (count < 1 || (count === 1 && options.workers === undefined)) return inThread();
 
   const bounds: Array<string | undefined> = [undefined];
   let seen = 0;
@@ -63,18 +71,35 @@ export async function rebuildParallel(store: EventStore, options: ParallelOption
     const requestOwners = new Map<string, Set<string>>();
     for (const part of parts) for (const [id, owners] of part.requests) for (const owner of owners) (requestOwners.get(id) ?? requestOwners.set(id, new Set()).get(id)!).add(owner);
     const findings = [...parts.flatMap((p) => p.findings), ...identityFindings(requestOwners, (kind) => store.indexEntries(kind))];
-    return { tasks, findings, events: sum(parts.map((p) => p.events)), objects: sum(parts.map((p) => p.objects)) };
+    return { tasks, findings, events: sum(parts.map((p) => p.events)), objects: sum(parts.map((p) => p.objects)), workers: parts.length };
   } catch (error) {
-    if (error instanceof WorkerUnavailable) return rebuildAll(store, { bodies: options.bodies ?? false });
+    if (error instanceof WorkerUnavailable) return inThread();
     throw error;
   }
 }
 
 class WorkerUnavailable extends Error {}
 
-function defaultWorkers(): number {
+/** The report of `rebuildAll`, plus how many worker threads did the work (0: the calling thread). */
+export interface ParallelReport extends RecoveryReport {
+  workers: number;
+}
+
+async function defaultWorkers(idle: () => Promise<number>): Promise<number> {
   const cores = Math.min(availableParallelism(), 8);
-  return cores - (loadavg()[0] ?? 0) >= 1 ? cores : 1;
+  return (await idle()) >= 1 ? cores : 1;
+}
+
+/**
+ * Cores idle over the next `sampleMs` (the machine's idle CPU time from `os.cpus()`, divided by
+ * the time): this thread is waiting meanwhile, so what it measures is everything else.
+ */
+export async function idleCores(sampleMs = 50): Promise<number> {
+  const idleMs = () => cpus().reduce((sum, cpu) => sum + cpu.times.idle, 0);
+  const started = performance.now();
+  const before = idleMs();
+  await new Promise((resolve) => setTimeout(resolve, sampleMs));
+  return (idleMs() - before) / (performance.now() - started);
 }
 
 interface Part {

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
 import { describe, it } from 'node:test';
 import type { RootDatabase } from 'lmdb';
 import { HostError } from '../../actors/errors.js';
 import { OBJECT_KINDS } from '../../actors/object-kinds.js';
-import { rebuildParallel } from '../../actors/recovery-parallel.js';
+import { idleCores, rebuildParallel } from '../../actors/recovery-parallel.js';
 import { rebuildAll } from '../../actors/recovery.js';
 import { createSupervisor } from '../../actors/supervisor.js';
 import { EventStore } from '../../store/index.js';
@@ -33,6 +34,22 @@ async function readFacts() {
 }
 
 describe('rebuildParallel', () => {
+  it('takes worker threads only when a core is idle now, and says how many did the work', async () => {
+    const root = await generated(TASKS, EVENTS);
+    const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
+    try {
+      const busy = await rebuildParallel(store, { inThreadBelow: 0, idleCores: async () => 0.4 });
+      const idle = await rebuildParallel(store, { inThreadBelow: 0, idleCores: async () => 1.6 });
+      const cores = Math.min(availableParallelism(), 8);
+      assert.deepEqual([busy.workers, idle.workers], [0, cores >= 2 ? cores : 0]);
+      assert.deepEqual(finalStates(idle), finalStates(busy));
+      const sampled = await idleCores(20);
+      assert.ok(Number.isFinite(sampled) && sampled >= 0, `idleCores() gave ${sampled}`);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('rebuilds exactly what rebuildAll rebuilds, over two worker threads', async () => {
     const { inThread, parallel } = await both(await generated(TASKS, EVENTS));
     assert.deepEqual(inThread.findings, []);

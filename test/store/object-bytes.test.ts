@@ -30,7 +30,7 @@ describe('objects are stored as their canonical JSON bytes', () => {
     const root = tempDir();
     const object = { kind: 'assignment', body: { taskId: 't-1', attempt: 1, generation: 2, harness: 'acp', purpose: 'repair', instructions: 'fix' } };
     const digest = digestOf(object);
-    EventStore.open({ root, kinds: OBJECT_KINDS }).close();
+    await EventStore.open({ root, kinds: OBJECT_KINDS }).close();
     // What the previous layout wrote: a plain msgpack map under the digest.
     const env = open({ path: join(root, 'lmdb'), maxDbs: 16 });
     const legacy = env.openDB('objects', { useRecords: false } as never);
