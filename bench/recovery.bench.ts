@@ -1,5 +1,5 @@
 // Scenario: verified recovery — supervisor boot to `serving` on a generated long history, with
-// every check (digest chain, object digests and schemas, replay of every event through the Task
+// every check (digest chain, object digests — Task spec bodies also against their schema —, replay of every event through the Task
 // statechart with its recorded disposition, projection comparison, identity). Also times the
 // rebuild alone, on worker threads and on one thread, and the core commit's rebuildAll
 // ("before"), all on the same root in the same run.

@@ -10,7 +10,7 @@ import { SqlitePeerStore } from './sqlite-peer-store.js';
 
 /**
  * Verified recovery of the SQLite peer with the Host's own verifier (actors/recovery-verify.ts):
- * the same digest chain, object digests and schemas, replay through the same statechart with
+ * the same digest chain, object digests (Task spec bodies also against their schema), replay through the same statechart with
  * every disposition, head and projection comparison, and identity check. Only the reads differ:
  * rows come from `ORDER BY task_id, revision` range scans and JSON text is parsed.
  */

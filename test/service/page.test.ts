@@ -16,8 +16,11 @@ describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
   it('shows a Task\'s current state highlighted and follows an event sent through the API', async () => {
     const dir = tempDir();
     const serve = await startServe(['--state', join(dir, 'state'), '--port', '0', '--no-harnesses']);
-    const context = await chromium.launchPersistentContext(join(dir, 'profile'), { executablePath: CHROMIUM, headless: true, args: ARGS });
+    let context: Awaited<ReturnType<typeof chromium.launchPersistentContext>> | undefined;
     try {
+      // Inside the try: if Chromium cannot start (e.g. not installed: .ci/run installs it), the
+      // service is still stopped and the test fails at once instead of hanging on its child.
+      context = await chromium.launchPersistentContext(join(dir, 'profile'), { executablePath: CHROMIUM, headless: true, args: ARGS });
       const api = serve.ready;
       assert.equal((await http(api, 'POST', '/tasks', { body: { ...SPEC, taskId: 'page-1' } })).status, 201);
       assert.equal((await http(api, 'POST', '/tasks/page-1/events', { body: { type: 'assignment.commit', harness: 'codex', purpose: 'diagnose' } })).status, 200);
@@ -53,7 +56,7 @@ describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
       const foreign = requests.filter((u) => !u.startsWith(`${api.url}/`));
       assert.deepEqual(foreign, [], 'the page requests nothing but the service');
     } finally {
-      await context.close();
+      await context?.close();
       assert.equal((await serve.stop()).code, 0, serve.stderr());
     }
   });
