@@ -1,7 +1,7 @@
 // Long-history generator: writes N Tasks × M events through the real kernel (TaskActor → zod
 // input → statechart → revision-CAS append with objects, blobs, identity claims and projection).
 //
-//   node dist/bench/generate.js --tasks 10000 --events 100 [--target lmdb|sqlite] [--fresh]
+//   node dist/bench/generate.js --tasks 10000 --events 100 [--seed 7] [--target lmdb|sqlite] [--fresh]
 //
 // Speed: events are written in rounds — round r sends event r of every Task — and up to
 // WAVE Tasks' sends are issued in the same tick without awaiting each other. lmdb-js queues
@@ -24,7 +24,8 @@ import { TaskActor } from '../actors/task-actor.js';
 import { taskMachine } from '../machines/index.js';
 import { EventStore } from '../store/index.js';
 import { SqlitePeerStore, asKernelStore } from './sqlite-peer-store.js';
-import { argValue, seededRandom } from './util.js';
+import { scriptArgsOrExit } from '../scripts/cli-io.js';
+import { seededRandom } from './util.js';
 import { benchTaskId, materialize, planTask, type StepKind } from './workload.js';
 
 /** Bump when the workload's shape changes, so cached roots of the old shape are not reused. */
@@ -155,17 +156,37 @@ export async function writeWorkload(store: EventStore, tasks: number, events: nu
   }
 }
 
+const USAGE = 'usage: node dist/bench/generate.js [--tasks N] [--events N] [--seed N] [--target lmdb|sqlite] [--fresh]  (N: positive integers)';
+const GenerateArgs = z.object({
+  tasks: z.coerce.number().int().positive().max(10_000_000),
+  events: z.coerce.number().int().positive().max(100_000),
+  seed: z.coerce.number().int().positive(),
+  target: z.enum(['lmdb', 'sqlite']),
+  fresh: z.boolean().default(false),
+  help: z.boolean().default(false),
+});
+
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const argv = process.argv.slice(2);
-  const tasks = Number(argValue(argv, 'tasks') ?? 10_000);
-  const events = Number(argValue(argv, 'events') ?? 100);
-  const target = (argValue(argv, 'target') ?? 'lmdb') as Target;
+  const { tasks, events, seed, target, fresh } = scriptArgsOrExit(
+    'generate',
+    USAGE,
+    process.argv.slice(2),
+    {
+      tasks: { type: 'string', default: '10000' },
+      events: { type: 'string', default: '100' },
+      seed: { type: 'string', default: '7' },
+      target: { type: 'string', default: 'lmdb' },
+      fresh: { type: 'boolean' },
+    },
+    GenerateArgs,
+  );
   let last = 0;
   const result = await generateRoot({
     tasks,
     events,
+    seed,
     target,
-    fresh: argv.includes('--fresh'),
+    fresh,
     onProgress: (done, total) => {
       if (performance.now() - last > 5_000) {
         last = performance.now();

@@ -10,6 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
 import { runAdmissionBench } from './admission.bench.js';
 import { runCheckpointBench } from './checkpoint.bench.js';
 import { runFloorBench } from './floor.bench.js';
@@ -19,25 +20,58 @@ import { recoveryPlot } from './plot.js';
 import { runReconciliationHook } from './reconciliation-hook.js';
 import { runRecoveryBench } from './recovery.bench.js';
 import type { BenchContext, BenchRow, Size } from './results-model.js';
-import { argValue, formatMs, machine } from './util.js';
+import { parseScriptArgs } from '../scripts/cli-io.js';
+import { formatMs, machine } from './util.js';
 
 const SCENARIOS = ['recovery', 'floor', 'peer', 'checkpoint', 'admission', 'reconciliation'] as const;
 
-function parseSizes(text: string | undefined): Size[] | undefined {
-  if (!text) return undefined;
-  return text.split(',').map((part) => {
-    const [tasks, events] = part.split('x').map(Number);
-    if (!Number.isInteger(tasks) || !Number.isInteger(events) || tasks! < 1 || events! < 1) throw new Error(`--sizes: "${part}" is not TASKSxEVENTS`);
-    return { tasks: tasks!, events: events! };
-  });
+export const USAGE = `usage: npm run bench -- [--quick] [--only ${SCENARIOS.join(',')}] [--sizes TASKSxEVENTS,...] [--no-baseline] [--out DIR]`;
+
+const SIZE = /^([1-9][0-9]{0,7})x([1-9][0-9]{0,7})$/;
+const BenchArgs = z.object({
+  quick: z.boolean().default(false),
+  only: z
+    .string()
+    .default(SCENARIOS.join(','))
+    .transform((text) => text.split(','))
+    .pipe(z.array(z.enum(SCENARIOS)).min(1)),
+  sizes: z
+    .string()
+    .transform((text) => text.split(','))
+    .pipe(z.array(z.string().regex(SIZE, 'expected TASKSxEVENTS, e.g. 1000x100')).min(1))
+    .transform((parts): Size[] => parts.map((part) => {
+      const [, tasks, events] = SIZE.exec(part)!;
+      return { tasks: Number(tasks), events: Number(events) };
+    }))
+    .optional(),
+  'no-baseline': z.boolean().default(false),
+  out: z.string().min(1).optional(),
+  help: z.boolean().default(false),
+});
+export type BenchArgs = z.output<typeof BenchArgs>;
+
+/** The runner's arguments, parsed: a usage error names the option (`code: 'usage'`); nothing runs or is written. */
+export function parseBenchArgs(argv: string[]): ReturnType<typeof parseScriptArgs<typeof BenchArgs>> {
+  return parseScriptArgs(
+    argv,
+    { quick: { type: 'boolean' }, only: { type: 'string' }, sizes: { type: 'string' }, 'no-baseline': { type: 'boolean' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    BenchArgs,
+  );
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const quick = argv.includes('--quick');
-  const only = new Set((argValue(argv, 'only') ?? SCENARIOS.join(',')).split(','));
-  for (const name of only) if (!(SCENARIOS as readonly string[]).includes(name)) throw new Error(`--only: unknown scenario ${name}`);
-  const sizes = parseSizes(argValue(argv, 'sizes'));
-  const outDir = argValue(argv, 'out') ?? fileURLToPath(new URL('../../bench/results/', import.meta.url));
+  const parsedArgs = parseBenchArgs(argv);
+  if (!parsedArgs.ok) {
+    console.error(`bench: ${parsedArgs.code}: ${parsedArgs.message}\n${USAGE}`);
+    return 2;
+  }
+  if (parsedArgs.args.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const { quick, sizes } = parsedArgs.args;
+  const only = new Set<string>(parsedArgs.args.only);
+  const outDir = parsedArgs.args.out ?? fileURLToPath(new URL('../../bench/results/', import.meta.url));
   const ctx: BenchContext = { quick, log: (line) => console.error(`[bench ${((performance.now() - started) / 1000).toFixed(0)}s] ${line}`) };
   const started = performance.now();
   const loadBefore = loadavg();
@@ -48,7 +82,7 @@ export async function main(argv: string[]): Promise<number> {
     ctx.log(`${name} …`);
     rows.push(...(await fn()));
   };
-  await run('recovery', () => runRecoveryBench({ ...ctx, ...(sizes ? { sizes } : {}), baseline: !argv.includes('--no-baseline') }));
+  await run('recovery', () => runRecoveryBench({ ...ctx, ...(sizes ? { sizes } : {}), baseline: !parsedArgs.args['no-baseline'] }));
   await run('floor', () => runFloorBench({ ...ctx, ...(sizes ? { sizes } : {}) }));
   await run('peer', () => runPeerBench({ ...ctx, ...(sizes ? { sizes } : {}) }));
   await run('checkpoint', () => runCheckpointBench(ctx));

@@ -71,12 +71,6 @@ export function machine(): { cpus: number; model: string; memoryGiB: number; nod
   };
 }
 
-/** `--name value` and `--flag` arguments of the runner and the scenario scripts. */
-export function argValue(argv: readonly string[], name: string): string | undefined {
-  const at = argv.indexOf(`--${name}`);
-  return at >= 0 ? argv[at + 1] : undefined;
-}
-
 export function formatMs(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(ms >= 100 ? 0 : 1)} ms`;
 }

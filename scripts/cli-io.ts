@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { z } from 'zod';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Parsed<T extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>>;
@@ -50,4 +51,36 @@ export function parseJson(text: string, what: string): unknown {
   } catch (error) {
     throw new CliError('invalid_json', `${what} is not JSON: ${(error as Error).message}`, EXIT.usage);
   }
+}
+
+/**
+ * Options of a standalone script (`npm run bench`, the history generator, `npm run torture`):
+ * `node:util` parseArgs (strict, no positionals), then `schema`. A bad option is a `usage`
+ * result naming it (`--rounds: Too small: …`); the caller prints it and exits 2 before doing anything.
+ */
+export function parseScriptArgs<S extends z.ZodType>(argv: string[], options: Options, schema: S): { ok: true; args: z.output<S> } | { ok: false; code: 'usage'; message: string } {
+  let raw: unknown;
+  try {
+    raw = parseArgs({ args: argv, options, strict: true }).values;
+  } catch (error) {
+    return { ok: false, code: 'usage', message: (error as Error).message };
+  }
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return { ok: true, args: parsed.data };
+  const issue = parsed.error.issues[0]!;
+  return { ok: false, code: 'usage', message: `--${issue.path.join('.')}: ${issue.message}` };
+}
+
+/** `parseScriptArgs` for a script's entry point: exits 2 with the usage on a bad option, 0 after printing it for `--help`. */
+export function scriptArgsOrExit<S extends z.ZodType>(name: string, usage: string, argv: string[], options: Options, schema: S): z.output<S> {
+  const result = parseScriptArgs(argv, { ...options, help: { type: 'boolean', short: 'h' } }, schema);
+  if (!result.ok) {
+    console.error(`${name}: ${result.code}: ${result.message}\n${usage}`);
+    process.exit(EXIT.usage);
+  }
+  if ((result.args as { help?: boolean }).help) {
+    console.log(usage);
+    process.exit(EXIT.ok);
+  }
+  return result.args;
 }

@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { scriptArgsOrExit } from './cli-io.js';
 import { z } from 'zod';
 import { runCrashLoop } from '../test/reliability/crash-loop.js';
 
@@ -23,27 +23,15 @@ const Args = z.object({
   help: z.boolean().default(false),
 });
 
-let raw: unknown;
-try {
-  raw = parseArgs({
-    options: { rounds: { type: 'string', default: '200' }, seed: { type: 'string', default: '7' }, tasks: { type: 'string', default: '20' }, keep: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-  }).values;
-} catch (error) {
-  console.error(`torture: usage: ${(error as Error).message}\n${USAGE}`);
-  process.exit(2);
-}
-const parsed = Args.safeParse(raw);
-if (!parsed.success) {
-  const issue = parsed.error.issues[0]!;
-  console.error(`torture: usage: --${issue.path.join('.')}: ${issue.message}\n${USAGE}`);
-  process.exit(2);
-}
-if (parsed.data.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-const { rounds, seed, tasks } = parsed.data;
-const values = parsed.data;
+const parsed = scriptArgsOrExit(
+  'torture',
+  USAGE,
+  process.argv.slice(2),
+  { rounds: { type: 'string', default: '200' }, seed: { type: 'string', default: '7' }, tasks: { type: 'string', default: '20' }, keep: { type: 'boolean' } },
+  Args,
+);
+const { rounds, seed, tasks } = parsed;
+const values = parsed;
 const dir = mkdtempSync(join(tmpdir(), 'ordivon-torture-'));
 const root = join(dir, 'state');
 const started = Date.now();
