@@ -104,8 +104,9 @@ const LABEL: Record<Target, string> = {
 export async function runAdmissionBench(ctx: BenchContext): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   for (const concurrency of [1, 16, 256]) {
-    // About the same number of transitions per run at every concurrency.
-    const cycles = Math.max(2, Math.round((ctx.quick ? 600 : 3_000) / (concurrency * CYCLE.length)));
+    // About the same number of transitions per run at every concurrency: 12,000 (was 3,000, a
+    // window of ~0.17 s at 256 Tasks on a fast disk — too short to be steady).
+    const cycles = Math.max(2, Math.round((ctx.quick ? 600 : 12_000) / (concurrency * CYCLE.length)));
     for (const target of ['supervisor', 'kernel-lmdb', 'kernel-sqlite'] as const) {
       let prepared: Prepared | undefined;
       let admitted = 0;
