@@ -23,15 +23,14 @@ const Args = z.object({
   help: z.boolean().default(false),
 });
 
-const parsed = scriptArgsOrExit(
+const args = scriptArgsOrExit(
   'torture',
   USAGE,
   process.argv.slice(2),
   { rounds: { type: 'string', default: '200' }, seed: { type: 'string', default: '7' }, tasks: { type: 'string', default: '20' }, keep: { type: 'boolean' } },
   Args,
 );
-const { rounds, seed, tasks } = parsed;
-const values = parsed;
+const { rounds, seed, tasks, keep } = args;
 const dir = mkdtempSync(join(tmpdir(), 'ordivon-torture-'));
 const root = join(dir, 'state');
 const started = Date.now();
@@ -63,6 +62,6 @@ try {
   for (const p of summary.problems.slice(0, 20)) console.log(`  ! ${p}`);
   process.exitCode = summary.problems.length === 0 && summary.lost === 0 && summary.kills === summary.rounds ? 0 : 1;
 } finally {
-  if (values.keep) console.log(`state root kept at ${root}`);
+  if (keep) console.log(`state root kept at ${root}`);
   else rmSync(dir, { recursive: true, force: true });
 }
