@@ -20,7 +20,7 @@ import { recoveryPlot } from './plot.js';
 import { runReconciliationHook } from './reconciliation-hook.js';
 import { runRecoveryBench } from './recovery.bench.js';
 import type { BenchContext, BenchRow, Size } from './results-model.js';
-import { parseScriptArgs } from '../scripts/cli-io.js';
+import { parseScriptArgs, scriptArgsOrExit } from '../scripts/cli-io.js';
 import { formatMs, machine } from './util.js';
 
 const SCENARIOS = ['recovery', 'floor', 'peer', 'checkpoint', 'admission', 'reconciliation'] as const;
@@ -50,28 +50,18 @@ const BenchArgs = z.object({
 });
 export type BenchArgs = z.output<typeof BenchArgs>;
 
+const OPTIONS = { quick: { type: 'boolean' }, only: { type: 'string' }, sizes: { type: 'string' }, 'no-baseline': { type: 'boolean' }, out: { type: 'string' } } as const;
+
 /** The runner's arguments, parsed: a usage error names the option (`code: 'usage'`); nothing runs or is written. */
 export function parseBenchArgs(argv: string[]): ReturnType<typeof parseScriptArgs<typeof BenchArgs>> {
-  return parseScriptArgs(
-    argv,
-    { quick: { type: 'boolean' }, only: { type: 'string' }, sizes: { type: 'string' }, 'no-baseline': { type: 'boolean' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    BenchArgs,
-  );
+  return parseScriptArgs(argv, { ...OPTIONS, help: { type: 'boolean', short: 'h' } }, BenchArgs);
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const parsedArgs = parseBenchArgs(argv);
-  if (!parsedArgs.ok) {
-    console.error(`bench: ${parsedArgs.code}: ${parsedArgs.message}\n${USAGE}`);
-    return 2;
-  }
-  if (parsedArgs.args.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  const { quick, sizes } = parsedArgs.args;
-  const only = new Set<string>(parsedArgs.args.only);
-  const outDir = parsedArgs.args.out ?? fileURLToPath(new URL('../../bench/results/', import.meta.url));
+  const args = scriptArgsOrExit('bench', USAGE, argv, OPTIONS, BenchArgs);
+  const { quick, sizes } = args;
+  const only = new Set<string>(args.only);
+  const outDir = args.out ?? fileURLToPath(new URL('../../bench/results/', import.meta.url));
   const ctx: BenchContext = { quick, log: (line) => console.error(`[bench ${((performance.now() - started) / 1000).toFixed(0)}s] ${line}`) };
   const started = performance.now();
   const loadBefore = loadavg();
@@ -82,7 +72,7 @@ export async function main(argv: string[]): Promise<number> {
     ctx.log(`${name} …`);
     rows.push(...(await fn()));
   };
-  await run('recovery', () => runRecoveryBench({ ...ctx, ...(sizes ? { sizes } : {}), baseline: !parsedArgs.args['no-baseline'] }));
+  await run('recovery', () => runRecoveryBench({ ...ctx, ...(sizes ? { sizes } : {}), baseline: !args['no-baseline'] }));
   await run('floor', () => runFloorBench({ ...ctx, ...(sizes ? { sizes } : {}) }));
   await run('peer', () => runPeerBench({ ...ctx, ...(sizes ? { sizes } : {}) }));
   await run('checkpoint', () => runCheckpointBench(ctx));

@@ -1,4 +1,4 @@
-import { canonicalJsonFast, sha256Bytes, sha256Text } from './canonical.js';
+import { canonicalJsonFast, digestOf, sha256Bytes, sha256Text } from './canonical.js';
 import { StoredObject } from './records.js';
 
 /**
@@ -37,7 +37,7 @@ export function objectMatches(raw: RawObject, digest: string): boolean {
     if ('bytes' in raw) return sha256Bytes(raw.bytes) === digest;
     if ('text' in raw) return sha256Text(raw.text) === digest;
     const parsed = StoredObject.safeParse(raw.value);
-    return parsed.success && sha256Text(canonicalJsonFast(parsed.data)) === digest;
+    return parsed.success && digestOf(parsed.data) === digest;
   } catch {
     return false;
   }
