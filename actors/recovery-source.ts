@@ -9,6 +9,7 @@ export function lmdbVerifySource(store: EventStore): VerifySource {
     rawProjection: (taskId) => projections.get(taskId),
     rawObject: (digest) => store.rawObject(digest),
     blob: (digest) => blobs.getBinary(digest),
+    storedDigest: (digest) => store.storedDigest(digest),
   };
 }
 

@@ -27,6 +27,12 @@ export interface VerifySource {
   rawObject(digest: string): RawObject | undefined;
   /** Artifact bytes, undefined when absent. */
   blob(digest: string): Uint8Array | undefined;
+  /**
+   * Optional fast path of a digest-only check (`EventStore.storedDigest`): whether the stored
+   * object or blob hashes to `digest`, without handing its bytes out; `'legacy'` sends the check
+   * to `rawObject`. Sources without it are checked through `rawObject` and `blob`.
+   */
+  storedDigest?(digest: string): { in: 'object' | 'blob'; matches: boolean } | 'legacy' | undefined;
 }
 
 /** Where a stream's replay starts: from nothing, or from a verified checkpoint. */
@@ -271,6 +277,16 @@ export class RecoveryVerifier {
    * schema accepts (the checks of `EventStore.getObject`). Blobs: present and matching.
    */
   private verifyObject(ref: string, whole: boolean): ObjectVerdict {
+    if (!whole && this.source.storedDigest) {
+      let stored: ReturnType<NonNullable<VerifySource['storedDigest']>>;
+      try {
+        stored = this.source.storedDigest(ref);
+      } catch (error) {
+        return { ok: false, code: 'object_corrupt', message: `cannot read ${JSON.stringify({ object: ref })}: ${(error as Error).message}` };
+      }
+      if (stored === undefined) return { ok: false, code: 'object_missing', message: `object ${ref} is missing` };
+      if (stored !== 'legacy') return stored.matches ? MATCHES : { ok: false, code: 'object_corrupt', message: `${stored.in} ${ref} does not match its digest` };
+    }
     let raw: RawObject | undefined;
     try {
       raw = this.source.rawObject(ref);

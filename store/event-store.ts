@@ -1,7 +1,7 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { join } from 'node:path';
 import type { ZodType } from 'zod';
-import { digestOf, sha256 } from './canonical.js';
+import { digestOf, sha256, sha256Bytes } from './canonical.js';
 import { StoreError } from './errors.js';
 import { checkDataFileTail } from './lmdb-tail.js';
 import { isCanonicalObjectBytes, objectMatches, objectText, objectValue, type RawObject } from './object-bytes.js';
@@ -202,11 +202,7 @@ export class EventStore {
     return prepareObject(this.kinds, object);
   }
 
-  /**
-   * An object as stored, undecoded when it is in the canonical-bytes layout; undefined when absent.
-   * Throws when an older (msgpack) value cannot be decoded. (lmdb's `getBinaryFast` would save the
-   * copy, but on this lmdb-js 3.5 its bytes did not match `getBinary`'s for these values.)
-   */
+  /** An object as stored, undecoded when it is in the canonical-bytes layout; undefined when absent. Throws when an older (msgpack) value cannot be decoded. */
   rawObject(digest: string): RawObject | undefined {
     const bytes = this.objects.getBinary(digest);
     if (bytes === undefined) return undefined;
@@ -225,6 +221,20 @@ export class EventStore {
       throw new StoreError('object_corrupt', `object ${digest} is not a valid ${kind ?? value.kind}`, { object: digest });
     }
     return value as { kind: string; body: T };
+  }
+
+  /**
+   * Whether the object or artifact blob `digest` names is stored and hashes to it, without copying
+   * its bytes: undefined when neither is stored, `'legacy'` for an object of the older msgpack
+   * layout (its digest is taken of the decoded value: read it with `rawObject`). Recovery checks
+   * every referenced object this way; on the bench's 1M-event root, `getBinary`'s copy of each
+   * value cost as much as the lookup itself.
+   */
+  storedDigest(digest: string): { in: 'object' | 'blob'; matches: boolean } | 'legacy' | undefined {
+    const object = borrowBytes(this.objects, digest);
+    if (object !== undefined) return isCanonicalObjectBytes(object) ? { in: 'object', matches: sha256Bytes(object) === digest } : 'legacy';
+    const blob = borrowBytes(this.blobs, digest);
+    return blob === undefined ? undefined : { in: 'blob', matches: sha256Bytes(blob) === digest };
   }
 
   hasObject(digest: string): boolean {
@@ -431,3 +441,13 @@ export class EventStore {
   }
 }
 
+/**
+ * A stored value's bytes on lmdb's reusable read buffer (`getBinaryFast`), valid only until the
+ * next read on this thread: use them at once, never keep them. That buffer is larger than the
+ * value; lmdb sets its `length` property (not its byte length) to the value's size, so the view
+ * is cut to `length` — hashing the buffer itself would hash the whole buffer.
+ */
+function borrowBytes(db: Database<Buffer, string>, key: string): Uint8Array | undefined {
+  const bytes = db.getBinaryFast(key);
+  return bytes === undefined ? undefined : bytes.subarray(0, bytes.length);
+}

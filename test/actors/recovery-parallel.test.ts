@@ -24,13 +24,20 @@ async function both(root: string) {
 }
 
 /** Facts of the healthy root the damage cases refer to (computed once). */
-let known: Promise<{ specOf10: string; request: string; requestOwner: string }> | undefined;
+let known: Promise<{ specOf10: string; assignmentOf12: string; evidence: { taskId: string; blob: string }; request: string; requestOwner: string }> | undefined;
 const facts = () => (known ??= readFacts());
 async function readFacts() {
   const { inThread } = await both(await generated(TASKS, EVENTS));
-  const t10 = inThread.tasks.find((t) => t.taskId === 'task-00000010')!;
+  const task = (id: string) => inThread.tasks.find((t) => t.taskId === id)!.snapshot.context;
   const owner = inThread.tasks.find((t) => t.snapshot.context.dispatch !== null && t.taskId !== 'task-00000001')!;
-  return { specOf10: t10.snapshot.context.specDigest!, request: owner.snapshot.context.dispatch!.clientRequestId, requestOwner: owner.taskId };
+  const holder = inThread.tasks.find((t) => t.taskId > 'task-00000012' && Object.keys(t.snapshot.context.evidence).length > 0)!;
+  return {
+    specOf10: task('task-00000010').specDigest!,
+    assignmentOf12: task('task-00000012').assignment!.digest,
+    evidence: { taskId: holder.taskId, blob: Object.values(holder.snapshot.context.evidence)[0]!.digest },
+    request: owner.snapshot.context.dispatch!.clientRequestId,
+    requestOwner: owner.taskId,
+  };
 }
 
 describe('rebuildParallel', () => {
@@ -62,7 +69,8 @@ describe('rebuildParallel', () => {
     );
   });
 
-  const cases: Array<{ name: string; code: string; taskId: string | RegExp; damage: (env: RootDatabase, f: Awaited<ReturnType<typeof facts>>) => void }> = [
+  type Facts = Awaited<ReturnType<typeof facts>>;
+  const cases: Array<{ name: string; code: string; taskId: string | RegExp | ((f: Facts) => string); damage: (env: RootDatabase, f: Facts) => void }> = [
     { name: 'a deleted middle event', code: 'stream_gap', taskId: 'task-00000005', damage: (env) => env.openDB('events', {}).removeSync(['task-00000005', 7] as never) },
     { name: 'a flipped byte inside an event of the second range', code: 'stream_corrupt', taskId: 'task-00000020', damage: (env) => flipByte(env, 'events', ['task-00000020', 3]) },
     {
@@ -76,6 +84,14 @@ describe('rebuildParallel', () => {
       },
     },
     { name: 'a flipped byte inside a Task spec object', code: 'object_corrupt', taskId: 'task-00000010', damage: (env, f) => flipByte(env, 'objects', f.specOf10) },
+    // Objects other than Task specs are checked by digest alone, on lmdb's read buffer (EventStore.storedDigest).
+    { name: 'a flipped byte inside an Assignment object', code: 'object_corrupt', taskId: 'task-00000012', damage: (env, f) => flipByte(env, 'objects', f.assignmentOf12) },
+    {
+      name: 'a deleted artifact blob',
+      code: 'object_missing',
+      taskId: (f) => f.evidence.taskId,
+      damage: (env, f) => env.openDB('blobs', { encoding: 'binary' }).removeSync(f.evidence.blob),
+    },
     { name: 'a removed head', code: 'stream_gap', taskId: 'task-00000015', damage: (env) => env.openDB('heads', {}).removeSync('task-00000015') },
     { name: 'a request id claimed by a second Task', code: 'identity_conflict', taskId: /,/, damage: (env, f) => env.openDB('indexes', {}).putSync(['request', f.request, 'task-00000001'] as never, { revision: 2 }) },
   ];
@@ -89,11 +105,11 @@ describe('rebuildParallel', () => {
       assert.deepEqual(named(parallel).sort(), named(inThread).sort());
       const hit = parallel.findings.find((x) => x.code === c.code);
       assert.ok(hit, named(parallel).join('\n'));
-      if (typeof c.taskId === 'string') assert.equal(hit.taskId, c.taskId);
-      else assert.match(hit.taskId ?? '', c.taskId);
+      if (c.taskId instanceof RegExp) assert.match(hit.taskId ?? '', c.taskId);
+      else assert.equal(hit.taskId, typeof c.taskId === 'string' ? c.taskId : c.taskId(f));
       // Every other Task is still verified: one damaged record never hides the rest. (An object or
       // identity finding does not stop its Task's replay, as in the core commit's rebuildAll.)
-      assert.equal(parallel.tasks.length, ['identity_conflict', 'object_corrupt'].includes(c.code) ? TASKS : TASKS - 1);
+      assert.equal(parallel.tasks.length, ['identity_conflict', 'object_corrupt', 'object_missing'].includes(c.code) ? TASKS : TASKS - 1);
       const sup = createSupervisor({ state: root });
       await assert.rejects(sup.start(), (e) => e instanceof HostError && sup.failure!.findings.some((x) => x.code === c.code));
     });

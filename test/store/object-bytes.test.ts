@@ -80,7 +80,12 @@ describe('recovery checks object digests; doctor also checks bodies', () => {
       try {
         const { events, head, forged, forgedText } = withForgedRef(store);
         const real = lmdbVerifySource(store);
-        const source = { ...real, rawObject: (digest: string) => (digest === forged ? { text: forgedText } : real.rawObject(digest)) };
+        const source = {
+          ...real,
+          rawObject: (digest: string) => (digest === forged ? { text: forgedText } : real.rawObject(digest)),
+          // the digest-only check boot makes (EventStore.storedDigest), seeing the same forged object
+          storedDigest: (digest: string) => (digest === forged ? { in: 'object' as const, matches: sha256Text(forgedText) === digest } : real.storedDigest!(digest)),
+        };
         const verifier = new RecoveryVerifier(source, OBJECT_KINDS, { bodies });
         const task = verifier.verifyStream('task-a', head, events);
         if (!bodies) {
