@@ -22,7 +22,7 @@ import { taskMachine, type TaskContext } from '../machines/index.js';
 import { EventStore } from '../store/index.js';
 import type { BenchContext, BenchRow } from './results-model.js';
 import { SqlitePeerStore, asKernelStore } from './sqlite-peer-store.js';
-import { seededRandom, timeIt } from './util.js';
+import { scenarioArgs, seededRandom, timeIt } from './util.js';
 import { BENCH_SPEC, benchTaskId, materialize, type Step, type StepKind } from './workload.js';
 
 const CYCLE: StepKind[] = ['assign', 'compile', 'intend', 'ack', 'observe', 'settle'];
@@ -139,6 +139,6 @@ export async function runAdmissionBench(ctx: BenchContext): Promise<BenchRow[]> 
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const rows = await runAdmissionBench({ quick: process.argv.includes('--quick'), log: (l) => console.error(l) });
+  const rows = await runAdmissionBench({ quick: scenarioArgs('admission.bench').quick, log: (l) => console.error(l) });
   console.table(rows.map((r) => ({ name: r.name, tasks: r.tasks, rate: r.rate?.toFixed(0), medianMs: r.medianMs.toFixed(0) })));
 }

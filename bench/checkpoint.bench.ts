@@ -15,7 +15,7 @@ import { generateRoot } from './generate.js';
 import { recoverFromCheckpoints } from '../actors/recovery-checkpoint.js';
 import { progress, timedBoot, timedRebuild } from './recovery.bench.js';
 import type { BenchContext, BenchRow, Size } from './results-model.js';
-import { timeIt } from './util.js';
+import { scenarioArgs, timeIt } from './util.js';
 
 export async function runCheckpointBench(ctx: BenchContext & { tasks?: number }): Promise<BenchRow[]> {
   const tasks = ctx.tasks ?? (ctx.quick ? 200 : 10_000);
@@ -56,6 +56,6 @@ export async function runCheckpointBench(ctx: BenchContext & { tasks?: number })
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const rows = await runCheckpointBench({ quick: process.argv.includes('--quick'), log: (l) => console.error(l) });
+  const rows = await runCheckpointBench({ quick: scenarioArgs('checkpoint.bench').quick, log: (l) => console.error(l) });
   console.table(rows.map((r) => ({ name: r.name, tasks: r.tasks, events: r.events, medianMs: r.medianMs.toFixed(0) })));
 }

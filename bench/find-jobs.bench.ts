@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker, isMainThread, workerData } from 'node:worker_threads';
 import { Bench } from 'tinybench';
 import { JobStore, createRuntime, currentExecutor, type JobRecord, type Runtime } from '../runtime/index.js';
-import { machine, randomHex, seededRandom } from './util.js';
+import { machine, randomHex, seededRandom, scenarioArgs } from './util.js';
 
 export interface FindJobsRow {
   name: string;
@@ -158,7 +158,8 @@ const loader = workerData as { role?: string; root: string; count: number; seed:
 if (!isMainThread && loader?.role === 'find-jobs-loader') {
   await load(loader.root, loader.count, loader.seed);
 } else if (isMainThread && process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const rows = await runFindJobsBench({ quick: process.argv.includes('--quick') });
+  const args = scenarioArgs('find-jobs.bench', process.argv.slice(2), true);
+  const rows = await runFindJobsBench({ quick: args.quick });
   console.log(JSON.stringify({ machine: machine(), loadavg1m: loadavg()[0] }));
   console.table(rows.map((r) => ({ ...r, meanUs: r.meanUs.toFixed(2), p99Us: r.p99Us.toFixed(2) })));
   for (const name of new Set(rows.map((r) => r.name))) {
@@ -166,5 +167,5 @@ if (!isMainThread && loader?.role === 'find-jobs-loader') {
     const large = rows.find((r) => r.name === name && r.jobs === 100_000);
     if (small && large) console.log(`${name}: mean 100k / 1k = ${(large.meanUs / small.meanUs).toFixed(2)}×`);
   }
-  if (process.argv.includes('--json')) console.log(JSON.stringify(rows));
+  if (args.json) console.log(JSON.stringify(rows));
 }

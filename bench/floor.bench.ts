@@ -13,7 +13,7 @@ import { EventStore } from '../store/index.js';
 import { generateRoot } from './generate.js';
 import { progress } from './recovery.bench.js';
 import { FULL_SIZES, QUICK_SIZES, type BenchContext, type BenchRow, type Size } from './results-model.js';
-import { timeIt } from './util.js';
+import { scenarioArgs, timeIt } from './util.js';
 
 /** Opens the root and scans `which` databases, decoding every value; resolves with the ms taken and the values read. */
 export async function scanFloor(root: string, which: 'events' | 'all'): Promise<{ ms: number; values: number }> {
@@ -66,6 +66,6 @@ export async function runFloorBench(ctx: BenchContext & { sizes?: Size[] }): Pro
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const rows = await runFloorBench({ quick: process.argv.includes('--quick'), log: (l) => console.error(l) });
+  const rows = await runFloorBench({ quick: scenarioArgs('floor.bench').quick, log: (l) => console.error(l) });
   console.table(rows.map((r) => ({ name: r.name, events: r.events, medianMs: r.medianMs.toFixed(0) })));
 }

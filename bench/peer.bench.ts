@@ -19,7 +19,7 @@ import { progress } from './recovery.bench.js';
 import { FULL_SIZES, QUICK_SIZES, type BenchContext, type BenchRow, type Size } from './results-model.js';
 import { rebuildPeer, rebuildPeerParallel } from './sqlite-peer-recovery.js';
 import { SqlitePeerStore, asKernelStore } from './sqlite-peer-store.js';
-import { timeIt } from './util.js';
+import { scenarioArgs, timeIt } from './util.js';
 
 /** Peer "boot to serving": verified rebuild, then specs and a live TaskActor per Task, as the supervisor does. */
 export async function peerBoot(path: string, parallel: boolean): Promise<number> {
@@ -65,6 +65,6 @@ export async function runPeerBench(ctx: BenchContext & { sizes?: Size[] }): Prom
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const rows = await runPeerBench({ quick: process.argv.includes('--quick'), log: (l) => console.error(l) });
+  const rows = await runPeerBench({ quick: scenarioArgs('peer.bench').quick, log: (l) => console.error(l) });
   console.table(rows.map((r) => ({ name: r.name, events: r.events, medianMs: r.medianMs.toFixed(0) })));
 }

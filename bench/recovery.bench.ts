@@ -18,7 +18,7 @@ import { EventStore } from '../store/index.js';
 import { baselineRebuildAll } from './baseline-rebuild.js';
 import { generateRoot } from './generate.js';
 import { FULL_SIZES, QUICK_SIZES, type BenchContext, type BenchRow, type Size } from './results-model.js';
-import { timeIt } from './util.js';
+import { scenarioArgs, timeIt } from './util.js';
 
 /** Boots a supervisor on `root` and resolves with the milliseconds to `serving` (stop is not timed). */
 export async function timedBoot(root: string, recovery: 'full' | 'checkpoint'): Promise<number> {
@@ -84,6 +84,6 @@ export function progress(ctx: BenchContext, target: string, total: number): (don
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const rows = await runRecoveryBench({ quick: process.argv.includes('--quick'), log: (l) => console.error(l) });
+  const rows = await runRecoveryBench({ quick: scenarioArgs('recovery.bench').quick, log: (l) => console.error(l) });
   console.table(rows.map((r) => ({ name: r.name, events: r.events, medianMs: r.medianMs.toFixed(0), iterations: r.iterations })));
 }

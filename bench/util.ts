@@ -1,5 +1,7 @@
 import { cpus, totalmem } from 'node:os';
 import { Bench } from 'tinybench';
+import { z } from 'zod';
+import { scriptArgsOrExit } from '../scripts/cli-io.js';
 
 /** Shared builders of the benchmark suites: a seeded PRNG, a timing harness on tinybench, machine facts. */
 
@@ -73,4 +75,16 @@ export function machine(): { cpus: number; model: string; memoryGiB: number; nod
 
 export function formatMs(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(ms >= 100 ? 0 : 1)} ms`;
+}
+
+const ScenarioArgs = z.object({ quick: z.boolean().default(false), json: z.boolean().default(false), help: z.boolean().default(false) });
+
+/**
+ * Options of one scenario file run on its own (`node dist/bench/<file>.js [--quick]`), parsed as
+ * the runner's are: an unknown option exits 2 naming it, before anything runs. `--json` only where
+ * the file offers it.
+ */
+export function scenarioArgs(file: string, argv: string[] = process.argv.slice(2), withJson = false): { quick: boolean; json: boolean } {
+  const usage = `usage: node dist/bench/${file}.js [--quick]${withJson ? ' [--json]' : ''}`;
+  return scriptArgsOrExit(file, usage, argv, { quick: { type: 'boolean' }, ...(withJson ? { json: { type: 'boolean' } } : {}) }, ScenarioArgs);
 }

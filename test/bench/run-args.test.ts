@@ -44,4 +44,12 @@ describe('npm run bench arguments', () => {
     assert.match(result.stderr, /bench: usage: --sizes\.0: expected TASKSxEVENTS[\s\S]*usage: npm run bench/);
     assert.deepEqual(readdirSync(out), []);
   });
+
+  it('a scenario file run on its own refuses an unknown option the same way (no silent typo of --quick)', () => {
+    for (const file of ['floor.bench.js', 'recovery.bench.js', 'find-jobs.bench.js']) {
+      const result = spawnSync(process.execPath, [fileURLToPath(new URL(`../../bench/${file}`, import.meta.url)), '--quikc'], { encoding: 'utf8' });
+      assert.equal(result.status, 2, file);
+      assert.match(result.stderr, new RegExp(`${file.replace('.js', '')}: usage: Unknown option '--quikc'[\\s\\S]*usage: node dist/bench/${file}`));
+    }
+  });
 });
