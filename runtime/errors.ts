@@ -12,6 +12,7 @@ export type RuntimeErrorCode =
   | 'job_not_found'
   | 'job_foreign'
   | 'identity_conflict'
+  | 'idempotency_conflict'
   | 'executor_unavailable'
   | 'workspace_missing'
   | 'record_corrupt'

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
+import { isDeepStrictEqual } from 'node:util';
 import type { z } from 'zod';
 import { DispatchInput, VerifyInput, type DispatchInputIn, type VerifyInputIn } from './dispatch-input.js';
 import { RuntimeError, describeZodError } from './errors.js';
@@ -43,7 +44,7 @@ export class Runtime {
   private readonly options: RuntimeOptions;
   private readonly store: JobStore;
   private readonly active = new Map<string, ActiveJob>();
-  private readonly admitting = new Map<string, Promise<string>>();
+  private readonly admitting = new Map<string, { request: JobRequest; jobId: Promise<string> }>();
   private readonly pending = new Set<Promise<unknown>>();
   private readonly listeners = new Set<(record: JobRecord) => void>();
   private closed = false;
@@ -67,7 +68,9 @@ export class Runtime {
    * Starts a command or harness job once per `clientRequestId`. Resolves after the `starting` record
    * (with this executor's id) is durable and before the process is spawned. A known id — on disk, or
    * being admitted right now by a concurrent call — resolves to the existing job with
-   * `existing: true` and starts nothing. Rejects `invalid_dispatch` (nothing written),
+   * `existing: true` and starts nothing — if it names the same request (workspace, run as the record
+   * keeps it, timeout and grace); another request under a known id is `idempotency_conflict`.
+   * Rejects `invalid_dispatch` (nothing written),
    * `executor_unavailable` (harness job without an executor), `workspace_missing`,
    * `identity_conflict` (several jobs already indexed under the id), `store_write_failed`,
    * `runtime_closed`.
@@ -230,11 +233,15 @@ export class Runtime {
     body: AdmitBody,
   ): Promise<DispatchResult> {
     const id = input.clientRequestId;
+    const request: JobRequest = { workspace: input.workspace, run, timeoutMs: input.timeoutMs, graceMs: input.graceMs };
     const admitting = this.admitting.get(id);
-    if (admitting !== undefined) return { jobId: await admitting, existing: true };
+    if (admitting !== undefined) {
+      assertSameRequest(id, 'a job being admitted', admitting.request, request);
+      return { jobId: await admitting.jobId, existing: true };
+    }
     const known = this.store.findJobIds(id);
     if (known.length > 1) throw new RuntimeError('identity_conflict', `${known.length} jobs are indexed under ${id}`);
-    if (known[0] !== undefined) return { jobId: known[0], existing: true };
+    if (known[0] !== undefined) return this.existing(id, known[0], request);
     if (!statSync(input.workspace, { throwIfNoEntry: false })?.isDirectory()) {
       throw new RuntimeError('workspace_missing', `${input.workspace} is not a directory`);
     }
@@ -253,10 +260,10 @@ export class Runtime {
       createdAt: at,
       updatedAt: at,
     };
-    const admitted = this.track(this.admitNew(record, body));
+    const admitted = this.track(this.admitNew(record, request, body));
     const jobIdPromise = admitted.then((result) => result.jobId);
     jobIdPromise.catch(() => undefined); // observed by the callers awaiting `admitted`
-    this.admitting.set(id, jobIdPromise);
+    this.admitting.set(id, { request: requestOf(record), jobId: jobIdPromise });
     try {
       return await admitted;
     } finally {
@@ -264,13 +271,21 @@ export class Runtime {
     }
   }
 
-  private async admitNew(record: JobRecord, body: AdmitBody): Promise<DispatchResult> {
+  /** The job already indexed under `id`, if it was asked for with the same request. */
+  private existing(id: string, jobId: string, request: JobRequest): DispatchResult {
+    const record = this.store.getJob(jobId);
+    if (record === undefined) throw new RuntimeError('record_corrupt', `index names job ${jobId} for ${id} but the job record is missing`);
+    assertSameRequest(id, `job ${jobId}`, requestOf(record), request);
+    return { jobId, existing: true };
+  }
+
+  private async admitNew(record: JobRecord, request: JobRequest, body: AdmitBody): Promise<DispatchResult> {
     const created = this.store.createJob(record);
     if (!created.created) {
       // Another process admitted the same id between our read and our transaction.
       const [first, ...rest] = created.existingJobIds;
       if (first === undefined || rest.length > 0) throw new RuntimeError('identity_conflict', `several jobs are indexed under ${record.clientRequestId}`);
-      return { jobId: first, existing: true };
+      return this.existing(record.clientRequestId, first, request);
     }
     // Registered before the flush so a cancel arriving meanwhile is seen before anything is spawned.
     const job = new ActiveJob(record, { store: this.store, limits: this.options, now: () => this.now(), emit: (r) => this.emit(r) });
@@ -307,4 +322,31 @@ export async function createRuntime(raw: RuntimeOptionsIn): Promise<Runtime> {
     }
   }
   return runtime;
+}
+
+/** What a `clientRequestId` stands for: the request as its job record keeps it (`graceMs` absent: the Runtime's default). */
+interface JobRequest {
+  workspace: string;
+  run: StoredRun;
+  timeoutMs: number;
+  graceMs?: number | undefined;
+}
+
+function requestOf(record: JobRecord): JobRequest {
+  return { workspace: record.workspace, run: record.run, timeoutMs: record.timeoutMs, graceMs: record.graceMs };
+}
+
+/**
+ * A repeated clientRequestId must name the same request (as an idempotency key does): answering a
+ * different one with the old job would let a caller believe its new run was started. Compared on
+ * what the record keeps: environment variable names, not values; the prompt by its digest; the
+ * grace only when the caller gave one.
+ */
+function assertSameRequest(id: string, holder: string, known: JobRequest, asked: JobRequest): void {
+  const fields = ['workspace', 'run', 'timeoutMs', 'graceMs'] as const;
+  // A grace left to the default is not compared (the default may have changed since).
+  const differ = fields.filter((field) => !(field === 'graceMs' && asked.graceMs === undefined) && !isDeepStrictEqual(known[field], asked[field]));
+  if (differ.length > 0) {
+    throw new RuntimeError('idempotency_conflict', `clientRequestId ${id} already names ${holder} with another request (differs in ${differ.join(', ')}); nothing was started`);
+  }
 }

@@ -20,6 +20,32 @@ describe('clientRequestId index', () => {
     assert.deepEqual(lines(join(ws, 'runs.log')), ['run']);
   });
 
+  it('refuses a repeated clientRequestId that names another request with idempotency_conflict, starting nothing', async (t) => {
+    const { state, ws } = tempRoot(t);
+    const rt = await openRuntime(t, { root: state });
+    const input = { clientRequestId: 'req-key', workspace: ws, run: appendLine('key.log'), timeoutMs: 20_000 };
+    const first = await rt.dispatch(input);
+    await rt.observe(first.jobId);
+    const conflict = (e: unknown, field: string) => isRuntimeError(e) && e.code === 'idempotency_conflict' && e.message.includes(`differs in ${field}`) && e.message.includes(first.jobId);
+    await assert.rejects(rt.dispatch({ ...input, run: appendLine('other.log') }), (e) => conflict(e, 'run'));
+    await assert.rejects(rt.dispatch({ ...input, timeoutMs: 30_000 }), (e) => conflict(e, 'timeoutMs'));
+    await assert.rejects(rt.dispatch({ ...input, graceMs: 1 }), (e) => conflict(e, 'graceMs'));
+    // the same request again is still the same job
+    assert.deepEqual(await rt.dispatch(input), { jobId: first.jobId, existing: true });
+    assert.deepEqual([(await rt.findJobs({ clientRequestId: 'req-key' })).length, lines(join(ws, 'key.log'))], [1, ['run']]);
+  });
+
+  it('refuses another request under an id being admitted in the same turn', async (t) => {
+    const { state, ws } = tempRoot(t);
+    const rt = await openRuntime(t, { root: state });
+    const input = { clientRequestId: 'req-turn', workspace: ws, run: appendLine('turn.log'), timeoutMs: 20_000 };
+    const [first, second] = await Promise.allSettled([rt.dispatch(input), rt.dispatch({ ...input, run: appendLine('else.log') })]);
+    assert.equal(first.status, 'fulfilled');
+    assert.ok(second.status === 'rejected' && isRuntimeError(second.reason) && second.reason.code === 'idempotency_conflict', String(second.status === 'rejected' ? second.reason : 'fulfilled'));
+    await rt.observe((first as PromiseFulfilledResult<{ jobId: string }>).value.jobId);
+    assert.deepEqual(lines(join(ws, 'turn.log')), ['run']);
+  });
+
   it('starts one process when dispatches with the same id race in the same turn', async (t) => {
     const { state, ws } = tempRoot(t);
     const rt = await openRuntime(t, { root: state });
