@@ -26,6 +26,40 @@ describe('objects are stored as their canonical JSON bytes', () => {
     }
   });
 
+  it('storedDigest hashes values in place, from a few bytes to past lmdb\'s read buffer, and tells damage and absence apart', async () => {
+    const root = tempDir();
+    const object = { kind: 'assignment', body: { taskId: 't-2', attempt: 1, generation: 1, harness: 'codex', purpose: 'diagnose', instructions: 'look' } };
+    // lmdb's reusable read buffer starts small and grows; values beyond it take another path.
+    const blobs = [Buffer.from('x'), Buffer.alloc(40_000, 7), Buffer.alloc(3_000_000, 9)];
+    let store = EventStore.open({ root, kinds: OBJECT_KINDS });
+    const digests = await store.putObjects([object], blobs);
+    await store.close();
+    // a read of a larger value first, then the smaller ones: each is cut to its own length
+    store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
+    try {
+      const order = [digests[3]!, digests[0]!, digests[1]!, digests[2]!, digests[3]!];
+      assert.deepEqual(
+        order.map((d) => store.storedDigest(d)),
+        [{ in: 'blob', matches: true }, { in: 'object', matches: true }, { in: 'blob', matches: true }, { in: 'blob', matches: true }, { in: 'blob', matches: true }],
+      );
+      assert.equal(store.storedDigest(sha256Text('never stored')), undefined);
+    } finally {
+      await store.close();
+    }
+    const env = open({ path: join(root, 'lmdb'), maxDbs: 16 });
+    const raw = env.openDB('blobs', { encoding: 'binary' });
+    const damaged = Buffer.from(blobs[2]!);
+    damaged[1_500_000] = damaged[1_500_000]! ^ 1;
+    await raw.put(digests[3]!, damaged);
+    await env.close();
+    store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
+    try {
+      assert.deepEqual([store.storedDigest(digests[3]!), store.storedDigest(digests[2]!)], [{ in: 'blob', matches: false }, { in: 'blob', matches: true }]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('reads an object an older root stored as a msgpack map, and still refuses a damaged one', async () => {
     const root = tempDir();
     const object = { kind: 'assignment', body: { taskId: 't-1', attempt: 1, generation: 2, harness: 'acp', purpose: 'repair', instructions: 'fix' } };
@@ -42,6 +76,8 @@ describe('objects are stored as their canonical JSON bytes', () => {
       assert.deepEqual(store.getObject(digest, 'assignment'), object);
       const wrongKey = digestOf({ ...object, body: { ...object.body, generation: 3 } });
       assert.throws(() => store.getObject(wrongKey), (e) => e instanceof StoreError && e.code === 'object_corrupt');
+      // its digest is taken of the decoded value, so the in-place check hands it back
+      assert.equal(store.storedDigest(digest), 'legacy');
     } finally {
       await store.close();
     }
