@@ -69,7 +69,8 @@ export class Runtime {
    * (with this executor's id) is durable and before the process is spawned. A known id — on disk, or
    * being admitted right now by a concurrent call — resolves to the existing job with
    * `existing: true` and starts nothing — if it names the same request (workspace, run as the record
-   * keeps it, timeout and grace); another request under a known id is `idempotency_conflict`.
+   * keeps it, timeout, and the grace when given); another request under a known id is
+   * `idempotency_conflict`.
    * Rejects `invalid_dispatch` (nothing written),
    * `executor_unavailable` (harness job without an executor), `workspace_missing`,
    * `identity_conflict` (several jobs already indexed under the id), `store_write_failed`,
