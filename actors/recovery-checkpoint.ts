@@ -3,7 +3,7 @@ import { EventRecord, type EventStore, type Head } from '../store/index.js';
 import { checkpointEntries, projectionBytesDigest, safeParseCheckpoint } from './checkpoint-store.js';
 import { OBJECT_KINDS, TaskSpec } from './object-kinds.js';
 import { eventDigest } from './recovery-digest.js';
-import { lmdbVerifySource, scanStreams, streamIdsAfterHeads } from './recovery-source.js';
+import { lmdbVerifySource, scanStreams, streamEnd, streamIdsAfterHeads } from './recovery-source.js';
 import { RecoveryVerifier, identityFindings, type RawEvent, type ReplayStart } from './recovery-verify.js';
 import { rebuiltOf, restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './recovery.js';
 
@@ -37,7 +37,6 @@ export interface CheckpointRecoveryReport extends RecoveryReport {
  */
 export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryReport {
   const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS);
-  const { events } = store.databases;
   // Heads and checkpoints are both in Task id order: walk the two cursors together.
   const checkpoints = checkpointEntries(store);
   let pending = checkpoints.next();
@@ -62,6 +61,8 @@ export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryRep
     tasks.push(rebuilt);
   };
 
+  // Task id → the stream after its own, where a probe of its stream's end saw it.
+  const after = new Map<string, string | null>();
   const heads: string[] = [];
   for (const key of store.databases.heads.getKeys()) if (typeof key === 'string') heads.push(key);
   for (const taskId of heads) {
@@ -73,11 +74,12 @@ export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryRep
     }
     const checkpoint = parsed.data;
     if (checkpoint.revision === head.revision) {
-      const intact =
-        checkpoint.headDigest === head.digest &&
-        events.doesExist([taskId, head.revision]) &&
-        !events.doesExist([taskId, head.revision + 1]) &&
-        projectionBytesDigest(store, taskId) === checkpoint.projectionDigest;
+      let intact = checkpoint.headDigest === head.digest;
+      if (intact) {
+        const end = streamEnd(store, taskId, head.revision);
+        if (end.next !== undefined) after.set(taskId, end.next);
+        intact = end.atHead && projectionBytesDigest(store, taskId) === checkpoint.projectionDigest;
+      }
       if (!intact) {
         full(taskId, head, checkpoint.spec);
         continue;
@@ -100,7 +102,7 @@ export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryRep
     if (task) tasks.push({ ...rebuiltOf(task, task.snapshot!), spec: checkpoint.spec });
   }
   // Streams with events but no head: the full check names them (`stream_gap`).
-  for (const taskId of streamIdsAfterHeads(store, new Set(heads))) full(taskId, undefined, undefined);
+  for (const taskId of streamIdsAfterHeads(store, new Set(heads), after)) full(taskId, undefined, undefined);
 
   sortById(tasks);
   const findings = [...verifier.findings, ...identityFindings(verifier.requestOwners, (kind) => store.indexEntries(kind))];

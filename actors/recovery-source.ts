@@ -106,32 +106,59 @@ export function headIds(store: EventStore, from?: string, to?: string): string[]
 }
 
 /**
- * Task ids that have events but are not in `known`, found by skipping from stream to stream
- * (one key lookup per stream, whatever its length), in key order.
+ * Where a stream ends relative to `revision`: whether its last event is exactly `revision`, and —
+ * when it is — the Task id of the next stream in key order (null: none follows; undefined: the
+ * next key is not a stream key). One cursor step over two keys: it answers "the head's event
+ * exists and none follows it" and tells `streamIdsAfterHeads` what comes next, so a checkpointed
+ * start touches each stream's end once.
  */
-export function* streamIdsAfterHeads(store: EventStore, known: ReadonlySet<string>): Generator<string> {
+export function streamEnd(store: EventStore, taskId: string, revision: number): { atHead: boolean; next?: string | null } {
+  const keys: Key[] = [];
+  for (const key of store.databases.events.getKeys({ start: [taskId, revision] as never, end: ['\uffff'] as never, limit: 2 })) keys.push(key);
+  const [first, second] = keys;
+  const atHead = Array.isArray(first) && first[0] === taskId && first[1] === revision && !(Array.isArray(second) && second[0] === taskId);
+  if (!atHead) return { atHead };
+  if (second === undefined) return { atHead, next: null };
+  return Array.isArray(second) && typeof second[0] === 'string' ? { atHead, next: second[0] } : { atHead };
+}
+
+/**
+ * Task ids that have events but are not in `known`, found by skipping from stream to stream
+ * (one key lookup per stream, whatever its length), in key order. `after` holds, for streams whose
+ * end was already read (`streamEnd`), the id of the stream that follows (null: none): those are
+ * stepped over without a lookup.
+ */
+export function* streamIdsAfterHeads(store: EventStore, known: ReadonlySet<string>, after: ReadonlyMap<string, string | null> = new Map()): Generator<string> {
   let start: Key = [''];
   for (;;) {
     let next: Key | undefined;
     for (const key of store.databases.events.getKeys({ start: start as never, end: ['\uffff'] as never, limit: 1 })) next = key;
     if (next === undefined) return;
     if (Array.isArray(next) && typeof next[0] === 'string') {
-      if (!known.has(next[0])) yield next[0];
-      start = [next[0] + '\u0000'];
+      let id: string = next[0];
+      for (;;) {
+        if (!known.has(id)) yield id;
+        const following = after.get(id);
+        if (following === null) return;
+        // A hint names a later stream; anything else (never expected) is looked up instead.
+        if (following === undefined || !(following > id)) break;
+        id = following;
+      }
+      start = [id + '\u0000'];
     } else {
       // Not a stream key: step past it.
-      let after: Key | undefined;
+      let stepped: Key | undefined;
       let first = true;
       for (const key of store.databases.events.getKeys({ start: next as never, end: ['\uffff'] as never, limit: 2 })) {
         if (first && sameKey(key, next)) {
           first = false;
           continue;
         }
-        after = key;
+        stepped = key;
         break;
       }
-      if (after === undefined) return;
-      start = after;
+      if (stepped === undefined) return;
+      start = stepped;
     }
   }
 }

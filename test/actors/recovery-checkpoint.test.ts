@@ -137,6 +137,34 @@ describe('checkpointed recovery', () => {
     assert.ok(checkpoint.tasks.every((t) => ['completed', 'cancelled'].includes(String(t.snapshot.value))));
   });
 
+  it('does not trust a checkpoint at the head when an event follows the head, and reports what the full path reports', async () => {
+    const root = await checkpointedRoot();
+    await tamper(root, (env) => {
+      // the head's event, byte for byte, stored again after it
+      const events = env.openDB('events', { encoding: 'binary' });
+      const head = env.openDB('heads', {}).get('task-00000004') as { revision: number };
+      events.putSync(['task-00000004', head.revision + 1] as never, events.getBinary(['task-00000004', head.revision] as never)!);
+    });
+    const { checkpoint, full } = await recoverBoth(root);
+    assert.deepEqual([checkpoint.trusted, checkpoint.fullReplayed], [TASKS - 1, 1]);
+    assert.ok(checkpoint.findings.some((f) => f.taskId === 'task-00000004'), named(checkpoint).join('\n'));
+    assert.deepEqual(named(checkpoint), named(full));
+  });
+
+  it('names streams without a head before the first head and next to each other, as the full path does', async () => {
+    const root = await checkpointedRoot();
+    await tamper(root, (env) => {
+      const heads = env.openDB('heads', {});
+      for (const id of ['task-00000000', 'task-00000005', 'task-00000006', 'task-00000019']) heads.removeSync(id);
+    });
+    const { checkpoint, full } = await recoverBoth(root);
+    assert.deepEqual(
+      checkpoint.findings.map((f) => [f.code, f.taskId]),
+      ['task-00000000', 'task-00000005', 'task-00000006', 'task-00000019'].map((id) => ['stream_gap', id]),
+    );
+    assert.deepEqual(named(checkpoint), named(full));
+  });
+
   it('names a stream that has events but no head, as the full path does', async () => {
     const root = await checkpointedRoot();
     await tamper(root, (env) => env.openDB('heads', {}).removeSync('task-00000017'));
