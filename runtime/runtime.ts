@@ -240,9 +240,8 @@ export class Runtime {
       assertSameRequest(id, 'a job being admitted', admitting.request, request);
       return { jobId: await admitting.jobId, existing: true };
     }
-    const known = this.store.findJobIds(id);
-    if (known.length > 1) throw new RuntimeError('identity_conflict', `${known.length} jobs are indexed under ${id}`);
-    if (known[0] !== undefined) return this.existing(id, known[0], request);
+    const known = this.knownJob(id);
+    if (known !== undefined) return this.existing(id, known, request);
     if (!statSync(input.workspace, { throwIfNoEntry: false })?.isDirectory()) {
       throw new RuntimeError('workspace_missing', `${input.workspace} is not a directory`);
     }
@@ -272,21 +271,26 @@ export class Runtime {
     }
   }
 
+  /** The job indexed under `id`, if any (its record read and parsed); more than one is `identity_conflict`. */
+  private knownJob(id: string): JobRecord | undefined {
+    const known = this.store.findJobs(id);
+    if (known.length > 1) throw new RuntimeError('identity_conflict', `${known.length} jobs are indexed under ${id}`);
+    return known[0];
+  }
+
   /** The job already indexed under `id`, if it was asked for with the same request. */
-  private existing(id: string, jobId: string, request: JobRequest): DispatchResult {
-    const record = this.store.getJob(jobId);
-    if (record === undefined) throw new RuntimeError('record_corrupt', `index names job ${jobId} for ${id} but the job record is missing`);
-    assertSameRequest(id, `job ${jobId}`, requestOf(record), request);
-    return { jobId, existing: true };
+  private existing(id: string, record: JobRecord, request: JobRequest): DispatchResult {
+    assertSameRequest(id, `job ${record.jobId}`, requestOf(record), request);
+    return { jobId: record.jobId, existing: true };
   }
 
   private async admitNew(record: JobRecord, request: JobRequest, body: AdmitBody): Promise<DispatchResult> {
     const created = this.store.createJob(record);
     if (!created.created) {
       // Another process admitted the same id between our read and our transaction.
-      const [first, ...rest] = created.existingJobIds;
-      if (first === undefined || rest.length > 0) throw new RuntimeError('identity_conflict', `several jobs are indexed under ${record.clientRequestId}`);
-      return this.existing(record.clientRequestId, first, request);
+      const known = this.knownJob(record.clientRequestId);
+      if (known === undefined) throw new RuntimeError('record_corrupt', `${record.clientRequestId} was indexed when admitted and is not now`);
+      return this.existing(record.clientRequestId, known, request);
     }
     // Registered before the flush so a cancel arriving meanwhile is seen before anything is spawned.
     const job = new ActiveJob(record, { store: this.store, limits: this.options, now: () => this.now(), emit: (r) => this.emit(r) });
