@@ -37,13 +37,13 @@ export type BootRecoveryReport = RecoveryReport & { mode: RecoveryMode; checkpoi
 export async function recoverForBoot(store: EventStore, options: BootRecoveryOptions = {}): Promise<BootRecoveryReport> {
   const mode = options.mode ?? 'full';
   if (mode === 'checkpoint') {
-    const { trusted, tailReplayed, fullReplayed, stale, ...report } = recoverFromCheckpoints(store);
+    const { trusted, tailReplayed, fullReplayed, stale, ends, ...report } = recoverFromCheckpoints(store);
     if (report.findings.length === 0 && stale.length > 0) {
       const wanted = new Set(stale);
       await writeCheckpoints(store, checkpointsOf(report.tasks.filter((t) => wanted.has(t.taskId))));
     }
     remember(store, report.tasks);
-    return { ...report, mode, checkpoint: { trusted, tailReplayed, fullReplayed, stale } };
+    return { ...report, mode, checkpoint: { trusted, tailReplayed, fullReplayed, stale, ends } };
   }
   const report = await rebuildParallel(store, options.workers !== undefined ? { workers: options.workers } : {});
   if (report.findings.length === 0 && !store.readOnly) {

@@ -16,6 +16,13 @@ export interface CheckpointRecoveryReport extends RecoveryReport {
   fullReplayed: number;
   /** Tasks whose checkpoint is not at their head (they should get a new one once serving). */
   stale: string[];
+  /**
+   * How the journal's ends were checked: `counted` — the events database holds exactly as many
+   * entries as the heads' revisions add up to, so no stream was probed; `probed` — they differ
+   * (or a head did not read), so every trusted Task's stream end was read and streams without a
+   * head were looked for.
+   */
+  ends: 'counted' | 'probed';
 }
 
 /**
@@ -24,7 +31,17 @@ export interface CheckpointRecoveryReport extends RecoveryReport {
  * Per Task: the head must parse; its checkpoint (see checkpoint-store.ts) must parse, be of this
  * machine version and name the head's revision and digest; an event must exist at the head and
  * none after it; the stored projection's bytes must be the ones the checkpoint was bound to. Such
- * a Task is started from the checkpoint's snapshot. A checkpoint behind the head anchors a tail
+ * a Task is started from the checkpoint's snapshot.
+ *
+ * The journal's ends are checked in aggregate first (`journalMatchesHeads`): LMDB keeps each
+ * database's entry count, and when the events database holds exactly the sum of the heads'
+ * revisions, no stream has an event after its head or lacks one at it unless another stream
+ * makes up the difference, and no stream lacks a head. Only when the two numbers differ is each
+ * trusted Task's stream end read (one cursor step) and the journal walked for streams without a
+ * head. A probe touches a page of the journal per Task — the cost that grew with history — and
+ * the count touches none. What the count cannot see is damage that cancels out (an event
+ * removed from one stream and one added after another's head): that, like damage in the middle
+ * of old history, is the full check's (`ordivon doctor --full`). A checkpoint behind the head anchors a tail
  * replay instead: the event at the checkpoint's revision must have the checkpoint's digest, and
  * every later event gets the full checks (chain, objects, replay, dispositions, head,
  * projection). Anything else — no checkpoint, another machine version, a head or projection that
@@ -61,6 +78,7 @@ export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryRep
     tasks.push(rebuilt);
   };
 
+  const counted = journalMatchesHeads(store);
   // Task id → the stream after its own, where a probe of its stream's end saw it.
   const after = new Map<string, string | null>();
   const heads: string[] = [];
@@ -75,11 +93,12 @@ export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryRep
     const checkpoint = parsed.data;
     if (checkpoint.revision === head.revision) {
       let intact = checkpoint.headDigest === head.digest;
-      if (intact) {
+      if (intact && !counted) {
         const end = streamEnd(store, taskId, head.revision);
         if (end.next !== undefined) after.set(taskId, end.next);
-        intact = end.atHead && projectionBytesDigest(store, taskId) === checkpoint.projectionDigest;
+        intact = end.atHead;
       }
+      intact &&= projectionBytesDigest(store, taskId) === checkpoint.projectionDigest;
       if (!intact) {
         full(taskId, head, checkpoint.spec);
         continue;
@@ -102,11 +121,30 @@ export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryRep
     if (task) tasks.push({ ...rebuiltOf(task, task.snapshot!), spec: checkpoint.spec });
   }
   // Streams with events but no head: the full check names them (`stream_gap`).
-  for (const taskId of streamIdsAfterHeads(store, new Set(heads), after)) full(taskId, undefined, undefined);
+  if (!counted) for (const taskId of streamIdsAfterHeads(store, new Set(heads), after)) full(taskId, undefined, undefined);
 
   sortById(tasks);
   const findings = [...verifier.findings, ...identityFindings(verifier.requestOwners, (kind) => store.indexEntries(kind))];
-  return { tasks, findings, events: verifier.events, objects: verifier.objectCount, trusted, tailReplayed, fullReplayed, stale };
+  return { tasks, findings, events: verifier.events, objects: verifier.objectCount, trusted, tailReplayed, fullReplayed, stale, ends: counted ? 'counted' : 'probed' };
+}
+
+/**
+ * Whether the events database holds exactly as many entries as the heads' revisions add up to
+ * (LMDB's own count for the database, read in O(1)). False when any head does not read as a
+ * record with a positive integer revision: the per-Task checks then say which.
+ */
+export function journalMatchesHeads(store: EventStore): boolean {
+  let sum = 0;
+  try {
+    for (const { value } of store.databases.heads.getRange()) {
+      const revision = typeof value === 'object' && value !== null ? (value as { revision?: unknown }).revision : undefined;
+      if (typeof revision !== 'number' || !Number.isSafeInteger(revision) || revision <= 0) return false;
+      sum += revision;
+    }
+    return store.journalSize() === sum;
+  } catch {
+    return false;
+  }
 }
 
 function readEvent(store: EventStore, taskId: string, revision: number): unknown {

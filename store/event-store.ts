@@ -17,6 +17,9 @@ import {
 } from './records.js';
 import { acquireLock, checkFormat, enterEnvGate } from './state-root.js';
 
+/** Where lmdb-js keeps the events database's shared msgpack structures (inside that database). */
+const EVENT_STRUCTURES = Symbol.for('structures');
+
 /** Zod schema per object kind; bodies are validated when written and again when read. */
 export type ObjectKinds = Record<string, ZodType>;
 
@@ -162,7 +165,7 @@ export class EventStore {
         db('objects', plain),
         db('blobs', { encoding: 'binary' }),
         // Shared msgpack structures: values ~45% smaller and decoding ~2.7x faster on full scans.
-        db('events', { sharedStructuresKey: Symbol.for('structures') }),
+        db('events', { sharedStructuresKey: EVENT_STRUCTURES }),
         db('heads'),
         db('projections', plain),
         db('indexes'),
@@ -294,6 +297,16 @@ export class EventStore {
     for (const { revision, value } of this.rawStream(taskId, from)) {
       yield { revision, event: this.parse(EventRecord, value, { taskId, revision }) };
     }
+  }
+
+  /**
+   * How many records the journal holds, in O(1): LMDB's own entry count for the events database,
+   * less the shared-structures record lmdb-js keeps beside the events (skipped by cursors, counted
+   * by LMDB). Anything else stored there that is not an event counts too.
+   */
+  journalSize(): number {
+    const entries = (this.events.getStats() as { entryCount: number }).entryCount;
+    return entries - (this.events.doesExist(EVENT_STRUCTURES as never) ? 1 : 0);
   }
 
   /** Every Task id with a head, in key order. */

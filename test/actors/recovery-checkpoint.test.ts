@@ -39,12 +39,21 @@ const alterProjection = (taskId: string) => (env: RootDatabase) => {
   db.putSync(taskId, { ...p, snapshot: { ...p.snapshot, context: { ...p.snapshot.context, cancelReason: 'forged' } } });
 };
 
+/** The head's event, byte for byte, stored again after it. */
+function eventAfterHead(env: RootDatabase, taskId: string): void {
+  const events = env.openDB('events', { encoding: 'binary' });
+  const head = env.openDB('heads', {}).get(taskId) as { revision: number };
+  events.putSync([taskId, head.revision + 1] as never, events.getBinary([taskId, head.revision] as never)!);
+}
+
 describe('checkpointed recovery', () => {
   it('starts every Task from a checkpoint matching its head and projection, with the states a full replay gives', async () => {
     const root = await checkpointedRoot();
     const { checkpoint, full, checkpoints } = await recoverBoth(root);
     assert.equal(checkpoints, TASKS);
     assert.deepEqual([checkpoint.findings, checkpoint.trusted, checkpoint.tailReplayed, checkpoint.fullReplayed, checkpoint.events], [[], TASKS, 0, 0, 0]);
+    // The journal holds exactly the heads' revisions' worth of events: no stream end was probed.
+    assert.equal(checkpoint.ends, 'counted');
     assert.deepEqual(finalStates(checkpoint), finalStates(full));
     const sup = createSupervisor({ state: root, recovery: 'checkpoint' });
     await sup.start();
@@ -139,16 +148,26 @@ describe('checkpointed recovery', () => {
 
   it('does not trust a checkpoint at the head when an event follows the head, and reports what the full path reports', async () => {
     const root = await checkpointedRoot();
-    await tamper(root, (env) => {
-      // the head's event, byte for byte, stored again after it
-      const events = env.openDB('events', { encoding: 'binary' });
-      const head = env.openDB('heads', {}).get('task-00000004') as { revision: number };
-      events.putSync(['task-00000004', head.revision + 1] as never, events.getBinary(['task-00000004', head.revision] as never)!);
-    });
+    await tamper(root, (env) => eventAfterHead(env, 'task-00000004'));
     const { checkpoint, full } = await recoverBoth(root);
-    assert.deepEqual([checkpoint.trusted, checkpoint.fullReplayed], [TASKS - 1, 1]);
+    assert.deepEqual([checkpoint.ends, checkpoint.trusted, checkpoint.fullReplayed], ['probed', TASKS - 1, 1]);
     assert.ok(checkpoint.findings.some((f) => f.taskId === 'task-00000004'), named(checkpoint).join('\n'));
     assert.deepEqual(named(checkpoint), named(full));
+  });
+
+  it('checks stream ends by count: damage that leaves the count unchanged is the full check\'s', async () => {
+    const root = await checkpointedRoot();
+    await tamper(root, (env) => {
+      eventAfterHead(env, 'task-00000004');
+      env.openDB('events', { encoding: 'binary' }).removeSync(['task-00000011', 3] as never);
+    });
+    const { checkpoint, full } = await recoverBoth(root);
+    assert.deepEqual([checkpoint.ends, checkpoint.trusted, checkpoint.findings], ['counted', TASKS, []]);
+    assert.deepEqual(
+      full.findings.map((f) => f.taskId),
+      ['task-00000004', 'task-00000011'],
+      named(full).join('\n'),
+    );
   });
 
   it('names streams without a head before the first head and next to each other, as the full path does', async () => {
