@@ -25,5 +25,5 @@ export {
 export { EventStore, StoreError, type StoreErrorCode } from './store/index.js';
 export { openHost, type Host, type HostOptions } from './actors/host.js';
 export { createHostEffects, clientRequestId, type HarnessConfig, type HarnessFactory, type HostEffectsOptions } from './actors/host-effects.js';
-export { taskRuns, finalTextKind, type TaskRun, type RunSource, type FinalTextKind } from './actors/task-runs.js';
+export { taskRuns, taskRejections, finalTextKind, type TaskRun, type TaskRejection, type RunSource, type FinalTextKind } from './actors/task-runs.js';
 export { loadWorkload, type Workload } from './workloads/workload.js';

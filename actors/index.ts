@@ -6,4 +6,4 @@ export { OBJECT_KINDS, TaskSpec, RequiredArtifact, type TaskSpecInput } from './
 export { EventInput, type EventInputIn } from './event-input.js';
 export { systemClock, manualClock, type Clock } from './clock.js';
 export type { EffectRunner, TaskHandle } from './effects.js';
-export { taskRuns, finalTextKind, type TaskRun, type RunSource, type FinalTextKind } from './task-runs.js';
+export { taskRuns, taskRejections, finalTextKind, type TaskRun, type TaskRejection, type RunSource, type FinalTextKind } from './task-runs.js';

@@ -346,8 +346,8 @@ export class TaskActor {
     const result: SendResult = { admitted: disposition.admitted, written: true, revision: appended.revision, state: this.state };
     if (!disposition.admitted) {
       result.code = disposition.code;
-      const rejection = next.context.rejections[next.context.rejections.length - 1];
-      if (rejection?.detail) result.detail = rejection.detail;
+      const detail = next.context.lastRejection?.detail;
+      if (detail) result.detail = detail;
     }
     return result;
   }

@@ -130,3 +130,40 @@ function runOf(source: RunSource, revision: number, raw: unknown, assignments: M
     receiptDigest: data.receiptDigest,
   };
 }
+
+/** One event the statechart retained and rejected, as the journal records it. */
+export interface TaskRejection {
+  revision: number;
+  /** The event's type. */
+  event: string;
+  /** Its disposition's code. */
+  reason: string;
+  /** The generation it named; for the latest rejection, the one the statechart recorded. Null when neither says. */
+  generation: number | null;
+  /** What was missing or mismatched: kept for the latest rejection only (the Task's `lastRejection`). */
+  detail?: string;
+}
+
+/** What `taskRejections` reads of a stored context's `lastRejection` (parse a projection's with it). */
+export const LatestRejection = z.object({ revision: z.number().int(), generation: z.number().int(), detail: z.string().optional() });
+
+/**
+ * A Task's rejections, oldest first, from its journal: every event whose disposition is not
+ * admitted. The Task's context counts them (`rejected`) and keeps the latest with its detail
+ * (`lastRejection`), which fills in that one; a stored projection of machine version 1 has no
+ * `lastRejection`, and its rejections read the same from the journal.
+ */
+export function taskRejections(events: RunSource['events'], latest: z.infer<typeof LatestRejection> | null | undefined): TaskRejection[] {
+  const out: TaskRejection[] = [];
+  for (const e of events) {
+    if (e.disposition.admitted) continue;
+    const named = e.data['generation'];
+    const rejection: TaskRejection = { revision: e.revision, event: e.type, reason: e.disposition.code, generation: typeof named === 'number' ? named : null };
+    if (latest && latest.revision === e.revision) {
+      rejection.generation = latest.generation;
+      if (latest.detail !== undefined) rejection.detail = latest.detail;
+    }
+    out.push(rejection);
+  }
+  return out;
+}

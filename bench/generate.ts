@@ -28,8 +28,13 @@ import { scriptArgsOrExit } from '../scripts/cli-io.js';
 import { seededRandom } from './util.js';
 import { benchTaskId, materialize, planTask, type StepKind } from './workload.js';
 
-/** Bump when the workload's shape changes, so cached roots of the old shape are not reused. */
-export const WORKLOAD_VERSION = 2; // 2: objects stored as canonical JSON bytes (LMDB) / text (SQLite)
+/**
+ * Bump when the workload's shape changes — or the Task machine's version, whose projections the
+ * roots hold — so cached roots of the old shape are not reused.
+ * 2: objects stored as canonical JSON bytes (LMDB) / text (SQLite).
+ * 3: Task machine version 2 (a Task's context counts its rejections and keeps the latest only).
+ */
+export const WORKLOAD_VERSION = 3;
 const WAVE = 10_000;
 
 export type Target = 'lmdb' | 'sqlite';

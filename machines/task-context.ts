@@ -29,7 +29,14 @@ export interface TaskContext {
   proposal: { generation: number; digest: string } | null;
   verification: { generation: number; digest: string; passed: boolean; sourceDigest: string } | null;
   outcome: { digest: string; revision: number } | null;
-  rejections: Rejection[];
+  /**
+   * How many events the statechart has retained and rejected, in all. Each one is in the journal
+   * with its code (`disposition`); the context keeps only the count and the latest, so a Task's
+   * state does not grow with its history (machine version 2; version 1 kept every rejection).
+   */
+  rejected: number;
+  /** The latest rejection, with what was missing or mismatched; null before the first. */
+  lastRejection: Rejection | null;
   cancelReason: string | null;
 }
 
@@ -47,6 +54,7 @@ export const EMPTY_TASK_CONTEXT: TaskContext = {
   proposal: null,
   verification: null,
   outcome: null,
-  rejections: [],
+  rejected: 0,
+  lastRejection: null,
   cancelReason: null,
 };

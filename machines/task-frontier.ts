@@ -41,13 +41,11 @@ export const FINAL_TASK_STATES: readonly string[] = ['completed', 'cancelled'];
 /** How the statechart took an event: admitted, or retained with the rejection it recorded. */
 export type Disposition = { admitted: true } | { admitted: false; code: string };
 
-/** Compares the context before and after a transition: a new rejection means the event was retained. */
+/** Compares the context before and after a transition: one more rejection means the event was retained. */
 export function classifyTransition(
-  before: { rejections: ReadonlyArray<{ reason: string }> },
-  after: { rejections: ReadonlyArray<{ reason: string }> },
+  before: { rejected: number },
+  after: { rejected: number; lastRejection: { reason: string } | null },
 ): Disposition {
-  if (after.rejections.length > before.rejections.length) {
-    return { admitted: false, code: after.rejections[after.rejections.length - 1]!.reason };
-  }
+  if (after.rejected > before.rejected && after.lastRejection) return { admitted: false, code: after.lastRejection.reason };
   return { admitted: true };
 }

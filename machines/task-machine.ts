@@ -8,7 +8,7 @@ import { EMPTY_TASK_CONTEXT, type Rejection, type RejectionReason, type TaskCont
  * guards or context, and add a persisted-snapshot fixture for the new version under
  * test/fixtures/machines/.
  */
-export const TASK_MACHINE_VERSION = 1;
+export const TASK_MACHINE_VERSION = 2;
 
 type Ev<T extends TaskEvent['type']> = Extract<TaskEvent, { type: T }>;
 
@@ -43,6 +43,14 @@ function rejection(context: TaskContext, event: TaskEvent, reason: RejectionReas
     : { event: event.type, reason, generation, revision: event.revision, detail };
 }
 
+/** Counts a retained event as rejected and keeps it as the latest rejection. */
+function reject(reason: RejectionReason) {
+  return assign<TaskContext, TaskEvent, undefined, TaskEvent, never>(({ context, event }) => ({
+    rejected: context.rejected + 1,
+    lastRejection: rejection(context, event, reason),
+  }));
+}
+
 /**
  * The Task statechart (DESIGN §4). Pure: guards decide admission, `assign` records what was
  * admitted, and nothing else runs. What the Host must do next (compile a Context, dispatch,
@@ -51,7 +59,8 @@ function rejection(context: TaskContext, event: TaskEvent, reason: RejectionReas
  * Events that the current state cannot take have no enabled transition (`snapshot.can(e)` is
  * false); the kernel refuses them without writing. Events that are taken but rejected
  * (stale generation, missing evidence, Context mismatch) are retained: they are appended and
- * their rejection is recorded in `context.rejections`.
+ * their rejection is counted in `context.rejected`, the latest kept in `context.lastRejection`
+ * (the journal holds every one, each event with its disposition).
  */
 export const taskMachine = setup({
   types: {} as { context: TaskContext; events: TaskEvent },
@@ -73,21 +82,11 @@ export const taskMachine = setup({
     passed: ({ event }) => event.type === 'verification.record' && event.passed && event.outcomeDigest !== null,
   },
   actions: {
-    rejectStale: assign({
-      rejections: ({ context, event }) => [...context.rejections, rejection(context, event, 'stale_assignment')],
-    }),
-    rejectMissing: assign({
-      rejections: ({ context, event }) => [...context.rejections, rejection(context, event, 'missing_artifact')],
-    }),
-    rejectContext: assign({
-      rejections: ({ context, event }) => [...context.rejections, rejection(context, event, 'context_mismatch')],
-    }),
-    rejectIdentity: assign({
-      rejections: ({ context, event }) => [...context.rejections, rejection(context, event, 'identity_conflict')],
-    }),
-    rejectVerification: assign({
-      rejections: ({ context, event }) => [...context.rejections, rejection(context, event, 'verification_failed')],
-    }),
+    rejectStale: reject('stale_assignment'),
+    rejectMissing: reject('missing_artifact'),
+    rejectContext: reject('context_mismatch'),
+    rejectIdentity: reject('identity_conflict'),
+    rejectVerification: reject('verification_failed'),
     create: assign(({ event }) => {
       const e = event as Ev<'task.created'>;
       return { taskId: e.taskId, attempt: e.attempt, specDigest: e.specDigest, requiredArtifacts: [...e.requiredArtifacts].sort() };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { clientRequestId } from '../actors/host-effects.js';
-import { taskRuns, type TaskRun } from '../actors/task-runs.js';
+import { LatestRejection, taskRejections, taskRuns, type TaskRejection, type TaskRun } from '../actors/task-runs.js';
 import type { Runtime } from '../runtime/index.js';
 import type { EventStore } from '../store/index.js';
 import { PLANS, type ScenarioFacts, type ScenarioName } from './demo-scenarios.js';
@@ -30,7 +30,8 @@ export interface ScenarioReport {
   revision: number;
   outcome: { digest: string; generation: number; sourceDigest: string; evidence: Record<string, string>; verification: string } | null;
   verification: { passed: boolean; sourceDigest: string; digest: string } | null;
-  rejections: Array<{ event: string; reason: string; generation: number; revision: number; detail?: string }>;
+  /** Every rejection, from the journal (`taskRejections`). */
+  rejections: TaskRejection[];
   runs: TaskRun[];
   /** The scenario's observed counters, one line for the fault summary. */
   counters: Record<string, number | string>;
@@ -46,7 +47,8 @@ const ProjectedTask = z.object({
       generation: z.number().int(),
       verification: z.object({ passed: z.boolean(), sourceDigest: z.string(), digest: z.string() }).nullable(),
       outcome: z.object({ digest: z.string() }).nullable(),
-      rejections: z.array(z.object({ event: z.string(), reason: z.string(), generation: z.number().int(), revision: z.number().int(), detail: z.string().optional() })),
+      rejected: z.number().int(),
+      lastRejection: LatestRejection.nullable(),
     }),
   }),
 });
@@ -68,12 +70,14 @@ export async function reportScenario(store: EventStore, runtime: Runtime, name: 
   const jobs = async (generation: number, what: 'run' | 'verify') => (await runtime.findJobs({ clientRequestId: clientRequestId(taskId, context.attempt, generation, what) })).length;
   const outcome = context.outcome ? { digest: context.outcome.digest, ...OutcomeBody.parse(store.getObject(context.outcome.digest, 'outcome').body) } : null;
   const runs = taskRuns({ events, object: (digest) => store.getObject(digest, 'receipt').body });
+  const rejections = taskRejections(events, context.lastRejection);
   const expectations: Expectation[] = [];
   const expect = (what: string, observed: unknown, expected: unknown) =>
     expectations.push({ scenario: name, what, held: JSON.stringify(observed) === JSON.stringify(expected), observed: JSON.stringify(observed) });
   const counters: Record<string, number | string> = {};
 
   expect('state', projected.state, plan.ends);
+  expect('the context counts every rejection the journal holds', context.rejected, rejections.length);
   if (plan.ends === 'completed') {
     expect('outcome committed', outcome !== null, true);
     if (outcome) {
@@ -93,7 +97,7 @@ export async function reportScenario(store: EventStore, runtime: Runtime, name: 
   switch (name) {
     case 'codex-first':
     case 'hermes-first':
-      expect('no rejections', context.rejections, []);
+      expect('no rejections', rejections, []);
       expect('harness per generation', runs.map((r) => [r.generation, r.harness, r.purpose]), [[1, plan.diagnoser, 'diagnose'], [2, plan.repairer, 'repair']]);
       break;
     case 'F1': {
@@ -106,7 +110,7 @@ export async function reportScenario(store: EventStore, runtime: Runtime, name: 
         'outcome from generation': outcome?.generation ?? '-',
       });
       expect('F1 stale proposal retained and rejected stale_assignment', stale && [stale.written, stale.admitted, stale.code], [true, false, 'stale_assignment']);
-      expect('F1 rejections', context.rejections.map((r) => [r.event, r.reason, r.generation]), [['completion.propose', 'stale_assignment', 1]]);
+      expect('F1 rejections', rejections.map((r) => [r.event, r.reason, r.generation]), [['completion.propose', 'stale_assignment', 1]]);
       expect('F1 the verifier did not run for generation 1', [counters['verifications of g1'], counters['verify jobs for g1']], [0, 0]);
       expect('F1 no job dispatched for it (only the diagnosis run of g1)', counters['run jobs for g1'], 1);
       expect('F1 the outcome is generation 2', outcome?.generation, 2);
@@ -117,11 +121,11 @@ export async function reportScenario(store: EventStore, runtime: Runtime, name: 
       Object.assign(counters, {
         'g2 exit': g2 ? `${g2.jobStatus}/${g2.stopReason}` : '-',
         'g2 evidence': g2 ? Object.keys(g2.evidence).join(',') || 'none' : '-',
-        rejection: context.rejections.map((r) => `${r.reason} g${r.generation}`).join(', ') || 'none',
+        rejection: rejections.map((r) => `${r.reason} g${r.generation}`).join(', ') || 'none',
         'verify jobs for g2': await jobs(2, 'verify'),
         'completed by generation': outcome?.generation ?? '-',
       });
-      expect('F2 rejections', context.rejections.map((r) => [r.event, r.reason, r.generation]), [['completion.propose', 'missing_artifact', 2]]);
+      expect('F2 rejections', rejections.map((r) => [r.event, r.reason, r.generation]), [['completion.propose', 'missing_artifact', 2]]);
       expect('F2 generation 2 succeeded without evidence', [g2?.jobStatus, g2 && Object.keys(g2.evidence)], ['succeeded', []]);
       expect('F2 verification skipped for generation 2', [ofGeneration('verification.record', 2), counters['verify jobs for g2']], [0, 0]);
       expect('F2 a later Assignment completed it', outcome?.generation, 3);
@@ -148,12 +152,12 @@ export async function reportScenario(store: EventStore, runtime: Runtime, name: 
       Object.assign(counters, {
         'final text': g2?.finalTextSample ?? '-',
         refused: g2 ? Object.entries(g2.refused).map(([n, why]) => `${n} (${why})`).join(', ') || 'none' : '-',
-        rejection: context.rejections.map((r) => `${r.reason} g${r.generation}`).join(', ') || 'none',
+        rejection: rejections.map((r) => `${r.reason} g${r.generation}`).join(', ') || 'none',
         'verify jobs for g2': await jobs(2, 'verify'),
       });
       expect('claims-success the text claims success', g2?.finalText === 'structured' && /repaired|success|pass/i.test(g2.finalTextSample ?? ''), true);
       expect('claims-success completion.json refused as invalid', Object.keys(g2?.refused ?? {}), ['completion.json']);
-      expect('claims-success rejected missing_artifact, nothing verified', [context.rejections.map((r) => r.reason), counters['verify jobs for g2']], [['missing_artifact'], 0]);
+      expect('claims-success rejected missing_artifact, nothing verified', [rejections.map((r) => r.reason), counters['verify jobs for g2']], [['missing_artifact'], 0]);
       break;
     }
   }
@@ -166,7 +170,7 @@ export async function reportScenario(store: EventStore, runtime: Runtime, name: 
     revision: projected.revision,
     outcome,
     verification: context.verification,
-    rejections: context.rejections,
+    rejections,
     runs,
     counters,
     expectations,

@@ -1,7 +1,7 @@
 import { OBJECT_KINDS, TaskSpec } from '../../actors/object-kinds.js';
 import { rebuildAll } from '../../actors/recovery.js';
 import { verifyFull } from '../../actors/recovery-boot.js';
-import { taskRuns, type TaskRun } from '../../actors/task-runs.js';
+import { LatestRejection, taskRejections, taskRuns, type TaskRejection, type TaskRun } from '../../actors/task-runs.js';
 import { taskFrontier } from '../../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot } from '../../store/index.js';
 import { CliError, EXIT, emit, parse, type Io } from '../cli-io.js';
@@ -71,6 +71,7 @@ export async function show(argv: string[], io: Io): Promise<number> {
       frontier: taskFrontier(snapshot.value),
       title: spec.title,
       context: snapshot.context,
+      rejections: taskRejections(events, LatestRejection.safeParse(snapshot.context['lastRejection']).data),
       runs: taskRuns({ events, object: (digest) => store.getObject(digest, 'receipt').body }),
       ...(values.events ? { events } : {}),
     };
@@ -79,7 +80,7 @@ export async function show(argv: string[], io: Io): Promise<number> {
 }
 
 /** Prints a Task view (from the store or from a running service) as `show` does. */
-function printShow(io: Io, view: { taskId: string; revision: number; state: string; frontier: string; title: string; context: Record<string, unknown>; runs?: TaskRun[] }): number {
+function printShow(io: Io, view: { taskId: string; revision: number; state: string; frontier: string; title: string; context: Record<string, unknown>; rejections: TaskRejection[]; runs?: TaskRun[] }): number {
   const taskId = view.taskId;
   emit(io, view, () => {
     const c = view.context as Record<string, any>;
@@ -89,7 +90,7 @@ function printShow(io: Io, view: { taskId: string; revision: number; state: stri
       `  frontier: ${view.frontier}`,
       `  assignment: ${c.assignment ? `${c.assignment.harness} (${c.assignment.purpose}) g${c.assignment.generation}` : '-'}`,
       `  evidence: ${Object.keys(c.evidence).join(', ') || '-'}`,
-      ...((c.rejections as Array<any>).map((r) => `  rejected r${r.revision} ${r.event}: ${r.reason}${r.detail ? ` (${r.detail})` : ''}`)),
+      ...view.rejections.map((r) => `  rejected r${r.revision} ${r.event}: ${r.reason}${r.detail ? ` (${r.detail})` : ''}`),
       ...(view.runs ?? []).map(
         (r) =>
           `  run r${r.revision} g${r.generation} ${r.purpose} by ${r.harness} (${r.driver}, ${r.provider}): ${r.jobStatus}/${r.stopReason}, ` +

@@ -3,7 +3,7 @@ import { HostError, issuePath } from '../../actors/errors.js';
 import { EventInput } from '../../actors/event-input.js';
 import type { Supervisor } from '../../actors/supervisor.js';
 import type { SendResult } from '../../actors/task-actor.js';
-import { taskRuns } from '../../actors/task-runs.js';
+import { taskRejections, taskRuns } from '../../actors/task-runs.js';
 import { taskGraph } from '../../machines/task-graph.js';
 import { loadWorkload } from '../../workloads/workload.js';
 import { checkAccess, type AccessPolicy } from './access.js';
@@ -128,6 +128,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
         frontier: view.frontier,
         title: view.spec.title,
         context: view.context,
+        rejections: taskRejections(sup.events(id), view.context.lastRejection),
         runs: taskRuns({ events: sup.events(id), object: (digest) => sup.getObject(digest).body }),
         ...(withEvents ? { events: sup.events(id) } : {}),
       });

@@ -6,6 +6,7 @@ import { hermesLikeScript } from '../../workloads/hamilton-behaviours.js';
 import { loadWorkload } from '../../workloads/workload.js';
 import { tempDir } from '../support/temp.js';
 import { waitForState } from '../support/wait.js';
+import { taskRejections } from '../../actors/task-runs.js';
 
 const workload = loadWorkload('hamilton-v1');
 
@@ -78,7 +79,8 @@ describe('Host effects end to end (scripted Hermes-like agent over ACP, real Run
       await sup.send(taskId, { type: 'assignment.commit', harness: 'hermes-b', purpose: 'repair' });
       await waitForState(sup, taskId, ['waiting'], ['completed', 'cancelled', 'blocked']);
       const waiting = sup.getTask(taskId)!;
-      assert.deepEqual(waiting.context.rejections.map((r) => [r.reason, r.generation]), [['missing_artifact', 2]]);
+      assert.deepEqual(taskRejections(sup.events(taskId), waiting.context.lastRejection).map((r) => [r.reason, r.generation]), [['missing_artifact', 2]]);
+      assert.equal(waiting.context.rejected, 1);
       assert.equal(waiting.context.verification, null, 'verification must not run');
       assert.ok(!sup.events(taskId).some((e) => e.type === 'verification.record'));
       const jobs = await host.runtime.findJobs({ clientRequestId: `${taskId}/a1/g2/verify` });

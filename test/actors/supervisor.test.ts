@@ -42,8 +42,8 @@ describe('Supervisor', () => {
       const after = sup.getTask(taskId)!;
       assert.equal(after.revision, before.revision + 1);
       assert.equal(after.state, before.state);
-      assert.deepEqual({ ...after.context, rejections: [] }, { ...before.context, rejections: [] });
-      assert.deepEqual(after.context.rejections.map((r) => [r.reason, r.generation]), [['stale_assignment', 1]]);
+      assert.deepEqual({ ...after.context, rejected: 0, lastRejection: null }, { ...before.context, rejected: 0, lastRejection: null });
+      assert.deepEqual([after.context.rejected, after.context.lastRejection?.reason, after.context.lastRejection?.generation], [before.context.rejected + 1, 'stale_assignment', 1]);
       const last = sup.events(taskId).at(-1)!;
       assert.deepEqual([last.type, last.origin, last.disposition], ['completion.propose', 'external', { admitted: false, code: 'stale_assignment' }]);
     } finally {

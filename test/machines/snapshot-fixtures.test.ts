@@ -21,9 +21,10 @@ describe('persisted snapshot fixtures', () => {
   });
 
   for (const file of files) {
-    it(`restores ${file} and continues from it`, () => {
-      const fixture = JSON.parse(readFileSync(join(dir, file), 'utf8'));
-      if (fixture.machineVersion !== TASK_MACHINE_VERSION) return;
+    const fixture = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+    // An older version's stored snapshot is never restored: its Task is replayed from events.
+    const skip = fixture.machineVersion !== TASK_MACHINE_VERSION && `machine version ${fixture.machineVersion}: replayed, never restored`;
+    it(`restores ${file} and continues from it`, { skip }, () => {
       const actor = createActor(taskMachine, { snapshot: fixture.snapshot }).start();
       assert.equal(stateName(actor.getSnapshot().value), fixture.state);
       assert.deepEqual(JSON.parse(JSON.stringify(taskMachine.getPersistedSnapshot(actor.getSnapshot()))), fixture.snapshot);

@@ -47,7 +47,7 @@ describe('task statechart', () => {
     assert.equal(snap.status, 'done');
     assert.deepEqual(snap.context.outcome, { digest: D('o'), revision: 14 });
     assert.deepEqual(snap.context.evidence, { 'diagnosis.json': { digest: D('d'), generation: 1 }, 'completion.json': { digest: D('e'), generation: 2 } });
-    assert.deepEqual(snap.context.rejections, []);
+    assert.deepEqual([snap.context.rejected, snap.context.lastRejection], [0, null]);
   });
 
   it('retains a proposal of an older generation as stale_assignment and changes nothing else', () => {
@@ -57,8 +57,25 @@ describe('task statechart', () => {
     const [after] = transition(taskMachine, before, event);
     assert.equal(stateName(after.value), stateName(before.value));
     assert.deepEqual(classifyTransition(before.context, after.context), { admitted: false, code: 'stale_assignment' });
-    assert.deepEqual({ ...after.context, rejections: [] }, { ...before.context, rejections: [] });
-    assert.equal(after.context.rejections[0]?.revision, 7);
+    const { rejected, lastRejection, ...rest } = after.context;
+    assert.deepEqual({ ...before.context, rejected, lastRejection }, { ...rest, rejected: 1, lastRejection: { event: 'completion.propose', reason: 'stale_assignment', generation: 1, revision: 7, detail: 'generation 1 < current 2' } });
+  });
+
+  it('counts rejections and keeps only the latest, so the context does not grow with history', () => {
+    const before = run([created, ...toRunning(1), assign(2, 'repair')]);
+    let snap = before;
+    const sizes: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const event = { type: 'completion.propose', generation: 1, contextDigest: D('c'), proposalDigest: D('p'), evidence: {}, revision: 7 + i, origin: 'external' } as TaskEvent;
+      const [next] = transition(taskMachine, snap, event);
+      assert.deepEqual(classifyTransition(snap.context, next.context), { admitted: false, code: 'stale_assignment' });
+      snap = next;
+      sizes.push(JSON.stringify(taskMachine.getPersistedSnapshot(snap)).length);
+    }
+    assert.equal(snap.context.rejected, 40);
+    assert.equal(snap.context.lastRejection?.revision, 46);
+    // From the tenth rejection on, the revision in `lastRejection` has the same number of digits.
+    assert.equal(new Set(sizes.slice(9)).size, 1, sizes.join(','));
   });
 
   it('sends a proposal lacking required evidence to waiting with missing_artifact', () => {
@@ -69,8 +86,8 @@ describe('task statechart', () => {
       { type: 'completion.propose', generation: 1, contextDigest: D('c'), proposalDigest: D('p'), evidence: {} },
     ]);
     assert.equal(snap.value, 'waiting');
-    assert.equal(snap.context.rejections.at(-1)?.reason, 'missing_artifact');
-    assert.match(snap.context.rejections.at(-1)?.detail ?? '', /completion\.json/);
+    assert.equal(snap.context.lastRejection?.reason, 'missing_artifact');
+    assert.match(snap.context.lastRejection?.detail ?? '', /completion\.json/);
     assert.equal(snap.context.proposal, null);
     // a later Assignment can still complete it
     assert.ok(snap.can({ ...assign(2, 'repair'), revision: 8, origin: 'external' }));
@@ -84,7 +101,7 @@ describe('task statechart', () => {
       { type: 'completion.propose', generation: 1, contextDigest: D('x'), proposalDigest: D('p'), evidence: {} },
     ]);
     assert.equal(snap.value, 'evaluating');
-    assert.equal(snap.context.rejections.at(-1)?.reason, 'context_mismatch');
+    assert.equal(snap.context.lastRejection?.reason, 'context_mismatch');
   });
 
   it('does not take Host-only events from outside', () => {
@@ -113,7 +130,7 @@ describe('task statechart', () => {
     assert.equal(one.context.dispatch?.jobId, 'job-1');
     const [two] = transition(taskMachine, lost, { ...none, jobIds: ['job-1', 'job-2'] } as TaskEvent);
     assert.equal(two.value, 'blocked');
-    assert.equal(two.context.rejections.at(-1)?.reason, 'identity_conflict');
+    assert.equal(two.context.lastRejection?.reason, 'identity_conflict');
   });
 
   it('fences a replaced Assignment: the old run result is retained stale, the new generation runs', () => {
@@ -124,7 +141,7 @@ describe('task statechart', () => {
     const old = { type: 'run.observe', generation: 1, clientRequestId: 't1/a1/g1', contextDigest: D('c'), receiptDigest: D('r'), jobStatus: 'succeeded', evidence: { 'completion.json': D('e') }, revision: 7, origin: 'host' } as TaskEvent;
     const [after] = transition(taskMachine, replaced, old);
     assert.deepEqual(after.context.evidence, {});
-    assert.equal(after.context.rejections.at(-1)?.reason, 'stale_assignment');
+    assert.equal(after.context.lastRejection?.reason, 'stale_assignment');
   });
 
   it('refuses an Assignment that skips a generation', () => {

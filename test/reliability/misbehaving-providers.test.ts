@@ -9,6 +9,7 @@ import { hermesLikeLaunch, type HermesScriptIn } from '../../drivers/scripted/he
 import { completion, hermesLikeScript } from '../../workloads/hamilton-behaviours.js';
 import { loadWorkload } from '../../workloads/workload.js';
 import { tempDir } from '../support/temp.js';
+import { taskRejections } from '../../actors/task-runs.js';
 
 const workload = loadWorkload('hamilton-v1');
 const COMPLETION = JSON.stringify(completion('claims to be done'), null, 2);
@@ -66,7 +67,8 @@ describe('misbehaving providers through the Host (real protocols, real Runtime j
       const task = sup.getTask(taskId)!;
       assert.equal(task.state, 'waiting');
       assert.equal(task.context.generation, 2);
-      assert.deepEqual(task.context.rejections.map((r) => [r.reason, r.generation]), [['missing_artifact', 2]]);
+      assert.deepEqual(taskRejections(events, task.context.lastRejection).map((r) => [r.reason, r.generation]), [['missing_artifact', 2]]);
+      assert.equal(task.context.rejected, 1);
       assert.equal(task.context.evidence['completion.json'], undefined);
       assert.equal(task.context.verification, null);
       assert.ok(!events.some((e) => e.type === 'verification.record'), 'verification ran');
