@@ -46,11 +46,13 @@ export interface CheckpointRecoveryReport extends RecoveryReport {
  * every later event gets the full checks (chain, objects, replay, dispositions, head,
  * projection). Anything else — no checkpoint, another machine version, a head or projection that
  * does not match — falls back to the full checks for that Task, so damage is reported with the
- * same finding codes as `rebuildAll`. Streams without a head and identity claims (the index) are
- * checked too.
+ * same finding codes as `rebuildAll`. Streams without a head are looked for (see below), and the
+ * identity index is read for the request ids the verified events name.
  *
  * What this path does not re-read is history the Host already verified: a record damaged in the
- * middle of an old stream is found by the full check (`rebuildAll`, `ordivon doctor --full`).
+ * middle of an old stream, or an identity claim added to the index for another Task's old request
+ * id (the store refuses such a claim when written), is found by the full check (`rebuildAll`,
+ * `ordivon doctor --full`). Scanning every claim costs as much as the history it came from.
  */
 export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryReport {
   const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS);
@@ -124,7 +126,13 @@ export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryRep
   if (!counted) for (const taskId of streamIdsAfterHeads(store, new Set(heads), after)) full(taskId, undefined, undefined);
 
   sortById(tasks);
-  const findings = [...verifier.findings, ...identityFindings(verifier.requestOwners, (kind) => store.indexEntries(kind))];
+  // Identity claims: those of the request ids the verified events name, one range read each; the
+  // whole index (every claim of every Task's history) is the full check's.
+  const named = [...verifier.requestOwners.keys()].sort();
+  const claims = function* (kind: 'request' | 'evidence') {
+    if (kind === 'request') for (const id of named) yield* store.indexEntries(kind, id);
+  };
+  const findings = [...verifier.findings, ...identityFindings(verifier.requestOwners, claims)];
   return { tasks, findings, events: verifier.events, objects: verifier.objectCount, trusted, tailReplayed, fullReplayed, stale, ends: counted ? 'counted' : 'probed' };
 }
 

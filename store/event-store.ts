@@ -325,9 +325,10 @@ export class EventStore {
     return raw === undefined ? undefined : IndexEntry.parse(raw);
   }
 
-  /** Every key of an index kind with its owners, for the identity check at boot. */
-  *indexEntries(kind: IndexKind): Generator<{ key: string; taskId: string }> {
-    for (const k of this.indexes.getKeys({ start: [kind, '', ''], end: [kind, '\uffff', ''] })) yield { key: k[1], taskId: k[2] };
+  /** Every claim of an index kind (or of one key of it), with the Task that holds it, in key order: for the identity checks. */
+  *indexEntries(kind: IndexKind, key?: string): Generator<{ key: string; taskId: string }> {
+    const range = key === undefined ? { start: [kind, '', ''], end: [kind, '\uffff', ''] } : { start: [kind, key, ''], end: [kind, key, '\uffff'] };
+    for (const k of this.indexes.getKeys(range)) yield { key: k[1], taskId: k[2] };
   }
 
   warnings(): StreamWarning[] {

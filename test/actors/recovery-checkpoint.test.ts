@@ -155,6 +155,32 @@ describe('checkpointed recovery', () => {
     assert.deepEqual(named(checkpoint), named(full));
   });
 
+  it('reads the identity index for the request ids a replayed tail names; older claims are the full check\'s', async () => {
+    const root = await checkpointedRoot();
+    const LAG = 8;
+    await rewindCheckpoints(root, LAG);
+    // A request id named inside a replayed tail, and one named only in history a checkpoint covers.
+    const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
+    const intents = store.taskIds().flatMap((taskId) => {
+      const head = store.head(taskId)!.revision;
+      return [...store.stream(taskId)].filter(({ event }) => event.type === 'dispatch.intend').map(({ revision, event }) => ({ taskId, id: String(event.data['clientRequestId']), inTail: revision > head - LAG }));
+    });
+    await store.close();
+    const inTail = intents.find((i) => i.inTail)!;
+    const old = intents.find((i) => !i.inTail && i.taskId !== inTail.taskId)!;
+    assert.ok(inTail && old, 'the workload has intents inside and before the tails');
+    const other = (taskId: string) => (taskId === 'task-00000000' ? 'task-00000001' : 'task-00000000');
+    await tamper(root, (env) => {
+      const indexes = env.openDB('indexes', {});
+      indexes.putSync(['request', inTail.id, other(inTail.taskId)] as never, { revision: 2 });
+      indexes.putSync(['request', old.id, other(old.taskId)] as never, { revision: 2 });
+    });
+    const { checkpoint, full } = await recoverBoth(root);
+    const conflicts = (r: RecoveryReport) => r.findings.filter((f) => f.code === 'identity_conflict').map((f) => f.object).sort();
+    assert.deepEqual(conflicts(checkpoint), [`request ${inTail.id}`]);
+    assert.deepEqual(conflicts(full), [`request ${inTail.id}`, `request ${old.id}`].sort());
+  });
+
   it('checks stream ends by count: damage that leaves the count unchanged is the full check\'s', async () => {
     const root = await checkpointedRoot();
     await tamper(root, (env) => {
