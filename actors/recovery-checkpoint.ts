@@ -31,28 +31,29 @@ export interface CheckpointRecoveryReport extends RecoveryReport {
  * Per Task: the head must parse; its checkpoint (see checkpoint-store.ts) must parse, be of this
  * machine version and name the head's revision and digest; an event must exist at the head and
  * none after it; the stored projection's bytes must be the ones the checkpoint was bound to. Such
- * a Task is started from the checkpoint's snapshot.
- *
- * The journal's ends are checked in aggregate first (`journalMatchesHeads`): LMDB keeps each
- * database's entry count, and when the events database holds exactly the sum of the heads'
- * revisions, no stream has an event after its head or lacks one at it unless another stream
- * makes up the difference, and no stream lacks a head. Only when the two numbers differ is each
- * trusted Task's stream end read (one cursor step) and the journal walked for streams without a
- * head. A probe touches a page of the journal per Task — the cost that grew with history — and
- * the count touches none. What the count cannot see is damage that cancels out (an event
- * removed from one stream and one added after another's head): that, like damage in the middle
- * of old history, is the full check's (`ordivon doctor --full`). A checkpoint behind the head anchors a tail
+ * a Task is started from the checkpoint's snapshot. A checkpoint behind the head anchors a tail
  * replay instead: the event at the checkpoint's revision must have the checkpoint's digest, and
  * every later event gets the full checks (chain, objects, replay, dispositions, head,
  * projection). Anything else — no checkpoint, another machine version, a head or projection that
  * does not match — falls back to the full checks for that Task, so damage is reported with the
- * same finding codes as `rebuildAll`. Streams without a head are looked for (see below), and the
- * identity index is read for the request ids the verified events name.
+ * same finding codes as `rebuildAll`.
  *
- * What this path does not re-read is history the Host already verified: a record damaged in the
- * middle of an old stream, or an identity claim added to the index for another Task's old request
- * id (the store refuses such a claim when written), is found by the full check (`rebuildAll`,
- * `ordivon doctor --full`). Scanning every claim costs as much as the history it came from.
+ * Two checks are made over the whole store at a cost that does not grow with history:
+ * - Stream ends, by count (`journalMatchesHeads`): LMDB keeps each database's entry count, and
+ *   when the events database holds exactly the sum of the heads' revisions, no stream has an
+ *   event after its head or lacks the one at it unless another stream makes up the difference,
+ *   and no stream lacks a head. Only when the numbers differ is each trusted Task's stream end
+ *   read (one cursor step: a page of the journal per Task) and the journal walked for streams
+ *   without a head, which the full check names (`stream_gap`).
+ * - Identity claims: the index is read for the request ids the verified events name, one range
+ *   read each.
+ *
+ * What this path does not re-read is what the Host already verified or refused when it was
+ * written: a record damaged in the middle of an old stream, damage to stream ends that cancels
+ * out in the count (an event removed from one stream and one added after another's head), an
+ * identity claim added for another Task's old request id (the store refuses such a claim). Those
+ * are the full check's (`rebuildAll`, `ordivon doctor --full`): finding them means reading the
+ * history they are in.
  */
 export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryReport {
   const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS);
