@@ -112,16 +112,16 @@ export class JobStore {
   }
 
   /**
-   * Inserts a new job unless its clientRequestId is already indexed, in one LMDB write transaction.
+   * Inserts a new job unless its clientRequestId is already indexed, in one LMDB write transaction;
+   * false when it is (read the indexed job with `findJobs`, which checks its record).
    * Not durable on return: await `flushed()` before acting on it.
    */
-  createJob(record: JobRecord): { created: true } | { created: false; existingJobIds: string[] } {
+  createJob(record: JobRecord): boolean {
     return this.write(() =>
       this.env.transactionSync(() => {
-        const existingJobIds = this.findJobIds(record.clientRequestId);
-        if (existingJobIds.length > 0) return { created: false as const, existingJobIds };
+        if (this.findJobIds(record.clientRequestId).length > 0) return false;
         this.writeRecord(record);
-        return { created: true as const };
+        return true;
       }),
     );
   }

@@ -285,8 +285,7 @@ export class Runtime {
   }
 
   private async admitNew(record: JobRecord, request: JobRequest, body: AdmitBody): Promise<DispatchResult> {
-    const created = this.store.createJob(record);
-    if (!created.created) {
+    if (!this.store.createJob(record)) {
       // Another process admitted the same id between our read and our transaction.
       const known = this.knownJob(record.clientRequestId);
       if (known === undefined) throw new RuntimeError('record_corrupt', `${record.clientRequestId} was indexed when admitted and is not now`);
