@@ -37,6 +37,29 @@ describe('EventStore.append', () => {
     }
   });
 
+  it('counts the journal in O(1): every event, not the shared-structures record lmdb-js keeps beside them', async () => {
+    const root = tempDir();
+    const store = EventStore.open({ root, kinds });
+    try {
+      assert.equal(store.journalSize(), 0);
+      for (const [taskId, count] of [['t1', 3], ['t2', 1], ['t3', 5]] as const) {
+        for (let r = 0; r < count; r++) await store.append({ taskId, expectedRevision: r, event: event(`${taskId}-${r}`), projection: projection(r + 1) });
+      }
+      // A refused append writes nothing and counts nothing.
+      await assert.rejects(store.append({ taskId: 't1', expectedRevision: 1, event: event('late'), projection: projection(2) }), (e) => code(e) === 'revision_conflict');
+      assert.equal(store.journalSize(), 9);
+      assert.equal(store.databases.events.doesExist(Symbol.for('structures') as never), true, 'the structures record is there and not counted');
+    } finally {
+      await store.close();
+    }
+    const readOnly = EventStore.open({ root, kinds, readOnly: true });
+    try {
+      assert.equal(readOnly.journalSize(), 9);
+    } finally {
+      await readOnly.close();
+    }
+  });
+
   it('rejects an append whose expected revision is behind the head with revision_conflict', async () => {
     const store = EventStore.open({ root: tempDir(), kinds });
     try {
