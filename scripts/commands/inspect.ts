@@ -1,11 +1,11 @@
 import { OBJECT_KINDS, TaskSpec } from '../../actors/object-kinds.js';
 import { rebuildAll } from '../../actors/recovery.js';
 import { verifyFull } from '../../actors/recovery-boot.js';
-import { LatestRejection, taskRejections, taskRuns, type TaskRejection, type TaskRun } from '../../actors/task-runs.js';
+import { LatestRejection, taskRejections, taskRuns } from '../../actors/task-runs.js';
 import { taskFrontier } from '../../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot } from '../../store/index.js';
 import { CliError, EXIT, emit, parse, type Io } from '../cli-io.js';
-import { listViaService, serviceFor, showViaService } from '../service/cli-route.js';
+import { listViaService, parseShowView, serviceFor, showViaService, type ShowView } from '../service/cli-route.js';
 
 const common = { state: { type: 'string' }, json: { type: 'boolean' } } as const;
 
@@ -57,7 +57,7 @@ export async function show(argv: string[], io: Io): Promise<number> {
   const taskId = positionals[0]!;
   // While a service holds the state root, its live view is shown (the same fields).
   const service = serviceFor(values.state);
-  if (service) return printShow(io, (await showViaService(service, taskId, values.events === true)) as never);
+  if (service) return printShow(io, await showViaService(service, taskId, values.events === true));
   return withReader(values.state, (store) => {
     const projection = store.projection(taskId);
     if (!projection) throw new CliError('task_not_found', `no task ${taskId}`);
@@ -75,15 +75,15 @@ export async function show(argv: string[], io: Io): Promise<number> {
       runs: taskRuns({ events, object: (digest) => store.getObject(digest, 'receipt').body }),
       ...(values.events ? { events } : {}),
     };
-    return printShow(io, view);
+    return printShow(io, parseShowView(view, 'store'));
   });
 }
 
 /** Prints a Task view (from the store or from a running service) as `show` does. */
-function printShow(io: Io, view: { taskId: string; revision: number; state: string; frontier: string; title: string; context: Record<string, unknown>; rejections: TaskRejection[]; runs?: TaskRun[] }): number {
+function printShow(io: Io, view: ShowView): number {
   const taskId = view.taskId;
   emit(io, view, () => {
-    const c = view.context as Record<string, any>;
+    const c = view.context;
     const lines = [
       `${taskId}  ${view.state}  revision ${view.revision}  generation ${c.generation}`,
       `  ${view.title}`,

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { issuePath } from '../../actors/errors.js';
 import type { SendResult } from '../../actors/task-actor.js';
 import { resolveStateRoot } from '../../store/index.js';
 import { CliError, EXIT } from '../cli-io.js';
@@ -35,11 +37,62 @@ export async function sendViaService(info: ServiceFile, taskId: string, event: u
   return rest;
 }
 
+/**
+ * A Task view as `ordivon show` prints it, whether built from the store or answered by a running
+ * service: what the human form reads is checked, anything else is kept for `--json`.
+ */
+export const ShowView = z.looseObject({
+  taskId: z.string(),
+  revision: z.number().int(),
+  state: z.string(),
+  frontier: z.string(),
+  title: z.string(),
+  context: z.looseObject({
+    generation: z.number().int(),
+    assignment: z.looseObject({ harness: z.string(), purpose: z.string(), generation: z.number().int() }).nullable(),
+    evidence: z.record(z.string(), z.unknown()),
+  }),
+  rejections: z.array(z.looseObject({ revision: z.number().int(), event: z.string(), reason: z.string(), generation: z.number().int().nullable(), detail: z.string().optional() })),
+  runs: z.array(
+    z.looseObject({
+      revision: z.number().int(),
+      generation: z.number().int(),
+      purpose: z.string(),
+      harness: z.string(),
+      driver: z.string(),
+      provider: z.string(),
+      jobStatus: z.string(),
+      stopReason: z.string(),
+      messages: z.number(),
+      toolItemsStarted: z.number(),
+      toolItemsCompleted: z.number(),
+      finalText: z.string(),
+      evidence: z.record(z.string(), z.string()),
+      refused: z.record(z.string(), z.string()),
+    }),
+  ),
+  events: z.array(z.looseObject({ revision: z.number().int(), at: z.string(), origin: z.string(), type: z.string(), disposition: z.looseObject({ admitted: z.boolean(), code: z.string().optional() }) })).optional(),
+});
+export type ShowView = z.infer<typeof ShowView>;
+
+/**
+ * Parses a Task view: a service's answer to `GET /tasks/:id` (a bad one is `service_error`) or one
+ * built from a stored projection (`record_corrupt`); the error names the field.
+ */
+export function parseShowView(body: unknown, from: 'service' | 'store'): ShowView {
+  const parsed = ShowView.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const path = issuePath(issue.path);
+  const what = from === 'service' ? 'the service answered a Task view' : 'the stored projection gives a Task view';
+  throw new CliError(from === 'service' ? 'service_error' : 'record_corrupt', `${what} that does not parse at ${path || '(root)'}: ${issue.message}`, EXIT.failed, { path });
+}
+
 /** `show` through the service: the view `ordivon show --json` prints. */
-export async function showViaService(info: ServiceFile, taskId: string, events: boolean): Promise<Record<string, unknown> & { title: string }> {
+export async function showViaService(info: ServiceFile, taskId: string, events: boolean): Promise<ShowView> {
   const res = await call(info, 'GET', `/tasks/${encodeURIComponent(taskId)}${events ? '?events=1' : ''}`);
   if (res.status !== 200) throw refused(res);
-  return res.body as Record<string, unknown> & { title: string };
+  return parseShowView(res.body, 'service');
 }
 
 /** `list` through the service: the rows `ordivon list --json` prints. */

@@ -1,0 +1,37 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { CliError } from '../../scripts/cli-io.js';
+import { parseShowView } from '../../scripts/service/cli-route.js';
+
+const view = {
+  taskId: 't1',
+  revision: 9,
+  state: 'waiting',
+  frontier: 'none',
+  title: 'Repair',
+  context: { generation: 2, assignment: { harness: 'hermes', purpose: 'repair', generation: 2 }, evidence: {}, rejected: 1 },
+  rejections: [{ revision: 9, event: 'completion.propose', reason: 'missing_artifact', generation: 2, detail: 'missing completion.json' }],
+  runs: [
+    {
+      revision: 8, generation: 2, purpose: 'repair', harness: 'hermes', driver: 'acp', provider: 'hermes-like', jobStatus: 'succeeded', stopReason: 'end_turn',
+      messages: 2, toolItemsStarted: 1, toolItemsCompleted: 1, finalText: 'none', evidence: {}, refused: {}, model: null,
+    },
+  ],
+};
+
+describe('a Task view for `ordivon show`', () => {
+  it('keeps every field of a well-formed view, those it does not read included', () => {
+    assert.deepEqual(parseShowView(view, 'service'), view);
+  });
+
+  it('refuses a view that does not parse with a code and the field path: service_error from a service, record_corrupt from the store', () => {
+    const bad = { ...view, runs: [{ ...view.runs[0], harness: 7 }] };
+    for (const [from, code] of [['service', 'service_error'], ['store', 'record_corrupt']] as const) {
+      assert.throws(
+        () => parseShowView(bad, from),
+        (e) => e instanceof CliError && e.code === code && e.details['path'] === 'runs.0.harness' && /runs\.0\.harness/.test(e.message),
+      );
+    }
+    assert.throws(() => parseShowView({ ...view, context: { ...view.context, evidence: undefined } }, 'service'), (e) => e instanceof CliError && e.details['path'] === 'context.evidence');
+  });
+});
