@@ -99,13 +99,26 @@ async function defaultWorkers(idle: () => Promise<number>): Promise<number> {
  * Cores idle over the next `sampleMs` (the machine's idle CPU time from `os.cpus()`, divided by
  * the time): this thread is waiting meanwhile, so what it measures is everything else.
  */
-export async function idleCores(sampleMs = 50): Promise<number> {
-  const idleMs = () => cpus().reduce((sum, cpu) => sum + cpu.times.idle, 0);
-  const started = performance.now();
-  const before = idleMs();
-  await new Promise((resolve) => setTimeout(resolve, sampleMs));
-  return (idleMs() - before) / (performance.now() - started);
+export async function idleCores(sampleMs = 50, probe: IdleProbe = SYSTEM_IDLE): Promise<number> {
+  const started = probe.now();
+  const before = probe.idleMs();
+  await probe.wait(sampleMs);
+  const elapsed = probe.now() - started;
+  return elapsed > 0 ? Math.max(0, probe.idleMs() - before) / elapsed : 0;
 }
+
+/** What `idleCores` reads: the machine's idle CPU time summed over cores, a clock, a wait (all in ms). */
+export interface IdleProbe {
+  idleMs(): number;
+  now(): number;
+  wait(ms: number): Promise<void>;
+}
+
+const SYSTEM_IDLE: IdleProbe = {
+  idleMs: () => cpus().reduce((sum, cpu) => sum + cpu.times.idle, 0),
+  now: () => performance.now(),
+  wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
 
 interface Part {
   tasks: RebuiltTask[];

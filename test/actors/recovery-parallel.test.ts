@@ -57,6 +57,29 @@ describe('rebuildParallel', () => {
     }
   });
 
+  it('counts idle cores as idle CPU time over elapsed time, over the window it waited', async () => {
+    // An injected probe: clock and idle counters move only when the sample waits.
+    const probe = (idlePerMs: number, counterStep = 0) => {
+      let clock = 1_000;
+      let idle = 50_000;
+      return {
+        idleMs: () => idle,
+        now: () => clock,
+        wait: async (ms: number) => {
+          clock += ms;
+          idle += idlePerMs * ms + counterStep;
+        },
+      };
+    };
+    assert.equal(await idleCores(50, probe(1.5)), 1.5);
+    assert.equal(await idleCores(50, probe(0)), 0);
+    assert.equal(await idleCores(40, probe(2)), 2);
+    // Counters that go backwards (a CPU taken offline) read as no idle time, never a negative count.
+    assert.equal(await idleCores(50, probe(0, -500)), 0);
+    // A sample that took no time says nothing is idle (no division by zero).
+    assert.equal(await idleCores(0, probe(1)), 0);
+  });
+
   it('rebuilds exactly what rebuildAll rebuilds, over two worker threads', async () => {
     const { inThread, parallel } = await both(await generated(TASKS, EVENTS));
     assert.deepEqual(inThread.findings, []);
