@@ -45,6 +45,16 @@ describe('npm run bench arguments', () => {
     assert.deepEqual(readdirSync(out), []);
   });
 
+  it('writes the results and, when no recovery scenario ran, no plot', () => {
+    const out = tempDir();
+    const result = spawnSync(process.execPath, [RUN, '--quick', '--only', 'reconciliation', '--out', out], { encoding: 'utf8' });
+    assert.equal(result.status, 0, result.stderr);
+    const files = readdirSync(out);
+    assert.equal(files.length, 1, files.join(', '));
+    assert.match(files[0]!, /^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}Z\.json$/);
+    assert.match(result.stdout, /no recovery scenario ran: no plot/);
+  });
+
   it('a scenario file run on its own refuses an unknown option the same way (no silent typo of --quick)', () => {
     for (const file of ['floor.bench.js', 'recovery.bench.js', 'find-jobs.bench.js']) {
       const result = spawnSync(process.execPath, [fileURLToPath(new URL(`../../bench/${file}`, import.meta.url)), '--quikc'], { encoding: 'utf8' });
