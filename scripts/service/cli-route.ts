@@ -27,14 +27,44 @@ function refused(res: ServiceResponse): CliError {
   return new CliError(code, error?.message ?? `HTTP ${res.status}`, usage ? EXIT.usage : EXIT.failed, error?.path ? { path: error.path } : {});
 }
 
-/** `send` through the service: the same `SendResult` the library returns. */
+/** A send's answer as the service gives it: the library's `SendResult`, with the Task id. */
+const SendAnswer = z.object({
+  taskId: z.string().optional(),
+  admitted: z.boolean(),
+  written: z.boolean(),
+  code: z.string().optional(),
+  detail: z.string().optional(),
+  path: z.string().optional(),
+  revision: z.number().int(),
+  state: z.string(),
+  duplicate: z.boolean().optional(),
+});
+
+const ListAnswer = z.array(z.object({ taskId: z.string(), state: z.string(), revision: z.number().int(), generation: z.number().int() }));
+
+/** Parses what the service answered with `schema`; an answer that does not parse is `service_error`, naming the field. */
+function answer<S extends z.ZodType>(schema: S, body: unknown, what: string, code = 'service_error'): z.output<S> {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const path = issuePath(issue.path);
+  throw new CliError(code, `${what} that does not parse at ${path}: ${issue.message}`, EXIT.failed, { path });
+}
+
+const hasError = (body: unknown) => typeof body === 'object' && body !== null && 'error' in body;
+
+/** `send` through the service: the same `SendResult` the library returns (a refused event included). */
 export async function sendViaService(info: ServiceFile, taskId: string, event: unknown, eventId?: string): Promise<SendResult> {
   const body = eventId && typeof event === 'object' && event !== null ? { ...event, eventId } : event;
   const res = await call(info, 'POST', `/tasks/${encodeURIComponent(taskId)}/events`, body);
-  const result = res.body as SendResult & { error?: unknown };
-  if (result === null || typeof result !== 'object' || result.error !== undefined || typeof result.admitted !== 'boolean') throw refused(res);
-  const { taskId: _ignored, ...rest } = result as SendResult & { taskId?: string };
-  return rest;
+  if (hasError(res.body)) throw refused(res);
+  return parseSendAnswer(res.body);
+}
+
+/** Parses a service's answer to a send (without an `error`): the `SendResult`, or `service_error` naming the field. */
+export function parseSendAnswer(body: unknown): SendResult {
+  const { taskId: _ignored, ...result } = answer(SendAnswer, body, 'the service answered a send');
+  return result;
 }
 
 /**
@@ -80,12 +110,9 @@ export type ShowView = z.infer<typeof ShowView>;
  * built from a stored projection (`record_corrupt`); the error names the field.
  */
 export function parseShowView(body: unknown, from: 'service' | 'store'): ShowView {
-  const parsed = ShowView.safeParse(body);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const path = issuePath(issue.path);
-  const what = from === 'service' ? 'the service answered a Task view' : 'the stored projection gives a Task view';
-  throw new CliError(from === 'service' ? 'service_error' : 'record_corrupt', `${what} that does not parse at ${path || '(root)'}: ${issue.message}`, EXIT.failed, { path });
+  return from === 'service'
+    ? answer(ShowView, body, 'the service answered a Task view')
+    : answer(ShowView, body, 'the stored projection gives a Task view', 'record_corrupt');
 }
 
 /** `show` through the service: the view `ordivon show --json` prints. */
@@ -98,6 +125,11 @@ export async function showViaService(info: ServiceFile, taskId: string, events: 
 /** `list` through the service: the rows `ordivon list --json` prints. */
 export async function listViaService(info: ServiceFile): Promise<Array<{ taskId: string; state: string; revision: number; generation: number }>> {
   const res = await call(info, 'GET', '/tasks');
-  if (res.status !== 200 || !Array.isArray(res.body)) throw refused(res);
-  return (res.body as Array<{ taskId: string; state: string; revision: number; generation: number }>).map(({ taskId, state, revision, generation }) => ({ taskId, state, revision, generation }));
+  if (res.status !== 200) throw refused(res);
+  return parseListAnswer(res.body);
+}
+
+/** Parses a service's Task list: the rows `ordivon list --json` prints, or `service_error` naming the field. */
+export function parseListAnswer(body: unknown): Array<{ taskId: string; state: string; revision: number; generation: number }> {
+  return answer(ListAnswer, body, 'the service answered a Task list');
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CliError } from '../../scripts/cli-io.js';
-import { parseShowView } from '../../scripts/service/cli-route.js';
+import { parseListAnswer, parseSendAnswer, parseShowView } from '../../scripts/service/cli-route.js';
 
 const view = {
   taskId: 't1',
@@ -33,5 +33,26 @@ describe('a Task view for `ordivon show`', () => {
       );
     }
     assert.throws(() => parseShowView({ ...view, context: { ...view.context, evidence: undefined } }, 'service'), (e) => e instanceof CliError && e.details['path'] === 'context.evidence');
+  });
+});
+
+describe('a send or list answered by the service', () => {
+  it('gives the library\'s SendResult (without the Task id) and the list rows', () => {
+    assert.deepEqual(parseSendAnswer({ taskId: 't1', admitted: false, written: true, code: 'stale_assignment', revision: 7, state: 'waiting' }), {
+      admitted: false,
+      written: true,
+      code: 'stale_assignment',
+      revision: 7,
+      state: 'waiting',
+    });
+    assert.deepEqual(parseListAnswer([{ taskId: 't1', state: 'open', revision: 1, generation: 0, title: 'kept out' }]), [{ taskId: 't1', state: 'open', revision: 1, generation: 0 }]);
+  });
+
+  it('refuses an answer that does not parse with service_error and the field path', () => {
+    const refusedAt = (path: string) => (e: unknown) => e instanceof CliError && e.code === 'service_error' && e.details['path'] === path;
+    assert.throws(() => parseSendAnswer({ admitted: 'yes', written: true, revision: 1, state: 'open' }), refusedAt('admitted'));
+    assert.throws(() => parseSendAnswer({ admitted: true, written: true, state: 'open' }), refusedAt('revision'));
+    assert.throws(() => parseListAnswer([{ taskId: 't1', state: 'open', revision: 1, generation: 0 }, { taskId: 2 }]), refusedAt('1.taskId'));
+    assert.throws(() => parseListAnswer({ tasks: [] }), refusedAt('(root)'));
   });
 });
