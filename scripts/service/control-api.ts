@@ -121,6 +121,8 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       const q = parsed(ShowQuery.safeParse(query), 'invalid_request');
       const view = requireTask(id);
       const withEvents = q.events === '1' || q.events === 'true';
+      // One read of the stream serves the rejections, the runs and (when asked) the history.
+      const events = sup.events(id);
       return sendJson(res, 200, {
         taskId: id,
         revision: view.revision,
@@ -128,9 +130,9 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
         frontier: view.frontier,
         title: view.spec.title,
         context: view.context,
-        rejections: taskRejections(sup.events(id), view.context.lastRejection),
-        runs: taskRuns({ events: sup.events(id), object: (digest) => sup.getObject(digest).body }),
-        ...(withEvents ? { events: sup.events(id) } : {}),
+        rejections: taskRejections(events, view.context.lastRejection),
+        runs: taskRuns({ events, object: (digest) => sup.getObject(digest).body }),
+        ...(withEvents ? { events } : {}),
       });
     }
     if (parts[0] === 'tasks' && parts.length === 3 && parts[2] === 'events') {
