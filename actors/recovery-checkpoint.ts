@@ -3,7 +3,7 @@ import { EventRecord, type EventStore, type Head } from '../store/index.js';
 import { checkpointEntries, projectionBytesDigest, safeParseCheckpoint } from './checkpoint-store.js';
 import { OBJECT_KINDS, TaskSpec } from './object-kinds.js';
 import { eventDigest } from './recovery-digest.js';
-import { lmdbVerifySource, scanStreams, streamEnd, streamIdsAfterHeads } from './recovery-source.js';
+import { headIds, lmdbVerifySource, scanStreams, streamEnd, streamIdsAfterHeads } from './recovery-source.js';
 import { RecoveryVerifier, identityFindings, type RawEvent, type ReplayStart } from './recovery-verify.js';
 import { rebuiltOf, restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './recovery.js';
 
@@ -39,7 +39,7 @@ export interface CheckpointRecoveryReport extends RecoveryReport {
  * same finding codes as `rebuildAll`.
  *
  * Two checks are made over the whole store at a cost that does not grow with history:
- * - Stream ends, by count (`journalMatchesHeads`): LMDB keeps each database's entry count, and
+ * - Stream ends, by count (`readHeads`): LMDB keeps each database's entry count, and
  *   when the events database holds exactly the sum of the heads' revisions, no stream has an
  *   event after its head or lacks the one at it unless another stream makes up the difference,
  *   and no stream lacks a head. Only when the numbers differ is each trusted Task's stream end
@@ -81,13 +81,11 @@ export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryRep
     tasks.push(rebuilt);
   };
 
-  const counted = journalMatchesHeads(store);
+  const { heads, counted } = readHeads(store);
   // Task id → the stream after its own, where a probe of its stream's end saw it.
   const after = new Map<string, string | null>();
-  const heads: string[] = [];
-  for (const key of store.databases.heads.getKeys()) if (typeof key === 'string') heads.push(key);
-  for (const taskId of heads) {
-    const head = verifier.head(taskId);
+  for (const { taskId, read } of heads) {
+    const head = verifier.head(taskId, read);
     const parsed = safeParseCheckpoint(checkpointOf(taskId));
     if (!head || !parsed.success || parsed.data.machineVersion !== TASK_MACHINE_VERSION || parsed.data.revision > head.revision) {
       full(taskId, head, parsed.success ? parsed.data.spec : undefined);
@@ -124,7 +122,7 @@ export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryRep
     if (task) tasks.push({ ...rebuiltOf(task, task.snapshot!), spec: checkpoint.spec });
   }
   // Streams with events but no head: the full check names them (`stream_gap`).
-  if (!counted) for (const taskId of streamIdsAfterHeads(store, new Set(heads), after)) full(taskId, undefined, undefined);
+  if (!counted) for (const taskId of streamIdsAfterHeads(store, new Set(heads.map((h) => h.taskId)), after)) full(taskId, undefined, undefined);
 
   sortById(tasks);
   // Identity claims: those of the request ids the verified events name, one range read each; the
@@ -138,22 +136,28 @@ export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryRep
 }
 
 /**
- * Whether the events database holds exactly as many entries as the heads' revisions add up to
- * (LMDB's own count for the database, read in O(1)). False when any head does not read as a
- * record with a positive integer revision: the per-Task checks then say which.
+ * Every head, in Task id order, read with one cursor, and whether the events database holds
+ * exactly as many entries as their revisions add up to (LMDB's own count, read in O(1)). Not
+ * counted when a head does not read as a record with a positive integer revision: the per-Task
+ * checks then say which. A value the cursor cannot decode ends it: each head is then read on its
+ * own, so the verifier names the one that fails.
  */
-export function journalMatchesHeads(store: EventStore): boolean {
+export function readHeads(store: EventStore): { heads: Array<{ taskId: string; read?: () => unknown }>; counted: boolean } {
+  const heads: Array<{ taskId: string; read?: () => unknown }> = [];
   let sum = 0;
+  let summable = true;
   try {
-    for (const { value } of store.databases.heads.getRange()) {
+    for (const { key, value } of store.databases.heads.getRange()) {
+      if (typeof key !== 'string') continue;
+      heads.push({ taskId: key, read: () => value });
       const revision = typeof value === 'object' && value !== null ? (value as { revision?: unknown }).revision : undefined;
-      if (typeof revision !== 'number' || !Number.isSafeInteger(revision) || revision <= 0) return false;
-      sum += revision;
+      if (typeof revision === 'number' && Number.isSafeInteger(revision) && revision > 0) sum += revision;
+      else summable = false;
     }
-    return store.journalSize() === sum;
   } catch {
-    return false;
+    return { heads: headIds(store).map((taskId) => ({ taskId })), counted: false };
   }
+  return { heads, counted: summable && store.journalSize() === sum };
 }
 
 function readEvent(store: EventStore, taskId: string, revision: number): unknown {

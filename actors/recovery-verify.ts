@@ -123,10 +123,13 @@ export class RecoveryVerifier {
     return this.objects.size;
   }
 
-  /** Reads and parses a head; a malformed head is a `stream_corrupt` finding and counts as absent. */
-  head(taskId: string): Head | undefined {
+  /**
+   * Reads and parses a head; a malformed head is a `stream_corrupt` finding and counts as absent.
+   * `read` supplies the stored value when the caller has it already (a cursor over the heads).
+   */
+  head(taskId: string, read: () => unknown = () => this.source.rawHead(taskId)): Head | undefined {
     try {
-      const raw = this.source.rawHead(taskId);
+      const raw = read();
       if (raw === undefined) return undefined;
       // The common case by hand (what `Head.safeParse` returns for it); anything else goes to zod.
       if (typeof raw === 'object' && raw !== null && Object.getPrototypeOf(raw) === Object.prototype) {

@@ -210,6 +210,17 @@ describe('checkpointed recovery', () => {
     assert.deepEqual(named(checkpoint), named(full));
   });
 
+  it('reads each head on its own when one cannot be decoded, and reports it as the full path does', async () => {
+    const root = await checkpointedRoot();
+    // A map of two entries that ends after one key: the heads cursor cannot decode this value.
+    await tamper(root, (env) => env.openDB('heads', { encoding: 'binary' }).putSync('task-00000007', Buffer.from([0x82, 0xa1, 0x61])));
+    const { checkpoint, full } = await recoverBoth(root);
+    assert.equal(checkpoint.ends, 'probed');
+    assert.deepEqual(checkpoint.findings.map((f) => [f.code, f.taskId, f.object]).slice(0, 1), [['stream_corrupt', 'task-00000007', 'head']]);
+    assert.equal(checkpoint.trusted, TASKS - 1);
+    assert.deepEqual(named(checkpoint), named(full));
+  });
+
   it('names a stream that has events but no head, as the full path does', async () => {
     const root = await checkpointedRoot();
     await tamper(root, (env) => env.openDB('heads', {}).removeSync('task-00000017'));
