@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isAbsolute } from 'node:path';
-import { readArtifact } from '../runtime/confine.js';
+import { readArtifact } from '../drivers/confine.js';
 import { createActor, fromPromise, initialTransition, type Actor, type InspectionEvent } from 'xstate';
 import { supervisorMachine, taskMachine, type FrontierWork, type SupervisorFailure, type TaskContext } from '../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot, type EventRecord } from '../store/index.js';

@@ -1,4 +1,4 @@
-import { readArtifact } from '../runtime/confine.js';
+import { readArtifact } from './confine.js';
 import type { ArtifactFound, DriverRunInput, HarnessRunReceipt } from './receipt.js';
 
 /** Refusal code (in `receipt.artifactRefusals`) for an artifact whose read threw, e.g. the workspace vanished. */

@@ -1,5 +1,5 @@
 import type { ZodError } from 'zod';
-import type { ConfineCode } from './confine.js';
+import type { ConfineCode } from '../drivers/confine.js';
 
 /**
  * Every code a Runtime call can fail with. Stable strings: the README error table documents them and

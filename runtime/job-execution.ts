@@ -1,6 +1,6 @@
 import type { DriverRunInput } from '../drivers/receipt.js';
 import { runCommand, type CommandOutcome } from './command-job.js';
-import { readArtifact } from './confine.js';
+import { readArtifact } from '../drivers/confine.js';
 import type { CommandRun, VerifyInput } from './dispatch-input.js';
 import { runHarness, type HarnessExecutor } from './harness-job.js';
 import type { JobRecord, JobState, StopReason, Verification } from './job-record.js';

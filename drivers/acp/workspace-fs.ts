@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { mkdir, open, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { RequestError } from '@agentclientprotocol/sdk';
-import { resolveInside } from '../../runtime/confine.js';
+import { resolveInside } from '../confine.js';
 import { JSONRPC_INVALID_PARAMS, JSONRPC_RESOURCE_NOT_FOUND, type AcpRefusalCode } from './errors.js';
 
 /** One refused client-side file access, as recorded in the receipt. */

@@ -3,18 +3,10 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { importsOf } from '../support/imports.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const FORBIDDEN = [/^node:/, /^(fs|path|os|child_process|worker_threads|crypto|net|http)$/, /^lmdb/, /^piscina/, /^execa/, /^better-sqlite3/, /\/(store|actors|drivers|runtime|scripts)(\/|$)/];
-
-/** Every module specifier a TypeScript source imports or re-exports (static and dynamic). */
-export function importsOf(source: string): string[] {
-  const specs: string[] = [];
-  for (const m of source.matchAll(/(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|import\s+['"]([^'"]+)['"]/g)) {
-    specs.push((m[1] ?? m[2] ?? m[3])!);
-  }
-  return specs;
-}
 
 describe('machines/ purity', () => {
   it('imports nothing that performs I/O and nothing of store, actors, drivers or runtime', () => {
