@@ -45,11 +45,24 @@ describe('rebuildParallel', () => {
     const root = await generated(TASKS, EVENTS);
     const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
     try {
-      const busy = await rebuildParallel(store, { inThreadBelow: 0, idleCores: async () => 0.4 });
-      const idle = await rebuildParallel(store, { inThreadBelow: 0, idleCores: async () => 1.6 });
+      const samples = (...idle: number[]) => {
+        const taken: number[] = [];
+        return { taken, idleCores: async () => (taken.push(idle[taken.length]!), idle[taken.length - 1]!) };
+      };
+      const busy = samples(0.4, 0.7);
+      const burst = samples(0.2, 1.6);
+      const idle = samples(1.6);
+      const reports = [];
+      for (const s of [busy, burst, idle]) reports.push(await rebuildParallel(store, { inThreadBelow: 0, idleCores: s.idleCores }));
       const cores = Math.min(availableParallelism(), 8);
-      assert.deepEqual([busy.workers, idle.workers], [0, cores >= 2 ? cores : 0]);
-      assert.deepEqual(finalStates(idle), finalStates(busy));
+      const workers = cores >= 2 ? cores : 0;
+      assert.deepEqual(
+        reports.map((r) => r.workers),
+        [0, workers, workers],
+      );
+      // A busy first sample is looked at once more; an idle one is not.
+      assert.deepEqual([busy.taken, burst.taken, idle.taken], [[0.4, 0.7], [0.2, 1.6], [1.6]]);
+      assert.deepEqual(finalStates(reports[2]!), finalStates(reports[0]!));
       const sampled = await idleCores(20);
       assert.ok(Number.isFinite(sampled) && sampled >= 0, `idleCores() gave ${sampled}`);
     } finally {
