@@ -99,34 +99,44 @@ export interface CheckpointInput {
   state: string;
   snapshot: Record<string, unknown>;
   spec: TaskSpec;
+  /**
+   * sha256 of the projection's bytes at `revision`, when the caller hashed them then (a live Task
+   * checkpointed right after its commit, whose projection may have moved on by the write).
+   */
+  projectionDigest?: string;
 }
 
 /**
  * Writes checkpoints for Tasks whose state was just verified, binding each to the projection
- * bytes stored now. A Task whose projection is absent or at another revision gets none (its next
- * start replays it). Resolves once durable; writes nothing on a read-only store. If the process
- * dies before the commit, the old checkpoints stay and the next start replays longer tails.
+ * bytes stored now — or to those its entry names (`projectionDigest`). A Task whose projection is
+ * absent or at another revision gets none (its next start replays it). Resolves once durable with
+ * the ids of the Tasks checkpointed; writes nothing on a read-only store. If the process dies
+ * before the commit, the old checkpoints stay and the next start replays longer tails.
  */
-export async function writeCheckpoints(store: EventStore, entries: Iterable<CheckpointInput>): Promise<number> {
-  if (store.readOnly) return 0;
+export async function writeCheckpoints(store: EventStore, entries: Iterable<CheckpointInput>): Promise<string[]> {
+  if (store.readOnly) return [];
   const { meta, projections, env } = store.databases;
-  let written = 0;
+  const written: string[] = [];
   await env.transaction(() => {
     for (const entry of entries) {
-      const bytes = projections.getBinary(entry.taskId);
-      const stored = bytes === undefined ? undefined : (projections.get(entry.taskId) as { revision?: unknown } | undefined);
-      if (bytes === undefined || stored?.revision !== entry.revision) continue;
+      let projectionDigest = entry.projectionDigest;
+      if (projectionDigest === undefined) {
+        const bytes = projections.getBinary(entry.taskId);
+        const stored = bytes === undefined ? undefined : (projections.get(entry.taskId) as { revision?: unknown } | undefined);
+        if (bytes === undefined || stored?.revision !== entry.revision) continue;
+        projectionDigest = sha256Bytes(bytes);
+      }
       const record: Checkpoint = {
         revision: entry.revision,
         headDigest: entry.headDigest,
         machineVersion: TASK_MACHINE_VERSION,
         state: entry.state,
         snapshot: entry.snapshot,
-        projectionDigest: sha256Bytes(bytes),
+        projectionDigest,
         spec: entry.spec,
       };
       meta.put([KEY, entry.taskId], JSON.stringify(record));
-      written++;
+      written.push(entry.taskId);
     }
   });
   await env.flushed;

@@ -32,6 +32,7 @@ export type HostErrorCode =
   // lifecycle
   | 'harness_unknown'
   | 'not_serving'
+  | 'invalid_option'
   | 'boot_failed';
 
 /** What a boot check or `doctor` found, naming the Task, revision and object involved. */

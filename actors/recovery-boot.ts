@@ -1,6 +1,6 @@
 import { TASK_MACHINE_VERSION, stateName, taskMachine } from '../machines/index.js';
 import type { EventStore } from '../store/index.js';
-import { Checkpoint, readCheckpoints, writeCheckpoints, type CheckpointInput } from './checkpoint-store.js';
+import { Checkpoint, projectionBytesDigest, readCheckpoints, writeCheckpoints, type CheckpointInput } from './checkpoint-store.js';
 import type { TaskSpec } from './object-kinds.js';
 import { jsonEqual } from './recovery-digest.js';
 import { recoverFromCheckpoints, type CheckpointRecoveryReport } from './recovery-checkpoint.js';
@@ -88,12 +88,12 @@ function* checkpointsOf(tasks: RebuiltTask[]): Generator<CheckpointInput> {
  * At a clean stop: checkpoints the live Tasks that moved since their checkpoint. A Task is
  * checkpointed only if its head is at the actor's revision and its stored projection equals the
  * live actor's snapshot, i.e. only state this process verified at boot and then admitted itself.
- * Never throws (a failure only means a longer next start).
+ * Never throws (a failure only means a longer next start). Resolves with how many were written.
  */
 export async function checkpointLiveTasks(store: EventStore, tasks: Iterable<TaskActor>, specs: ReadonlyMap<string, TaskSpec>): Promise<number> {
   try {
     if (store.readOnly) return 0;
-    const known = checkpointed.get(store) ?? checkpointRevisions(store);
+    const known = knownCheckpoints(store);
     const entries: CheckpointInput[] = [];
     for (const task of tasks) {
       if (known.get(task.taskId) === task.revision) continue;
@@ -104,12 +104,52 @@ export async function checkpointLiveTasks(store: EventStore, tasks: Iterable<Tas
       if (!head || !projection || !spec || head.revision !== task.revision || projection.revision !== task.revision || !jsonEqual(projection.snapshot, persisted)) continue;
       entries.push({ taskId: task.taskId, revision: task.revision, headDigest: head.digest, state: task.state, snapshot: persisted, spec });
     }
-    const written = await writeCheckpoints(store, entries);
-    for (const entry of entries) known.set(entry.taskId, entry.revision);
-    return written;
+    return await commitCheckpoints(store, entries);
   } catch {
     return 0;
   }
+}
+
+/**
+ * While serving, right after a Task's commit (`SupervisorOptions.checkpointEvery`): the checkpoint
+ * of the state it just committed, or undefined when its head is not at the actor's revision (not
+ * this process's commit). The head, projection and event were written in one transaction by this
+ * process from this snapshot, so the projection's bytes are hashed now, not decoded and compared;
+ * the write may come after the Task has moved on (`commitCheckpoints`).
+ */
+export function committedCheckpoint(store: EventStore, task: TaskActor, spec: TaskSpec | undefined): CheckpointInput | undefined {
+  try {
+    const head = store.head(task.taskId);
+    const projectionDigest = projectionBytesDigest(store, task.taskId);
+    if (!spec || !head || head.revision !== task.revision || projectionDigest === undefined) return undefined;
+    return { taskId: task.taskId, revision: task.revision, headDigest: head.digest, state: task.state, snapshot: task.persistedSnapshot(), spec, projectionDigest };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes checkpoints and records their revisions as this process's; never throws. Resolves with how many were written. */
+export async function commitCheckpoints(store: EventStore, entries: CheckpointInput[]): Promise<number> {
+  try {
+    const known = knownCheckpoints(store);
+    const revisions = new Map(entries.map((e) => [e.taskId, e.revision]));
+    const written = await writeCheckpoints(store, entries);
+    for (const taskId of written) known.set(taskId, revisions.get(taskId)!);
+    return written.length;
+  } catch {
+    return 0;
+  }
+}
+
+/** The revision of a Task's checkpoint as this process last wrote or verified it; 0 when it has none. */
+export function checkpointRevision(store: EventStore, taskId: string): number {
+  return knownCheckpoints(store).get(taskId) ?? 0;
+}
+
+function knownCheckpoints(store: EventStore): Map<string, number> {
+  let known = checkpointed.get(store);
+  if (!known) checkpointed.set(store, (known = checkpointRevisions(store)));
+  return known;
 }
 
 function checkpointRevisions(store: EventStore): Map<string, number> {

@@ -2,13 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import { readArtifact } from '../drivers/confine.js';
 import { createActor, fromPromise, initialTransition, type Actor, type InspectionEvent } from 'xstate';
+import { z } from 'zod';
 import { supervisorMachine, taskMachine, type FrontierWork, type SupervisorFailure, type TaskContext } from '../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot, type EventRecord } from '../store/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { EffectRunner, TaskHandle } from './effects.js';
 import { HostError, issuePath } from './errors.js';
 import { OBJECT_KINDS, TaskSpec, type TaskSpecInput } from './object-kinds.js';
-import { checkpointLiveTasks, recoverForBoot, type RecoveryMode } from './recovery-boot.js';
+import { checkpointLiveTasks, checkpointRevision, commitCheckpoints, committedCheckpoint, recoverForBoot, type RecoveryMode } from './recovery-boot.js';
+import type { CheckpointInput } from './checkpoint-store.js';
 import { TaskActor, type Attachments, type Committed, type SendResult } from './task-actor.js';
 
 export interface SupervisorOptions {
@@ -23,7 +25,24 @@ export interface SupervisorOptions {
   purpose?: string;
   /** Boot validation: `full` verifies and replays every event (default); `checkpoint` starts Tasks from verified checkpoints (actors/recovery-boot.ts). */
   recovery?: RecoveryMode;
+  /**
+   * While serving, a Task that has admitted this many events since its last checkpoint gets a new
+   * one, taken right after the commit and written after it, off the admission path (default 100;
+   * 0: only at boot and at a clean stop). After a crash, a checkpointed start then replays about
+   * this many events per Task at most (plus any admitted while the checkpoint was being written),
+   * like Akka Persistence's snapshot-every-N.
+   */
+  checkpointEvery?: number;
 }
+
+/** The scalar options, checked when a supervisor is created (`invalid_option` with the field). */
+const ScalarOptions = z.object({
+  streamWarnAt: z.number().int().positive().optional(),
+  recovery: z.enum(['full', 'checkpoint']).optional(),
+  checkpointEvery: z.number().int().nonnegative().optional(),
+});
+
+const DEFAULT_CHECKPOINT_EVERY = 100;
 
 export interface TaskView {
   taskId: string;
@@ -55,10 +74,21 @@ export class Supervisor {
   /** Frontier work in flight per Task, with the Assignment generation it serves. */
   private readonly working = new Map<string, { controller: AbortController; generation: number }>();
   private readonly clock: Clock;
+  private readonly checkpointEvery: number;
+  /** Checkpoints taken after commits and not yet written (the latest per Task), and the write of the last batch. */
+  private readonly due = new Map<string, CheckpointInput>();
+  private checkpointing: Promise<void> = Promise.resolve();
+  private checkpointQueued = false;
   readonly root: string;
   readonly actor: Actor<typeof supervisorMachine>;
 
   constructor(private readonly options: SupervisorOptions = {}) {
+    const parsed = ScalarOptions.safeParse(options);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new HostError('invalid_option', `supervisor option ${issuePath(issue.path)}: ${issue.message}`);
+    }
+    this.checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
     this.root = resolveStateRoot(options.state);
     this.clock = options.clock ?? systemClock;
     const logic = supervisorMachine.provide({
@@ -201,6 +231,15 @@ export class Supervisor {
     });
   }
 
+  /**
+   * Resolves once the checkpoints taken so far (see `checkpointEvery`) are written, or failed to
+   * be: a checkpoint only ever shortens the next start, so nothing waits for them but this and
+   * `stop()`.
+   */
+  async checkpointsWritten(): Promise<void> {
+    await this.checkpointing;
+  }
+
   /** Drains and stops. Safe to call more than once. */
   async stop(): Promise<void> {
     const snapshot = this.actor.getSnapshot();
@@ -271,6 +310,8 @@ export class Supervisor {
     for (const { controller } of this.working.values()) controller.abort(new HostError('not_serving', 'supervisor is draining'));
     await Promise.all([...this.tasks.values()].map((t) => t.settled()));
     await this.options.effects?.close?.();
+    await this.checkpointing;
+    this.due.clear();
     if (this.store) await checkpointLiveTasks(this.store, this.tasks.values(), this.specs);
     for (const task of this.tasks.values()) task.stop();
     await this.store?.close();
@@ -313,6 +354,30 @@ export class Supervisor {
       inFlight.controller.abort(new HostError('stale_assignment', `generation ${inFlight.generation} superseded by ${task.context.generation}`));
     }
     if (task && this.status === 'serving') queueMicrotask(() => this.kick(task));
+    if (task && this.store && this.checkpointEvery > 0 && committed.revision - checkpointRevision(this.store, committed.taskId) >= this.checkpointEvery && !this.due.has(committed.taskId)) {
+      const entry = committedCheckpoint(this.store, task, this.specs.get(committed.taskId));
+      if (entry) {
+        this.due.set(committed.taskId, entry);
+        this.queueCheckpoints();
+      }
+    }
+  }
+
+  /**
+   * Writes the checkpoints taken after commits once the current turn is over, so the Tasks that
+   * came due together share one write transaction; one batch at a time, off the admission path.
+   */
+  private queueCheckpoints(): void {
+    if (this.checkpointQueued) return;
+    this.checkpointQueued = true;
+    this.checkpointing = this.checkpointing
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      .then(async () => {
+        this.checkpointQueued = false;
+        const entries = [...this.due.values()];
+        this.due.clear();
+        if (this.store && entries.length > 0) await commitCheckpoints(this.store, entries);
+      });
   }
 
   /** Starts the Task's frontier work unless some is already in flight for it. */
