@@ -75,7 +75,7 @@ export class Supervisor {
   private readonly working = new Map<string, { controller: AbortController; generation: number }>();
   private readonly clock: Clock;
   private readonly checkpointEvery: number;
-  /** Checkpoints taken after commits and not yet written (the latest per Task), and the write of the last batch. */
+  /** Checkpoints taken after commits and not yet written (one per Task), and the write of the last batch. */
   private readonly due = new Map<string, CheckpointInput>();
   private checkpointing: Promise<void> = Promise.resolve();
   private checkpointQueued = false;
