@@ -8,10 +8,21 @@ import { startService } from '../service/start-service.js';
 import { ApiError } from '../service/http-io.js';
 import { startInspector } from '../service/inspector.js';
 import type { Listener } from '../service/access.js';
+import { z } from 'zod';
 import { CliError, EXIT, parse, type Io } from '../cli-io.js';
 
 /** Default TCP port of `ordivon serve` (on 127.0.0.1). */
 export const DEFAULT_PORT = 7420;
+
+/** How the service boots and checkpoints (`SupervisorOptions.recovery`, `checkpointEvery`). */
+const BootFlags = z.object({
+  recovery: z.enum(['full', 'checkpoint']).default('full'),
+  'checkpoint-every': z
+    .string()
+    .regex(/^[0-9]+$/, 'expected a whole number of events (0: checkpoints only at boot and stop)')
+    .transform(Number)
+    .optional(),
+});
 
 /**
  * `ordivon serve`: the supervisor as a long-running service with the JSON control API, SSE and
@@ -32,7 +43,15 @@ export async function serve(argv: string[], io: Io): Promise<number> {
     'acp-agent': { type: 'string', default: 'opencode' },
     inspect: { type: 'boolean' },
     'inspect-url': { type: 'string', default: 'ws://127.0.0.1:8080' },
+    recovery: { type: 'string' },
+    'checkpoint-every': { type: 'string' },
   });
+  const boot = BootFlags.safeParse({ recovery: values.recovery, 'checkpoint-every': values['checkpoint-every'] });
+  if (!boot.success) {
+    const issue = boot.error.issues[0]!;
+    throw new CliError('usage', `--${String(issue.path[0])}: ${issue.message}`, EXIT.usage);
+  }
+  const { recovery, 'checkpoint-every': checkpointEvery } = boot.data;
   if (values.port !== undefined && values.socket !== undefined) throw new CliError('usage', 'give --port or --socket, not both', EXIT.usage);
   const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError('usage', '--port must be an integer 0..65535', EXIT.usage);
@@ -46,7 +65,13 @@ export async function serve(argv: string[], io: Io): Promise<number> {
   };
 
   const inspector = values.inspect ? await startInspector(values['inspect-url']) : undefined;
-  const base: SupervisorOptions = { state, purpose: `ordivon serve pid ${process.pid}`, ...(inspector ? { inspect: inspector.inspect } : {}) };
+  const base: SupervisorOptions = {
+    state,
+    purpose: `ordivon serve pid ${process.pid}`,
+    recovery,
+    ...(checkpointEvery !== undefined ? { checkpointEvery } : {}),
+    ...(inspector ? { inspect: inspector.inspect } : {}),
+  };
   let supervisor: Supervisor;
   let stopHost: () => Promise<void>;
   try {
@@ -89,6 +114,8 @@ export async function serve(argv: string[], io: Io): Promise<number> {
     harnesses: values['no-harnesses'] ? 'none' : `scripted (codex, hermes via ${acpAgent})`,
     tokenRequired: token !== undefined,
     inspect: inspector ? values['inspect-url'] : null,
+    recovery,
+    checkpointEvery: checkpointEvery ?? null,
   };
   // --json: exactly one line when ready (scripts read the port from it), nothing else.
   if (io.json) io.out(JSON.stringify({ listening: ready }));

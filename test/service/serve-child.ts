@@ -13,6 +13,8 @@ export interface Ready {
   socket?: string;
   pid: number;
   state: string;
+  recovery?: 'full' | 'checkpoint';
+  checkpointEvery?: number | null;
 }
 
 export interface ServeChild {

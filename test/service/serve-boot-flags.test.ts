@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { readCheckpoints } from '../../actors/checkpoint-store.js';
+import { OBJECT_KINDS } from '../../actors/object-kinds.js';
+import { EventStore } from '../../store/index.js';
+import { SPEC } from '../support/tasks.js';
+import { tempDir } from '../support/temp.js';
+import { CLI, http, startServe } from './serve-child.js';
+
+describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, () => {
+  for (const [flags, named] of [
+    [['--checkpoint-every=-1'], '--checkpoint-every:'],
+    [['--checkpoint-every', '2.5'], '--checkpoint-every:'],
+    [['--recovery', 'fast'], '--recovery:'],
+  ] as const) {
+    it(`refuses ${flags.join(' ')} with usage (exit 2) before opening the state root`, () => {
+      const state = join(tempDir(), 'state');
+      const r = spawnSync(process.execPath, [CLI, 'serve', '--state', state, '--port', '0', '--no-harnesses', '--json', ...flags], { encoding: 'utf8' });
+      assert.equal(r.status, 2, r.stderr);
+      const error = JSON.parse(r.stdout).error as { code: string; message: string };
+      assert.equal(error.code, 'usage');
+      assert.ok(error.message.startsWith(named), error.message);
+      assert.equal(existsSync(state), false);
+    });
+  }
+
+  it('reports both settings when ready, and a later service boots from the checkpoints the first left', async () => {
+    const state = join(tempDir(), 'state');
+    const first = await startServe(['--state', state, '--port', '0', '--no-harnesses', '--checkpoint-every', '2']);
+    assert.deepEqual([first.ready.recovery, first.ready.checkpointEvery], ['full', 2]);
+    assert.equal((await http(first.ready, 'POST', '/tasks', { body: { ...SPEC, taskId: 'flags-1' } })).status, 201);
+    for (const purpose of ['diagnose', 'repair']) {
+      const sent = await http(first.ready, 'POST', '/tasks/flags-1/events', { body: { type: 'assignment.commit', harness: 'codex', purpose } });
+      assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    }
+    assert.deepEqual(await first.stop(), { code: 0, signal: null });
+    const store = EventStore.open({ root: state, kinds: OBJECT_KINDS, readOnly: true });
+    try {
+      assert.equal((readCheckpoints(store).get('flags-1') as { revision: number }).revision, 3);
+    } finally {
+      await store.close();
+    }
+
+    const second = await startServe(['--state', state, '--port', '0', '--no-harnesses', '--recovery', 'checkpoint']);
+    try {
+      assert.deepEqual([second.ready.recovery, second.ready.checkpointEvery], ['checkpoint', null]);
+      const listed = await http(second.ready, 'GET', '/tasks');
+      assert.deepEqual(
+        (listed.body as Array<{ taskId: string; revision: number; state: string }>).map((t) => [t.taskId, t.revision, t.state]),
+        [['flags-1', 3, 'assigned.compiling']],
+      );
+    } finally {
+      await second.stop();
+    }
+  });
+});
