@@ -64,11 +64,28 @@ export function safeParseCheckpoint(value: unknown): { success: true; data: Chec
 
 const KEY = 'checkpoint';
 
-/** Checkpoint records in Task id order, read with one cursor; `value` is the decoded JSON, or undefined if it is not JSON text. */
-export function* checkpointEntries(store: EventStore): Generator<{ taskId: string; value: unknown }> {
-  for (const { key, value } of store.databases.meta.getRange({ start: [KEY, ''], end: [KEY, '\uffff'] })) {
+/**
+ * Checkpoint records in Task id order (of the Tasks in [from, to) when given), read with one
+ * cursor; `value` is the decoded JSON, or undefined if it is not JSON text.
+ */
+export function* checkpointEntries(store: EventStore, from = '', to = '\uffff'): Generator<{ taskId: string; value: unknown }> {
+  for (const { key, value } of store.databases.meta.getRange({ start: [KEY, from], end: [KEY, to] })) {
     yield { taskId: key[1], value: typeof value === 'string' ? parseJson(value) : undefined };
   }
+}
+
+/**
+ * The revision each checkpoint's text names, read without parsing it (`JSON.stringify` writes
+ * `revision` first): for planning work only, never trusted. Texts that do not start that way are
+ * left out.
+ */
+export function checkpointRevisionHints(store: EventStore): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const { key, value } of store.databases.meta.getRange({ start: [KEY, ''], end: [KEY, '\uffff'] })) {
+    const found = typeof value === 'string' ? /^\{"revision":(\d{1,15}),/.exec(value) : null;
+    if (found) out.set(key[1], Number(found[1]));
+  }
+  return out;
 }
 
 /** Checkpoint records (decoded, unparsed) by Task id. */

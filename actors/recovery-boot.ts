@@ -3,8 +3,8 @@ import type { EventStore } from '../store/index.js';
 import { Checkpoint, projectionBytesDigest, readCheckpoints, writeCheckpoints, type CheckpointInput } from './checkpoint-store.js';
 import type { TaskSpec } from './object-kinds.js';
 import { jsonEqual } from './recovery-digest.js';
-import { recoverFromCheckpoints, type CheckpointRecoveryReport } from './recovery-checkpoint.js';
-import { rebuildParallel } from './recovery-parallel.js';
+import type { CheckpointRecoveryReport } from './recovery-checkpoint.js';
+import { rebuildParallel, recoverFromCheckpointsParallel } from './recovery-parallel.js';
 import type { RebuiltTask, RecoveryReport } from './recovery.js';
 import type { TaskActor } from './task-actor.js';
 
@@ -13,14 +13,15 @@ import type { TaskActor } from './task-actor.js';
  * - `full` (default): every event of every Task is verified and replayed (DESIGN invariant 7),
  *   split over worker threads. What `ordivon doctor --full` runs.
  * - `checkpoint`: Tasks whose head and projection match a verified checkpoint start from it;
- *   tails after a checkpoint are verified and replayed; anything that does not match is
- *   verified in full. Cost grows with the number of Tasks, not with history.
+ *   tails after a checkpoint are verified and replayed (over worker threads when they are long,
+ *   as after a crash); anything that does not match is verified in full. Cost grows with the
+ *   number of Tasks and the events after their checkpoints, not with history.
  */
 export type RecoveryMode = 'full' | 'checkpoint';
 
 export interface BootRecoveryOptions {
   mode?: RecoveryMode;
-  /** Worker threads for the full path (default: available parallelism). */
+  /** Worker threads for the full path and long checkpoint tails (default: available parallelism, when a core is idle). */
   workers?: number;
 }
 
@@ -37,7 +38,7 @@ export type BootRecoveryReport = RecoveryReport & { mode: RecoveryMode; checkpoi
 export async function recoverForBoot(store: EventStore, options: BootRecoveryOptions = {}): Promise<BootRecoveryReport> {
   const mode = options.mode ?? 'full';
   if (mode === 'checkpoint') {
-    const { trusted, tailReplayed, fullReplayed, stale, ends, ...report } = recoverFromCheckpoints(store);
+    const { trusted, tailReplayed, fullReplayed, stale, ends, workers: _workers, ...report } = await recoverFromCheckpointsParallel(store, options.workers !== undefined ? { workers: options.workers } : {});
     if (report.findings.length === 0 && stale.length > 0) {
       const wanted = new Set(stale);
       await writeCheckpoints(store, checkpointsOf(report.tasks.filter((t) => wanted.has(t.taskId))));

@@ -4,8 +4,10 @@ import { checkpointEntries, projectionBytesDigest, safeParseCheckpoint } from '.
 import { OBJECT_KINDS, TaskSpec } from './object-kinds.js';
 import { eventDigest } from './recovery-digest.js';
 import { headIds, lmdbVerifySource, scanStreams, streamEnd, streamIdsAfterHeads } from './recovery-source.js';
-import { RecoveryVerifier, identityFindings, type RawEvent, type ReplayStart } from './recovery-verify.js';
-import { rebuiltOf, restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './recovery.js';
+import type { Finding } from './errors.js';
+import { RecoveryVerifier, identityFindings, type RawEvent, type ReplayStart, type VerifiedTask } from './recovery-verify.js';
+import { restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './recovery.js';
+import type { TaskSnapshot } from './task-actor.js';
 
 export interface CheckpointRecoveryReport extends RecoveryReport {
   /** Tasks started from a checkpoint that matched their head and projection (nothing replayed). */
@@ -57,33 +59,93 @@ export interface CheckpointRecoveryReport extends RecoveryReport {
  */
 export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryReport {
   const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS);
+  const { heads, counted } = readHeads(store);
+  const tasks: RebuiltTask[] = [];
+  const part = checkpointedTasks(store, verifier, heads, counted, true, (task) => tasks.push(rebuiltFrom(task)));
+  // Streams with events but no head: the full check names them (`stream_gap`).
+  if (!counted) {
+    for (const taskId of streamIdsAfterHeads(store, new Set(heads.map((h) => h.taskId)), part.after)) {
+      part.fullReplayed++;
+      part.stale.push(taskId);
+      // Without a head it cannot pass (the verifier reports `stream_gap`); nothing is accepted.
+      verifier.verifyStream(taskId, undefined, scanStreams(store, taskId, taskId + '\u0000').next().value?.events ?? [], undefined, false);
+    }
+  }
+  sortById(tasks);
+  const findings = [...verifier.findings, ...checkpointIdentityFindings(store, verifier.requestOwners)];
+  const { trusted, tailReplayed, fullReplayed, stale } = part;
+  return { tasks, findings, events: verifier.events, objects: verifier.objectCount, trusted, tailReplayed, fullReplayed, stale, ends: counted ? 'counted' : 'probed' };
+}
+
+/** A Task a checkpointed start accepted: its persisted snapshot, and the live one when it was replayed here. */
+export interface CheckpointedTask {
+  taskId: string;
+  revision: number;
+  headDigest: string;
+  persisted: Record<string, unknown>;
+  snapshot?: TaskSnapshot;
+  spec?: TaskSpec;
+}
+
+export function rebuiltFrom(task: CheckpointedTask): RebuiltTask {
+  const rebuilt: RebuiltTask = { taskId: task.taskId, snapshot: task.snapshot ?? restoreTaskSnapshot(task.persisted), revision: task.revision, headDigest: task.headDigest };
+  if (task.spec !== undefined) rebuilt.spec = task.spec;
+  return rebuilt;
+}
+
+/**
+ * Identity claims for a checkpointed start: those of the request ids the verified events name,
+ * one range read each; the whole index (every claim of every Task's history) is the full check's.
+ */
+export function checkpointIdentityFindings(store: EventStore, requestOwners: Map<string, Set<string>>): Finding[] {
+  const named = [...requestOwners.keys()].sort();
+  const claims = function* (kind: 'request' | 'evidence') {
+    if (kind === 'request') for (const id of named) yield* store.indexEntries(kind, id);
+  };
+  return identityFindings(requestOwners, claims);
+}
+
+/**
+ * The per-Task part of a checkpointed start, for the given heads (all of them, or one range's in a
+ * worker): each Task trusted, tail-replayed or replayed in full as described above, passed to
+ * `onTask` once accepted; findings go to the verifier. `counted` says the journal's ends were
+ * checked by count (else each trusted Task's stream end is probed, and `after` collects what the
+ * probes saw for the walk for streams without a head). `keepSnapshots`: replayed Tasks keep their
+ * live snapshot (in-thread); a worker sends persisted snapshots only.
+ */
+export function checkpointedTasks(
+  store: EventStore,
+  verifier: RecoveryVerifier,
+  heads: HeadEntry[],
+  counted: boolean,
+  keepSnapshots: boolean,
+  onTask: (task: CheckpointedTask) => void,
+): { trusted: number; tailReplayed: number; fullReplayed: number; stale: string[]; after: Map<string, string | null> } {
   // Heads and checkpoints are both in Task id order: walk the two cursors together.
-  const checkpoints = checkpointEntries(store);
+  const first = heads[0]?.taskId;
+  const last = heads.at(-1)?.taskId;
+  const checkpoints = checkpointEntries(store, first, last === undefined ? undefined : last + '\u0000');
   let pending = checkpoints.next();
   const checkpointOf = (taskId: string): unknown => {
     while (!pending.done && pending.value.taskId < taskId) pending = checkpoints.next();
     return !pending.done && pending.value.taskId === taskId ? pending.value.value : undefined;
   };
-  const tasks: RebuiltTask[] = [];
-  const stale: string[] = [];
-  let trusted = 0;
-  let tailReplayed = 0;
-  let fullReplayed = 0;
-
+  const out = { trusted: 0, tailReplayed: 0, fullReplayed: 0, stale: [] as string[], after: new Map<string, string | null>() };
+  const accept = (task: VerifiedTask, spec: TaskSpec | undefined) => {
+    const accepted: CheckpointedTask = { taskId: task.taskId, revision: task.revision, headDigest: task.headDigest, persisted: task.persisted };
+    if (task.snapshot) accepted.snapshot = task.snapshot;
+    const known = (task.spec as TaskSpec | undefined) ?? spec;
+    if (known !== undefined) accepted.spec = known;
+    onTask(accepted);
+  };
   const full = (taskId: string, head: Head | undefined, spec: TaskSpec | undefined) => {
-    fullReplayed++;
-    stale.push(taskId);
+    out.fullReplayed++;
+    out.stale.push(taskId);
     const events = scanStreams(store, taskId, taskId + '\u0000').next().value?.events ?? [];
-    const task = verifier.verifyStream(taskId, head, events, undefined, true);
-    if (!task) return;
-    const rebuilt = rebuiltOf(task, task.snapshot!);
-    if (!rebuilt.spec && spec) rebuilt.spec = spec;
-    tasks.push(rebuilt);
+    const task = verifier.verifyStream(taskId, head, events, undefined, keepSnapshots);
+    if (task) accept(task, spec);
   };
 
-  const { heads, counted } = readHeads(store);
-  // Task id → the stream after its own, where a probe of its stream's end saw it.
-  const after = new Map<string, string | null>();
   for (const { taskId, read } of heads) {
     const head = verifier.head(taskId, read);
     const parsed = safeParseCheckpoint(checkpointOf(taskId));
@@ -96,7 +158,7 @@ export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryRep
       let intact = checkpoint.headDigest === head.digest;
       if (intact && !counted) {
         const end = streamEnd(store, taskId, head.revision);
-        if (end.next !== undefined) after.set(taskId, end.next);
+        if (end.next !== undefined) out.after.set(taskId, end.next);
         intact = end.atHead;
       }
       intact &&= projectionBytesDigest(store, taskId) === checkpoint.projectionDigest;
@@ -104,8 +166,8 @@ export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryRep
         full(taskId, head, checkpoint.spec);
         continue;
       }
-      trusted++;
-      tasks.push({ taskId, snapshot: restoreTaskSnapshot(checkpoint.snapshot), revision: head.revision, headDigest: head.digest, spec: checkpoint.spec });
+      out.trusted++;
+      onTask({ taskId, revision: head.revision, headDigest: head.digest, persisted: checkpoint.snapshot, spec: checkpoint.spec });
       continue;
     }
     // Checkpoint behind the head: anchor it to the stored event, then verify and replay the tail.
@@ -114,26 +176,17 @@ export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryRep
       full(taskId, head, checkpoint.spec);
       continue;
     }
-    tailReplayed++;
-    stale.push(taskId);
+    out.tailReplayed++;
+    out.stale.push(taskId);
     const start: ReplayStart = { revision: checkpoint.revision, digest: checkpoint.headDigest, snapshot: checkpoint.snapshot };
     const tail: RawEvent[] = scanStreams(store, taskId, taskId + '\u0000', checkpoint.revision + 1).next().value?.events ?? [];
-    const task = verifier.verifyStream(taskId, head, tail, start, true);
-    if (task) tasks.push({ ...rebuiltOf(task, task.snapshot!), spec: checkpoint.spec });
+    const task = verifier.verifyStream(taskId, head, tail, start, keepSnapshots);
+    if (task) accept(task, checkpoint.spec);
   }
-  // Streams with events but no head: the full check names them (`stream_gap`).
-  if (!counted) for (const taskId of streamIdsAfterHeads(store, new Set(heads.map((h) => h.taskId)), after)) full(taskId, undefined, undefined);
-
-  sortById(tasks);
-  // Identity claims: those of the request ids the verified events name, one range read each; the
-  // whole index (every claim of every Task's history) is the full check's.
-  const named = [...verifier.requestOwners.keys()].sort();
-  const claims = function* (kind: 'request' | 'evidence') {
-    if (kind === 'request') for (const id of named) yield* store.indexEntries(kind, id);
-  };
-  const findings = [...verifier.findings, ...identityFindings(verifier.requestOwners, claims)];
-  return { tasks, findings, events: verifier.events, objects: verifier.objectCount, trusted, tailReplayed, fullReplayed, stale, ends: counted ? 'counted' : 'probed' };
+  return out;
 }
+
+export type HeadEntry = { taskId: string; read?: () => unknown };
 
 /**
  * Every head, in Task id order, read with one cursor, and whether the events database holds
@@ -142,12 +195,12 @@ export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryRep
  * checks then say which. A value the cursor cannot decode ends it: each head is then read on its
  * own, so the verifier names the one that fails.
  */
-export function readHeads(store: EventStore): { heads: Array<{ taskId: string; read?: () => unknown }>; counted: boolean } {
-  const heads: Array<{ taskId: string; read?: () => unknown }> = [];
+export function readHeads(store: EventStore, range: { from?: string; to?: string } = {}): { heads: HeadEntry[]; counted: boolean } {
+  const heads: HeadEntry[] = [];
   let sum = 0;
   let summable = true;
   try {
-    for (const { key, value } of store.databases.heads.getRange()) {
+    for (const { key, value } of store.databases.heads.getRange({ ...(range.from !== undefined ? { start: range.from } : {}), ...(range.to !== undefined ? { end: range.to } : {}) })) {
       if (typeof key !== 'string') continue;
       heads.push({ taskId: key, read: () => value });
       const revision = typeof value === 'object' && value !== null ? (value as { revision?: unknown }).revision : undefined;
@@ -155,9 +208,10 @@ export function readHeads(store: EventStore): { heads: Array<{ taskId: string; r
       else summable = false;
     }
   } catch {
-    return { heads: headIds(store).map((taskId) => ({ taskId })), counted: false };
+    return { heads: headIds(store, range.from, range.to).map((taskId) => ({ taskId })), counted: false };
   }
-  return { heads, counted: summable && store.journalSize() === sum };
+  // The count covers the whole journal: a range's heads are never `counted`.
+  return { heads, counted: range.from === undefined && range.to === undefined && summable && store.journalSize() === sum };
 }
 
 function readEvent(store: EventStore, taskId: string, revision: number): unknown {

@@ -3,6 +3,8 @@ import { Worker } from 'node:worker_threads';
 import type { EventStore } from '../store/index.js';
 import type { Finding } from './errors.js';
 import { RecoveryWorkerMessage, type RecoveryWorkerInput } from './recovery-protocol.js';
+import { checkpointRevisionHints } from './checkpoint-store.js';
+import { checkpointIdentityFindings, readHeads, recoverFromCheckpoints, type CheckpointRecoveryReport } from './recovery-checkpoint.js';
 import { identityFindings } from './recovery-verify.js';
 import { rebuildAll, restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './recovery.js';
 
@@ -47,40 +49,113 @@ const WORKER_URL = new URL('./recovery-worker.js', import.meta.url);
  * that fallback throws.
  */
 export async function rebuildParallel(store: EventStore, options: ParallelOptions = {}): Promise<ParallelReport> {
-  const weights: Array<{ taskId: string; events: number }> = [];
-  let total = 0;
+  const weights: Weight[] = [];
   for (const { key, value } of store.databases.heads.getRange({})) {
     if (typeof key !== 'string') continue;
-    const revision = (value as { revision?: unknown } | undefined)?.revision;
-    const events = typeof revision === 'number' && revision > 0 ? revision : 1;
-    weights.push({ taskId: key, events });
-    total += events;
+    weights.push({ taskId: key, events: headRevision(value) ?? 1 });
   }
   const inThread = (): ParallelReport => ({ ...rebuildAll(store, { bodies: options.bodies ?? false }), workers: 0 });
-  if (total < (options.inThreadBelow ?? 250_000)) return inThread();
-  const count = Math.min(options.workers ?? (await defaultWorkers(options.idleCores ?? idleCores)), weights.length);
-  // One worker is never faster than the calling thread, unless asked for explicitly (to measure it).
-  if (count < 1 || (count === 1 && options.workers === undefined)) return inThread();
-
-  const bounds: Array<string | undefined> = [undefined];
-  let seen = 0;
-  for (const { taskId, events } of weights) {
-    if (seen >= (total * bounds.length) / count && bounds.length < count) bounds.push(taskId);
-    seen += events;
-  }
-  bounds.push(undefined);
-  const ranges = bounds.slice(0, -1).map((from, i) => ({ from, to: bounds[i + 1] }));
+  const ranges = await plan(weights, sum(weights.map((w) => w.events)), options);
+  if (!ranges) return inThread();
   try {
-    const parts = await Promise.all(ranges.map((range) => runWorker(store.root, range, options.youngGenerationMb ?? 64, options.bodies ?? false)));
+    const parts = await Promise.all(ranges.map((range) => runWorker(store.root, range, { mode: 'full', bodies: options.bodies ?? false }, options.youngGenerationMb ?? 64)));
     const tasks = sortById(parts.flatMap((p) => p.tasks));
-    const requestOwners = new Map<string, Set<string>>();
-    for (const part of parts) for (const [id, owners] of part.requests) for (const owner of owners) (requestOwners.get(id) ?? requestOwners.set(id, new Set()).get(id)!).add(owner);
+    const requestOwners = mergeRequests(parts);
     const findings = [...parts.flatMap((p) => p.findings), ...identityFindings(requestOwners, (kind) => store.indexEntries(kind))];
     return { tasks, findings, events: sum(parts.map((p) => p.events)), objects: sum(parts.map((p) => p.objects)), workers: parts.length };
   } catch (error) {
     if (error instanceof WorkerUnavailable) return inThread();
     throw error;
   }
+}
+
+/**
+ * A checkpointed start (`recoverFromCheckpoints`) with its per-Task work split over worker threads
+ * when the tails to replay are long — after a crash, up to `checkpointEvery` events per Task.
+ * Ranges are cut by the events each Task has after its checkpoint (read from the checkpoints'
+ * text, a plan only: the workers verify everything), plus a fixed share per Task for restoring
+ * it. Workers get the same heads, checkpoints and checks as the calling thread would, one range
+ * each; the identity claims are read here. Same report, same findings in the same order.
+ *
+ * Stays on the calling thread when the journal's ends are not counted (a damaged root: the
+ * probes and the walk for streams without a head are the calling thread's), when fewer than
+ * `inThreadBelow` events would be replayed, with one usable core, or when a worker cannot run.
+ */
+export async function recoverFromCheckpointsParallel(store: EventStore, options: Omit<ParallelOptions, 'bodies'> = {}): Promise<CheckpointRecoveryReport & { workers: number }> {
+  const inThread = () => ({ ...recoverFromCheckpoints(store), workers: 0 });
+  const { heads, counted } = readHeads(store);
+  if (!counted) return inThread();
+  const checkpointed = checkpointRevisionHints(store);
+  const weights: Weight[] = [];
+  let tails = 0;
+  for (const { taskId, read } of heads) {
+    const revision = headRevision(read?.()) ?? 1;
+    const from = checkpointed.get(taskId) ?? 0;
+    const tail = from <= revision ? revision - from : revision;
+    tails += tail;
+    weights.push({ taskId, events: tail + PER_TASK_EVENTS });
+  }
+  const ranges = await plan(weights, tails, options);
+  if (!ranges) return inThread();
+  try {
+    const parts = await Promise.all(ranges.map((range) => runWorker(store.root, range, { mode: 'checkpoint', bodies: false }, options.youngGenerationMb ?? 64)));
+    const requestOwners = mergeRequests(parts);
+    const counts = parts.map((p) => p.checkpoint ?? { trusted: 0, tailReplayed: 0, fullReplayed: 0, stale: [] });
+    return {
+      tasks: sortById(parts.flatMap((p) => p.tasks)),
+      findings: [...parts.flatMap((p) => p.findings), ...checkpointIdentityFindings(store, requestOwners)],
+      events: sum(parts.map((p) => p.events)),
+      objects: sum(parts.map((p) => p.objects)),
+      trusted: sum(counts.map((c) => c.trusted)),
+      tailReplayed: sum(counts.map((c) => c.tailReplayed)),
+      fullReplayed: sum(counts.map((c) => c.fullReplayed)),
+      stale: counts.flatMap((c) => c.stale),
+      ends: 'counted',
+      workers: parts.length,
+    };
+  } catch (error) {
+    if (error instanceof WorkerUnavailable) return inThread();
+    throw error;
+  }
+}
+
+/** Events' worth of work a checkpointed Task costs beyond its tail (reading, restoring it: ~200 µs here, ~12 events). */
+const PER_TASK_EVENTS = 12;
+
+interface Weight {
+  taskId: string;
+  events: number;
+}
+
+function headRevision(value: unknown): number | undefined {
+  const revision = (value as { revision?: unknown } | undefined)?.revision;
+  return typeof revision === 'number' && revision > 0 ? revision : undefined;
+}
+
+/**
+ * Task-id ranges of about equal weight, one per worker; undefined when the work (`events` to
+ * replay) is below `inThreadBelow` or fewer than two workers would run (one only when asked for).
+ */
+async function plan(weights: Weight[], events: number, options: ParallelOptions): Promise<Array<{ from: string | undefined; to: string | undefined }> | undefined> {
+  if (events < (options.inThreadBelow ?? 250_000)) return undefined;
+  const count = Math.min(options.workers ?? (await defaultWorkers(options.idleCores ?? idleCores)), weights.length);
+  // One worker is never faster than the calling thread, unless asked for explicitly (to measure it).
+  if (count < 1 || (count === 1 && options.workers === undefined)) return undefined;
+  const total = sum(weights.map((w) => w.events));
+  const bounds: Array<string | undefined> = [undefined];
+  let seen = 0;
+  for (const { taskId, events: weight } of weights) {
+    if (seen >= (total * bounds.length) / count && bounds.length < count) bounds.push(taskId);
+    seen += weight;
+  }
+  bounds.push(undefined);
+  return bounds.slice(0, -1).map((from, i) => ({ from, to: bounds[i + 1] }));
+}
+
+function mergeRequests(parts: Part[]): Map<string, Set<string>> {
+  const requestOwners = new Map<string, Set<string>>();
+  for (const part of parts) for (const [id, owners] of part.requests) for (const owner of owners) (requestOwners.get(id) ?? requestOwners.set(id, new Set()).get(id)!).add(owner);
+  return requestOwners;
 }
 
 class WorkerUnavailable extends Error {}
@@ -129,10 +204,16 @@ interface Part {
   events: number;
   objects: number;
   requests: Array<[string, string[]]>;
+  checkpoint?: { trusted: number; tailReplayed: number; fullReplayed: number; stale: string[] };
 }
 
-function runWorker(root: string, range: { from: string | undefined; to: string | undefined }, youngGenerationMb: number, bodies: boolean): Promise<Part> {
-  const input: RecoveryWorkerInput = { root, chunk: 500, bodies, ...(range.from !== undefined ? { from: range.from } : {}), ...(range.to !== undefined ? { to: range.to } : {}) };
+function runWorker(
+  root: string,
+  range: { from: string | undefined; to: string | undefined },
+  work: Pick<RecoveryWorkerInput, 'mode' | 'bodies'>,
+  youngGenerationMb: number,
+): Promise<Part> {
+  const input: RecoveryWorkerInput = { root, chunk: 500, ...work, ...(range.from !== undefined ? { from: range.from } : {}), ...(range.to !== undefined ? { to: range.to } : {}) };
   return new Promise<Part>((resolve, reject) => {
     const worker = new Worker(WORKER_URL, { workerData: input, resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb } });
     const tasks: RebuiltTask[] = [];
@@ -159,6 +240,7 @@ function runWorker(root: string, range: { from: string | undefined; to: string |
         // open by this thread overlapping that close can meet the environment's destroyed mutexes
         // (the race store/state-root.ts gates across processes; threads of one process are not gated).
         done = { tasks, findings: message.findings as Finding[], events: message.events, objects: message.objects, requests: message.requests };
+        if (message.checkpoint) done.checkpoint = message.checkpoint;
       } else {
         finish({ error: new WorkerUnavailable(message.message) });
       }

@@ -12,6 +12,11 @@ export const RecoveryWorkerInput = z.object({
   chunk: z.number().int().positive().default(500),
   /** Check every object body against its kind's schema (`VerifierOptions.bodies`). */
   bodies: z.boolean().default(false),
+  /**
+   * `full`: verify and replay every event of the range (`verifyStore`); `checkpoint`: the per-Task
+   * part of a checkpointed start (`checkpointedTasks`), whose journal the caller counted already.
+   */
+  mode: z.enum(['full', 'checkpoint']).default('full'),
 });
 export type RecoveryWorkerInput = z.infer<typeof RecoveryWorkerInput>;
 
@@ -41,6 +46,15 @@ export const RecoveryWorkerMessage = z.discriminatedUnion('type', [
     objects: z.number().int().nonnegative(),
     /** clientRequestId → Task ids whose replayed `dispatch.intend` named it. */
     requests: z.array(z.tuple([z.string(), z.array(z.string())])),
+    /** In `checkpoint` mode: how the range's Tasks were started (see `CheckpointRecoveryReport`). */
+    checkpoint: z
+      .object({
+        trusted: z.number().int().nonnegative(),
+        tailReplayed: z.number().int().nonnegative(),
+        fullReplayed: z.number().int().nonnegative(),
+        stale: z.array(z.string()),
+      })
+      .optional(),
   }),
   /** The worker could not run (not a finding: verification itself never throws across). */
   z.object({ type: z.literal('failed'), message: z.string() }),

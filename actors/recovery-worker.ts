@@ -2,6 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { EventStore } from '../store/index.js';
 import { OBJECT_KINDS } from './object-kinds.js';
 import { RecoveryWorkerInput, type RecoveryWorkerMessage, type WireTask } from './recovery-protocol.js';
+import { checkpointedTasks, readHeads } from './recovery-checkpoint.js';
 import { lmdbVerifySource } from './recovery-source.js';
 import { RecoveryVerifier } from './recovery-verify.js';
 import { verifyStore } from './recovery.js';
@@ -20,8 +21,9 @@ async function run(): Promise<void> {
     const input = RecoveryWorkerInput.parse(workerData);
     store = EventStore.open({ root: input.root, kinds: OBJECT_KINDS, readOnly: true });
     const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS, { bodies: input.bodies });
+    const range = { ...(input.from !== undefined ? { from: input.from } : {}), ...(input.to !== undefined ? { to: input.to } : {}) };
     let chunk: WireTask[] = [];
-    verifyStore(store, verifier, { ...(input.from !== undefined ? { from: input.from } : {}), ...(input.to !== undefined ? { to: input.to } : {}) }, false, (task) => {
+    const send = (task: { taskId: string; revision: number; headDigest: string; persisted: Record<string, unknown>; spec?: unknown }) => {
       const wire: WireTask = { taskId: task.taskId, revision: task.revision, headDigest: task.headDigest, persisted: task.persisted };
       if (task.spec !== undefined) wire.spec = task.spec as WireTask['spec'];
       chunk.push(wire);
@@ -29,7 +31,14 @@ async function run(): Promise<void> {
         post({ type: 'tasks', tasks: chunk });
         chunk = [];
       }
-    });
+    };
+    let checkpoint: { trusted: number; tailReplayed: number; fullReplayed: number; stale: string[] } | undefined;
+    if (input.mode === 'checkpoint') {
+      const { trusted, tailReplayed, fullReplayed, stale } = checkpointedTasks(store, verifier, readHeads(store, range).heads, true, false, send);
+      checkpoint = { trusted, tailReplayed, fullReplayed, stale };
+    } else {
+      verifyStore(store, verifier, range, false, send);
+    }
     if (chunk.length > 0) post({ type: 'tasks', tasks: chunk });
     post({
       type: 'done',
@@ -37,6 +46,7 @@ async function run(): Promise<void> {
       events: verifier.events,
       objects: verifier.objectCount,
       requests: [...verifier.requestOwners].map(([id, owners]) => [id, [...owners]]),
+      ...(checkpoint ? { checkpoint } : {}),
     });
   } catch (error) {
     post({ type: 'failed', message: (error as Error).stack ?? String(error) });

@@ -5,6 +5,7 @@ import { readCheckpoints } from '../../actors/checkpoint-store.js';
 import { HostError } from '../../actors/errors.js';
 import { OBJECT_KINDS } from '../../actors/object-kinds.js';
 import { recoverFromCheckpoints, type CheckpointRecoveryReport } from '../../actors/recovery-checkpoint.js';
+import { recoverFromCheckpointsParallel } from '../../actors/recovery-parallel.js';
 import { rebuildAll, type RecoveryReport } from '../../actors/recovery.js';
 import { createSupervisor } from '../../actors/supervisor.js';
 import { rewindCheckpoints } from '../../bench/checkpoint-rewind.js';
@@ -227,5 +228,43 @@ describe('checkpointed recovery', () => {
     const { checkpoint, full } = await recoverBoth(root);
     assert.deepEqual(named(checkpoint), named(full));
     assert.equal(checkpoint.findings[0]?.code, 'stream_gap');
+  });
+
+  it('splits long tails over worker threads and reports exactly what the calling thread reports, damage included', async () => {
+    const root = await checkpointedRoot();
+    await rewindCheckpoints(root, 3);
+    const both = async (options: { workers?: number; inThreadBelow?: number }) => {
+      const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
+      try {
+        return { parallel: await recoverFromCheckpointsParallel(store, options), inThread: recoverFromCheckpoints(store) };
+      } finally {
+        await store.close();
+      }
+    };
+    const same = (a: CheckpointRecoveryReport, b: CheckpointRecoveryReport) => {
+      assert.deepEqual(named(a), named(b));
+      assert.deepEqual(finalStates(a), finalStates(b));
+      assert.deepEqual([a.events, a.trusted, a.tailReplayed, a.fullReplayed, a.stale, a.ends], [b.events, b.trusted, b.tailReplayed, b.fullReplayed, b.stale, b.ends]);
+      assert.deepEqual(a.tasks.map((t) => [t.taskId, t.headDigest, t.spec?.title]), b.tasks.map((t) => [t.taskId, t.headDigest, t.spec?.title]));
+    };
+
+    // 60 tail events are below the default threshold: the calling thread does them.
+    assert.equal((await both({})).parallel.workers, 0);
+    const healthy = await both({ workers: 2, inThreadBelow: 0 });
+    assert.equal(healthy.parallel.workers, 2);
+    assert.deepEqual([healthy.parallel.findings, healthy.parallel.tailReplayed, healthy.parallel.events], [[], TASKS, TASKS * 3]);
+    same(healthy.parallel, healthy.inThread);
+
+    await tamper(root, (env) => flipByte(env, 'events', ['task-00000013', EVENTS - 1]));
+    const damaged = await both({ workers: 2, inThreadBelow: 0 });
+    assert.equal(damaged.parallel.workers, 2, 'a flipped byte leaves the count: still split');
+    assert.ok(damaged.parallel.findings.some((f) => f.taskId === 'task-00000013'), named(damaged.parallel).join('\n'));
+    same(damaged.parallel, damaged.inThread);
+
+    // An event after a head: the journal's count no longer adds up, so the calling thread probes.
+    await tamper(root, (env) => eventAfterHead(env, 'task-00000002'));
+    const probed = await both({ workers: 2, inThreadBelow: 0 });
+    assert.deepEqual([probed.parallel.workers, probed.parallel.ends], [0, 'probed']);
+    same(probed.parallel, probed.inThread);
   });
 });
