@@ -28,7 +28,10 @@ export interface CheckpointRecoveryReport extends RecoveryReport {
 }
 
 /**
- * Checkpointed start: the cost grows with the number of Tasks, not with their history.
+ * Checkpointed start: the cost grows with the number of Tasks and the events after their
+ * checkpoints, not with their history. This runs on the calling thread;
+ * `recoverFromCheckpointsParallel` (recovery-parallel.ts) gives the same report with long tails
+ * split over worker threads.
  *
  * Per Task: the head must parse; its checkpoint (see checkpoint-store.ts) must parse, be of this
  * machine version and name the head's revision and digest; an event must exist at the head and
