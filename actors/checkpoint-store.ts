@@ -74,20 +74,6 @@ export function* checkpointEntries(store: EventStore, from = '', to = '\uffff'):
   }
 }
 
-/**
- * The revision each checkpoint's text names, read without parsing it (`JSON.stringify` writes
- * `revision` first): for planning work only, never trusted. Texts that do not start that way are
- * left out.
- */
-export function checkpointRevisionHints(store: EventStore): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const { key, value } of store.databases.meta.getRange({ start: [KEY, ''], end: [KEY, '\uffff'] })) {
-    const found = typeof value === 'string' ? /^\{"revision":(\d{1,15}),/.exec(value) : null;
-    if (found) out.set(key[1], Number(found[1]));
-  }
-  return out;
-}
-
 /** Checkpoint records (decoded, unparsed) by Task id. */
 export function readCheckpoints(store: EventStore): Map<string, unknown> {
   const out = new Map<string, unknown>();

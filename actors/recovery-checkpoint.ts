@@ -60,9 +60,9 @@ export interface CheckpointRecoveryReport extends RecoveryReport {
  * are the full check's (`rebuildAll`, `ordivon doctor --full`): finding them means reading the
  * history they are in.
  */
-export function recoverFromCheckpoints(store: EventStore): CheckpointRecoveryReport {
+export function recoverFromCheckpoints(store: EventStore, read: ReturnType<typeof readHeads> = readHeads(store)): CheckpointRecoveryReport {
   const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS);
-  const { heads, counted } = readHeads(store);
+  const { heads, counted } = read;
   const tasks: RebuiltTask[] = [];
   const part = checkpointedTasks(store, verifier, heads, counted, true, (task) => tasks.push(rebuiltFrom(task)));
   // Streams with events but no head: the full check names them (`stream_gap`).

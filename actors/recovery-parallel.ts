@@ -3,9 +3,10 @@ import { Worker } from 'node:worker_threads';
 import type { EventStore } from '../store/index.js';
 import type { Finding } from './errors.js';
 import { RecoveryWorkerMessage, type RecoveryWorkerInput } from './recovery-protocol.js';
-import { checkpointRevisionHints } from './checkpoint-store.js';
-import { checkpointIdentityFindings, readHeads, recoverFromCheckpoints, type CheckpointRecoveryReport } from './recovery-checkpoint.js';
-import { identityFindings } from './recovery-verify.js';
+import { OBJECT_KINDS } from './object-kinds.js';
+import { checkpointIdentityFindings, checkpointedTasks, readHeads, rebuiltFrom, recoverFromCheckpoints, type CheckpointRecoveryReport, type CheckpointedTask } from './recovery-checkpoint.js';
+import { lmdbVerifySource } from './recovery-source.js';
+import { RecoveryVerifier, identityFindings } from './recovery-verify.js';
 import { rebuildAll, restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './recovery.js';
 
 export interface ParallelOptions {
@@ -70,57 +71,61 @@ export async function rebuildParallel(store: EventStore, options: ParallelOption
 }
 
 /**
- * A checkpointed start (`recoverFromCheckpoints`) with its per-Task work split over worker threads
- * when the tails to replay are long — after a crash, up to `checkpointEvery` events per Task.
- * Ranges are cut by the events each Task has after its checkpoint (read from the checkpoints'
- * text, a plan only: the workers verify everything), plus a fixed share per Task for restoring
- * it. Workers get the same heads, checkpoints and checks as the calling thread would, one range
- * each; the identity claims are read here. Same report, same findings in the same order.
+ * A checkpointed start (`recoverFromCheckpoints`) with long tails split over worker threads —
+ * after a crash, up to `checkpointEvery` events per Task. The calling thread starts the work
+ * itself: it verifies the first `PROBE_TASKS` Tasks (in id order), projects from the events they
+ * needed how many the rest will, and when that reaches `inThreadBelow` hands the rest to workers
+ * in ranges of equal Task count; otherwise it goes on alone. Either way no Task is read twice,
+ * the identity claims are read here, and the report — findings in the same order — is the one
+ * `recoverFromCheckpoints` gives.
  *
  * Stays on the calling thread when the journal's ends are not counted (a damaged root: the
- * probes and the walk for streams without a head are the calling thread's), when fewer than
- * `inThreadBelow` events would be replayed, with one usable core, or when a worker cannot run.
+ * probes and the walk for streams without a head are the calling thread's), with one usable
+ * core, or when a worker cannot run.
  */
-export async function recoverFromCheckpointsParallel(store: EventStore, options: Omit<ParallelOptions, 'bodies'> = {}): Promise<CheckpointRecoveryReport & { workers: number }> {
-  const inThread = () => ({ ...recoverFromCheckpoints(store), workers: 0 });
-  const { heads, counted } = readHeads(store);
-  if (!counted) return inThread();
-  const checkpointed = checkpointRevisionHints(store);
-  const weights: Weight[] = [];
-  let tails = 0;
-  for (const { taskId, read } of heads) {
-    const revision = headRevision(read?.()) ?? 1;
-    const from = checkpointed.get(taskId) ?? 0;
-    const tail = from <= revision ? revision - from : revision;
-    tails += tail;
-    weights.push({ taskId, events: tail + PER_TASK_EVENTS });
+export async function recoverFromCheckpointsParallel(store: EventStore, options: Omit<ParallelOptions, 'bodies'> & { probeTasks?: number } = {}): Promise<CheckpointRecoveryReport & { workers: number }> {
+  const read = readHeads(store);
+  if (!read.counted) return { ...recoverFromCheckpoints(store, read), workers: 0 };
+  const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS);
+  const tasks: RebuiltTask[] = [];
+  const accept = (task: CheckpointedTask) => tasks.push(rebuiltFrom(task));
+  const probe = read.heads.slice(0, options.probeTasks ?? PROBE_TASKS);
+  const rest = read.heads.slice(probe.length);
+  const done = [checkpointedTasks(store, verifier, probe, true, true, accept)];
+  const projected = probe.length > 0 ? (verifier.events / probe.length) * rest.length : 0;
+  const count = rest.length > 0 && projected >= (options.inThreadBelow ?? 250_000) ? await workerCount(rest.length, options) : 0;
+  let parts: Part[] = [];
+  if (count > 0) {
+    const ranges = Array.from({ length: count }, (_, i) => ({
+      from: rest[Math.floor((i * rest.length) / count)]!.taskId,
+      to: i + 1 < count ? rest[Math.floor(((i + 1) * rest.length) / count)]!.taskId : undefined,
+    }));
+    try {
+      parts = await Promise.all(ranges.map((range) => runWorker(store.root, range, { mode: 'checkpoint', bodies: false }, options.youngGenerationMb ?? 64)));
+    } catch (error) {
+      if (!(error instanceof WorkerUnavailable)) throw error;
+      parts = [];
+    }
   }
-  const ranges = await plan(weights, tails, options);
-  if (!ranges) return inThread();
-  try {
-    const parts = await Promise.all(ranges.map((range) => runWorker(store.root, range, { mode: 'checkpoint', bodies: false }, options.youngGenerationMb ?? 64)));
-    const requestOwners = mergeRequests(parts);
-    const counts = parts.map((p) => p.checkpoint ?? { trusted: 0, tailReplayed: 0, fullReplayed: 0, stale: [] });
-    return {
-      tasks: sortById(parts.flatMap((p) => p.tasks)),
-      findings: [...parts.flatMap((p) => p.findings), ...checkpointIdentityFindings(store, requestOwners)],
-      events: sum(parts.map((p) => p.events)),
-      objects: sum(parts.map((p) => p.objects)),
-      trusted: sum(counts.map((c) => c.trusted)),
-      tailReplayed: sum(counts.map((c) => c.tailReplayed)),
-      fullReplayed: sum(counts.map((c) => c.fullReplayed)),
-      stale: counts.flatMap((c) => c.stale),
-      ends: 'counted',
-      workers: parts.length,
-    };
-  } catch (error) {
-    if (error instanceof WorkerUnavailable) return inThread();
-    throw error;
-  }
+  if (parts.length === 0 && rest.length > 0) done.push(checkpointedTasks(store, verifier, rest, true, true, accept));
+  const counts = [...done, ...parts.map((p) => p.checkpoint ?? { trusted: 0, tailReplayed: 0, fullReplayed: 0, stale: [] })];
+  const requestOwners = mergeRequests([{ requests: [...verifier.requestOwners].map(([id, owners]) => [id, [...owners]]) }, ...parts]);
+  return {
+    tasks: sortById([...tasks, ...parts.flatMap((p) => p.tasks)]),
+    findings: [...verifier.findings, ...parts.flatMap((p) => p.findings), ...checkpointIdentityFindings(store, requestOwners)],
+    events: verifier.events + sum(parts.map((p) => p.events)),
+    objects: verifier.objectCount + sum(parts.map((p) => p.objects)),
+    trusted: sum(counts.map((c) => c.trusted)),
+    tailReplayed: sum(counts.map((c) => c.tailReplayed)),
+    fullReplayed: sum(counts.map((c) => c.fullReplayed)),
+    stale: counts.flatMap((c) => c.stale),
+    ends: 'counted',
+    workers: parts.length,
+  };
 }
 
-/** Events' worth of work a checkpointed Task costs beyond its tail (reading, restoring it: ~200 µs here, ~12 events). */
-const PER_TASK_EVENTS = 12;
+/** Tasks the calling thread verifies before it decides whether the rest of a checkpointed start goes to workers. */
+const PROBE_TASKS = 256;
 
 interface Weight {
   taskId: string;
@@ -138,9 +143,8 @@ function headRevision(value: unknown): number | undefined {
  */
 async function plan(weights: Weight[], events: number, options: ParallelOptions): Promise<Array<{ from: string | undefined; to: string | undefined }> | undefined> {
   if (events < (options.inThreadBelow ?? 250_000)) return undefined;
-  const count = Math.min(options.workers ?? (await defaultWorkers(options.idleCores ?? idleCores)), weights.length);
-  // One worker is never faster than the calling thread, unless asked for explicitly (to measure it).
-  if (count < 1 || (count === 1 && options.workers === undefined)) return undefined;
+  const count = await workerCount(weights.length, options);
+  if (count === 0) return undefined;
   const total = sum(weights.map((w) => w.events));
   const bounds: Array<string | undefined> = [undefined];
   let seen = 0;
@@ -152,7 +156,13 @@ async function plan(weights: Weight[], events: number, options: ParallelOptions)
   return bounds.slice(0, -1).map((from, i) => ({ from, to: bounds[i + 1] }));
 }
 
-function mergeRequests(parts: Part[]): Map<string, Set<string>> {
+/** Workers to use for `tasks` Tasks: 0 for the calling thread (one worker is never faster, unless asked for explicitly, to measure it). */
+async function workerCount(tasks: number, options: ParallelOptions): Promise<number> {
+  const count = Math.min(options.workers ?? (await defaultWorkers(options.idleCores ?? idleCores)), tasks);
+  return count < 1 || (count === 1 && options.workers === undefined) ? 0 : count;
+}
+
+function mergeRequests(parts: Array<Pick<Part, 'requests'>>): Map<string, Set<string>> {
   const requestOwners = new Map<string, Set<string>>();
   for (const part of parts) for (const [id, owners] of part.requests) for (const owner of owners) (requestOwners.get(id) ?? requestOwners.set(id, new Set()).get(id)!).add(owner);
   return requestOwners;

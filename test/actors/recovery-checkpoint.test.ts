@@ -233,7 +233,7 @@ describe('checkpointed recovery', () => {
   it('splits long tails over worker threads and reports exactly what the calling thread reports, damage included', async () => {
     const root = await checkpointedRoot();
     await rewindCheckpoints(root, 3);
-    const both = async (options: { workers?: number; inThreadBelow?: number }) => {
+    const both = async (options: { workers?: number; inThreadBelow?: number; probeTasks?: number }) => {
       const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
       try {
         return { parallel: await recoverFromCheckpointsParallel(store, options), inThread: recoverFromCheckpoints(store) };
@@ -250,20 +250,21 @@ describe('checkpointed recovery', () => {
 
     // 60 tail events are below the default threshold: the calling thread does them.
     assert.equal((await both({})).parallel.workers, 0);
-    const healthy = await both({ workers: 2, inThreadBelow: 0 });
+    const healthy = await both({ workers: 2, inThreadBelow: 0, probeTasks: 4 });
     assert.equal(healthy.parallel.workers, 2);
     assert.deepEqual([healthy.parallel.findings, healthy.parallel.tailReplayed, healthy.parallel.events], [[], TASKS, TASKS * 3]);
     same(healthy.parallel, healthy.inThread);
 
-    await tamper(root, (env) => flipByte(env, 'events', ['task-00000013', EVENTS - 1]));
-    const damaged = await both({ workers: 2, inThreadBelow: 0 });
+    // One damaged tail among the Tasks the calling thread verifies first, one in a worker's range.
+    await tamper(root, (env) => (flipByte(env, 'events', ['task-00000001', EVENTS - 1]), flipByte(env, 'events', ['task-00000013', EVENTS - 1])));
+    const damaged = await both({ workers: 2, inThreadBelow: 0, probeTasks: 4 });
     assert.equal(damaged.parallel.workers, 2, 'a flipped byte leaves the count: still split');
-    assert.ok(damaged.parallel.findings.some((f) => f.taskId === 'task-00000013'), named(damaged.parallel).join('\n'));
+    for (const id of ['task-00000001', 'task-00000013']) assert.ok(damaged.parallel.findings.some((f) => f.taskId === id), named(damaged.parallel).join('\n'));
     same(damaged.parallel, damaged.inThread);
 
     // An event after a head: the journal's count no longer adds up, so the calling thread probes.
     await tamper(root, (env) => eventAfterHead(env, 'task-00000002'));
-    const probed = await both({ workers: 2, inThreadBelow: 0 });
+    const probed = await both({ workers: 2, inThreadBelow: 0, probeTasks: 4 });
     assert.deepEqual([probed.parallel.workers, probed.parallel.ends], [0, 'probed']);
     same(probed.parallel, probed.inThread);
   });
