@@ -24,10 +24,12 @@ export interface ParallelOptions {
    */
   idleCores?: () => Promise<number>;
   /**
-   * Histories shorter than this many events (default 250,000) are verified on the calling thread.
-   * A worker loads its modules (~0.6 s here) and runs its first ~100 Tasks cold (~0.85 s more
-   * than warm) before it pays: on this 2-core VM (2026-12-01) 100k events took 2.2-2.5 s on two
-   * workers and 1.8-2.2 s on one thread; 1M events 14.4-15.9 s and ~22 s.
+   * Histories shorter than this many events (default 250,000) are verified on the calling thread
+   * (for a checkpointed start: the events its tails are projected to need). A worker loads its
+   * modules (~0.6 s on the AMD VM of 2026-12-01, ~0.45 s with warm-up on the Xeon VM) and runs its
+   * first ~100 Tasks cold (~0.85 s more than warm there) before it pays: on that 2-core VM 100k
+   * events took 2.2-2.5 s on two workers and 1.8-2.2 s on one thread; 1M events 14.4-15.9 s and
+   * ~22 s.
    */
   inThreadBelow?: number;
   /** Young-generation size of each worker (MB): replay allocates many short-lived objects; a larger nursery cuts GC time. */
@@ -83,7 +85,13 @@ export async function rebuildParallel(store: EventStore, options: ParallelOption
  * probes and the walk for streams without a head are the calling thread's), with one usable
  * core, or when a worker cannot run.
  */
-export async function recoverFromCheckpointsParallel(store: EventStore, options: Omit<ParallelOptions, 'bodies'> & { probeTasks?: number } = {}): Promise<CheckpointRecoveryReport & { workers: number }> {
+export async function recoverFromCheckpointsParallel(
+  store: EventStore,
+  options: Omit<ParallelOptions, 'bodies'> & {
+    /** Tasks verified on the calling thread before it decides (default 256). */
+    probeTasks?: number;
+  } = {},
+): Promise<CheckpointRecoveryReport & { workers: number }> {
   const read = readHeads(store);
   if (!read.counted) return { ...recoverFromCheckpoints(store, read), workers: 0 };
   const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS);
