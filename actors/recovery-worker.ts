@@ -8,10 +8,11 @@ import { RecoveryVerifier } from './recovery-verify.js';
 import { verifyStore } from './recovery.js';
 
 /**
- * Worker thread of `rebuildParallel`: verifies the Tasks of one id range from its own read-only
- * handle on the state root and streams the rebuilt Tasks back in chunks (plain data: persisted
- * snapshots, not live actors). Anything that stops it from running is sent as a `failed`
- * message; findings are data in the `done` message.
+ * Worker thread of `rebuildParallel` and `recoverFromCheckpointsParallel`: verifies the Tasks of
+ * one id range from its own read-only handle on the state root — every event (`full`), or a
+ * checkpointed start's per-Task work (`checkpoint`) — and streams the accepted Tasks back in
+ * chunks (plain data: persisted snapshots, not live actors). Anything that stops it from running
+ * is sent as a `failed` message; findings are data in the `done` message.
  */
 async function run(): Promise<void> {
   const port = parentPort!;
