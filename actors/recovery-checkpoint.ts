@@ -1,5 +1,5 @@
 import { TASK_MACHINE_VERSION, stateName } from '../machines/index.js';
-import { EventRecord, type EventStore, type Head } from '../store/index.js';
+import { safeParseEventRecord, type EventStore, type Head } from '../store/index.js';
 import { checkpointEntries, projectionBytesDigest, safeParseCheckpoint } from './checkpoint-store.js';
 import { OBJECT_KINDS, TaskSpec } from './object-kinds.js';
 import { eventDigest } from './recovery-digest.js';
@@ -174,7 +174,7 @@ export function checkpointedTasks(
       continue;
     }
     // Checkpoint behind the head: anchor it to the stored event, then verify and replay the tail.
-    const anchor = EventRecord.safeParse(readEvent(store, taskId, checkpoint.revision));
+    const anchor = safeParseEventRecord(readEvent(store, taskId, checkpoint.revision));
     if (!anchor.success || eventDigest(anchor.data) !== checkpoint.headDigest) {
       full(taskId, head, checkpoint.spec);
       continue;
