@@ -47,7 +47,12 @@ describe('rebuildParallel', () => {
     try {
       const samples = (...idle: number[]) => {
         const taken: number[] = [];
-        return { taken, idleCores: async () => (taken.push(idle[taken.length]!), idle[taken.length - 1]!) };
+        const idleCores = async () => {
+          const next = idle[taken.length]!;
+          taken.push(next);
+          return next;
+        };
+        return { taken, idleCores };
       };
       const busy = samples(0.4, 0.7);
       const burst = samples(0.2, 1.6);
@@ -56,10 +61,7 @@ describe('rebuildParallel', () => {
       for (const s of [busy, burst, idle]) reports.push(await rebuildParallel(store, { inThreadBelow: 0, idleCores: s.idleCores }));
       const cores = Math.min(availableParallelism(), 8);
       const workers = cores >= 2 ? cores : 0;
-      assert.deepEqual(
-        reports.map((r) => r.workers),
-        [0, workers, workers],
-      );
+      assert.deepEqual(reports.map((r) => r.workers), [0, workers, workers]);
       // A busy first sample is looked at once more; an idle one is not.
       assert.deepEqual([busy.taken, burst.taken, idle.taken], [[0.4, 0.7], [0.2, 1.6], [1.6]]);
       assert.deepEqual(finalStates(reports[2]!), finalStates(reports[0]!));
