@@ -6,7 +6,7 @@ import { eventDigest } from './recovery-digest.js';
 import { headIds, lmdbVerifySource, scanStreams, streamEnd, streamIdsAfterHeads } from './recovery-source.js';
 import type { Finding } from './errors.js';
 import { RecoveryVerifier, identityFindings, type RawEvent, type ReplayStart, type VerifiedTask } from './recovery-verify.js';
-import { restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './recovery.js';
+import { rebuiltOf, restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './recovery.js';
 import type { TaskSnapshot } from './task-actor.js';
 
 export interface CheckpointRecoveryReport extends RecoveryReport {
@@ -90,10 +90,9 @@ export interface CheckpointedTask {
   spec?: TaskSpec;
 }
 
+/** The live Task of an accepted one: its replayed snapshot, or its persisted one restored. */
 export function rebuiltFrom(task: CheckpointedTask): RebuiltTask {
-  const rebuilt: RebuiltTask = { taskId: task.taskId, snapshot: task.snapshot ?? restoreTaskSnapshot(task.persisted), revision: task.revision, headDigest: task.headDigest };
-  if (task.spec !== undefined) rebuilt.spec = task.spec;
-  return rebuilt;
+  return rebuiltOf(task, task.snapshot ?? restoreTaskSnapshot(task.persisted));
 }
 
 /**

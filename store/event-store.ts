@@ -316,7 +316,7 @@ export class EventStore {
 
   /** Task ids holding an index key; more than one for an exclusive kind is an identity conflict. */
   owners(kind: IndexKind, key: string): string[] {
-    return [...this.indexes.getKeys({ start: [kind, key, ''], end: [kind, key, '\uffff'] })].map((k) => k[2]);
+    return [...this.indexEntries(kind, key)].map((entry) => entry.taskId);
   }
 
   /** The revision (and fingerprint) with which `taskId` claimed an index key, if it did. */
