@@ -25,11 +25,11 @@ export interface ParallelOptions {
   idleCores?: () => Promise<number>;
   /**
    * Histories shorter than this many events (default 250,000) are verified on the calling thread
-   * (for a checkpointed start: the events its tails are projected to need). A worker loads its
-   * modules (~0.6 s on the AMD VM of 2026-12-01, ~0.45 s with warm-up on the Xeon VM) and runs its
-   * first ~100 Tasks cold (~0.85 s more than warm there) before it pays: on that 2-core VM 100k
-   * events took 2.2-2.5 s on two workers and 1.8-2.2 s on one thread; 1M events 14.4-15.9 s and
-   * ~22 s.
+   * (for a checkpointed start: the events its tails are projected to need). A worker pays only
+   * after loading its modules and running its first Tasks cold: on the AMD VM of 2026-12-01 that
+   * was ~0.6 s plus ~0.85 s, and 100k events took 2.2-2.5 s on two workers vs 1.8-2.2 s on one
+   * thread (1M: 14.4-15.9 s vs ~22 s); on the Xeon VM loading takes 0.11-0.15 s and two workers
+   * over 10,000 events took ~0.4 s more than one thread.
    */
   inThreadBelow?: number;
   /** Young-generation size of each worker (MB): replay allocates many short-lived objects; a larger nursery cuts GC time. */
