@@ -1,10 +1,9 @@
 import { createActor } from 'xstate';
-import { TASK_MACHINE_VERSION, classifyTransition, stateName, taskMachine } from '../machines/index.js';
+import { TASK_MACHINE_VERSION, classifyTransition, stateName, taskMachine, type TaskEvent } from '../machines/index.js';
 import { Head, Projection, objectMatches, objectValue, safeParseEventRecord, type EventRecord, type ObjectKinds, type RawObject } from '../store/index.js';
 import type { Finding } from './errors.js';
 import { eventDigest, jsonEqual, sha256Bytes } from './recovery-digest.js';
 import type { TaskSnapshot } from './task-actor.js';
-import { machineEventOf } from './task-events-codec.js';
 
 /**
  * The checks of a verified rebuild, independent of where the bytes come from. LMDB (in-thread
@@ -203,7 +202,7 @@ export class RecoveryVerifier {
       const record = records[replayed]!;
       const revision = base + replayed + 1;
       const before = actor.getSnapshot();
-      actor.send(machineEventOf(record, revision));
+      actor.send(ownedMachineEvent(record, revision));
       const after = actor.getSnapshot();
       const taken = classifyTransition(before.context, after.context);
       if (after === before || !sameDisposition(taken, record.disposition)) {
@@ -466,4 +465,18 @@ export function identityFindings(requestOwners: Map<string, Set<string>>, indexE
 function identityFinding(kind: string, key: string, owners: Set<string>): Finding {
   const list = [...owners].sort();
   return { code: 'identity_conflict', taskId: list.join(','), object: `${kind} ${key}`, message: `${kind} ${key} is claimed by tasks ${list.join(', ')}` };
+}
+
+/**
+ * `machineEventOf(record, revision)` built in `record.data` itself: the verifier owns the parsed
+ * record (`safeParseEventRecord` and zod both copy `data`) and has hashed it already, so the
+ * copy the kernel makes is not needed here. Same event: `type`, `revision` and `origin` win over
+ * members of those names in `data`, as in the spread.
+ */
+function ownedMachineEvent(record: EventRecord, revision: number): TaskEvent {
+  const event = record.data as Record<string, unknown>;
+  event.type = record.type;
+  event.revision = revision;
+  event.origin = record.origin;
+  return event as unknown as TaskEvent;
 }
