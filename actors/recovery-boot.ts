@@ -28,7 +28,26 @@ export interface BootRecoveryOptions {
 /** Per open store: the revision each Task's checkpoint names after boot, so a clean stop rewrites only Tasks that moved. */
 const checkpointed = new WeakMap<EventStore, Map<string, number>>();
 
-export type BootRecoveryReport = RecoveryReport & { mode: RecoveryMode; checkpoint?: Omit<CheckpointRecoveryReport, keyof RecoveryReport> };
+export type BootRecoveryReport = RecoveryReport & {
+  mode: RecoveryMode;
+  checkpoint?: Omit<CheckpointRecoveryReport, keyof RecoveryReport>;
+  /** The checkpoints written after the boot (Tasks whose checkpoint was missing or behind). */
+  checkpoints: CheckpointBatch;
+};
+
+/**
+ * What one checkpoint write did. A checkpoint only ever shortens the next start, so a failed
+ * write is counted and reported (`Supervisor.checkpoints()`), never thrown.
+ */
+export interface CheckpointBatch {
+  written: number;
+  /** Checkpoints wanted but not written (the write failed, or the Task's state could not be read). */
+  failed: number;
+  /** Why, when some failed. */
+  error?: string;
+}
+
+const NONE_WRITTEN: CheckpointBatch = Object.freeze({ written: 0, failed: 0 });
 
 /**
  * Validates the store as the supervisor's `validating` step does, then — when healthy and
@@ -39,24 +58,22 @@ export async function recoverForBoot(store: EventStore, options: BootRecoveryOpt
   const mode = options.mode ?? 'full';
   if (mode === 'checkpoint') {
     const { trusted, tailReplayed, fullReplayed, stale, ends, workers: _workers, ...report } = await recoverFromCheckpointsParallel(store, options.workers !== undefined ? { workers: options.workers } : {});
-    if (report.findings.length === 0 && stale.length > 0) {
-      const wanted = new Set(stale);
-      await writeCheckpoints(store, checkpointsOf(report.tasks.filter((t) => wanted.has(t.taskId))));
-    }
-    remember(store, report.tasks);
-    return { ...report, mode, checkpoint: { trusted, tailReplayed, fullReplayed, stale, ends } };
+    const wanted = new Set(stale);
+    remember(store, report.tasks.filter((t) => !wanted.has(t.taskId)));
+    const checkpoints = report.findings.length === 0 && stale.length > 0 ? await commitCheckpoints(store, [...checkpointsOf(report.tasks.filter((t) => wanted.has(t.taskId)))]) : NONE_WRITTEN;
+    return { ...report, mode, checkpoint: { trusted, tailReplayed, fullReplayed, stale, ends }, checkpoints };
   }
   const report = await rebuildParallel(store, options.workers !== undefined ? { workers: options.workers } : {});
-  if (report.findings.length === 0 && !store.readOnly) {
-    const existing = readCheckpoints(store);
-    const behind = report.tasks.filter((t) => {
+  if (report.findings.length > 0 || store.readOnly) return { ...report, mode, checkpoints: NONE_WRITTEN };
+  const existing = readCheckpoints(store);
+  const behind = new Set(
+    report.tasks.filter((t) => {
       const current = Checkpoint.safeParse(existing.get(t.taskId));
       return !current.success || current.data.revision !== t.revision || current.data.headDigest !== t.headDigest || current.data.machineVersion !== TASK_MACHINE_VERSION;
-    });
-    await writeCheckpoints(store, checkpointsOf(behind));
-    remember(store, report.tasks);
-  }
-  return { ...report, mode };
+    }),
+  );
+  remember(store, report.tasks.filter((t) => !behind.has(t)));
+  return { ...report, mode, checkpoints: await commitCheckpoints(store, [...checkpointsOf([...behind])]) };
 }
 
 /**
@@ -89,26 +106,29 @@ function* checkpointsOf(tasks: RebuiltTask[]): Generator<CheckpointInput> {
  * At a clean stop: checkpoints the live Tasks that moved since their checkpoint. A Task is
  * checkpointed only if its head is at the actor's revision and its stored projection equals the
  * live actor's snapshot, i.e. only state this process verified at boot and then admitted itself.
- * Never throws (a failure only means a longer next start). Resolves with how many were written.
+ * Never throws (a failure only means a longer next start; it is counted in the batch).
  */
-export async function checkpointLiveTasks(store: EventStore, tasks: Iterable<TaskActor>, specs: ReadonlyMap<string, TaskSpec>): Promise<number> {
-  try {
-    if (store.readOnly) return 0;
-    const known = knownCheckpoints(store);
-    const entries: CheckpointInput[] = [];
-    for (const task of tasks) {
-      if (known.get(task.taskId) === task.revision) continue;
+export async function checkpointLiveTasks(store: EventStore, tasks: Iterable<TaskActor>, specs: ReadonlyMap<string, TaskSpec>): Promise<CheckpointBatch> {
+  if (store.readOnly) return NONE_WRITTEN;
+  const entries: CheckpointInput[] = [];
+  let unread = 0;
+  let error: string | undefined;
+  for (const task of tasks) {
+    try {
+      if (checkpointRevision(store, task.taskId) === task.revision) continue;
       const head = store.head(task.taskId);
       const projection = store.projection(task.taskId);
       const spec = specs.get(task.taskId);
       const persisted = task.persistedSnapshot();
       if (!head || !projection || !spec || head.revision !== task.revision || projection.revision !== task.revision || !jsonEqual(projection.snapshot, persisted)) continue;
       entries.push({ taskId: task.taskId, revision: task.revision, headDigest: head.digest, state: task.state, snapshot: persisted, spec });
+    } catch (cause) {
+      unread++;
+      error = (cause as Error).message;
     }
-    return await commitCheckpoints(store, entries);
-  } catch {
-    return 0;
   }
+  const batch = await commitCheckpoints(store, entries);
+  return unread === 0 ? batch : { written: batch.written, failed: batch.failed + unread, error: batch.error ?? error! };
 }
 
 /**
@@ -129,16 +149,17 @@ export function committedCheckpoint(store: EventStore, task: TaskActor, spec: Ta
   }
 }
 
-/** Writes checkpoints and records their revisions as this process's; never throws. Resolves with how many were written. */
-export async function commitCheckpoints(store: EventStore, entries: CheckpointInput[]): Promise<number> {
+/** Writes checkpoints in one transaction and records their revisions as this process's; never throws. */
+export async function commitCheckpoints(store: EventStore, entries: CheckpointInput[]): Promise<CheckpointBatch> {
+  if (entries.length === 0) return NONE_WRITTEN;
   try {
     const known = knownCheckpoints(store);
     const revisions = new Map(entries.map((e) => [e.taskId, e.revision]));
     const written = await writeCheckpoints(store, entries);
     for (const taskId of written) known.set(taskId, revisions.get(taskId)!);
-    return written.length;
-  } catch {
-    return 0;
+    return { written: written.length, failed: 0 };
+  } catch (error) {
+    return { written: 0, failed: entries.length, error: (error as Error).message };
   }
 }
 

@@ -9,7 +9,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { EffectRunner, TaskHandle } from './effects.js';
 import { HostError, issuePath } from './errors.js';
 import { OBJECT_KINDS, TaskSpec, type TaskSpecInput } from './object-kinds.js';
-import { checkpointLiveTasks, checkpointRevision, commitCheckpoints, committedCheckpoint, recoverForBoot, type RecoveryMode } from './recovery-boot.js';
+import { checkpointLiveTasks, checkpointRevision, commitCheckpoints, committedCheckpoint, recoverForBoot, type CheckpointBatch, type RecoveryMode } from './recovery-boot.js';
 import type { CheckpointInput } from './checkpoint-store.js';
 import { TaskActor, type Attachments, type Committed, type SendResult } from './task-actor.js';
 
@@ -58,6 +58,19 @@ export interface SendOptions {
   eventId?: string;
 }
 
+/** `Supervisor.checkpoints()`: how checkpointing has gone since `start()`. */
+export interface CheckpointStats {
+  /** `checkpointEvery` in force (0: checkpoints only after boot and at a clean stop). */
+  every: number;
+  written: number;
+  /** Checkpoints that could not be written; each only lengthens the next checkpointed start. */
+  failed: number;
+  /** The last failure's message, null when none. */
+  lastFailure: string | null;
+  /** Taken after commits and not yet written (or being written now). */
+  pending: number;
+}
+
 /**
  * The Host's supervisor (DESIGN §6), embeddable in any Node service.
  *
@@ -79,6 +92,9 @@ export class Supervisor {
   private readonly due = new Map<string, CheckpointInput>();
   private checkpointing: Promise<void> = Promise.resolve();
   private checkpointQueued = false;
+  private readonly checkpointTally = { written: 0, failed: 0, lastFailure: null as string | null };
+  /** Checkpoints of the batch being written now. */
+  private writing = 0;
   readonly root: string;
   readonly actor: Actor<typeof supervisorMachine>;
 
@@ -233,11 +249,17 @@ export class Supervisor {
 
   /**
    * Resolves once the checkpoints taken so far (see `checkpointEvery`) are written, or failed to
-   * be: a checkpoint only ever shortens the next start, so nothing waits for them but this and
-   * `stop()`.
+   * be, with the counts then: a checkpoint only ever shortens the next start, so nothing waits
+   * for them but this and `stop()`.
    */
-  async checkpointsWritten(): Promise<void> {
+  async checkpointsWritten(): Promise<CheckpointStats> {
     await this.checkpointing;
+    return this.checkpoints();
+  }
+
+  /** Checkpoints written and failed since `start()` (after boot, while serving, at stop), and those taken but not yet written. */
+  checkpoints(): CheckpointStats {
+    return { every: this.checkpointEvery, ...this.checkpointTally, pending: this.due.size + this.writing };
   }
 
   /** Drains and stops. Safe to call more than once. */
@@ -275,6 +297,7 @@ export class Supervisor {
   private async validate(): Promise<{ tasks: number; events: number }> {
     const store = this.store!;
     const report = await recoverForBoot(store, { mode: this.options.recovery ?? 'full' });
+    this.tally(report.checkpoints);
     if (report.findings.length > 0) {
       const first = report.findings[0]!;
       throw new HostError(first.code, `state root ${this.root} failed validation: ${first.message}`, report.findings);
@@ -312,7 +335,7 @@ export class Supervisor {
     await this.options.effects?.close?.();
     await this.checkpointing;
     this.due.clear();
-    if (this.store) await checkpointLiveTasks(this.store, this.tasks.values(), this.specs);
+    if (this.store) this.tally(await checkpointLiveTasks(this.store, this.tasks.values(), this.specs));
     for (const task of this.tasks.values()) task.stop();
     await this.store?.close();
     this.store = undefined;
@@ -376,8 +399,19 @@ export class Supervisor {
         this.checkpointQueued = false;
         const entries = [...this.due.values()];
         this.due.clear();
-        if (this.store && entries.length > 0) await commitCheckpoints(this.store, entries);
+        this.writing = entries.length;
+        try {
+          if (this.store && entries.length > 0) this.tally(await commitCheckpoints(this.store, entries));
+        } finally {
+          this.writing = 0;
+        }
       });
+  }
+
+  private tally(batch: CheckpointBatch): void {
+    this.checkpointTally.written += batch.written;
+    this.checkpointTally.failed += batch.failed;
+    if (batch.error !== undefined) this.checkpointTally.lastFailure = batch.error;
   }
 
   /** Starts the Task's frontier work unless some is already in flight for it. */

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { readCheckpoints } from '../../actors/checkpoint-store.js';
+import { readCheckpoints, type CheckpointInput } from '../../actors/checkpoint-store.js';
+import { checkpointRevision, commitCheckpoints } from '../../actors/recovery-boot.js';
 import { HostError } from '../../actors/errors.js';
 import { OBJECT_KINDS } from '../../actors/object-kinds.js';
 import { recoverFromCheckpoints } from '../../actors/recovery-checkpoint.js';
@@ -55,9 +56,12 @@ describe('periodic checkpoints (checkpointEvery)', () => {
       assert.deepEqual(await startNow(root), { checkpointAt: 3, findings: [], tailReplayed: 1, events: 2 });
       assert.equal(await advance(sup), 6);
       assert.deepEqual(await startNow(root), { checkpointAt: 6, findings: [], tailReplayed: 0, events: 0 });
+      assert.deepEqual(await sup.checkpointsWritten(), { every: 3, written: 2, failed: 0, lastFailure: null, pending: 0 });
     } finally {
       await sup.stop();
     }
+    // The clean stop had nothing left to write: the Task's checkpoint was already at its head.
+    assert.deepEqual(sup.checkpoints(), { every: 3, written: 2, failed: 0, lastFailure: null, pending: 0 });
   });
 
   it('keeps a checkpoint taken at a commit valid when the Task moves on before it is written', async () => {
@@ -83,8 +87,25 @@ describe('periodic checkpoints (checkpointEvery)', () => {
     for (let i = 0; i < 4; i++) await advance(sup);
     const crashed = await startNow(root);
     assert.deepEqual(crashed, { checkpointAt: undefined, findings: [], tailReplayed: 0, events: 5 }, 'no checkpoint: replayed in full');
+    assert.equal(sup.checkpoints().written, 0);
     await sup.stop();
+    assert.deepEqual(sup.checkpoints(), { every: 0, written: 1, failed: 0, lastFailure: null, pending: 0 });
     assert.deepEqual(await startNow(root), { checkpointAt: 5, findings: [], tailReplayed: 0, events: 0 });
+  });
+
+  it('counts a checkpoint write that fails instead of throwing it, and does not remember it as written', async () => {
+    const { sup, root } = await serving({ checkpointEvery: 0 });
+    await advance(sup);
+    await sup.stop();
+    const store = EventStore.open({ root, kinds: OBJECT_KINDS });
+    const stored = readCheckpoints(store).get(TASK) as Omit<CheckpointInput, 'taskId'>;
+    assert.equal(checkpointRevision(store, TASK), 2, 'the clean stop checkpointed revision 2');
+    // A batch against the store once it is closed: LMDB refuses the write transaction.
+    await store.close();
+    const batch = await commitCheckpoints(store, [{ ...stored, taskId: TASK, revision: 3 }]);
+    assert.deepEqual([batch.written, batch.failed], [0, 1]);
+    assert.match(batch.error ?? '', /closed/);
+    assert.equal(checkpointRevision(store, TASK), 2, 'the failed write is not taken for revision 3');
   });
 
   it('refuses options that do not parse with invalid_option and the field, before touching the state root', () => {

@@ -27,7 +27,7 @@ describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, (
     });
   }
 
-  it('reports both settings when ready, and a later service boots from the checkpoints the first left', async () => {
+  it('reports both settings when ready, counts the checkpoints taken while serving, and a later service boots from the checkpoints the first left', async () => {
     const state = join(tempDir(), 'state');
     const first = await startServe(['--state', state, '--port', '0', '--no-harnesses', '--checkpoint-every', '2']);
     assert.deepEqual([first.ready.recovery, first.ready.checkpointEvery], ['full', 2]);
@@ -36,6 +36,10 @@ describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, (
       const sent = await http(first.ready, 'POST', '/tasks/flags-1/events', { body: { type: 'assignment.commit', harness: 'codex', purpose } });
       assert.equal(sent.status, 200, JSON.stringify(sent.body));
     }
+    // Revision 2 came due (2 events since none), revision 3 did not (1 since 2): one checkpoint
+    // taken while serving, written or still being written.
+    const { checkpoints } = (await http(first.ready, 'GET', '/health')).body as { checkpoints: { every: number; written: number; failed: number; pending: number } };
+    assert.deepEqual([checkpoints.every, checkpoints.written + checkpoints.pending, checkpoints.failed], [2, 1, 0]);
     assert.deepEqual(await first.stop(), { code: 0, signal: null });
     const store = EventStore.open({ root: state, kinds: OBJECT_KINDS, readOnly: true });
     try {
