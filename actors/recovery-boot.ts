@@ -1,6 +1,6 @@
 import { TASK_MACHINE_VERSION, stateName, taskMachine } from '../machines/index.js';
 import type { EventStore } from '../store/index.js';
-import { Checkpoint, projectionBytesDigest, readCheckpoints, writeCheckpoints, type CheckpointInput } from './checkpoint-store.js';
+import { projectionBytesDigest, readCheckpoints, safeParseCheckpoint, writeCheckpoints, type CheckpointInput } from './checkpoint-store.js';
 import type { TaskSpec } from './object-kinds.js';
 import { jsonEqual } from './recovery-digest.js';
 import type { CheckpointRecoveryReport } from './recovery-checkpoint.js';
@@ -68,7 +68,7 @@ export async function recoverForBoot(store: EventStore, options: BootRecoveryOpt
   const existing = readCheckpoints(store);
   const behind = new Set(
     report.tasks.filter((t) => {
-      const current = Checkpoint.safeParse(existing.get(t.taskId));
+      const current = safeParseCheckpoint(existing.get(t.taskId));
       return !current.success || current.data.revision !== t.revision || current.data.headDigest !== t.headDigest || current.data.machineVersion !== TASK_MACHINE_VERSION;
     }),
   );
@@ -177,7 +177,7 @@ function knownCheckpoints(store: EventStore): Map<string, number> {
 function checkpointRevisions(store: EventStore): Map<string, number> {
   const out = new Map<string, number>();
   for (const [taskId, value] of readCheckpoints(store)) {
-    const parsed = Checkpoint.safeParse(value);
+    const parsed = safeParseCheckpoint(value);
     if (parsed.success && parsed.data.machineVersion === TASK_MACHINE_VERSION) out.set(taskId, parsed.data.revision);
   }
   return out;
