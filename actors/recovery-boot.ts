@@ -5,6 +5,7 @@ import type { TaskSpec } from './object-kinds.js';
 import { jsonEqual } from './recovery-digest.js';
 import type { CheckpointRecoveryReport } from './recovery-checkpoint.js';
 import { rebuildParallel, recoverFromCheckpointsParallel } from './recovery-parallel.js';
+import type { ProgressListener } from './recovery-progress.js';
 import type { RebuiltTask, RecoveryReport } from './recovery.js';
 import type { TaskActor } from './task-actor.js';
 
@@ -23,6 +24,8 @@ export interface BootRecoveryOptions {
   mode?: RecoveryMode;
   /** Worker threads for the full path and long checkpoint tails (default: available parallelism, when a core is idle). */
   workers?: number;
+  /** Running counts while it verifies (see `RecoveryProgress`). */
+  onProgress?: ProgressListener;
 }
 
 /** Per open store: the revision each Task's checkpoint names after boot, so a clean stop rewrites only Tasks that moved. */
@@ -57,13 +60,13 @@ const NONE_WRITTEN: CheckpointBatch = Object.freeze({ written: 0, failed: 0 });
 export async function recoverForBoot(store: EventStore, options: BootRecoveryOptions = {}): Promise<BootRecoveryReport> {
   const mode = options.mode ?? 'full';
   if (mode === 'checkpoint') {
-    const { trusted, tailReplayed, fullReplayed, stale, ends, workers: _workers, ...report } = await recoverFromCheckpointsParallel(store, options.workers !== undefined ? { workers: options.workers } : {});
+    const { trusted, tailReplayed, fullReplayed, stale, ends, workers: _workers, ...report } = await recoverFromCheckpointsParallel(store, parallelOptions(options));
     const wanted = new Set(stale);
     remember(store, report.tasks.filter((t) => !wanted.has(t.taskId)));
     const checkpoints = report.findings.length === 0 && stale.length > 0 ? await commitCheckpoints(store, [...checkpointsOf(report.tasks.filter((t) => wanted.has(t.taskId)))]) : NONE_WRITTEN;
     return { ...report, mode, checkpoint: { trusted, tailReplayed, fullReplayed, stale, ends }, checkpoints };
   }
-  const report = await rebuildParallel(store, options.workers !== undefined ? { workers: options.workers } : {});
+  const report = await rebuildParallel(store, parallelOptions(options));
   if (report.findings.length > 0 || store.readOnly) return { ...report, mode, checkpoints: NONE_WRITTEN };
   const existing = readCheckpoints(store);
   const behind = new Set(
@@ -80,8 +83,12 @@ export async function recoverForBoot(store: EventStore, options: BootRecoveryOpt
  * The full verification (`ordivon doctor --full`): every check of `rebuildAll`, every object body
  * against its kind's schema included, over worker threads. Read-only.
  */
-export function verifyFull(store: EventStore, options: { workers?: number } = {}): Promise<RecoveryReport> {
-  return rebuildParallel(store, { ...options, bodies: true });
+export function verifyFull(store: EventStore, options: { workers?: number; onProgress?: ProgressListener } = {}): Promise<RecoveryReport> {
+  return rebuildParallel(store, { ...parallelOptions(options), bodies: true });
+}
+
+function parallelOptions(options: { workers?: number; onProgress?: ProgressListener }): { workers?: number; onProgress?: ProgressListener } {
+  return { ...(options.workers !== undefined ? { workers: options.workers } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) };
 }
 
 function remember(store: EventStore, tasks: RebuiltTask[]): void {

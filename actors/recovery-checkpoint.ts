@@ -3,6 +3,7 @@ import { safeParseEventRecord, type EventStore, type Head } from '../store/index
 import { checkpointEntries, projectionBytesDigest, safeParseCheckpoint } from './checkpoint-store.js';
 import { OBJECT_KINDS, TaskSpec } from './object-kinds.js';
 import { eventDigest } from './recovery-digest.js';
+import { ProgressMeter, progressSum, type ProgressListener } from './recovery-progress.js';
 import { headIds, lmdbVerifySource, scanStreams, streamEnd, streamIdsAfterHeads } from './recovery-source.js';
 import type { Finding } from './errors.js';
 import { RecoveryVerifier, identityFindings, type RawEvent, type ReplayStart, type VerifiedTask } from './recovery-verify.js';
@@ -60,11 +61,12 @@ export interface CheckpointRecoveryReport extends RecoveryReport {
  * are the full check's (`rebuildAll`, `ordivon doctor --full`): finding them means reading the
  * history they are in.
  */
-export function recoverFromCheckpoints(store: EventStore, read: ReturnType<typeof readHeads> = readHeads(store)): CheckpointRecoveryReport {
+export function recoverFromCheckpoints(store: EventStore, read: ReturnType<typeof readHeads> = readHeads(store), onProgress?: ProgressListener): CheckpointRecoveryReport {
   const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS);
   const { heads, counted } = read;
   const tasks: RebuiltTask[] = [];
-  const part = checkpointedTasks(store, verifier, heads, counted, true, (task) => tasks.push(rebuiltFrom(task)));
+  const meter = onProgress ? new ProgressMeter(progressSum(onProgress, { totalTasks: heads.length }).bind(null, 0)) : undefined;
+  const part = checkpointedTasks(store, verifier, heads, counted, true, (task) => tasks.push(rebuiltFrom(task)), meter);
   // Streams with events but no head: the full check names them (`stream_gap`).
   if (!counted) {
     for (const taskId of streamIdsAfterHeads(store, new Set(heads.map((h) => h.taskId)), part.after)) {
@@ -72,8 +74,10 @@ export function recoverFromCheckpoints(store: EventStore, read: ReturnType<typeo
       part.stale.push(taskId);
       // Without a head it cannot pass (the verifier reports `stream_gap`); nothing is accepted.
       verifier.verifyStream(taskId, undefined, scanStreams(store, taskId, taskId + '\u0000').next().value?.events ?? [], undefined, false);
+      meter?.task(verifier.events);
     }
   }
+  meter?.flush();
   sortById(tasks);
   const findings = [...verifier.findings, ...checkpointIdentityFindings(store, verifier.requestOwners)];
   const { trusted, tailReplayed, fullReplayed, stale } = part;
@@ -122,6 +126,7 @@ export function checkpointedTasks(
   counted: boolean,
   keepSnapshots: boolean,
   onTask: (task: CheckpointedTask) => void,
+  meter?: ProgressMeter,
 ): { trusted: number; tailReplayed: number; fullReplayed: number; stale: string[]; after: Map<string, string | null> } {
   // Heads and checkpoints are both in Task id order: walk the two cursors together.
   const first = heads[0]?.taskId;
@@ -148,12 +153,12 @@ export function checkpointedTasks(
     if (task) accept(task, spec);
   };
 
-  for (const { taskId, read } of heads) {
+  const one = (taskId: string, read: (() => unknown) | undefined): void => {
     const head = verifier.head(taskId, read);
     const parsed = safeParseCheckpoint(checkpointOf(taskId));
     if (!head || !parsed.success || parsed.data.machineVersion !== TASK_MACHINE_VERSION || parsed.data.revision > head.revision) {
       full(taskId, head, parsed.success ? parsed.data.spec : undefined);
-      continue;
+      return;
     }
     const checkpoint = parsed.data;
     if (checkpoint.revision === head.revision) {
@@ -166,17 +171,17 @@ export function checkpointedTasks(
       intact &&= projectionBytesDigest(store, taskId) === checkpoint.projectionDigest;
       if (!intact) {
         full(taskId, head, checkpoint.spec);
-        continue;
+        return;
       }
       out.trusted++;
       onTask({ taskId, revision: head.revision, headDigest: head.digest, persisted: checkpoint.snapshot, spec: checkpoint.spec });
-      continue;
+      return;
     }
     // Checkpoint behind the head: anchor it to the stored event, then verify and replay the tail.
     const anchor = safeParseEventRecord(readEvent(store, taskId, checkpoint.revision));
     if (!anchor.success || eventDigest(anchor.data) !== checkpoint.headDigest) {
       full(taskId, head, checkpoint.spec);
-      continue;
+      return;
     }
     out.tailReplayed++;
     out.stale.push(taskId);
@@ -184,6 +189,10 @@ export function checkpointedTasks(
     const tail: RawEvent[] = scanStreams(store, taskId, taskId + '\u0000', checkpoint.revision + 1).next().value?.events ?? [];
     const task = verifier.verifyStream(taskId, head, tail, start, keepSnapshots);
     if (task) accept(task, checkpoint.spec);
+  };
+  for (const { taskId, read } of heads) {
+    one(taskId, read);
+    meter?.task(verifier.events);
   }
   return out;
 }

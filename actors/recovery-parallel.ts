@@ -5,9 +5,10 @@ import type { Finding } from './errors.js';
 import { RecoveryWorkerMessage, type RecoveryWorkerInput } from './recovery-protocol.js';
 import { OBJECT_KINDS } from './object-kinds.js';
 import { checkpointIdentityFindings, checkpointedTasks, readHeads, rebuiltFrom, recoverFromCheckpoints, type CheckpointRecoveryReport, type CheckpointedTask } from './recovery-checkpoint.js';
+import { ProgressMeter, progressSum, type ProgressCount, type ProgressListener } from './recovery-progress.js';
 import { lmdbVerifySource } from './recovery-source.js';
 import { RecoveryVerifier, identityFindings } from './recovery-verify.js';
-import { rebuildAll, restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './recovery.js';
+import { headRevision, rebuildAll, restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './recovery.js';
 
 export interface ParallelOptions {
   /**
@@ -36,6 +37,8 @@ export interface ParallelOptions {
   youngGenerationMb?: number;
   /** Also check every object body against its kind's schema (see `VerifierOptions.bodies`). */
   bodies?: boolean;
+  /** Running counts while it works, summed over the threads (see `RecoveryProgress`). */
+  onProgress?: ProgressListener;
 }
 
 const WORKER_URL = new URL('./recovery-worker.js', import.meta.url);
@@ -57,11 +60,15 @@ export async function rebuildParallel(store: EventStore, options: ParallelOption
     if (typeof key !== 'string') continue;
     weights.push({ taskId: key, events: headRevision(value) ?? 1 });
   }
-  const inThread = (): ParallelReport => ({ ...rebuildAll(store, { bodies: options.bodies ?? false }), workers: 0 });
+  const { onProgress } = options;
+  const inThread = (): ParallelReport => ({ ...rebuildAll(store, { bodies: options.bodies ?? false, ...(onProgress ? { onProgress } : {}) }), workers: 0 });
   const ranges = await plan(weights, sum(weights.map((w) => w.events)), options);
   if (!ranges) return inThread();
+  const progress = onProgress ? progressSum(onProgress, { totalTasks: weights.length, totalEvents: sum(weights.map((w) => w.events)) }) : undefined;
   try {
-    const parts = await Promise.all(ranges.map((range) => runWorker(store.root, range, { mode: 'full', bodies: options.bodies ?? false }, options.youngGenerationMb ?? 64)));
+    const parts = await Promise.all(
+      ranges.map((range, i) => runWorker(store.root, range, { mode: 'full', bodies: options.bodies ?? false }, options.youngGenerationMb ?? 64, progress && ((count) => progress(i, count)))),
+    );
     const tasks = sortById(parts.flatMap((p) => p.tasks));
     const requestOwners = mergeRequests(parts);
     const findings = [...parts.flatMap((p) => p.findings), ...identityFindings(requestOwners, (kind) => store.indexEntries(kind))];
@@ -93,13 +100,17 @@ export async function recoverFromCheckpointsParallel(
   } = {},
 ): Promise<CheckpointRecoveryReport & { workers: number }> {
   const read = readHeads(store);
-  if (!read.counted) return { ...recoverFromCheckpoints(store, read), workers: 0 };
+  if (!read.counted) return { ...recoverFromCheckpoints(store, read, options.onProgress), workers: 0 };
   const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS);
   const tasks: RebuiltTask[] = [];
   const accept = (task: CheckpointedTask) => tasks.push(rebuiltFrom(task));
   const probe = read.heads.slice(0, options.probeTasks ?? PROBE_TASKS);
   const rest = read.heads.slice(probe.length);
-  const done = [checkpointedTasks(store, verifier, probe, true, true, accept)];
+  // Part 0 is this thread's count (the probe, and the rest when no worker takes it); 1.. the workers'.
+  const progress = options.onProgress ? progressSum(options.onProgress, { totalTasks: read.heads.length }) : undefined;
+  const meter = progress ? new ProgressMeter((count) => progress(0, count)) : undefined;
+  const done = [checkpointedTasks(store, verifier, probe, true, true, accept, meter)];
+  meter?.flush();
   const projected = probe.length > 0 ? (verifier.events / probe.length) * rest.length : 0;
   const count = rest.length > 0 && projected >= (options.inThreadBelow ?? 250_000) ? await workerCount(rest.length, options) : 0;
   let parts: Part[] = [];
@@ -109,13 +120,18 @@ export async function recoverFromCheckpointsParallel(
       to: i + 1 < count ? rest[Math.floor(((i + 1) * rest.length) / count)]!.taskId : undefined,
     }));
     try {
-      parts = await Promise.all(ranges.map((range) => runWorker(store.root, range, { mode: 'checkpoint', bodies: false }, options.youngGenerationMb ?? 64)));
+      parts = await Promise.all(
+        ranges.map((range, i) => runWorker(store.root, range, { mode: 'checkpoint', bodies: false }, options.youngGenerationMb ?? 64, progress && ((count) => progress(i + 1, count)))),
+      );
     } catch (error) {
       if (!(error instanceof WorkerUnavailable)) throw error;
       parts = [];
     }
   }
-  if (parts.length === 0 && rest.length > 0) done.push(checkpointedTasks(store, verifier, rest, true, true, accept));
+  if (parts.length === 0 && rest.length > 0) {
+    done.push(checkpointedTasks(store, verifier, rest, true, true, accept, meter));
+    meter?.flush();
+  }
   const counts = [...done, ...parts.map((p) => p.checkpoint ?? { trusted: 0, tailReplayed: 0, fullReplayed: 0, stale: [] })];
   const requestOwners = mergeRequests([{ requests: [...verifier.requestOwners].map(([id, owners]) => [id, [...owners]]) }, ...parts]);
   return {
@@ -138,11 +154,6 @@ const PROBE_TASKS = 256;
 interface Weight {
   taskId: string;
   events: number;
-}
-
-function headRevision(value: unknown): number | undefined {
-  const revision = (value as { revision?: unknown } | undefined)?.revision;
-  return typeof revision === 'number' && revision > 0 ? revision : undefined;
 }
 
 /**
@@ -230,8 +241,16 @@ function runWorker(
   range: { from: string | undefined; to: string | undefined },
   work: Pick<RecoveryWorkerInput, 'mode' | 'bodies'>,
   youngGenerationMb: number,
+  onProgress?: (count: ProgressCount) => void,
 ): Promise<Part> {
-  const input: RecoveryWorkerInput = { root, chunk: 500, ...work, ...(range.from !== undefined ? { from: range.from } : {}), ...(range.to !== undefined ? { to: range.to } : {}) };
+  const input: RecoveryWorkerInput = {
+    root,
+    chunk: 500,
+    ...work,
+    progress: onProgress !== undefined,
+    ...(range.from !== undefined ? { from: range.from } : {}),
+    ...(range.to !== undefined ? { to: range.to } : {}),
+  };
   return new Promise<Part>((resolve, reject) => {
     const worker = new Worker(WORKER_URL, { workerData: input, resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb } });
     const tasks: RebuiltTask[] = [];
@@ -253,6 +272,8 @@ function runWorker(
           if (wire.spec !== undefined) rebuilt.spec = wire.spec;
           tasks.push(rebuilt);
         }
+      } else if (message.type === 'progress') {
+        onProgress?.({ tasks: message.tasks, events: message.events });
       } else if (message.type === 'done') {
         // Resolved at exit, not here: the worker still closes its LMDB handle after `done`, and an
         // open by this thread overlapping that close can meet the environment's destroyed mutexes

@@ -17,6 +17,8 @@ export const RecoveryWorkerInput = z.object({
    * part of a checkpointed start (`checkpointedTasks`), whose journal the caller counted already.
    */
   mode: z.enum(['full', 'checkpoint']).default('full'),
+  /** Send `progress` messages (running counts of Tasks checked and events verified). */
+  progress: z.boolean().default(false),
 });
 export type RecoveryWorkerInput = z.infer<typeof RecoveryWorkerInput>;
 
@@ -56,6 +58,8 @@ export const RecoveryWorkerMessage = z.discriminatedUnion('type', [
       })
       .optional(),
   }),
+  /** Running counts of this worker's range: Tasks checked, events verified (see `ProgressMeter`). */
+  z.object({ type: z.literal('progress'), tasks: z.number().int().nonnegative(), events: z.number().int().nonnegative() }),
   /** The worker could not run (not a finding: verification itself never throws across). */
   z.object({ type: z.literal('failed'), message: z.string() }),
 ]);

@@ -4,6 +4,7 @@ import { OBJECT_KINDS } from './object-kinds.js';
 import { RecoveryWorkerInput, type RecoveryWorkerMessage, type WireTask } from './recovery-protocol.js';
 import { checkpointedTasks, readHeads } from './recovery-checkpoint.js';
 import { lmdbVerifySource } from './recovery-source.js';
+import { ProgressMeter } from './recovery-progress.js';
 import { RecoveryVerifier } from './recovery-verify.js';
 import { verifyStore } from './recovery.js';
 
@@ -33,14 +34,16 @@ async function run(): Promise<void> {
         chunk = [];
       }
     };
+    const meter = input.progress ? new ProgressMeter(({ tasks, events }) => post({ type: 'progress', tasks, events })) : undefined;
     let checkpoint: { trusted: number; tailReplayed: number; fullReplayed: number; stale: string[] } | undefined;
     if (input.mode === 'checkpoint') {
-      const { trusted, tailReplayed, fullReplayed, stale } = checkpointedTasks(store, verifier, readHeads(store, range).heads, true, false, send);
+      const { trusted, tailReplayed, fullReplayed, stale } = checkpointedTasks(store, verifier, readHeads(store, range).heads, true, false, send, meter);
       checkpoint = { trusted, tailReplayed, fullReplayed, stale };
     } else {
-      verifyStore(store, verifier, range, false, send);
+      verifyStore(store, verifier, range, false, send, meter);
     }
     if (chunk.length > 0) post({ type: 'tasks', tasks: chunk });
+    meter?.flush();
     post({
       type: 'done',
       findings: verifier.findings,

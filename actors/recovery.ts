@@ -5,6 +5,7 @@ import type { Finding } from './errors.js';
 import { OBJECT_KINDS, type TaskSpec } from './object-kinds.js';
 import { headIds, lmdbVerifySource, scanStreams } from './recovery-source.js';
 import { RecoveryVerifier, identityFindings, type VerifiedTask, type VerifierOptions } from './recovery-verify.js';
+import { ProgressMeter, progressSum, type ProgressListener } from './recovery-progress.js';
 import type { TaskSnapshot } from './task-actor.js';
 
 export interface RebuiltTask {
@@ -37,10 +38,13 @@ export interface RecoveryReport {
  * (recovery-parallel.ts) does the same checks split over worker threads;
  * `recoverFromCheckpoints` trusts verified checkpoints instead.
  */
-export function rebuildAll(store: EventStore, options: VerifierOptions = {}): RecoveryReport {
-  const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS, options);
+export function rebuildAll(store: EventStore, options: VerifierOptions & { onProgress?: ProgressListener } = {}): RecoveryReport {
+  const { onProgress, ...verifierOptions } = options;
+  const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS, verifierOptions);
   const tasks: RebuiltTask[] = [];
-  verifyStore(store, verifier, {}, true, (task) => tasks.push(rebuiltOf(task, task.snapshot!)));
+  const meter = onProgress ? new ProgressMeter(progressSum(onProgress, headTotals(store)).bind(null, 0)) : undefined;
+  verifyStore(store, verifier, {}, true, (task) => tasks.push(rebuiltOf(task, task.snapshot!)), meter);
+  meter?.flush();
   sortById(tasks);
   const findings = [...verifier.findings, ...identityFindings(verifier.requestOwners, (kind) => store.indexEntries(kind))];
   return { tasks, findings, events: verifier.events, objects: verifier.objectCount };
@@ -56,6 +60,7 @@ export function verifyStore(
   range: { from?: string; to?: string },
   keepSnapshots: boolean,
   onTask: (task: VerifiedTask) => void,
+  meter?: ProgressMeter,
 ): void {
   const withHead = new Set(headIds(store, range.from, range.to));
   for (const { taskId, events } of scanStreams(store, range.from, range.to)) {
@@ -63,11 +68,39 @@ export function verifyStore(
     withHead.delete(taskId);
     const task = verifier.verifyStream(taskId, head, events, undefined, keepSnapshots);
     if (task) onTask(task);
+    meter?.task(verifier.events);
   }
   for (const taskId of withHead) {
     const task = verifier.verifyStream(taskId, verifier.head(taskId), [], undefined, keepSnapshots);
     if (task) onTask(task);
+    meter?.task(verifier.events);
   }
+}
+
+/**
+ * What a full replay has to check: the Tasks with a head and their revisions added up (a head
+ * without a revision counts one event). When a head cannot be decoded, the Tasks only (the
+ * verifier names that head).
+ */
+export function headTotals(store: EventStore): { totalTasks: number; totalEvents?: number } {
+  try {
+    let totalTasks = 0;
+    let totalEvents = 0;
+    for (const { key, value } of store.databases.heads.getRange({})) {
+      if (typeof key !== 'string') continue;
+      totalTasks++;
+      totalEvents += headRevision(value) ?? 1;
+    }
+    return { totalTasks, totalEvents };
+  } catch {
+    return { totalTasks: headIds(store).length };
+  }
+}
+
+/** A stored head's revision, when it has a positive one. */
+export function headRevision(value: unknown): number | undefined {
+  const revision = (value as { revision?: unknown } | undefined)?.revision;
+  return typeof revision === 'number' && revision > 0 ? revision : undefined;
 }
 
 export function rebuiltOf(task: VerifiedTask, snapshot: TaskSnapshot): RebuiltTask {

@@ -146,7 +146,7 @@ export async function rebuildPeerParallel(path: string, workers = Math.min(avail
             const message = RecoveryWorkerMessage.parse(raw);
             if (message.type === 'tasks') for (const t of message.tasks) tasks.push(rebuiltOfWire(t));
             else if (message.type === 'done') resolve({ tasks, done: message });
-            else reject(new Error(message.message));
+            else if (message.type === 'failed') reject(new Error(message.message));
           });
           worker.on('error', reject);
           worker.on('exit', (code) => reject(new Error(`peer worker exited ${code}`)));

@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
+import type { ProgressListener, RecoveryProgress } from '../actors/recovery-progress.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Parsed<T extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>>;
@@ -83,4 +84,27 @@ export function scriptArgsOrExit<S extends z.ZodType>(name: string, usage: strin
     process.exit(EXIT.ok);
   }
   return result.args;
+}
+
+/** One progress report as text: `4,120 of 10,000 Tasks, 412,000 of 1,000,000 events (41%)`. */
+export function progressText(progress: RecoveryProgress): string {
+  const { tasks, totalTasks, events, totalEvents } = progress;
+  const n = (value: number) => value.toLocaleString('en-US');
+  const eventsPart = totalEvents === undefined ? `${n(events)} events` : `${n(events)} of ${n(totalEvents)} events (${totalEvents > 0 ? Math.floor((100 * events) / totalEvents) : 100}%)`;
+  return `${n(tasks)} of ${n(totalTasks)} Tasks, ${eventsPart}`;
+}
+
+/**
+ * A progress listener for a terminal: writes `prefix` and the report at most once every
+ * `everyMs` by `now` (a clock, injectable), the first one `everyMs` after it was made — so a
+ * short run prints nothing.
+ */
+export function throttledProgress(write: (line: string) => void, prefix: string, now: () => number = () => performance.now(), everyMs = 2000): ProgressListener {
+  let next = now() + everyMs;
+  return (progress) => {
+    const at = now();
+    if (at < next) return;
+    next = at + everyMs;
+    write(prefix + progressText(progress));
+  };
 }

@@ -4,7 +4,7 @@ import { verifyFull } from '../../actors/recovery-boot.js';
 import { LatestRejection, taskRejections, taskRuns } from '../../actors/task-runs.js';
 import { taskFrontier } from '../../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot } from '../../store/index.js';
-import { CliError, EXIT, emit, parse, type Io } from '../cli-io.js';
+import { CliError, EXIT, emit, parse, throttledProgress, type Io } from '../cli-io.js';
 import { listViaService, parseShowView, serviceFor, showViaService, type ShowView } from '../service/cli-route.js';
 
 const common = { state: { type: 'string' }, json: { type: 'boolean' } } as const;
@@ -34,7 +34,14 @@ async function withReader<T>(state: string | undefined, fn: (store: EventStore) 
  */
 export async function doctor(argv: string[], io: Io): Promise<number> {
   const { values } = parse(argv, { ...common, full: { type: 'boolean' } });
-  const report = await withReader(values.state, async (store) => ({ ...(values.full ? await verifyFull(store) : rebuildAll(store, { bodies: true })), warnings: store.warnings(), root: store.root }));
+  // A long history takes a while: say how far it got (on stderr, every 2 s; nothing with --json).
+  const onProgress = io.json ? undefined : throttledProgress((line) => io.err(line), 'doctor: checked ');
+  const progress = onProgress ? { onProgress } : {};
+  const report = await withReader(values.state, async (store) => ({
+    ...(values.full ? await verifyFull(store, progress) : rebuildAll(store, { bodies: true, ...progress })),
+    warnings: store.warnings(),
+    root: store.root,
+  }));
   const healthy = report.findings.length === 0;
   emit(
     io,

@@ -9,7 +9,7 @@ import { ApiError } from '../service/http-io.js';
 import { startInspector } from '../service/inspector.js';
 import type { Listener } from '../service/access.js';
 import { z } from 'zod';
-import { CliError, EXIT, parse, type Io } from '../cli-io.js';
+import { CliError, EXIT, parse, throttledProgress, type Io } from '../cli-io.js';
 
 /** Default TCP port of `ordivon serve` (on 127.0.0.1). */
 export const DEFAULT_PORT = 7420;
@@ -71,6 +71,8 @@ export async function serve(argv: string[], io: Io): Promise<number> {
     recovery,
     ...(checkpointEvery !== undefined ? { checkpointEvery } : {}),
     ...(inspector ? { inspect: inspector.inspect } : {}),
+    // A long history takes a while to verify: say how far it got (every 2 s; nothing with --json).
+    ...(io.json ? {} : { onBootProgress: throttledProgress(say, 'ordivon serve: validating, ') }),
   };
   let supervisor: Supervisor;
   let stopHost: () => Promise<void>;
