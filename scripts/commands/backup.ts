@@ -5,7 +5,7 @@ import { enterEnvGate } from '../../store/state-root.js';
 import { OBJECT_KINDS } from '../../actors/object-kinds.js';
 import { rebuildAll } from '../../actors/recovery.js';
 import { EventStore, StoreError, acquireLock, checkFormat, resolveStateRoot } from '../../store/index.js';
-import { CliError, EXIT, emit, parse, type Io } from '../cli-io.js';
+import { CliError, EXIT, emit, parse, throttledProgress, type Io } from '../cli-io.js';
 
 const common = { state: { type: 'string' }, json: { type: 'boolean' } } as const;
 const RUNTIME_ENV = join('runtime', 'runtime.lmdb');
@@ -40,11 +40,11 @@ async function copyEnv(from: string, to: string): Promise<void> {
   }
 }
 
-/** Runs the boot checks on a copy; returns its counts or the findings. */
-async function check(root: string): Promise<{ tasks: number; events: number; findings: Array<{ code: string; message: string }> }> {
+/** Runs the boot checks on a copy (saying how far it got every 2 s, without --json); returns its counts or the findings. */
+async function check(root: string, io: Io, command: string): Promise<{ tasks: number; events: number; findings: Array<{ code: string; message: string }> }> {
   const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
   try {
-    const report = rebuildAll(store, { bodies: true });
+    const report = rebuildAll(store, { bodies: true, ...(io.json ? {} : { onProgress: throttledProgress((line) => io.err(line), `${command}: checked `) }) });
     return { tasks: report.tasks.length, events: report.events, findings: report.findings };
   } finally {
     await store.close();
@@ -80,7 +80,7 @@ export async function backup(argv: string[], io: Io): Promise<number> {
     if (existsSync(join(root, RUNTIME_ENV))) await copyEnv(join(root, RUNTIME_ENV), join(staged, RUNTIME_ENV));
     cpSync(join(root, 'format.json'), join(staged, 'format.json'));
     if (existsSync(join(root, 'workspaces'))) cpSync(join(root, 'workspaces'), join(staged, 'workspaces'), { recursive: true, verbatimSymlinks: true });
-    const checked = await check(staged);
+    const checked = await check(staged, io, 'backup');
     if (checked.findings.length > 0) throw new CliError(checked.findings[0]!.code, `the copy failed its check: ${checked.findings[0]!.message}`);
     const manifest = { backup: 'ordivon-state', source: root, at: new Date().toISOString(), tasks: checked.tasks, events: checked.events };
     writeFileSync(join(staged, 'backup.json'), JSON.stringify(manifest, null, 2) + '\n');
@@ -115,7 +115,7 @@ export async function restore(argv: string[], io: Io): Promise<number> {
   cpSync(src, staged, { recursive: true, verbatimSymlinks: true, filter: (path) => !path.endsWith('backup.json') });
   let release: () => void = () => {};
   try {
-    const checked = await check(staged);
+    const checked = await check(staged, io, 'restore');
     if (checked.findings.length > 0) throw new CliError(checked.findings[0]!.code, `the backup failed its check: ${checked.findings[0]!.message}`);
     if (existsSync(join(root, 'format.json'))) release = acquireLock(root, `ordivon restore pid ${process.pid}`);
     const old = `${root}.replaced-${process.pid}`;
