@@ -68,7 +68,7 @@ export async function recoverForBoot(store: EventStore, options: BootRecoveryOpt
   }
   const report = await rebuildParallel(store, parallelOptions(options));
   if (report.findings.length > 0 || store.readOnly) return { ...report, mode, checkpoints: NONE_WRITTEN };
-  const existing = readCheckpoints(store);
+  const existing = readExisting(store);
   const behind = new Set(
     report.tasks.filter((t) => {
       const current = safeParseCheckpoint(existing.get(t.taskId));
@@ -89,6 +89,15 @@ export function verifyFull(store: EventStore, options: { workers?: number; onPro
 
 function parallelOptions(options: { workers?: number; onProgress?: ProgressListener }): { workers?: number; onProgress?: ProgressListener } {
   return { ...(options.workers !== undefined ? { workers: options.workers } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) };
+}
+
+/** The stored checkpoints, or none when they cannot be read (then every Task's is rewritten). */
+function readExisting(store: EventStore): Map<string, unknown> {
+  try {
+    return readCheckpoints(store);
+  } catch {
+    return new Map();
+  }
 }
 
 function remember(store: EventStore, tasks: RebuiltTask[]): void {
