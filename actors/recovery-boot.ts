@@ -33,6 +33,8 @@ const checkpointed = new WeakMap<EventStore, Map<string, number>>();
 
 export type BootRecoveryReport = RecoveryReport & {
   mode: RecoveryMode;
+  /** Worker threads that did the work (0: the calling thread). */
+  workers: number;
   checkpoint?: Omit<CheckpointRecoveryReport, keyof RecoveryReport>;
   /** The checkpoints written after the boot (Tasks whose checkpoint was missing or behind). */
   checkpoints: CheckpointBatch;
@@ -60,7 +62,7 @@ const NONE_WRITTEN: CheckpointBatch = Object.freeze({ written: 0, failed: 0 });
 export async function recoverForBoot(store: EventStore, options: BootRecoveryOptions = {}): Promise<BootRecoveryReport> {
   const mode = options.mode ?? 'full';
   if (mode === 'checkpoint') {
-    const { trusted, tailReplayed, fullReplayed, stale, ends, workers: _workers, ...report } = await recoverFromCheckpointsParallel(store, parallelOptions(options));
+    const { trusted, tailReplayed, fullReplayed, stale, ends, ...report } = await recoverFromCheckpointsParallel(store, parallelOptions(options));
     const wanted = new Set(stale);
     remember(store, report.tasks.filter((t) => !wanted.has(t.taskId)));
     const checkpoints = report.findings.length === 0 && stale.length > 0 ? await commitCheckpoints(store, [...checkpointsOf(report.tasks.filter((t) => wanted.has(t.taskId)))]) : NONE_WRITTEN;

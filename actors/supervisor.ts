@@ -66,6 +66,21 @@ export interface SendOptions {
   eventId?: string;
 }
 
+/** `Supervisor.bootReport()`: what the last boot's validation did. */
+export interface BootSummary {
+  mode: RecoveryMode;
+  /** Tasks that passed, events verified and replayed, distinct objects checked. */
+  tasks: number;
+  events: number;
+  objects: number;
+  /** Worker threads that verified (0: the supervisor's own thread). */
+  workers: number;
+  /** How long validation took, by the supervisor's clock (ms). */
+  ms: number;
+  /** A checkpointed start: Tasks started from their checkpoint, with a tail replayed, or replayed in full. */
+  checkpoint?: { trusted: number; tailReplayed: number; fullReplayed: number };
+}
+
 /** `Supervisor.checkpoints()`: how checkpointing has gone since `start()`. */
 export interface CheckpointStats {
   /** `checkpointEvery` in force (0: checkpoints only after boot and at a clean stop). */
@@ -103,6 +118,7 @@ export class Supervisor {
   private readonly checkpointTally = { written: 0, failed: 0, lastFailure: null as string | null };
   /** Checkpoints of the batch being written now. */
   private writing = 0;
+  private boot: BootSummary | null = null;
   readonly root: string;
   readonly actor: Actor<typeof supervisorMachine>;
 
@@ -265,6 +281,11 @@ export class Supervisor {
     return this.checkpoints();
   }
 
+  /** What validation did at `start()` (null before it finished, or when it found damage: see `failure`). */
+  bootReport(): BootSummary | null {
+    return this.boot && this.failure === null ? { ...this.boot } : null;
+  }
+
   /** Checkpoints written and failed since `start()` (after boot, while serving, at stop), and those taken but not yet written. */
   checkpoints(): CheckpointStats {
     return { every: this.checkpointEvery, ...this.checkpointTally, pending: this.due.size + this.writing };
@@ -314,8 +335,12 @@ export class Supervisor {
           /* a listener's failure is its own */
         }
       });
+    const started = this.clock.mono();
     const report = await recoverForBoot(store, { mode: this.options.recovery ?? 'full', ...(onProgress ? { onProgress } : {}) });
     this.tally(report.checkpoints);
+    const { mode, events, objects, workers, checkpoint } = report;
+    this.boot = { mode, tasks: report.tasks.length, events, objects, workers, ms: this.clock.mono() - started };
+    if (checkpoint) this.boot.checkpoint = { trusted: checkpoint.trusted, tailReplayed: checkpoint.tailReplayed, fullReplayed: checkpoint.fullReplayed };
     if (report.findings.length > 0) {
       const first = report.findings[0]!;
       throw new HostError(first.code, `state root ${this.root} failed validation: ${first.message}`, report.findings);

@@ -86,10 +86,15 @@ export function scriptArgsOrExit<S extends z.ZodType>(name: string, usage: strin
   return result.args;
 }
 
+/** A count for people: `1,000,000`. */
+export function count(value: number): string {
+  return value.toLocaleString('en-US');
+}
+
 /** One progress report as text: `4,120 of 10,000 Tasks, 412,000 of 1,000,000 events (41%)`. */
 export function progressText(progress: RecoveryProgress): string {
   const { tasks, totalTasks, events, totalEvents } = progress;
-  const n = (value: number) => value.toLocaleString('en-US');
+  const n = count;
   const eventsPart = totalEvents === undefined ? `${n(events)} events` : `${n(events)} of ${n(totalEvents)} events (${totalEvents > 0 ? Math.floor((100 * events) / totalEvents) : 100}%)`;
   return `${n(tasks)} of ${n(totalTasks)} Tasks, ${eventsPart}`;
 }

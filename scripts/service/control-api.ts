@@ -88,7 +88,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
     }
     if (parts[0] === 'health' && parts.length === 1) {
       only('GET');
-      return sendJson(res, 200, { status: sup.status, root: sup.root, pid: process.pid, tasks: sup.listTasks().length, checkpoints: sup.checkpoints() });
+      return sendJson(res, 200, { status: sup.status, root: sup.root, pid: process.pid, tasks: sup.listTasks().length, boot: sup.bootReport(), checkpoints: sup.checkpoints() });
     }
     if (parts[0] === 'graph' && parts.length === 1) {
       only('GET');

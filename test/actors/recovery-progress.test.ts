@@ -6,7 +6,9 @@ import { recoverFromCheckpoints } from '../../actors/recovery-checkpoint.js';
 import { rebuildParallel, recoverFromCheckpointsParallel } from '../../actors/recovery-parallel.js';
 import { ProgressMeter, progressSum, type ProgressCount, type RecoveryProgress } from '../../actors/recovery-progress.js';
 import { rebuildAll } from '../../actors/recovery.js';
+import { manualClock } from '../../actors/clock.js';
 import { createSupervisor, type SupervisorOptions } from '../../actors/supervisor.js';
+import { bootLine } from '../../scripts/commands/serve.js';
 import { progressText, throttledProgress } from '../../scripts/cli-io.js';
 import { EventStore } from '../../store/index.js';
 import { rewindCheckpoints } from '../../bench/checkpoint-rewind.js';
@@ -127,5 +129,23 @@ describe('recovery progress', () => {
     listener(at(4_120, 412_000));
     assert.deepEqual(lines, ['validating, 1,024 of 10,000 Tasks, 102,400 of 1,000,000 events (10%)', 'validating, 4,120 of 10,000 Tasks, 412,000 of 1,000,000 events (41%)']);
     assert.equal(progressText({ tasks: 7, totalTasks: 9, events: 70 }), '7 of 9 Tasks, 70 events');
+  });
+
+  it('bootReport says what validation did, by the supervisor\'s clock, in both recovery modes', async () => {
+    const root = await copyOf(TASKS, EVENTS);
+    const { objects } = await withStore(root, (store) => rebuildAll(store));
+    const clock = manualClock();
+    const full = createSupervisor({ state: root, clock });
+    assert.equal(full.bootReport(), null, 'nothing before start');
+    await full.start();
+    // The manual clock does not move by itself: validation took 0 ms by it.
+    assert.deepEqual(full.bootReport(), { mode: 'full', tasks: TASKS, events: TASKS * EVENTS, objects, workers: 0, ms: 0 });
+    await full.stop();
+    const checkpointed = createSupervisor({ state: root, clock, recovery: 'checkpoint' });
+    await checkpointed.start();
+    assert.deepEqual(checkpointed.bootReport(), { mode: 'checkpoint', tasks: TASKS, events: 0, objects: 0, workers: 0, ms: 0, checkpoint: { trusted: TASKS, tailReplayed: 0, fullReplayed: 0 } });
+    await checkpointed.stop();
+    assert.equal(bootLine(checkpointed.bootReport()!), `${TASKS} Tasks, 0 events in 0.0 s, checkpointed: ${TASKS} from checkpoints, 0 with a tail, 0 in full`);
+    assert.equal(bootLine({ mode: 'full', tasks: 10_000, events: 1_000_000, objects: 742_628, workers: 2, ms: 9_804 }), '10,000 Tasks, 1,000,000 events in 9.8 s, full replay on 2 workers');
   });
 });

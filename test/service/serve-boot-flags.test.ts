@@ -31,6 +31,8 @@ describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, (
     const state = join(tempDir(), 'state');
     const first = await startServe(['--state', state, '--port', '0', '--no-harnesses', '--checkpoint-every', '2']);
     assert.deepEqual([first.ready.recovery, first.ready.checkpointEvery], ['full', 2]);
+    const booted = first.ready.boot as { mode: string; tasks: number; events: number; workers: number; ms: number };
+    assert.deepEqual([booted.mode, booted.tasks, booted.events, booted.workers, typeof booted.ms], ['full', 0, 0, 0, 'number'], 'an empty root');
     assert.equal((await http(first.ready, 'POST', '/tasks', { body: { ...SPEC, taskId: 'flags-1' } })).status, 201);
     for (const purpose of ['diagnose', 'repair']) {
       const sent = await http(first.ready, 'POST', '/tasks/flags-1/events', { body: { type: 'assignment.commit', harness: 'codex', purpose } });
@@ -51,6 +53,9 @@ describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, (
     const second = await startServe(['--state', state, '--port', '0', '--no-harnesses', '--recovery', 'checkpoint']);
     try {
       assert.deepEqual([second.ready.recovery, second.ready.checkpointEvery], ['checkpoint', null]);
+      const health = (await http(second.ready, 'GET', '/health')).body as { boot: { mode: string; tasks: number; events: number; checkpoint: object } };
+      assert.deepEqual([health.boot.mode, health.boot.tasks, health.boot.events, health.boot.checkpoint], ['checkpoint', 1, 0, { trusted: 1, tailReplayed: 0, fullReplayed: 0 }]);
+      assert.deepEqual(second.ready.boot, health.boot, 'the ready line and /health give the same report');
       const listed = await http(second.ready, 'GET', '/tasks');
       assert.deepEqual(
         (listed.body as Array<{ taskId: string; revision: number; state: string }>).map((t) => [t.taskId, t.revision, t.state]),

@@ -15,6 +15,7 @@ export interface Ready {
   state: string;
   recovery?: 'full' | 'checkpoint';
   checkpointEvery?: number | null;
+  boot?: unknown;
 }
 
 export interface ServeChild {
