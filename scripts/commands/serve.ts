@@ -124,7 +124,7 @@ export async function serve(argv: string[], io: Io): Promise<number> {
   if (io.json) io.out(JSON.stringify({ listening: ready }));
   else {
     say(`ordivon serve: ${ready.url}${'socket' in ready ? ` (socket ${ready.socket})` : ''}, state ${state}, harnesses ${ready.harnesses}`);
-    if (ready.boot) say(`validated (${bootLine(ready.boot)})`);
+    if (ready.boot) say(`ordivon serve: validated ${bootLine(ready.boot)}`);
     if (service.listener.kind === 'tcp' && !token) say(`page: ${ready.url}/`);
     // Progress on a terminal: one line per commit.
     supervisor.subscribe((c) => say(`  ${c.taskId} r${c.revision} ${c.type} → ${c.state}${c.admitted ? '' : ` (${c.code})`}`));
