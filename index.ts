@@ -2,7 +2,8 @@
  * Ordivon Host: a durable supervisor for agent work. The package root exports the library API;
  * the `ordivon` CLI lives in scripts/.
  */
-export { createSupervisor, Supervisor, type SupervisorOptions, type TaskView, type SendOptions } from './actors/supervisor.js';
+export { createSupervisor, Supervisor, type SupervisorOptions, type TaskView, type SendOptions, type BootSummary, type CheckpointStats } from './actors/supervisor.js';
+export type { ProgressListener, RecoveryProgress } from './actors/recovery-progress.js';
 export { HostError, type HostErrorCode, type Finding } from './actors/errors.js';
 export type { SendResult, Committed, Attachments } from './actors/task-actor.js';
 export type { EffectRunner, TaskHandle } from './actors/effects.js';

@@ -1,4 +1,5 @@
-export { createSupervisor, Supervisor, type SupervisorOptions, type TaskView, type SendOptions } from './supervisor.js';
+export { createSupervisor, Supervisor, type SupervisorOptions, type TaskView, type SendOptions, type BootSummary, type CheckpointStats } from './supervisor.js';
+export type { ProgressListener, RecoveryProgress } from './recovery-progress.js';
 export { TaskActor, type SendResult, type Committed, type Attachments, type TaskSnapshot } from './task-actor.js';
 export { HostError, issuePath, type HostErrorCode, type Finding } from './errors.js';
 export { rebuildAll, type RebuiltTask, type RecoveryReport } from './recovery.js';

@@ -3,7 +3,7 @@ import { isAbsolute } from 'node:path';
 import { readArtifact } from '../drivers/confine.js';
 import { createActor, fromPromise, initialTransition, type Actor, type InspectionEvent } from 'xstate';
 import { z } from 'zod';
-import { supervisorMachine, taskMachine, type FrontierWork, type SupervisorFailure, type TaskContext } from '../machines/index.js';
+import { supervisorMachine, taskMachine, type BootSummary, type FrontierWork, type SupervisorFailure, type TaskContext } from '../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot, type EventRecord } from '../store/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { EffectRunner, TaskHandle } from './effects.js';
@@ -66,20 +66,7 @@ export interface SendOptions {
   eventId?: string;
 }
 
-/** `Supervisor.bootReport()`: what the last boot's validation did. */
-export interface BootSummary {
-  mode: RecoveryMode;
-  /** Tasks that passed, events verified and replayed, distinct objects checked. */
-  tasks: number;
-  events: number;
-  objects: number;
-  /** Worker threads that verified (0: the supervisor's own thread). */
-  workers: number;
-  /** How long validation took, by the supervisor's clock (ms). */
-  ms: number;
-  /** A checkpointed start: Tasks started from their checkpoint, with a tail replayed, or replayed in full. */
-  checkpoint?: { trusted: number; tailReplayed: number; fullReplayed: number };
-}
+export type { BootSummary };
 
 /** `Supervisor.checkpoints()`: how checkpointing has gone since `start()`. */
 export interface CheckpointStats {
@@ -118,7 +105,6 @@ export class Supervisor {
   private readonly checkpointTally = { written: 0, failed: 0, lastFailure: null as string | null };
   /** Checkpoints of the batch being written now. */
   private writing = 0;
-  private boot: BootSummary | null = null;
   readonly root: string;
   readonly actor: Actor<typeof supervisorMachine>;
 
@@ -283,7 +269,8 @@ export class Supervisor {
 
   /** What validation did at `start()` (null before it finished, or when it found damage: see `failure`). */
   bootReport(): BootSummary | null {
-    return this.boot && this.failure === null ? { ...this.boot } : null;
+    const { boot, failure } = this.actor.getSnapshot().context;
+    return boot && failure === null ? { ...boot } : null;
   }
 
   /** Checkpoints written and failed since `start()` (after boot, while serving, at stop), and those taken but not yet written. */
@@ -323,7 +310,7 @@ export class Supervisor {
     }
   }
 
-  private async validate(): Promise<{ tasks: number; events: number }> {
+  private async validate(): Promise<BootSummary> {
     const store = this.store!;
     const listener = this.options.onBootProgress;
     const onProgress: ProgressListener | undefined =
@@ -339,8 +326,8 @@ export class Supervisor {
     const report = await recoverForBoot(store, { mode: this.options.recovery ?? 'full', ...(onProgress ? { onProgress } : {}) });
     this.tally(report.checkpoints);
     const { mode, events, objects, workers, checkpoint } = report;
-    this.boot = { mode, tasks: report.tasks.length, events, objects, workers, ms: this.clock.mono() - started };
-    if (checkpoint) this.boot.checkpoint = { trusted: checkpoint.trusted, tailReplayed: checkpoint.tailReplayed, fullReplayed: checkpoint.fullReplayed };
+    const summary: BootSummary = { mode, tasks: report.tasks.length, events, objects, workers, ms: this.clock.mono() - started };
+    if (checkpoint) summary.checkpoint = { trusted: checkpoint.trusted, tailReplayed: checkpoint.tailReplayed, fullReplayed: checkpoint.fullReplayed };
     if (report.findings.length > 0) {
       const first = report.findings[0]!;
       throw new HostError(first.code, `state root ${this.root} failed validation: ${first.message}`, report.findings);
@@ -350,7 +337,7 @@ export class Supervisor {
       this.specs.set(rebuilt.taskId, spec);
       this.track(new TaskActor(rebuilt.taskId, rebuilt.snapshot, rebuilt.revision, store, this.clock, (c) => this.committed(c), this.options.inspect));
     }
-    return { tasks: report.tasks.length, events: report.events };
+    return summary;
   }
 
   /**

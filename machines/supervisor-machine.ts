@@ -7,11 +7,27 @@ export interface SupervisorFailure {
   findings: Array<{ code: string; taskId?: string; revision?: number; object?: string; message: string }>;
 }
 
+/** What validation did (`Supervisor.bootReport()`; in the inspector as the context's `boot`). */
+export interface BootSummary {
+  mode: 'full' | 'checkpoint';
+  /** Tasks that passed, events verified and replayed, distinct objects checked. */
+  tasks: number;
+  events: number;
+  objects: number;
+  /** Worker threads that verified (0: the supervisor's own thread). */
+  workers: number;
+  /** How long validation took, by the supervisor's clock (ms). */
+  ms: number;
+  /** A checkpointed start: Tasks started from their checkpoint, with a tail replayed, or replayed in full. */
+  checkpoint?: { trusted: number; tailReplayed: number; fullReplayed: number };
+}
+
 export interface SupervisorContext {
   tasks: number;
   events: number;
   reconciled: number;
   failure: SupervisorFailure | null;
+  boot: BootSummary | null;
 }
 
 const unprovided = (name: string) =>
@@ -43,13 +59,13 @@ export const supervisorMachine = setup({
   },
   actors: {
     open: unprovided('open') as ReturnType<typeof fromPromise<void, void>>,
-    validate: unprovided('validate') as ReturnType<typeof fromPromise<{ tasks: number; events: number }, void>>,
+    validate: unprovided('validate') as ReturnType<typeof fromPromise<BootSummary, void>>,
     reconcile: unprovided('reconcile') as ReturnType<typeof fromPromise<{ reconciled: number }, void>>,
     drain: unprovided('drain') as ReturnType<typeof fromPromise<void, void>>,
   },
 }).createMachine({
   id: 'supervisor',
-  context: { tasks: 0, events: 0, reconciled: 0, failure: null },
+  context: { tasks: 0, events: 0, reconciled: 0, failure: null, boot: null },
   initial: 'booting',
   states: {
     booting: {
@@ -63,7 +79,7 @@ export const supervisorMachine = setup({
     validating: {
       invoke: {
         src: 'validate',
-        onDone: { target: 'reconciling', actions: assign({ tasks: ({ event }) => event.output.tasks, events: ({ event }) => event.output.events }) },
+        onDone: { target: 'reconciling', actions: assign({ tasks: ({ event }) => event.output.tasks, events: ({ event }) => event.output.events, boot: ({ event }) => event.output }) },
         onError: { target: 'failed', actions: assign({ failure: ({ event }) => failureOf(event.error) }) },
       },
     },

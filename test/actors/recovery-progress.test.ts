@@ -140,6 +140,7 @@ describe('recovery progress', () => {
     await full.start();
     // The manual clock does not move by itself: validation took 0 ms by it.
     assert.deepEqual(full.bootReport(), { mode: 'full', tasks: TASKS, events: TASKS * EVENTS, objects, workers: 0, ms: 0 });
+    assert.deepEqual(full.actor.getSnapshot().context.boot, full.bootReport(), 'the supervisor actor holds it (what the inspector shows)');
     await full.stop();
     const checkpointed = createSupervisor({ state: root, clock, recovery: 'checkpoint' });
     await checkpointed.start();
