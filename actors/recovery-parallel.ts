@@ -61,10 +61,11 @@ export async function rebuildParallel(store: EventStore, options: ParallelOption
     weights.push({ taskId: key, events: headRevision(value) ?? 1 });
   }
   const { onProgress } = options;
-  const inThread = (): ParallelReport => ({ ...rebuildAll(store, { bodies: options.bodies ?? false, ...(onProgress ? { onProgress } : {}) }), workers: 0 });
-  const ranges = await plan(weights, sum(weights.map((w) => w.events)), options);
+  const totals = { totalTasks: weights.length, totalEvents: sum(weights.map((w) => w.events)) };
+  const inThread = (): ParallelReport => ({ ...rebuildAll(store, { bodies: options.bodies ?? false, ...(onProgress ? { onProgress } : {}) }, totals), workers: 0 });
+  const ranges = await plan(weights, totals.totalEvents, options);
   if (!ranges) return inThread();
-  const progress = onProgress ? progressSum(onProgress, { totalTasks: weights.length, totalEvents: sum(weights.map((w) => w.events)) }) : undefined;
+  const progress = onProgress ? progressSum(onProgress, totals) : undefined;
   try {
     const parts = await Promise.all(
       ranges.map((range, i) => runWorker(store.root, range, { mode: 'full', bodies: options.bodies ?? false }, options.youngGenerationMb ?? 64, progress && ((count) => progress(i, count)))),

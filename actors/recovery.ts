@@ -38,11 +38,16 @@ export interface RecoveryReport {
  * (recovery-parallel.ts) does the same checks split over worker threads;
  * `recoverFromCheckpoints` trusts verified checkpoints instead.
  */
-export function rebuildAll(store: EventStore, options: VerifierOptions & { onProgress?: ProgressListener } = {}): RecoveryReport {
+export function rebuildAll(
+  store: EventStore,
+  options: VerifierOptions & { onProgress?: ProgressListener } = {},
+  /** What `onProgress` counts towards, when the caller read it already (else the heads are read for it). */
+  totals?: { totalTasks: number; totalEvents?: number },
+): RecoveryReport {
   const { onProgress, ...verifierOptions } = options;
   const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS, verifierOptions);
   const tasks: RebuiltTask[] = [];
-  const meter = onProgress ? new ProgressMeter(progressSum(onProgress, headTotals(store)).bind(null, 0)) : undefined;
+  const meter = onProgress ? new ProgressMeter(progressSum(onProgress, totals ?? headTotals(store)).bind(null, 0)) : undefined;
   verifyStore(store, verifier, {}, true, (task) => tasks.push(rebuiltOf(task, task.snapshot!)), meter);
   meter?.flush();
   sortById(tasks);

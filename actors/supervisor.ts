@@ -313,17 +313,16 @@ export class Supervisor {
   private async validate(): Promise<BootSummary> {
     const store = this.store!;
     const listener = this.options.onBootProgress;
-    const onProgress: ProgressListener | undefined =
-      listener &&
-      ((progress) => {
-        try {
-          listener(progress);
-        } catch {
-          /* a listener's failure is its own */
-        }
-      });
+    const onProgress: ProgressListener = (progress) => {
+      this.actor.send({ type: 'progress', progress: { ...progress } });
+      try {
+        listener?.(progress);
+      } catch {
+        /* a listener's failure is its own */
+      }
+    };
     const started = this.clock.mono();
-    const report = await recoverForBoot(store, { mode: this.options.recovery ?? 'full', ...(onProgress ? { onProgress } : {}) });
+    const report = await recoverForBoot(store, { mode: this.options.recovery ?? 'full', onProgress });
     this.tally(report.checkpoints);
     const { mode, events, objects, workers, checkpoint } = report;
     const summary: BootSummary = { mode, tasks: report.tasks.length, events, objects, workers, ms: this.clock.mono() - started };

@@ -22,12 +22,21 @@ export interface BootSummary {
   checkpoint?: { trusted: number; tailReplayed: number; fullReplayed: number };
 }
 
+/** How far validation got (the latest `progress` event while `validating`). */
+export interface BootProgress {
+  tasks: number;
+  totalTasks: number;
+  events: number;
+  totalEvents?: number;
+}
+
 export interface SupervisorContext {
   tasks: number;
   events: number;
   reconciled: number;
   failure: SupervisorFailure | null;
   boot: BootSummary | null;
+  progress: BootProgress | null;
 }
 
 const unprovided = (name: string) =>
@@ -55,7 +64,7 @@ function failureOf(error: unknown): SupervisorFailure {
 export const supervisorMachine = setup({
   types: {} as {
     context: SupervisorContext;
-    events: { type: 'stop' };
+    events: { type: 'stop' } | { type: 'progress'; progress: BootProgress };
   },
   actors: {
     open: unprovided('open') as ReturnType<typeof fromPromise<void, void>>,
@@ -65,7 +74,7 @@ export const supervisorMachine = setup({
   },
 }).createMachine({
   id: 'supervisor',
-  context: { tasks: 0, events: 0, reconciled: 0, failure: null, boot: null },
+  context: { tasks: 0, events: 0, reconciled: 0, failure: null, boot: null, progress: null },
   initial: 'booting',
   states: {
     booting: {
@@ -82,6 +91,8 @@ export const supervisorMachine = setup({
         onDone: { target: 'reconciling', actions: assign({ tasks: ({ event }) => event.output.tasks, events: ({ event }) => event.output.events, boot: ({ event }) => event.output }) },
         onError: { target: 'failed', actions: assign({ failure: ({ event }) => failureOf(event.error) }) },
       },
+      // Running counts from the validate step, so an inspector sees a long replay move.
+      on: { progress: { actions: assign({ progress: ({ event }) => event.progress }) } },
     },
     reconciling: {
       invoke: {

@@ -94,6 +94,7 @@ describe('recovery progress', () => {
 
   it('the supervisor reports boot progress to onBootProgress; a listener that throws does not stop the boot', async () => {
     const root = await copyOf(TASKS, EVENTS);
+    let inContext: unknown;
     const seen = await reports(async (listener) => {
       const sup = createSupervisor({
         state: root,
@@ -104,9 +105,12 @@ describe('recovery progress', () => {
       });
       await sup.start();
       assert.equal(sup.status, 'serving');
+      inContext = sup.actor.getSnapshot().context.progress;
       await sup.stop();
     });
-    countsUpTo(seen, { tasks: TASKS, totalTasks: TASKS, events: TASKS * EVENTS, totalEvents: TASKS * EVENTS });
+    const all = { tasks: TASKS, totalTasks: TASKS, events: TASKS * EVENTS, totalEvents: TASKS * EVENTS };
+    countsUpTo(seen, all);
+    assert.deepEqual(inContext, all, 'the supervisor actor keeps the latest count (what the inspector shows)');
     assert.throws(
       () => createSupervisor({ state: root, onBootProgress: 'yes' as unknown as SupervisorOptions['onBootProgress'] }),
       (error: unknown) => error instanceof HostError && error.code === 'invalid_option' && error.message.startsWith('supervisor option onBootProgress:'),
