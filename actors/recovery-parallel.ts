@@ -8,7 +8,7 @@ import { checkpointIdentityFindings, checkpointedTasks, readHeads, rebuiltFrom, 
 import { ProgressMeter, progressSum, type ProgressCount, type ProgressListener } from './recovery-progress.js';
 import { lmdbVerifySource } from './recovery-source.js';
 import { RecoveryVerifier, identityFindings } from './recovery-verify.js';
-import { headRevision, rebuildAll, restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './recovery.js';
+import { headWeights, rebuildAll, restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './recovery.js';
 
 export interface ParallelOptions {
   /**
@@ -55,11 +55,7 @@ const WORKER_URL = new URL('./recovery-worker.js', import.meta.url);
  * that fallback throws.
  */
 export async function rebuildParallel(store: EventStore, options: ParallelOptions = {}): Promise<ParallelReport> {
-  const weights: Weight[] = [];
-  for (const { key, value } of store.databases.heads.getRange({})) {
-    if (typeof key !== 'string') continue;
-    weights.push({ taskId: key, events: headRevision(value) ?? 1 });
-  }
+  const weights = headWeights(store);
   const { onProgress } = options;
   const totals = { totalTasks: weights.length, totalEvents: sum(weights.map((w) => w.events)) };
   const inThread = (): ParallelReport => ({ ...rebuildAll(store, { bodies: options.bodies ?? false, ...(onProgress ? { onProgress } : {}) }, totals), workers: 0 });

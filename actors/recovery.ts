@@ -83,23 +83,34 @@ export function verifyStore(
 }
 
 /**
- * What a full replay has to check: the Tasks with a head and their revisions added up (a head
- * without a revision counts one event). When a head cannot be decoded, the Tasks only (the
- * verifier names that head).
+ * Every Task with a head and how many events a full replay reads for it (its head's revision; 1
+ * for a head without one, or one that cannot be decoded — the verifier names that head), in id
+ * order, read with one cursor (or key by key once a value stops it).
  */
-export function headTotals(store: EventStore): { totalTasks: number; totalEvents?: number } {
+export function headWeights(store: EventStore): Array<{ taskId: string; events: number }> {
+  const weights: Array<{ taskId: string; events: number }> = [];
   try {
-    let totalTasks = 0;
-    let totalEvents = 0;
     for (const { key, value } of store.databases.heads.getRange({})) {
-      if (typeof key !== 'string') continue;
-      totalTasks++;
-      totalEvents += headRevision(value) ?? 1;
+      if (typeof key === 'string') weights.push({ taskId: key, events: headRevision(value) ?? 1 });
     }
-    return { totalTasks, totalEvents };
+    return weights;
   } catch {
-    return { totalTasks: headIds(store).length };
+    return headIds(store).map((taskId) => {
+      let value: unknown;
+      try {
+        value = store.databases.heads.get(taskId);
+      } catch {
+        value = undefined;
+      }
+      return { taskId, events: headRevision(value) ?? 1 };
+    });
   }
+}
+
+/** What a full replay has to check (`headWeights` added up). */
+export function headTotals(store: EventStore): { totalTasks: number; totalEvents: number } {
+  const weights = headWeights(store);
+  return { totalTasks: weights.length, totalEvents: weights.reduce((a, w) => a + w.events, 0) };
 }
 
 /** A stored head's revision, when it has a positive one. */
