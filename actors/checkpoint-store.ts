@@ -66,11 +66,32 @@ const KEY = 'checkpoint';
 
 /**
  * Checkpoint records in Task id order (of the Tasks in [from, to) when given), read with one
- * cursor; `value` is the decoded JSON, or undefined if it is not JSON text.
+ * cursor; `value` is the decoded JSON, or undefined if it is not JSON text. A value the cursor
+ * cannot decode stops it: the rest are read key by key, and that one is undefined (its Task is
+ * replayed in full, like a Task without a checkpoint).
  */
 export function* checkpointEntries(store: EventStore, from = '', to = '\uffff'): Generator<{ taskId: string; value: unknown }> {
-  for (const { key, value } of store.databases.meta.getRange({ start: [KEY, from], end: [KEY, to] })) {
-    yield { taskId: key[1], value: typeof value === 'string' ? parseJson(value) : undefined };
+  const { meta } = store.databases;
+  const entry = (key: unknown, value: unknown) => ({ taskId: (key as [string, string])[1], value: typeof value === 'string' ? parseJson(value) : undefined });
+  let last: string | undefined;
+  try {
+    for (const { key, value } of meta.getRange({ start: [KEY, from], end: [KEY, to] })) {
+      const next = entry(key, value);
+      last = next.taskId;
+      yield next;
+    }
+    return;
+  } catch {
+    // read on below, one key at a time
+  }
+  for (const key of meta.getKeys({ start: [KEY, last === undefined ? from : last + '\u0000'], end: [KEY, to] })) {
+    let value: unknown;
+    try {
+      value = meta.get(key);
+    } catch {
+      value = undefined;
+    }
+    yield entry(key, value);
   }
 }
 

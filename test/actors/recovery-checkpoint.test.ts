@@ -96,15 +96,18 @@ describe('checkpointed recovery', () => {
     );
   });
 
-  it('replays a missing or unreadable checkpoint in full, boots, and writes a fresh one', async () => {
+  it('replays a missing, malformed or undecodable checkpoint in full, boots, and writes a fresh one', async () => {
     const root = await checkpointedRoot();
     await tamper(root, (env) => {
       const meta = env.openDB('meta', {});
       meta.removeSync(['checkpoint', 'task-00000001'] as never);
       meta.putSync(['checkpoint', 'task-00000002'] as never, '{"revision": "not a checkpoint"');
+      // Bytes no cursor can decode (a map of two entries that ends after one key): once an uncoded boot_failed.
+      env.openDB('meta', { encoding: 'binary' }).putSync(['checkpoint', 'task-00000004'] as never, Buffer.from([0x82, 0xa1, 0x61]));
     });
     const sup = createSupervisor({ state: root, recovery: 'checkpoint' });
     await sup.start();
+    assert.deepEqual(sup.bootReport()?.checkpoint, { trusted: TASKS - 3, tailReplayed: 0, fullReplayed: 3 });
     await sup.stop();
     const { checkpoint } = await recoverBoth(root);
     assert.deepEqual([checkpoint.findings, checkpoint.trusted], [[], TASKS]);
