@@ -1,17 +1,7 @@
-/**
- * Progress of a recovery (boot validation, `doctor`, backups): a full replay of a long history
- * takes seconds to minutes, and a service that is `validating` should say how far it got.
- */
-export interface RecoveryProgress {
-  /** Tasks checked so far (whether they passed or not). */
-  tasks: number;
-  /** Tasks with a head: what there is to check. (On a damaged root, streams without a head are checked too, so `tasks` can pass it.) */
-  totalTasks: number;
-  /** Events verified and replayed so far. */
-  events: number;
-  /** Events a full replay reads (the heads' revisions added up); absent for a checkpointed start, whose tails are not known before they are read. */
-  totalEvents?: number;
-}
+import type { RecoveryProgress } from '../machines/index.js';
+
+/** The report's shape is the supervisor machine's (its context keeps the latest while `validating`). */
+export type { RecoveryProgress };
 
 export type ProgressListener = (progress: RecoveryProgress) => void;
 

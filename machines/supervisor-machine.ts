@@ -22,11 +22,18 @@ export interface BootSummary {
   checkpoint?: { trusted: number; tailReplayed: number; fullReplayed: number };
 }
 
-/** How far validation got (the latest `progress` event while `validating`). */
-export interface BootProgress {
+/**
+ * How far a recovery got (boot validation, `doctor`, backups); while `validating`, the latest
+ * report is the context's `progress`. A full replay of a long history takes seconds to minutes.
+ */
+export interface RecoveryProgress {
+  /** Tasks checked so far (whether they passed or not). */
   tasks: number;
+  /** Tasks with a head: what there is to check. (On a damaged root, streams without a head are checked too, so `tasks` can pass it.) */
   totalTasks: number;
+  /** Events verified and replayed so far. */
   events: number;
+  /** Events a full replay reads (the heads' revisions added up); absent for a checkpointed start, whose tails are not known before they are read. */
   totalEvents?: number;
 }
 
@@ -36,7 +43,7 @@ export interface SupervisorContext {
   reconciled: number;
   failure: SupervisorFailure | null;
   boot: BootSummary | null;
-  progress: BootProgress | null;
+  progress: RecoveryProgress | null;
 }
 
 const unprovided = (name: string) =>
@@ -64,7 +71,7 @@ function failureOf(error: unknown): SupervisorFailure {
 export const supervisorMachine = setup({
   types: {} as {
     context: SupervisorContext;
-    events: { type: 'stop' } | { type: 'progress'; progress: BootProgress };
+    events: { type: 'stop' } | { type: 'progress'; progress: RecoveryProgress };
   },
   actors: {
     open: unprovided('open') as ReturnType<typeof fromPromise<void, void>>,
