@@ -8,7 +8,7 @@ import { checkpointIdentityFindings, checkpointedTasks, readHeads, rebuiltFrom, 
 import { ProgressMeter, progressSum, type ProgressCount, type ProgressListener } from './recovery-progress.js';
 import { lmdbVerifySource } from './recovery-source.js';
 import { RecoveryVerifier, identityFindings } from './recovery-verify.js';
-import { headWeights, rebuildAll, restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './recovery.js';
+import { headWeights, rebuildAll, restoreTaskSnapshot, sortById, type HeadWeight, type RebuiltTask, type RecoveryReport } from './recovery.js';
 
 export interface ParallelOptions {
   /**
@@ -148,16 +148,11 @@ export async function recoverFromCheckpointsParallel(
 /** Tasks the calling thread verifies before it decides whether the rest of a checkpointed start goes to workers. */
 const PROBE_TASKS = 256;
 
-interface Weight {
-  taskId: string;
-  events: number;
-}
-
 /**
  * Task-id ranges of about equal weight, one per worker; undefined when the work (`events` to
  * replay) is below `inThreadBelow` or fewer than two workers would run (one only when asked for).
  */
-async function plan(weights: Weight[], events: number, options: ParallelOptions): Promise<Array<{ from: string | undefined; to: string | undefined }> | undefined> {
+async function plan(weights: HeadWeight[], events: number, options: ParallelOptions): Promise<Array<{ from: string | undefined; to: string | undefined }> | undefined> {
   if (events < (options.inThreadBelow ?? 250_000)) return undefined;
   const count = await workerCount(weights.length, options);
   if (count === 0) return undefined;

@@ -82,13 +82,19 @@ export function verifyStore(
   }
 }
 
+/** A Task and the events a full replay reads for it. */
+export interface HeadWeight {
+  taskId: string;
+  events: number;
+}
+
 /**
  * Every Task with a head and how many events a full replay reads for it (its head's revision; 1
  * for a head without one, or one that cannot be decoded — the verifier names that head), in id
  * order, read with one cursor (or key by key once a value stops it).
  */
-export function headWeights(store: EventStore): Array<{ taskId: string; events: number }> {
-  const weights: Array<{ taskId: string; events: number }> = [];
+export function headWeights(store: EventStore): HeadWeight[] {
+  const weights: HeadWeight[] = [];
   try {
     for (const { key, value } of store.databases.heads.getRange({})) {
       if (typeof key === 'string') weights.push({ taskId: key, events: headRevision(value) ?? 1 });

@@ -94,9 +94,8 @@ export function count(value: number): string {
 /** One progress report as text: `4,120 of 10,000 Tasks, 412,000 of 1,000,000 events (41%)`. */
 export function progressText(progress: RecoveryProgress): string {
   const { tasks, totalTasks, events, totalEvents } = progress;
-  const n = count;
-  const eventsPart = totalEvents === undefined ? `${n(events)} events` : `${n(events)} of ${n(totalEvents)} events (${totalEvents > 0 ? Math.floor((100 * events) / totalEvents) : 100}%)`;
-  return `${n(tasks)} of ${n(totalTasks)} Tasks, ${eventsPart}`;
+  const eventsPart = totalEvents === undefined ? `${count(events)} events` : `${count(events)} of ${count(totalEvents)} events (${totalEvents > 0 ? Math.floor((100 * events) / totalEvents) : 100}%)`;
+  return `${count(tasks)} of ${count(totalTasks)} Tasks, ${eventsPart}`;
 }
 
 /**

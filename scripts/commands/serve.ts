@@ -144,9 +144,8 @@ export async function serve(argv: string[], io: Io): Promise<number> {
 
 /** `10,000 Tasks, 1,000,000 events in 9.8 s, full replay on 2 workers` (or `…, checkpointed: 9,990 from checkpoints, 10 with a tail, 0 in full`). */
 export function bootLine(boot: BootSummary): string {
-  const n = count;
   const how = boot.checkpoint
-    ? `checkpointed: ${n(boot.checkpoint.trusted)} from checkpoints, ${n(boot.checkpoint.tailReplayed)} with a tail, ${n(boot.checkpoint.fullReplayed)} in full`
+    ? `checkpointed: ${count(boot.checkpoint.trusted)} from checkpoints, ${count(boot.checkpoint.tailReplayed)} with a tail, ${count(boot.checkpoint.fullReplayed)} in full`
     : 'full replay';
-  return `${n(boot.tasks)} Tasks, ${n(boot.events)} events in ${(boot.ms / 1000).toFixed(1)} s, ${how}${boot.workers > 0 ? ` on ${boot.workers} workers` : ''}`;
+  return `${count(boot.tasks)} Tasks, ${count(boot.events)} events in ${(boot.ms / 1000).toFixed(1)} s, ${how}${boot.workers > 0 ? ` on ${boot.workers} workers` : ''}`;
 }
