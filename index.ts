@@ -2,7 +2,15 @@
  * Ordivon Host: a durable supervisor for agent work. The package root exports the library API;
  * the `ordivon` CLI lives in scripts/.
  */
-export { createSupervisor, Supervisor, type SupervisorOptions, type TaskView, type SendOptions, type BootSummary, type CheckpointStats } from './actors/supervisor.js';
+export {
+  createSupervisor,
+  Supervisor,
+  type SupervisorOptions,
+  type TaskView,
+  type SendOptions,
+  type BootSummary,
+  type CheckpointStats,
+} from './actors/supervisor.js';
 export type { ProgressListener, RecoveryProgress } from './actors/recovery-progress.js';
 export { HostError, type HostErrorCode, type Finding } from './actors/errors.js';
 export type { SendResult, Committed, Attachments } from './actors/task-actor.js';
@@ -25,6 +33,20 @@ export {
 } from './machines/index.js';
 export { EventStore, StoreError, type StoreErrorCode } from './store/index.js';
 export { openHost, type Host, type HostOptions } from './actors/host.js';
-export { createHostEffects, clientRequestId, type HarnessConfig, type HarnessFactory, type HostEffectsOptions } from './actors/host-effects.js';
-export { taskRuns, taskRejections, finalTextKind, type TaskRun, type TaskRejection, type RunSource, type FinalTextKind } from './actors/task-runs.js';
+export {
+  createHostEffects,
+  clientRequestId,
+  type HarnessConfig,
+  type HarnessFactory,
+  type HostEffectsOptions,
+} from './actors/host-effects.js';
+export {
+  taskRuns,
+  taskRejections,
+  finalTextKind,
+  type TaskRun,
+  type TaskRejection,
+  type RunSource,
+  type FinalTextKind,
+} from './actors/task-runs.js';
 export { loadWorkload, type Workload } from './workloads/workload.js';

@@ -29,7 +29,8 @@ export const ARTIFACT_SCHEMAS: Record<string, z.ZodType> = {
   json: z.unknown(),
 };
 
-export type ArtifactCheck = { ok: true; value: unknown } | { ok: false; code: 'artifact_invalid' | 'schema_unknown'; detail: string };
+export type ArtifactCheck =
+  { ok: true; value: unknown } | { ok: false; code: 'artifact_invalid' | 'schema_unknown'; detail: string };
 
 /** Parses artifact bytes as JSON and validates them with the named schema. */
 export function checkArtifact(schema: string, bytes: Uint8Array): ArtifactCheck {
@@ -44,7 +45,11 @@ export function checkArtifact(schema: string, bytes: Uint8Array): ArtifactCheck 
   const parsed = zodSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    return { ok: false, code: 'artifact_invalid', detail: `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}` };
+    return {
+      ok: false,
+      code: 'artifact_invalid',
+      detail: `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`,
+    };
   }
   return { ok: true, value: parsed.data };
 }

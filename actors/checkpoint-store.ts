@@ -34,7 +34,12 @@ export type Checkpoint = z.infer<typeof Checkpoint>;
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 const positiveInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
 const plainRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype && Object.getOwnPropertySymbols(v).length === 0 && !Object.hasOwn(v, '__proto__') && !Object.hasOwn(v, 'constructor');
+  typeof v === 'object' &&
+  v !== null &&
+  Object.getPrototypeOf(v) === Object.prototype &&
+  Object.getOwnPropertySymbols(v).length === 0 &&
+  !Object.hasOwn(v, '__proto__') &&
+  !Object.hasOwn(v, 'constructor');
 
 /**
  * `Checkpoint.safeParse(value)` for the checkpointed start (one per Task): the same result, with
@@ -47,15 +52,28 @@ export function safeParseCheckpoint(value: unknown): { success: true; data: Chec
     const { revision, headDigest, machineVersion, state, snapshot, projectionDigest, spec } = value;
     if (
       positiveInt(revision) &&
-      typeof headDigest === 'string' && DIGEST.test(headDigest) &&
+      typeof headDigest === 'string' &&
+      DIGEST.test(headDigest) &&
       positiveInt(machineVersion) &&
       typeof state === 'string' &&
       plainRecord(snapshot) &&
-      typeof projectionDigest === 'string' && DIGEST.test(projectionDigest)
+      typeof projectionDigest === 'string' &&
+      DIGEST.test(projectionDigest)
     ) {
       const parsedSpec = TaskSpec.safeParse(spec);
       if (parsedSpec.success) {
-        return { success: true, data: { revision, headDigest, machineVersion, state, snapshot: { ...snapshot }, projectionDigest, spec: parsedSpec.data } };
+        return {
+          success: true,
+          data: {
+            revision,
+            headDigest,
+            machineVersion,
+            state,
+            snapshot: { ...snapshot },
+            projectionDigest,
+            spec: parsedSpec.data,
+          },
+        };
       }
     }
   }
@@ -70,9 +88,16 @@ const KEY = 'checkpoint';
  * cannot decode stops it: the rest are read key by key, and that one is undefined (its Task is
  * replayed in full, like a Task without a checkpoint).
  */
-export function* checkpointEntries(store: EventStore, from = '', to = '\uffff'): Generator<{ taskId: string; value: unknown }> {
+export function* checkpointEntries(
+  store: EventStore,
+  from = '',
+  to = '\uffff',
+): Generator<{ taskId: string; value: unknown }> {
   const { meta } = store.databases;
-  const entry = (key: unknown, value: unknown) => ({ taskId: (key as [string, string])[1], value: typeof value === 'string' ? parseJson(value) : undefined });
+  const entry = (key: unknown, value: unknown) => ({
+    taskId: (key as [string, string])[1],
+    value: typeof value === 'string' ? parseJson(value) : undefined,
+  });
   let last: string | undefined;
   try {
     for (const { key, value } of meta.getRange({ start: [KEY, from], end: [KEY, to] })) {
@@ -146,7 +171,8 @@ export async function writeCheckpoints(store: EventStore, entries: Iterable<Chec
       let projectionDigest = entry.projectionDigest;
       if (projectionDigest === undefined) {
         const bytes = projections.getBinary(entry.taskId);
-        const stored = bytes === undefined ? undefined : (projections.get(entry.taskId) as { revision?: unknown } | undefined);
+        const stored =
+          bytes === undefined ? undefined : (projections.get(entry.taskId) as { revision?: unknown } | undefined);
         if (bytes === undefined || stored?.revision !== entry.revision) continue;
         projectionDigest = sha256Bytes(bytes);
       }

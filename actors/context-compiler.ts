@@ -6,7 +6,12 @@ export interface CompiledContext {
   body: {
     taskId: string;
     generation: number;
-    sources: Array<{ id: string; digest: string; trust: 'host' | 'evidence' | 'workspace' | 'provider'; reason: string }>;
+    sources: Array<{
+      id: string;
+      digest: string;
+      trust: 'host' | 'evidence' | 'workspace' | 'provider';
+      reason: string;
+    }>;
     prompt: string;
   };
   digest: string;
@@ -19,19 +24,36 @@ export interface CompiledContext {
  * against exactly what the provider saw. Evidence enters as the bytes the Host retained, never
  * as what an earlier provider said about them.
  */
-export function compileContext(store: EventStore, spec: TaskSpec, context: TaskContext, workspaceDigest: string): CompiledContext {
+export function compileContext(
+  store: EventStore,
+  spec: TaskSpec,
+  context: TaskContext,
+  workspaceDigest: string,
+): CompiledContext {
   const assignment = context.assignment!;
   const assignmentBody = store.getObject<{ instructions: string }>(assignment.digest, 'assignment').body;
   const sources: CompiledContext['body']['sources'] = [
     { id: 'task-spec', digest: context.specDigest!, trust: 'host', reason: 'the goal and the required artifacts' },
-    { id: `assignment:g${assignment.generation}`, digest: assignment.digest, trust: 'host', reason: `${assignment.purpose} by ${assignment.harness}` },
+    {
+      id: `assignment:g${assignment.generation}`,
+      digest: assignment.digest,
+      trust: 'host',
+      reason: `${assignment.purpose} by ${assignment.harness}`,
+    },
     { id: 'workspace', digest: workspaceDigest, trust: 'workspace', reason: 'source tree the provider works on' },
   ];
   const evidenceText: string[] = [];
   for (const name of Object.keys(context.evidence).sort()) {
     const held = context.evidence[name]!;
-    sources.push({ id: `evidence:${name}`, digest: held.digest, trust: 'evidence', reason: `validated ${name} from generation ${held.generation}` });
-    evidenceText.push(`--- ${name} (validated by the Host, generation ${held.generation}, ${held.digest})\n${store.getBlob(held.digest).toString('utf8')}`);
+    sources.push({
+      id: `evidence:${name}`,
+      digest: held.digest,
+      trust: 'evidence',
+      reason: `validated ${name} from generation ${held.generation}`,
+    });
+    evidenceText.push(
+      `--- ${name} (validated by the Host, generation ${held.generation}, ${held.digest})\n${store.getBlob(held.digest).toString('utf8')}`,
+    );
   }
   const required = spec.requiredArtifacts.map((a) => `- ${a.name} (schema: ${a.schema})`).join('\n');
   const purposeLine =
@@ -48,7 +70,12 @@ export function compileContext(store: EventStore, spec: TaskSpec, context: TaskC
     '',
     'Artifacts the Host requires (written as files in the workspace):',
     required,
-    ...(spec.acceptance ? ['', `Acceptance: \`${[spec.acceptance.command, ...spec.acceptance.args].join(' ')}\`; the frozen tests must not be modified.`] : []),
+    ...(spec.acceptance
+      ? [
+          '',
+          `Acceptance: \`${[spec.acceptance.command, ...spec.acceptance.args].join(' ')}\`; the frozen tests must not be modified.`,
+        ]
+      : []),
     ...(assignmentBody.instructions ? ['', assignmentBody.instructions] : []),
     ...(evidenceText.length ? ['', 'Evidence retained by the Host:', ...evidenceText] : []),
   ].join('\n');

@@ -43,7 +43,12 @@ export const EventInput = z.discriminatedUnion('type', [
   z.object({ ...base, type: z.literal('dispatch.intend'), generation, clientRequestId: z.string().min(1) }),
   z.object({ ...base, type: z.literal('dispatch.ack'), clientRequestId: z.string().min(1), jobId: z.string().min(1) }),
   z.object({ ...base, type: z.literal('dispatch.lost'), clientRequestId: z.string().min(1) }),
-  z.object({ ...base, type: z.literal('dispatch.reconcile'), clientRequestId: z.string().min(1), jobIds: z.array(z.string().min(1)) }),
+  z.object({
+    ...base,
+    type: z.literal('dispatch.reconcile'),
+    clientRequestId: z.string().min(1),
+    jobIds: z.array(z.string().min(1)),
+  }),
   z.object({
     ...base,
     type: z.literal('run.observe'),

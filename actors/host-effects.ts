@@ -18,7 +18,12 @@ export interface HarnessConfig {
 }
 
 /** Chooses the launch configuration per Assignment (e.g. a scripted provider's behaviour per purpose). */
-export type HarnessFactory = (assignment: { taskId: string; generation: number; purpose: string; workspace: string }) => HarnessConfig | Promise<HarnessConfig>;
+export type HarnessFactory = (assignment: {
+  taskId: string;
+  generation: number;
+  purpose: string;
+  workspace: string;
+}) => HarnessConfig | Promise<HarnessConfig>;
 
 export interface HostEffectsOptions {
   runtime: Runtime;
@@ -69,9 +74,17 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
 
   async function compile(task: TaskHandle): Promise<void> {
     const workspace = await workspaceOf(task);
-    const compiled = compileContext(task.store, task.spec, task.context, await sourceDigest(workspace, { exclude: artifactNames(task) }));
+    const compiled = compileContext(
+      task.store,
+      task.spec,
+      task.context,
+      await sourceDigest(workspace, { exclude: artifactNames(task) }),
+    );
     step(task, `context compiled for generation ${task.context.generation} (${compiled.body.sources.length} sources)`);
-    await task.send({ type: 'context.compile', generation: task.context.generation, contextDigest: compiled.digest }, { objects: [{ kind: 'context', body: compiled.body }] });
+    await task.send(
+      { type: 'context.compile', generation: task.context.generation, contextDigest: compiled.digest },
+      { objects: [{ kind: 'context', body: compiled.body }] },
+    );
   }
 
   async function dispatch(task: TaskHandle): Promise<void> {
@@ -85,8 +98,20 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
       throw new HostError('harness_unknown', `no harness named ${assignment.harness}`);
     }
     const workspace = await workspaceOf(task);
-    const harness = typeof configured === 'function' ? await configured({ taskId: task.taskId, generation: context.generation, purpose: assignment.purpose, workspace }) : configured;
-    const intended = await task.send({ type: 'dispatch.intend', generation: context.generation, clientRequestId: requestId });
+    const harness =
+      typeof configured === 'function'
+        ? await configured({
+            taskId: task.taskId,
+            generation: context.generation,
+            purpose: assignment.purpose,
+            workspace,
+          })
+        : configured;
+    const intended = await task.send({
+      type: 'dispatch.intend',
+      generation: context.generation,
+      clientRequestId: requestId,
+    });
     if (!intended.written) return;
     const prompt = task.store.getObject<{ prompt: string }>(context.contextDigest!, 'context').body.prompt;
     const input: DriverRunInput = {
@@ -108,7 +133,14 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
     step(task, `dispatching ${assignment.purpose} to ${assignment.harness} as ${requestId}`);
     let jobId: string | undefined;
     try {
-      jobId = (await options.runtime.dispatch({ clientRequestId: requestId, workspace, run: { kind: 'harness', input }, timeoutMs: input.timeoutMs + input.graceMs + 5_000 })).jobId;
+      jobId = (
+        await options.runtime.dispatch({
+          clientRequestId: requestId,
+          workspace,
+          run: { kind: 'harness', input },
+          timeoutMs: input.timeoutMs + input.graceMs + 5_000,
+        })
+      ).jobId;
     } catch (error) {
       step(task, `dispatch failed: ${(error as Error).message}`);
     }
@@ -172,7 +204,14 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
         refuse(required.name, `invalid ${required.schema}: ${checked.detail}`);
         continue;
       }
-      const body = { taskId: task.taskId, generation: context.generation, name: required.name, schema: required.schema, digest: read.value.digest, bytes: read.value.bytes.length };
+      const body = {
+        taskId: task.taskId,
+        generation: context.generation,
+        name: required.name,
+        schema: required.schema,
+        digest: read.value.digest,
+        bytes: read.value.bytes.length,
+      };
       objects.push({ kind: 'evidence', body });
       claims.push({ kind: 'evidence', key: digestOf({ kind: 'evidence', body }) });
       blobs.push(read.value.bytes);
@@ -210,7 +249,12 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
       proposer: `host:${context.assignment?.harness}`,
       summary: 'proposed by the Host from the evidence it holds',
     });
-    step(task, result.admitted ? 'completion proposed and admitted: verifying' : `completion proposal rejected: ${result.code}${result.detail ? ` (${result.detail})` : ''}`);
+    step(
+      task,
+      result.admitted
+        ? 'completion proposed and admitted: verifying'
+        : `completion proposal rejected: ${result.code}${result.detail ? ` (${result.detail})` : ''}`,
+    );
   }
 
   async function verify(task: TaskHandle, signal: AbortSignal): Promise<void> {
@@ -218,20 +262,38 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
     const acceptance = spec.acceptance;
     const workspace = await workspaceOf(task);
     const exclude = artifactNames(task);
-    if (!acceptance) throw new HostError('invalid_spec', `task ${task.taskId} declares no acceptance command; it cannot be verified`);
+    if (!acceptance)
+      throw new HostError('invalid_spec', `task ${task.taskId} declares no acceptance command; it cannot be verified`);
     const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'verify');
     const existing = await options.runtime.findJobs({ clientRequestId: requestId });
     const jobId =
       existing[0]?.jobId ??
-      (await options.runtime.verify({ clientRequestId: requestId, workspace, command: acceptance.command, args: acceptance.args, frozenTests: acceptance.frozenTests, sourceExclude: exclude, timeoutMs: acceptance.timeoutMs })).jobId;
+      (
+        await options.runtime.verify({
+          clientRequestId: requestId,
+          workspace,
+          command: acceptance.command,
+          args: acceptance.args,
+          frozenTests: acceptance.frozenTests,
+          sourceExclude: exclude,
+          timeoutMs: acceptance.timeoutMs,
+        })
+      ).jobId;
     step(task, `acceptance verification running as ${requestId}`);
     const job = await untilAborted(options.runtime.observe(jobId, { signal }), signal);
     const reported = job.verification;
     const hostDigest = await sourceDigest(workspace, { exclude });
     const frozen = await frozenDigests(workspace, acceptance.frozenTests);
     const pinned = acceptance.frozenTestDigests ?? {};
-    const frozenIntact = acceptance.frozenTests.every((t) => frozen[t] !== undefined && frozen[t] === pinned[t] && reported?.frozenTestDigests[t] === pinned[t]);
-    const passed = job.state === 'succeeded' && reported?.passed === true && reported.sourceDigest === hostDigest && reported.sourceDigestAfter === hostDigest && frozenIntact;
+    const frozenIntact = acceptance.frozenTests.every(
+      (t) => frozen[t] !== undefined && frozen[t] === pinned[t] && reported?.frozenTestDigests[t] === pinned[t],
+    );
+    const passed =
+      job.state === 'succeeded' &&
+      reported?.passed === true &&
+      reported.sourceDigest === hostDigest &&
+      reported.sourceDigestAfter === hostDigest &&
+      frozenIntact;
     const verification = {
       taskId: task.taskId,
       generation: context.generation,
@@ -239,7 +301,9 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
       exitCode: reported?.exitCode ?? null,
       passed,
       sourceDigest: hostDigest,
-      frozenTestDigests: Object.fromEntries(Object.entries(frozen).filter((e): e is [string, string] => e[1] !== undefined)),
+      frozenTestDigests: Object.fromEntries(
+        Object.entries(frozen).filter((e): e is [string, string] => e[1] !== undefined),
+      ),
       frozenTestsIntact: frozenIntact,
     };
     const verificationDigest = digestOf({ kind: 'verification', body: verification });
@@ -248,13 +312,39 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
     if (passed) {
       const evidence = Object.fromEntries(Object.entries(context.evidence).map(([name, held]) => [name, held.digest]));
       const completionName = spec.requiredArtifacts.find((a) => a.schema === 'completion')?.name;
-      const result = completionName && evidence[completionName] ? JSON.parse(task.store.getBlob(evidence[completionName]!).toString('utf8')) : null;
-      const outcome = { taskId: task.taskId, attempt: context.attempt, generation: context.generation, evidence, sourceDigest: hostDigest, verification: verificationDigest, result };
+      const result =
+        completionName && evidence[completionName]
+          ? JSON.parse(task.store.getBlob(evidence[completionName]!).toString('utf8'))
+          : null;
+      const outcome = {
+        taskId: task.taskId,
+        attempt: context.attempt,
+        generation: context.generation,
+        evidence,
+        sourceDigest: hostDigest,
+        verification: verificationDigest,
+        result,
+      };
       objects.push({ kind: 'outcome', body: outcome });
       outcomeDigest = digestOf({ kind: 'outcome', body: outcome });
     }
-    step(task, passed ? `verification passed (exit ${verification.exitCode}, source ${hostDigest.slice(0, 19)}…)` : `verification failed (exit ${verification.exitCode}, frozen tests intact: ${frozenIntact})`);
-    await task.send({ type: 'verification.record', generation: context.generation, passed, verificationDigest, sourceDigest: hostDigest, outcomeDigest }, { objects });
+    step(
+      task,
+      passed
+        ? `verification passed (exit ${verification.exitCode}, source ${hostDigest.slice(0, 19)}…)`
+        : `verification failed (exit ${verification.exitCode}, frozen tests intact: ${frozenIntact})`,
+    );
+    await task.send(
+      {
+        type: 'verification.record',
+        generation: context.generation,
+        passed,
+        verificationDigest,
+        sourceDigest: hostDigest,
+        outcomeDigest,
+      },
+      { objects },
+    );
   }
 
   return {
@@ -265,7 +355,10 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
         case 'dispatch':
           return dispatch(task);
         case 'confirm_dispatch':
-          return void (await task.send({ type: 'dispatch.lost', clientRequestId: task.context.dispatch!.clientRequestId }));
+          return void (await task.send({
+            type: 'dispatch.lost',
+            clientRequestId: task.context.dispatch!.clientRequestId,
+          }));
         case 'reconcile':
           return reconcile(task);
         case 'observe_run':
@@ -317,7 +410,10 @@ function missingReceipt(job: JobRecord, contextDigest: string) {
     artifactRefusals: [],
     counts: { messages: 0, thoughts: 0, toolItemsStarted: 0, toolItemsCompleted: 0, protocolErrors: 0 },
     stopReason: job.state === 'abandoned' ? 'abandoned' : (job.error?.code ?? job.state),
-    timings: { startedAt: job.startedAt ?? job.createdAt, endedAt: at, durationMs: Math.max(0, Date.parse(at) - Date.parse(job.startedAt ?? job.createdAt)) },
+    timings: {
+      startedAt: job.startedAt ?? job.createdAt,
+      endedAt: at,
+      durationMs: Math.max(0, Date.parse(at) - Date.parse(job.startedAt ?? job.createdAt)),
+    },
   };
 }
-

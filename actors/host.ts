@@ -40,7 +40,10 @@ export async function openHost(options: HostOptions): Promise<Host> {
   const pool = createDriverPool({ maxThreads: options.maxThreads ?? 2 });
   let runtime: Runtime;
   try {
-    runtime = await createRuntime({ root: join(root, 'runtime'), harness: (input, signal) => pool.run(input, { signal }) });
+    runtime = await createRuntime({
+      root: join(root, 'runtime'),
+      harness: (input, signal) => pool.run(input, { signal }),
+    });
   } catch (error) {
     await pool.close();
     throw error;

@@ -1,4 +1,12 @@
-export { createSupervisor, Supervisor, type SupervisorOptions, type TaskView, type SendOptions, type BootSummary, type CheckpointStats } from './supervisor.js';
+export {
+  createSupervisor,
+  Supervisor,
+  type SupervisorOptions,
+  type TaskView,
+  type SendOptions,
+  type BootSummary,
+  type CheckpointStats,
+} from './supervisor.js';
 export type { ProgressListener, RecoveryProgress } from './recovery-progress.js';
 export { TaskActor, type SendResult, type Committed, type Attachments, type TaskSnapshot } from './task-actor.js';
 export { HostError, issuePath, type HostErrorCode, type Finding } from './errors.js';
@@ -7,4 +15,12 @@ export { OBJECT_KINDS, TaskSpec, RequiredArtifact, type TaskSpecInput } from './
 export { EventInput, type EventInputIn } from './event-input.js';
 export { systemClock, manualClock, type Clock } from './clock.js';
 export type { EffectRunner, TaskHandle } from './effects.js';
-export { taskRuns, taskRejections, finalTextKind, type TaskRun, type TaskRejection, type RunSource, type FinalTextKind } from './task-runs.js';
+export {
+  taskRuns,
+  taskRejections,
+  finalTextKind,
+  type TaskRun,
+  type TaskRejection,
+  type RunSource,
+  type FinalTextKind,
+} from './task-runs.js';

@@ -9,7 +9,11 @@ import { Digest, TaskId } from '../store/records.js';
 
 export const RequiredArtifact = z.object({
   /** Workspace-relative file name, e.g. `diagnosis.json`. */
-  name: z.string().min(1).max(200).refine((n) => !n.split('/').includes('..') && !n.startsWith('/'), 'must stay inside the workspace'),
+  name: z
+    .string()
+    .min(1)
+    .max(200)
+    .refine((n) => !n.split('/').includes('..') && !n.startsWith('/'), 'must stay inside the workspace'),
   /** Name of the zod schema the Host validates the artifact with (see actors/artifact-schemas.ts). */
   schema: z.string().min(1),
 });

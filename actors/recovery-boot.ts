@@ -1,6 +1,12 @@
 import { TASK_MACHINE_VERSION, stateName, taskMachine } from '../machines/index.js';
 import type { EventStore } from '../store/index.js';
-import { projectionBytesDigest, readCheckpoints, safeParseCheckpoint, writeCheckpoints, type CheckpointInput } from './checkpoint-store.js';
+import {
+  projectionBytesDigest,
+  readCheckpoints,
+  safeParseCheckpoint,
+  writeCheckpoints,
+  type CheckpointInput,
+} from './checkpoint-store.js';
 import type { TaskSpec } from './object-kinds.js';
 import { jsonEqual } from './recovery-digest.js';
 import type { CheckpointRecoveryReport } from './recovery-checkpoint.js';
@@ -59,13 +65,25 @@ const NONE_WRITTEN: CheckpointBatch = Object.freeze({ written: 0, failed: 0 });
  * writable — records checkpoints for the Tasks it verified whose checkpoint is missing or behind,
  * so the next checkpointed start replays nothing for them. Findings are returned, not thrown.
  */
-export async function recoverForBoot(store: EventStore, options: BootRecoveryOptions = {}): Promise<BootRecoveryReport> {
+export async function recoverForBoot(
+  store: EventStore,
+  options: BootRecoveryOptions = {},
+): Promise<BootRecoveryReport> {
   const mode = options.mode ?? 'full';
   if (mode === 'checkpoint') {
-    const { trusted, tailReplayed, fullReplayed, stale, ends, ...report } = await recoverFromCheckpointsParallel(store, parallelOptions(options));
+    const { trusted, tailReplayed, fullReplayed, stale, ends, ...report } = await recoverFromCheckpointsParallel(
+      store,
+      parallelOptions(options),
+    );
     const wanted = new Set(stale);
-    remember(store, report.tasks.filter((t) => !wanted.has(t.taskId)));
-    const checkpoints = report.findings.length === 0 && stale.length > 0 ? await commitCheckpoints(store, [...checkpointsOf(report.tasks.filter((t) => wanted.has(t.taskId)))]) : NONE_WRITTEN;
+    remember(
+      store,
+      report.tasks.filter((t) => !wanted.has(t.taskId)),
+    );
+    const checkpoints =
+      report.findings.length === 0 && stale.length > 0
+        ? await commitCheckpoints(store, [...checkpointsOf(report.tasks.filter((t) => wanted.has(t.taskId)))])
+        : NONE_WRITTEN;
     return { ...report, mode, checkpoint: { trusted, tailReplayed, fullReplayed, stale, ends }, checkpoints };
   }
   const report = await rebuildParallel(store, parallelOptions(options));
@@ -74,10 +92,18 @@ export async function recoverForBoot(store: EventStore, options: BootRecoveryOpt
   const behind = new Set(
     report.tasks.filter((t) => {
       const current = safeParseCheckpoint(existing.get(t.taskId));
-      return !current.success || current.data.revision !== t.revision || current.data.headDigest !== t.headDigest || current.data.machineVersion !== TASK_MACHINE_VERSION;
+      return (
+        !current.success ||
+        current.data.revision !== t.revision ||
+        current.data.headDigest !== t.headDigest ||
+        current.data.machineVersion !== TASK_MACHINE_VERSION
+      );
     }),
   );
-  remember(store, report.tasks.filter((t) => !behind.has(t)));
+  remember(
+    store,
+    report.tasks.filter((t) => !behind.has(t)),
+  );
   return { ...report, mode, checkpoints: await commitCheckpoints(store, [...checkpointsOf([...behind])]) };
 }
 
@@ -85,12 +111,21 @@ export async function recoverForBoot(store: EventStore, options: BootRecoveryOpt
  * The full verification (`ordivon doctor --full`): every check of `rebuildAll`, every object body
  * against its kind's schema included, over worker threads. Read-only.
  */
-export function verifyFull(store: EventStore, options: { workers?: number; onProgress?: ProgressListener } = {}): Promise<RecoveryReport> {
+export function verifyFull(
+  store: EventStore,
+  options: { workers?: number; onProgress?: ProgressListener } = {},
+): Promise<RecoveryReport> {
   return rebuildParallel(store, { ...parallelOptions(options), bodies: true });
 }
 
-function parallelOptions(options: { workers?: number; onProgress?: ProgressListener }): { workers?: number; onProgress?: ProgressListener } {
-  return { ...(options.workers !== undefined ? { workers: options.workers } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) };
+function parallelOptions(options: { workers?: number; onProgress?: ProgressListener }): {
+  workers?: number;
+  onProgress?: ProgressListener;
+} {
+  return {
+    ...(options.workers !== undefined ? { workers: options.workers } : {}),
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  };
 }
 
 /** The stored checkpoints, or none when they cannot be read (then every Task's is rewritten). */
@@ -126,7 +161,11 @@ function* checkpointsOf(tasks: RebuiltTask[]): Generator<CheckpointInput> {
  * live actor's snapshot, i.e. only state this process verified at boot and then admitted itself.
  * Never throws (a failure only means a longer next start; it is counted in the batch).
  */
-export async function checkpointLiveTasks(store: EventStore, tasks: Iterable<TaskActor>, specs: ReadonlyMap<string, TaskSpec>): Promise<CheckpointBatch> {
+export async function checkpointLiveTasks(
+  store: EventStore,
+  tasks: Iterable<TaskActor>,
+  specs: ReadonlyMap<string, TaskSpec>,
+): Promise<CheckpointBatch> {
   if (store.readOnly) return NONE_WRITTEN;
   const entries: CheckpointInput[] = [];
   let unread = 0;
@@ -138,8 +177,23 @@ export async function checkpointLiveTasks(store: EventStore, tasks: Iterable<Tas
       const projection = store.projection(task.taskId);
       const spec = specs.get(task.taskId);
       const persisted = task.persistedSnapshot();
-      if (!head || !projection || !spec || head.revision !== task.revision || projection.revision !== task.revision || !jsonEqual(projection.snapshot, persisted)) continue;
-      entries.push({ taskId: task.taskId, revision: task.revision, headDigest: head.digest, state: task.state, snapshot: persisted, spec });
+      if (
+        !head ||
+        !projection ||
+        !spec ||
+        head.revision !== task.revision ||
+        projection.revision !== task.revision ||
+        !jsonEqual(projection.snapshot, persisted)
+      )
+        continue;
+      entries.push({
+        taskId: task.taskId,
+        revision: task.revision,
+        headDigest: head.digest,
+        state: task.state,
+        snapshot: persisted,
+        spec,
+      });
     } catch (cause) {
       unread++;
       error = (cause as Error).message;
@@ -156,12 +210,24 @@ export async function checkpointLiveTasks(store: EventStore, tasks: Iterable<Tas
  * process from this snapshot, so the projection's bytes are hashed now, not decoded and compared;
  * the write may come after the Task has moved on (`commitCheckpoints`).
  */
-export function committedCheckpoint(store: EventStore, task: TaskActor, spec: TaskSpec | undefined): CheckpointInput | undefined {
+export function committedCheckpoint(
+  store: EventStore,
+  task: TaskActor,
+  spec: TaskSpec | undefined,
+): CheckpointInput | undefined {
   try {
     const head = store.head(task.taskId);
     const projectionDigest = projectionBytesDigest(store, task.taskId);
     if (!spec || !head || head.revision !== task.revision || projectionDigest === undefined) return undefined;
-    return { taskId: task.taskId, revision: task.revision, headDigest: head.digest, state: task.state, snapshot: task.persistedSnapshot(), spec, projectionDigest };
+    return {
+      taskId: task.taskId,
+      revision: task.revision,
+      headDigest: head.digest,
+      state: task.state,
+      snapshot: task.persistedSnapshot(),
+      spec,
+      projectionDigest,
+    };
   } catch {
     return undefined;
   }

@@ -6,7 +6,13 @@ import { eventDigest } from './recovery-digest.js';
 import { ProgressMeter, progressSum, type ProgressListener } from './recovery-progress.js';
 import { headIds, lmdbVerifySource, scanStreams, streamEnd, streamIdsAfterHeads } from './recovery-source.js';
 import type { Finding } from './errors.js';
-import { RecoveryVerifier, identityFindings, type RawEvent, type ReplayStart, type VerifiedTask } from './recovery-verify.js';
+import {
+  RecoveryVerifier,
+  identityFindings,
+  type RawEvent,
+  type ReplayStart,
+  type VerifiedTask,
+} from './recovery-verify.js';
 import { rebuiltOf, restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './recovery.js';
 import type { TaskSnapshot } from './task-actor.js';
 
@@ -61,11 +67,17 @@ export interface CheckpointRecoveryReport extends RecoveryReport {
  * are the full check's (`rebuildAll`, `ordivon doctor --full`): finding them means reading the
  * history they are in.
  */
-export function recoverFromCheckpoints(store: EventStore, read: ReturnType<typeof readHeads> = readHeads(store), onProgress?: ProgressListener): CheckpointRecoveryReport {
+export function recoverFromCheckpoints(
+  store: EventStore,
+  read: ReturnType<typeof readHeads> = readHeads(store),
+  onProgress?: ProgressListener,
+): CheckpointRecoveryReport {
   const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS);
   const { heads, counted } = read;
   const tasks: RebuiltTask[] = [];
-  const meter = onProgress ? new ProgressMeter(progressSum(onProgress, { totalTasks: heads.length }).bind(null, 0)) : undefined;
+  const meter = onProgress
+    ? new ProgressMeter(progressSum(onProgress, { totalTasks: heads.length }).bind(null, 0))
+    : undefined;
   const part = checkpointedTasks(store, verifier, heads, counted, true, (task) => tasks.push(rebuiltFrom(task)), meter);
   // Streams with events but no head: the full check names them (`stream_gap`).
   if (!counted) {
@@ -73,7 +85,13 @@ export function recoverFromCheckpoints(store: EventStore, read: ReturnType<typeo
       part.fullReplayed++;
       part.stale.push(taskId);
       // Without a head it cannot pass (the verifier reports `stream_gap`); nothing is accepted.
-      verifier.verifyStream(taskId, undefined, scanStreams(store, taskId, taskId + '\u0000').next().value?.events ?? [], undefined, false);
+      verifier.verifyStream(
+        taskId,
+        undefined,
+        scanStreams(store, taskId, taskId + '\u0000').next().value?.events ?? [],
+        undefined,
+        false,
+      );
       meter?.task(verifier.events);
     }
   }
@@ -81,7 +99,17 @@ export function recoverFromCheckpoints(store: EventStore, read: ReturnType<typeo
   sortById(tasks);
   const findings = [...verifier.findings, ...checkpointIdentityFindings(store, verifier.requestOwners)];
   const { trusted, tailReplayed, fullReplayed, stale } = part;
-  return { tasks, findings, events: verifier.events, objects: verifier.objectCount, trusted, tailReplayed, fullReplayed, stale, ends: counted ? 'counted' : 'probed' };
+  return {
+    tasks,
+    findings,
+    events: verifier.events,
+    objects: verifier.objectCount,
+    trusted,
+    tailReplayed,
+    fullReplayed,
+    stale,
+    ends: counted ? 'counted' : 'probed',
+  };
 }
 
 /** A Task a checkpointed start accepted: its persisted snapshot, and the live one when it was replayed here. */
@@ -137,9 +165,20 @@ export function checkpointedTasks(
     while (!pending.done && pending.value.taskId < taskId) pending = checkpoints.next();
     return !pending.done && pending.value.taskId === taskId ? pending.value.value : undefined;
   };
-  const out = { trusted: 0, tailReplayed: 0, fullReplayed: 0, stale: [] as string[], after: new Map<string, string | null>() };
+  const out = {
+    trusted: 0,
+    tailReplayed: 0,
+    fullReplayed: 0,
+    stale: [] as string[],
+    after: new Map<string, string | null>(),
+  };
   const accept = (task: VerifiedTask, spec: TaskSpec | undefined) => {
-    const accepted: CheckpointedTask = { taskId: task.taskId, revision: task.revision, headDigest: task.headDigest, persisted: task.persisted };
+    const accepted: CheckpointedTask = {
+      taskId: task.taskId,
+      revision: task.revision,
+      headDigest: task.headDigest,
+      persisted: task.persisted,
+    };
     if (task.snapshot) accepted.snapshot = task.snapshot;
     const known = (task.spec as TaskSpec | undefined) ?? spec;
     if (known !== undefined) accepted.spec = known;
@@ -156,7 +195,12 @@ export function checkpointedTasks(
   const one = (taskId: string, read: (() => unknown) | undefined): void => {
     const head = verifier.head(taskId, read);
     const parsed = safeParseCheckpoint(checkpointOf(taskId));
-    if (!head || !parsed.success || parsed.data.machineVersion !== TASK_MACHINE_VERSION || parsed.data.revision > head.revision) {
+    if (
+      !head ||
+      !parsed.success ||
+      parsed.data.machineVersion !== TASK_MACHINE_VERSION ||
+      parsed.data.revision > head.revision
+    ) {
       full(taskId, head, parsed.success ? parsed.data.spec : undefined);
       return;
     }
@@ -174,7 +218,13 @@ export function checkpointedTasks(
         return;
       }
       out.trusted++;
-      onTask({ taskId, revision: head.revision, headDigest: head.digest, persisted: checkpoint.snapshot, spec: checkpoint.spec });
+      onTask({
+        taskId,
+        revision: head.revision,
+        headDigest: head.digest,
+        persisted: checkpoint.snapshot,
+        spec: checkpoint.spec,
+      });
       return;
     }
     // Checkpoint behind the head: anchor it to the stored event, then verify and replay the tail.
@@ -185,8 +235,13 @@ export function checkpointedTasks(
     }
     out.tailReplayed++;
     out.stale.push(taskId);
-    const start: ReplayStart = { revision: checkpoint.revision, digest: checkpoint.headDigest, snapshot: checkpoint.snapshot };
-    const tail: RawEvent[] = scanStreams(store, taskId, taskId + '\u0000', checkpoint.revision + 1).next().value?.events ?? [];
+    const start: ReplayStart = {
+      revision: checkpoint.revision,
+      digest: checkpoint.headDigest,
+      snapshot: checkpoint.snapshot,
+    };
+    const tail: RawEvent[] =
+      scanStreams(store, taskId, taskId + '\u0000', checkpoint.revision + 1).next().value?.events ?? [];
     const task = verifier.verifyStream(taskId, head, tail, start, keepSnapshots);
     if (task) accept(task, checkpoint.spec);
   };
@@ -206,15 +261,22 @@ export type HeadEntry = { taskId: string; read?: () => unknown };
  * checks then say which. A value the cursor cannot decode ends it: each head is then read on its
  * own, so the verifier names the one that fails.
  */
-export function readHeads(store: EventStore, range: { from?: string; to?: string } = {}): { heads: HeadEntry[]; counted: boolean } {
+export function readHeads(
+  store: EventStore,
+  range: { from?: string; to?: string } = {},
+): { heads: HeadEntry[]; counted: boolean } {
   const heads: HeadEntry[] = [];
   let sum = 0;
   let summable = true;
   try {
-    for (const { key, value } of store.databases.heads.getRange({ ...(range.from !== undefined ? { start: range.from } : {}), ...(range.to !== undefined ? { end: range.to } : {}) })) {
+    for (const { key, value } of store.databases.heads.getRange({
+      ...(range.from !== undefined ? { start: range.from } : {}),
+      ...(range.to !== undefined ? { end: range.to } : {}),
+    })) {
       if (typeof key !== 'string') continue;
       heads.push({ taskId: key, read: () => value });
-      const revision = typeof value === 'object' && value !== null ? (value as { revision?: unknown }).revision : undefined;
+      const revision =
+        typeof value === 'object' && value !== null ? (value as { revision?: unknown }).revision : undefined;
       if (typeof revision === 'number' && Number.isSafeInteger(revision) && revision > 0) sum += revision;
       else summable = false;
     }
@@ -222,7 +284,10 @@ export function readHeads(store: EventStore, range: { from?: string; to?: string
     return { heads: headIds(store, range.from, range.to).map((taskId) => ({ taskId })), counted: false };
   }
   // The count covers the whole journal: a range's heads are never `counted`.
-  return { heads, counted: range.from === undefined && range.to === undefined && summable && store.journalSize() === sum };
+  return {
+    heads,
+    counted: range.from === undefined && range.to === undefined && summable && store.journalSize() === sum,
+  };
 }
 
 function readEvent(store: EventStore, taskId: string, revision: number): unknown {

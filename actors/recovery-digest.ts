@@ -62,7 +62,10 @@ export function eventDigest(record: EventRecord): string {
  * canonical JSON cannot hold (functions, non-finite numbers, bigints) never compare equal.
  */
 export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return a === null || typeof a !== 'number' || Number.isFinite(a) ? typeof a !== 'function' && typeof a !== 'bigint' && typeof a !== 'symbol' : false;
+  if (a === b)
+    return a === null || typeof a !== 'number' || Number.isFinite(a)
+      ? typeof a !== 'function' && typeof a !== 'bigint' && typeof a !== 'symbol'
+      : false;
   if (a === undefined || b === undefined) return false;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   const arrayA = Array.isArray(a);

@@ -4,11 +4,27 @@ import type { EventStore } from '../store/index.js';
 import type { Finding } from './errors.js';
 import { RecoveryWorkerMessage, type RecoveryWorkerInput } from './recovery-protocol.js';
 import { OBJECT_KINDS } from './object-kinds.js';
-import { checkpointIdentityFindings, checkpointedTasks, readHeads, rebuiltFrom, recoverFromCheckpoints, type CheckpointRecoveryReport, type CheckpointedTask } from './recovery-checkpoint.js';
+import {
+  checkpointIdentityFindings,
+  checkpointedTasks,
+  readHeads,
+  rebuiltFrom,
+  recoverFromCheckpoints,
+  type CheckpointRecoveryReport,
+  type CheckpointedTask,
+} from './recovery-checkpoint.js';
 import { ProgressMeter, progressSum, type ProgressCount, type ProgressListener } from './recovery-progress.js';
 import { lmdbVerifySource } from './recovery-source.js';
 import { RecoveryVerifier, identityFindings } from './recovery-verify.js';
-import { headWeights, rebuildAll, restoreTaskSnapshot, sortById, type HeadWeight, type RebuiltTask, type RecoveryReport } from './recovery.js';
+import {
+  headWeights,
+  rebuildAll,
+  restoreTaskSnapshot,
+  sortById,
+  type HeadWeight,
+  type RebuiltTask,
+  type RecoveryReport,
+} from './recovery.js';
 
 export interface ParallelOptions {
   /**
@@ -58,18 +74,38 @@ export async function rebuildParallel(store: EventStore, options: ParallelOption
   const weights = headWeights(store);
   const { onProgress } = options;
   const totals = { totalTasks: weights.length, totalEvents: sum(weights.map((w) => w.events)) };
-  const inThread = (): ParallelReport => ({ ...rebuildAll(store, { bodies: options.bodies ?? false, ...(onProgress ? { onProgress } : {}) }, totals), workers: 0 });
+  const inThread = (): ParallelReport => ({
+    ...rebuildAll(store, { bodies: options.bodies ?? false, ...(onProgress ? { onProgress } : {}) }, totals),
+    workers: 0,
+  });
   const ranges = await plan(weights, totals.totalEvents, options);
   if (!ranges) return inThread();
   const progress = onProgress ? progressSum(onProgress, totals) : undefined;
   try {
     const parts = await Promise.all(
-      ranges.map((range, i) => runWorker(store.root, range, { mode: 'full', bodies: options.bodies ?? false }, options.youngGenerationMb ?? 64, progress && ((count) => progress(i, count)))),
+      ranges.map((range, i) =>
+        runWorker(
+          store.root,
+          range,
+          { mode: 'full', bodies: options.bodies ?? false },
+          options.youngGenerationMb ?? 64,
+          progress && ((count) => progress(i, count)),
+        ),
+      ),
     );
     const tasks = sortById(parts.flatMap((p) => p.tasks));
     const requestOwners = mergeRequests(parts);
-    const findings = [...parts.flatMap((p) => p.findings), ...identityFindings(requestOwners, (kind) => store.indexEntries(kind))];
-    return { tasks, findings, events: sum(parts.map((p) => p.events)), objects: sum(parts.map((p) => p.objects)), workers: parts.length };
+    const findings = [
+      ...parts.flatMap((p) => p.findings),
+      ...identityFindings(requestOwners, (kind) => store.indexEntries(kind)),
+    ];
+    return {
+      tasks,
+      findings,
+      events: sum(parts.map((p) => p.events)),
+      objects: sum(parts.map((p) => p.objects)),
+      workers: parts.length,
+    };
   } catch (error) {
     if (error instanceof WorkerUnavailable) return inThread();
     throw error;
@@ -109,7 +145,8 @@ export async function recoverFromCheckpointsParallel(
   const done = [checkpointedTasks(store, verifier, probe, true, true, accept, meter)];
   meter?.flush();
   const projected = probe.length > 0 ? (verifier.events / probe.length) * rest.length : 0;
-  const count = rest.length > 0 && projected >= (options.inThreadBelow ?? 250_000) ? await workerCount(rest.length, options) : 0;
+  const count =
+    rest.length > 0 && projected >= (options.inThreadBelow ?? 250_000) ? await workerCount(rest.length, options) : 0;
   let parts: Part[] = [];
   if (count > 0) {
     const ranges = Array.from({ length: count }, (_, i) => ({
@@ -118,7 +155,15 @@ export async function recoverFromCheckpointsParallel(
     }));
     try {
       parts = await Promise.all(
-        ranges.map((range, i) => runWorker(store.root, range, { mode: 'checkpoint', bodies: false }, options.youngGenerationMb ?? 64, progress && ((count) => progress(i + 1, count)))),
+        ranges.map((range, i) =>
+          runWorker(
+            store.root,
+            range,
+            { mode: 'checkpoint', bodies: false },
+            options.youngGenerationMb ?? 64,
+            progress && ((count) => progress(i + 1, count)),
+          ),
+        ),
       );
     } catch (error) {
       if (!(error instanceof WorkerUnavailable)) throw error;
@@ -129,11 +174,21 @@ export async function recoverFromCheckpointsParallel(
     done.push(checkpointedTasks(store, verifier, rest, true, true, accept, meter));
     meter?.flush();
   }
-  const counts = [...done, ...parts.map((p) => p.checkpoint ?? { trusted: 0, tailReplayed: 0, fullReplayed: 0, stale: [] })];
-  const requestOwners = mergeRequests([{ requests: [...verifier.requestOwners].map(([id, owners]) => [id, [...owners]]) }, ...parts]);
+  const counts = [
+    ...done,
+    ...parts.map((p) => p.checkpoint ?? { trusted: 0, tailReplayed: 0, fullReplayed: 0, stale: [] }),
+  ];
+  const requestOwners = mergeRequests([
+    { requests: [...verifier.requestOwners].map(([id, owners]) => [id, [...owners]]) },
+    ...parts,
+  ]);
   return {
     tasks: sortById([...tasks, ...parts.flatMap((p) => p.tasks)]),
-    findings: [...verifier.findings, ...parts.flatMap((p) => p.findings), ...checkpointIdentityFindings(store, requestOwners)],
+    findings: [
+      ...verifier.findings,
+      ...parts.flatMap((p) => p.findings),
+      ...checkpointIdentityFindings(store, requestOwners),
+    ],
     events: verifier.events + sum(parts.map((p) => p.events)),
     objects: verifier.objectCount + sum(parts.map((p) => p.objects)),
     trusted: sum(counts.map((c) => c.trusted)),
@@ -152,7 +207,11 @@ const PROBE_TASKS = 256;
  * Task-id ranges of about equal weight, one per worker; undefined when the work (`events` to
  * replay) is below `inThreadBelow` or fewer than two workers would run (one only when asked for).
  */
-async function plan(weights: HeadWeight[], events: number, options: ParallelOptions): Promise<Array<{ from: string | undefined; to: string | undefined }> | undefined> {
+async function plan(
+  weights: HeadWeight[],
+  events: number,
+  options: ParallelOptions,
+): Promise<Array<{ from: string | undefined; to: string | undefined }> | undefined> {
   if (events < (options.inThreadBelow ?? 250_000)) return undefined;
   const count = await workerCount(weights.length, options);
   if (count === 0) return undefined;
@@ -175,7 +234,9 @@ async function workerCount(tasks: number, options: ParallelOptions): Promise<num
 
 function mergeRequests(parts: Array<Pick<Part, 'requests'>>): Map<string, Set<string>> {
   const requestOwners = new Map<string, Set<string>>();
-  for (const part of parts) for (const [id, owners] of part.requests) for (const owner of owners) (requestOwners.get(id) ?? requestOwners.set(id, new Set()).get(id)!).add(owner);
+  for (const part of parts)
+    for (const [id, owners] of part.requests)
+      for (const owner of owners) (requestOwners.get(id) ?? requestOwners.set(id, new Set()).get(id)!).add(owner);
   return requestOwners;
 }
 
@@ -244,7 +305,10 @@ function runWorker(
     ...(range.to !== undefined ? { to: range.to } : {}),
   };
   return new Promise<Part>((resolve, reject) => {
-    const worker = new Worker(WORKER_URL, { workerData: input, resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb } });
+    const worker = new Worker(WORKER_URL, {
+      workerData: input,
+      resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb },
+    });
     const tasks: RebuiltTask[] = [];
     let done: Part | undefined;
     let settled = false;
@@ -256,11 +320,19 @@ function runWorker(
     };
     worker.on('message', (raw: unknown) => {
       const parsed = RecoveryWorkerMessage.safeParse(raw);
-      if (!parsed.success) return finish({ error: new Error(`recovery worker sent a malformed message: ${parsed.error.issues[0]?.message}`) });
+      if (!parsed.success)
+        return finish({
+          error: new Error(`recovery worker sent a malformed message: ${parsed.error.issues[0]?.message}`),
+        });
       const message = parsed.data;
       if (message.type === 'tasks') {
         for (const wire of message.tasks) {
-          const rebuilt: RebuiltTask = { taskId: wire.taskId, snapshot: restoreTaskSnapshot(wire.persisted), revision: wire.revision, headDigest: wire.headDigest };
+          const rebuilt: RebuiltTask = {
+            taskId: wire.taskId,
+            snapshot: restoreTaskSnapshot(wire.persisted),
+            revision: wire.revision,
+            headDigest: wire.headDigest,
+          };
           if (wire.spec !== undefined) rebuilt.spec = wire.spec;
           tasks.push(rebuilt);
         }
@@ -270,14 +342,26 @@ function runWorker(
         // Resolved at exit, not here: the worker still closes its LMDB handle after `done`, and an
         // open by this thread overlapping that close can meet the environment's destroyed mutexes
         // (the race store/state-root.ts gates across processes; threads of one process are not gated).
-        done = { tasks, findings: message.findings as Finding[], events: message.events, objects: message.objects, requests: message.requests };
+        done = {
+          tasks,
+          findings: message.findings as Finding[],
+          events: message.events,
+          objects: message.objects,
+          requests: message.requests,
+        };
         if (message.checkpoint) done.checkpoint = message.checkpoint;
       } else {
         finish({ error: new WorkerUnavailable(message.message) });
       }
     });
     worker.on('error', (error) => finish({ error: new WorkerUnavailable(error.message) }));
-    worker.on('exit', (code) => finish(done && code === 0 ? { part: done } : { error: new WorkerUnavailable(`recovery worker exited with code ${code} before finishing`) }));
+    worker.on('exit', (code) =>
+      finish(
+        done && code === 0
+          ? { part: done }
+          : { error: new WorkerUnavailable(`recovery worker exited with code ${code} before finishing`) },
+      ),
+    );
   });
 }
 

@@ -29,7 +29,8 @@ export class ProgressMeter {
   task(events: number): void {
     this.tasks++;
     this.events = events;
-    if (this.tasks - this.reported.tasks >= this.every.tasks || this.events - this.reported.events >= this.every.events) this.flush();
+    if (this.tasks - this.reported.tasks >= this.every.tasks || this.events - this.reported.events >= this.every.events)
+      this.flush();
   }
 
   /** Reports the count now, unless it was reported already. */
@@ -44,7 +45,10 @@ export class ProgressMeter {
  * Adds up the counts of the threads of one recovery (the calling thread's and each worker's,
  * every one a running count of its own) and reports the sums against the totals.
  */
-export function progressSum(listener: ProgressListener, totals: { totalTasks: number; totalEvents?: number }): (part: number, count: ProgressCount) => void {
+export function progressSum(
+  listener: ProgressListener,
+  totals: { totalTasks: number; totalEvents?: number },
+): (part: number, count: ProgressCount) => void {
   const parts = new Map<number, ProgressCount>();
   return (part, count) => {
     parts.set(part, count);

@@ -59,7 +59,11 @@ export const RecoveryWorkerMessage = z.discriminatedUnion('type', [
       .optional(),
   }),
   /** Running counts of this worker's range: Tasks checked, events verified (see `ProgressMeter`). */
-  z.object({ type: z.literal('progress'), tasks: z.number().int().nonnegative(), events: z.number().int().nonnegative() }),
+  z.object({
+    type: z.literal('progress'),
+    tasks: z.number().int().nonnegative(),
+    events: z.number().int().nonnegative(),
+  }),
   /** The worker could not run (not a finding: verification itself never throws across). */
   z.object({ type: z.literal('failed'), message: z.string() }),
 ]);

@@ -17,10 +17,14 @@ const MAX_REVISION = Number.MAX_SAFE_INTEGER;
 type Key = unknown;
 
 /** A stream key `[taskId, revision]` inside the range a per-stream read covers (revision 1 up to MAX). */
-function streamKey(key: Key): { taskId: string; revision: number } | { taskId: string; revision?: undefined } | undefined {
+function streamKey(
+  key: Key,
+): { taskId: string; revision: number } | { taskId: string; revision?: undefined } | undefined {
   if (!Array.isArray(key) || typeof key[0] !== 'string') return undefined;
   const revision = key[1];
-  return typeof revision === 'number' && revision >= 1 && revision < MAX_REVISION ? { taskId: key[0], revision } : { taskId: key[0] };
+  return typeof revision === 'number' && revision >= 1 && revision < MAX_REVISION
+    ? { taskId: key[0], revision }
+    : { taskId: key[0] };
 }
 
 const sameKey = (a: Key, b: Key) => JSON.stringify(a) === JSON.stringify(b);
@@ -33,7 +37,12 @@ const sameKey = (a: Key, b: Key) => JSON.stringify(a) === JSON.stringify(b);
  * `error` entry; the scan resumes at the next Task, so one bad record never hides another Task.
  * `fromRevision` starts the first stream there (a tail read of one stream).
  */
-export function* scanStreams(store: EventStore, from?: string, to?: string, fromRevision?: number): Generator<{ taskId: string; events: RawEvent[] }> {
+export function* scanStreams(
+  store: EventStore,
+  from?: string,
+  to?: string,
+  fromRevision?: number,
+): Generator<{ taskId: string; events: RawEvent[] }> {
   const events = store.databases.events;
   const end = to === undefined ? ['\uffff'] : [to];
   let start: Key = from === undefined ? [''] : fromRevision === undefined ? [from] : [from, fromRevision];
@@ -77,7 +86,8 @@ export function* scanStreams(store: EventStore, from?: string, to?: string, from
         group = [];
       }
       // After a decode error the rest of that stream is not read (the verifier stops at the error).
-      if (stream.revision !== undefined && group.at(-1)?.error === undefined) group.push({ revision: stream.revision, value });
+      if (stream.revision !== undefined && group.at(-1)?.error === undefined)
+        group.push({ revision: stream.revision, value });
     }
     if (resumeAt === undefined) break;
     start = resumeAt;
@@ -99,7 +109,10 @@ function keysAfter(store: EventStore, key: Key, end: Key, exclusive: boolean): K
 /** Task ids with a head, in key order, within [from, to). */
 export function headIds(store: EventStore, from?: string, to?: string): string[] {
   const ids: string[] = [];
-  for (const key of store.databases.heads.getKeys({ ...(from !== undefined ? { start: from } : {}), ...(to !== undefined ? { end: to } : {}) })) {
+  for (const key of store.databases.heads.getKeys({
+    ...(from !== undefined ? { start: from } : {}),
+    ...(to !== undefined ? { end: to } : {}),
+  })) {
     if (typeof key === 'string') ids.push(key);
   }
   return ids;
@@ -112,11 +125,24 @@ export function headIds(store: EventStore, from?: string, to?: string): string[]
  * exists and none follows it" and tells `streamIdsAfterHeads` what comes next, so a checkpointed
  * start touches each stream's end once.
  */
-export function streamEnd(store: EventStore, taskId: string, revision: number): { atHead: boolean; next?: string | null } {
+export function streamEnd(
+  store: EventStore,
+  taskId: string,
+  revision: number,
+): { atHead: boolean; next?: string | null } {
   const keys: Key[] = [];
-  for (const key of store.databases.events.getKeys({ start: [taskId, revision] as never, end: ['\uffff'] as never, limit: 2 })) keys.push(key);
+  for (const key of store.databases.events.getKeys({
+    start: [taskId, revision] as never,
+    end: ['\uffff'] as never,
+    limit: 2,
+  }))
+    keys.push(key);
   const [first, second] = keys;
-  const atHead = Array.isArray(first) && first[0] === taskId && first[1] === revision && !(Array.isArray(second) && second[0] === taskId);
+  const atHead =
+    Array.isArray(first) &&
+    first[0] === taskId &&
+    first[1] === revision &&
+    !(Array.isArray(second) && second[0] === taskId);
   if (!atHead) return { atHead };
   if (second === undefined) return { atHead, next: null };
   return Array.isArray(second) && typeof second[0] === 'string' ? { atHead, next: second[0] } : { atHead };
@@ -128,11 +154,16 @@ export function streamEnd(store: EventStore, taskId: string, revision: number): 
  * end was already read (`streamEnd`), the id of the stream that follows (null: none): those are
  * stepped over without a lookup.
  */
-export function* streamIdsAfterHeads(store: EventStore, known: ReadonlySet<string>, after: ReadonlyMap<string, string | null> = new Map()): Generator<string> {
+export function* streamIdsAfterHeads(
+  store: EventStore,
+  known: ReadonlySet<string>,
+  after: ReadonlyMap<string, string | null> = new Map(),
+): Generator<string> {
   let start: Key = [''];
   for (;;) {
     let next: Key | undefined;
-    for (const key of store.databases.events.getKeys({ start: start as never, end: ['\uffff'] as never, limit: 1 })) next = key;
+    for (const key of store.databases.events.getKeys({ start: start as never, end: ['\uffff'] as never, limit: 1 }))
+      next = key;
     if (next === undefined) return;
     if (Array.isArray(next) && typeof next[0] === 'string') {
       let id: string = next[0];

@@ -1,6 +1,15 @@
 import { createActor } from 'xstate';
 import { TASK_MACHINE_VERSION, classifyTransition, stateName, taskMachine, type TaskEvent } from '../machines/index.js';
-import { Head, Projection, objectMatches, objectValue, safeParseEventRecord, type EventRecord, type ObjectKinds, type RawObject } from '../store/index.js';
+import {
+  Head,
+  Projection,
+  objectMatches,
+  objectValue,
+  safeParseEventRecord,
+  type EventRecord,
+  type ObjectKinds,
+  type RawObject,
+} from '../store/index.js';
 import type { Finding } from './errors.js';
 import { eventDigest, jsonEqual, sha256Bytes } from './recovery-digest.js';
 import type { TaskSnapshot } from './task-actor.js';
@@ -14,7 +23,8 @@ import type { TaskSnapshot } from './task-actor.js';
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 
 /** One stored event as read: its key's revision and either the decoded value or why decoding failed. */
-export type RawEvent = { revision: number; value: unknown; error?: undefined } | { revision: number; value?: undefined; error: string };
+export type RawEvent =
+  { revision: number; value: unknown; error?: undefined } | { revision: number; value?: undefined; error: string };
 
 /** What a verifier reads besides the events of a stream. Reads may throw; the verifier turns that into findings. */
 export interface VerifySource {
@@ -55,7 +65,9 @@ export interface VerifiedTask {
 }
 
 /** A verified object; the body is kept for Task specs only (the supervisor needs them, nothing else does). */
-type ObjectVerdict = { ok: true; kind?: string; body?: unknown } | { ok: false; code: 'object_missing' | 'object_corrupt'; message: string };
+type ObjectVerdict =
+  | { ok: true; kind?: string; body?: unknown }
+  | { ok: false; code: 'object_missing' | 'object_corrupt'; message: string };
 /** The verdict of an object checked by digest alone: one shared value (a rebuild remembers a verdict per object, ~1M at 1M events). */
 const MATCHES: ObjectVerdict = Object.freeze({ ok: true });
 
@@ -133,11 +145,23 @@ export class RecoveryVerifier {
       // The common case by hand (what `Head.safeParse` returns for it); anything else goes to zod.
       if (typeof raw === 'object' && raw !== null && Object.getPrototypeOf(raw) === Object.prototype) {
         const { revision, digest } = raw as Record<string, unknown>;
-        if (typeof revision === 'number' && Number.isSafeInteger(revision) && revision > 0 && typeof digest === 'string' && DIGEST.test(digest)) return { revision, digest };
+        if (
+          typeof revision === 'number' &&
+          Number.isSafeInteger(revision) &&
+          revision > 0 &&
+          typeof digest === 'string' &&
+          DIGEST.test(digest)
+        )
+          return { revision, digest };
       }
       const parsed = Head.safeParse(raw);
       if (parsed.success) return parsed.data;
-      this.found.push({ code: 'stream_corrupt', taskId, object: 'head', message: `stored record ${JSON.stringify({ taskId, object: 'head' })} is malformed at ${issueAt(parsed.error)}` });
+      this.found.push({
+        code: 'stream_corrupt',
+        taskId,
+        object: 'head',
+        message: `stored record ${JSON.stringify({ taskId, object: 'head' })} is malformed at ${issueAt(parsed.error)}`,
+      });
     } catch (error) {
       this.found.push({ code: 'stream_corrupt', taskId, object: 'head', message: (error as Error).message });
     }
@@ -155,7 +179,13 @@ export class RecoveryVerifier {
    * stopped, objects are checked for the events that order reached, and findings come out in
    * that order.
    */
-  verifyStream(taskId: string, head: Head | undefined, events: Iterable<RawEvent>, start?: ReplayStart, keepSnapshot = false): VerifiedTask | undefined {
+  verifyStream(
+    taskId: string,
+    head: Head | undefined,
+    events: Iterable<RawEvent>,
+    start?: ReplayStart,
+    keepSnapshot = false,
+  ): VerifiedTask | undefined {
     const base = start?.revision ?? 0;
     // Pass 1: decoded, contiguous, well-formed and chained; stop at the first failure.
     const records: EventRecord[] = [];
@@ -165,18 +195,36 @@ export class RecoveryVerifier {
     for (const raw of events) {
       const expected = base + records.length + 1;
       if (raw.error !== undefined) {
-        stop = { code: 'stream_corrupt', taskId, revision: expected, object: `event ${expected}`, message: `task ${taskId} event ${expected} cannot be decoded: ${raw.error}` };
+        stop = {
+          code: 'stream_corrupt',
+          taskId,
+          revision: expected,
+          object: `event ${expected}`,
+          message: `task ${taskId} event ${expected} cannot be decoded: ${raw.error}`,
+        };
         break;
       }
       counted++;
       const { revision, value } = raw;
       if (revision !== expected) {
-        stop = { code: 'stream_gap', taskId, revision: expected, object: `event ${expected}`, message: `task ${taskId}: event ${expected} is missing (next stored is ${revision})` };
+        stop = {
+          code: 'stream_gap',
+          taskId,
+          revision: expected,
+          object: `event ${expected}`,
+          message: `task ${taskId}: event ${expected} is missing (next stored is ${revision})`,
+        };
         break;
       }
       const parsed = safeParseEventRecord(value);
       if (!parsed.success) {
-        stop = { code: 'stream_corrupt', taskId, revision, object: `event ${revision}`, message: `task ${taskId} event ${revision} is malformed` };
+        stop = {
+          code: 'stream_corrupt',
+          taskId,
+          revision,
+          object: `event ${revision}`,
+          message: `task ${taskId} event ${revision} is malformed`,
+        };
         break;
       }
       const record = parsed.data;
@@ -195,7 +243,9 @@ export class RecoveryVerifier {
     }
 
     // Pass 2: replay the chained events, each taken as recorded; stop at the first divergence.
-    const actor = (start ? createActor(taskMachine, { snapshot: start.snapshot as never }) : createActor(taskMachine)).start();
+    const actor = (
+      start ? createActor(taskMachine, { snapshot: start.snapshot as never }) : createActor(taskMachine)
+    ).start();
     let divergence: Finding | undefined;
     let replayed = 0;
     for (; replayed < records.length; replayed++) {
@@ -239,7 +289,8 @@ export class RecoveryVerifier {
         }
       }
       if (waiting.refs.length >= this.objectBatch) this.checkWaiting();
-      if (i < replayed && record.type === 'dispatch.intend') this.claimRequest(String(record.data.clientRequestId), taskId);
+      if (i < replayed && record.type === 'dispatch.intend')
+        this.claimRequest(String(record.data.clientRequestId), taskId);
     }
     this.events += divergence ? replayed + 1 : counted;
     const ending = divergence ?? stop;
@@ -248,11 +299,23 @@ export class RecoveryVerifier {
     const last = base + records.length;
     let failed = ending !== undefined;
     if (!failed && head === undefined) {
-      this.found.push({ code: 'stream_gap', taskId, revision: last, object: 'head', message: `task ${taskId} has ${last} events but no head` });
+      this.found.push({
+        code: 'stream_gap',
+        taskId,
+        revision: last,
+        object: 'head',
+        message: `task ${taskId} has ${last} events but no head`,
+      });
       failed = true;
     } else if (!failed && head && (head.revision !== last || head.digest !== prevDigest)) {
       const code = head.revision > last ? 'stream_gap' : 'stream_corrupt';
-      this.found.push({ code, taskId, revision: head.revision, object: 'head', message: `task ${taskId}: head names revision ${head.revision} ${head.digest}, stream ends at ${last} ${prevDigest ?? ''}` });
+      this.found.push({
+        code,
+        taskId,
+        revision: head.revision,
+        object: 'head',
+        message: `task ${taskId}: head names revision ${head.revision} ${head.digest}, stream ends at ${last} ${prevDigest ?? ''}`,
+      });
       failed = true;
     }
     let result: VerifiedTask | undefined;
@@ -262,7 +325,13 @@ export class RecoveryVerifier {
       const projection = this.projection(taskId);
       const stale = projection !== undefined && projection.machineVersion !== TASK_MACHINE_VERSION;
       const state = stateName(snapshot.value);
-      if (!stale && (!projection || projection.revision !== last || projection.state !== state || !jsonEqual(projection.snapshot, persisted))) {
+      if (
+        !stale &&
+        (!projection ||
+          projection.revision !== last ||
+          projection.state !== state ||
+          !jsonEqual(projection.snapshot, persisted))
+      ) {
         this.found.push({
           code: 'projection_drift',
           taskId,
@@ -287,7 +356,12 @@ export class RecoveryVerifier {
       if (raw === undefined) return undefined;
       const parsed = Projection.safeParse(raw);
       if (parsed.success) return parsed.data;
-      this.found.push({ code: 'projection_drift', taskId, object: 'projection', message: `stored record ${JSON.stringify({ taskId, object: 'projection' })} is malformed at ${issueAt(parsed.error)}` });
+      this.found.push({
+        code: 'projection_drift',
+        taskId,
+        object: 'projection',
+        message: `stored record ${JSON.stringify({ taskId, object: 'projection' })} is malformed at ${issueAt(parsed.error)}`,
+      });
     } catch (error) {
       this.found.push({ code: 'projection_drift', taskId, object: 'projection', message: (error as Error).message });
     }
@@ -303,7 +377,13 @@ export class RecoveryVerifier {
    * One reference: its object's verdict (remembered per object) and the finding it makes, if any.
    * `read` is the verdict of an object not yet remembered, when the caller read it already.
    */
-  private checkRef(taskId: string, revision: number, ref: string, used: boolean, read?: ObjectVerdict): { verdict: ObjectVerdict; finding?: Finding } {
+  private checkRef(
+    taskId: string,
+    revision: number,
+    ref: string,
+    used: boolean,
+    read?: ObjectVerdict,
+  ): { verdict: ObjectVerdict; finding?: Finding } {
     let verdict = this.objects.get(ref);
     // An object first seen by digest alone and now needed whole (a Task spec) is read again.
     if (verdict?.ok && used && verdict.kind === undefined && !this.bodies) verdict = undefined;
@@ -311,10 +391,36 @@ export class RecoveryVerifier {
       verdict = read ?? this.verifyObject(ref, used || this.bodies);
       // A missing object is not remembered: each event naming it gets its own finding, as before.
       if (verdict.ok || verdict.code === 'object_corrupt') this.objects.set(ref, verdict);
-      else return { verdict, finding: { code: 'object_missing', taskId, revision, object: ref, message: `task ${taskId} revision ${revision} references missing object ${ref}` } };
-      return verdict.ok ? { verdict } : { verdict, finding: { code: verdict.code, taskId, revision, object: ref, message: `task ${taskId} revision ${revision}: ${verdict.message}` } };
+      else
+        return {
+          verdict,
+          finding: {
+            code: 'object_missing',
+            taskId,
+            revision,
+            object: ref,
+            message: `task ${taskId} revision ${revision} references missing object ${ref}`,
+          },
+        };
+      return verdict.ok
+        ? { verdict }
+        : {
+            verdict,
+            finding: {
+              code: verdict.code,
+              taskId,
+              revision,
+              object: ref,
+              message: `task ${taskId} revision ${revision}: ${verdict.message}`,
+            },
+          };
     }
-    return verdict.ok ? { verdict } : { verdict, finding: { code: 'object_corrupt', taskId, revision, object: ref, message: `object ${ref} is corrupt` } };
+    return verdict.ok
+      ? { verdict }
+      : {
+          verdict,
+          finding: { code: 'object_corrupt', taskId, revision, object: ref, message: `object ${ref} is corrupt` },
+        };
   }
 
   /**
@@ -366,34 +472,55 @@ export class RecoveryVerifier {
       try {
         stored = this.source.storedDigest(ref);
       } catch (error) {
-        return { ok: false, code: 'object_corrupt', message: `cannot read ${JSON.stringify({ object: ref })}: ${(error as Error).message}` };
+        return {
+          ok: false,
+          code: 'object_corrupt',
+          message: `cannot read ${JSON.stringify({ object: ref })}: ${(error as Error).message}`,
+        };
       }
       if (stored === undefined) return { ok: false, code: 'object_missing', message: `object ${ref} is missing` };
-      if (stored !== 'legacy') return stored.matches ? MATCHES : { ok: false, code: 'object_corrupt', message: `${stored.in} ${ref} does not match its digest` };
+      if (stored !== 'legacy')
+        return stored.matches
+          ? MATCHES
+          : { ok: false, code: 'object_corrupt', message: `${stored.in} ${ref} does not match its digest` };
     }
     let raw: RawObject | undefined;
     try {
       raw = this.source.rawObject(ref);
     } catch (error) {
-      return { ok: false, code: 'object_corrupt', message: `cannot decode ${JSON.stringify({ object: ref })}: ${(error as Error).message}` };
+      return {
+        ok: false,
+        code: 'object_corrupt',
+        message: `cannot decode ${JSON.stringify({ object: ref })}: ${(error as Error).message}`,
+      };
     }
     if (raw === undefined) {
       let bytes: Uint8Array | undefined;
       try {
         bytes = this.source.blob(ref);
       } catch (error) {
-        return { ok: false, code: 'object_corrupt', message: `blob ${ref} cannot be read: ${(error as Error).message}` };
+        return {
+          ok: false,
+          code: 'object_corrupt',
+          message: `blob ${ref} cannot be read: ${(error as Error).message}`,
+        };
       }
       if (bytes === undefined) return { ok: false, code: 'object_missing', message: `object ${ref} is missing` };
-      return sha256Bytes(bytes) === ref ? MATCHES : { ok: false, code: 'object_corrupt', message: `blob ${ref} does not match its digest` };
+      return sha256Bytes(bytes) === ref
+        ? MATCHES
+        : { ok: false, code: 'object_corrupt', message: `blob ${ref} does not match its digest` };
     }
-    if (!objectMatches(raw, ref)) return { ok: false, code: 'object_corrupt', message: `object ${ref} does not match its digest` };
+    if (!objectMatches(raw, ref))
+      return { ok: false, code: 'object_corrupt', message: `object ${ref} does not match its digest` };
     if (!whole) return MATCHES;
     const value = objectValue(raw);
     if (!value) return { ok: false, code: 'object_corrupt', message: `object ${ref} does not match its digest` };
     const body = this.kinds[value.kind]?.safeParse(value.body);
-    if (!body?.success) return { ok: false, code: 'object_corrupt', message: `object ${ref} is not a valid ${value.kind}` };
-    return value.kind === 'task-spec' ? { ok: true, kind: 'task-spec', body: body.data } : { ok: true, kind: value.kind };
+    if (!body?.success)
+      return { ok: false, code: 'object_corrupt', message: `object ${ref} is not a valid ${value.kind}` };
+    return value.kind === 'task-spec'
+      ? { ok: true, kind: 'task-spec', body: body.data }
+      : { ok: true, kind: value.kind };
   }
 }
 
@@ -423,7 +550,10 @@ function hexPrefix(ref: string): number {
   return value;
 }
 
-function sameDisposition(taken: { admitted: boolean; code?: string }, recorded: { admitted: boolean; code?: string }): boolean {
+function sameDisposition(
+  taken: { admitted: boolean; code?: string },
+  recorded: { admitted: boolean; code?: string },
+): boolean {
   return taken.admitted === recorded.admitted && taken.code === recorded.code;
 }
 
@@ -437,7 +567,10 @@ function issueAt(error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKe
  * `indexEntries` gives a kind's claims in key order (as the index stores them), so the owners of
  * one key arrive together: the check holds one key's owners at a time, not the whole index.
  */
-export function identityFindings(requestOwners: Map<string, Set<string>>, indexEntries: (kind: 'request' | 'evidence') => Iterable<{ key: string; taskId: string }>): Finding[] {
+export function identityFindings(
+  requestOwners: Map<string, Set<string>>,
+  indexEntries: (kind: 'request' | 'evidence') => Iterable<{ key: string; taskId: string }>,
+): Finding[] {
   const findings: Finding[] = [];
   for (const [id, owners] of requestOwners) if (owners.size > 1) findings.push(identityFinding('request', id, owners));
   for (const kind of ['request', 'evidence'] as const) {
@@ -445,7 +578,8 @@ export function identityFindings(requestOwners: Map<string, Set<string>>, indexE
     let first = '';
     let owners: Set<string> | undefined;
     const flush = () => {
-      if (key !== undefined && owners && !(kind === 'request' && (requestOwners.get(key)?.size ?? 0) > 1)) findings.push(identityFinding(kind, key, owners));
+      if (key !== undefined && owners && !(kind === 'request' && (requestOwners.get(key)?.size ?? 0) > 1))
+        findings.push(identityFinding(kind, key, owners));
     };
     for (const entry of indexEntries(kind)) {
       if (entry.key !== key) {
@@ -464,7 +598,12 @@ export function identityFindings(requestOwners: Map<string, Set<string>>, indexE
 
 function identityFinding(kind: string, key: string, owners: Set<string>): Finding {
   const list = [...owners].sort();
-  return { code: 'identity_conflict', taskId: list.join(','), object: `${kind} ${key}`, message: `${kind} ${key} is claimed by tasks ${list.join(', ')}` };
+  return {
+    code: 'identity_conflict',
+    taskId: list.join(','),
+    object: `${kind} ${key}`,
+    message: `${kind} ${key} is claimed by tasks ${list.join(', ')}`,
+  };
 }
 
 /**

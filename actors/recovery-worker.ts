@@ -23,10 +23,24 @@ async function run(): Promise<void> {
     const input = RecoveryWorkerInput.parse(workerData);
     store = EventStore.open({ root: input.root, kinds: OBJECT_KINDS, readOnly: true });
     const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS, { bodies: input.bodies });
-    const range = { ...(input.from !== undefined ? { from: input.from } : {}), ...(input.to !== undefined ? { to: input.to } : {}) };
+    const range = {
+      ...(input.from !== undefined ? { from: input.from } : {}),
+      ...(input.to !== undefined ? { to: input.to } : {}),
+    };
     let chunk: WireTask[] = [];
-    const send = (task: { taskId: string; revision: number; headDigest: string; persisted: Record<string, unknown>; spec?: unknown }) => {
-      const wire: WireTask = { taskId: task.taskId, revision: task.revision, headDigest: task.headDigest, persisted: task.persisted };
+    const send = (task: {
+      taskId: string;
+      revision: number;
+      headDigest: string;
+      persisted: Record<string, unknown>;
+      spec?: unknown;
+    }) => {
+      const wire: WireTask = {
+        taskId: task.taskId,
+        revision: task.revision,
+        headDigest: task.headDigest,
+        persisted: task.persisted,
+      };
       if (task.spec !== undefined) wire.spec = task.spec as WireTask['spec'];
       chunk.push(wire);
       if (chunk.length >= input.chunk) {
@@ -34,10 +48,20 @@ async function run(): Promise<void> {
         chunk = [];
       }
     };
-    const meter = input.progress ? new ProgressMeter(({ tasks, events }) => post({ type: 'progress', tasks, events })) : undefined;
+    const meter = input.progress
+      ? new ProgressMeter(({ tasks, events }) => post({ type: 'progress', tasks, events }))
+      : undefined;
     let checkpoint: { trusted: number; tailReplayed: number; fullReplayed: number; stale: string[] } | undefined;
     if (input.mode === 'checkpoint') {
-      const { trusted, tailReplayed, fullReplayed, stale } = checkpointedTasks(store, verifier, readHeads(store, range).heads, true, false, send, meter);
+      const { trusted, tailReplayed, fullReplayed, stale } = checkpointedTasks(
+        store,
+        verifier,
+        readHeads(store, range).heads,
+        true,
+        false,
+        send,
+        meter,
+      );
       checkpoint = { trusted, tailReplayed, fullReplayed, stale };
     } else {
       verifyStore(store, verifier, range, false, send, meter);

@@ -47,11 +47,16 @@ export function rebuildAll(
   const { onProgress, ...verifierOptions } = options;
   const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS, verifierOptions);
   const tasks: RebuiltTask[] = [];
-  const meter = onProgress ? new ProgressMeter(progressSum(onProgress, totals ?? headTotals(store)).bind(null, 0)) : undefined;
+  const meter = onProgress
+    ? new ProgressMeter(progressSum(onProgress, totals ?? headTotals(store)).bind(null, 0))
+    : undefined;
   verifyStore(store, verifier, {}, true, (task) => tasks.push(rebuiltOf(task, task.snapshot!)), meter);
   meter?.flush();
   sortById(tasks);
-  const findings = [...verifier.findings, ...identityFindings(verifier.requestOwners, (kind) => store.indexEntries(kind))];
+  const findings = [
+    ...verifier.findings,
+    ...identityFindings(verifier.requestOwners, (kind) => store.indexEntries(kind)),
+  ];
   return { tasks, findings, events: verifier.events, objects: verifier.objectCount };
 }
 
@@ -143,8 +148,15 @@ export function sortById<T extends { taskId: string }>(tasks: T[]): T[] {
 export function restoreTaskSnapshot(persisted: Record<string, unknown>): TaskSnapshot {
   const children = persisted.children as object | undefined;
   const history = persisted.historyValue as object | undefined;
-  if ((children === undefined || Object.keys(children).length === 0) && (history === undefined || Object.keys(history).length === 0)) {
-    return taskMachine.resolveState({ value: persisted.value as never, context: persisted.context as never, historyValue: {} }) as TaskSnapshot;
+  if (
+    (children === undefined || Object.keys(children).length === 0) &&
+    (history === undefined || Object.keys(history).length === 0)
+  ) {
+    return taskMachine.resolveState({
+      value: persisted.value as never,
+      context: persisted.context as never,
+      historyValue: {},
+    }) as TaskSnapshot;
   }
   return createActor(taskMachine, { snapshot: persisted as never }).getSnapshot();
 }

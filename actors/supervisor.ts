@@ -3,13 +3,28 @@ import { isAbsolute } from 'node:path';
 import { readArtifact } from '../drivers/confine.js';
 import { createActor, fromPromise, initialTransition, type Actor, type InspectionEvent } from 'xstate';
 import { z } from 'zod';
-import { supervisorMachine, taskMachine, type BootSummary, type FrontierWork, type SupervisorFailure, type TaskContext } from '../machines/index.js';
+import {
+  supervisorMachine,
+  taskMachine,
+  type BootSummary,
+  type FrontierWork,
+  type SupervisorFailure,
+  type TaskContext,
+} from '../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot, type EventRecord } from '../store/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { EffectRunner, TaskHandle } from './effects.js';
 import { HostError, issuePath } from './errors.js';
 import { OBJECT_KINDS, TaskSpec, type TaskSpecInput } from './object-kinds.js';
-import { checkpointLiveTasks, checkpointRevision, commitCheckpoints, committedCheckpoint, recoverForBoot, type CheckpointBatch, type RecoveryMode } from './recovery-boot.js';
+import {
+  checkpointLiveTasks,
+  checkpointRevision,
+  commitCheckpoints,
+  committedCheckpoint,
+  recoverForBoot,
+  type CheckpointBatch,
+  type RecoveryMode,
+} from './recovery-boot.js';
 import type { CheckpointInput } from './checkpoint-store.js';
 import type { ProgressListener } from './recovery-progress.js';
 import { TaskActor, type Attachments, type Committed, type SendResult } from './task-actor.js';
@@ -154,7 +169,11 @@ export class Supervisor {
       const failure = snapshot.context.failure;
       await this.store?.close().catch(() => undefined);
       this.store = undefined;
-      throw new HostError((failure?.code ?? 'boot_failed') as never, failure?.message ?? 'supervisor did not start', (failure?.findings ?? []) as never);
+      throw new HostError(
+        (failure?.code ?? 'boot_failed') as never,
+        failure?.message ?? 'supervisor did not start',
+        (failure?.findings ?? []) as never,
+      );
     }
     for (const task of this.tasks.values()) this.kick(task);
   }
@@ -172,17 +191,28 @@ export class Supervisor {
     if (this.tasks.has(taskId)) throw new HostError('task_exists', `task ${taskId} already exists`);
     const specDigest = store.prepareObject({ kind: 'task-spec', body }).digest;
     const [initial] = initialTransition(taskMachine);
-    const task = this.track(new TaskActor(taskId, initial, 0, store, this.clock, (c) => this.committed(c), this.options.inspect));
+    const task = this.track(
+      new TaskActor(taskId, initial, 0, store, this.clock, (c) => this.committed(c), this.options.inspect),
+    );
     this.specs.set(taskId, body);
     const result = await task.send(
-      { type: 'task.created', taskId, attempt: 1, specDigest, requiredArtifacts: body.requiredArtifacts.map((a) => a.name) },
+      {
+        type: 'task.created',
+        taskId,
+        attempt: 1,
+        specDigest,
+        requiredArtifacts: body.requiredArtifacts.map((a) => a.name),
+      },
       'host',
       { objects: [{ kind: 'task-spec', body }] },
     );
     if (!result.written) {
       this.tasks.delete(taskId);
       task.stop();
-      throw new HostError(result.code === 'revision_conflict' ? 'task_exists' : (result.code as never), result.detail ?? 'task not created');
+      throw new HostError(
+        result.code === 'revision_conflict' ? 'task_exists' : (result.code as never),
+        result.detail ?? 'task not created',
+      );
     }
     return { taskId, revision: result.revision };
   }
@@ -195,7 +225,14 @@ export class Supervisor {
   getTask(taskId: string): TaskView | undefined {
     const task = this.tasks.get(taskId);
     if (!task) return undefined;
-    return { taskId, revision: task.revision, state: task.state, frontier: task.frontier, context: task.context, spec: this.specs.get(taskId)! };
+    return {
+      taskId,
+      revision: task.revision,
+      state: task.state,
+      frontier: task.frontier,
+      context: task.context,
+      spec: this.specs.get(taskId)!,
+    };
   }
 
   listTasks(): Array<Omit<TaskView, 'context' | 'spec'> & { generation: number; title: string }> {
@@ -244,11 +281,18 @@ export class Supervisor {
           resolve(state);
         } else if (state !== undefined && failOn.includes(state)) {
           stop();
-          reject(new HostError('invalid_transition', `task ${taskId} reached ${state} while waiting for ${states.join(' | ')}`));
+          reject(
+            new HostError(
+              'invalid_transition',
+              `task ${taskId} reached ${state} while waiting for ${states.join(' | ')}`,
+            ),
+          );
         }
       };
       const unsubscribe = this.subscribe((c) => c.taskId === taskId && check());
-      const lifecycle = this.actor.subscribe({ complete: () => (stop(), reject(new HostError('not_serving', 'supervisor stopped'))) });
+      const lifecycle = this.actor.subscribe({
+        complete: () => (stop(), reject(new HostError('not_serving', 'supervisor stopped'))),
+      });
       stop = () => {
         unsubscribe();
         lifecycle.unsubscribe();
@@ -300,7 +344,10 @@ export class Supervisor {
         ...(this.options.streamWarnAt ? { streamWarnAt: this.options.streamWarnAt } : {}),
       });
     } catch (error) {
-      if (error instanceof StoreError) throw new HostError(error.code as never, error.message, [{ code: error.code as never, message: error.message }]);
+      if (error instanceof StoreError)
+        throw new HostError(error.code as never, error.message, [
+          { code: error.code as never, message: error.message },
+        ]);
       // LMDB (a numeric errno or MDB code) and the file system (`EIO`, `ENOSPC`, …) report a failed
       // open with a code of their own: a storage fault, not a defect.
       const code = (error as { code?: unknown } | null)?.code;
@@ -325,16 +372,39 @@ export class Supervisor {
     const report = await recoverForBoot(store, { mode: this.options.recovery ?? 'full', onProgress });
     this.tally(report.checkpoints);
     const { mode, events, objects, workers, checkpoint } = report;
-    const summary: BootSummary = { mode, tasks: report.tasks.length, events, objects, workers, ms: this.clock.mono() - started };
-    if (checkpoint) summary.checkpoint = { trusted: checkpoint.trusted, tailReplayed: checkpoint.tailReplayed, fullReplayed: checkpoint.fullReplayed };
+    const summary: BootSummary = {
+      mode,
+      tasks: report.tasks.length,
+      events,
+      objects,
+      workers,
+      ms: this.clock.mono() - started,
+    };
+    if (checkpoint)
+      summary.checkpoint = {
+        trusted: checkpoint.trusted,
+        tailReplayed: checkpoint.tailReplayed,
+        fullReplayed: checkpoint.fullReplayed,
+      };
     if (report.findings.length > 0) {
       const first = report.findings[0]!;
       throw new HostError(first.code, `state root ${this.root} failed validation: ${first.message}`, report.findings);
     }
     for (const rebuilt of report.tasks) {
-      const spec = rebuilt.spec ?? TaskSpec.parse(store.getObject(rebuilt.snapshot.context.specDigest!, 'task-spec').body);
+      const spec =
+        rebuilt.spec ?? TaskSpec.parse(store.getObject(rebuilt.snapshot.context.specDigest!, 'task-spec').body);
       this.specs.set(rebuilt.taskId, spec);
-      this.track(new TaskActor(rebuilt.taskId, rebuilt.snapshot, rebuilt.revision, store, this.clock, (c) => this.committed(c), this.options.inspect));
+      this.track(
+        new TaskActor(
+          rebuilt.taskId,
+          rebuilt.snapshot,
+          rebuilt.revision,
+          store,
+          this.clock,
+          (c) => this.committed(c),
+          this.options.inspect,
+        ),
+      );
     }
     return summary;
   }
@@ -359,7 +429,8 @@ export class Supervisor {
   }
 
   private async drain(): Promise<void> {
-    for (const { controller } of this.working.values()) controller.abort(new HostError('not_serving', 'supervisor is draining'));
+    for (const { controller } of this.working.values())
+      controller.abort(new HostError('not_serving', 'supervisor is draining'));
     await Promise.all([...this.tasks.values()].map((t) => t.settled()));
     await this.options.effects?.close?.();
     await this.checkpointing;
@@ -373,7 +444,8 @@ export class Supervisor {
   // ---- internals --------------------------------------------------------------------------------
 
   private serving(): EventStore {
-    if (this.status !== 'serving' || !this.store) throw new HostError('not_serving', `supervisor is ${this.status}`, [], true);
+    if (this.status !== 'serving' || !this.store)
+      throw new HostError('not_serving', `supervisor is ${this.status}`, [], true);
     return this.store;
   }
 
@@ -382,11 +454,26 @@ export class Supervisor {
     return task;
   }
 
-  private async deliver(taskId: string, event: unknown, origin: 'host' | 'external', attachments: Attachments, options: SendOptions): Promise<SendResult> {
+  private async deliver(
+    taskId: string,
+    event: unknown,
+    origin: 'host' | 'external',
+    attachments: Attachments,
+    options: SendOptions,
+  ): Promise<SendResult> {
     this.serving();
     const task = this.tasks.get(taskId);
-    if (!task) return { admitted: false, written: false, code: 'task_not_found', detail: `no task ${taskId}`, revision: 0, state: 'none' };
-    const withId = options.eventId && typeof event === 'object' && event !== null ? { ...event, eventId: options.eventId } : event;
+    if (!task)
+      return {
+        admitted: false,
+        written: false,
+        code: 'task_not_found',
+        detail: `no task ${taskId}`,
+        revision: 0,
+        state: 'none',
+      };
+    const withId =
+      options.eventId && typeof event === 'object' && event !== null ? { ...event, eventId: options.eventId } : event;
     return task.send(withId, origin, attachments);
   }
 
@@ -403,10 +490,18 @@ export class Supervisor {
     // run that is now fenced): stop waiting, so the new generation's frontier starts at once.
     const inFlight = this.working.get(committed.taskId);
     if (task && inFlight && inFlight.generation !== task.context.generation) {
-      inFlight.controller.abort(new HostError('stale_assignment', `generation ${inFlight.generation} superseded by ${task.context.generation}`));
+      inFlight.controller.abort(
+        new HostError('stale_assignment', `generation ${inFlight.generation} superseded by ${task.context.generation}`),
+      );
     }
     if (task && this.status === 'serving') queueMicrotask(() => this.kick(task));
-    if (task && this.store && this.checkpointEvery > 0 && committed.revision - checkpointRevision(this.store, committed.taskId) >= this.checkpointEvery && !this.due.has(committed.taskId)) {
+    if (
+      task &&
+      this.store &&
+      this.checkpointEvery > 0 &&
+      committed.revision - checkpointRevision(this.store, committed.taskId) >= this.checkpointEvery &&
+      !this.due.has(committed.taskId)
+    ) {
       const entry = committedCheckpoint(this.store, task, this.specs.get(committed.taskId));
       if (entry) {
         this.due.set(committed.taskId, entry);
@@ -445,7 +540,8 @@ export class Supervisor {
 
   /** Starts the Task's frontier work unless some is already in flight for it. */
   private kick(task: TaskActor): void {
-    if (!this.options.effects || task.frontier === 'none' || this.working.has(task.taskId) || this.status !== 'serving') return;
+    if (!this.options.effects || task.frontier === 'none' || this.working.has(task.taskId) || this.status !== 'serving')
+      return;
     void this.perform(task, task.frontier);
   }
 
@@ -483,7 +579,10 @@ function pinFrozenTests(spec: TaskSpec): TaskSpec {
   const acceptance = spec.acceptance;
   if (!acceptance || acceptance.frozenTests.length === 0) return spec;
   if (!spec.workspaceSeed || !isAbsolute(spec.workspaceSeed)) {
-    throw new HostError('invalid_spec', 'task spec workspaceSeed: an absolute path is required when acceptance.frozenTests are declared');
+    throw new HostError(
+      'invalid_spec',
+      'task spec workspaceSeed: an absolute path is required when acceptance.frozenTests are declared',
+    );
   }
   const digests: Record<string, string> = {};
   for (const test of acceptance.frozenTests) {
@@ -493,10 +592,14 @@ function pinFrozenTests(spec: TaskSpec): TaskSpec {
     } catch (error) {
       throw new HostError('invalid_spec', `task spec workspaceSeed: ${(error as Error).message}`);
     }
-    if (!read.ok) throw new HostError('invalid_spec', `task spec acceptance.frozenTests: ${test}: ${read.code} (${read.detail})`);
+    if (!read.ok)
+      throw new HostError('invalid_spec', `task spec acceptance.frozenTests: ${test}: ${read.code} (${read.detail})`);
     const pinned = acceptance.frozenTestDigests?.[test];
     if (pinned !== undefined && pinned !== read.value.digest) {
-      throw new HostError('invalid_spec', `task spec acceptance.frozenTestDigests.${test}: the seed's file has ${read.value.digest}`);
+      throw new HostError(
+        'invalid_spec',
+        `task spec acceptance.frozenTestDigests.${test}: the seed's file has ${read.value.digest}`,
+      );
     }
     digests[test] = read.value.digest;
   }

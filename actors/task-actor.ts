@@ -12,7 +12,14 @@ import {
   type TaskContext,
   type TaskEvent,
 } from '../machines/index.js';
-import { StoreError, digestOf, type EventStore, type IndexClaim, type NewObject, type PreparedObject } from '../store/index.js';
+import {
+  StoreError,
+  digestOf,
+  type EventStore,
+  type IndexClaim,
+  type NewObject,
+  type PreparedObject,
+} from '../store/index.js';
 import type { Clock } from './clock.js';
 import { issuePath } from './errors.js';
 import { EventInput } from './event-input.js';
@@ -173,7 +180,14 @@ export class TaskActor {
   }
 
   private refuse(code: string, detail: string, path?: string): SendResult {
-    const result: SendResult = { admitted: false, written: false, code, detail, revision: this.revisionValue, state: this.state };
+    const result: SendResult = {
+      admitted: false,
+      written: false,
+      code,
+      detail,
+      revision: this.revisionValue,
+      state: this.state,
+    };
     if (path !== undefined) result.path = path;
     return result;
   }
@@ -181,7 +195,13 @@ export class TaskActor {
   /** Answers a retried event with how its first delivery was taken, writing nothing. */
   private duplicate(revision: number): SendResult {
     const stored = this.store.event(this.taskId, revision)!.disposition;
-    const result: SendResult = { admitted: stored.admitted, written: false, duplicate: true, revision, state: this.state };
+    const result: SendResult = {
+      admitted: stored.admitted,
+      written: false,
+      duplicate: true,
+      revision,
+      state: this.state,
+    };
     if (!stored.admitted) result.code = stored.code;
     return result;
   }
@@ -194,18 +214,26 @@ export class TaskActor {
     }
     const input = parsed.data;
     if (origin === 'external' && !EXTERNAL_EVENT_TYPES.includes(input.type)) {
-      return this.refuse('not_allowed', `${input.type} is established by the Host only; it cannot be sent from outside`);
+      return this.refuse(
+        'not_allowed',
+        `${input.type} is established by the Host only; it cannot be sent from outside`,
+      );
     }
     if (input.eventId !== undefined) {
       const seen = this.store.claimedAt('event', `${this.taskId}:${input.eventId}`, this.taskId);
       if (seen !== undefined) {
         if (seen.digest !== undefined && seen.digest !== fingerprint(input)) {
-          return this.refuse('idempotency_conflict', `eventId ${input.eventId} was already used for a different event (revision ${seen.revision})`, 'eventId');
+          return this.refuse(
+            'idempotency_conflict',
+            `eventId ${input.eventId} was already used for a different event (revision ${seen.revision})`,
+            'eventId',
+          );
         }
         return this.duplicate(seen.revision);
       }
     }
-    if (this.done) return this.refuse('invalid_transition', `task ${this.taskId} is ${this.state}; it takes no more events`);
+    if (this.done)
+      return this.refuse('invalid_transition', `task ${this.taskId} is ${this.state}; it takes no more events`);
 
     const revision = this.revisionValue + 1;
     const context = this.snapshot.context;
@@ -216,7 +244,11 @@ export class TaskActor {
       case 'assignment.commit': {
         const generation = input.generation ?? context.generation + 1;
         if (generation !== context.generation + 1) {
-          return this.refuse('generation_mismatch', `the next generation is ${context.generation + 1}, not ${generation}`, 'generation');
+          return this.refuse(
+            'generation_mismatch',
+            `the next generation is ${context.generation + 1}, not ${generation}`,
+            'generation',
+          );
         }
         const assignment = {
           taskId: this.taskId,
@@ -229,7 +261,15 @@ export class TaskActor {
         const preparedAssignment = this.store.prepareObject({ kind: 'assignment', body: assignment });
         prepared.push(preparedAssignment);
         const assignmentDigest = preparedAssignment.digest;
-        event = { type: input.type, revision, origin, generation, harness: input.harness, purpose: input.purpose, assignmentDigest };
+        event = {
+          type: input.type,
+          revision,
+          origin,
+          generation,
+          harness: input.harness,
+          purpose: input.purpose,
+          assignmentDigest,
+        };
         break;
       }
       case 'completion.propose': {
@@ -261,7 +301,10 @@ export class TaskActor {
 
     const kernel = this.kernelActor();
     if (!kernel.getSnapshot().can(event)) {
-      return this.refuse('invalid_transition', `task ${this.taskId} in state ${this.state} does not take ${event.type} here`);
+      return this.refuse(
+        'invalid_transition',
+        `task ${this.taskId} in state ${this.state} does not take ${event.type} here`,
+      );
     }
     kernel.send(event);
     // From here until the commit the kernel actor is ahead of the committed snapshot: any way out
@@ -296,7 +339,8 @@ export class TaskActor {
     const disposition = classifyTransition(context, next.context);
     const claims = [...(attachments.claims ?? [])];
     if (event.type === 'dispatch.intend') claims.push({ kind: 'request', key: event.clientRequestId });
-    if (input.eventId !== undefined) claims.push({ kind: 'event', key: `${this.taskId}:${input.eventId}`, digest: fingerprint(input) });
+    if (input.eventId !== undefined)
+      claims.push({ kind: 'event', key: `${this.taskId}:${input.eventId}`, digest: fingerprint(input) });
 
     let appended;
     try {
@@ -343,7 +387,12 @@ export class TaskActor {
     };
     if (!disposition.admitted) committed.code = disposition.code;
     this.onCommit(committed);
-    const result: SendResult = { admitted: disposition.admitted, written: true, revision: appended.revision, state: this.state };
+    const result: SendResult = {
+      admitted: disposition.admitted,
+      written: true,
+      revision: appended.revision,
+      state: this.state,
+    };
     if (!disposition.admitted) {
       result.code = disposition.code;
       const detail = next.context.lastRejection?.detail;

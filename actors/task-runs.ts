@@ -56,7 +56,12 @@ function tokensOf(usage: unknown): TaskRun['tokens'] {
   if (!parsed.success) return null;
   const u = parsed.data;
   if ('total' in u) return { input: u.total.inputTokens, output: u.total.outputTokens, total: u.total.totalTokens };
-  if ('promptResponse' in u) return { input: u.promptResponse.inputTokens, output: u.promptResponse.outputTokens, total: u.promptResponse.totalTokens };
+  if ('promptResponse' in u)
+    return {
+      input: u.promptResponse.inputTokens,
+      output: u.promptResponse.outputTokens,
+      total: u.promptResponse.totalTokens,
+    };
   return { input: null, output: null, total: u.lastUsageUpdate.used };
 }
 
@@ -101,7 +106,12 @@ export function taskRuns(source: RunSource): TaskRun[] {
   return runs;
 }
 
-function runOf(source: RunSource, revision: number, raw: unknown, assignments: Map<number, { harness: string; purpose: string }>): TaskRun {
+function runOf(
+  source: RunSource,
+  revision: number,
+  raw: unknown,
+  assignments: Map<number, { harness: string; purpose: string }>,
+): TaskRun {
   const data = ObserveData.parse(raw);
   const receipt = HarnessRunReceipt.parse(source.object(data.receiptDigest));
   const assignment = assignments.get(data.generation);
@@ -145,7 +155,11 @@ export interface TaskRejection {
 }
 
 /** What `taskRejections` reads of a stored context's `lastRejection` (parse a projection's with it). */
-export const LatestRejection = z.object({ revision: z.number().int(), generation: z.number().int(), detail: z.string().optional() });
+export const LatestRejection = z.object({
+  revision: z.number().int(),
+  generation: z.number().int(),
+  detail: z.string().optional(),
+});
 
 /**
  * A Task's rejections, oldest first, from its journal: every event whose disposition is not
@@ -153,12 +167,20 @@ export const LatestRejection = z.object({ revision: z.number().int(), generation
  * (`lastRejection`), which fills in that one; a stored projection of machine version 1 has no
  * `lastRejection`, and its rejections read the same from the journal.
  */
-export function taskRejections(events: RunSource['events'], latest: z.infer<typeof LatestRejection> | null | undefined): TaskRejection[] {
+export function taskRejections(
+  events: RunSource['events'],
+  latest: z.infer<typeof LatestRejection> | null | undefined,
+): TaskRejection[] {
   const out: TaskRejection[] = [];
   for (const e of events) {
     if (e.disposition.admitted) continue;
     const named = e.data['generation'];
-    const rejection: TaskRejection = { revision: e.revision, event: e.type, reason: e.disposition.code, generation: typeof named === 'number' ? named : null };
+    const rejection: TaskRejection = {
+      revision: e.revision,
+      event: e.type,
+      reason: e.disposition.code,
+      generation: typeof named === 'number' ? named : null,
+    };
     if (latest && latest.revision === e.revision) {
       rejection.generation = latest.generation;
       if (latest.detail !== undefined) rejection.detail = latest.detail;

@@ -72,17 +72,28 @@ async function prepare(target: Target, count: number): Promise<Prepared> {
       tasks.push({
         taskId,
         context: () => actor.context,
-        send: (step) => (step.origin === 'external' ? sup.send(taskId, step.event) : actor.send(step.event, 'host', step.attachments)),
+        send: (step) =>
+          step.origin === 'external' ? sup.send(taskId, step.event) : actor.send(step.event, 'host', step.attachments),
       });
     }
     return { tasks, close: async () => (await sup.stop(), clean()) };
   }
-  const lmdb = target === 'kernel-lmdb' ? EventStore.open({ root: dir, kinds: OBJECT_KINDS, purpose: 'bench admission' }) : undefined;
+  const lmdb =
+    target === 'kernel-lmdb'
+      ? EventStore.open({ root: dir, kinds: OBJECT_KINDS, purpose: 'bench admission' })
+      : undefined;
   const peer = target === 'kernel-sqlite' ? SqlitePeerStore.open(join(dir, 'peer.sqlite')) : undefined;
   const store = lmdb ?? asKernelStore(peer!);
   const [initial] = initialTransition(taskMachine);
-  const actors = Array.from({ length: count }, (_, i) => new TaskActor(benchTaskId(i), initial, 0, store, systemClock, () => {}));
-  const tasks: Driven[] = actors.map((actor) => ({ taskId: actor.taskId, context: () => actor.context, send: (step) => actor.send(step.event, step.origin, step.attachments) }));
+  const actors = Array.from(
+    { length: count },
+    (_, i) => new TaskActor(benchTaskId(i), initial, 0, store, systemClock, () => {}),
+  );
+  const tasks: Driven[] = actors.map((actor) => ({
+    taskId: actor.taskId,
+    context: () => actor.context,
+    send: (step) => actor.send(step.event, step.origin, step.attachments),
+  }));
   await Promise.all(tasks.map((t) => t.send(materialize('created', t.taskId, t.context(), seededRandom(1)))));
   return {
     tasks,
@@ -140,5 +151,7 @@ export async function runAdmissionBench(ctx: BenchContext): Promise<BenchRow[]> 
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const rows = await runAdmissionBench({ quick: scenarioArgs('admission.bench').quick, log: (l) => console.error(l) });
-  console.table(rows.map((r) => ({ name: r.name, tasks: r.tasks, rate: r.rate?.toFixed(0), medianMs: r.medianMs.toFixed(0) })));
+  console.table(
+    rows.map((r) => ({ name: r.name, tasks: r.tasks, rate: r.rate?.toFixed(0), medianMs: r.medianMs.toFixed(0) })),
+  );
 }

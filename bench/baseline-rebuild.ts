@@ -40,7 +40,8 @@ export function baselineRebuildAll(store: EventStore): RecoveryReport {
 
   const checkRef = (taskId: string, revision: number, ref: string) => {
     if (verified.has(ref)) {
-      if (!verified.get(ref)) findings.push({ code: 'object_corrupt', taskId, revision, object: ref, message: `object ${ref} is corrupt` });
+      if (!verified.get(ref))
+        findings.push({ code: 'object_corrupt', taskId, revision, object: ref, message: `object ${ref} is corrupt` });
       return;
     }
     const { objects, blobs } = store.databases;
@@ -49,13 +50,25 @@ export function baselineRebuildAll(store: EventStore): RecoveryReport {
       if (objects.doesExist(ref)) store.getObject(ref);
       else if (blobs.doesExist(ref)) store.getBlob(ref);
       else {
-        findings.push({ code: 'object_missing', taskId, revision, object: ref, message: `task ${taskId} revision ${revision} references missing object ${ref}` });
+        findings.push({
+          code: 'object_missing',
+          taskId,
+          revision,
+          object: ref,
+          message: `task ${taskId} revision ${revision} references missing object ${ref}`,
+        });
         return;
       }
     } catch (error) {
       ok = false;
       const code = error instanceof StoreError && error.code === 'object_missing' ? 'object_missing' : 'object_corrupt';
-      findings.push({ code, taskId, revision, object: ref, message: `task ${taskId} revision ${revision}: ${(error as Error).message}` });
+      findings.push({
+        code,
+        taskId,
+        revision,
+        object: ref,
+        message: `task ${taskId} revision ${revision}: ${(error as Error).message}`,
+      });
     }
     verified.set(ref, ok);
   };
@@ -64,7 +77,10 @@ export function baselineRebuildAll(store: EventStore): RecoveryReport {
   for (const taskId of streamIds(store)) taskIds.add(taskId);
 
   for (const taskId of [...taskIds].sort()) {
-    const head = readOr(() => store.head(taskId), (e) => findings.push({ code: 'stream_corrupt', taskId, object: 'head', message: e }));
+    const head = readOr(
+      () => store.head(taskId),
+      (e) => findings.push({ code: 'stream_corrupt', taskId, object: 'head', message: e }),
+    );
     const actor = createActor(taskMachine).start();
     let expected = 1;
     let prevDigest: string | null = null;
@@ -75,7 +91,13 @@ export function baselineRebuildAll(store: EventStore): RecoveryReport {
       try {
         item = stream.next();
       } catch (error) {
-        findings.push({ code: 'stream_corrupt', taskId, revision: expected, object: `event ${expected}`, message: `task ${taskId} event ${expected} cannot be decoded: ${(error as Error).message}` });
+        findings.push({
+          code: 'stream_corrupt',
+          taskId,
+          revision: expected,
+          object: `event ${expected}`,
+          message: `task ${taskId} event ${expected} cannot be decoded: ${(error as Error).message}`,
+        });
         failed = true;
         break;
       }
@@ -83,13 +105,25 @@ export function baselineRebuildAll(store: EventStore): RecoveryReport {
       const { revision, value } = item.value;
       events++;
       if (revision !== expected) {
-        findings.push({ code: 'stream_gap', taskId, revision: expected, object: `event ${expected}`, message: `task ${taskId}: event ${expected} is missing (next stored is ${revision})` });
+        findings.push({
+          code: 'stream_gap',
+          taskId,
+          revision: expected,
+          object: `event ${expected}`,
+          message: `task ${taskId}: event ${expected} is missing (next stored is ${revision})`,
+        });
         failed = true;
         break;
       }
       const parsed = EventRecord.safeParse(value);
       if (!parsed.success) {
-        findings.push({ code: 'stream_corrupt', taskId, revision, object: `event ${revision}`, message: `task ${taskId} event ${revision} is malformed` });
+        findings.push({
+          code: 'stream_corrupt',
+          taskId,
+          revision,
+          object: `event ${revision}`,
+          message: `task ${taskId} event ${revision} is malformed`,
+        });
         failed = true;
         break;
       }
@@ -130,7 +164,13 @@ export function baselineRebuildAll(store: EventStore): RecoveryReport {
     }
     const last = expected - 1;
     if (!failed && head === undefined) {
-      findings.push({ code: 'stream_gap', taskId, revision: last, object: 'head', message: `task ${taskId} has ${last} events but no head` });
+      findings.push({
+        code: 'stream_gap',
+        taskId,
+        revision: last,
+        object: 'head',
+        message: `task ${taskId} has ${last} events but no head`,
+      });
       failed = true;
     } else if (!failed && head && (head.revision !== last || head.digest !== prevDigest)) {
       const code = head.revision > last ? 'stream_gap' : 'stream_corrupt';
@@ -145,10 +185,19 @@ export function baselineRebuildAll(store: EventStore): RecoveryReport {
     }
     if (!failed) {
       const snapshot = actor.getSnapshot();
-      const projection = readOr(() => store.projection(taskId), (e) => findings.push({ code: 'projection_drift', taskId, object: 'projection', message: e }));
+      const projection = readOr(
+        () => store.projection(taskId),
+        (e) => findings.push({ code: 'projection_drift', taskId, object: 'projection', message: e }),
+      );
       const replayed = canonicalJson(taskMachine.getPersistedSnapshot(snapshot));
       const stale = projection !== undefined && projection.machineVersion !== TASK_MACHINE_VERSION;
-      if (!stale && (!projection || projection.revision !== last || projection.state !== stateName(snapshot.value) || canonicalJson(projection.snapshot) !== replayed)) {
+      if (
+        !stale &&
+        (!projection ||
+          projection.revision !== last ||
+          projection.state !== stateName(snapshot.value) ||
+          canonicalJson(projection.snapshot) !== replayed)
+      ) {
         findings.push({
           code: 'projection_drift',
           taskId,
@@ -169,9 +218,11 @@ export function baselineRebuildAll(store: EventStore): RecoveryReport {
   const indexed = new Map<string, Set<string>>();
   for (const kind of ['request', 'evidence'] as const) {
     indexed.clear();
-    for (const { key, taskId } of store.indexEntries(kind)) (indexed.get(key) ?? indexed.set(key, new Set()).get(key)!).add(taskId);
+    for (const { key, taskId } of store.indexEntries(kind))
+      (indexed.get(key) ?? indexed.set(key, new Set()).get(key)!).add(taskId);
     for (const [key, owners] of indexed) {
-      if (owners.size > 1 && !(kind === 'request' && (requestOwners.get(key)?.size ?? 0) > 1)) findings.push(identityFinding(kind, key, owners));
+      if (owners.size > 1 && !(kind === 'request' && (requestOwners.get(key)?.size ?? 0) > 1))
+        findings.push(identityFinding(kind, key, owners));
     }
   }
   return { tasks, findings, events, objects: verified.size };
@@ -179,7 +230,12 @@ export function baselineRebuildAll(store: EventStore): RecoveryReport {
 
 function identityFinding(kind: string, key: string, owners: Set<string>): Finding {
   const list = [...owners].sort();
-  return { code: 'identity_conflict', taskId: list.join(','), object: `${kind} ${key}`, message: `${kind} ${key} is claimed by tasks ${list.join(', ')}` };
+  return {
+    code: 'identity_conflict',
+    taskId: list.join(','),
+    object: `${kind} ${key}`,
+    message: `${kind} ${key} is claimed by tasks ${list.join(', ')}`,
+  };
 }
 
 /** Task ids that have events, whether or not they have a head. */
@@ -201,4 +257,3 @@ function readOr<T>(read: () => T, onError: (message: string) => void): T | undef
     return undefined;
   }
 }
-

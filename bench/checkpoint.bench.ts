@@ -33,11 +33,31 @@ export async function runCheckpointBench(ctx: BenchContext & { tasks?: number })
     // Warm-up (untimed): a Task without a current checkpoint is verified in full and checkpointed.
     await timedBoot(root, 'checkpoint');
     const t = await timeIt('checkpointed boot', () => timedBoot(root, 'checkpoint'), { iterations, warmup: true });
-    rows.push({ scenario: 'checkpoint', name: 'checkpointed start: boot → serving, checkpoints at head', tasks: size.tasks, events, ...t, rate: size.tasks / (t.medianMs / 1000), rateUnit: 'Tasks/s' });
+    rows.push({
+      scenario: 'checkpoint',
+      name: 'checkpointed start: boot → serving, checkpoints at head',
+      tasks: size.tasks,
+      events,
+      ...t,
+      rate: size.tasks / (t.medianMs / 1000),
+      rateUnit: 'Tasks/s',
+    });
     // The share of that start spent reading and checking checkpoints (the rest is the supervisor
     // opening the store and tracking a TaskActor per Task; their XState actors are created on first use).
-    const only = await timeIt('recoverFromCheckpoints', () => timedRebuild(root, (store) => recoverFromCheckpoints(store)), { iterations, warmup: true });
-    rows.push({ scenario: 'checkpoint', name: 'checkpointed recovery only: read + check checkpoints, no live actors', tasks: size.tasks, events, ...only, rate: size.tasks / (only.medianMs / 1000), rateUnit: 'Tasks/s' });
+    const only = await timeIt(
+      'recoverFromCheckpoints',
+      () => timedRebuild(root, (store) => recoverFromCheckpoints(store)),
+      { iterations, warmup: true },
+    );
+    rows.push({
+      scenario: 'checkpoint',
+      name: 'checkpointed recovery only: read + check checkpoints, no live actors',
+      tasks: size.tasks,
+      events,
+      ...only,
+      rate: size.tasks / (only.medianMs / 1000),
+      rateUnit: 'Tasks/s',
+    });
     // A crash after checkpoints were written: 5 events per Task at × 10; at × 100, 50 — halfway
     // between periodic checkpoints (`checkpointEvery` 100), over worker threads when a core is idle.
     const lag = size.events === 10 ? 5 : 50;
@@ -60,6 +80,9 @@ export async function runCheckpointBench(ctx: BenchContext & { tasks?: number })
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const rows = await runCheckpointBench({ quick: scenarioArgs('checkpoint.bench').quick, log: (l) => console.error(l) });
+  const rows = await runCheckpointBench({
+    quick: scenarioArgs('checkpoint.bench').quick,
+    log: (l) => console.error(l),
+  });
   console.table(rows.map((r) => ({ name: r.name, tasks: r.tasks, events: r.events, medianMs: r.medianMs.toFixed(0) })));
 }

@@ -144,7 +144,13 @@ export async function runFindJobsBench(opts: { quick: boolean }): Promise<FindJo
       const [name = key, jobs = '0'] = key.split('|');
       const sorted = [...ms].sort((a, b) => a - b);
       const mean = sorted.reduce((sum, x) => sum + x, 0) / sorted.length;
-      return { name, jobs: Number(jobs), meanUs: mean * 1_000, p99Us: percentile(sorted, 0.99) * 1_000, samples: sorted.length };
+      return {
+        name,
+        jobs: Number(jobs),
+        meanUs: mean * 1_000,
+        p99Us: percentile(sorted, 0.99) * 1_000,
+        samples: sorted.length,
+      };
     });
   } finally {
     for (const { runtime, dir } of setups) {

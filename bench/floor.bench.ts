@@ -22,7 +22,8 @@ export async function scanFloor(root: string, which: 'events' | 'all'): Promise<
   let values = 0;
   try {
     const dbs = store.databases;
-    const scanned = which === 'events' ? [dbs.events] : [dbs.events, dbs.objects, dbs.blobs, dbs.heads, dbs.projections];
+    const scanned =
+      which === 'events' ? [dbs.events] : [dbs.events, dbs.objects, dbs.blobs, dbs.heads, dbs.projections];
     for (const db of scanned) {
       // Touch each value so no lazy decoding can be skipped.
       for (const { value } of db.getRange({})) if (value !== undefined) values++;
@@ -52,7 +53,10 @@ export async function runFloorBench(ctx: BenchContext & { sizes?: Size[] }): Pro
       );
       rows.push({
         scenario: 'floor',
-        name: which === 'events' ? 'floor: open + scan + decode events' : 'floor: open + scan + decode everything recovery reads',
+        name:
+          which === 'events'
+            ? 'floor: open + scan + decode events'
+            : 'floor: open + scan + decode everything recovery reads',
         tasks: size.tasks,
         events,
         ...t,

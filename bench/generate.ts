@@ -63,7 +63,13 @@ export interface GeneratedRoot {
   generateMs: number;
 }
 
-const Marker = z.object({ workloadVersion: z.number(), tasks: z.number(), events: z.number(), seed: z.number(), generateMs: z.number() });
+const Marker = z.object({
+  workloadVersion: z.number(),
+  tasks: z.number(),
+  events: z.number(),
+  seed: z.number(),
+  generateMs: z.number(),
+});
 
 export function cacheDirectory(explicit?: string): string {
   return explicit ?? process.env.ORDIVON_BENCH_CACHE ?? join(tmpdir(), 'ordivon-bench-cache');
@@ -74,7 +80,8 @@ export async function generateRoot(options: GenerateOptions): Promise<GeneratedR
   const target = options.target ?? 'lmdb';
   const seed = options.seed ?? 7;
   const { tasks, events } = options;
-  if (!Number.isInteger(tasks) || tasks < 1 || !Number.isInteger(events) || events < 1) throw new Error(`tasks and events must be positive integers (got ${tasks} × ${events})`);
+  if (!Number.isInteger(tasks) || tasks < 1 || !Number.isInteger(events) || events < 1)
+    throw new Error(`tasks and events must be positive integers (got ${tasks} × ${events})`);
   const cache = cacheDirectory(options.cacheDir);
   const root = join(cache, `${target}-t${tasks}-e${events}-s${seed}-w${WORKLOAD_VERSION}`);
   const markerPath = join(root, 'generated.json');
@@ -109,19 +116,31 @@ export async function generateRoot(options: GenerateOptions): Promise<GeneratedR
     throw error;
   }
   const generateMs = performance.now() - started;
-  writeFileSync(join(partial, 'generated.json'), JSON.stringify({ workloadVersion: WORKLOAD_VERSION, tasks, events, seed, generateMs }));
+  writeFileSync(
+    join(partial, 'generated.json'),
+    JSON.stringify({ workloadVersion: WORKLOAD_VERSION, tasks, events, seed, generateMs }),
+  );
   rmSync(root, { recursive: true, force: true });
   renameSync(partial, root);
   return { root, target, tasks, events, seed, cached: false, generateMs };
 }
 
-const EXPECTED: Partial<Record<StepKind, string>> = { proposeStale: 'stale_assignment', proposeMissing: 'missing_artifact' };
+const EXPECTED: Partial<Record<StepKind, string>> = {
+  proposeStale: 'stale_assignment',
+  proposeMissing: 'missing_artifact',
+};
 
 /**
  * Drives `tasks` kernels through their planned walks, round by round, through the real TaskActor.
  * Fails if the kernel takes any event otherwise than planned (a workload bug, not a store one).
  */
-export async function writeWorkload(store: EventStore, tasks: number, events: number, seed: number, onProgress?: (done: number, total: number) => void): Promise<void> {
+export async function writeWorkload(
+  store: EventStore,
+  tasks: number,
+  events: number,
+  seed: number,
+  onProgress?: (done: number, total: number) => void,
+): Promise<void> {
   const clock = manualClock(Date.UTC(2026, 0, 1));
   const [initial] = initialTransition(taskMachine);
   const actors: TaskActor[] = [];
@@ -161,7 +180,8 @@ export async function writeWorkload(store: EventStore, tasks: number, events: nu
   }
 }
 
-const USAGE = 'usage: node dist/bench/generate.js [--tasks N] [--events N] [--seed N] [--target lmdb|sqlite] [--fresh]  (N: positive integers)';
+const USAGE =
+  'usage: node dist/bench/generate.js [--tasks N] [--events N] [--seed N] [--target lmdb|sqlite] [--fresh]  (N: positive integers)';
 const GenerateArgs = z.object({
   tasks: z.coerce.number().int().positive().max(10_000_000),
   events: z.coerce.number().int().positive().max(100_000),

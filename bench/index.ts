@@ -1,5 +1,13 @@
 /** The benchmark suite (issue 7): generator, scenarios, SQLite peer and runner helpers. */
-export { generateRoot, writeWorkload, cacheDirectory, WORKLOAD_VERSION, type GenerateOptions, type GeneratedRoot, type Target } from './generate.js';
+export {
+  generateRoot,
+  writeWorkload,
+  cacheDirectory,
+  WORKLOAD_VERSION,
+  type GenerateOptions,
+  type GeneratedRoot,
+  type Target,
+} from './generate.js';
 export { planTask, materialize, benchTaskId, BENCH_SPEC, type Step, type StepKind } from './workload.js';
 export { SqlitePeerStore, asKernelStore, type KernelStore } from './sqlite-peer-store.js';
 export { rebuildPeer, rebuildPeerParallel } from './sqlite-peer-recovery.js';

@@ -25,7 +25,8 @@ import { scenarioArgs, timeIt } from './util.js';
 export async function peerBoot(path: string, parallel: boolean): Promise<number> {
   const started = performance.now();
   const report: RecoveryReport = parallel ? await rebuildPeerParallel(path) : rebuildPeer(path);
-  if (report.findings.length > 0) throw new Error(`peer ${path} is not healthy: ${JSON.stringify(report.findings.slice(0, 3))}`);
+  if (report.findings.length > 0)
+    throw new Error(`peer ${path} is not healthy: ${JSON.stringify(report.findings.slice(0, 3))}`);
   const peer = SqlitePeerStore.open(path, { readOnly: true });
   const store = asKernelStore(peer);
   const actors = report.tasks.map((t) => {
@@ -43,7 +44,8 @@ export function peerFloor(path: string): number {
   const started = performance.now();
   const peer = SqlitePeerStore.open(path, { readOnly: true });
   let n = 0;
-  for (const body of peer.db.prepare('SELECT body FROM events ORDER BY task_id, revision').pluck().iterate()) if (JSON.parse(body as string)) n++;
+  for (const body of peer.db.prepare('SELECT body FROM events ORDER BY task_id, revision').pluck().iterate())
+    if (JSON.parse(body as string)) n++;
   peer.close();
   return performance.now() - started;
 }
@@ -54,12 +56,39 @@ export async function runPeerBench(ctx: BenchContext & { sizes?: Size[] }): Prom
     const events = size.tasks * size.events;
     const generated = await generateRoot({ ...size, target: 'sqlite', onProgress: progress(ctx, 'sqlite', events) });
     const path = join(generated.root, 'peer.sqlite');
-    ctx.log(`peer: ${events.toLocaleString()} events (${generated.cached ? 'cached' : `generated in ${(generated.generateMs / 1000).toFixed(0)} s`})`);
+    ctx.log(
+      `peer: ${events.toLocaleString()} events (${generated.cached ? 'cached' : `generated in ${(generated.generateMs / 1000).toFixed(0)} s`})`,
+    );
     const iterations = ctx.quick ? 2 : events >= 1_000_000 ? 2 : 3;
-    const row = (name: string, t: Awaited<ReturnType<typeof timeIt>>): BenchRow => ({ scenario: 'peer', name, tasks: size.tasks, events, ...t, rate: events / (t.medianMs / 1000), rateUnit: 'events/s' });
-    rows.push(row('peer: SQLite verified recovery → live Tasks, worker threads', await timeIt('peer parallel', () => peerBoot(path, true), { iterations, warmup: true })));
-    rows.push(row('peer: SQLite verified recovery → live Tasks, one thread', await timeIt('peer in-thread', () => peerBoot(path, false), { iterations: events >= 1_000_000 ? 1 : iterations })));
-    rows.push(row('peer floor: SQLite ordered scan + JSON.parse of events', await timeIt('peer floor', () => peerFloor(path), { iterations, warmup: true })));
+    const row = (name: string, t: Awaited<ReturnType<typeof timeIt>>): BenchRow => ({
+      scenario: 'peer',
+      name,
+      tasks: size.tasks,
+      events,
+      ...t,
+      rate: events / (t.medianMs / 1000),
+      rateUnit: 'events/s',
+    });
+    rows.push(
+      row(
+        'peer: SQLite verified recovery → live Tasks, worker threads',
+        await timeIt('peer parallel', () => peerBoot(path, true), { iterations, warmup: true }),
+      ),
+    );
+    rows.push(
+      row(
+        'peer: SQLite verified recovery → live Tasks, one thread',
+        await timeIt('peer in-thread', () => peerBoot(path, false), {
+          iterations: events >= 1_000_000 ? 1 : iterations,
+        }),
+      ),
+    );
+    rows.push(
+      row(
+        'peer floor: SQLite ordered scan + JSON.parse of events',
+        await timeIt('peer floor', () => peerFloor(path), { iterations, warmup: true }),
+      ),
+    );
   }
   return rows;
 }

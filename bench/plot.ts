@@ -29,7 +29,8 @@ function label(value: number, unit: 'events' | 's'): string {
 /** Renders the series as an SVG document; x in events, y in seconds, both on log scales. */
 export function recoveryPlot(title: string, subtitle: string, series: Series[]): string {
   const points = series.flatMap((s) => s.points).filter((p) => p.x > 0 && p.y > 0);
-  if (points.length === 0) return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="80"><text x="10" y="40">no data</text></svg>\n`;
+  if (points.length === 0)
+    return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="80"><text x="10" y="40">no data</text></svg>\n`;
   const xs = decades(Math.min(...points.map((p) => p.x)), Math.max(...points.map((p) => p.x)));
   const ys = decades(Math.min(...points.map((p) => p.y)), Math.max(...points.map((p) => p.y)));
   const [x0, x1] = [Math.log10(xs[0]!), Math.log10(xs.at(-1)!)];
@@ -50,18 +51,31 @@ export function recoveryPlot(title: string, subtitle: string, series: Series[]):
     out.push(`<line x1="${M.left}" y1="${py(y)}" x2="${W - M.right}" y2="${py(y)}" stroke="#e3e3e3"/>`);
     out.push(`<text x="${M.left - 8}" y="${py(y) + 4}" text-anchor="end">${label(y, 's')}</text>`);
   }
-  out.push(`<rect x="${M.left}" y="${M.top}" width="${W - M.left - M.right}" height="${H - M.top - M.bottom}" fill="none" stroke="#999"/>`);
-  out.push(`<text x="${(M.left + W - M.right) / 2}" y="${H - 18}" text-anchor="middle">history length (events, log scale)</text>`);
-  out.push(`<text transform="translate(20 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">time to recover (log scale)</text>`);
+  out.push(
+    `<rect x="${M.left}" y="${M.top}" width="${W - M.left - M.right}" height="${H - M.top - M.bottom}" fill="none" stroke="#999"/>`,
+  );
+  out.push(
+    `<text x="${(M.left + W - M.right) / 2}" y="${H - 18}" text-anchor="middle">history length (events, log scale)</text>`,
+  );
+  out.push(
+    `<text transform="translate(20 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">time to recover (log scale)</text>`,
+  );
   series.forEach((s, i) => {
     const pts = s.points.filter((p) => p.x > 0 && p.y > 0).sort((a, b) => a.x - b.x);
     if (pts.length === 0) return;
     const dash = s.dashed ? ' stroke-dasharray="6 4"' : '';
-    out.push(`<polyline fill="none" stroke="${s.color}" stroke-width="2.2"${dash} points="${pts.map((p) => `${px(p.x).toFixed(1)},${py(p.y).toFixed(1)}`).join(' ')}"/>`);
-    for (const p of pts) out.push(`<circle cx="${px(p.x).toFixed(1)}" cy="${py(p.y).toFixed(1)}" r="3.5" fill="${s.color}"><title>${escape(`${s.name}: ${label(p.x, 'events')} events, ${p.y.toFixed(3)} s`)}</title></circle>`);
+    out.push(
+      `<polyline fill="none" stroke="${s.color}" stroke-width="2.2"${dash} points="${pts.map((p) => `${px(p.x).toFixed(1)},${py(p.y).toFixed(1)}`).join(' ')}"/>`,
+    );
+    for (const p of pts)
+      out.push(
+        `<circle cx="${px(p.x).toFixed(1)}" cy="${py(p.y).toFixed(1)}" r="3.5" fill="${s.color}"><title>${escape(`${s.name}: ${label(p.x, 'events')} events, ${p.y.toFixed(3)} s`)}</title></circle>`,
+      );
     const ly = M.top + 14 + i * 22;
     const lx = W - M.right + 16;
-    out.push(`<line x1="${lx}" y1="${ly - 4}" x2="${lx + 26}" y2="${ly - 4}" stroke="${s.color}" stroke-width="2.2"${dash}/>`);
+    out.push(
+      `<line x1="${lx}" y1="${ly - 4}" x2="${lx + 26}" y2="${ly - 4}" stroke="${s.color}" stroke-width="2.2"${dash}/>`,
+    );
     out.push(`<text x="${lx + 32}" y="${ly}">${escape(s.name)}</text>`);
   });
   out.push('</svg>');

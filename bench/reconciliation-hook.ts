@@ -8,7 +8,13 @@ import type { BenchContext, BenchRow } from './results-model.js';
 const FIND_JOBS_MODULE = './find-jobs.bench.js';
 
 const FindJobsRows = z.array(
-  z.object({ name: z.string(), jobs: z.number().int().positive(), meanUs: z.number().nonnegative(), p99Us: z.number().nonnegative(), samples: z.number().int().nonnegative() }),
+  z.object({
+    name: z.string(),
+    jobs: z.number().int().positive(),
+    meanUs: z.number().nonnegative(),
+    p99Us: z.number().nonnegative(),
+    samples: z.number().int().nonnegative(),
+  }),
 );
 
 /** Runs the find-jobs scenario if available; `note` says why it was skipped otherwise. */
@@ -17,11 +23,21 @@ export async function runReconciliationHook(ctx: BenchContext): Promise<{ rows: 
   try {
     mod = (await import(FIND_JOBS_MODULE)) as { runFindJobsBench?: unknown };
   } catch (error) {
-    return { rows: [], note: `reconciliation skipped: ${FIND_JOBS_MODULE} cannot be loaded (${(error as Error).message.split('\n')[0]})` };
+    return {
+      rows: [],
+      note: `reconciliation skipped: ${FIND_JOBS_MODULE} cannot be loaded (${(error as Error).message.split('\n')[0]})`,
+    };
   }
-  if (typeof mod.runFindJobsBench !== 'function') return { rows: [], note: 'reconciliation skipped: find-jobs.bench.js exports no runFindJobsBench' };
-  const parsed = FindJobsRows.safeParse(await (mod.runFindJobsBench as (o: { quick: boolean }) => Promise<unknown>)({ quick: ctx.quick }));
-  if (!parsed.success) return { rows: [], note: `reconciliation skipped: runFindJobsBench returned rows of an unexpected shape (${parsed.error.issues[0]?.message})` };
+  if (typeof mod.runFindJobsBench !== 'function')
+    return { rows: [], note: 'reconciliation skipped: find-jobs.bench.js exports no runFindJobsBench' };
+  const parsed = FindJobsRows.safeParse(
+    await (mod.runFindJobsBench as (o: { quick: boolean }) => Promise<unknown>)({ quick: ctx.quick }),
+  );
+  if (!parsed.success)
+    return {
+      rows: [],
+      note: `reconciliation skipped: runFindJobsBench returned rows of an unexpected shape (${parsed.error.issues[0]?.message})`,
+    };
   return {
     rows: parsed.data.map((r) => ({
       scenario: 'reconciliation',

@@ -31,29 +31,41 @@ export async function timedBoot(root: string, recovery: 'full' | 'checkpoint'): 
 }
 
 /** Opens the root read-only, runs `fn`, closes; resolves with the milliseconds `fn` took (open and close not timed). */
-export async function timedRebuild(root: string, fn: (store: EventStore) => Promise<{ findings: unknown[] }> | { findings: unknown[] }): Promise<number> {
+export async function timedRebuild(
+  root: string,
+  fn: (store: EventStore) => Promise<{ findings: unknown[] }> | { findings: unknown[] },
+): Promise<number> {
   const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
   try {
     const started = performance.now();
     const report = await fn(store);
     const ms = performance.now() - started;
-    if (report.findings.length > 0) throw new Error(`generated root ${root} is not healthy: ${JSON.stringify(report.findings.slice(0, 3))}`);
+    if (report.findings.length > 0)
+      throw new Error(`generated root ${root} is not healthy: ${JSON.stringify(report.findings.slice(0, 3))}`);
     return ms;
   } finally {
     await store.close();
   }
 }
 
-export async function runRecoveryBench(ctx: BenchContext & { sizes?: Size[]; baseline?: boolean }): Promise<BenchRow[]> {
+export async function runRecoveryBench(
+  ctx: BenchContext & { sizes?: Size[]; baseline?: boolean },
+): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   for (const size of ctx.sizes ?? (ctx.quick ? QUICK_SIZES : FULL_SIZES)) {
     const events = size.tasks * size.events;
     const generated = await generateRoot({ ...size, onProgress: progress(ctx, 'lmdb', events) });
     const root = generated.root;
     const iterations = ctx.quick ? 2 : events >= 1_000_000 ? 2 : 3;
-    ctx.log(`recovery: ${events.toLocaleString()} events (${generated.cached ? 'cached' : `generated in ${(generated.generateMs / 1000).toFixed(0)} s`})`);
+    ctx.log(
+      `recovery: ${events.toLocaleString()} events (${generated.cached ? 'cached' : `generated in ${(generated.generateMs / 1000).toFixed(0)} s`})`,
+    );
     await timedBoot(root, 'full'); // warm-up: page cache, JIT, checkpoints
-    const row = (name: string, t: { medianMs: number; minMs: number; maxMs: number; iterations: number }, detail?: BenchRow['detail']): BenchRow => ({
+    const row = (
+      name: string,
+      t: { medianMs: number; minMs: number; maxMs: number; iterations: number },
+      detail?: BenchRow['detail'],
+    ): BenchRow => ({
       scenario: 'recovery',
       name,
       tasks: size.tasks,
@@ -63,11 +75,35 @@ export async function runRecoveryBench(ctx: BenchContext & { sizes?: Size[]; bas
       rateUnit: 'events/s',
       ...(detail ? { detail } : {}),
     });
-    rows.push(row('verified recovery: supervisor boot → serving (full checks)', await timeIt('boot', () => timedBoot(root, 'full'), { iterations })));
-    rows.push(row('rebuild only, worker threads (rebuildParallel)', await timeIt('parallel', () => timedRebuild(root, (store) => rebuildParallel(store)), { iterations })));
-    rows.push(row('rebuild only, one thread (rebuildAll)', await timeIt('in-thread', () => timedRebuild(root, rebuildAll), { iterations: events >= 1_000_000 ? 1 : iterations })));
+    rows.push(
+      row(
+        'verified recovery: supervisor boot → serving (full checks)',
+        await timeIt('boot', () => timedBoot(root, 'full'), { iterations }),
+      ),
+    );
+    rows.push(
+      row(
+        'rebuild only, worker threads (rebuildParallel)',
+        await timeIt('parallel', () => timedRebuild(root, (store) => rebuildParallel(store)), { iterations }),
+      ),
+    );
+    rows.push(
+      row(
+        'rebuild only, one thread (rebuildAll)',
+        await timeIt('in-thread', () => timedRebuild(root, rebuildAll), {
+          iterations: events >= 1_000_000 ? 1 : iterations,
+        }),
+      ),
+    );
     if (ctx.baseline !== false) {
-      rows.push(row('before: rebuildAll of the core commit (one thread)', await timeIt('baseline', () => timedRebuild(root, baselineRebuildAll), { iterations: events > 100_000 ? 1 : iterations })));
+      rows.push(
+        row(
+          'before: rebuildAll of the core commit (one thread)',
+          await timeIt('baseline', () => timedRebuild(root, baselineRebuildAll), {
+            iterations: events > 100_000 ? 1 : iterations,
+          }),
+        ),
+      );
     }
   }
   return rows;
@@ -85,5 +121,7 @@ export function progress(ctx: BenchContext, target: string, total: number): (don
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const rows = await runRecoveryBench({ quick: scenarioArgs('recovery.bench').quick, log: (l) => console.error(l) });
-  console.table(rows.map((r) => ({ name: r.name, events: r.events, medianMs: r.medianMs.toFixed(0), iterations: r.iterations })));
+  console.table(
+    rows.map((r) => ({ name: r.name, events: r.events, medianMs: r.medianMs.toFixed(0), iterations: r.iterations })),
+  );
 }

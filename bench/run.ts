@@ -40,10 +40,12 @@ const BenchArgs = z.object({
     .string()
     .transform((text) => text.split(','))
     .pipe(z.array(z.string().regex(SIZE, 'expected TASKSxEVENTS, e.g. 1000x100')).min(1))
-    .transform((parts): Size[] => parts.map((part) => {
-      const [, tasks, events] = SIZE.exec(part)!;
-      return { tasks: Number(tasks), events: Number(events) };
-    }))
+    .transform((parts): Size[] =>
+      parts.map((part) => {
+        const [, tasks, events] = SIZE.exec(part)!;
+        return { tasks: Number(tasks), events: Number(events) };
+      }),
+    )
     .optional(),
   'no-baseline': z.boolean().default(false),
   out: z.string().min(1).optional(),
@@ -51,7 +53,13 @@ const BenchArgs = z.object({
 });
 export type BenchArgs = z.output<typeof BenchArgs>;
 
-const OPTIONS = { quick: { type: 'boolean' }, only: { type: 'string' }, sizes: { type: 'string' }, 'no-baseline': { type: 'boolean' }, out: { type: 'string' } } as const;
+const OPTIONS = {
+  quick: { type: 'boolean' },
+  only: { type: 'string' },
+  sizes: { type: 'string' },
+  'no-baseline': { type: 'boolean' },
+  out: { type: 'string' },
+} as const;
 
 /** The runner's arguments, parsed: a usage error names the option (`code: 'usage'`); nothing runs or is written. */
 export function parseBenchArgs(argv: string[]): ReturnType<typeof parseScriptArgs<typeof BenchArgs>> {
@@ -63,7 +71,10 @@ export async function main(argv: string[]): Promise<number> {
   const { quick, sizes } = args;
   const only = new Set<string>(args.only);
   const outDir = args.out ?? fileURLToPath(new URL('../../bench/results/', import.meta.url));
-  const ctx: BenchContext = { quick, log: (line) => console.error(`[bench ${((performance.now() - started) / 1000).toFixed(0)}s] ${line}`) };
+  const ctx: BenchContext = {
+    quick,
+    log: (line) => console.error(`[bench ${((performance.now() - started) / 1000).toFixed(0)}s] ${line}`),
+  };
   const started = performance.now();
   const loadBefore = loadavg();
   const rows: BenchRow[] = [];
@@ -73,7 +84,9 @@ export async function main(argv: string[]): Promise<number> {
     ctx.log(`${name} …`);
     rows.push(...(await fn()));
   };
-  await run('recovery', () => runRecoveryBench({ ...ctx, ...(sizes ? { sizes } : {}), baseline: !args['no-baseline'] }));
+  await run('recovery', () =>
+    runRecoveryBench({ ...ctx, ...(sizes ? { sizes } : {}), baseline: !args['no-baseline'] }),
+  );
   await run('floor', () => runFloorBench({ ...ctx, ...(sizes ? { sizes } : {}) }));
   await run('peer', () => runPeerBench({ ...ctx, ...(sizes ? { sizes } : {}) }));
   await run('checkpoint', () => runCheckpointBench(ctx));
@@ -86,7 +99,10 @@ export async function main(argv: string[]): Promise<number> {
 
   const heads = headline(rows);
   const when = new Date();
-  const stamp = when.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
+  const stamp = when
+    .toISOString()
+    .replace(/:/g, '-')
+    .replace(/\.\d+Z$/, 'Z');
   const result = {
     date: when.toISOString(),
     quick,
@@ -107,7 +123,9 @@ export async function main(argv: string[]): Promise<number> {
   console.log('\n' + headlineText(heads));
   for (const note of notes) console.log(`note: ${note}`);
   const m = result.machine;
-  console.log(`\nmachine: ${m.cpus} × ${m.model}, ${m.memoryGiB} GiB, Node ${m.node}; load average before ${m.loadAverageBefore.map((l) => l.toFixed(1)).join(' ')}, after ${m.loadAverageAfter.map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `\nmachine: ${m.cpus} × ${m.model}, ${m.memoryGiB} GiB, Node ${m.node}; load average before ${m.loadAverageBefore.map((l) => l.toFixed(1)).join(' ')}, after ${m.loadAverageAfter.map((l) => l.toFixed(1)).join(' ')}`,
+  );
   console.log(`wrote ${jsonPath}${plotted ? `\nwrote ${svgPath}` : ' (no recovery scenario ran: no plot)'}`);
   return 0;
 }
@@ -125,23 +143,56 @@ function table(rows: BenchRow[]): string {
   ]);
   const header = ['scenario', 'what', 'tasks', 'events', 'median', 'range', 'runs', 'rate'];
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const fmt = (cells: string[]) => cells.map((c, i) => (i >= 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ');
+  const fmt = (cells: string[]) =>
+    cells.map((c, i) => (i >= 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ');
   return [fmt(header), widths.map((w) => '-'.repeat(w)).join('  '), ...lines.map(fmt)].join('\n');
 }
 
 function headlineText(heads: Headline[]): string {
-  return ['headline (ratios from this run):', ...heads.map((h) => `  ${h.met === undefined ? '·' : h.met ? '✓' : '✗'} ${h.text}`)].join('\n');
+  return [
+    'headline (ratios from this run):',
+    ...heads.map((h) => `  ${h.met === undefined ? '·' : h.met ? '✓' : '✗'} ${h.text}`),
+  ].join('\n');
 }
 
 function plot(rows: BenchRow[], m: ReturnType<typeof machine>): string {
-  const pick = (scenario: BenchRow['scenario'], name: string) => rows.filter((r) => r.scenario === scenario && r.name === name && r.events).map((r) => ({ x: r.events!, y: r.medianMs / 1000 }));
-  return recoveryPlot('Ordivon Host: recovery time vs history length', `${m.cpus} × ${m.model}, Node ${m.node}; medians; 100 events per Task`, [
-    { name: 'verified recovery (boot → serving)', color: '#1f6feb', points: pick('recovery', 'verified recovery: supervisor boot → serving (full checks)') },
-    { name: 'SQLite peer (same checks)', color: '#d1242f', points: pick('peer', 'peer: SQLite verified recovery → live Tasks, worker threads') },
-    { name: 'before (core commit)', color: '#8250df', dashed: true, points: pick('recovery', 'before: rebuildAll of the core commit (one thread)') },
-    { name: 'floor: all bytes read', color: '#1a7f37', points: pick('floor', 'floor: open + scan + decode everything recovery reads') },
-    { name: 'floor: events only', color: '#57ab5a', dashed: true, points: pick('floor', 'floor: open + scan + decode events') },
-  ]);
+  const pick = (scenario: BenchRow['scenario'], name: string) =>
+    rows
+      .filter((r) => r.scenario === scenario && r.name === name && r.events)
+      .map((r) => ({ x: r.events!, y: r.medianMs / 1000 }));
+  return recoveryPlot(
+    'Ordivon Host: recovery time vs history length',
+    `${m.cpus} × ${m.model}, Node ${m.node}; medians; 100 events per Task`,
+    [
+      {
+        name: 'verified recovery (boot → serving)',
+        color: '#1f6feb',
+        points: pick('recovery', 'verified recovery: supervisor boot → serving (full checks)'),
+      },
+      {
+        name: 'SQLite peer (same checks)',
+        color: '#d1242f',
+        points: pick('peer', 'peer: SQLite verified recovery → live Tasks, worker threads'),
+      },
+      {
+        name: 'before (core commit)',
+        color: '#8250df',
+        dashed: true,
+        points: pick('recovery', 'before: rebuildAll of the core commit (one thread)'),
+      },
+      {
+        name: 'floor: all bytes read',
+        color: '#1a7f37',
+        points: pick('floor', 'floor: open + scan + decode everything recovery reads'),
+      },
+      {
+        name: 'floor: events only',
+        color: '#57ab5a',
+        dashed: true,
+        points: pick('floor', 'floor: open + scan + decode events'),
+      },
+    ],
+  );
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {

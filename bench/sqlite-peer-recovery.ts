@@ -2,7 +2,11 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { OBJECT_KINDS } from '../actors/object-kinds.js';
-import { RecoveryWorkerMessage, type RecoveryWorkerMessage as Message, type WireTask } from '../actors/recovery-protocol.js';
+import {
+  RecoveryWorkerMessage,
+  type RecoveryWorkerMessage as Message,
+  type WireTask,
+} from '../actors/recovery-protocol.js';
 import { RecoveryVerifier, identityFindings, type RawEvent, type VerifySource } from '../actors/recovery-verify.js';
 import { restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from '../actors/recovery.js';
 import type { Finding } from '../actors/errors.js';
@@ -36,9 +40,17 @@ function parseText(text: unknown): unknown {
 }
 
 /** Every stream in [from, to), grouped, from one ordered scan; a row that is not JSON ends its stream with an error. */
-function* peerStreams(peer: SqlitePeerStore, from?: string, to?: string): Generator<{ taskId: string; events: RawEvent[] }> {
-  const where = [from !== undefined ? 'task_id >= @from' : '', to !== undefined ? 'task_id < @to' : ''].filter(Boolean).join(' AND ');
-  const rows = peer.db.prepare(`SELECT task_id, revision, body FROM events ${where ? `WHERE ${where}` : ''} ORDER BY task_id, revision`).raw();
+function* peerStreams(
+  peer: SqlitePeerStore,
+  from?: string,
+  to?: string,
+): Generator<{ taskId: string; events: RawEvent[] }> {
+  const where = [from !== undefined ? 'task_id >= @from' : '', to !== undefined ? 'task_id < @to' : '']
+    .filter(Boolean)
+    .join(' AND ');
+  const rows = peer.db
+    .prepare(`SELECT task_id, revision, body FROM events ${where ? `WHERE ${where}` : ''} ORDER BY task_id, revision`)
+    .raw();
   let taskId: string | undefined;
   let group: RawEvent[] = [];
   for (const row of rows.iterate({ ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) })) {
@@ -59,7 +71,9 @@ function* peerStreams(peer: SqlitePeerStore, from?: string, to?: string): Genera
 }
 
 function headIds(peer: SqlitePeerStore, from?: string, to?: string): string[] {
-  const where = [from !== undefined ? 'task_id >= @from' : '', to !== undefined ? 'task_id < @to' : ''].filter(Boolean).join(' AND ');
+  const where = [from !== undefined ? 'task_id >= @from' : '', to !== undefined ? 'task_id < @to' : '']
+    .filter(Boolean)
+    .join(' AND ');
   return peer.db
     .prepare(`SELECT task_id FROM heads ${where ? `WHERE ${where}` : ''} ORDER BY task_id`)
     .pluck()
@@ -67,15 +81,29 @@ function headIds(peer: SqlitePeerStore, from?: string, to?: string): string[] {
 }
 
 function indexEntries(peer: SqlitePeerStore, kind: string): Array<{ key: string; taskId: string }> {
-  return peer.db.prepare('SELECT key, task_id AS taskId FROM indexes WHERE kind = ? ORDER BY key, task_id').all(kind) as Array<{ key: string; taskId: string }>;
+  return peer.db
+    .prepare('SELECT key, task_id AS taskId FROM indexes WHERE kind = ? ORDER BY key, task_id')
+    .all(kind) as Array<{ key: string; taskId: string }>;
 }
 
 /** Verifies the peer's Tasks in [from, to) on this thread; calls `onTask` with each that passed. */
-export function verifyPeerRange(peer: SqlitePeerStore, verifier: RecoveryVerifier, range: { from?: string; to?: string }, onTask: (task: WireTask) => void): void {
+export function verifyPeerRange(
+  peer: SqlitePeerStore,
+  verifier: RecoveryVerifier,
+  range: { from?: string; to?: string },
+  onTask: (task: WireTask) => void,
+): void {
   const withHead = new Set(headIds(peer, range.from, range.to));
   const each = (taskId: string, events: RawEvent[]) => {
     const task = verifier.verifyStream(taskId, verifier.head(taskId), events);
-    if (task) onTask({ taskId, revision: task.revision, headDigest: task.headDigest, persisted: task.persisted, ...(task.spec !== undefined ? { spec: task.spec as WireTask['spec'] } : {}) });
+    if (task)
+      onTask({
+        taskId,
+        revision: task.revision,
+        headDigest: task.headDigest,
+        persisted: task.persisted,
+        ...(task.spec !== undefined ? { spec: task.spec as WireTask['spec'] } : {}),
+      });
   };
   for (const { taskId, events } of peerStreams(peer, range.from, range.to)) {
     withHead.delete(taskId);
@@ -95,7 +123,10 @@ export function rebuildPeer(path: string): RecoveryReport {
     const verifier = peerVerifier(peer);
     const tasks: RebuiltTask[] = [];
     verifyPeerRange(peer, verifier, {}, (t) => tasks.push(rebuiltOfWire(t)));
-    const findings = [...verifier.findings, ...identityFindings(verifier.requestOwners, (kind) => indexEntries(peer, kind))];
+    const findings = [
+      ...verifier.findings,
+      ...identityFindings(verifier.requestOwners, (kind) => indexEntries(peer, kind)),
+    ];
     return { tasks: sortById(tasks), findings, events: verifier.events, objects: verifier.objectCount };
   } finally {
     peer.close();
@@ -103,7 +134,13 @@ export function rebuildPeer(path: string): RecoveryReport {
 }
 
 function rebuiltOfWire(t: WireTask): RebuiltTask {
-  return { taskId: t.taskId, snapshot: restoreTaskSnapshot(t.persisted), revision: t.revision, headDigest: t.headDigest, ...(t.spec ? { spec: t.spec } : {}) };
+  return {
+    taskId: t.taskId,
+    snapshot: restoreTaskSnapshot(t.persisted),
+    revision: t.revision,
+    headDigest: t.headDigest,
+    ...(t.spec ? { spec: t.spec } : {}),
+  };
 }
 
 const PeerWorkerInput = z.object({ path: z.string(), from: z.string().optional(), to: z.string().optional() });
@@ -114,7 +151,11 @@ export { PeerWorkerInput };
  * `rebuildParallel` on the SQLite peer: the same range split by head revisions over worker
  * threads, each with its own read-only connection, messages in the same protocol.
  */
-export async function rebuildPeerParallel(path: string, workers = Math.min(availableParallelism(), 8), inThreadBelow = 20_000): Promise<RecoveryReport> {
+export async function rebuildPeerParallel(
+  path: string,
+  workers = Math.min(availableParallelism(), 8),
+  inThreadBelow = 20_000,
+): Promise<RecoveryReport> {
   const peer = SqlitePeerStore.open(path, { readOnly: true });
   let weights: Array<{ taskId: string; revision: number }>;
   let requestIndex: Record<'request' | 'evidence', Array<{ key: string; taskId: string }>>;
@@ -139,8 +180,15 @@ export async function rebuildPeerParallel(path: string, workers = Math.min(avail
       (from, i) =>
         new Promise<{ tasks: RebuiltTask[]; done: Extract<Message, { type: 'done' }> }>((resolve, reject) => {
           const to = bounds[i + 1];
-          const input: PeerWorkerInput = { path, ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) };
-          const worker = new Worker(new URL('./sqlite-peer-worker.js', import.meta.url), { workerData: input, resourceLimits: { maxYoungGenerationSizeMb: 64 } });
+          const input: PeerWorkerInput = {
+            path,
+            ...(from !== undefined ? { from } : {}),
+            ...(to !== undefined ? { to } : {}),
+          };
+          const worker = new Worker(new URL('./sqlite-peer-worker.js', import.meta.url), {
+            workerData: input,
+            resourceLimits: { maxYoungGenerationSizeMb: 64 },
+          });
           const tasks: RebuiltTask[] = [];
           worker.on('message', (raw: unknown) => {
             const message = RecoveryWorkerMessage.parse(raw);
@@ -154,8 +202,13 @@ export async function rebuildPeerParallel(path: string, workers = Math.min(avail
     ),
   );
   const requestOwners = new Map<string, Set<string>>();
-  for (const part of parts) for (const [id, owners] of part.done.requests) for (const o of owners) (requestOwners.get(id) ?? requestOwners.set(id, new Set()).get(id)!).add(o);
-  const findings = [...parts.flatMap((p) => p.done.findings as Finding[]), ...identityFindings(requestOwners, (kind) => requestIndex[kind])];
+  for (const part of parts)
+    for (const [id, owners] of part.done.requests)
+      for (const o of owners) (requestOwners.get(id) ?? requestOwners.set(id, new Set()).get(id)!).add(o);
+  const findings = [
+    ...parts.flatMap((p) => p.done.findings as Finding[]),
+    ...identityFindings(requestOwners, (kind) => requestIndex[kind]),
+  ];
   return {
     tasks: sortById(parts.flatMap((p) => p.tasks)),
     findings,

@@ -40,7 +40,9 @@ export class SqlitePeerStore {
     const s = {
       head: db.prepare('SELECT revision, digest FROM heads WHERE task_id = ?'),
       event: db.prepare('SELECT body FROM events WHERE task_id = ? AND revision = ?').pluck(),
-      hasObject: db.prepare('SELECT 1 FROM objects WHERE digest = ? UNION ALL SELECT 1 FROM blobs WHERE digest = ? LIMIT 1').pluck(),
+      hasObject: db
+        .prepare('SELECT 1 FROM objects WHERE digest = ? UNION ALL SELECT 1 FROM blobs WHERE digest = ? LIMIT 1')
+        .pluck(),
       otherOwner: db.prepare('SELECT task_id FROM indexes WHERE kind = ? AND key = ? AND task_id != ? LIMIT 1').pluck(),
       claimedAt: db.prepare('SELECT revision FROM indexes WHERE kind = ? AND key = ? AND task_id = ?').pluck(),
       putObject: db.prepare('INSERT OR IGNORE INTO objects (digest, body) VALUES (?, ?)'),
@@ -65,7 +67,10 @@ export class SqlitePeerStore {
   }
 
   /** Opens (creating) the peer database at `path` with WAL and synchronous FULL. */
-  static open(path: string, options: { readOnly?: boolean; kinds?: ObjectKinds; streamWarnAt?: number } = {}): SqlitePeerStore {
+  static open(
+    path: string,
+    options: { readOnly?: boolean; kinds?: ObjectKinds; streamWarnAt?: number } = {},
+  ): SqlitePeerStore {
     const db = new Database(path, { readonly: options.readOnly ?? false });
     if (!options.readOnly) {
       db.pragma('journal_mode = WAL');
@@ -140,17 +145,32 @@ export class SqlitePeerStore {
     if (current !== expectedRevision) {
       const stored = current > expectedRevision ? this.event(taskId, revision) : undefined;
       if (stored && stored.id === input.event.id) return { revision, digest: digestOf(stored), duplicate: true };
-      throw new StoreError('revision_conflict', `task ${taskId}: expected revision ${expectedRevision}, head is ${current}`, { taskId, expectedRevision, revision: current }, true);
+      throw new StoreError(
+        'revision_conflict',
+        `task ${taskId}: expected revision ${expectedRevision}, head is ${current}`,
+        { taskId, expectedRevision, revision: current },
+        true,
+      );
     }
     for (const ref of input.event.refs) {
       if (!provided.has(ref) && s.hasObject.get(ref, ref) === undefined) {
-        throw new StoreError('object_missing', `task ${taskId} revision ${revision} references missing ${ref}`, { taskId, revision, object: ref });
+        throw new StoreError('object_missing', `task ${taskId} revision ${revision} references missing ${ref}`, {
+          taskId,
+          revision,
+          object: ref,
+        });
       }
     }
     for (const claim of input.claims ?? []) {
       if (claim.kind === 'artifact') continue;
       const other = s.otherOwner.get(claim.kind, claim.key, taskId) as string | undefined;
-      if (other !== undefined) throw new StoreError('identity_conflict', `${claim.kind} ${claim.key} already belongs to task ${other}`, { taskId, revision, object: claim.key, owner: other });
+      if (other !== undefined)
+        throw new StoreError('identity_conflict', `${claim.kind} ${claim.key} already belongs to task ${other}`, {
+          taskId,
+          revision,
+          object: claim.key,
+          owner: other,
+        });
     }
     for (const { digest, text } of prepared) s.putObject.run(digest, text);
     for (const { digest, bytes } of blobs) s.putBlob.run(digest, bytes);
@@ -160,7 +180,8 @@ export class SqlitePeerStore {
     s.putHead.run(taskId, revision, digest);
     for (const claim of input.claims ?? []) s.putClaim.run(claim.kind, claim.key, taskId, revision);
     s.putProjection.run(taskId, JSON.stringify(input.projection));
-    if (revision === this.streamWarnAt) s.putWarning.run(taskId, JSON.stringify({ taskId, revision, threshold: this.streamWarnAt, at: input.event.at }));
+    if (revision === this.streamWarnAt)
+      s.putWarning.run(taskId, JSON.stringify({ taskId, revision, threshold: this.streamWarnAt, at: input.event.at }));
     return { revision, digest, duplicate: false };
   }
 }

@@ -11,15 +11,29 @@ try {
   try {
     const verifier = peerVerifier(peer);
     let chunk: WireTask[] = [];
-    verifyPeerRange(peer, verifier, { ...(input.from !== undefined ? { from: input.from } : {}), ...(input.to !== undefined ? { to: input.to } : {}) }, (task) => {
-      chunk.push(task);
-      if (chunk.length >= 500) {
-        post({ type: 'tasks', tasks: chunk });
-        chunk = [];
-      }
-    });
+    verifyPeerRange(
+      peer,
+      verifier,
+      {
+        ...(input.from !== undefined ? { from: input.from } : {}),
+        ...(input.to !== undefined ? { to: input.to } : {}),
+      },
+      (task) => {
+        chunk.push(task);
+        if (chunk.length >= 500) {
+          post({ type: 'tasks', tasks: chunk });
+          chunk = [];
+        }
+      },
+    );
     if (chunk.length > 0) post({ type: 'tasks', tasks: chunk });
-    post({ type: 'done', findings: verifier.findings, events: verifier.events, objects: verifier.objectCount, requests: [...verifier.requestOwners].map(([id, o]) => [id, [...o]]) });
+    post({
+      type: 'done',
+      findings: verifier.findings,
+      events: verifier.events,
+      objects: verifier.objectCount,
+      requests: [...verifier.requestOwners].map(([id, o]) => [id, [...o]]),
+    });
   } finally {
     peer.close();
   }

@@ -20,7 +20,10 @@ export function seededRandom(seed: number): () => number {
 /** Hex digits from a PRNG, for ids and artifact bytes that must repeat across stores. */
 export function randomHex(random: () => number, length: number): string {
   let out = '';
-  while (out.length < length) out += Math.floor(random() * 0x100000000).toString(16).padStart(8, '0');
+  while (out.length < length)
+    out += Math.floor(random() * 0x100000000)
+      .toString(16)
+      .padStart(8, '0');
   return out.slice(0, length);
 }
 
@@ -40,9 +43,21 @@ export interface Timing {
 export async function timeIt(
   name: string,
   fn: () => Promise<number | void> | number | void,
-  options: { iterations: number; warmup?: boolean; prepare?: () => Promise<void> | void; cleanup?: () => Promise<void> | void },
+  options: {
+    iterations: number;
+    warmup?: boolean;
+    prepare?: () => Promise<void> | void;
+    cleanup?: () => Promise<void> | void;
+  },
 ): Promise<Timing> {
-  const bench = new Bench({ iterations: options.iterations, time: 0, warmup: options.warmup ?? false, warmupIterations: 1, warmupTime: 0, throws: true });
+  const bench = new Bench({
+    iterations: options.iterations,
+    time: 0,
+    warmup: options.warmup ?? false,
+    warmupIterations: 1,
+    warmupTime: 0,
+    throws: true,
+  });
   bench.add(
     name,
     async () => {
@@ -57,8 +72,14 @@ export async function timeIt(
   await bench.run();
   const task = bench.tasks[0]!;
   const result = task.result;
-  if (result.state !== 'completed') throw new Error(`${name}: ${result.state}${'error' in result ? `: ${String(result.error)}` : ''}`);
-  return { medianMs: result.latency.p50, minMs: result.latency.min, maxMs: result.latency.max, iterations: result.latency.samplesCount };
+  if (result.state !== 'completed')
+    throw new Error(`${name}: ${result.state}${'error' in result ? `: ${String(result.error)}` : ''}`);
+  return {
+    medianMs: result.latency.p50,
+    minMs: result.latency.min,
+    maxMs: result.latency.max,
+    iterations: result.latency.samplesCount,
+  };
 }
 
 /** The machine the figures were measured on, stated with every result. */
@@ -77,14 +98,28 @@ export function formatMs(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(ms >= 100 ? 0 : 1)} ms`;
 }
 
-const ScenarioArgs = z.object({ quick: z.boolean().default(false), json: z.boolean().default(false), help: z.boolean().default(false) });
+const ScenarioArgs = z.object({
+  quick: z.boolean().default(false),
+  json: z.boolean().default(false),
+  help: z.boolean().default(false),
+});
 
 /**
  * Options of one scenario file run on its own (`node dist/bench/<file>.js [--quick]`), parsed as
  * the runner's are: an unknown option exits 2 naming it, before anything runs. `--json` only where
  * the file offers it.
  */
-export function scenarioArgs(file: string, argv: string[] = process.argv.slice(2), withJson = false): { quick: boolean; json: boolean } {
+export function scenarioArgs(
+  file: string,
+  argv: string[] = process.argv.slice(2),
+  withJson = false,
+): { quick: boolean; json: boolean } {
   const usage = `usage: node dist/bench/${file}.js [--quick]${withJson ? ' [--json]' : ''}`;
-  return scriptArgsOrExit(file, usage, argv, { quick: { type: 'boolean' }, ...(withJson ? { json: { type: 'boolean' } } : {}) }, ScenarioArgs);
+  return scriptArgsOrExit(
+    file,
+    usage,
+    argv,
+    { quick: { type: 'boolean' }, ...(withJson ? { json: { type: 'boolean' } } : {}) },
+    ScenarioArgs,
+  );
 }

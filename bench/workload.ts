@@ -60,7 +60,8 @@ const COMPLETING_TAIL: StepKind[] = ['assign', 'compile', 'intend', 'ack', 'obse
 export function planTask(index: number, events: number, seed: number): StepKind[] {
   const random = seededRandom(seed * 1_000_003 + index);
   const roll = random();
-  const tail: StepKind[] = roll < 0.8 && events >= 1 + COMPLETING_TAIL.length ? COMPLETING_TAIL : roll < 0.85 && events >= 2 ? ['cancel'] : [];
+  const tail: StepKind[] =
+    roll < 0.8 && events >= 1 + COMPLETING_TAIL.length ? COMPLETING_TAIL : roll < 0.85 && events >= 2 ? ['cancel'] : [];
   const plan: StepKind[] = ['created'];
   let generations = 0;
   const fill = events - 1 - tail.length;
@@ -71,7 +72,14 @@ export function planTask(index: number, events: number, seed: number): StepKind[
       continue;
     }
     if (cycle.length === 0) {
-      cycle = ['assign', 'compile', 'intend', ...(random() < 0.05 ? (['lost', 'reconcile'] as const) : (['ack'] as const)), 'observe', random() < 0.3 ? 'proposeMissing' : 'settle'];
+      cycle = [
+        'assign',
+        'compile',
+        'intend',
+        ...(random() < 0.05 ? (['lost', 'reconcile'] as const) : (['ack'] as const)),
+        'observe',
+        random() < 0.3 ? 'proposeMissing' : 'settle',
+      ];
       generations++;
     }
     plan.push(cycle.shift()!);
@@ -81,7 +89,12 @@ export function planTask(index: number, events: number, seed: number): StepKind[
   return [...plan, ...tail].slice(0, events);
 }
 
-function receipt(runId: string, contextDigest: string, jobId: string, artifacts: Array<{ name: string; digest: string; bytes: number }>): HarnessRunReceipt {
+function receipt(
+  runId: string,
+  contextDigest: string,
+  jobId: string,
+  artifacts: Array<{ name: string; digest: string; bytes: number }>,
+): HarnessRunReceipt {
   return {
     driver: 'codex',
     runId,
@@ -107,33 +120,65 @@ function receipt(runId: string, contextDigest: string, jobId: string, artifacts:
  */
 export function materialize(kind: StepKind, taskId: string, context: TaskContext, random: () => number): Step {
   const g = context.generation;
-  const host = (event: Record<string, unknown>, attachments: Attachments = {}): Step => ({ event, origin: 'host', attachments });
+  const host = (event: Record<string, unknown>, attachments: Attachments = {}): Step => ({
+    event,
+    origin: 'host',
+    attachments,
+  });
   const external = (event: Record<string, unknown>): Step => ({ event, origin: 'external', attachments: {} });
   const requestId = context.dispatch?.clientRequestId ?? '';
   switch (kind) {
     case 'created': {
       const body = BENCH_SPEC(taskId);
       return host(
-        { type: 'task.created', taskId, attempt: 1, specDigest: digestOf({ kind: 'task-spec', body }), requiredArtifacts: body.requiredArtifacts.map((a) => a.name) },
+        {
+          type: 'task.created',
+          taskId,
+          attempt: 1,
+          specDigest: digestOf({ kind: 'task-spec', body }),
+          requiredArtifacts: body.requiredArtifacts.map((a) => a.name),
+        },
         { objects: [{ kind: 'task-spec', body }] },
       );
     }
     case 'assign':
-      return external({ type: 'assignment.commit', harness: g % 2 === 0 ? 'codex' : 'hermes', purpose: g % 2 === 0 ? 'diagnose' : 'repair', instructions: `Attempt ${g + 1}: ${randomHex(random, 24)}` });
+      return external({
+        type: 'assignment.commit',
+        harness: g % 2 === 0 ? 'codex' : 'hermes',
+        purpose: g % 2 === 0 ? 'diagnose' : 'repair',
+        instructions: `Attempt ${g + 1}: ${randomHex(random, 24)}`,
+      });
     case 'compile': {
       const body = {
         taskId,
         generation: g,
         sources: [
-          { id: 'spec', digest: context.specDigest!, trust: 'host' as const, reason: 'the Task goal and required artifacts' },
-          { id: 'repo', digest: sha256(randomHex(random, 16)), trust: 'workspace' as const, reason: 'repository snapshot at attempt start' },
+          {
+            id: 'spec',
+            digest: context.specDigest!,
+            trust: 'host' as const,
+            reason: 'the Task goal and required artifacts',
+          },
+          {
+            id: 'repo',
+            digest: sha256(randomHex(random, 16)),
+            trust: 'workspace' as const,
+            reason: 'repository snapshot at attempt start',
+          },
         ],
         prompt: `Generation ${g}: repair the defect. ${randomHex(random, 32)}`,
       };
-      return host({ type: 'context.compile', generation: g, contextDigest: digestOf({ kind: 'context', body }) }, { objects: [{ kind: 'context', body }] });
+      return host(
+        { type: 'context.compile', generation: g, contextDigest: digestOf({ kind: 'context', body }) },
+        { objects: [{ kind: 'context', body }] },
+      );
     }
     case 'intend':
-      return host({ type: 'dispatch.intend', generation: g, clientRequestId: `${taskId}/a1/g${g}/${randomHex(random, 8)}` });
+      return host({
+        type: 'dispatch.intend',
+        generation: g,
+        clientRequestId: `${taskId}/a1/g${g}/${randomHex(random, 8)}`,
+      });
     case 'ack':
       return host({ type: 'dispatch.ack', clientRequestId: requestId, jobId: `job-${randomHex(random, 16)}` });
     case 'lost':
@@ -143,7 +188,9 @@ export function materialize(kind: StepKind, taskId: string, context: TaskContext
     case 'observe':
     case 'observeFull': {
       const names = kind === 'observeFull' ? ['diagnosis.json', 'completion.json'] : ['diagnosis.json'];
-      const blobs = names.map((name) => Buffer.from(JSON.stringify({ artifact: name, generation: g, note: randomHex(random, 40) })));
+      const blobs = names.map((name) =>
+        Buffer.from(JSON.stringify({ artifact: name, generation: g, note: randomHex(random, 40) })),
+      );
       const artifacts = names.map((name, i) => ({ name, digest: sha256(blobs[i]!), bytes: blobs[i]!.length }));
       const body = receipt(requestId, context.contextDigest!, context.dispatch?.jobId ?? 'job-unknown', artifacts);
       return host(
@@ -162,9 +209,20 @@ export function materialize(kind: StepKind, taskId: string, context: TaskContext
     case 'settle':
       return host({ type: 'evaluation.settle', generation: g });
     case 'proposeMissing':
-      return external({ type: 'completion.propose', generation: g, contextDigest: context.contextDigest, evidence: {}, summary: 'done' });
+      return external({
+        type: 'completion.propose',
+        generation: g,
+        contextDigest: context.contextDigest,
+        evidence: {},
+        summary: 'done',
+      });
     case 'proposeStale':
-      return external({ type: 'completion.propose', generation: g - 1, summary: 'late result of an earlier attempt', proposer: 'stale-worker' });
+      return external({
+        type: 'completion.propose',
+        generation: g - 1,
+        summary: 'late result of an earlier attempt',
+        proposer: 'stale-worker',
+      });
     case 'proposeFull':
       return external({
         type: 'completion.propose',
@@ -188,10 +246,30 @@ export function materialize(kind: StepKind, taskId: string, context: TaskContext
       };
       const verificationDigest = digestOf({ kind: 'verification', body: verification });
       const evidence = Object.fromEntries(Object.entries(context.evidence).map(([name, held]) => [name, held.digest]));
-      const outcome = { taskId, attempt: context.attempt, generation: g, evidence, sourceDigest, verification: verificationDigest, result: { summary: 'fixed' } };
+      const outcome = {
+        taskId,
+        attempt: context.attempt,
+        generation: g,
+        evidence,
+        sourceDigest,
+        verification: verificationDigest,
+        result: { summary: 'fixed' },
+      };
       return host(
-        { type: 'verification.record', generation: g, passed: true, verificationDigest, sourceDigest, outcomeDigest: digestOf({ kind: 'outcome', body: outcome }) },
-        { objects: [{ kind: 'verification', body: verification }, { kind: 'outcome', body: outcome }] },
+        {
+          type: 'verification.record',
+          generation: g,
+          passed: true,
+          verificationDigest,
+          sourceDigest,
+          outcomeDigest: digestOf({ kind: 'outcome', body: outcome }),
+        },
+        {
+          objects: [
+            { kind: 'verification', body: verification },
+            { kind: 'outcome', body: outcome },
+          ],
+        },
       );
     }
     case 'cancel':

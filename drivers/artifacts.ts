@@ -12,7 +12,9 @@ export const ARTIFACT_UNREADABLE = 'artifact_unreadable';
  * `artifactRefusals` with its code, and a read that throws (workspace gone, permissions) as
  * `artifact_unreadable`. Never throws.
  */
-export function collectArtifacts(input: Pick<DriverRunInput, 'cwd' | 'expectedArtifacts' | 'maxArtifactBytes'>): Pick<HarnessRunReceipt, 'artifacts' | 'artifactRefusals'> {
+export function collectArtifacts(
+  input: Pick<DriverRunInput, 'cwd' | 'expectedArtifacts' | 'maxArtifactBytes'>,
+): Pick<HarnessRunReceipt, 'artifacts' | 'artifactRefusals'> {
   const artifacts: ArtifactFound[] = [];
   const artifactRefusals: HarnessRunReceipt['artifactRefusals'] = [];
   for (const name of input.expectedArtifacts) {

@@ -69,7 +69,11 @@ export function readArtifact(root: string, name: string, maxBytes: number): Conf
     const stat = fstatSync(fd);
     if (!stat.isFile()) return { ok: false, code: 'not_a_file', detail: `${name} is not a regular file` };
     if (stat.size > maxBytes) {
-      return { ok: false, code: 'artifact_too_large', detail: `${name} is ${stat.size} bytes; the limit is ${maxBytes}` };
+      return {
+        ok: false,
+        code: 'artifact_too_large',
+        detail: `${name} is ${stat.size} bytes; the limit is ${maxBytes}`,
+      };
     }
     const bytes = Buffer.alloc(stat.size);
     let offset = 0;

@@ -10,7 +10,14 @@ export type DriverPoolEvent =
   | { type: 'leftovers_killed'; runId: string; driver: DriverKind; pids: number[] }
   | { type: 'backoff'; runId: string; driver: DriverKind; waitMs: number }
   | { type: 'run_crashed'; runId: string; driver: DriverKind; detail: string; tripped: boolean }
-  | { type: 'worker_died'; runId: string; driver: DriverKind; threadId: number | null; killedGroups: number[]; detail: string }
+  | {
+      type: 'worker_died';
+      runId: string;
+      driver: DriverKind;
+      threadId: number | null;
+      killedGroups: number[];
+      detail: string;
+    }
   | { type: 'driver_unavailable'; runId: string; driver: DriverKind; detail: string }
   | { type: 'bad_worker_message'; runId: string; driver: DriverKind; detail: string }
   | { type: 'pool_error'; detail: string };
@@ -50,7 +57,9 @@ export const DriverPoolOptions = z.object({
     })
     .optional(),
   onEvent: z
-    .custom<(event: DriverPoolEvent) => void>((value) => typeof value === 'function', { message: 'expected a function' })
+    .custom<(event: DriverPoolEvent) => void>((value) => typeof value === 'function', {
+      message: 'expected a function',
+    })
     .optional(),
 });
 export type DriverPoolOptions = z.input<typeof DriverPoolOptions>;

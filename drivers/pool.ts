@@ -48,7 +48,8 @@ export interface DriverPool {
  */
 export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
   const parsed = DriverPoolOptions.safeParse(options);
-  if (!parsed.success) throw new DriverError('invalid_pool_options', `invalid driver pool options: ${formatZodIssues(parsed.error)}`);
+  if (!parsed.success)
+    throw new DriverError('invalid_pool_options', `invalid driver pool options: ${formatZodIssues(parsed.error)}`);
   const o = parsed.data;
   const clock = o.clock ?? systemClock;
   const watchdogMs = o.watchdogMs ?? POOL_DEFAULTS.watchdogMs;
@@ -61,7 +62,14 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
   const piscina = new Piscina({
     // A CommonJS entry that import()s the ES module handler (see worker-entry.cts for why).
     filename: new URL('./worker-entry.cjs', import.meta.url).href,
-    workerData: { handlerModule: typeof workerFile !== 'string' ? workerFile.href : workerFile.startsWith('file:') ? workerFile : pathToFileURL(workerFile).href },
+    workerData: {
+      handlerModule:
+        typeof workerFile !== 'string'
+          ? workerFile.href
+          : workerFile.startsWith('file:')
+            ? workerFile
+            : pathToFileURL(workerFile).href,
+    },
     minThreads: o.minThreads ?? POOL_DEFAULTS.minThreads,
     maxThreads: o.maxThreads ?? POOL_DEFAULTS.maxThreads,
     idleTimeout: o.idleTimeoutMs ?? POOL_DEFAULTS.idleTimeoutMs,
@@ -70,7 +78,14 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
     atomics: 'disabled',
     ...(o.resourceLimits !== undefined ? { resourceLimits: o.resourceLimits } : {}),
   });
-  const counters = { workersCreated: 0, workersDestroyed: 0, crashes: 0, orphanGroupsKilled: 0, leftoverGroupsKilled: 0, completed: 0 };
+  const counters = {
+    workersCreated: 0,
+    workersDestroyed: 0,
+    crashes: 0,
+    orphanGroupsKilled: 0,
+    leftoverGroupsKilled: 0,
+    completed: 0,
+  };
   const emit = (event: DriverPoolEvent): void => {
     try {
       o.onEvent?.(event);
@@ -87,7 +102,11 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
   const inflight = new Set<Promise<DriverResult>>();
   let closed: Promise<void> | undefined;
 
-  async function dispatch(input: DriverRunInput, stop: AbortSignal, onSpawn: DriverRunOptions['onSpawn']): Promise<DriverResult> {
+  async function dispatch(
+    input: DriverRunInput,
+    stop: AbortSignal,
+    onSpawn: DriverRunOptions['onSpawn'],
+  ): Promise<DriverResult> {
     const base = { runId: input.runId, driver: input.driver };
     const { port1, port2 } = new MessageChannel();
     const children = new Map<number, { pid: number; exited: boolean }>();
@@ -107,7 +126,8 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
     };
     const handle = (raw: unknown): void => {
       const message = WorkerMessage.safeParse(raw);
-      if (!message.success) return emit({ type: 'bad_worker_message', ...base, detail: formatZodIssues(message.error) });
+      if (!message.success)
+        return emit({ type: 'bad_worker_message', ...base, detail: formatZodIssues(message.error) });
       const m = message.data;
       if (m.type === 'started') {
         threadId = m.threadId;
@@ -116,7 +136,12 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
       } else if (m.type === 'child') {
         children.set(m.pid, { pid: m.pid, exited: false });
         emit({ type: 'child_spawned', ...base, pid: m.pid });
-        const spawn: ProviderSpawn = { ...base, ...(input.jobId !== undefined ? { jobId: input.jobId } : {}), pid: m.pid, startTicks: m.startTicks };
+        const spawn: ProviderSpawn = {
+          ...base,
+          ...(input.jobId !== undefined ? { jobId: input.jobId } : {}),
+          pid: m.pid,
+          startTicks: m.startTicks,
+        };
         try {
           onSpawn?.(spawn);
         } catch {
@@ -160,7 +185,9 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
       const killedGroups = killLeftovers(children.values());
       counters.orphanGroupsKilled += killedGroups.length;
       await waitUntilStopped(killedGroups);
-      const cause = watchdogFired ? `terminated by the watchdog (${describeThrown(kill.signal.reason)})` : describeThrown(death.error);
+      const cause = watchdogFired
+        ? `terminated by the watchdog (${describeThrown(kill.signal.reason)})`
+        : describeThrown(death.error);
       const detail =
         `worker thread ${threadId ?? '?'} running ${input.driver} run ${input.runId} failed: ${cause}` +
         (killedGroups.length > 0 ? `; killed orphaned process groups ${killedGroups.join(', ')}` : '');
@@ -169,19 +196,27 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
     }
     const result = DriverResult.safeParse(reply);
     if (!result.success) {
-      return driverFailure('driver_crashed', `worker replied with an invalid DriverResult: ${formatZodIssues(result.error)}`);
+      return driverFailure(
+        'driver_crashed',
+        `worker replied with an invalid DriverResult: ${formatZodIssues(result.error)}`,
+      );
     }
     return result.data;
   }
 
-  async function supervise(raw: DriverRunInputIn, signal: AbortSignal | undefined, onSpawn: DriverRunOptions['onSpawn']): Promise<DriverResult> {
+  async function supervise(
+    raw: DriverRunInputIn,
+    signal: AbortSignal | undefined,
+    onSpawn: DriverRunOptions['onSpawn'],
+  ): Promise<DriverResult> {
     const parsedInput = DriverRunInput.safeParse(raw);
     if (!parsedInput.success) return invalidInputFailure(parsedInput.error);
     const input = parsedInput.data;
     const base = { runId: input.runId, driver: input.driver };
     const stop = signal !== undefined ? AbortSignal.any([signal, closing.signal]) : closing.signal;
     for (;;) {
-      if (stop.aborted) return driverFailure('aborted', `aborted before reaching a worker: ${describeThrown(stop.reason)}`);
+      if (stop.aborted)
+        return driverFailure('aborted', `aborted before reaching a worker: ${describeThrown(stop.reason)}`);
       const gate = intensity.gate(input.driver);
       if (gate.state === 'unavailable') {
         emit({ type: 'driver_unavailable', ...base, detail: gate.detail });

@@ -28,7 +28,11 @@ export const DriverRunInput = z.object({
   graceMs: z.number().int().nonnegative().default(2_000),
   /** Workspace-relative names of the artifacts to look for when the run ends. */
   expectedArtifacts: z.array(z.string().min(1)).default([]),
-  maxArtifactBytes: z.number().int().positive().default(1 << 20),
+  maxArtifactBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(1 << 20),
   policy: z
     .object({
       /** Answer to provider approval / permission requests. */

@@ -13,8 +13,7 @@ export interface RestartIntensityOptions {
 
 /** Whether a run of a kind may be dispatched now, after a wait, or not at all. */
 export type IntensityGate =
-  | { state: 'open'; waitMs: number; crashesInWindow: number }
-  | { state: 'unavailable'; until: number; detail: string };
+  { state: 'open'; waitMs: number; crashesInWindow: number } | { state: 'unavailable'; until: number; detail: string };
 
 /** Supervision facts for one driver kind, as `stats()` shows them. */
 export interface KindSupervision {

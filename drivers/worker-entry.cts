@@ -15,7 +15,8 @@ let loading: Promise<Handler> | undefined;
 async function load(): Promise<Handler> {
   const data = threads.workerData as { handlerModule?: unknown } | null | undefined;
   const url = data?.handlerModule;
-  if (typeof url !== 'string') throw new TypeError('workerData.handlerModule must be the URL of the driver worker module');
+  if (typeof url !== 'string')
+    throw new TypeError('workerData.handlerModule must be the URL of the driver worker module');
   const mod = (await import(url)) as { default?: unknown };
   if (typeof mod.default !== 'function') throw new TypeError(`${url} has no default export function`);
   return mod.default as Handler;

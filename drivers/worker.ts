@@ -76,7 +76,9 @@ function watchChildren(): void {
  * throws or returns something that is not a `DriverResult` → `driver_crashed` (retryable). Only
  * the death of the thread itself escapes, and the pool turns that into `driver_crashed`.
  */
-export function createWorkerHandler(loaders: DriverLoaders = defaultDriverLoaders): (task: unknown) => Promise<DriverResult> {
+export function createWorkerHandler(
+  loaders: DriverLoaders = defaultDriverLoaders,
+): (task: unknown) => Promise<DriverResult> {
   const cache = new Map<DriverKind, Promise<DriverFn>>();
   const load = (kind: DriverKind): Promise<DriverFn> => {
     let fn = cache.get(kind);
@@ -111,7 +113,10 @@ export function createWorkerHandler(loaders: DriverLoaders = defaultDriverLoader
       try {
         run = await load(input.data.driver);
       } catch (error) {
-        return driverFailure('driver_unavailable', `driver '${input.data.driver}' cannot be loaded: ${describeThrown(error)}`);
+        return driverFailure(
+          'driver_unavailable',
+          `driver '${input.data.driver}' cannot be loaded: ${describeThrown(error)}`,
+        );
       }
       let output: unknown;
       try {

@@ -22,7 +22,10 @@ const RepairRequest = z.strictObject({
 });
 
 const { values } = parseArgs({ options: { state: { type: 'string' }, port: { type: 'string', default: '0' } } });
-const supervisor = createSupervisor({ ...(values.state ? { state: values.state } : {}), purpose: 'embedded-service example' });
+const supervisor = createSupervisor({
+  ...(values.state ? { state: values.state } : {}),
+  purpose: 'embedded-service example',
+});
 await supervisor.start();
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
@@ -60,13 +63,21 @@ async function repairs(req: IncomingMessage, res: ServerResponse): Promise<void>
       { name: 'completion.json', schema: 'completion' },
     ],
   });
-  const assigned = await supervisor.send(taskId, { type: 'assignment.commit', harness: parsed.data.harness, purpose: 'diagnose' });
+  const assigned = await supervisor.send(taskId, {
+    type: 'assignment.commit',
+    harness: parsed.data.harness,
+    purpose: 'diagnose',
+  });
   reply(res, assigned.admitted ? 201 : 409, { taskId, ...assigned });
 }
 
 const server = createServer((req, res) => {
   if (req.method === 'POST' && req.url === '/repairs') {
-    repairs(req, res).catch((error) => reply(res, 500, { error: { code: (error as { code?: string }).code ?? 'internal', message: (error as Error).message } }));
+    repairs(req, res).catch((error) =>
+      reply(res, 500, {
+        error: { code: (error as { code?: string }).code ?? 'internal', message: (error as Error).message },
+      }),
+    );
   } else {
     reply(res, 404, { error: { code: 'route_not_found', message: `${req.method} ${req.url}` } });
   }
@@ -79,5 +90,8 @@ server.listen(Number(values.port), '127.0.0.1', () => {
 process.once('SIGTERM', () => {
   server.close();
   server.closeIdleConnections();
-  supervisor.stop().then(() => process.exit(0), (error) => (console.error(error), process.exit(1)));
+  supervisor.stop().then(
+    () => process.exit(0),
+    (error) => (console.error(error), process.exit(1)),
+  );
 });

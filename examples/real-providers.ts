@@ -28,7 +28,9 @@ if (!env.success) {
   console.error(`config_invalid: ${issue.path.join('.')}: ${issue.message}`);
   process.exit(2);
 }
-const { values } = parseArgs({ options: { state: { type: 'string', default: './.ordivon-real' }, order: { type: 'string', default: 'codex-first' } } });
+const { values } = parseArgs({
+  options: { state: { type: 'string', default: './.ordivon-real' }, order: { type: 'string', default: 'codex-first' } },
+});
 const order = z.enum(['codex-first', 'hermes-first']).safeParse(values.order);
 if (!order.success) {
   console.error('usage: --order must be codex-first or hermes-first');
@@ -37,12 +39,28 @@ if (!order.success) {
 
 const { PATH, HOME, OPENAI_API_KEY, OPENROUTER_API_KEY } = env.data;
 const harnesses: Record<string, HarnessConfig> = {
-  codex: { driver: 'codex', command: env.data.CODEX_BIN, args: ['app-server'], env: { PATH, HOME, OPENAI_API_KEY }, timeoutMs: 20 * 60_000 },
-  hermes: { driver: 'acp', command: env.data.HERMES_BIN, args: ['acp'], env: { PATH, HOME, OPENROUTER_API_KEY }, timeoutMs: 20 * 60_000 },
+  codex: {
+    driver: 'codex',
+    command: env.data.CODEX_BIN,
+    args: ['app-server'],
+    env: { PATH, HOME, OPENAI_API_KEY },
+    timeoutMs: 20 * 60_000,
+  },
+  hermes: {
+    driver: 'acp',
+    command: env.data.HERMES_BIN,
+    args: ['acp'],
+    env: { PATH, HOME, OPENROUTER_API_KEY },
+    timeoutMs: 20 * 60_000,
+  },
 };
 const [first, second] = order.data === 'codex-first' ? ['codex', 'hermes'] : ['hermes', 'codex'];
 
-const host = await openHost({ state: values.state, harnesses, onStep: (taskId, step) => console.error(`[${taskId.slice(0, 13)}] ${step}`) });
+const host = await openHost({
+  state: values.state,
+  harnesses,
+  onStep: (taskId, step) => console.error(`[${taskId.slice(0, 13)}] ${step}`),
+});
 try {
   const workload = loadWorkload('hamilton-v1');
   const { taskId } = await host.supervisor.createTask(workload.spec);
@@ -51,7 +69,9 @@ try {
   await host.supervisor.send(taskId, { type: 'assignment.commit', harness: second, purpose: 'repair' });
   const rest = await host.supervisor.waitFor(taskId, ['completed', 'waiting']);
   const runs = taskRuns({ events: host.supervisor.events(taskId), object: (d) => host.supervisor.getObject(d).body });
-  console.log(JSON.stringify({ taskId, state: rest, context: host.supervisor.getTask(taskId)?.context, runs }, null, 2));
+  console.log(
+    JSON.stringify({ taskId, state: rest, context: host.supervisor.getTask(taskId)?.context, runs }, null, 2),
+  );
   process.exitCode = rest === 'completed' ? 0 : 1;
 } finally {
   await host.stop();

@@ -23,12 +23,16 @@ const fail = (code: string, message: string, exit: number): never => {
   console.log(JSON.stringify({ code, message }));
   process.exit(exit);
 };
-if (!taskId || !['reassign', 'cancel', 'propose'].includes(action ?? '')) fail('usage', 'usage: task-events reassign|cancel|propose TASK_ID [...]', 2);
+if (!taskId || !['reassign', 'cancel', 'propose'].includes(action ?? ''))
+  fail('usage', 'usage: task-events reassign|cancel|propose TASK_ID [...]', 2);
 const service = serviceFor(values.state) ?? fail('service_not_running', 'no `ordivon serve` holds this state root', 1);
 
 const task = await callService(service, 'GET', `/tasks/${encodeURIComponent(taskId!)}`);
 if (task.status !== 200) fail((task.body as any)?.error?.code ?? 'service_error', JSON.stringify(task.body), 1);
-const view = task.body as { state: string; context: { generation: number; assignment: { harness: string } | null; evidence: Record<string, { digest: string }> } };
+const view = task.body as {
+  state: string;
+  context: { generation: number; assignment: { harness: string } | null; evidence: Record<string, { digest: string }> };
+};
 
 let event: Record<string, unknown>;
 if (action === 'reassign') {
@@ -41,7 +45,13 @@ if (action === 'reassign') {
 } else {
   const generation = Number(values.generation ?? view.context.generation);
   const evidence = Object.fromEntries(Object.entries(view.context.evidence).map(([name, e]) => [name, e.digest]));
-  event = { type: 'completion.propose', generation, evidence, proposer: 'external-worker', summary: 'proposed by examples/task-events.ts' };
+  event = {
+    type: 'completion.propose',
+    generation,
+    evidence,
+    proposer: 'external-worker',
+    summary: 'proposed by examples/task-events.ts',
+  };
 }
 const sent = await callService(service, 'POST', `/tasks/${encodeURIComponent(taskId!)}/events`, event);
 const result = sent.body as { admitted?: boolean; written?: boolean; code?: string; state?: string; revision?: number };

@@ -95,7 +95,14 @@ export const supervisorMachine = setup({
     validating: {
       invoke: {
         src: 'validate',
-        onDone: { target: 'reconciling', actions: assign({ tasks: ({ event }) => event.output.tasks, events: ({ event }) => event.output.events, boot: ({ event }) => event.output }) },
+        onDone: {
+          target: 'reconciling',
+          actions: assign({
+            tasks: ({ event }) => event.output.tasks,
+            events: ({ event }) => event.output.events,
+            boot: ({ event }) => event.output,
+          }),
+        },
         onError: { target: 'failed', actions: assign({ failure: ({ event }) => failureOf(event.error) }) },
       },
       // Running counts from the validate step, so an inspector sees a long replay move.

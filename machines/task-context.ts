@@ -1,5 +1,6 @@
 /** Rejection codes the statechart records when it retains an event without acting on it. */
-export type RejectionReason = 'stale_assignment' | 'missing_artifact' | 'context_mismatch' | 'identity_conflict' | 'verification_failed';
+export type RejectionReason =
+  'stale_assignment' | 'missing_artifact' | 'context_mismatch' | 'identity_conflict' | 'verification_failed';
 
 export interface Rejection {
   event: string;

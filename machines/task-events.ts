@@ -59,7 +59,11 @@ export type TaskEvent = Envelope &
 export type TaskEventType = TaskEvent['type'];
 
 /** Event types that scripts, the CLI and services may send. Everything else is a Host-only fact. */
-export const EXTERNAL_EVENT_TYPES: readonly TaskEventType[] = ['assignment.commit', 'completion.propose', 'task.cancel'];
+export const EXTERNAL_EVENT_TYPES: readonly TaskEventType[] = [
+  'assignment.commit',
+  'completion.propose',
+  'task.cancel',
+];
 
 /** Every event type, in the order of the lifecycle. */
 export const TASK_EVENT_TYPES: readonly TaskEventType[] = [

@@ -46,6 +46,7 @@ export function classifyTransition(
   before: { rejected: number },
   after: { rejected: number; lastRejection: { reason: string } | null },
 ): Disposition {
-  if (after.rejected > before.rejected && after.lastRejection) return { admitted: false, code: after.lastRejection.reason };
+  if (after.rejected > before.rejected && after.lastRejection)
+    return { admitted: false, code: after.lastRejection.reason };
   return { admitted: true };
 }

@@ -52,7 +52,8 @@ function describeGuard(guard: unknown): string | undefined {
 
 function describeAction(action: unknown): string {
   if (typeof action === 'string') return action;
-  if (typeof action === 'object' && action !== null && 'type' in action && typeof action.type === 'string') return action.type;
+  if (typeof action === 'object' && action !== null && 'type' in action && typeof action.type === 'string')
+    return action.type;
   if (typeof action === 'function') return action.name || 'action';
   return 'action';
 }
@@ -68,7 +69,11 @@ export function taskGraph(machine: { root: AnyStateNode; id: string } = taskMach
   const visit = (node: AnyStateNode): void => {
     const id = pathOf(node);
     if (node !== machine.root) {
-      const state: GraphState = { id, parent: node.parent && node.parent !== machine.root ? pathOf(node.parent) : null, type: node.type };
+      const state: GraphState = {
+        id,
+        parent: node.parent && node.parent !== machine.root ? pathOf(node.parent) : null,
+        type: node.type,
+      };
       const initial = node.initial?.target?.[0];
       if (initial) state.initial = pathOf(initial);
       states.push(state);
@@ -90,7 +95,14 @@ export function taskGraph(machine: { root: AnyStateNode; id: string } = taskMach
     for (const child of Object.values(node.states)) visit(child);
   };
   visit(machine.root);
-  return { machine: machine.id, version: TASK_MACHINE_VERSION, initial: pathOf(machine.root.initial!.target[0]!), states, transitions, events };
+  return {
+    machine: machine.id,
+    version: TASK_MACHINE_VERSION,
+    initial: pathOf(machine.root.initial!.target[0]!),
+    states,
+    transitions,
+    events,
+  };
 }
 
 /** The states a root-level ("any state") transition leaves from: every top-level state that is not final. */
@@ -98,7 +110,8 @@ function anyStateSources(graph: TaskGraph): string[] {
   return graph.states.filter((s) => s.parent === null && s.type !== 'final').map((s) => s.id);
 }
 
-const label = (t: GraphTransition): string => `${t.event}${t.guard ? ` [${t.guard}]` : ''}${t.actions.length ? ` / ${t.actions.join(', ')}` : ''}`;
+const label = (t: GraphTransition): string =>
+  `${t.event}${t.guard ? ` [${t.guard}]` : ''}${t.actions.length ? ` / ${t.actions.join(', ')}` : ''}`;
 const mermaidId = (id: string): string => id.replace(/\./g, '_');
 const mermaidLabel = (text: string): string => text.replace(/:/g, '#58;').replace(/;/g, '#59;');
 
@@ -107,7 +120,10 @@ const mermaidLabel = (text: string): string => text.replace(/:/g, '#58;').replac
  * non-final state (their meaning); targetless ones are self-loops on those states.
  */
 export function toMermaid(graph: TaskGraph = taskGraph()): string {
-  const lines = ['stateDiagram-v2', `  %% ${graph.machine} statechart, machine version ${graph.version} (generated from the machine definition)`];
+  const lines = [
+    'stateDiagram-v2',
+    `  %% ${graph.machine} statechart, machine version ${graph.version} (generated from the machine definition)`,
+  ];
   const children = (parent: string | null) => graph.states.filter((s) => s.parent === parent);
   const emitState = (s: GraphState, indent: string): void => {
     const kids = children(s.id);
@@ -144,7 +160,13 @@ const ANY = '(any)';
 
 /** Graphviz DOT: compound states are clusters; root-level transitions are drawn as in `toMermaid`. */
 export function toDot(graph: TaskGraph = taskGraph()): string {
-  const lines = [`digraph ${JSON.stringify(graph.machine)} {`, '  rankdir=LR;', '  compound=true;', '  node [shape=box, style=rounded];', '  __start [shape=point];'];
+  const lines = [
+    `digraph ${JSON.stringify(graph.machine)} {`,
+    '  rankdir=LR;',
+    '  compound=true;',
+    '  node [shape=box, style=rounded];',
+    '  __start [shape=point];',
+  ];
   const emit = (parent: string | null, indent: string): void => {
     for (const s of graph.states.filter((x) => x.parent === parent)) {
       if (graph.states.some((x) => x.parent === s.id)) {
@@ -164,7 +186,8 @@ export function toDot(graph: TaskGraph = taskGraph()): string {
   };
   lines.push(`  __start -> ${dotId(entry(graph.initial))};`);
   // Root-level ("any state") transitions leave from one note-shaped node instead of every state.
-  if (graph.transitions.some((t) => t.source === '')) lines.push(`  ${dotId(ANY)} [shape=note, label="any non-final state"];`);
+  if (graph.transitions.some((t) => t.source === ''))
+    lines.push(`  ${dotId(ANY)} [shape=note, label="any non-final state"];`);
   for (const t of graph.transitions) {
     const source = t.source === '' ? ANY : t.source;
     for (const target of t.targets.length ? t.targets : [source]) {

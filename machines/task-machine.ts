@@ -89,7 +89,12 @@ export const taskMachine = setup({
     rejectVerification: reject('verification_failed'),
     create: assign(({ event }) => {
       const e = event as Ev<'task.created'>;
-      return { taskId: e.taskId, attempt: e.attempt, specDigest: e.specDigest, requiredArtifacts: [...e.requiredArtifacts].sort() };
+      return {
+        taskId: e.taskId,
+        attempt: e.attempt,
+        specDigest: e.specDigest,
+        requiredArtifacts: [...e.requiredArtifacts].sort(),
+      };
     }),
     commitAssignment: assign(({ event }) => {
       const e = event as Ev<'assignment.commit'>;
@@ -120,8 +125,13 @@ export const taskMachine = setup({
     observeRun: assign(({ context, event }) => {
       const e = event as Ev<'run.observe'>;
       const evidence = { ...context.evidence };
-      for (const name of Object.keys(e.evidence).sort()) evidence[name] = { digest: e.evidence[name]!, generation: e.generation };
-      return { evidence, lastReceipt: e.receiptDigest, dispatch: { ...context.dispatch!, status: 'observed' as const } };
+      for (const name of Object.keys(e.evidence).sort())
+        evidence[name] = { digest: e.evidence[name]!, generation: e.generation };
+      return {
+        evidence,
+        lastReceipt: e.receiptDigest,
+        dispatch: { ...context.dispatch!, status: 'observed' as const },
+      };
     }),
     propose: assign({
       proposal: ({ event }) => {
@@ -132,11 +142,19 @@ export const taskMachine = setup({
     recordVerification: assign({
       verification: ({ event }) => {
         const e = event as Ev<'verification.record'>;
-        return { generation: e.generation, digest: e.verificationDigest, passed: e.passed, sourceDigest: e.sourceDigest };
+        return {
+          generation: e.generation,
+          digest: e.verificationDigest,
+          passed: e.passed,
+          sourceDigest: e.sourceDigest,
+        };
       },
     }),
     commitOutcome: assign({
-      outcome: ({ event }) => ({ digest: (event as Ev<'verification.record'>).outcomeDigest!, revision: event.revision }),
+      outcome: ({ event }) => ({
+        digest: (event as Ev<'verification.record'>).outcomeDigest!,
+        revision: event.revision,
+      }),
     }),
     cancel: assign({ cancelReason: ({ event }) => (event as Ev<'task.cancel'>).reason }),
   },
@@ -162,17 +180,30 @@ export const taskMachine = setup({
       initial: 'compiling',
       on: {
         // Replacement: a new generation fences everything the previous Assignment still has in flight.
-        'assignment.commit': { guard: 'nextGeneration', target: 'assigned', reenter: true, actions: 'commitAssignment' },
+        'assignment.commit': {
+          guard: 'nextGeneration',
+          target: 'assigned',
+          reenter: true,
+          actions: 'commitAssignment',
+        },
       },
       states: {
         compiling: {
           on: {
-            'context.compile': { guard: and(['fromHost', 'currentGeneration']), target: 'ready', actions: 'compileContext' },
+            'context.compile': {
+              guard: and(['fromHost', 'currentGeneration']),
+              target: 'ready',
+              actions: 'compileContext',
+            },
           },
         },
         ready: {
           on: {
-            'dispatch.intend': { guard: and(['fromHost', 'currentGeneration']), target: 'dispatching', actions: 'intendDispatch' },
+            'dispatch.intend': {
+              guard: and(['fromHost', 'currentGeneration']),
+              target: 'dispatching',
+              actions: 'intendDispatch',
+            },
           },
         },
         dispatching: {
@@ -186,15 +217,26 @@ export const taskMachine = setup({
             // No job found: no transition, the dispatch stays unknown (never redispatched blindly).
             'dispatch.reconcile': [
               { guard: and(['fromHost', 'sameRequest', 'oneJob']), target: 'running', actions: 'acknowledge' },
-              { guard: and(['fromHost', 'sameRequest', 'manyJobs']), target: '#task.blocked', actions: 'rejectIdentity' },
+              {
+                guard: and(['fromHost', 'sameRequest', 'manyJobs']),
+                target: '#task.blocked',
+                actions: 'rejectIdentity',
+              },
             ],
           },
         },
         running: {
           on: {
             'run.observe': [
-              { guard: and(['fromHost', 'currentGeneration', 'sameRequest', not('contextMatches')]), actions: 'rejectContext' },
-              { guard: and(['fromHost', 'currentGeneration', 'sameRequest']), target: '#task.evaluating', actions: 'observeRun' },
+              {
+                guard: and(['fromHost', 'currentGeneration', 'sameRequest', not('contextMatches')]),
+                actions: 'rejectContext',
+              },
+              {
+                guard: and(['fromHost', 'currentGeneration', 'sameRequest']),
+                target: '#task.evaluating',
+                actions: 'observeRun',
+              },
             ],
           },
         },
@@ -217,8 +259,16 @@ export const taskMachine = setup({
     verifying: {
       on: {
         'verification.record': [
-          { guard: and(['fromHost', 'currentGeneration', 'passed']), target: 'completed', actions: ['recordVerification', 'commitOutcome'] },
-          { guard: and(['fromHost', 'currentGeneration']), target: 'waiting', actions: ['recordVerification', 'rejectVerification'] },
+          {
+            guard: and(['fromHost', 'currentGeneration', 'passed']),
+            target: 'completed',
+            actions: ['recordVerification', 'commitOutcome'],
+          },
+          {
+            guard: and(['fromHost', 'currentGeneration']),
+            target: 'waiting',
+            actions: ['recordVerification', 'rejectVerification'],
+          },
         ],
       },
     },

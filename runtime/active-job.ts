@@ -51,7 +51,9 @@ export class ActiveJob {
    * kept (a run spawns one provider); a report arriving after the terminal record is ignored.
    */
   recordProcess(process: { pid: number; startTicks: number }): void {
-    this.update((r) => (r.process !== undefined || isTerminal(r.state) ? r : { ...r, process, updatedAt: this.deps.now() }));
+    this.update((r) =>
+      r.process !== undefined || isTerminal(r.state) ? r : { ...r, process, updatedAt: this.deps.now() },
+    );
   }
 
   /** Settles `done` for a job whose `starting` record never became durable. */
@@ -78,14 +80,22 @@ export class ActiveJob {
           limits,
           cancel: signal,
           onRunning: (process) =>
-            this.update((r) => ({ ...r, state: 'running', startedAt: now(), updatedAt: now(), ...(process ? { process } : {}) })),
+            this.update((r) => ({
+              ...r,
+              state: 'running',
+              startedAt: now(),
+              updatedAt: now(),
+              ...(process ? { process } : {}),
+            })),
         });
       }
     } catch (error) {
       patch = { state: 'failed', error: { code: 'runtime_fault', detail: (error as Error).message } };
     }
     const files =
-      snapshot === undefined ? undefined : await workspaceChanges(workspace, snapshot, limits.maxWorkspaceEntries).catch(() => undefined);
+      snapshot === undefined
+        ? undefined
+        : await workspaceChanges(workspace, snapshot, limits.maxWorkspaceEntries).catch(() => undefined);
     this.update((r) => ({ ...r, ...patch, ...(files ? { files } : {}), endedAt: now(), updatedAt: now() }));
     await this.writes;
     return this.record;

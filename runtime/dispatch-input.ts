@@ -8,7 +8,10 @@ import { DriverRunInput } from '../drivers/receipt.js';
  */
 export const ClientRequestId = z.string().min(1).max(512);
 
-const AbsolutePath = z.string().min(1).refine((p) => isAbsolute(p), 'must be an absolute path');
+const AbsolutePath = z
+  .string()
+  .min(1)
+  .refine((p) => isAbsolute(p), 'must be an absolute path');
 
 /** A workspace-relative POSIX path that cannot name anything outside the workspace lexically. */
 export const RelativePath = z
@@ -21,7 +24,11 @@ export const RelativePath = z
 export const PathPattern = RelativePath;
 
 const Env = z.record(z.string(), z.string()).default({});
-const TimeoutMs = z.number().int().positive().max(7 * 24 * 3600 * 1000);
+const TimeoutMs = z
+  .number()
+  .int()
+  .positive()
+  .max(7 * 24 * 3600 * 1000);
 
 /** A plain process run in the workspace, in its own process group. */
 export const CommandRun = z.strictObject({

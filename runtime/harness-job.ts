@@ -46,7 +46,10 @@ export async function runHarness(
   try {
     const raced = await Promise.race([Promise.resolve().then(() => executor(input, controller.signal)), abandoned]);
     if (raced === 'unresponsive') {
-      outcome.error = { code: 'harness_unresponsive', detail: `executor did not return within ${limits.graceMs} ms of the abort` };
+      outcome.error = {
+        code: 'harness_unresponsive',
+        detail: `executor did not return within ${limits.graceMs} ms of the abort`,
+      };
     } else {
       const parsed = DriverResult.safeParse(raced);
       if (parsed.success) outcome.result = parsed.data;

@@ -36,4 +36,10 @@ export { RuntimeError, isRuntimeError, confineError, type RuntimeErrorCode } fro
 export { createWorkspace, workspacePath, WorkspaceRequest } from './workspace.js';
 export { sourceDigest, SOURCE_DIGEST_HEADER, type SourceDigestOptions } from './source-digest.js';
 export { JUNK_DIRS, compilePattern } from './tree-walk.js';
-export { resolveInside, readArtifact, type ConfineCode, type ConfineResult, type ReadArtifact } from '../drivers/confine.js';
+export {
+  resolveInside,
+  readArtifact,
+  type ConfineCode,
+  type ConfineResult,
+  type ReadArtifact,
+} from '../drivers/confine.js';

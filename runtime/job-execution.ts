@@ -27,7 +27,10 @@ export interface ExecutionContext {
 
 /** The fields a finished execution contributes to the terminal record. */
 export type TerminalPatch = { state: JobState } & Partial<
-  Pick<JobRecord, 'exitCode' | 'signal' | 'stopReason' | 'groupGone' | 'stdout' | 'stderr' | 'harness' | 'verification' | 'error'>
+  Pick<
+    JobRecord,
+    'exitCode' | 'signal' | 'stopReason' | 'groupGone' | 'stdout' | 'stderr' | 'harness' | 'verification' | 'error'
+  >
 >;
 
 function stoppedState(reason: StopReason | undefined): JobState | undefined {
@@ -38,7 +41,9 @@ function stoppedState(reason: StopReason | undefined): JobState | undefined {
 }
 
 function commandPatch(outcome: CommandOutcome): TerminalPatch {
-  const state = stoppedState(outcome.stopReason) ?? (outcome.error === undefined && outcome.exitCode === 0 ? 'succeeded' : 'failed');
+  const state =
+    stoppedState(outcome.stopReason) ??
+    (outcome.error === undefined && outcome.exitCode === 0 ? 'succeeded' : 'failed');
   const patch: TerminalPatch = {
     state,
     exitCode: outcome.exitCode,

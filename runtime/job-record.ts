@@ -76,7 +76,12 @@ export type Verification = z.infer<typeof Verification>;
 
 /** The run as stored: environment values and prompts are not persisted (names and digests only). */
 export const StoredRun = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('command'), command: z.string(), args: z.array(z.string()), envKeys: z.array(z.string()) }),
+  z.object({
+    kind: z.literal('command'),
+    command: z.string(),
+    args: z.array(z.string()),
+    envKeys: z.array(z.string()),
+  }),
   z.object({
     kind: z.literal('verify'),
     command: z.string(),

@@ -66,7 +66,10 @@ export class JobStore {
     if (format !== RUNTIME_FORMAT) {
       const leave = enterEnvGate(path);
       void env.close().finally(leave);
-      throw new RuntimeError('format_unknown', `${path} has format ${JSON.stringify(format)}; this Runtime reads ${RUNTIME_FORMAT}`);
+      throw new RuntimeError(
+        'format_unknown',
+        `${path} has format ${JSON.stringify(format)}; this Runtime reads ${RUNTIME_FORMAT}`,
+      );
     }
     return new JobStore(path, env);
   }
@@ -77,7 +80,9 @@ export class JobStore {
     try {
       raw = this.jobs.get(jobId);
     } catch (cause) {
-      throw new RuntimeError('record_corrupt', `job ${jobId} cannot be decoded: ${(cause as Error).message}`, { cause });
+      throw new RuntimeError('record_corrupt', `job ${jobId} cannot be decoded: ${(cause as Error).message}`, {
+        cause,
+      });
     }
     if (raw === undefined) return undefined;
     return parseRecord(jobId, raw);
@@ -86,7 +91,10 @@ export class JobStore {
   /** Job ids indexed under exactly `clientRequestId`, in key order. One range scan, O(log n + k). */
   findJobIds(clientRequestId: string): string[] {
     const ids: string[] = [];
-    for (const key of this.index.getKeys({ start: ['request', clientRequestId], end: ['request', clientRequestId, KEY_END] })) {
+    for (const key of this.index.getKeys({
+      start: ['request', clientRequestId],
+      end: ['request', clientRequestId, KEY_END],
+    })) {
       const jobId = key[2];
       if (jobId !== undefined) ids.push(jobId);
     }
@@ -97,7 +105,11 @@ export class JobStore {
   findJobs(clientRequestId: string): JobRecord[] {
     return this.findJobIds(clientRequestId).map((jobId) => {
       const record = this.getJob(jobId);
-      if (record === undefined) throw new RuntimeError('record_corrupt', `index names job ${jobId} for ${clientRequestId} but the job record is missing`);
+      if (record === undefined)
+        throw new RuntimeError(
+          'record_corrupt',
+          `index names job ${jobId} for ${clientRequestId} but the job record is missing`,
+        );
       return record;
     });
   }
@@ -155,7 +167,11 @@ export class JobStore {
       this.env.transactionSync(() => {
         for (const record of records) {
           const parsed = JobRecord.safeParse(record);
-          if (!parsed.success) throw new RuntimeError('record_corrupt', `refusing to write job ${record.jobId}: ${describeZodError(parsed.error)}`);
+          if (!parsed.success)
+            throw new RuntimeError(
+              'record_corrupt',
+              `refusing to write job ${record.jobId}: ${describeZodError(parsed.error)}`,
+            );
           this.writeRecord(parsed.data);
         }
       }),
@@ -195,7 +211,9 @@ export class JobStore {
       return action();
     } catch (cause) {
       if (cause instanceof RuntimeError) throw cause;
-      throw new RuntimeError('store_write_failed', `write to ${this.path} failed: ${(cause as Error).message}`, { cause });
+      throw new RuntimeError('store_write_failed', `write to ${this.path} failed: ${(cause as Error).message}`, {
+        cause,
+      });
     }
   }
 }
@@ -203,6 +221,7 @@ export class JobStore {
 function parseRecord(jobId: string, raw: unknown): JobRecord {
   const parsed = JobRecord.safeParse(raw);
   if (!parsed.success) throw new RuntimeError('record_corrupt', `job ${jobId}: ${describeZodError(parsed.error)}`);
-  if (parsed.data.jobId !== jobId) throw new RuntimeError('record_corrupt', `job ${jobId} holds the record of ${parsed.data.jobId}`);
+  if (parsed.data.jobId !== jobId)
+    throw new RuntimeError('record_corrupt', `job ${jobId} holds the record of ${parsed.data.jobId}`);
   return parsed.data;
 }

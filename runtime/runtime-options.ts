@@ -8,7 +8,10 @@ export type Clock = () => number;
 /** Options of `createRuntime`, parsed with zod (functions are checked for being functions). */
 export const RuntimeOptions = z.strictObject({
   /** Directory of the Runtime's own state; its LMDB file is `<root>/runtime.lmdb`. */
-  root: z.string().min(1).refine((p) => isAbsolute(p), 'must be an absolute path'),
+  root: z
+    .string()
+    .min(1)
+    .refine((p) => isAbsolute(p), 'must be an absolute path'),
   /** A label for this executor; defaults to `<hostname>:<pid>:<process start ticks>`. */
   executorId: z.string().min(1).max(256).optional(),
   harness: z.custom<HarnessExecutor>((v) => typeof v === 'function', 'must be a function').optional(),
@@ -20,12 +23,25 @@ export const RuntimeOptions = z.strictObject({
   /** How long to wait for a killed group to disappear (orphans wait for init to reap them). */
   reapTimeoutMs: z.number().int().positive().default(10_000),
   /** Output bytes per stream that go into the stdout/stderr digest. */
-  captureCapBytes: z.number().int().positive().default(16 << 20),
+  captureCapBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(16 << 20),
   /** Bytes of each stream's end kept in the record. */
-  tailBytes: z.number().int().nonnegative().max(1 << 20).default(4_096),
+  tailBytes: z
+    .number()
+    .int()
+    .nonnegative()
+    .max(1 << 20)
+    .default(4_096),
   /** Files walked when listing workspace changes; beyond it the list is marked truncated. */
   maxWorkspaceEntries: z.number().int().positive().default(50_000),
-  maxFrozenTestBytes: z.number().int().positive().default(4 << 20),
+  maxFrozenTestBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(4 << 20),
   /** Poll interval of `observe` for jobs run by another live Runtime process. */
   foreignPollMs: z.number().int().positive().default(250),
 });

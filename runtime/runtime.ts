@@ -8,7 +8,13 @@ import { RuntimeError, describeZodError } from './errors.js';
 import { subscribeProviderSpawns } from '../drivers/provider-spawn.js';
 import { ActiveJob } from './active-job.js';
 import { currentExecutor } from './executor-identity.js';
-import { executeCommand, executeHarness, executeVerify, type ExecutionContext, type TerminalPatch } from './job-execution.js';
+import {
+  executeCommand,
+  executeHarness,
+  executeVerify,
+  type ExecutionContext,
+  type TerminalPatch,
+} from './job-execution.js';
 import { isTerminal, type ExecutorIdentity, type JobRecord, type StoredRun } from './job-record.js';
 import { JobStore } from './job-store.js';
 import { abandonOrphan, ownerGone, type RecoveryReport } from './recovery.js';
@@ -60,7 +66,8 @@ export class Runtime {
     // it spawns, and the provider's group goes into the job record so recovery can kill it.
     this.stopSpawnWatch = subscribeProviderSpawns((spawn) => {
       const job = spawn.jobId === undefined ? undefined : this.active.get(spawn.jobId);
-      if (job?.record.run.kind === 'harness' && job.record.run.runId === spawn.runId) job.recordProcess({ pid: spawn.pid, startTicks: spawn.startTicks });
+      if (job?.record.run.kind === 'harness' && job.record.run.runId === spawn.runId)
+        job.recordProcess({ pid: spawn.pid, startTicks: spawn.startTicks });
     });
   }
 
@@ -82,10 +89,14 @@ export class Runtime {
     const { run } = input;
     if (run.kind === 'command') return this.admit(input, storedCommandRun(run), (ctx) => executeCommand(run, ctx));
     const executor = this.options.harness;
-    if (executor === undefined) throw new RuntimeError('executor_unavailable', 'no harness executor was given to createRuntime');
-    if (run.input.cwd !== input.workspace) throw new RuntimeError('invalid_dispatch', 'run.input.cwd: must equal workspace');
+    if (executor === undefined)
+      throw new RuntimeError('executor_unavailable', 'no harness executor was given to createRuntime');
+    if (run.input.cwd !== input.workspace)
+      throw new RuntimeError('invalid_dispatch', 'run.input.cwd: must equal workspace');
     const driverInput = run.input;
-    return this.admit(input, storedHarnessRun(driverInput), (ctx) => executeHarness(executor, { ...driverInput, jobId: ctx.jobId }, ctx));
+    return this.admit(input, storedHarnessRun(driverInput), (ctx) =>
+      executeHarness(executor, { ...driverInput, jobId: ctx.jobId }, ctx),
+    );
   }
 
   /**
@@ -144,7 +155,10 @@ export class Runtime {
     const record = await this.getJob(jobId);
     if (isTerminal(record.state)) return record;
     if (ownerGone(record, this.executor)) return this.abandon(record);
-    throw new RuntimeError('job_foreign', `job ${jobId} runs under live executor ${record.executorId}; cancel it there`);
+    throw new RuntimeError(
+      'job_foreign',
+      `job ${jobId} runs under live executor ${record.executorId}; cancel it there`,
+    );
   }
 
   /**
@@ -222,7 +236,10 @@ export class Runtime {
   }
 
   private abandon(record: JobRecord): Promise<JobRecord> {
-    const done = abandonOrphan(this.store, record, { now: () => this.now(), reapTimeoutMs: this.options.reapTimeoutMs });
+    const done = abandonOrphan(this.store, record, {
+      now: () => this.now(),
+      reapTimeoutMs: this.options.reapTimeoutMs,
+    });
     return this.track(done.then((abandoned) => (this.emit(abandoned), abandoned)));
   }
 
@@ -288,17 +305,27 @@ export class Runtime {
     if (!this.store.createJob(record)) {
       // Another process admitted the same id between our read and our transaction.
       const known = this.knownJob(record.clientRequestId);
-      if (known === undefined) throw new RuntimeError('record_corrupt', `${record.clientRequestId} was indexed when admitted and is not now`);
+      if (known === undefined)
+        throw new RuntimeError('record_corrupt', `${record.clientRequestId} was indexed when admitted and is not now`);
       return this.existing(record.clientRequestId, known, request);
     }
     // Registered before the flush so a cancel arriving meanwhile is seen before anything is spawned.
-    const job = new ActiveJob(record, { store: this.store, limits: this.options, now: () => this.now(), emit: (r) => this.emit(r) });
+    const job = new ActiveJob(record, {
+      store: this.store,
+      limits: this.options,
+      now: () => this.now(),
+      emit: (r) => this.emit(r),
+    });
     this.active.set(record.jobId, job);
     try {
       await this.store.flushed();
     } catch (cause) {
       this.active.delete(record.jobId);
-      const error = new RuntimeError('store_write_failed', `job ${record.jobId} could not be made durable: ${(cause as Error).message}`, { cause });
+      const error = new RuntimeError(
+        'store_write_failed',
+        `job ${record.jobId} could not be made durable: ${(cause as Error).message}`,
+        { cause },
+      );
       job.fail(error);
       throw error;
     }
@@ -349,8 +376,13 @@ function requestOf(record: JobRecord): JobRequest {
 function assertSameRequest(id: string, holder: string, known: JobRequest, asked: JobRequest): void {
   const fields = ['workspace', 'run', 'timeoutMs', 'graceMs'] as const;
   // A grace left to the default is not compared (the default may have changed since).
-  const differ = fields.filter((field) => !(field === 'graceMs' && asked.graceMs === undefined) && !isDeepStrictEqual(known[field], asked[field]));
+  const differ = fields.filter(
+    (field) => !(field === 'graceMs' && asked.graceMs === undefined) && !isDeepStrictEqual(known[field], asked[field]),
+  );
   if (differ.length > 0) {
-    throw new RuntimeError('idempotency_conflict', `clientRequestId ${id} already names ${holder} with another request (differs in ${differ.join(', ')}); nothing was started`);
+    throw new RuntimeError(
+      'idempotency_conflict',
+      `clientRequestId ${id} already names ${holder} with another request (differs in ${differ.join(', ')}); nothing was started`,
+    );
   }
 }

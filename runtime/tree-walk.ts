@@ -67,7 +67,10 @@ function ifGone<T>(fallback: T): (error: unknown) => T {
  * Lists regular files and symlinks under `root` (symlinks are never followed), skipping `JUNK_DIRS`
  * and excluded paths, sorted by `compareUtf8` of the relative path. Other file types are ignored.
  */
-export async function walkTree(root: string, options: WalkOptions = {}): Promise<{ entries: TreeEntry[]; truncated: boolean }> {
+export async function walkTree(
+  root: string,
+  options: WalkOptions = {},
+): Promise<{ entries: TreeEntry[]; truncated: boolean }> {
   const include = anyOf(options.include);
   const exclude = anyOf(options.exclude);
   const max = options.maxEntries ?? Number.POSITIVE_INFINITY;

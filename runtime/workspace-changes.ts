@@ -13,14 +13,22 @@ export interface WorkspaceSnapshot {
 /** Walks `dir` (junk directories skipped) and remembers kind, size, mtime and inode of every entry. */
 export async function snapshotWorkspace(dir: string, maxEntries: number): Promise<WorkspaceSnapshot> {
   const { entries, truncated } = await walkTree(dir, { maxEntries });
-  return { entries: new Map(entries.map((e) => [e.rel, { kind: e.kind, size: e.size, mtimeNs: e.mtimeNs, ino: e.ino }])), truncated };
+  return {
+    entries: new Map(entries.map((e) => [e.rel, { kind: e.kind, size: e.size, mtimeNs: e.mtimeNs, ino: e.ino }])),
+    truncated,
+  };
 }
 
 async function digestEntry(entry: TreeEntry): Promise<FileChange | undefined> {
   const hash = createHash('sha256');
   if (entry.kind === 'symlink') {
     const target = Buffer.from(await readlink(entry.abs), 'utf8');
-    return { name: entry.rel, kind: 'symlink', bytes: target.length, digest: 'sha256:' + hash.update(target).digest('hex') };
+    return {
+      name: entry.rel,
+      kind: 'symlink',
+      bytes: target.length,
+      digest: 'sha256:' + hash.update(target).digest('hex'),
+    };
   }
   // O_NOFOLLOW: a file swapped for a symlink after the walk is not followed out of the workspace.
   const handle = await open(entry.abs, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
@@ -41,7 +49,11 @@ async function digestEntry(entry: TreeEntry): Promise<FileChange | undefined> {
  * Files created or modified since `before` (a different kind, size, mtime or inode), with content
  * digests, plus the names that disappeared. Digests are taken now, after the job ended.
  */
-export async function workspaceChanges(dir: string, before: WorkspaceSnapshot, maxEntries: number): Promise<FilesEvidence> {
+export async function workspaceChanges(
+  dir: string,
+  before: WorkspaceSnapshot,
+  maxEntries: number,
+): Promise<FilesEvidence> {
   const after = await walkTree(dir, { maxEntries });
   const changed: FileChange[] = [];
   const seen = new Set<string>();

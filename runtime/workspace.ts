@@ -6,14 +6,24 @@ import { RuntimeError, describeZodError } from './errors.js';
 
 const Segment = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be 1-128 characters of [A-Za-z0-9._-], starting with a letter or digit');
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/,
+    'must be 1-128 characters of [A-Za-z0-9._-], starting with a letter or digit',
+  );
 
 export const WorkspaceRequest = z.strictObject({
-  root: z.string().min(1).refine((p) => isAbsolute(p), 'must be an absolute path'),
+  root: z
+    .string()
+    .min(1)
+    .refine((p) => isAbsolute(p), 'must be an absolute path'),
   taskId: Segment,
   attempt: z.number().int().positive(),
   /** A directory (typically a repository) copied into the new workspace. */
-  seedFrom: z.string().min(1).refine((p) => isAbsolute(p), 'must be an absolute path').optional(),
+  seedFrom: z
+    .string()
+    .min(1)
+    .refine((p) => isAbsolute(p), 'must be an absolute path')
+    .optional(),
 });
 export type WorkspaceRequest = z.infer<typeof WorkspaceRequest>;
 

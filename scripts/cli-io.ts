@@ -3,7 +3,9 @@ import type { z } from 'zod';
 import type { ProgressListener, RecoveryProgress } from '../actors/recovery-progress.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
-type Parsed<T extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>>;
+type Parsed<T extends Options> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>
+>;
 
 /** Exit codes of the `ordivon` CLI; stable. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -34,7 +36,12 @@ export function emit(io: Io, value: unknown, human: () => string): void {
 /** node:util parseArgs with errors turned into `usage` CliErrors (exit 2). */
 export function parse<const T extends Options>(argv: string[], options: T, positionals = 0): Parsed<T> {
   try {
-    const parsed = parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>({ args: argv, options, allowPositionals: true, strict: true });
+    const parsed = parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>({
+      args: argv,
+      options,
+      allowPositionals: true,
+      strict: true,
+    });
     if (parsed.positionals.length !== positionals) {
       throw new CliError('usage', `expected ${positionals} argument(s), got ${parsed.positionals.length}`, EXIT.usage);
     }
@@ -59,7 +66,11 @@ export function parseJson(text: string, what: string): unknown {
  * `node:util` parseArgs (strict, no positionals), then `schema`. A bad option is a `usage`
  * result naming it (`--rounds: Too small: …`); the caller prints it and exits 2 before doing anything.
  */
-export function parseScriptArgs<S extends z.ZodType>(argv: string[], options: Options, schema: S): { ok: true; args: z.output<S> } | { ok: false; code: 'usage'; message: string } {
+export function parseScriptArgs<S extends z.ZodType>(
+  argv: string[],
+  options: Options,
+  schema: S,
+): { ok: true; args: z.output<S> } | { ok: false; code: 'usage'; message: string } {
   let raw: unknown;
   try {
     raw = parseArgs({ args: argv, options, strict: true }).values;
@@ -73,7 +84,13 @@ export function parseScriptArgs<S extends z.ZodType>(argv: string[], options: Op
 }
 
 /** `parseScriptArgs` for a script's entry point: exits 2 with the usage on a bad option, 0 after printing it for `--help`. */
-export function scriptArgsOrExit<S extends z.ZodType>(name: string, usage: string, argv: string[], options: Options, schema: S): z.output<S> {
+export function scriptArgsOrExit<S extends z.ZodType>(
+  name: string,
+  usage: string,
+  argv: string[],
+  options: Options,
+  schema: S,
+): z.output<S> {
   const result = parseScriptArgs(argv, { ...options, help: { type: 'boolean', short: 'h' } }, schema);
   if (!result.ok) {
     console.error(`${name}: ${result.code}: ${result.message}\n${usage}`);
@@ -94,7 +111,10 @@ export function count(value: number): string {
 /** One progress report as text: `4,120 of 10,000 Tasks, 412,000 of 1,000,000 events (41%)`. */
 export function progressText(progress: RecoveryProgress): string {
   const { tasks, totalTasks, events, totalEvents } = progress;
-  const eventsPart = totalEvents === undefined ? `${count(events)} events` : `${count(events)} of ${count(totalEvents)} events (${totalEvents > 0 ? Math.floor((100 * events) / totalEvents) : 100}%)`;
+  const eventsPart =
+    totalEvents === undefined
+      ? `${count(events)} events`
+      : `${count(events)} of ${count(totalEvents)} events (${totalEvents > 0 ? Math.floor((100 * events) / totalEvents) : 100}%)`;
   return `${count(tasks)} of ${count(totalTasks)} Tasks, ${eventsPart}`;
 }
 
@@ -103,7 +123,12 @@ export function progressText(progress: RecoveryProgress): string {
  * `everyMs` by `now` (a clock, injectable), the first one `everyMs` after it was made — so a
  * short run prints nothing.
  */
-export function throttledProgress(write: (line: string) => void, prefix: string, now: () => number = () => performance.now(), everyMs = 2000): ProgressListener {
+export function throttledProgress(
+  write: (line: string) => void,
+  prefix: string,
+  now: () => number = () => performance.now(),
+  everyMs = 2000,
+): ProgressListener {
   let next = now() + everyMs;
   return (progress) => {
     const at = now();

@@ -68,7 +68,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
   } catch (thrown) {
     const error = thrown instanceof CliError ? thrown : storageFault(thrown);
     if (error === undefined) throw thrown;
-    if (io.json) io.out(JSON.stringify({ error: { code: error.code, message: error.message, ...error.details } }, null, 2));
+    if (io.json)
+      io.out(JSON.stringify({ error: { code: error.code, message: error.message, ...error.details } }, null, 2));
     else io.err(`ordivon: ${error.code}: ${error.message}`);
     return error.exit;
   }
@@ -81,7 +82,11 @@ export async function main(argv: string[], io: Io): Promise<number> {
 function storageFault(error: unknown): CliError | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   if (!(error instanceof Error) || typeof code !== 'number') return undefined;
-  return new CliError('storage_failed', `the state root's LMDB environment failed: ${error.message} (code ${code})`, EXIT.failed);
+  return new CliError(
+    'storage_failed',
+    `the state root's LMDB environment failed: ${error.message} (code ${code})`,
+    EXIT.failed,
+  );
 }
 
 const isEntry = process.argv[1] && import.meta.url === (await import('node:url')).pathToFileURL(process.argv[1]).href;

@@ -14,7 +14,8 @@ import { scriptArgsOrExit } from './cli-io.js';
 import { z } from 'zod';
 import { runCrashLoop } from '../test/reliability/crash-loop.js';
 
-const USAGE = 'usage: node dist/scripts/torture.js [--rounds N] [--seed N] [--tasks N] [--keep]  (N: positive integers)';
+const USAGE =
+  'usage: node dist/scripts/torture.js [--rounds N] [--seed N] [--tasks N] [--keep]  (N: positive integers)';
 const Args = z.object({
   rounds: z.coerce.number().int().positive(),
   seed: z.coerce.number().int().positive(),
@@ -27,7 +28,12 @@ const args = scriptArgsOrExit(
   'torture',
   USAGE,
   process.argv.slice(2),
-  { rounds: { type: 'string', default: '200' }, seed: { type: 'string', default: '7' }, tasks: { type: 'string', default: '20' }, keep: { type: 'boolean' } },
+  {
+    rounds: { type: 'string', default: '200' },
+    seed: { type: 'string', default: '7' },
+    tasks: { type: 'string', default: '20' },
+    keep: { type: 'boolean' },
+  },
   Args,
 );
 const { rounds, seed, tasks, keep } = args;
@@ -42,7 +48,9 @@ try {
     tasks,
     onRound: (r) => {
       if (r.round % 10 === 0 || r.lost.length || r.problems.length) {
-        console.log(`round ${r.round}/${rounds}: killed after ${r.killAt} lines; ${r.acknowledged} acknowledged, ${r.lost.length} lost; ${r.events} events in ${r.tasks} tasks`);
+        console.log(
+          `round ${r.round}/${rounds}: killed after ${r.killAt} lines; ${r.acknowledged} acknowledged, ${r.lost.length} lost; ${r.events} events in ${r.tasks} tasks`,
+        );
       }
     },
   });

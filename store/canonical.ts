@@ -94,7 +94,8 @@ export function canonicalJsonFast(value: unknown): string {
       if (Array.isArray(value)) {
         if (value.length === 0) return '[]';
         let out = '[' + (value[0] === undefined ? 'null' : canonicalJsonFast(value[0]));
-        for (let i = 1; i < value.length; i++) out += ',' + (value[i] === undefined ? 'null' : canonicalJsonFast(value[i]));
+        for (let i = 1; i < value.length; i++)
+          out += ',' + (value[i] === undefined ? 'null' : canonicalJsonFast(value[i]));
         return out + ']';
       }
       const keys = Object.keys(value);

@@ -78,10 +78,14 @@ export function prepareObject(kinds: ObjectKinds, object: NewObject): PreparedOb
   const parsed = schema.safeParse(object.body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new StoreError('object_invalid', `${object.kind} at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`, {
-      kind: object.kind,
-      path: issue?.path,
-    });
+    throw new StoreError(
+      'object_invalid',
+      `${object.kind} at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
+      {
+        kind: object.kind,
+        path: issue?.path,
+      },
+    );
   }
   const value = { kind: object.kind, body: parsed.data };
   const { text, digest } = objectText(value);
@@ -136,7 +140,11 @@ export class EventStore {
       // the first read through the map. The meta pages (read by getStats) are at its start; the
       // rest is checked with pread (see lmdb-tail.ts: the file may legitimately end before LMDB's
       // last page number when the free database lists the final pages).
-      const { pageSize, lastPageNumber, lastTxnId } = env.getStats() as { pageSize: number; lastPageNumber: number; lastTxnId: number };
+      const { pageSize, lastPageNumber, lastTxnId } = env.getStats() as {
+        pageSize: number;
+        lastPageNumber: number;
+        lastTxnId: number;
+      };
       const dataFile = join(options.root, 'lmdb', 'data.mdb');
       const tail = checkDataFileTail(dataFile, pageSize, lastPageNumber, lastTxnId);
       if (!tail.whole) {
@@ -218,10 +226,13 @@ export class EventStore {
     const raw = this.read(() => this.rawObject(digest), 'object_corrupt', { object: digest });
     if (raw === undefined) throw new StoreError('object_missing', `object ${digest} is missing`, { object: digest });
     const value = objectMatches(raw, digest) ? objectValue(raw) : undefined;
-    if (!value) throw new StoreError('object_corrupt', `object ${digest} does not match its digest`, { object: digest });
+    if (!value)
+      throw new StoreError('object_corrupt', `object ${digest} does not match its digest`, { object: digest });
     const schema = this.kinds[value.kind];
     if (!schema || !schema.safeParse(value.body).success || (kind && value.kind !== kind)) {
-      throw new StoreError('object_corrupt', `object ${digest} is not a valid ${kind ?? value.kind}`, { object: digest });
+      throw new StoreError('object_corrupt', `object ${digest} is not a valid ${kind ?? value.kind}`, {
+        object: digest,
+      });
     }
     return value as { kind: string; body: T };
   }
@@ -235,7 +246,8 @@ export class EventStore {
    */
   storedDigest(digest: string): { in: 'object' | 'blob'; matches: boolean } | 'legacy' | undefined {
     const object = borrowBytes(this.objects, digest);
-    if (object !== undefined) return isCanonicalObjectBytes(object) ? { in: 'object', matches: sha256Bytes(object) === digest } : 'legacy';
+    if (object !== undefined)
+      return isCanonicalObjectBytes(object) ? { in: 'object', matches: sha256Bytes(object) === digest } : 'legacy';
     const blob = borrowBytes(this.blobs, digest);
     return blob === undefined ? undefined : { in: 'blob', matches: sha256Bytes(blob) === digest };
   }
@@ -248,7 +260,8 @@ export class EventStore {
   getBlob(digest: string): Buffer {
     const bytes = this.blobs.getBinary(digest);
     if (bytes === undefined) throw new StoreError('object_missing', `blob ${digest} is missing`, { object: digest });
-    if (sha256(bytes) !== digest) throw new StoreError('object_corrupt', `blob ${digest} does not match its digest`, { object: digest });
+    if (sha256(bytes) !== digest)
+      throw new StoreError('object_corrupt', `blob ${digest} does not match its digest`, { object: digest });
     return Buffer.from(bytes);
   }
 
@@ -257,7 +270,8 @@ export class EventStore {
     this.writable();
     const prepared = objects.map((o) => this.prepareObject(o));
     await this.env.childTransaction(() => {
-      for (const { digest, text } of prepared) if (!this.objects.doesExist(digest)) this.objects.put(digest, Buffer.from(text));
+      for (const { digest, text } of prepared)
+        if (!this.objects.doesExist(digest)) this.objects.put(digest, Buffer.from(text));
       for (const bytes of blobs) {
         const digest = sha256(bytes);
         if (!this.blobs.doesExist(digest)) this.blobs.put(digest, Buffer.from(bytes));
@@ -327,12 +341,17 @@ export class EventStore {
 
   /** Every claim of an index kind (or of one key of it), with the Task that holds it, in key order: for the identity checks. */
   *indexEntries(kind: IndexKind, key?: string): Generator<{ key: string; taskId: string }> {
-    const range = key === undefined ? { start: [kind, '', ''], end: [kind, '\uffff', ''] } : { start: [kind, key, ''], end: [kind, key, '\uffff'] };
+    const range =
+      key === undefined
+        ? { start: [kind, '', ''], end: [kind, '\uffff', ''] }
+        : { start: [kind, key, ''], end: [kind, key, '\uffff'] };
     for (const k of this.indexes.getKeys(range)) yield { key: k[1], taskId: k[2] };
   }
 
   warnings(): StreamWarning[] {
-    return [...this.meta.getRange({ start: ['warning', ''], end: ['warning', '\uffff'] })].map(({ value }) => StreamWarning.parse(value));
+    return [...this.meta.getRange({ start: ['warning', ''], end: ['warning', '\uffff'] })].map(({ value }) =>
+      StreamWarning.parse(value),
+    );
   }
 
   /**
@@ -354,53 +373,64 @@ export class EventStore {
     const { taskId, expectedRevision } = input;
     const revision = expectedRevision + 1;
 
-    const result = await this.durable(this.env.childTransaction((): AppendResult => {
-      const head = this.head(taskId);
-      const current = head?.revision ?? 0;
-      if (current !== expectedRevision) {
-        const stored = current > expectedRevision ? this.event(taskId, revision) : undefined;
-        if (stored && stored.id === input.event.id) return { revision, digest: digestOf(stored), duplicate: true };
-        throw new StoreError(
-          'revision_conflict',
-          `task ${taskId}: expected revision ${expectedRevision}, head is ${current}`,
-          { taskId, expectedRevision, revision: current },
-          true,
-        );
-      }
-      for (const ref of input.event.refs) {
-        if (!provided.has(ref) && !this.hasObject(ref)) {
-          throw new StoreError('object_missing', `task ${taskId} revision ${revision} references missing ${ref}`, { taskId, revision, object: ref });
+    const result = await this.durable(
+      this.env.childTransaction((): AppendResult => {
+        const head = this.head(taskId);
+        const current = head?.revision ?? 0;
+        if (current !== expectedRevision) {
+          const stored = current > expectedRevision ? this.event(taskId, revision) : undefined;
+          if (stored && stored.id === input.event.id) return { revision, digest: digestOf(stored), duplicate: true };
+          throw new StoreError(
+            'revision_conflict',
+            `task ${taskId}: expected revision ${expectedRevision}, head is ${current}`,
+            { taskId, expectedRevision, revision: current },
+            true,
+          );
         }
-      }
-      for (const claim of input.claims ?? []) {
-        if (!EXCLUSIVE_CLAIMS.has(claim.kind)) continue;
-        const other = this.owners(claim.kind, claim.key).find((owner) => owner !== taskId);
-        if (other !== undefined) {
-          throw new StoreError('identity_conflict', `${claim.kind} ${claim.key} already belongs to task ${other}`, {
-            taskId,
-            revision,
-            object: claim.key,
-            owner: other,
-          });
+        for (const ref of input.event.refs) {
+          if (!provided.has(ref) && !this.hasObject(ref)) {
+            throw new StoreError('object_missing', `task ${taskId} revision ${revision} references missing ${ref}`, {
+              taskId,
+              revision,
+              object: ref,
+            });
+          }
         }
-      }
-      // Checks done; from here on only writes, so a refused append leaves nothing behind.
-      for (const { digest, text } of prepared) if (!this.objects.doesExist(digest)) this.objects.put(digest, Buffer.from(text));
-      for (const { digest, bytes } of blobs) if (!this.blobs.doesExist(digest)) this.blobs.put(digest, bytes);
-      const record: EventRecord = { ...input.event, prev: head?.digest ?? null };
-      const digest = digestOf(record);
-      this.events.put([taskId, revision], record);
-      this.heads.put(taskId, { revision, digest } satisfies Head);
-      for (const claim of input.claims ?? []) {
-        this.indexes.put([claim.kind, claim.key, taskId], claim.digest === undefined ? { revision } : { revision, digest: claim.digest });
-      }
-      this.projections.put(taskId, input.projection);
-      if (revision === this.streamWarnAt) {
-        const warning: StreamWarning = { taskId, revision, threshold: this.streamWarnAt, at: input.event.at };
-        this.meta.put(['warning', taskId], warning);
-      }
-      return { revision, digest, duplicate: false };
-    }), { taskId, revision });
+        for (const claim of input.claims ?? []) {
+          if (!EXCLUSIVE_CLAIMS.has(claim.kind)) continue;
+          const other = this.owners(claim.kind, claim.key).find((owner) => owner !== taskId);
+          if (other !== undefined) {
+            throw new StoreError('identity_conflict', `${claim.kind} ${claim.key} already belongs to task ${other}`, {
+              taskId,
+              revision,
+              object: claim.key,
+              owner: other,
+            });
+          }
+        }
+        // Checks done; from here on only writes, so a refused append leaves nothing behind.
+        for (const { digest, text } of prepared)
+          if (!this.objects.doesExist(digest)) this.objects.put(digest, Buffer.from(text));
+        for (const { digest, bytes } of blobs) if (!this.blobs.doesExist(digest)) this.blobs.put(digest, bytes);
+        const record: EventRecord = { ...input.event, prev: head?.digest ?? null };
+        const digest = digestOf(record);
+        this.events.put([taskId, revision], record);
+        this.heads.put(taskId, { revision, digest } satisfies Head);
+        for (const claim of input.claims ?? []) {
+          this.indexes.put(
+            [claim.kind, claim.key, taskId],
+            claim.digest === undefined ? { revision } : { revision, digest: claim.digest },
+          );
+        }
+        this.projections.put(taskId, input.projection);
+        if (revision === this.streamWarnAt) {
+          const warning: StreamWarning = { taskId, revision, threshold: this.streamWarnAt, at: input.event.at };
+          this.meta.put(['warning', taskId], warning);
+        }
+        return { revision, digest, duplicate: false };
+      }),
+      { taskId, revision },
+    );
     return result;
   }
 
@@ -428,13 +458,16 @@ export class EventStore {
       return value;
     } catch (error) {
       if (error instanceof StoreError) throw error;
-      const cause = await ((error as { commitError?: Promise<unknown> }).commitError ?? Promise.reject(error)).catch((e: Error) => e.message);
+      const cause = await ((error as { commitError?: Promise<unknown> }).commitError ?? Promise.reject(error)).catch(
+        (e: Error) => e.message,
+      );
       throw new StoreError('storage_failed', `commit failed, nothing was written: ${cause}`, details, true);
     }
   }
 
   private writable(): void {
-    if (this.readOnly) throw new StoreError('read_only', `the store at ${this.root} is open read-only`, { root: this.root });
+    if (this.readOnly)
+      throw new StoreError('read_only', `the store at ${this.root} is open read-only`, { root: this.root });
   }
 
   private read<T>(fn: () => T, code: 'object_corrupt' | 'record_corrupt', details: Record<string, unknown>): T {
@@ -449,7 +482,11 @@ export class EventStore {
     const parsed = schema.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new StoreError('record_corrupt', `stored record ${JSON.stringify(details)} is malformed at ${issue?.path.join('.')}: ${issue?.message}`, details);
+      throw new StoreError(
+        'record_corrupt',
+        `stored record ${JSON.stringify(details)} is malformed at ${issue?.path.join('.')}: ${issue?.message}`,
+        details,
+      );
     }
     return parsed.data;
   }

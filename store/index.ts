@@ -1,5 +1,22 @@
-export { EventStore, prepareObject, type OpenOptions, type AppendInput, type AppendResult, type NewObject, type PreparedObject, type ObjectKinds } from './event-store.js';
-export { canonicalJson, canonicalJsonFast, digestOf, sha256, sha256Text, sha256Bytes, DIGEST_PATTERN } from './canonical.js';
+export {
+  EventStore,
+  prepareObject,
+  type OpenOptions,
+  type AppendInput,
+  type AppendResult,
+  type NewObject,
+  type PreparedObject,
+  type ObjectKinds,
+} from './event-store.js';
+export {
+  canonicalJson,
+  canonicalJsonFast,
+  digestOf,
+  sha256,
+  sha256Text,
+  sha256Bytes,
+  DIGEST_PATTERN,
+} from './canonical.js';
 export { StoreError, type StoreErrorCode } from './errors.js';
 export { objectMatches, objectValue, type RawObject } from './object-bytes.js';
 export { checkDataFileTail, type TailCheck } from './lmdb-tail.js';

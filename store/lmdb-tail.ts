@@ -55,7 +55,13 @@ export function checkDataFileTail(dataFile: string, pageSize: number, lastPage: 
     try {
       free = freePagesFrom(reader, lastPage, txnId, firstMissing);
     } catch (error) {
-      return { whole: false, size, lastPageEnd, missingPages: lastPage + 1 - firstMissing, problem: (error as Error).message };
+      return {
+        whole: false,
+        size,
+        lastPageEnd,
+        missingPages: lastPage + 1 - firstMissing,
+        problem: (error as Error).message,
+      };
     }
     let missingPages = 0;
     for (let page = firstMissing; page <= lastPage; page++) if (!free.has(page)) missingPages++;
@@ -145,7 +151,8 @@ function freePagesFrom(reader: PageReader, lastPage: number, txnId: number, from
         const dataAt = node + 8 + keySize;
         if (nodeFlags & F_BIGDATA) {
           const overflow = u64(page, dataAt);
-          if (overflow < 2 || overflow > lastPage) throw new Error(`free list overflow page ${overflow} is out of range`);
+          if (overflow < 2 || overflow > lastPage)
+            throw new Error(`free list overflow page ${overflow} is out of range`);
           const pages = Math.ceil((PAGE_HEADER + dataSize) / reader.pageSize);
           addList(reader.read(overflow, pages).subarray(PAGE_HEADER, PAGE_HEADER + dataSize));
         } else {

@@ -55,23 +55,39 @@ export function safeParseEventRecord(value: unknown): { success: true; data: Eve
   if (plain(value)) {
     const { id, type, origin, at, mono, data, refs, disposition, prev } = value;
     if (
-      typeof id === 'string' && id.length >= 1 && id.length <= 200 &&
-      typeof type === 'string' && type.length >= 1 &&
+      typeof id === 'string' &&
+      id.length >= 1 &&
+      id.length <= 200 &&
+      typeof type === 'string' &&
+      type.length >= 1 &&
       (origin === 'host' || origin === 'external') &&
       typeof at === 'string' &&
-      typeof mono === 'number' && Number.isFinite(mono) &&
-      plain(data) && Object.getOwnPropertySymbols(data).length === 0 && !Object.hasOwn(data, '__proto__') && !Object.hasOwn(data, 'constructor') &&
-      Array.isArray(refs) && refs.every((r) => typeof r === 'string' && DIGEST.test(r)) &&
+      typeof mono === 'number' &&
+      Number.isFinite(mono) &&
+      plain(data) &&
+      Object.getOwnPropertySymbols(data).length === 0 &&
+      !Object.hasOwn(data, '__proto__') &&
+      !Object.hasOwn(data, 'constructor') &&
+      Array.isArray(refs) &&
+      refs.every((r) => typeof r === 'string' && DIGEST.test(r)) &&
       plain(disposition) &&
       (prev === null || (typeof prev === 'string' && DIGEST.test(prev)))
     ) {
       const admitted = disposition.admitted;
       const code = disposition.code;
-      const taken = admitted === true ? { admitted: true as const } : admitted === false && typeof code === 'string' && code.length >= 1 ? { admitted: false as const, code } : undefined;
+      const taken =
+        admitted === true
+          ? { admitted: true as const }
+          : admitted === false && typeof code === 'string' && code.length >= 1
+            ? { admitted: false as const, code }
+            : undefined;
       if (taken) {
         const copy: Record<string, unknown> = {};
         for (const key of Object.keys(data)) copy[key] = data[key];
-        return { success: true, data: { id, type, origin, at, mono, data: copy, refs: [...refs] as string[], disposition: taken, prev } };
+        return {
+          success: true,
+          data: { id, type, origin, at, mono, data: copy, refs: [...refs] as string[], disposition: taken, prev },
+        };
       }
     }
   }
@@ -107,5 +123,10 @@ export const FORMAT_NAME = 'ordivon-state';
 export const FORMAT_VERSION = 1;
 export const FormatFile = z.object({ format: z.literal(FORMAT_NAME), version: z.number().int() });
 
-export const StreamWarning = z.object({ taskId: z.string(), revision: z.number().int(), threshold: z.number().int(), at: z.string() });
+export const StreamWarning = z.object({
+  taskId: z.string(),
+  revision: z.number().int(),
+  threshold: z.number().int(),
+  at: z.string(),
+});
 export type StreamWarning = z.infer<typeof StreamWarning>;

@@ -1,5 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, linkSync, statSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, fsyncSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  linkSync,
+  statSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+  fsyncSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -31,10 +43,14 @@ export function checkFormat(root: string, create: boolean): void {
   }
   const format = FormatFile.safeParse(parsed);
   if (!format.success || format.data.version !== FORMAT_VERSION) {
-    throw new StoreError('format_unknown', `${path} names ${JSON.stringify(parsed)}; this build reads ${FORMAT_NAME} v${FORMAT_VERSION}`, {
-      root,
-      object: path,
-    });
+    throw new StoreError(
+      'format_unknown',
+      `${path} names ${JSON.stringify(parsed)}; this build reads ${FORMAT_NAME} v${FORMAT_VERSION}`,
+      {
+        root,
+        object: path,
+      },
+    );
   }
 }
 
@@ -131,14 +147,22 @@ export function acquireLock(root: string, purpose: string): () => void {
       if (error instanceof StoreError) throw error;
       const code = (error as NodeJS.ErrnoException).code;
       // A root this process may not write (read-only mount, permissions) is refused with a documented code.
-      if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') throw new StoreError('read_only', `state root ${root} is not writable (${code}): ${(error as Error).message}`, { root });
-      if (code !== 'EEXIST') throw new StoreError('storage_failed', `cannot create ${path}: ${(error as Error).message}`, { root });
+      if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM')
+        throw new StoreError('read_only', `state root ${root} is not writable (${code}): ${(error as Error).message}`, {
+          root,
+        });
+      if (code !== 'EEXIST')
+        throw new StoreError('storage_failed', `cannot create ${path}: ${(error as Error).message}`, { root });
       const { text, holder } = judgeLock(path);
       if (holder) {
-        throw new StoreError('state_locked', `state root ${root} is held by pid ${holder.pid} (${holder.purpose}) since ${holder.startedAt}`, {
-          root,
-          holder,
-        });
+        throw new StoreError(
+          'state_locked',
+          `state root ${root} is held by pid ${holder.pid} (${holder.purpose}) since ${holder.startedAt}`,
+          {
+            root,
+            holder,
+          },
+        );
       }
       // The holder is gone (or the file is unreadable): remove that stale lock (only one of several
       // waiters does, and never a lock another waiter took meanwhile) and try again.
@@ -148,7 +172,12 @@ export function acquireLock(root: string, purpose: string): () => void {
   throw new StoreError('state_locked', `could not take the lock of ${root}`, { root }, true);
 }
 
-const GateFile = z.object({ pid: z.number().int(), host: z.string(), startTicks: z.number().int(), bootId: z.string() });
+const GateFile = z.object({
+  pid: z.number().int(),
+  host: z.string(),
+  startTicks: z.number().int(),
+  bootId: z.string(),
+});
 type GateHolder = z.infer<typeof GateFile>;
 
 /** How long a live holder may keep an environment's gate before a waiter gives up (`state_locked`). */
@@ -194,7 +223,12 @@ export function enterEnvGate(envDir: string): () => void {
     if (sameHolder(holder, mine)) return () => {};
     if (holder !== undefined && gateAbandoned(path, holder)) removeStale(path, text!);
     else if (Date.now() > deadline) {
-      throw new StoreError('state_locked', `the open/close gate ${path} is held by ${describe(holder)} for more than ${GATE_PATIENCE_MS / 1000} s`, { root: envDir }, true);
+      throw new StoreError(
+        'state_locked',
+        `the open/close gate ${path} is held by ${describe(holder)} for more than ${GATE_PATIENCE_MS / 1000} s`,
+        { root: envDir },
+        true,
+      );
     } else sleepSync(wait);
   }
 }
@@ -277,11 +311,22 @@ function gateAbandoned(path: string, holder: GateHolder | 'unreadable'): boolean
 }
 
 function selfHolder(): GateHolder {
-  return { pid: process.pid, host: hostname(), startTicks: processStat(process.pid)?.startTicks ?? 0, bootId: bootId() };
+  return {
+    pid: process.pid,
+    host: hostname(),
+    startTicks: processStat(process.pid)?.startTicks ?? 0,
+    bootId: bootId(),
+  };
 }
 
 function sameHolder(a: GateHolder | 'unreadable' | undefined, b: GateHolder): boolean {
-  return typeof a === 'object' && a.pid === b.pid && a.host === b.host && a.startTicks === b.startTicks && a.bootId === b.bootId;
+  return (
+    typeof a === 'object' &&
+    a.pid === b.pid &&
+    a.host === b.host &&
+    a.startTicks === b.startTicks &&
+    a.bootId === b.bootId
+  );
 }
 
 function describe(holder: GateHolder | 'unreadable' | undefined): string {

@@ -44,7 +44,8 @@ describe('layering', () => {
       for (const file of sources(join(root, folder))) {
         for (const spec of importsOf(readFileSync(file, 'utf8'))) {
           const target = targetFolder(file, spec, root);
-          if (target !== undefined && !allowed.includes(target)) offenders.push(`${relative(root, file)} imports ${spec}`);
+          if (target !== undefined && !allowed.includes(target))
+            offenders.push(`${relative(root, file)} imports ${spec}`);
         }
       }
       assert.deepEqual(offenders, []);

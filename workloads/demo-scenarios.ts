@@ -23,12 +23,54 @@ export interface ScenarioPlan {
 }
 
 export const PLANS: Record<ScenarioName, ScenarioPlan> = {
-  'codex-first': { name: 'codex-first', title: 'Codex diagnoses, the ACP agent repairs', diagnoser: 'codex', repairer: 'hermes', repairs: ['repair'], ends: 'completed' },
-  'hermes-first': { name: 'hermes-first', title: 'the ACP agent diagnoses, Codex repairs', diagnoser: 'hermes', repairer: 'codex', repairs: ['repair'], ends: 'completed' },
-  F1: { name: 'F1', title: 'stale assignment: generation 1 proposes completion after generation 2 is committed', diagnoser: 'hermes', repairer: 'codex', repairs: ['repair'], ends: 'completed' },
-  F2: { name: 'F2', title: 'success without artifact: the repair exits 0 without completion.json', diagnoser: 'codex', repairer: 'hermes', repairs: ['repair-without-completion', 'repair'], ends: 'completed' },
-  F3: { name: 'F3', title: 'response loss: the repair dispatch response is dropped and the supervisor process stops', diagnoser: 'codex', repairer: 'hermes', repairs: ['repair'], ends: 'completed' },
-  'claims-success': { name: 'claims-success', title: 'artifact-first: the final text claims success while completion.json fails its schema', diagnoser: 'hermes', repairer: 'codex', repairs: ['claim-success'], ends: 'waiting' },
+  'codex-first': {
+    name: 'codex-first',
+    title: 'Codex diagnoses, the ACP agent repairs',
+    diagnoser: 'codex',
+    repairer: 'hermes',
+    repairs: ['repair'],
+    ends: 'completed',
+  },
+  'hermes-first': {
+    name: 'hermes-first',
+    title: 'the ACP agent diagnoses, Codex repairs',
+    diagnoser: 'hermes',
+    repairer: 'codex',
+    repairs: ['repair'],
+    ends: 'completed',
+  },
+  F1: {
+    name: 'F1',
+    title: 'stale assignment: generation 1 proposes completion after generation 2 is committed',
+    diagnoser: 'hermes',
+    repairer: 'codex',
+    repairs: ['repair'],
+    ends: 'completed',
+  },
+  F2: {
+    name: 'F2',
+    title: 'success without artifact: the repair exits 0 without completion.json',
+    diagnoser: 'codex',
+    repairer: 'hermes',
+    repairs: ['repair-without-completion', 'repair'],
+    ends: 'completed',
+  },
+  F3: {
+    name: 'F3',
+    title: 'response loss: the repair dispatch response is dropped and the supervisor process stops',
+    diagnoser: 'codex',
+    repairer: 'hermes',
+    repairs: ['repair'],
+    ends: 'completed',
+  },
+  'claims-success': {
+    name: 'claims-success',
+    title: 'artifact-first: the final text claims success while completion.json fails its schema',
+    diagnoser: 'hermes',
+    repairer: 'codex',
+    repairs: ['claim-success'],
+    ends: 'waiting',
+  },
 };
 
 /** The scripted behaviour of a Task's Assignment, given which scenario the Task runs. */
@@ -48,15 +90,28 @@ export interface ScenarioFacts {
  * and a Task left waiting by F2 is reassigned once. `bind` is called with the new Task's id before
  * any Assignment, so the harnesses can pick its behaviour. Resolves when the Task rests.
  */
-export async function driveScenario(sup: Supervisor, workload: Workload, plan: ScenarioPlan, bind: (taskId: string) => void): Promise<{ taskId: string; facts: ScenarioFacts }> {
+export async function driveScenario(
+  sup: Supervisor,
+  workload: Workload,
+  plan: ScenarioPlan,
+  bind: (taskId: string) => void,
+): Promise<{ taskId: string; facts: ScenarioFacts }> {
   const facts: ScenarioFacts = {};
-  const { taskId } = await sup.createTask({ ...workload.spec, labels: { ...workload.spec.labels, scenario: plan.name } });
+  const { taskId } = await sup.createTask({
+    ...workload.spec,
+    labels: { ...workload.spec.labels, scenario: plan.name },
+  });
   bind(taskId);
   await sup.send(taskId, { type: 'assignment.commit', harness: plan.diagnoser, purpose: 'diagnose' });
   await sup.waitFor(taskId, ['waiting']);
   await sup.send(taskId, { type: 'assignment.commit', harness: plan.repairer, purpose: 'repair' });
   if (plan.name === 'F1') {
-    facts.staleProposal = await sup.send(taskId, { type: 'completion.propose', generation: 1, summary: `${plan.diagnoser} says the task is complete`, proposer: plan.diagnoser });
+    facts.staleProposal = await sup.send(taskId, {
+      type: 'completion.propose',
+      generation: 1,
+      summary: `${plan.diagnoser} says the task is complete`,
+      proposer: plan.diagnoser,
+    });
   }
   let rest = await sup.waitFor(taskId, ['completed', 'waiting']);
   for (let generation = 3; rest === 'waiting' && generation <= plan.repairs.length + 1; generation++) {

@@ -20,7 +20,8 @@ export type Behaviour = 'diagnose' | 'repair' | 'repair-without-completion' | 'c
  */
 export const DIAGNOSIS = {
   location: { file: 'src/allocate.js', line: 20, symbol: 'allocate' },
-  cause: 'Leftover seats are handed out in ascending order of remainder: the comparator sorts a.remainder - b.remainder, so the smallest remainders win instead of the largest.',
+  cause:
+    'Leftover seats are handed out in ascending order of remainder: the comparator sorts a.remainder - b.remainder, so the smallest remainders win instead of the largest.',
   evidence: [
     'test "textbook case" expects { A: 5, B: 2, C: 2, D: 1 } and gets the leftovers on the smallest remainders',
     'SPEC.md step 3: the seats left over go to the parties with the largest fractional remainders',
@@ -58,14 +59,34 @@ export function hermesLikeScript(workload: Workload, behaviour: Behaviour): Herm
     };
   }
   if (behaviour === 'claim-success') {
-    return { steps: [thinking, { do: 'write', path: 'completion.json', json: CLAIMED_COMPLETION }, { do: 'usage', used: 900, size: 128000 }] };
+    return {
+      steps: [
+        thinking,
+        { do: 'write', path: 'completion.json', json: CLAIMED_COMPLETION },
+        { do: 'usage', used: 900, size: 128000 },
+      ],
+    };
   }
   return {
     steps: [
       thinking,
-      { do: 'tool_call', id: 'edit-source', title: 'rewrite src/allocate.js with exact integer remainders', kind: 'edit', status: 'in_progress' },
+      {
+        do: 'tool_call',
+        id: 'edit-source',
+        title: 'rewrite src/allocate.js with exact integer remainders',
+        kind: 'edit',
+        status: 'in_progress',
+      },
       { do: 'write', path: 'src/allocate.js', content: workload.file('scripted/hermes-allocate.js') },
-      ...(behaviour === 'repair' ? [{ do: 'write' as const, path: 'completion.json', json: completion('exact integer remainders, sorted descending') }] : []),
+      ...(behaviour === 'repair'
+        ? [
+            {
+              do: 'write' as const,
+              path: 'completion.json',
+              json: completion('exact integer remainders, sorted descending'),
+            },
+          ]
+        : []),
       { do: 'usage', used: 2400, size: 128000 },
     ],
   };

@@ -17,7 +17,11 @@ export type AcpAgent = 'opencode' | 'hermes-like';
 /** Picks the scripted behaviour for an Assignment (the demo's scenarios choose per Task and generation). */
 export type BehaviourOf = (assignment: { taskId: string; purpose: string; generation: number }) => Behaviour;
 
-const writeJson = (name: string, value: unknown) => ['node', '-e', `require('node:fs').writeFileSync(${JSON.stringify(name)}, ${JSON.stringify(JSON.stringify(value, null, 2) + '\n')})`];
+const writeJson = (name: string, value: unknown) => [
+  'node',
+  '-e',
+  `require('node:fs').writeFileSync(${JSON.stringify(name)}, ${JSON.stringify(JSON.stringify(value, null, 2) + '\n')})`,
+];
 const COMPARATOR_FIX = 's/(a, b) => a.remainder - b.remainder/(a, b) => b.remainder - a.remainder/';
 
 /** The real `codex app-server`'s scripted model turns for each behaviour (its shell tool runs them). */
@@ -28,43 +32,87 @@ function codexSteps(behaviour: Behaviour): ResponsesStep[] {
       { type: 'shell', command: ['sh', '-c', 'node --test test/ 2>&1 | tail -n 30'], usage },
       { type: 'shell', command: ['sed', '-n', '18,24p', 'src/allocate.js'], usage },
       { type: 'shell', command: writeJson('diagnosis.json', DIAGNOSIS), usage },
-      { type: 'message', text: JSON.stringify({ status: 'diagnosed', artifact: 'diagnosis.json', location: DIAGNOSIS.location }), usage },
+      {
+        type: 'message',
+        text: JSON.stringify({ status: 'diagnosed', artifact: 'diagnosis.json', location: DIAGNOSIS.location }),
+        usage,
+      },
     ];
   }
   if (behaviour === 'claim-success') {
     return [
       { type: 'shell', command: writeJson('completion.json', CLAIMED_COMPLETION), usage },
-      { type: 'message', text: JSON.stringify({ status: 'repaired', tests: 'passing', artifact: 'completion.json' }), usage },
+      {
+        type: 'message',
+        text: JSON.stringify({ status: 'repaired', tests: 'passing', artifact: 'completion.json' }),
+        usage,
+      },
     ];
   }
   return [
     { type: 'shell', command: ['sed', '-i', COMPARATOR_FIX, 'src/allocate.js'], usage },
     { type: 'shell', command: ['sh', '-c', 'node --test test/ 2>&1 | tail -n 12'], usage },
-    ...(behaviour === 'repair' ? [{ type: 'shell', command: writeJson('completion.json', completion('comparator sorts remainders descending')), usage } as const] : []),
-    { type: 'message', text: JSON.stringify({ status: 'repaired', tests: 'passing', artifact: behaviour === 'repair' ? 'completion.json' : 'none (but all done!)' }), usage },
+    ...(behaviour === 'repair'
+      ? [
+          {
+            type: 'shell',
+            command: writeJson('completion.json', completion('comparator sorts remainders descending')),
+            usage,
+          } as const,
+        ]
+      : []),
+    {
+      type: 'message',
+      text: JSON.stringify({
+        status: 'repaired',
+        tests: 'passing',
+        artifact: behaviour === 'repair' ? 'completion.json' : 'none (but all done!)',
+      }),
+      usage,
+    },
   ];
 }
 
 /** opencode's scripted chat turns: its own `bash` and `write` tools, files addressed by absolute path. */
 function opencodeTurns(behaviour: Behaviour, workspace: string, workload: Workload): ChatReply[] {
   const usage = { prompt_tokens: 900, completion_tokens: 60, total_tokens: 960 };
-  const tool = (name: string, args: Record<string, unknown>): ChatReply => ({ toolCalls: [{ name, arguments: args }], usage, hang: false });
+  const tool = (name: string, args: Record<string, unknown>): ChatReply => ({
+    toolCalls: [{ name, arguments: args }],
+    usage,
+    hang: false,
+  });
   if (behaviour === 'diagnose') {
     return [
       tool('bash', { command: 'node --test test/ 2>&1 | tail -n 30', description: 'Run the frozen tests' }),
-      tool('write', { filePath: join(workspace, 'diagnosis.json'), content: JSON.stringify(DIAGNOSIS, null, 2) + '\n' }),
+      tool('write', {
+        filePath: join(workspace, 'diagnosis.json'),
+        content: JSON.stringify(DIAGNOSIS, null, 2) + '\n',
+      }),
       { text: 'Diagnosis written to diagnosis.json.', toolCalls: [], usage, hang: false },
     ];
   }
   if (behaviour === 'claim-success') {
     return [
-      tool('write', { filePath: join(workspace, 'completion.json'), content: JSON.stringify(CLAIMED_COMPLETION, null, 2) + '\n' }),
+      tool('write', {
+        filePath: join(workspace, 'completion.json'),
+        content: JSON.stringify(CLAIMED_COMPLETION, null, 2) + '\n',
+      }),
       { text: 'Done: the defect is fixed and all tests pass.', toolCalls: [], usage, hang: false },
     ];
   }
   return [
-    tool('write', { filePath: join(workspace, 'src/allocate.js'), content: workload.file('scripted/hermes-allocate.js') }),
-    ...(behaviour === 'repair' ? [tool('write', { filePath: join(workspace, 'completion.json'), content: JSON.stringify(completion('exact integer remainders'), null, 2) + '\n' })] : []),
+    tool('write', {
+      filePath: join(workspace, 'src/allocate.js'),
+      content: workload.file('scripted/hermes-allocate.js'),
+    }),
+    ...(behaviour === 'repair'
+      ? [
+          tool('write', {
+            filePath: join(workspace, 'completion.json'),
+            content: JSON.stringify(completion('exact integer remainders'), null, 2) + '\n',
+          }),
+        ]
+      : []),
     { text: 'Repaired: all tests pass.', toolCalls: [], usage, hang: false },
   ];
 }
@@ -81,7 +129,12 @@ export interface ScriptedHarnesses {
  * `opencode acp` (or the scripted Hermes-like ACP agent), each pointed at a loopback SCRIPTED
  * model started per run, with a throwaway home. Nothing leaves the machine.
  */
-export function scriptedHarnesses(options: { workload: Workload; acpAgent: AcpAgent; behaviourOf: BehaviourOf; timeoutMs?: number }): ScriptedHarnesses {
+export function scriptedHarnesses(options: {
+  workload: Workload;
+  acpAgent: AcpAgent;
+  behaviourOf: BehaviourOf;
+  timeoutMs?: number;
+}): ScriptedHarnesses {
   const homes = mkdtempSync(join(tmpdir(), 'ordivon-providers-'));
   const closers: Array<() => Promise<void>> = [];
   const timeoutMs = options.timeoutMs ?? 180_000;
@@ -91,14 +144,24 @@ export function scriptedHarnesses(options: { workload: Workload; acpAgent: AcpAg
   const codex: HarnessFactory = async (a) => {
     const model = await startResponsesModel({ script: codexSteps(options.behaviourOf(a)) });
     closers.push(() => model.close());
-    return { driver: 'codex', ...scriptedCodexLaunch({ modelUrl: model.url, home: home() }), timeoutMs } satisfies HarnessConfig;
+    return {
+      driver: 'codex',
+      ...scriptedCodexLaunch({ modelUrl: model.url, home: home() }),
+      timeoutMs,
+    } satisfies HarnessConfig;
   };
   const hermes: HarnessFactory = async (a) => {
     const behaviour = options.behaviourOf(a);
-    if (options.acpAgent === 'hermes-like') return { driver: 'acp', ...hermesLikeLaunch(hermesLikeScript(options.workload, behaviour)), timeoutMs };
+    if (options.acpAgent === 'hermes-like')
+      return { driver: 'acp', ...hermesLikeLaunch(hermesLikeScript(options.workload, behaviour)), timeoutMs };
     const model = await startChatModel({ script: { turns: opencodeTurns(behaviour, a.workspace, options.workload) } });
     closers.push(() => model.close());
-    return { driver: 'acp', ...opencodeCommand(), env: opencodeEnv({ home: home(), modelUrl: model.url, permission: 'ask' }), timeoutMs };
+    return {
+      driver: 'acp',
+      ...opencodeCommand(),
+      env: opencodeEnv({ home: home(), modelUrl: model.url, permission: 'ask' }),
+      timeoutMs,
+    };
   };
   return {
     harnesses: { codex, hermes },

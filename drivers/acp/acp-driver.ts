@@ -36,12 +36,17 @@ type First = Settled | { tag: 'stopped'; reason: 'timeout' | 'aborted' } | { tag
  * `graceMs` to exit, then SIGTERM, then SIGKILL; when the promise resolves the group is gone
  * (or `detail` says it was not). Retryability is the project default per kind.
  */
-export async function runAcp(input: DriverRunInput, signal: AbortSignal, options: AcpRunOptions = {}): Promise<DriverResult> {
+export async function runAcp(
+  input: DriverRunInput,
+  signal: AbortSignal,
+  options: AcpRunOptions = {},
+): Promise<DriverResult> {
   const startedAt = new Date();
   const parsed = DriverRunInput.safeParse(input);
   if (!parsed.success) return invalidInputFailure(parsed.error);
   const run = parsed.data;
-  if (run.driver !== 'acp') return driverFailure('invalid_input', `invalid driver run input: driver: expected 'acp', got '${run.driver}'`);
+  if (run.driver !== 'acp')
+    return driverFailure('invalid_input', `invalid driver run input: driver: expected 'acp', got '${run.driver}'`);
   if (signal.aborted) return driverFailure('aborted', 'acp_aborted: aborted before the agent was started');
   try {
     return await drive(run, signal, options, startedAt);
@@ -50,7 +55,12 @@ export async function runAcp(input: DriverRunInput, signal: AbortSignal, options
   }
 }
 
-async function drive(run: DriverRunInput, signal: AbortSignal, options: AcpRunOptions, startedAt: Date): Promise<DriverResult> {
+async function drive(
+  run: DriverRunInput,
+  signal: AbortSignal,
+  options: AcpRunOptions,
+  startedAt: Date,
+): Promise<DriverResult> {
   const ledger = new WireLedger(options.onWire);
   const started = await AgentProcess.start(run.command, run.args, { cwd: run.cwd, env: run.env }, ledger);
   if (!started.ok) return driverFailure('spawn_failed', `acp_spawn_failed: ${started.detail}`);
@@ -62,7 +72,13 @@ async function drive(run: DriverRunInput, signal: AbortSignal, options: AcpRunOp
   }
 }
 
-async function converse(run: DriverRunInput, signal: AbortSignal, agentProcess: AgentProcess, ledger: WireLedger, startedAt: Date): Promise<DriverResult> {
+async function converse(
+  run: DriverRunInput,
+  signal: AbortSignal,
+  agentProcess: AgentProcess,
+  ledger: WireLedger,
+  startedAt: Date,
+): Promise<DriverResult> {
   const fsRefusals: FsRefusal[] = [];
 
   const stop = new AbortController();
@@ -70,14 +86,21 @@ async function converse(run: DriverRunInput, signal: AbortSignal, agentProcess: 
   const onAbort = () => stop.abort('aborted');
   signal.addEventListener('abort', onAbort, { once: true });
   const stopped = new Promise<First>((resolve) =>
-    stop.signal.addEventListener('abort', () => resolve({ tag: 'stopped', reason: stop.signal.reason as 'timeout' | 'aborted' }), { once: true }),
+    stop.signal.addEventListener(
+      'abort',
+      () => resolve({ tag: 'stopped', reason: stop.signal.reason as 'timeout' | 'aborted' }),
+      { once: true },
+    ),
   );
 
   let cancelling = false;
   const sameSession = (sessionId: string, method: 'fs/read_text_file' | 'fs/write_text_file', path: string) => {
     if (ledger.sessionId === undefined || sessionId === ledger.sessionId) return;
     fsRefusals.push({ method, path, code: 'wrong_session' });
-    throw new acp.RequestError(-32002, `wrong_session: ${sessionId} is not this run's session`, { code: 'wrong_session', sessionId });
+    throw new acp.RequestError(-32002, `wrong_session: ${sessionId} is not this run's session`, {
+      code: 'wrong_session',
+      sessionId,
+    });
   };
   const connection = acp
     .client({ name: 'ordivon-acp' })
@@ -105,12 +128,18 @@ async function converse(run: DriverRunInput, signal: AbortSignal, agentProcess: 
     };
     const init = await agent.request(acp.methods.agent.initialize, hello);
     if (init.protocolVersion !== acp.PROTOCOL_VERSION) {
-      throw new AcpRunError('acp_protocol_version', `agent answered protocolVersion ${init.protocolVersion}; this driver speaks ${acp.PROTOCOL_VERSION}`);
+      throw new AcpRunError(
+        'acp_protocol_version',
+        `agent answered protocolVersion ${init.protocolVersion}; this driver speaks ${acp.PROTOCOL_VERSION}`,
+      );
     }
     stage = 'session/new';
     const session = await agent.request(acp.methods.agent.session.new, { cwd: run.cwd, mcpServers: [] });
     stage = 'session/prompt';
-    await agent.request(acp.methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: 'text', text: run.prompt }] });
+    await agent.request(acp.methods.agent.session.prompt, {
+      sessionId: session.sessionId,
+      prompt: [{ type: 'text', text: run.prompt }],
+    });
     return { tag: 'answered' };
   })().catch((error: unknown) => ({ tag: 'failed', error, stage }));
 
@@ -152,7 +181,10 @@ async function converse(run: DriverRunInput, signal: AbortSignal, agentProcess: 
     shutdown = await agentProcess.shutdown(run.graceMs, true);
     stopReason = 'provider_error';
     const e = first.error;
-    failure = { kind: 'provider_error', detail: `acp_agent_error: ${first.stage} failed with ${e.code} ${e.message}${e.data === undefined ? '' : ' ' + JSON.stringify(e.data)}` };
+    failure = {
+      kind: 'provider_error',
+      detail: `acp_agent_error: ${first.stage} failed with ${e.code} ${e.message}${e.data === undefined ? '' : ' ' + JSON.stringify(e.data)}`,
+    };
   } else if (first.tag === 'failed' && first.error instanceof AcpRunError) {
     shutdown = await agentProcess.shutdown(run.graceMs, true);
     stopReason = 'protocol_error';
@@ -167,17 +199,32 @@ async function converse(run: DriverRunInput, signal: AbortSignal, agentProcess: 
     if (exitedEarly) {
       stopReason = 'process_exited';
       const stderr = agentProcess.stderrTail ? `; stderr: ${agentProcess.stderrTail.slice(-500)}` : '';
-      failure = { kind: 'process_exited', detail: `acp_process_exited: the agent exited (code ${shutdown.exitCode}, signal ${shutdown.signal}) during ${during}${stderr}` };
+      failure = {
+        kind: 'process_exited',
+        detail: `acp_process_exited: the agent exited (code ${shutdown.exitCode}, signal ${shutdown.signal}) during ${during}${stderr}`,
+      };
     } else {
       stopReason = 'protocol_error';
-      const cause = first.tag === 'failed' ? String((first.error as Error)?.message ?? first.error) : 'connection closed';
-      failure = { kind: 'protocol_error', detail: `acp_connection_closed: ${cause} during ${during}; ${describe(shutdown)}` };
+      const cause =
+        first.tag === 'failed' ? String((first.error as Error)?.message ?? first.error) : 'connection closed';
+      failure = {
+        kind: 'protocol_error',
+        detail: `acp_connection_closed: ${cause} during ${during}; ${describe(shutdown)}`,
+      };
     }
   }
   // Late lines (updates after the answer) are still counted once the agent's stdout has ended.
   await within(agentProcess.outputEnded, run.graceMs);
   connection.close();
-  const receipt: HarnessRunReceipt = buildReceipt({ run, ledger, fsRefusals, stopReason, exit: shutdown, startedAt, endedAt: new Date() });
+  const receipt: HarnessRunReceipt = buildReceipt({
+    run,
+    ledger,
+    fsRefusals,
+    stopReason,
+    exit: shutdown,
+    startedAt,
+    endedAt: new Date(),
+  });
   // Retryability is the project-wide default per kind (drivers/errors.ts), not decided here.
   if (failure) return driverFailure(failure.kind, failure.detail, { receipt });
   return { ok: true, receipt };

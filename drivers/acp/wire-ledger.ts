@@ -164,7 +164,8 @@ export class WireLedger {
     if (!parsed.success) return void this.protocolErrors++;
     this.protocolVersion = parsed.data.protocolVersion;
     const info = parsed.data.agentInfo;
-    if (info) this.agentInfo = info.version === undefined ? { name: info.name } : { name: info.name, version: info.version };
+    if (info)
+      this.agentInfo = info.version === undefined ? { name: info.name } : { name: info.name, version: info.version };
   }
 
   #sessionCreated(result: unknown): void {

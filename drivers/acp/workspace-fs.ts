@@ -41,14 +41,38 @@ export async function readWorkspaceText(
   const target = confine(root, method, params.path, refusals);
   // O_NOFOLLOW: the path was resolved above; a symlink swapped in since is refused, not followed.
   const handle = await open(target, constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') refuse(refusals, { method, path: params.path, code: 'file_missing' }, JSONRPC_RESOURCE_NOT_FOUND, `${params.path} does not exist`);
-    if (error.code === 'ELOOP') refuse(refusals, { method, path: params.path, code: 'symlink_escape' }, JSONRPC_INVALID_PARAMS, `${params.path} is a symlink`);
+    if (error.code === 'ENOENT')
+      refuse(
+        refusals,
+        { method, path: params.path, code: 'file_missing' },
+        JSONRPC_RESOURCE_NOT_FOUND,
+        `${params.path} does not exist`,
+      );
+    if (error.code === 'ELOOP')
+      refuse(
+        refusals,
+        { method, path: params.path, code: 'symlink_escape' },
+        JSONRPC_INVALID_PARAMS,
+        `${params.path} is a symlink`,
+      );
     throw error;
   });
   try {
     const info = await handle.stat();
-    if (!info.isFile()) refuse(refusals, { method, path: params.path, code: 'not_a_file' }, JSONRPC_INVALID_PARAMS, `${params.path} is not a regular file`);
-    if (info.size > MAX_READ_BYTES) refuse(refusals, { method, path: params.path, code: 'file_too_large' }, JSONRPC_INVALID_PARAMS, `${params.path} is ${info.size} bytes; the limit is ${MAX_READ_BYTES}`);
+    if (!info.isFile())
+      refuse(
+        refusals,
+        { method, path: params.path, code: 'not_a_file' },
+        JSONRPC_INVALID_PARAMS,
+        `${params.path} is not a regular file`,
+      );
+    if (info.size > MAX_READ_BYTES)
+      refuse(
+        refusals,
+        { method, path: params.path, code: 'file_too_large' },
+        JSONRPC_INVALID_PARAMS,
+        `${params.path} is ${info.size} bytes; the limit is ${MAX_READ_BYTES}`,
+      );
     const text = await handle.readFile('utf8');
     if (params.line == null && params.limit == null) return text;
     const lines = text.split('\n');
@@ -73,11 +97,23 @@ export async function writeWorkspaceText(
   const method = 'fs/write_text_file';
   const target = confine(root, method, params.path, refusals);
   const existing = await stat(target).catch(() => undefined);
-  if (existing && !existing.isFile()) refuse(refusals, { method, path: params.path, code: 'not_a_file' }, JSONRPC_INVALID_PARAMS, `${params.path} is not a regular file`);
+  if (existing && !existing.isFile())
+    refuse(
+      refusals,
+      { method, path: params.path, code: 'not_a_file' },
+      JSONRPC_INVALID_PARAMS,
+      `${params.path} is not a regular file`,
+    );
   await mkdir(dirname(target), { recursive: true });
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
   const handle = await open(target, flags, 0o644).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ELOOP') refuse(refusals, { method, path: params.path, code: 'symlink_escape' }, JSONRPC_INVALID_PARAMS, `${params.path} is a symlink`);
+    if (error.code === 'ELOOP')
+      refuse(
+        refusals,
+        { method, path: params.path, code: 'symlink_escape' },
+        JSONRPC_INVALID_PARAMS,
+        `${params.path} is a symlink`,
+      );
     throw error;
   });
   try {

@@ -46,7 +46,9 @@ export function answerServerRequest(request: ServerRequest, policy: ApprovalPoli
     }
     case 'execCommandApproval':
     case 'applyPatchApproval':
-      return { result: { decision: accept ? 'approved' : { denied: { rejection: 'declined by the Host approval policy' } } } };
+      return {
+        result: { decision: accept ? 'approved' : { denied: { rejection: 'declined by the Host approval policy' } } },
+      };
     case 'mcpServer/elicitation/request':
       return { result: { action: 'decline', content: null, _meta: null } };
     default:

@@ -1,19 +1,10 @@
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { JSONRPC_INTERNAL_ERROR } from './errors.js';
-import {
-  RpcError,
-  ServerNotification,
-  ServerRequest,
-  ServerResponse,
-  type RequestId,
-} from './codex-wire.js';
+import { RpcError, ServerNotification, ServerRequest, ServerResponse, type RequestId } from './codex-wire.js';
 
 /** Outcome of one of our requests. `closed`: the server's output ended before it answered. */
-export type RpcOutcome =
-  | { ok: true; result: unknown }
-  | { ok: false; error: RpcError }
-  | { ok: false; closed: true };
+export type RpcOutcome = { ok: true; result: unknown } | { ok: false; error: RpcError } | { ok: false; closed: true };
 
 /** What we send back for a server request: exactly one of `result` or `error`. */
 export type ServerRequestReply = { result: unknown } | { error: RpcError };
@@ -136,7 +127,12 @@ export class CodexConnection {
     try {
       reply = this.#handlers.onServerRequest(parsed.data);
     } catch (error) {
-      reply = { error: { code: JSONRPC_INTERNAL_ERROR, message: `client failed to handle ${parsed.data.method}: ${String(error)}` } };
+      reply = {
+        error: {
+          code: JSONRPC_INTERNAL_ERROR,
+          message: `client failed to handle ${parsed.data.method}: ${String(error)}`,
+        },
+      };
     }
     this.#send({ id: parsed.data.id, ...reply });
   }

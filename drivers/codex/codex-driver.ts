@@ -39,7 +39,12 @@ type Outcome =
 function rpcFailure(method: string, outcome: Exclude<RpcOutcome, { ok: true }>): Outcome {
   if ('closed' in outcome) return { kind: 'exited' };
   const { code, message } = outcome.error;
-  return { kind: 'protocol', code: 'codex_rpc_error', detail: `${method} failed: ${code} ${message}`, retryable: code === CODEX_SERVER_OVERLOADED };
+  return {
+    kind: 'protocol',
+    code: 'codex_rpc_error',
+    detail: `${method} failed: ${code} ${message}`,
+    retryable: code === CODEX_SERVER_OVERLOADED,
+  };
 }
 
 /**
@@ -53,7 +58,11 @@ function rpcFailure(method: string, outcome: Exclude<RpcOutcome, { ok: true }>):
  * `CodexProcess.shutdown`); the result carries the partial receipt. If the driver itself throws,
  * the tree is still stopped before `driver_crashed` is returned.
  */
-export async function runCodex(raw: DriverRunInputIn | DriverRunInput, signal: AbortSignal, options: CodexRunOptions = {}): Promise<DriverResult> {
+export async function runCodex(
+  raw: DriverRunInputIn | DriverRunInput,
+  signal: AbortSignal,
+  options: CodexRunOptions = {},
+): Promise<DriverResult> {
   const parsed = DriverRunInput.safeParse(raw);
   if (!parsed.success) return invalidInputFailure(parsed.error);
   const input = parsed.data;
@@ -79,7 +88,12 @@ export async function runCodex(raw: DriverRunInputIn | DriverRunInput, signal: A
     onServerRequest: (request) => answerServerRequest(request, input.policy.approvals),
     onProtocolError: (detail) => {
       if (tally.protocolError() > maxMalformed) {
-        fatal({ kind: 'protocol', code: 'codex_malformed_flood', detail: `more than ${maxMalformed} unusable lines; last: ${detail}`, retryable: false });
+        fatal({
+          kind: 'protocol',
+          code: 'codex_malformed_flood',
+          detail: `more than ${maxMalformed} unusable lines; last: ${detail}`,
+          retryable: false,
+        });
       }
     },
     onWire: options.onWire,
@@ -96,7 +110,8 @@ export async function runCodex(raw: DriverRunInputIn | DriverRunInput, signal: A
     });
   });
   // An exit counts once stdout is drained, so a final `turn/completed` is never lost to the race.
-  const drained = () => Promise.race([conn.ended, delay(input.graceMs, undefined, { signal: stopAt.signal }).catch(() => undefined)]);
+  const drained = () =>
+    Promise.race([conn.ended, delay(input.graceMs, undefined, { signal: stopAt.signal }).catch(() => undefined)]);
   const exited = proc.exited.then(drained).then((): Outcome => ({ kind: 'exited' }));
   let turnStart: Promise<RpcOutcome> | undefined;
   const session = async (): Promise<Outcome> => {
@@ -112,7 +127,13 @@ export async function runCodex(raw: DriverRunInputIn | DriverRunInput, signal: A
     });
     if (!thread.ok) return rpcFailure('thread/start', thread);
     const threadResult = ThreadStartResult.safeParse(thread.result);
-    if (!threadResult.success) return { kind: 'protocol', code: 'codex_rpc_error', detail: 'thread/start result has no thread.id', retryable: false };
+    if (!threadResult.success)
+      return {
+        kind: 'protocol',
+        code: 'codex_rpc_error',
+        detail: 'thread/start result has no thread.id',
+        retryable: false,
+      };
     const t = threadResult.data;
     tally.threadId = t.thread.id;
     tally.sessionId = t.thread.sessionId ?? undefined;
@@ -120,7 +141,10 @@ export async function runCodex(raw: DriverRunInputIn | DriverRunInput, signal: A
     tally.model = t.model ?? t.thread.model ?? undefined;
     tally.modelProvider = t.modelProvider ?? t.thread.modelProvider ?? undefined;
     turnStart = conn
-      .request('turn/start', { threadId: t.thread.id, input: [{ type: 'text', text: input.prompt, text_elements: [] }] })
+      .request('turn/start', {
+        threadId: t.thread.id,
+        input: [{ type: 'text', text: input.prompt, text_elements: [] }],
+      })
       .then((outcome) => {
         const id = outcome.ok ? TurnStartResult.safeParse(outcome.result).data?.turn.id : undefined;
         if (id !== undefined) tally.turnId ??= id;
@@ -128,7 +152,13 @@ export async function runCodex(raw: DriverRunInputIn | DriverRunInput, signal: A
       });
     const turn = await turnStart;
     if (!turn.ok) return rpcFailure('turn/start', turn);
-    if (tally.turnId === undefined) return { kind: 'protocol', code: 'codex_rpc_error', detail: 'turn/start result has no turn.id', retryable: false };
+    if (tally.turnId === undefined)
+      return {
+        kind: 'protocol',
+        code: 'codex_rpc_error',
+        detail: 'turn/start result has no turn.id',
+        retryable: false,
+      };
     return { kind: 'turn', end: await tally.turnEnded };
   };
 
@@ -150,35 +180,63 @@ export async function runCodex(raw: DriverRunInputIn | DriverRunInput, signal: A
 }
 
 /** Stops the tree, reads the artifacts and turns the outcome into the run's result. */
-async function conclude(input: DriverRunInput, tally: CodexTally, proc: CodexProcess, outcome: Outcome, closeInput: () => void): Promise<DriverResult> {
+async function conclude(
+  input: DriverRunInput,
+  tally: CodexTally,
+  proc: CodexProcess,
+  outcome: Outcome,
+  closeInput: () => void,
+): Promise<DriverResult> {
   const down = await proc.shutdown(input.graceMs, closeInput);
   const { artifacts, artifactRefusals } = collectArtifacts(input);
   const stopReason = outcome.kind === 'turn' ? outcome.end.status : stopReasonOf(outcome);
-  const receipt = tally.receipt({ stopReason, exitCode: down.exitCode, signal: down.signal, artifacts, artifactRefusals });
+  const receipt = tally.receipt({
+    stopReason,
+    exitCode: down.exitCode,
+    signal: down.signal,
+    artifacts,
+    artifactRefusals,
+  });
   const leftovers = down.treeGone ? '' : ' (some processes of the tree outlived the final kill)';
   switch (outcome.kind) {
     case 'turn': {
       if (outcome.end.status !== 'failed') return { ok: true, receipt };
       const error = outcome.end.error;
       const info = error?.codexErrorInfo === undefined ? '' : ` [${JSON.stringify(error.codexErrorInfo)}]`;
-      return driverFailure('provider_error', `codex_turn_failed: ${error?.message ?? tally.lastError ?? 'no error given'}${info}`, {
-        receipt,
-        retryable: turnFailureRetryable(error?.codexErrorInfo),
-      });
+      return driverFailure(
+        'provider_error',
+        `codex_turn_failed: ${error?.message ?? tally.lastError ?? 'no error given'}${info}`,
+        {
+          receipt,
+          retryable: turnFailureRetryable(error?.codexErrorInfo),
+        },
+      );
     }
     case 'stop': {
       const acknowledged = tally.turnEnd === undefined ? 'turn not acknowledged' : `turn ${tally.turnEnd.status}`;
-      const why = outcome.reason === 'timeout' ? `no turn/completed within ${input.timeoutMs} ms` : 'the AbortSignal fired';
-      return driverFailure(outcome.reason, `codex_${outcome.reason}: ${why}; ${acknowledged}; stopped with ${down.forced ?? 'end of input'}${leftovers}`, { receipt });
+      const why =
+        outcome.reason === 'timeout' ? `no turn/completed within ${input.timeoutMs} ms` : 'the AbortSignal fired';
+      return driverFailure(
+        outcome.reason,
+        `codex_${outcome.reason}: ${why}; ${acknowledged}; stopped with ${down.forced ?? 'end of input'}${leftovers}`,
+        { receipt },
+      );
     }
     case 'exited': {
       const how = down.signal === null ? `exit code ${String(down.exitCode)}` : `signal ${down.signal}`;
       const stderr = proc.stderrTail.split('\n').slice(-5).join(' | ');
-      return driverFailure('process_exited', `codex_process_exited: app-server ended (${how}) before the turn completed: ${stderr}`, { receipt });
+      return driverFailure(
+        'process_exited',
+        `codex_process_exited: app-server ended (${how}) before the turn completed: ${stderr}`,
+        { receipt },
+      );
     }
     case 'protocol': {
       const kind: DriverFailureKind = outcome.code === 'codex_driver_crashed' ? 'driver_crashed' : 'protocol_error';
-      return driverFailure(kind, `${outcome.code}: ${outcome.detail}${leftovers}`, { receipt, retryable: outcome.retryable });
+      return driverFailure(kind, `${outcome.code}: ${outcome.detail}${leftovers}`, {
+        receipt,
+        retryable: outcome.retryable,
+      });
     }
   }
 }

@@ -44,7 +44,8 @@ function executable(path: string): boolean {
  * this process's Node so it does not depend on `node` being on the child's PATH. Looks next to
  * this module first, then inside `@openai/codex` (nested installs). Never throws.
  */
-export function codexCommand(): { ok: true; value: CodexCommand } | { ok: false; code: 'codex_unavailable'; detail: string } {
+export function codexCommand():
+  { ok: true; value: CodexCommand } | { ok: false; code: 'codex_unavailable'; detail: string } {
   const here = createRequire(import.meta.url);
   const shimPackage = tryResolve(here, '@openai/codex/package.json');
   const requirers = [here, ...(shimPackage === undefined ? [] : [createRequire(shimPackage)])];
@@ -61,7 +62,11 @@ export function codexCommand(): { ok: true; value: CodexCommand } | { ok: false;
     const shim = join(dirname(shimPackage), 'bin', 'codex.js');
     return { ok: true, value: { command: process.execPath, args: [shim, 'app-server'], via: 'shim' } };
   }
-  return { ok: false, code: 'codex_unavailable', detail: '@openai/codex is not installed where this module can resolve it' };
+  return {
+    ok: false,
+    code: 'codex_unavailable',
+    detail: '@openai/codex is not installed where this module can resolve it',
+  };
 }
 
 const ProviderOptions = z.object({
@@ -69,10 +74,16 @@ const ProviderOptions = z.object({
   baseUrl: z.url({ protocol: /^https?$/ }),
   model: z.string().min(1),
   /** Key under `model_providers` (a TOML bare key). */
-  providerId: z.string().regex(/^[A-Za-z0-9_-]+$/).default('ordivon'),
+  providerId: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default('ordivon'),
   providerName: z.string().min(1).optional(),
   /** Name of the environment variable holding the API key (absent for a keyless loopback model). */
-  envKey: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
+  envKey: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+    .optional(),
   /** Codex's own HTTP/stream retries; 0 (the default) makes every provider failure visible at once. */
   maxRetries: z.number().int().nonnegative().default(0),
   /** How long Codex waits on a silent response stream before failing the turn. */
@@ -103,13 +114,19 @@ export function codexProviderArgs(options: CodexProviderOptions): string[] {
     ...(o.streamIdleTimeoutMs === undefined ? [] : [`stream_idle_timeout_ms=${o.streamIdleTimeoutMs}`]),
   ];
   return [
-    '-c', `model_provider=${tomlString(o.providerId)}`,
-    '-c', `model_providers.${o.providerId}={${fields.join(',')}}`,
-    '-c', `model=${tomlString(o.model)}`,
-    '-c', 'analytics.enabled=false',
-    '-c', 'check_for_update_on_startup=false',
+    '-c',
+    `model_provider=${tomlString(o.providerId)}`,
+    '-c',
+    `model_providers.${o.providerId}={${fields.join(',')}}`,
+    '-c',
+    `model=${tomlString(o.model)}`,
+    '-c',
+    'analytics.enabled=false',
+    '-c',
+    'check_for_update_on_startup=false',
     // Without this, 0.171 runs `git ls-remote https://github.com/openai/plugins…` at thread start.
-    '-c', 'features.plugins=false',
+    '-c',
+    'features.plugins=false',
   ];
 }
 

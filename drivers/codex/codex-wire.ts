@@ -47,7 +47,9 @@ export const ThreadStartResult = z.looseObject({
   modelProvider: z.string().nullish(),
 });
 
-export const TurnStartResult = z.looseObject({ turn: z.looseObject({ id: z.string(), status: z.string().optional() }) });
+export const TurnStartResult = z.looseObject({
+  turn: z.looseObject({ id: z.string(), status: z.string().optional() }),
+});
 
 // --- notification params ---------------------------------------------------------------------
 
@@ -66,7 +68,11 @@ export const TurnParams = z.looseObject({
     id: z.string(),
     status: z.string(),
     error: z
-      .looseObject({ message: z.string(), codexErrorInfo: z.unknown().optional(), additionalDetails: z.string().nullish() })
+      .looseObject({
+        message: z.string(),
+        codexErrorInfo: z.unknown().optional(),
+        additionalDetails: z.string().nullish(),
+      })
       .nullish(),
   }),
 });

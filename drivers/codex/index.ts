@@ -1,7 +1,20 @@
 export { runCodex, type CodexApprovalPolicy, type CodexRunOptions, type CodexSandboxMode } from './codex-driver.js';
-export { codexCommand, codexEnv, codexProviderArgs, type CodexCommand, type CodexEnvOptions, type CodexProviderOptions } from './codex-launch.js';
+export {
+  codexCommand,
+  codexEnv,
+  codexProviderArgs,
+  type CodexCommand,
+  type CodexEnvOptions,
+  type CodexProviderOptions,
+} from './codex-launch.js';
 export { answerServerRequest, APPROVAL_METHODS, type ApprovalPolicy } from './codex-approvals.js';
-export { CodexConnection, type CodexConnectionHandlers, type RpcOutcome, type ServerRequestReply, type WireDirection } from './codex-connection.js';
+export {
+  CodexConnection,
+  type CodexConnectionHandlers,
+  type RpcOutcome,
+  type ServerRequestReply,
+  type WireDirection,
+} from './codex-connection.js';
 export { CodexProcess, type ProcessExit, type ShutdownReport } from './codex-process.js';
 export { CodexTally, type ReceiptEnd, type TurnEnd } from './codex-tally.js';
 export { descendantsOf, memberRunning, signalMembers, type TreeMember } from './process-tree.js';

@@ -41,7 +41,8 @@ export async function runCommand(input: DriverRunInput, signal: AbortSignal): Pr
   const receipt = (stopReason: string, extra: Partial<HarnessRunReceipt> = {}): HarnessRunReceipt =>
     buildReceipt(input, startedAt, t0, stdout, stderr, stopReason, extra);
 
-  if (signal.aborted) return driverFailure('aborted', 'aborted before the command was started', { receipt: receipt('aborted') });
+  if (signal.aborted)
+    return driverFailure('aborted', 'aborted before the command was started', { receipt: receipt('aborted') });
 
   let child: ReturnType<typeof spawnGroup>;
   try {

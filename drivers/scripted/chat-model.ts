@@ -82,7 +82,13 @@ export async function startChatModel(options: { script: ChatModelScriptIn }): Pr
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      const record: ChatRequestRecord = { seq: requests.length, method: req.method ?? '', path: req.url ?? '', kind: 'other', body: undefined };
+      const record: ChatRequestRecord = {
+        seq: requests.length,
+        method: req.method ?? '',
+        path: req.url ?? '',
+        kind: 'other',
+        body: undefined,
+      };
       requests.push(record);
       try {
         record.body = raw ? JSON.parse(raw) : undefined;
@@ -99,30 +105,48 @@ export async function startChatModel(options: { script: ChatModelScriptIn }): Pr
 
   function route(req: IncomingMessage, res: ServerResponse, record: ChatRequestRecord): void {
     if (req.method === 'GET' && /\/v1\/models$/.test(record.path)) {
-      return sendJson(res, 200, { object: 'list', data: [{ id: 'scripted-model', object: 'model', owned_by: 'scripted' }] });
+      return sendJson(res, 200, {
+        object: 'list',
+        data: [{ id: 'scripted-model', object: 'model', owned_by: 'scripted' }],
+      });
     }
     if (req.method !== 'POST' || !/\/v1\/chat\/completions$/.test(record.path)) {
-      return sendJson(res, 404, { error: { message: `scripted model: no route for ${req.method} ${record.path}`, code: 'no_route' } });
+      return sendJson(res, 404, {
+        error: { message: `scripted model: no route for ${req.method} ${record.path}`, code: 'no_route' },
+      });
     }
     const body = ChatRequestBody.safeParse(record.body);
     if (!body.success) {
       const issue = body.error.issues[0];
-      return sendJson(res, 400, { error: { message: issue?.message ?? 'invalid', code: 'invalid_request', param: issue?.path.join('.') } });
+      return sendJson(res, 400, {
+        error: { message: issue?.message ?? 'invalid', code: 'invalid_request', param: issue?.path.join('.') },
+      });
     }
     const offersTools = (body.data.tools ?? []).length > 0;
     let reply: ChatReply;
     if (!offersTools) {
       record.kind = 'title';
-      reply = ChatReply.parse({ text: script.title, usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 } });
+      reply = ChatReply.parse({
+        text: script.title,
+        usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
+      });
     } else {
       record.kind = 'turn';
       record.turn = nextTurn;
       const next = script.turns[nextTurn++];
-      if (!next) return sendJson(res, 400, { error: { message: `scripted model: script exhausted after ${script.turns.length} turns`, code: 'script_exhausted' } });
+      if (!next)
+        return sendJson(res, 400, {
+          error: {
+            message: `scripted model: script exhausted after ${script.turns.length} turns`,
+            code: 'script_exhausted',
+          },
+        });
       reply = next;
     }
     if (reply.httpStatus !== undefined) {
-      return sendJson(res, reply.httpStatus, { error: { message: `scripted model: scripted HTTP ${reply.httpStatus}`, type: 'scripted_error' } });
+      return sendJson(res, reply.httpStatus, {
+        error: { message: `scripted model: scripted HTTP ${reply.httpStatus}`, type: 'scripted_error' },
+      });
     }
     const model = `${body.data.model ?? 'model'} (scripted)`;
     if (body.data.stream) streamReply(res, reply, model, record.seq);
@@ -151,8 +175,15 @@ function toolArguments(call: z.infer<typeof ChatToolCall>): string {
 }
 
 function completion(reply: ChatReply, model: string, seq: number): unknown {
-  const calls = reply.toolCalls.map((c, i) => ({ id: c.id ?? `call_${seq}_${i}`, type: 'function', function: { name: c.name, arguments: toolArguments(c) } }));
-  const message = calls.length > 0 ? { role: 'assistant', content: reply.text ?? null, tool_calls: calls } : { role: 'assistant', content: reply.text ?? '' };
+  const calls = reply.toolCalls.map((c, i) => ({
+    id: c.id ?? `call_${seq}_${i}`,
+    type: 'function',
+    function: { name: c.name, arguments: toolArguments(c) },
+  }));
+  const message =
+    calls.length > 0
+      ? { role: 'assistant', content: reply.text ?? null, tool_calls: calls }
+      : { role: 'assistant', content: reply.text ?? '' };
   return {
     id: `chatcmpl-scripted-${seq}`,
     object: 'chat.completion',
@@ -166,10 +197,23 @@ function completion(reply: ChatReply, model: string, seq: number): unknown {
 
 /** Streams a reply as chat.completion.chunk SSE frames, ending with a usage chunk and `[DONE]`. */
 function streamReply(res: ServerResponse, reply: ChatReply, model: string, seq: number): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-scripted-model': '1' });
-  const base = { id: `chatcmpl-scripted-${seq}`, object: 'chat.completion.chunk', created: 0, model, system_fingerprint: 'scripted' };
-  const frame = (choices: unknown[], extra: Record<string, unknown> = {}) => res.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
-  const delta = (d: Record<string, unknown>, finish: string | null = null) => frame([{ index: 0, delta: d, finish_reason: finish }]);
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-scripted-model': '1',
+  });
+  const base = {
+    id: `chatcmpl-scripted-${seq}`,
+    object: 'chat.completion.chunk',
+    created: 0,
+    model,
+    system_fingerprint: 'scripted',
+  };
+  const frame = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    res.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
+  const delta = (d: Record<string, unknown>, finish: string | null = null) =>
+    frame([{ index: 0, delta: d, finish_reason: finish }]);
   delta({ role: 'assistant', content: '' });
   if (reply.hang) return; // the connection stays open until the client gives up or close() drops it
   if (reply.reasoning) delta({ reasoning_content: reply.reasoning });
@@ -177,7 +221,16 @@ function streamReply(res: ServerResponse, reply: ChatReply, model: string, seq: 
   for (const piece of reply.text?.match(/[\s\S]{1,16}/g) ?? []) delta({ content: piece });
   reply.toolCalls.forEach((call, index) => {
     const args = toolArguments(call);
-    delta({ tool_calls: [{ index, id: call.id ?? `call_${seq}_${index}`, type: 'function', function: { name: call.name, arguments: '' } }] });
+    delta({
+      tool_calls: [
+        {
+          index,
+          id: call.id ?? `call_${seq}_${index}`,
+          type: 'function',
+          function: { name: call.name, arguments: '' },
+        },
+      ],
+    });
     const cut = Math.ceil(args.length / 2);
     delta({ tool_calls: [{ index, function: { arguments: args.slice(0, cut) } }] });
     delta({ tool_calls: [{ index, function: { arguments: args.slice(cut) } }] });

@@ -44,8 +44,17 @@ const stream = acp.ndJsonStream(
 const connection = acp
   .agent({ name: script.agentInfo.name })
   .onRequest(acp.methods.agent.initialize, ({ params }) => {
-    trace('recv', { method: 'initialize', protocolVersion: params.protocolVersion, fs: params.clientCapabilities?.fs ?? null });
-    return { protocolVersion: script.protocolVersion, agentCapabilities: { loadSession: false }, agentInfo: script.agentInfo, authMethods: [] };
+    trace('recv', {
+      method: 'initialize',
+      protocolVersion: params.protocolVersion,
+      fs: params.clientCapabilities?.fs ?? null,
+    });
+    return {
+      protocolVersion: script.protocolVersion,
+      agentCapabilities: { loadSession: false },
+      agentInfo: script.agentInfo,
+      authMethods: [],
+    };
   })
   .onRequest(acp.methods.agent.session.new, ({ params }) => {
     trace('recv', { method: 'session/new', cwd: params.cwd });
@@ -70,9 +79,14 @@ const connection = acp
     }
     if (script.afterAnswer.length > 0) {
       // After the answer has been queued: late updates, as some real agents send.
-      late = new Promise((resolve) => setImmediate(() => resolve(runSteps(script.afterAnswer, { ...ctx, signal: new AbortController().signal }))));
+      late = new Promise((resolve) =>
+        setImmediate(() => resolve(runSteps(script.afterAnswer, { ...ctx, signal: new AbortController().signal }))),
+      );
     }
-    return { stopReason: end === 'end_turn' ? 'end_turn' : script.stopReason, ...(script.promptUsage ? { usage: script.promptUsage } : {}) };
+    return {
+      stopReason: end === 'end_turn' ? 'end_turn' : script.stopReason,
+      ...(script.promptUsage ? { usage: script.promptUsage } : {}),
+    };
   })
   .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
     trace('recv', { method: 'session/cancel' });

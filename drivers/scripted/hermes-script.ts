@@ -8,7 +8,18 @@ import { z } from 'zod';
  * absolute. Steps run in order inside `session/prompt`.
  */
 const Text = z.object({ text: z.string(), repeat: z.number().int().positive().max(10_000).default(1) });
-const ToolKind = z.enum(['read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other']);
+const ToolKind = z.enum([
+  'read',
+  'edit',
+  'delete',
+  'move',
+  'search',
+  'execute',
+  'think',
+  'fetch',
+  'switch_mode',
+  'other',
+]);
 
 export const HermesStep = z.discriminatedUnion('do', [
   /** `agent_thought_chunk`s; `{i}` in the text is replaced by the chunk index. */
@@ -16,24 +27,61 @@ export const HermesStep = z.discriminatedUnion('do', [
   /** `agent_message_chunk`s (an empty text gives chunks with no final text). */
   Text.extend({ do: z.literal('message') }),
   /** Announces a tool call; its completion is a separate `tool_update` step (or never comes). */
-  z.object({ do: z.literal('tool_call'), id: z.string(), title: z.string(), kind: ToolKind.optional(), status: z.enum(['pending', 'in_progress']).optional() }),
-  z.object({ do: z.literal('tool_update'), id: z.string(), status: z.enum(['pending', 'in_progress', 'completed', 'failed']).optional(), text: z.string().optional() }),
+  z.object({
+    do: z.literal('tool_call'),
+    id: z.string(),
+    title: z.string(),
+    kind: ToolKind.optional(),
+    status: z.enum(['pending', 'in_progress']).optional(),
+  }),
+  z.object({
+    do: z.literal('tool_update'),
+    id: z.string(),
+    status: z.enum(['pending', 'in_progress', 'completed', 'failed']).optional(),
+    text: z.string().optional(),
+  }),
   /** `session/request_permission` with an allow_once and a reject_once option. */
-  z.object({ do: z.literal('permission'), id: z.string(), title: z.string(), onReject: z.enum(['continue', 'end_turn']).default('continue') }),
+  z.object({
+    do: z.literal('permission'),
+    id: z.string(),
+    title: z.string(),
+    onReject: z.enum(['continue', 'end_turn']).default('continue'),
+  }),
   /** `fs/read_text_file`; the content is kept under `into` for later `write.from`. */
-  z.object({ do: z.literal('read'), path: z.string(), into: z.string().optional(), line: z.number().int().positive().optional(), limit: z.number().int().positive().optional() }),
+  z.object({
+    do: z.literal('read'),
+    path: z.string(),
+    into: z.string().optional(),
+    line: z.number().int().positive().optional(),
+    limit: z.number().int().positive().optional(),
+  }),
   /** `fs/write_text_file` of `content`, of `json` (pretty-printed), or of a value kept by `read`. */
-  z.object({ do: z.literal('write'), path: z.string(), content: z.string().optional(), json: z.unknown().optional(), from: z.string().optional() }),
+  z.object({
+    do: z.literal('write'),
+    path: z.string(),
+    content: z.string().optional(),
+    json: z.unknown().optional(),
+    from: z.string().optional(),
+  }),
   /** Read, replace every occurrence of `find`, write back — all through the client. */
   z.object({ do: z.literal('edit'), path: z.string(), find: z.string().min(1), replace: z.string() }),
   /** `usage_update` (context window usage, as Hermes sends it). */
-  z.object({ do: z.literal('usage'), used: z.number().int().nonnegative(), size: z.number().int().positive(), cost: z.object({ amount: z.number(), currency: z.string() }).optional() }),
+  z.object({
+    do: z.literal('usage'),
+    used: z.number().int().nonnegative(),
+    size: z.number().int().positive(),
+    cost: z.object({ amount: z.number(), currency: z.string() }).optional(),
+  }),
   /** A raw line written to stdout as is (malformed JSON, string-id requests, unknown update kinds). */
   z.object({ do: z.literal('raw'), line: z.string() }),
   /** Waits for `session/cancel` (answered per `script.onCancel`). */
   z.object({ do: z.literal('hang') }),
   /** Fails the prompt with a JSON-RPC error (as an agent whose model call failed, e.g. HTTP 400 → -32603). */
-  z.object({ do: z.literal('fail'), code: z.number().int().default(-32603), message: z.string().default('Internal error') }),
+  z.object({
+    do: z.literal('fail'),
+    code: z.number().int().default(-32603),
+    message: z.string().default('Internal error'),
+  }),
   /** Exits the process mid-turn. */
   z.object({ do: z.literal('exit'), code: z.number().int().min(0).max(255).default(3) }),
   /** Spawns a long-lived child in the agent's process group (optionally holding stdout open). */
@@ -42,7 +90,9 @@ export const HermesStep = z.discriminatedUnion('do', [
 export type HermesStep = z.infer<typeof HermesStep>;
 
 export const HermesScript = z.object({
-  agentInfo: z.object({ name: z.string(), version: z.string() }).default({ name: 'hermes-like (scripted)', version: '0.0.0-scripted' }),
+  agentInfo: z
+    .object({ name: z.string(), version: z.string() })
+    .default({ name: 'hermes-like (scripted)', version: '0.0.0-scripted' }),
   sessionId: z.string().min(1).default('hermes-like-session-1'),
   /** What `initialize` answers (a version other than 1 exercises the client's refusal). */
   protocolVersion: z.number().int().nonnegative().default(1),
@@ -78,7 +128,10 @@ export const HERMES_SCRIPT_ENV = 'HERMES_LIKE_SCRIPT';
  * Loads the script from `argv[0]` (a JSON file) or `HERMES_LIKE_SCRIPT`. Returns a clear error
  * with a code (`script_missing`, `script_unreadable`, `script_invalid`) and the field path.
  */
-export function loadHermesScript(argv: readonly string[], env: NodeJS.ProcessEnv): { ok: true; script: HermesScript } | { ok: false; code: string; detail: string } {
+export function loadHermesScript(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): { ok: true; script: HermesScript } | { ok: false; code: string; detail: string } {
   let text: string | undefined = env[HERMES_SCRIPT_ENV];
   const file = argv[0];
   if (file !== undefined) {
@@ -88,7 +141,8 @@ export function loadHermesScript(argv: readonly string[], env: NodeJS.ProcessEnv
       return { ok: false, code: 'script_unreadable', detail: `${file}: ${(error as Error).message}` };
     }
   }
-  if (text === undefined) return { ok: false, code: 'script_missing', detail: `pass a script file path or set ${HERMES_SCRIPT_ENV}` };
+  if (text === undefined)
+    return { ok: false, code: 'script_missing', detail: `pass a script file path or set ${HERMES_SCRIPT_ENV}` };
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -98,13 +152,25 @@ export function loadHermesScript(argv: readonly string[], env: NodeJS.ProcessEnv
   const parsed = HermesScript.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return { ok: false, code: 'script_invalid', detail: `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}` };
+    return {
+      ok: false,
+      code: 'script_invalid',
+      detail: `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
+    };
   }
   return { ok: true, script: parsed.data };
 }
 
 /** Command, args and env to launch the scripted agent with `script` (for a DriverRunInput). */
-export function hermesLikeLaunch(script: HermesScriptIn): { command: string; args: string[]; env: Record<string, string> } {
+export function hermesLikeLaunch(script: HermesScriptIn): {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+} {
   const agent = fileURLToPath(new URL('./hermes-like-agent.js', import.meta.url));
-  return { command: process.execPath, args: [agent], env: { [HERMES_SCRIPT_ENV]: JSON.stringify(HermesScript.parse(script)) } };
+  return {
+    command: process.execPath,
+    args: [agent],
+    env: { [HERMES_SCRIPT_ENV]: JSON.stringify(HermesScript.parse(script)) },
+  };
 }

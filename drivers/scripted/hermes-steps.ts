@@ -27,32 +27,47 @@ function rpcError(error: unknown): Record<string, unknown> {
 }
 
 const untilAborted = (signal: AbortSignal) =>
-  new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+  new Promise<void>((resolve) =>
+    signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
 
 /**
  * Runs scripted steps in order. Client-side failures (a refused write, a missing file) are traced
  * and the turn goes on, as Hermes reports tool errors as text rather than failing the prompt.
  */
 export async function runSteps(steps: readonly HermesStep[], ctx: TurnContext): Promise<TurnEnd> {
-  const update = (u: acp.SessionUpdate) => ctx.client.notify(acp.methods.client.session.update, { sessionId: ctx.sessionId, update: u });
+  const update = (u: acp.SessionUpdate) =>
+    ctx.client.notify(acp.methods.client.session.update, { sessionId: ctx.sessionId, update: u });
   for (const step of steps) {
     if (ctx.signal.aborted) return 'cancelled';
     switch (step.do) {
       case 'thought':
       case 'message': {
         const kind = step.do === 'thought' ? 'agent_thought_chunk' : 'agent_message_chunk';
-        for (let i = 0; i < step.repeat; i++) await update({ sessionUpdate: kind, content: { type: 'text', text: step.text.replaceAll('{i}', String(i)) } });
+        for (let i = 0; i < step.repeat; i++)
+          await update({
+            sessionUpdate: kind,
+            content: { type: 'text', text: step.text.replaceAll('{i}', String(i)) },
+          });
         break;
       }
       case 'tool_call':
-        await update({ sessionUpdate: 'tool_call', toolCallId: step.id, title: step.title, ...(step.kind ? { kind: step.kind } : {}), ...(step.status ? { status: step.status } : {}) });
+        await update({
+          sessionUpdate: 'tool_call',
+          toolCallId: step.id,
+          title: step.title,
+          ...(step.kind ? { kind: step.kind } : {}),
+          ...(step.status ? { status: step.status } : {}),
+        });
         break;
       case 'tool_update':
         await update({
           sessionUpdate: 'tool_call_update',
           toolCallId: step.id,
           ...(step.status ? { status: step.status } : {}),
-          ...(step.text !== undefined ? { content: [{ type: 'content', content: { type: 'text', text: step.text } }] } : {}),
+          ...(step.text !== undefined
+            ? { content: [{ type: 'content', content: { type: 'text', text: step.text } }] }
+            : {}),
         });
         break;
       case 'permission': {
@@ -86,7 +101,12 @@ export async function runSteps(steps: readonly HermesStep[], ctx: TurnContext): 
         break;
       }
       case 'write': {
-        const content = step.from !== undefined ? (ctx.vars.get(step.from) ?? '') : step.json !== undefined ? JSON.stringify(step.json, null, 2) + '\n' : (step.content ?? '');
+        const content =
+          step.from !== undefined
+            ? (ctx.vars.get(step.from) ?? '')
+            : step.json !== undefined
+              ? JSON.stringify(step.json, null, 2) + '\n'
+              : (step.content ?? '');
         await writeThroughClient(ctx, step.path, content);
         break;
       }
@@ -94,7 +114,10 @@ export async function runSteps(steps: readonly HermesStep[], ctx: TurnContext): 
         const path = workspacePath(ctx.cwd, step.path);
         let content: string;
         try {
-          ({ content } = await ctx.client.request(acp.methods.client.fs.readTextFile, { sessionId: ctx.sessionId, path }));
+          ({ content } = await ctx.client.request(acp.methods.client.fs.readTextFile, {
+            sessionId: ctx.sessionId,
+            path,
+          }));
         } catch (error) {
           ctx.trace('fs_error', { op: 'edit', path: step.path, ...rpcError(error) });
           break;
@@ -107,7 +130,12 @@ export async function runSteps(steps: readonly HermesStep[], ctx: TurnContext): 
         break;
       }
       case 'usage':
-        await update({ sessionUpdate: 'usage_update', used: step.used, size: step.size, ...(step.cost ? { cost: step.cost } : {}) });
+        await update({
+          sessionUpdate: 'usage_update',
+          used: step.used,
+          size: step.size,
+          ...(step.cost ? { cost: step.cost } : {}),
+        });
         break;
       case 'raw':
         await new Promise<void>((resolve) => process.stdout.write(step.line + '\n', () => resolve()));
@@ -137,7 +165,11 @@ export async function runSteps(steps: readonly HermesStep[], ctx: TurnContext): 
 
 async function writeThroughClient(ctx: TurnContext, relative: string, content: string): Promise<void> {
   try {
-    await ctx.client.request(acp.methods.client.fs.writeTextFile, { sessionId: ctx.sessionId, path: workspacePath(ctx.cwd, relative), content });
+    await ctx.client.request(acp.methods.client.fs.writeTextFile, {
+      sessionId: ctx.sessionId,
+      path: workspacePath(ctx.cwd, relative),
+      content,
+    });
     ctx.trace('write', { path: relative, chars: content.length });
   } catch (error) {
     ctx.trace('fs_error', { op: 'write', path: relative, ...rpcError(error) });

@@ -17,14 +17,23 @@ export interface ScriptedCodexLaunch {
  * `extraArgs` are appended after the provider overrides (more `-c key=value`).
  * Throws `CodexLaunchError` (`codex_unavailable`, `invalid_launch_config`).
  */
-export function scriptedCodexLaunch(options: { modelUrl: string; home: string; extraArgs?: readonly string[] }): ScriptedCodexLaunch {
+export function scriptedCodexLaunch(options: {
+  modelUrl: string;
+  home: string;
+  extraArgs?: readonly string[];
+}): ScriptedCodexLaunch {
   const resolved = codexCommand();
   if (!resolved.ok) throw new CodexLaunchError(resolved.code, resolved.detail);
   return {
     command: resolved.value.command,
     args: [
       ...resolved.value.args,
-      ...codexProviderArgs({ baseUrl: options.modelUrl, model: SCRIPTED_MODEL_NAME, providerId: 'ordivon_scripted', providerName: 'Ordivon scripted model' }),
+      ...codexProviderArgs({
+        baseUrl: options.modelUrl,
+        model: SCRIPTED_MODEL_NAME,
+        providerId: 'ordivon_scripted',
+        providerName: 'Ordivon scripted model',
+      }),
       ...(options.extraArgs ?? []),
     ],
     env: codexEnv({ home: options.home }),

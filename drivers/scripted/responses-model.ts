@@ -89,7 +89,9 @@ export async function startResponsesModel(options: ResponsesModelOptions): Promi
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
     if (request.method !== 'POST' || !path.endsWith('/responses')) {
-      return sendJson(response, 404, { error: { message: `scripted model serves POST …/responses only, not ${request.method} ${path}` } });
+      return sendJson(response, 404, {
+        error: { message: `scripted model serves POST …/responses only, not ${request.method} ${path}` },
+      });
     }
     const text = await readBody(request);
     let json: unknown;
@@ -100,14 +102,30 @@ export async function startResponsesModel(options: ResponsesModelOptions): Promi
     }
     const parsed = ResponsesRequestBody.safeParse(json);
     if (!parsed.success) {
-      record({ seq: requests.length, path, index: -1, answeredWith: 'bad_request', model: undefined, toolOutputs: [], body: json });
+      record({
+        seq: requests.length,
+        path,
+        index: -1,
+        answeredWith: 'bad_request',
+        model: undefined,
+        toolOutputs: [],
+        body: json,
+      });
       return sendJson(response, 400, { error: { message: 'scripted model: request body is not a Responses request' } });
     }
     const body = parsed.data;
     const index = stepIndex(body);
     const outputs = toolOutputs(body);
     const step = resolveStep(script[index] ?? exhausted, { index, lastToolOutput: outputs.at(-1), body });
-    record({ seq: requests.length, path, index, answeredWith: step.type, model: body.model, toolOutputs: outputs, body: json });
+    record({
+      seq: requests.length,
+      path,
+      index,
+      answeredWith: step.type,
+      model: body.model,
+      toolOutputs: outputs,
+      body: json,
+    });
     if (step.type === 'http_error') {
       return sendJson(response, step.status, { error: { message: step.message, type: 'scripted_error', code: null } });
     }
@@ -125,7 +143,8 @@ export async function startResponsesModel(options: ResponsesModelOptions): Promi
 
   const server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
-      if (!response.headersSent) sendJson(response, 500, { error: { message: `scripted model failed: ${String(error)}` } });
+      if (!response.headersSent)
+        sendJson(response, 500, { error: { message: `scripted model failed: ${String(error)}` } });
       else response.destroy();
     });
   });

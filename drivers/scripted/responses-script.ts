@@ -56,7 +56,12 @@ export const ResponsesStep: z.ZodType<ResponsesStep> = z.lazy(() =>
       yieldTimeMs: z.number().int().positive().optional(),
       usage: ScriptUsage.optional(),
     }),
-    z.object({ type: z.literal('tool'), name: z.string().min(1), arguments: z.record(z.string(), z.unknown()), usage: ScriptUsage.optional() }),
+    z.object({
+      type: z.literal('tool'),
+      name: z.string().min(1),
+      arguments: z.record(z.string(), z.unknown()),
+      usage: ScriptUsage.optional(),
+    }),
     z.object({ type: z.literal('message'), text: z.string(), usage: ScriptUsage.optional() }),
     z.object({ type: z.literal('hang') }),
     z.object({ type: z.literal('http_error'), status: z.number().int().min(400).max(599), message: z.string() }),
@@ -109,13 +114,17 @@ const MODEL_OUTPUT_TYPES = new Set(['function_call', 'custom_tool_call', 'local_
  * requests this server has seen (a retry gets the same answer).
  */
 export function stepIndex(body: ResponsesRequestBody): number {
-  return body.input.filter((item) => MODEL_OUTPUT_TYPES.has(item.type ?? '') || (item.type === 'message' && item.role === 'assistant')).length;
+  return body.input.filter(
+    (item) => MODEL_OUTPUT_TYPES.has(item.type ?? '') || (item.type === 'message' && item.role === 'assistant'),
+  ).length;
 }
 
 function outputText(output: unknown): string {
   if (typeof output === 'string') return output;
   if (Array.isArray(output)) {
-    return output.map((part) => (typeof part === 'object' && part !== null && 'text' in part ? String(part.text) : '')).join('');
+    return output
+      .map((part) => (typeof part === 'object' && part !== null && 'text' in part ? String(part.text) : ''))
+      .join('');
   }
   return output === undefined ? '' : JSON.stringify(output);
 }

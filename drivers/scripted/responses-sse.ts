@@ -12,7 +12,9 @@ export function sseFrame(type: string, data: Record<string, unknown>): string {
 
 /** Shell-quotes argv items so `exec_command` (which takes one command string) runs them verbatim. */
 export function shellJoin(argv: readonly string[]): string {
-  return argv.map((arg) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`)).join(' ');
+  return argv
+    .map((arg) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`))
+    .join(' ');
 }
 
 function usageBody(usage: ScriptUsage): Record<string, unknown> {
@@ -26,9 +28,14 @@ function usageBody(usage: ScriptUsage): Record<string, unknown> {
 }
 
 /** The function call a `shell` or `tool` step makes. */
-export function functionCall(step: Extract<ResponsesStep, { type: 'shell' | 'tool' }>): { name: string; arguments: Record<string, unknown> } {
+export function functionCall(step: Extract<ResponsesStep, { type: 'shell' | 'tool' }>): {
+  name: string;
+  arguments: Record<string, unknown>;
+} {
   if (step.type === 'tool') return { name: step.name, arguments: step.arguments };
-  const args: Record<string, unknown> = { cmd: typeof step.command === 'string' ? step.command : shellJoin(step.command) };
+  const args: Record<string, unknown> = {
+    cmd: typeof step.command === 'string' ? step.command : shellJoin(step.command),
+  };
   if (step.workdir !== undefined) args['workdir'] = step.workdir;
   if (step.yieldTimeMs !== undefined) args['yield_time_ms'] = step.yieldTimeMs;
   if (step.escalate !== undefined) {
@@ -39,7 +46,11 @@ export function functionCall(step: Extract<ResponsesStep, { type: 'shell' | 'too
 }
 
 /** Frames answering one request with a function call or a final message, closed by `response.completed`. */
-export function stepFrames(step: Extract<ResponsesStep, { type: 'shell' | 'tool' | 'message' }>, index: number, usage: ScriptUsage): string[] {
+export function stepFrames(
+  step: Extract<ResponsesStep, { type: 'shell' | 'tool' | 'message' }>,
+  index: number,
+  usage: ScriptUsage,
+): string[] {
   const responseId = `resp_scripted_${index}`;
   const frames = [sseFrame('response.created', { response: { id: responseId } })];
   if (step.type === 'message') {

@@ -41,10 +41,17 @@ async function copyEnv(from: string, to: string): Promise<void> {
 }
 
 /** Runs the boot checks on a copy (saying how far it got every 2 s, without --json); returns its counts or the findings. */
-async function check(root: string, io: Io, command: string): Promise<{ tasks: number; events: number; findings: Array<{ code: string; message: string }> }> {
+async function check(
+  root: string,
+  io: Io,
+  command: string,
+): Promise<{ tasks: number; events: number; findings: Array<{ code: string; message: string }> }> {
   const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
   try {
-    const report = rebuildAll(store, { bodies: true, ...(io.json ? {} : { onProgress: throttledProgress((line) => io.err(line), `${command}: checked `) }) });
+    const report = rebuildAll(store, {
+      bodies: true,
+      ...(io.json ? {} : { onProgress: throttledProgress((line) => io.err(line), `${command}: checked `) }),
+    });
     return { tasks: report.tasks.length, events: report.events, findings: report.findings };
   } finally {
     await store.close();
@@ -79,16 +86,28 @@ export async function backup(argv: string[], io: Io): Promise<number> {
     await copyEnv(join(root, 'lmdb'), join(staged, 'lmdb'));
     if (existsSync(join(root, RUNTIME_ENV))) await copyEnv(join(root, RUNTIME_ENV), join(staged, RUNTIME_ENV));
     cpSync(join(root, 'format.json'), join(staged, 'format.json'));
-    if (existsSync(join(root, 'workspaces'))) cpSync(join(root, 'workspaces'), join(staged, 'workspaces'), { recursive: true, verbatimSymlinks: true });
+    if (existsSync(join(root, 'workspaces')))
+      cpSync(join(root, 'workspaces'), join(staged, 'workspaces'), { recursive: true, verbatimSymlinks: true });
     const checked = await check(staged, io, 'backup');
-    if (checked.findings.length > 0) throw new CliError(checked.findings[0]!.code, `the copy failed its check: ${checked.findings[0]!.message}`);
-    const manifest = { backup: 'ordivon-state', source: root, at: new Date().toISOString(), tasks: checked.tasks, events: checked.events };
+    if (checked.findings.length > 0)
+      throw new CliError(checked.findings[0]!.code, `the copy failed its check: ${checked.findings[0]!.message}`);
+    const manifest = {
+      backup: 'ordivon-state',
+      source: root,
+      at: new Date().toISOString(),
+      tasks: checked.tasks,
+      events: checked.events,
+    };
     writeFileSync(join(staged, 'backup.json'), JSON.stringify(manifest, null, 2) + '\n');
     // Published by rename: DEST is either absent/empty or a complete, checked backup.
     mkdirSync(dirname(dest), { recursive: true });
     rmSync(dest, { recursive: true, force: true });
     renameSync(staged, dest);
-    emit(io, { dest, ...manifest }, () => `backed up ${checked.tasks} tasks (${checked.events} events) from ${root} to ${dest}`);
+    emit(
+      io,
+      { dest, ...manifest },
+      () => `backed up ${checked.tasks} tasks (${checked.events} events) from ${root} to ${dest}`,
+    );
     return EXIT.ok;
   } catch (error) {
     rmSync(staged, { recursive: true, force: true });
@@ -109,20 +128,26 @@ export async function restore(argv: string[], io: Io): Promise<number> {
   if (!existsSync(join(src, 'backup.json')) || !existsSync(join(src, 'lmdb', 'data.mdb'))) {
     throw new CliError('backup_invalid', `${src} is not an ordivon backup (no backup.json or lmdb/data.mdb)`);
   }
-  if (!isEmptyDir(root) && !values.force) throw new CliError('restore_not_empty', `${root} is not empty; pass --force to replace it`);
+  if (!isEmptyDir(root) && !values.force)
+    throw new CliError('restore_not_empty', `${root} is not empty; pass --force to replace it`);
   const staged = `${root}.restore-${process.pid}`;
   rmSync(staged, { recursive: true, force: true });
   cpSync(src, staged, { recursive: true, verbatimSymlinks: true, filter: (path) => !path.endsWith('backup.json') });
   let release: () => void = () => {};
   try {
     const checked = await check(staged, io, 'restore');
-    if (checked.findings.length > 0) throw new CliError(checked.findings[0]!.code, `the backup failed its check: ${checked.findings[0]!.message}`);
+    if (checked.findings.length > 0)
+      throw new CliError(checked.findings[0]!.code, `the backup failed its check: ${checked.findings[0]!.message}`);
     if (existsSync(join(root, 'format.json'))) release = acquireLock(root, `ordivon restore pid ${process.pid}`);
     const old = `${root}.replaced-${process.pid}`;
     if (existsSync(root)) renameSync(root, old);
     renameSync(staged, root);
     rmSync(old, { recursive: true, force: true });
-    emit(io, { root, src, tasks: checked.tasks, events: checked.events }, () => `restored ${checked.tasks} tasks (${checked.events} events) from ${src} into ${root}`);
+    emit(
+      io,
+      { root, src, tasks: checked.tasks, events: checked.events },
+      () => `restored ${checked.tasks} tasks (${checked.events} events) from ${src} into ${root}`,
+    );
     return EXIT.ok;
   } catch (error) {
     rmSync(staged, { recursive: true, force: true });

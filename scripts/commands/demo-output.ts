@@ -41,15 +41,30 @@ export function demoText(reports: ScenarioReport[], failed: Expectation[], state
   );
   const lines = [
     '',
-    ...columns(['run', 'harness (provider)', 'purpose', 'messages', 'tool items', 'tokens', 'canonical result from', 'final text', 'source digest'], rows),
+    ...columns(
+      [
+        'run',
+        'harness (provider)',
+        'purpose',
+        'messages',
+        'tool items',
+        'tokens',
+        'canonical result from',
+        'final text',
+        'source digest',
+      ],
+      rows,
+    ),
     '',
     ...reports.map((r) => {
-      const end = r.outcome ? `completed, outcome ${short(r.outcome.digest)} (g${r.outcome.generation}, source ${short(r.outcome.sourceDigest)})` : `${r.state}, no outcome`;
+      const end = r.outcome
+        ? `completed, outcome ${short(r.outcome.digest)} (g${r.outcome.generation}, source ${short(r.outcome.sourceDigest)})`
+        : `${r.state}, no outcome`;
       const counters = Object.entries(r.counters).map(([k, v]) => `${k} ${v}`);
       return `${r.name.padEnd(14)} ${end}${counters.length ? `; ${counters.join('; ')}` : ''}`;
     }),
     '',
-    'The canonical result of every run is what its validated artifacts say; the provider\'s final text is recorded',
+    "The canonical result of every run is what its validated artifacts say; the provider's final text is recorded",
     'as an observation only ("structured" = a JSON object, "text" = prose, "none" = no final text).',
     `Inspect any Task: ordivon show TASK_ID --events --state ${state}`,
     ...reports.map((r) => `  ${r.name.padEnd(14)} ${r.taskId}`),

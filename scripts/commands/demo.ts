@@ -7,7 +7,15 @@ import { OBJECT_KINDS } from '../../actors/object-kinds.js';
 import { createRuntime } from '../../runtime/index.js';
 import { EventStore, resolveStateRoot } from '../../store/index.js';
 import { F3Phases, crossChecks, reportScenario, type ScenarioReport } from '../../workloads/demo-checks.js';
-import { PLANS, SCENARIOS, behaviourFor, driveScenario, type ScenarioFacts, type ScenarioName, type ScenarioPlan } from '../../workloads/demo-scenarios.js';
+import {
+  PLANS,
+  SCENARIOS,
+  behaviourFor,
+  driveScenario,
+  type ScenarioFacts,
+  type ScenarioName,
+  type ScenarioPlan,
+} from '../../workloads/demo-scenarios.js';
 import { scriptedHarnesses } from '../../workloads/scripted-harnesses.js';
 import { loadWorkload, type Workload } from '../../workloads/workload.js';
 import { CliError, EXIT, emit, parse, type Io } from '../cli-io.js';
@@ -23,7 +31,12 @@ const DemoArgs = z.object({
 });
 
 /** Parses the demo's option values with zod; a bad one is a `usage` error naming the option. */
-function demoArgs(values: { 'acp-agent'?: string | undefined; only?: string | undefined; 'f3-phase'?: string | undefined; task?: string | undefined }) {
+function demoArgs(values: {
+  'acp-agent'?: string | undefined;
+  only?: string | undefined;
+  'f3-phase'?: string | undefined;
+  task?: string | undefined;
+}) {
   const parsed = DemoArgs.safeParse({
     acpAgent: values['acp-agent'],
     only: values.only === undefined ? [...SCENARIOS] : values.only.split(',').map((s) => s.trim()),
@@ -32,8 +45,14 @@ function demoArgs(values: { 'acp-agent'?: string | undefined; only?: string | un
   });
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
-  const option = { acpAgent: '--acp-agent', only: '--only', f3Phase: '--f3-phase', task: '--task' }[String(issue.path[0])] ?? String(issue.path[0]);
-  throw new CliError('usage', `${option}${issue.path.length > 1 ? `[${String(issue.path[1])}]` : ''}: ${issue.message}`, EXIT.usage);
+  const option =
+    { acpAgent: '--acp-agent', only: '--only', f3Phase: '--f3-phase', task: '--task' }[String(issue.path[0])] ??
+    String(issue.path[0]);
+  throw new CliError(
+    'usage',
+    `${option}${issue.path.length > 1 ? `[${String(issue.path[1])}]` : ''}: ${issue.message}`,
+    EXIT.usage,
+  );
 }
 
 /**
@@ -65,13 +84,20 @@ export async function demo(argv: string[], io: Io): Promise<number> {
   }
   if (values.fresh) rmSync(state, { recursive: true, force: true });
 
-  say(`ordivon demo: ${workload.name} on ${state}; scenarios ${args.only.join(', ')}; Codex is the real codex app-server, the ACP agent is ${args.acpAgent === 'opencode' ? 'the real opencode acp' : 'the scripted Hermes-like agent'}; models are scripted on loopback`);
+  say(
+    `ordivon demo: ${workload.name} on ${state}; scenarios ${args.only.join(', ')}; Codex is the real codex app-server, the ACP agent is ${args.acpAgent === 'opencode' ? 'the real opencode acp' : 'the scripted Hermes-like agent'}; models are scripted on loopback`,
+  );
   const driven: Array<{ name: ScenarioName; taskId: string; facts: ScenarioFacts }> = [];
   const inProcess = args.only.filter((n) => n !== 'F3');
   if (inProcess.length > 0) {
     // Independent Tasks run side by side on one Host, as a service would run them.
     const results = await withDemoHost(state, workload, args.acpAgent, say, async (host, bind) =>
-      Promise.all(inProcess.map(async (name) => ({ name, ...(await driveScenario(host.supervisor, workload, PLANS[name], (taskId) => bind(taskId, PLANS[name]))) }))),
+      Promise.all(
+        inProcess.map(async (name) => ({
+          name,
+          ...(await driveScenario(host.supervisor, workload, PLANS[name], (taskId) => bind(taskId, PLANS[name]))),
+        })),
+      ),
     );
     driven.push(...results);
   }
@@ -83,7 +109,9 @@ export async function demo(argv: string[], io: Io): Promise<number> {
 
   const reports = await readBack(state, driven, f3);
   const failed = [...reports.flatMap((r) => r.expectations), ...crossChecks(reports)].filter((e) => !e.held);
-  emit(io, { state, ok: failed.length === 0, failed, scenarios: reports, ...(f3 ? { f3 } : {}) }, () => demoText(reports, failed, state));
+  emit(io, { state, ok: failed.length === 0, failed, scenarios: reports, ...(f3 ? { f3 } : {}) }, () =>
+    demoText(reports, failed, state),
+  );
   return failed.length === 0 ? EXIT.ok : EXIT.failed;
 }
 
@@ -97,14 +125,23 @@ async function withDemoHost<T>(
   options: { dropRepairResponse?: boolean; stopJobs?: 'stop' | 'finish' } = {},
 ): Promise<T> {
   const bound = new Map<string, ScenarioPlan>();
-  const scripted = scriptedHarnesses({ workload, acpAgent, behaviourOf: (a) => behaviourFor(bound.get(a.taskId) ?? PLANS['codex-first'], a) });
+  const scripted = scriptedHarnesses({
+    workload,
+    acpAgent,
+    behaviourOf: (a) => behaviourFor(bound.get(a.taskId) ?? PLANS['codex-first'], a),
+  });
   let host: Host | undefined;
   try {
     host = await openHost({
       state,
       harnesses: scripted.harnesses,
       onStep: (taskId, text) => say(`  [${bound.get(taskId)?.name ?? taskId.slice(0, 13)}] ${text}`),
-      ...(options.dropRepairResponse ? { dropDispatchResponse: (t) => bound.get(t.taskId)?.name === 'F3' && t.context.assignment?.purpose === 'repair' } : {}),
+      ...(options.dropRepairResponse
+        ? {
+            dropDispatchResponse: (t) =>
+              bound.get(t.taskId)?.name === 'F3' && t.context.assignment?.purpose === 'repair',
+          }
+        : {}),
     });
     return await body(host, (taskId, plan) => bound.set(taskId, plan));
   } finally {
@@ -116,7 +153,10 @@ async function withDemoHost<T>(
 /** Runs F3's two halves as two child processes on the same state root; returns what each reported. */
 async function runF3(state: string, acpAgent: string, say: (text: string) => void): Promise<F3Phases> {
   const child = async (args: string[]) => {
-    const sub = execa(process.execPath, [CLI, 'demo', '--state', state, '--acp-agent', acpAgent, '--json', ...args], { reject: false, stdin: 'ignore' });
+    const sub = execa(process.execPath, [CLI, 'demo', '--state', state, '--acp-agent', acpAgent, '--json', ...args], {
+      reject: false,
+      stdin: 'ignore',
+    });
     sub.stderr?.setEncoding('utf8');
     let partial = '';
     sub.stderr?.on('data', (chunk: string) => {
@@ -139,7 +179,8 @@ async function runF3(state: string, acpAgent: string, say: (text: string) => voi
   say(`F3: process 2 (fresh) boots on the same state root and reconciles ${taskId.data.taskId}`);
   const reconciled = await child(['--f3-phase', 'reconcile', '--task', taskId.data.taskId]);
   const phases = F3Phases.safeParse({ lost, reconciled });
-  if (!phases.success) throw new CliError('demo_failed', `F3 processes reported ${JSON.stringify({ lost, reconciled })}`);
+  if (!phases.success)
+    throw new CliError('demo_failed', `F3 processes reported ${JSON.stringify({ lost, reconciled })}`);
   return phases.data;
 }
 
@@ -149,7 +190,12 @@ async function runF3(state: string, acpAgent: string, say: (text: string) => voi
  * stops its supervisor before any reconciliation (the listener runs before the next frontier
  * step is scheduled), lets the Runtime finish the job it owns, and exits.
  */
-async function f3Lose(state: string, workload: Workload, acpAgent: 'opencode' | 'hermes-like', io: Io): Promise<number> {
+async function f3Lose(
+  state: string,
+  workload: Workload,
+  acpAgent: 'opencode' | 'hermes-like',
+  io: Io,
+): Promise<number> {
   const plan = PLANS.F3;
   const taskId = await withDemoHost(
     state,
@@ -158,7 +204,10 @@ async function f3Lose(state: string, workload: Workload, acpAgent: 'opencode' | 
     (t) => io.err(t),
     async (host, bind) => {
       const sup = host.supervisor;
-      const { taskId } = await sup.createTask({ ...workload.spec, labels: { ...workload.spec.labels, scenario: plan.name } });
+      const { taskId } = await sup.createTask({
+        ...workload.spec,
+        labels: { ...workload.spec.labels, scenario: plan.name },
+      });
       bind(taskId, plan);
       await sup.send(taskId, { type: 'assignment.commit', harness: plan.diagnoser, purpose: 'diagnose' });
       await sup.waitFor(taskId, ['waiting']);
@@ -172,7 +221,10 @@ async function f3Lose(state: string, workload: Workload, acpAgent: 'opencode' | 
       });
       await sup.send(taskId, { type: 'assignment.commit', harness: plan.repairer, purpose: 'repair' });
       const ranThrough = sup.waitFor(taskId, ['completed', 'waiting']).then(
-        () => Promise.reject(new CliError('demo_failed', 'F3: the repair ran to its end in process 1; the response was not lost')),
+        () =>
+          Promise.reject(
+            new CliError('demo_failed', 'F3: the repair ran to its end in process 1; the response was not lost'),
+          ),
         () => new Promise<never>(() => undefined), // rejected because the supervisor stopped: `stopped` decides
       );
       await Promise.race([stopped, ranThrough]);
@@ -184,7 +236,15 @@ async function f3Lose(state: string, workload: Workload, acpAgent: 'opencode' | 
   try {
     const head = store.head(taskId)!;
     const last = store.event(taskId, head.revision)!;
-    io.out(JSON.stringify({ pid: process.pid, taskId, lastEvent: last.type, revision: head.revision, state: store.projection(taskId)?.state ?? '?' }));
+    io.out(
+      JSON.stringify({
+        pid: process.pid,
+        taskId,
+        lastEvent: last.type,
+        revision: head.revision,
+        state: store.projection(taskId)?.state ?? '?',
+      }),
+    );
   } finally {
     await store.close();
   }
@@ -192,24 +252,41 @@ async function f3Lose(state: string, workload: Workload, acpAgent: 'opencode' | 
 }
 
 /** F3, process 2: a fresh Host boots (reconciling unknown dispatches before serving) and the Task runs to rest. */
-async function f3Reconcile(state: string, workload: Workload, acpAgent: 'opencode' | 'hermes-like', taskId: string, io: Io): Promise<number> {
-  const rest = await withDemoHost(state, workload, acpAgent, (t) => io.err(t), async (host, bind) => {
-    bind(taskId, PLANS.F3);
-    return host.supervisor.waitFor(taskId, ['completed', 'waiting']);
-  });
+async function f3Reconcile(
+  state: string,
+  workload: Workload,
+  acpAgent: 'opencode' | 'hermes-like',
+  taskId: string,
+  io: Io,
+): Promise<number> {
+  const rest = await withDemoHost(
+    state,
+    workload,
+    acpAgent,
+    (t) => io.err(t),
+    async (host, bind) => {
+      bind(taskId, PLANS.F3);
+      return host.supervisor.waitFor(taskId, ['completed', 'waiting']);
+    },
+  );
   io.out(JSON.stringify({ pid: process.pid, taskId, state: rest }));
   return EXIT.ok;
 }
 
 /** Reads every driven Task back from the durable state (read-only store, Runtime job records) and checks it. */
-async function readBack(state: string, driven: Array<{ name: ScenarioName; taskId: string; facts: ScenarioFacts }>, f3: F3Phases | undefined): Promise<ScenarioReport[]> {
+async function readBack(
+  state: string,
+  driven: Array<{ name: ScenarioName; taskId: string; facts: ScenarioFacts }>,
+  f3: F3Phases | undefined,
+): Promise<ScenarioReport[]> {
   const store = EventStore.open({ root: state, kinds: OBJECT_KINDS, readOnly: true });
   const runtime = await createRuntime({ root: `${state}/runtime`, recover: false });
   try {
     const order = (n: ScenarioName) => SCENARIOS.indexOf(n);
     const sorted = [...driven].sort((a, b) => order(a.name) - order(b.name));
     const reports: ScenarioReport[] = [];
-    for (const d of sorted) reports.push(await reportScenario(store, runtime, d.name, d.taskId, d.facts, d.name === 'F3' ? f3 : undefined));
+    for (const d of sorted)
+      reports.push(await reportScenario(store, runtime, d.name, d.taskId, d.facts, d.name === 'F3' ? f3 : undefined));
     return reports;
   } finally {
     await runtime.close();

@@ -45,13 +45,24 @@ export async function doctor(argv: string[], io: Io): Promise<number> {
   const healthy = report.findings.length === 0;
   emit(
     io,
-    { healthy, root: report.root, tasks: report.tasks.length, events: report.events, objects: report.objects, findings: report.findings, warnings: report.warnings },
+    {
+      healthy,
+      root: report.root,
+      tasks: report.tasks.length,
+      events: report.events,
+      objects: report.objects,
+      findings: report.findings,
+      warnings: report.warnings,
+    },
     () =>
       [
         healthy
           ? `healthy: ${report.tasks.length} tasks, ${report.events} events, ${report.objects} objects checked in ${report.root}`
           : `UNHEALTHY: ${report.findings.length} finding(s) in ${report.root}`,
-        ...report.findings.map((f) => `  ${f.code}  task=${f.taskId ?? '-'} revision=${f.revision ?? '-'} object=${f.object ?? '-'}  ${f.message}`),
+        ...report.findings.map(
+          (f) =>
+            `  ${f.code}  task=${f.taskId ?? '-'} revision=${f.revision ?? '-'} object=${f.object ?? '-'}  ${f.message}`,
+        ),
         ...report.warnings.map((w) => `  warning: task ${w.taskId} passed ${w.threshold} events`),
       ].join('\n'),
   );
@@ -97,16 +108,26 @@ function printShow(io: Io, view: ShowView): number {
       `  frontier: ${view.frontier}`,
       `  assignment: ${c.assignment ? `${c.assignment.harness} (${c.assignment.purpose}) g${c.assignment.generation}` : '-'}`,
       `  evidence: ${Object.keys(c.evidence).join(', ') || '-'}`,
-      ...view.rejections.map((r) => `  rejected r${r.revision} ${r.event}: ${r.reason}${r.detail ? ` (${r.detail})` : ''}`),
+      ...view.rejections.map(
+        (r) => `  rejected r${r.revision} ${r.event}: ${r.reason}${r.detail ? ` (${r.detail})` : ''}`,
+      ),
       ...(view.runs ?? []).map(
         (r) =>
           `  run r${r.revision} g${r.generation} ${r.purpose} by ${r.harness} (${r.driver}, ${r.provider}): ${r.jobStatus}/${r.stopReason}, ` +
           `${r.messages} messages, ${r.toolItemsCompleted}/${r.toolItemsStarted} tool items, final text ${r.finalText}; ` +
-          `evidence ${Object.keys(r.evidence).join(', ') || 'none'}${Object.keys(r.refused).length ? `; refused ${Object.entries(r.refused).map(([n, why]) => `${n} (${why})`).join(', ')}` : ''}`,
+          `evidence ${Object.keys(r.evidence).join(', ') || 'none'}${
+            Object.keys(r.refused).length
+              ? `; refused ${Object.entries(r.refused)
+                  .map(([n, why]) => `${n} (${why})`)
+                  .join(', ')}`
+              : ''
+          }`,
       ),
     ];
     for (const e of (view as { events?: Array<any> }).events ?? []) {
-      lines.push(`  #${e.revision} ${e.at} ${e.origin.padEnd(8)} ${e.type}${e.disposition.admitted ? '' : `  → ${e.disposition.code}`}`);
+      lines.push(
+        `  #${e.revision} ${e.at} ${e.origin.padEnd(8)} ${e.type}${e.disposition.admitted ? '' : `  → ${e.disposition.code}`}`,
+      );
     }
     return lines.join('\n');
   });
@@ -119,7 +140,11 @@ export async function list(argv: string[], io: Io): Promise<number> {
   const service = serviceFor(values.state);
   if (service) {
     const rows = await listViaService(service);
-    emit(io, rows, () => (rows.length ? rows.map((r) => `${r.taskId}  ${r.state}  r${r.revision}  g${r.generation}`).join('\n') : 'no tasks'));
+    emit(io, rows, () =>
+      rows.length
+        ? rows.map((r) => `${r.taskId}  ${r.state}  r${r.revision}  g${r.generation}`).join('\n')
+        : 'no tasks',
+    );
     return EXIT.ok;
   }
   return withReader(values.state, (store) => {
@@ -128,7 +153,11 @@ export async function list(argv: string[], io: Io): Promise<number> {
       const context = (p?.snapshot as { context?: { generation?: number } } | undefined)?.context;
       return { taskId, state: p?.state ?? 'unknown', revision: p?.revision ?? 0, generation: context?.generation ?? 0 };
     });
-    emit(io, rows, () => (rows.length ? rows.map((r) => `${r.taskId}  ${r.state}  r${r.revision}  g${r.generation}`).join('\n') : 'no tasks'));
+    emit(io, rows, () =>
+      rows.length
+        ? rows.map((r) => `${r.taskId}  ${r.state}  r${r.revision}  g${r.generation}`).join('\n')
+        : 'no tasks',
+    );
     return EXIT.ok;
   });
 }

@@ -1,6 +1,11 @@
 import { openHost } from '../../actors/host.js';
 import { HostError } from '../../actors/errors.js';
-import { createSupervisor, type BootSummary, type Supervisor, type SupervisorOptions } from '../../actors/supervisor.js';
+import {
+  createSupervisor,
+  type BootSummary,
+  type Supervisor,
+  type SupervisorOptions,
+} from '../../actors/supervisor.js';
 import { resolveStateRoot } from '../../store/index.js';
 import { scriptedHarnesses, type AcpAgent } from '../../workloads/scripted-harnesses.js';
 import { loadWorkload } from '../../workloads/workload.js';
@@ -52,13 +57,17 @@ export async function serve(argv: string[], io: Io): Promise<number> {
     throw new CliError('usage', `--${String(issue.path[0])}: ${issue.message}`, EXIT.usage);
   }
   const { recovery, 'checkpoint-every': checkpointEvery } = boot.data;
-  if (values.port !== undefined && values.socket !== undefined) throw new CliError('usage', 'give --port or --socket, not both', EXIT.usage);
+  if (values.port !== undefined && values.socket !== undefined)
+    throw new CliError('usage', 'give --port or --socket, not both', EXIT.usage);
   const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError('usage', '--port must be an integer 0..65535', EXIT.usage);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new CliError('usage', '--port must be an integer 0..65535', EXIT.usage);
   const acpAgent = values['acp-agent'] as AcpAgent;
-  if (acpAgent !== 'opencode' && acpAgent !== 'hermes-like') throw new CliError('usage', '--acp-agent must be opencode or hermes-like', EXIT.usage);
+  if (acpAgent !== 'opencode' && acpAgent !== 'hermes-like')
+    throw new CliError('usage', '--acp-agent must be opencode or hermes-like', EXIT.usage);
   const token = values.token ?? process.env.ORDIVON_TOKEN;
-  const listener: Listener = values.socket !== undefined ? { kind: 'socket', path: values.socket } : { kind: 'tcp', host: values.host, port };
+  const listener: Listener =
+    values.socket !== undefined ? { kind: 'socket', path: values.socket } : { kind: 'tcp', host: values.host, port };
   const state = resolveStateRoot(values.state);
   const say = (text: string) => {
     if (!io.json) io.err(text);
@@ -82,8 +91,16 @@ export async function serve(argv: string[], io: Io): Promise<number> {
       await supervisor.start();
       stopHost = () => supervisor.stop();
     } else {
-      const scripted = scriptedHarnesses({ workload: loadWorkload('hamilton-v1'), acpAgent, behaviourOf: (a) => (a.purpose === 'diagnose' ? 'diagnose' : 'repair') });
-      const host = await openHost({ ...base, harnesses: scripted.harnesses, onStep: (taskId, text) => say(`  [${taskId.slice(0, 13)}] ${text}`) }).catch(async (error) => {
+      const scripted = scriptedHarnesses({
+        workload: loadWorkload('hamilton-v1'),
+        acpAgent,
+        behaviourOf: (a) => (a.purpose === 'diagnose' ? 'diagnose' : 'repair'),
+      });
+      const host = await openHost({
+        ...base,
+        harnesses: scripted.harnesses,
+        onStep: (taskId, text) => say(`  [${taskId.slice(0, 13)}] ${text}`),
+      }).catch(async (error) => {
         await scripted.close();
         throw error;
       });
@@ -95,7 +112,8 @@ export async function serve(argv: string[], io: Io): Promise<number> {
     }
   } catch (error) {
     inspector?.stop();
-    if (error instanceof HostError) throw new CliError(error.code, error.message, EXIT.failed, { findings: error.findings });
+    if (error instanceof HostError)
+      throw new CliError(error.code, error.message, EXIT.failed, { findings: error.findings });
     throw error;
   }
 
@@ -105,7 +123,8 @@ export async function serve(argv: string[], io: Io): Promise<number> {
   } catch (error) {
     await stopHost();
     inspector?.stop();
-    if (error instanceof ApiError) throw new CliError(error.code, error.message, error.code === 'token_required' ? EXIT.usage : EXIT.failed);
+    if (error instanceof ApiError)
+      throw new CliError(error.code, error.message, error.code === 'token_required' ? EXIT.usage : EXIT.failed);
     throw new CliError('listen_failed', `cannot listen: ${(error as Error).message}`);
   }
   const ready = {
@@ -123,11 +142,15 @@ export async function serve(argv: string[], io: Io): Promise<number> {
   // --json: exactly one line when ready (scripts read the port from it), nothing else.
   if (io.json) io.out(JSON.stringify({ listening: ready }));
   else {
-    say(`ordivon serve: ${ready.url}${'socket' in ready ? ` (socket ${ready.socket})` : ''}, state ${state}, harnesses ${ready.harnesses}`);
+    say(
+      `ordivon serve: ${ready.url}${'socket' in ready ? ` (socket ${ready.socket})` : ''}, state ${state}, harnesses ${ready.harnesses}`,
+    );
     if (ready.boot) say(`ordivon serve: validated ${bootLine(ready.boot)}`);
     if (service.listener.kind === 'tcp' && !token) say(`page: ${ready.url}/`);
     // Progress on a terminal: one line per commit.
-    supervisor.subscribe((c) => say(`  ${c.taskId} r${c.revision} ${c.type} → ${c.state}${c.admitted ? '' : ` (${c.code})`}`));
+    supervisor.subscribe((c) =>
+      say(`  ${c.taskId} r${c.revision} ${c.type} → ${c.state}${c.admitted ? '' : ` (${c.code})`}`),
+    );
   }
 
   const signal = await new Promise<string>((resolve) => {

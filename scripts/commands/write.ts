@@ -13,7 +13,8 @@ async function withSupervisor<T>(state: string | undefined, fn: (sup: Supervisor
   try {
     await sup.start();
   } catch (error) {
-    if (error instanceof HostError) throw new CliError(error.code, error.message, EXIT.failed, { findings: error.findings });
+    if (error instanceof HostError)
+      throw new CliError(error.code, error.message, EXIT.failed, { findings: error.findings });
     throw error;
   }
   try {
@@ -40,7 +41,8 @@ export async function taskCreate(argv: string[], io: Io): Promise<number> {
       emit(io, created, () => `created ${created.taskId} at revision ${created.revision}`);
       return EXIT.ok;
     } catch (error) {
-      if (error instanceof HostError && error.code === 'invalid_spec') throw new CliError(error.code, error.message, EXIT.usage);
+      if (error instanceof HostError && error.code === 'invalid_spec')
+        throw new CliError(error.code, error.message, EXIT.usage);
       throw error;
     }
   });
@@ -57,7 +59,9 @@ export async function send(argv: string[], io: Io): Promise<number> {
   // While a service holds the state root, the event goes through its control API.
   const service = serviceFor(values.state);
   if (service) return reportSend(io, taskId, await sendViaService(service, taskId, event, values['event-id']));
-  return withSupervisor(values.state, async (sup) => reportSend(io, taskId, await sup.send(taskId, event, values['event-id'] ? { eventId: values['event-id'] } : {})));
+  return withSupervisor(values.state, async (sup) =>
+    reportSend(io, taskId, await sup.send(taskId, event, values['event-id'] ? { eventId: values['event-id'] } : {})),
+  );
 }
 
 function reportSend(io: Io, taskId: string, result: SendResult): number {

@@ -34,11 +34,21 @@ export interface AccessPolicy {
 export function checkAccess(req: IncomingMessage, url: URL, policy: AccessPolicy): void {
   if (policy.token !== undefined) {
     const header = req.headers.authorization ?? '';
-    const given = header.startsWith('Bearer ') ? header.slice(7) : req.method === 'GET' ? (url.searchParams.get('access_token') ?? '') : '';
-    if (!sameSecret(given, policy.token)) throw new ApiError(401, 'unauthorized', 'this listener requires Authorization: Bearer <token>');
+    const given = header.startsWith('Bearer ')
+      ? header.slice(7)
+      : req.method === 'GET'
+        ? (url.searchParams.get('access_token') ?? '')
+        : '';
+    if (!sameSecret(given, policy.token))
+      throw new ApiError(401, 'unauthorized', 'this listener requires Authorization: Bearer <token>');
   } else if (policy.listener.kind === 'tcp') {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
-    if (!LOOPBACK_NAMES.includes(host)) throw new ApiError(403, 'forbidden_host', `Host ${JSON.stringify(req.headers.host ?? '')} is not a loopback name`);
+    if (!LOOPBACK_NAMES.includes(host))
+      throw new ApiError(
+        403,
+        'forbidden_host',
+        `Host ${JSON.stringify(req.headers.host ?? '')} is not a loopback name`,
+      );
   }
 }
 

@@ -15,7 +15,10 @@ async function call(info: ServiceFile, method: string, path: string, body?: unkn
   try {
     return await callService(info, method, path, body);
   } catch (error) {
-    throw new CliError('service_unreachable', `the service (pid ${info.pid}, ${info.socket ?? info.url}) holds the state root but does not answer: ${(error as Error).message}`);
+    throw new CliError(
+      'service_unreachable',
+      `the service (pid ${info.pid}, ${info.socket ?? info.url}) holds the state root but does not answer: ${(error as Error).message}`,
+    );
   }
 }
 
@@ -24,7 +27,12 @@ function refused(res: ServiceResponse): CliError {
   const error = (res.body as { error?: { code?: string; message?: string; path?: string } } | null)?.error;
   const code = error?.code ?? 'service_error';
   const usage = res.status === 400 || res.status === 413 || res.status === 415;
-  return new CliError(code, error?.message ?? `HTTP ${res.status}`, usage ? EXIT.usage : EXIT.failed, error?.path ? { path: error.path } : {});
+  return new CliError(
+    code,
+    error?.message ?? `HTTP ${res.status}`,
+    usage ? EXIT.usage : EXIT.failed,
+    error?.path ? { path: error.path } : {},
+  );
 }
 
 /** A send's answer as the service gives it: the library's `SendResult`, with the Task id. */
@@ -40,7 +48,9 @@ const SendAnswer = z.object({
   duplicate: z.boolean().optional(),
 });
 
-const ListAnswer = z.array(z.object({ taskId: z.string(), state: z.string(), revision: z.number().int(), generation: z.number().int() }));
+const ListAnswer = z.array(
+  z.object({ taskId: z.string(), state: z.string(), revision: z.number().int(), generation: z.number().int() }),
+);
 
 /** Parses what the service answered with `schema`; an answer that does not parse is `service_error`, naming the field. */
 function answer<S extends z.ZodType>(schema: S, body: unknown, what: string, code = 'service_error'): z.output<S> {
@@ -54,7 +64,12 @@ function answer<S extends z.ZodType>(schema: S, body: unknown, what: string, cod
 const hasError = (body: unknown) => typeof body === 'object' && body !== null && 'error' in body;
 
 /** `send` through the service: the same `SendResult` the library returns (a refused event included). */
-export async function sendViaService(info: ServiceFile, taskId: string, event: unknown, eventId?: string): Promise<SendResult> {
+export async function sendViaService(
+  info: ServiceFile,
+  taskId: string,
+  event: unknown,
+  eventId?: string,
+): Promise<SendResult> {
   const body = eventId && typeof event === 'object' && event !== null ? { ...event, eventId } : event;
   const res = await call(info, 'POST', `/tasks/${encodeURIComponent(taskId)}/events`, body);
   if (hasError(res.body)) throw refused(res);
@@ -82,7 +97,15 @@ export const ShowView = z.looseObject({
     assignment: z.looseObject({ harness: z.string(), purpose: z.string(), generation: z.number().int() }).nullable(),
     evidence: z.record(z.string(), z.unknown()),
   }),
-  rejections: z.array(z.looseObject({ revision: z.number().int(), event: z.string(), reason: z.string(), generation: z.number().int().nullable(), detail: z.string().optional() })),
+  rejections: z.array(
+    z.looseObject({
+      revision: z.number().int(),
+      event: z.string(),
+      reason: z.string(),
+      generation: z.number().int().nullable(),
+      detail: z.string().optional(),
+    }),
+  ),
   runs: z.array(
     z.looseObject({
       revision: z.number().int(),
@@ -101,7 +124,17 @@ export const ShowView = z.looseObject({
       refused: z.record(z.string(), z.string()),
     }),
   ),
-  events: z.array(z.looseObject({ revision: z.number().int(), at: z.string(), origin: z.string(), type: z.string(), disposition: z.looseObject({ admitted: z.boolean(), code: z.string().optional() }) })).optional(),
+  events: z
+    .array(
+      z.looseObject({
+        revision: z.number().int(),
+        at: z.string(),
+        origin: z.string(),
+        type: z.string(),
+        disposition: z.looseObject({ admitted: z.boolean(), code: z.string().optional() }),
+      }),
+    )
+    .optional(),
 });
 export type ShowView = z.infer<typeof ShowView>;
 
@@ -123,13 +156,17 @@ export async function showViaService(info: ServiceFile, taskId: string, events: 
 }
 
 /** `list` through the service: the rows `ordivon list --json` prints. */
-export async function listViaService(info: ServiceFile): Promise<Array<{ taskId: string; state: string; revision: number; generation: number }>> {
+export async function listViaService(
+  info: ServiceFile,
+): Promise<Array<{ taskId: string; state: string; revision: number; generation: number }>> {
   const res = await call(info, 'GET', '/tasks');
   if (res.status !== 200) throw refused(res);
   return parseListAnswer(res.body);
 }
 
 /** Parses a service's Task list: the rows `ordivon list --json` prints, or `service_error` naming the field. */
-export function parseListAnswer(body: unknown): Array<{ taskId: string; state: string; revision: number; generation: number }> {
+export function parseListAnswer(
+  body: unknown,
+): Array<{ taskId: string; state: string; revision: number; generation: number }> {
   return answer(ListAnswer, body, 'the service answered a Task list');
 }

@@ -42,7 +42,12 @@ export function statusOfSend(result: SendResult): number {
   }
 }
 
-const parsed = <T>(result: { success: true; data: T } | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } }, code: string, status = 400): T => {
+const parsed = <T>(
+  result:
+    { success: true; data: T } | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } },
+  code: string,
+  status = 400,
+): T => {
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const path = issuePath(issue.path);
@@ -75,20 +80,33 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
     const method = req.method ?? 'GET';
     const parts = url.pathname.split('/').filter(Boolean);
     const only = (...allowed: string[]) => {
-      if (!allowed.includes(method)) throw new ApiError(405, 'method_not_allowed', `${method} ${url.pathname}: use ${allowed.join(' or ')}`);
+      if (!allowed.includes(method))
+        throw new ApiError(405, 'method_not_allowed', `${method} ${url.pathname}: use ${allowed.join(' or ')}`);
     };
     const query = Object.fromEntries(url.searchParams);
     delete query.access_token;
 
     if (parts.length === 0) {
       only('GET');
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:" });
+      res.writeHead(200, {
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'no-store',
+        'content-security-policy':
+          "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:",
+      });
       res.end(PAGE_HTML);
       return;
     }
     if (parts[0] === 'health' && parts.length === 1) {
       only('GET');
-      return sendJson(res, 200, { status: sup.status, root: sup.root, pid: process.pid, tasks: sup.listTasks().length, boot: sup.bootReport(), checkpoints: sup.checkpoints() });
+      return sendJson(res, 200, {
+        status: sup.status,
+        root: sup.root,
+        pid: process.pid,
+        tasks: sup.listTasks().length,
+        boot: sup.bootReport(),
+        checkpoints: sup.checkpoints(),
+      });
     }
     if (parts[0] === 'graph' && parts.length === 1) {
       only('GET');
@@ -110,8 +128,10 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
         const created = await sup.createTask(spec as never);
         return sendJson(res, 201, created);
       } catch (error) {
-        if (error instanceof HostError && error.code === 'invalid_spec') throw new ApiError(400, 'invalid_spec', error.message, /task spec (\S+):/.exec(error.message)?.[1]);
-        if (error instanceof HostError && error.code === 'task_exists') throw new ApiError(409, 'task_exists', error.message);
+        if (error instanceof HostError && error.code === 'invalid_spec')
+          throw new ApiError(400, 'invalid_spec', error.message, /task spec (\S+):/.exec(error.message)?.[1]);
+        if (error instanceof HostError && error.code === 'task_exists')
+          throw new ApiError(409, 'task_exists', error.message);
         throw error;
       }
     }
@@ -148,7 +168,15 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       if (!event.success && sup.getTask(id)) {
         const issue = event.error.issues[0]!;
         const view = sup.getTask(id);
-        const refused: SendResult = { admitted: false, written: false, code: 'invalid_event', path: issuePath(issue.path), detail: issue.message, revision: view?.revision ?? 0, state: view?.state ?? 'none' };
+        const refused: SendResult = {
+          admitted: false,
+          written: false,
+          code: 'invalid_event',
+          path: issuePath(issue.path),
+          detail: issue.message,
+          revision: view?.revision ?? 0,
+          state: view?.state ?? 'none',
+        };
         return sendJson(res, 400, { taskId: id, ...refused });
       }
       // The raw body goes to the supervisor, which parses it again: one code path with the library's.
@@ -167,7 +195,8 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       }
       const done = route(req, res)
         .catch((error) => {
-          if (error instanceof HostError) sendError(res, new ApiError(error.code === 'not_serving' ? 503 : 409, error.code, error.message));
+          if (error instanceof HostError)
+            sendError(res, new ApiError(error.code === 'not_serving' ? 503 : 409, error.code, error.message));
           else sendError(res, error);
         })
         .finally(() => inflight.delete(done));

@@ -35,7 +35,8 @@ export const MAX_BODY_BYTES = 1 << 20;
  */
 export async function readJson(req: IncomingMessage): Promise<unknown> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/json') throw new ApiError(415, 'unsupported_media_type', 'send the body as Content-Type: application/json');
+  if (type !== 'application/json')
+    throw new ApiError(415, 'unsupported_media_type', 'send the body as Content-Type: application/json');
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -53,7 +54,11 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
 /** Writes one JSON response. */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+  });
   res.end(text);
 }
 
@@ -64,7 +69,9 @@ export function sendError(res: ServerResponse, error: unknown): void {
     return;
   }
   if (error instanceof ApiError) {
-    sendJson(res, error.status, { error: { code: error.code, message: error.message, ...(error.path ? { path: error.path } : {}) } });
+    sendJson(res, error.status, {
+      error: { code: error.code, message: error.message, ...(error.path ? { path: error.path } : {}) },
+    });
     return;
   }
   sendJson(res, 500, { error: { code: 'internal', message: (error as Error)?.message ?? String(error) } });

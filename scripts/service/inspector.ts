@@ -17,7 +17,10 @@ export async function startInspector(url: string): Promise<InspectorHandle> {
     mod = await import('@statelyai/inspect');
   } catch (error) {
     const { CliError } = await import('../cli-io.js');
-    throw new CliError('inspector_missing', `--inspect needs the @statelyai/inspect package: ${(error as Error).message}`);
+    throw new CliError(
+      'inspector_missing',
+      `--inspect needs the @statelyai/inspect package: ${(error as Error).message}`,
+    );
   }
   const inspector = mod.createWebSocketInspector({ url });
   return {

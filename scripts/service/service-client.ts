@@ -11,7 +11,13 @@ export interface ServiceResponse {
  * `service.json`. Rejects (with the socket error) only when the service cannot be reached;
  * every HTTP answer, refusals included, resolves.
  */
-export function callService(info: ServiceFile, method: string, path: string, body?: unknown, token = process.env.ORDIVON_TOKEN): Promise<ServiceResponse> {
+export function callService(
+  info: ServiceFile,
+  method: string,
+  path: string,
+  body?: unknown,
+  token = process.env.ORDIVON_TOKEN,
+): Promise<ServiceResponse> {
   const url = new URL(path, info.url);
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
@@ -23,7 +29,9 @@ export function callService(info: ServiceFile, method: string, path: string, bod
         path: `${url.pathname}${url.search}`,
         headers: {
           host: url.host,
-          ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+          ...(payload === undefined
+            ? {}
+            : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
           ...(token ? { authorization: `Bearer ${token}` } : {}),
         },
       },

@@ -19,7 +19,11 @@ export class SseHub {
 
   /** Opens a stream on `res`; `taskId` limits it to one Task's commits. */
   open(res: ServerResponse, taskId?: string): void {
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+    });
     res.write(`retry: 1000\n: connected\n\n`);
     this.clients.set(res, taskId);
     res.on('close', () => this.clients.delete(res));

@@ -37,7 +37,12 @@ export interface RunningService {
  */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { listener, token } = options;
-  if (!isLoopback(listener) && !token) throw new ApiError(400, 'token_required', `listening on ${listener.kind === 'tcp' ? listener.host : ''} needs --token (only 127.0.0.1, ::1 and unix sockets are loopback)`);
+  if (!isLoopback(listener) && !token)
+    throw new ApiError(
+      400,
+      'token_required',
+      `listening on ${listener.kind === 'tcp' ? listener.host : ''} needs --token (only 127.0.0.1, ::1 and unix sockets are loopback)`,
+    );
   const api = createControlApi({ supervisor: options.supervisor, access: { listener, ...(token ? { token } : {}) } });
   const server = createServer((req, res) => api.handle(req, res));
   let bound: Listener = listener;
@@ -56,7 +61,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const address = server.address();
     if (address && typeof address === 'object') bound = { kind: 'tcp', host: listener.host, port: address.port };
   }
-  const url = bound.kind === 'socket' ? 'http://localhost' : `http://${bound.host.includes(':') ? `[${bound.host}]` : bound.host}:${bound.port}`;
+  const url =
+    bound.kind === 'socket'
+      ? 'http://localhost'
+      : `http://${bound.host.includes(':') ? `[${bound.host}]` : bound.host}:${bound.port}`;
   const removeFile = writeServiceFile(options.supervisor.root, {
     pid: process.pid,
     startedAt: new Date().toISOString(),

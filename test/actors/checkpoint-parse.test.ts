@@ -18,7 +18,21 @@ const valid = fc.record({
 });
 
 const damaged = fc
-  .tuple(valid, fc.constantFrom('revision', 'headDigest', 'machineVersion', 'state', 'snapshot', 'projectionDigest', 'spec', 'extra'), fc.anything(), fc.boolean())
+  .tuple(
+    valid,
+    fc.constantFrom(
+      'revision',
+      'headDigest',
+      'machineVersion',
+      'state',
+      'snapshot',
+      'projectionDigest',
+      'spec',
+      'extra',
+    ),
+    fc.anything(),
+    fc.boolean(),
+  )
   .map(([record, key, value, remove]) => {
     const copy: Record<string, unknown> = { ...record };
     if (remove) delete copy[key];
@@ -41,7 +55,15 @@ describe('safeParseCheckpoint', () => {
   });
 
   it('defers edge cases to zod: non-integer or unsafe revisions, special snapshot members, a spec that does not parse', () => {
-    const base = { revision: 3, headDigest: 'sha256:' + 'a'.repeat(64), machineVersion: 1, state: 'ready', snapshot: { value: 'ready' }, projectionDigest: 'sha256:' + 'b'.repeat(64), spec };
+    const base = {
+      revision: 3,
+      headDigest: 'sha256:' + 'a'.repeat(64),
+      machineVersion: 1,
+      state: 'ready',
+      snapshot: { value: 'ready' },
+      projectionDigest: 'sha256:' + 'b'.repeat(64),
+      spec,
+    };
     for (const value of [
       { ...base, revision: 1.5 },
       { ...base, revision: 2 ** 53 },

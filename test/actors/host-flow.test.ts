@@ -12,7 +12,11 @@ const workload = loadWorkload('hamilton-v1');
 
 /** Two scripted Hermes-like harnesses (distinct names, so the repair is a real replacement). */
 function harnesses(repair: 'repair' | 'repair-without-completion' = 'repair') {
-  const launch = (behaviour: Parameters<typeof hermesLikeScript>[1]) => ({ driver: 'acp' as const, ...hermesLikeLaunch(hermesLikeScript(workload, behaviour)), timeoutMs: 60_000 });
+  const launch = (behaviour: Parameters<typeof hermesLikeScript>[1]) => ({
+    driver: 'acp' as const,
+    ...hermesLikeLaunch(hermesLikeScript(workload, behaviour)),
+    timeoutMs: 60_000,
+  });
   return {
     'hermes-a': () => launch('diagnose'),
     'hermes-b': ({ purpose }: { purpose: string }) => launch(purpose === 'diagnose' ? 'diagnose' : repair),
@@ -43,8 +47,19 @@ describe('Host effects end to end (scripted Hermes-like agent over ACP, real Run
       const types = sup.events(taskId).map((e) => e.type);
       assert.deepEqual(types, [
         'task.created',
-        'assignment.commit', 'context.compile', 'dispatch.intend', 'dispatch.ack', 'run.observe', 'evaluation.settle',
-        'assignment.commit', 'context.compile', 'dispatch.intend', 'dispatch.ack', 'run.observe', 'completion.propose', 'verification.record',
+        'assignment.commit',
+        'context.compile',
+        'dispatch.intend',
+        'dispatch.ack',
+        'run.observe',
+        'evaluation.settle',
+        'assignment.commit',
+        'context.compile',
+        'dispatch.intend',
+        'dispatch.ack',
+        'run.observe',
+        'completion.propose',
+        'verification.record',
       ]);
     } finally {
       await host.stop();
@@ -52,7 +67,11 @@ describe('Host effects end to end (scripted Hermes-like agent over ACP, real Run
   });
 
   it('a replacement while the previous run hangs cancels the fenced run and the new generation proceeds', async () => {
-    const hang = { driver: 'acp' as const, ...hermesLikeLaunch({ steps: [{ do: 'thought', text: 'thinking…' }, { do: 'hang' }] }), timeoutMs: 600_000 };
+    const hang = {
+      driver: 'acp' as const,
+      ...hermesLikeLaunch({ steps: [{ do: 'thought', text: 'thinking…' }, { do: 'hang' }] }),
+      timeoutMs: 600_000,
+    };
     const host = await openHost({ state: tempDir(), harnesses: { ...harnesses(), stuck: hang } });
     const { supervisor: sup } = host;
     try {
@@ -70,7 +89,10 @@ describe('Host effects end to end (scripted Hermes-like agent over ACP, real Run
   });
 
   it('F2: a repair that exits 0 without completion.json is rejected missing_artifact, not verified, and a later Assignment completes it', async () => {
-    const host = await openHost({ state: tempDir(), harnesses: { ...harnesses('repair-without-completion'), 'hermes-c': harnesses('repair')['hermes-b'] } });
+    const host = await openHost({
+      state: tempDir(),
+      harnesses: { ...harnesses('repair-without-completion'), 'hermes-c': harnesses('repair')['hermes-b'] },
+    });
     const { supervisor: sup } = host;
     try {
       const { taskId } = await sup.createTask(workload.spec);
@@ -79,7 +101,10 @@ describe('Host effects end to end (scripted Hermes-like agent over ACP, real Run
       await sup.send(taskId, { type: 'assignment.commit', harness: 'hermes-b', purpose: 'repair' });
       await waitForState(sup, taskId, ['waiting'], ['completed', 'cancelled', 'blocked']);
       const waiting = sup.getTask(taskId)!;
-      assert.deepEqual(taskRejections(sup.events(taskId), waiting.context.lastRejection).map((r) => [r.reason, r.generation]), [['missing_artifact', 2]]);
+      assert.deepEqual(
+        taskRejections(sup.events(taskId), waiting.context.lastRejection).map((r) => [r.reason, r.generation]),
+        [['missing_artifact', 2]],
+      );
       assert.equal(waiting.context.rejected, 1);
       assert.equal(waiting.context.verification, null, 'verification must not run');
       assert.ok(!sup.events(taskId).some((e) => e.type === 'verification.record'));

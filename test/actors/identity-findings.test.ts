@@ -33,11 +33,26 @@ describe('identityFindings', () => {
   });
 
   it('reports a request id claimed by two replayed Tasks once, from the events, not again from the index', () => {
-    const findings = identityFindings(new Map([['r4', new Set(['c', 'd'])], ['r1', new Set(['a'])]]), (kind) => index[kind]);
-    assert.deepEqual(findings.map((f) => f.object), ['request r4', 'request r2', 'evidence e2']);
+    const findings = identityFindings(
+      new Map([
+        ['r4', new Set(['c', 'd'])],
+        ['r1', new Set(['a'])],
+      ]),
+      (kind) => index[kind],
+    );
+    assert.deepEqual(
+      findings.map((f) => f.object),
+      ['request r4', 'request r2', 'evidence e2'],
+    );
   });
 
   it('finds nothing when every key has one owner', () => {
-    assert.deepEqual(identityFindings(new Map(), () => [{ key: 'x', taskId: 'a' }, { key: 'y', taskId: 'a' }]), []);
+    assert.deepEqual(
+      identityFindings(new Map(), () => [
+        { key: 'x', taskId: 'a' },
+        { key: 'y', taskId: 'a' },
+      ]),
+      [],
+    );
   });
 });

@@ -28,13 +28,28 @@ function asVersion1(env: RootDatabase): void {
     const p = value as { revision: number; snapshot: { context: Record<string, unknown> } };
     const rejections: unknown[] = [];
     for (const { key: k, value: e } of events.getRange({ start: [taskId, 1], end: [taskId, p.revision + 1] })) {
-      const { type, data, disposition } = e as { type: string; data: { generation?: number }; disposition: { admitted: boolean; code?: string } };
-      if (!disposition.admitted) rejections.push({ event: type, reason: disposition.code, generation: data.generation ?? 0, revision: (k as [string, number])[1] });
+      const { type, data, disposition } = e as {
+        type: string;
+        data: { generation?: number };
+        disposition: { admitted: boolean; code?: string };
+      };
+      if (!disposition.admitted)
+        rejections.push({
+          event: type,
+          reason: disposition.code,
+          generation: data.generation ?? 0,
+          revision: (k as [string, number])[1],
+        });
     }
     const { rejected: _rejected, lastRejection: _last, ...context } = p.snapshot.context;
-    projections.putSync(taskId, { ...p, machineVersion: 1, snapshot: { ...p.snapshot, context: { ...context, rejections } } });
+    projections.putSync(taskId, {
+      ...p,
+      machineVersion: 1,
+      snapshot: { ...p.snapshot, context: { ...context, rejections } },
+    });
     const checkpoint = meta.get(['checkpoint', taskId]) as string | undefined;
-    if (checkpoint !== undefined) meta.putSync(['checkpoint', taskId], JSON.stringify({ ...JSON.parse(checkpoint), machineVersion: 1 }));
+    if (checkpoint !== undefined)
+      meta.putSync(['checkpoint', taskId], JSON.stringify({ ...JSON.parse(checkpoint), machineVersion: 1 }));
   }
 }
 
@@ -65,9 +80,17 @@ describe(`a root written by machine version 1, read by version ${TASK_MACHINE_VE
       assert.deepEqual(finalStates(checkpointed), expected);
       // The journal lists what a version-1 context listed.
       for (const taskId of store.taskIds()) {
-        const listed = (store.projection(taskId)!.snapshot as { context: { rejections: Array<{ reason: string; revision: number }> } }).context.rejections;
-        const journal = taskRejections([...store.stream(taskId)].map(({ revision, event }) => ({ revision, ...event })), undefined);
-        assert.deepEqual(journal.map((r) => [r.revision, r.reason]), listed.map((r) => [r.revision, r.reason]));
+        const listed = (
+          store.projection(taskId)!.snapshot as { context: { rejections: Array<{ reason: string; revision: number }> } }
+        ).context.rejections;
+        const journal = taskRejections(
+          [...store.stream(taskId)].map(({ revision, event }) => ({ revision, ...event })),
+          undefined,
+        );
+        assert.deepEqual(
+          journal.map((r) => [r.revision, r.reason]),
+          listed.map((r) => [r.revision, r.reason]),
+        );
       }
     } finally {
       await store.close();
@@ -75,9 +98,15 @@ describe(`a root written by machine version 1, read by version ${TASK_MACHINE_VE
 
     const sup = createSupervisor({ state: root, recovery: 'checkpoint' });
     await sup.start();
-    const task = sup.listTasks().map((t) => sup.getTask(t.taskId)!).find((t) => t.context.rejected > 0)!;
+    const task = sup
+      .listTasks()
+      .map((t) => sup.getTask(t.taskId)!)
+      .find((t) => t.context.rejected > 0)!;
     assert.ok(task, 'some Task has rejections');
-    assert.equal(task.context.lastRejection?.revision, taskRejections(sup.events(task.taskId), task.context.lastRejection).at(-1)?.revision);
+    assert.equal(
+      task.context.lastRejection?.revision,
+      taskRejections(sup.events(task.taskId), task.context.lastRejection).at(-1)?.revision,
+    );
     await sup.stop();
     const again = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
     try {

@@ -29,7 +29,10 @@ describe('objects checked in batches, in digest order', () => {
       env.openDB('objects', { encoding: 'binary' }).removeSync(context('task-00000003').assignment!.digest);
       const projections = env.openDB('projections', { useRecords: false } as never);
       const p = projections.get('task-00000003') as { snapshot: { context: Record<string, unknown> } };
-      projections.putSync('task-00000003', { ...p, snapshot: { ...p.snapshot, context: { ...p.snapshot.context, cancelReason: 'forged' } } });
+      projections.putSync('task-00000003', {
+        ...p,
+        snapshot: { ...p.snapshot, context: { ...p.snapshot.context, cancelReason: 'forged' } },
+      });
       // task 5: a missing artifact blob; task 7: a damaged receipt; task 8: a deleted event (its stream stops there)
       env.openDB('blobs', { encoding: 'binary' }).removeSync(evidenceOf('task-00000005'));
       flipByte(env, 'objects', context('task-00000007').lastReceipt!);
@@ -39,8 +42,15 @@ describe('objects checked in batches, in digest order', () => {
     const eachAtOnce = named(await rebuild(root, 1));
     assert.deepEqual(
       eachAtOnce.map((f) => f.split(' ').slice(0, 2).join(' ')),
-      ['object_missing task-00000003', 'projection_drift task-00000003', 'object_missing task-00000005', 'object_corrupt task-00000007', 'stream_gap task-00000008'],
+      [
+        'object_missing task-00000003',
+        'projection_drift task-00000003',
+        'object_missing task-00000005',
+        'object_corrupt task-00000007',
+        'stream_gap task-00000008',
+      ],
     );
-    for (const batch of [2, 7, undefined]) assert.deepEqual(named(await rebuild(root, batch)), eachAtOnce, `objectBatch ${batch ?? 'default'}`);
+    for (const batch of [2, 7, undefined])
+      assert.deepEqual(named(await rebuild(root, batch)), eachAtOnce, `objectBatch ${batch ?? 'default'}`);
   });
 });

@@ -28,7 +28,12 @@ async function startNow(root: string) {
   try {
     const checkpoint = readCheckpoints(store).get(TASK) as { revision: number } | undefined;
     const report = recoverFromCheckpoints(store);
-    return { checkpointAt: checkpoint?.revision, findings: report.findings, tailReplayed: report.tailReplayed, events: report.events };
+    return {
+      checkpointAt: checkpoint?.revision,
+      findings: report.findings,
+      tailReplayed: report.tailReplayed,
+      events: report.events,
+    };
   } finally {
     await store.close();
   }
@@ -56,7 +61,13 @@ describe('periodic checkpoints (checkpointEvery)', () => {
       assert.deepEqual(await startNow(root), { checkpointAt: 3, findings: [], tailReplayed: 1, events: 2 });
       assert.equal(await advance(sup), 6);
       assert.deepEqual(await startNow(root), { checkpointAt: 6, findings: [], tailReplayed: 0, events: 0 });
-      assert.deepEqual(await sup.checkpointsWritten(), { every: 3, written: 2, failed: 0, lastFailure: null, pending: 0 });
+      assert.deepEqual(await sup.checkpointsWritten(), {
+        every: 3,
+        written: 2,
+        failed: 0,
+        lastFailure: null,
+        pending: 0,
+      });
     } finally {
       await sup.stop();
     }
@@ -69,13 +80,25 @@ describe('periodic checkpoints (checkpointEvery)', () => {
     try {
       // Six sends queued at once: each next transition is admitted as soon as the previous one is
       // durable, so checkpoints are written while the Task is already further on.
-      const sent = await Promise.all(Array.from({ length: 6 }, () => sup.send(TASK, { type: 'assignment.commit', harness: 'codex', purpose: 'repair' })));
-      assert.deepEqual(sent.map((r) => r.revision), [2, 3, 4, 5, 6, 7]);
+      const sent = await Promise.all(
+        Array.from({ length: 6 }, () =>
+          sup.send(TASK, { type: 'assignment.commit', harness: 'codex', purpose: 'repair' }),
+        ),
+      );
+      assert.deepEqual(
+        sent.map((r) => r.revision),
+        [2, 3, 4, 5, 6, 7],
+      );
       await sup.checkpointsWritten();
       const now = await startNow(root);
       assert.ok(now.checkpointAt !== undefined && now.checkpointAt >= 2 && now.checkpointAt <= 7, JSON.stringify(now));
       // Whichever revision it names, the start replays exactly the events after it and finds nothing.
-      assert.deepEqual(now, { checkpointAt: now.checkpointAt, findings: [], tailReplayed: now.checkpointAt < 7 ? 1 : 0, events: 7 - now.checkpointAt });
+      assert.deepEqual(now, {
+        checkpointAt: now.checkpointAt,
+        findings: [],
+        tailReplayed: now.checkpointAt < 7 ? 1 : 0,
+        events: 7 - now.checkpointAt,
+      });
     } finally {
       await sup.stop();
     }
@@ -86,7 +109,11 @@ describe('periodic checkpoints (checkpointEvery)', () => {
     const { sup, root } = await serving({ checkpointEvery: 0 });
     for (let i = 0; i < 4; i++) await advance(sup);
     const crashed = await startNow(root);
-    assert.deepEqual(crashed, { checkpointAt: undefined, findings: [], tailReplayed: 0, events: 5 }, 'no checkpoint: replayed in full');
+    assert.deepEqual(
+      crashed,
+      { checkpointAt: undefined, findings: [], tailReplayed: 0, events: 5 },
+      'no checkpoint: replayed in full',
+    );
     assert.equal(sup.checkpoints().written, 0);
     await sup.stop();
     assert.deepEqual(sup.checkpoints(), { every: 0, written: 1, failed: 0, lastFailure: null, pending: 0 });
@@ -118,7 +145,10 @@ describe('periodic checkpoints (checkpointEvery)', () => {
     ] as const) {
       assert.throws(
         () => createSupervisor({ ...(options as SupervisorOptions), state: root }),
-        (error: unknown) => error instanceof HostError && error.code === 'invalid_option' && error.message.startsWith(`supervisor option ${field}:`),
+        (error: unknown) =>
+          error instanceof HostError &&
+          error.code === 'invalid_option' &&
+          error.message.startsWith(`supervisor option ${field}:`),
         JSON.stringify(options),
       );
     }

@@ -25,10 +25,16 @@ async function checkpointedRoot(): Promise<string> {
   return root;
 }
 
-async function recoverBoth(root: string): Promise<{ checkpoint: CheckpointRecoveryReport; full: RecoveryReport; checkpoints: number }> {
+async function recoverBoth(
+  root: string,
+): Promise<{ checkpoint: CheckpointRecoveryReport; full: RecoveryReport; checkpoints: number }> {
   const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
   try {
-    return { checkpoint: recoverFromCheckpoints(store), full: rebuildAll(store), checkpoints: readCheckpoints(store).size };
+    return {
+      checkpoint: recoverFromCheckpoints(store),
+      full: rebuildAll(store),
+      checkpoints: readCheckpoints(store).size,
+    };
   } finally {
     await store.close();
   }
@@ -52,7 +58,10 @@ describe('checkpointed recovery', () => {
     const root = await checkpointedRoot();
     const { checkpoint, full, checkpoints } = await recoverBoth(root);
     assert.equal(checkpoints, TASKS);
-    assert.deepEqual([checkpoint.findings, checkpoint.trusted, checkpoint.tailReplayed, checkpoint.fullReplayed, checkpoint.events], [[], TASKS, 0, 0, 0]);
+    assert.deepEqual(
+      [checkpoint.findings, checkpoint.trusted, checkpoint.tailReplayed, checkpoint.fullReplayed, checkpoint.events],
+      [[], TASKS, 0, 0, 0],
+    );
     // The journal holds exactly the heads' revisions' worth of events: no stream end was probed.
     assert.equal(checkpoint.ends, 'counted');
     assert.deepEqual(finalStates(checkpoint), finalStates(full));
@@ -87,13 +96,10 @@ describe('checkpointed recovery', () => {
     });
     const { checkpoint, full } = await recoverBoth(root);
     assert.deepEqual(named(checkpoint).sort(), named(full).sort());
-    assert.deepEqual(
-      checkpoint.findings.map((f) => [f.code, f.taskId, f.object]).sort(),
-      [
-        ['stream_corrupt', 'task-00000003', 'head'],
-        ['stream_gap', 'task-00000012', 'head'],
-      ],
-    );
+    assert.deepEqual(checkpoint.findings.map((f) => [f.code, f.taskId, f.object]).sort(), [
+      ['stream_corrupt', 'task-00000003', 'head'],
+      ['stream_gap', 'task-00000012', 'head'],
+    ]);
   });
 
   it('replays a missing, malformed or undecodable checkpoint in full, boots, and writes a fresh one', async () => {
@@ -103,7 +109,9 @@ describe('checkpointed recovery', () => {
       meta.removeSync(['checkpoint', 'task-00000001'] as never);
       meta.putSync(['checkpoint', 'task-00000002'] as never, '{"revision": "not a checkpoint"');
       // Bytes no cursor can decode (a map of two entries that ends after one key): once an uncoded boot_failed.
-      env.openDB('meta', { encoding: 'binary' }).putSync(['checkpoint', 'task-00000004'] as never, Buffer.from([0x82, 0xa1, 0x61]));
+      env
+        .openDB('meta', { encoding: 'binary' })
+        .putSync(['checkpoint', 'task-00000004'] as never, Buffer.from([0x82, 0xa1, 0x61]));
     });
     const sup = createSupervisor({ state: root, recovery: 'checkpoint' });
     await sup.start();
@@ -133,7 +141,10 @@ describe('checkpointed recovery', () => {
     await tamper(root, (env) => flipByte(env, 'events', ['task-00000009', 2]));
     const { checkpoint, full } = await recoverBoth(root);
     assert.deepEqual(checkpoint.findings, []);
-    assert.ok(full.findings.some((f) => f.taskId === 'task-00000009'), 'the full check finds it');
+    assert.ok(
+      full.findings.some((f) => f.taskId === 'task-00000009'),
+      'the full check finds it',
+    );
   });
 
   it('checkpoints Tasks that moved at a clean stop, so the next checkpointed start replays nothing', async () => {
@@ -142,7 +153,8 @@ describe('checkpointed recovery', () => {
     await sup.start();
     const open = sup.listTasks().filter((t) => !['completed', 'cancelled'].includes(t.state));
     assert.ok(open.length > 0);
-    for (const t of open) assert.equal((await sup.send(t.taskId, { type: 'task.cancel', reason: 'bench test' })).admitted, true);
+    for (const t of open)
+      assert.equal((await sup.send(t.taskId, { type: 'task.cancel', reason: 'bench test' })).admitted, true);
     await sup.stop();
     const { checkpoint, full } = await recoverBoth(root);
     assert.deepEqual([checkpoint.findings, checkpoint.trusted, checkpoint.tailReplayed], [[], TASKS, 0]);
@@ -155,11 +167,14 @@ describe('checkpointed recovery', () => {
     await tamper(root, (env) => eventAfterHead(env, 'task-00000004'));
     const { checkpoint, full } = await recoverBoth(root);
     assert.deepEqual([checkpoint.ends, checkpoint.trusted, checkpoint.fullReplayed], ['probed', TASKS - 1, 1]);
-    assert.ok(checkpoint.findings.some((f) => f.taskId === 'task-00000004'), named(checkpoint).join('\n'));
+    assert.ok(
+      checkpoint.findings.some((f) => f.taskId === 'task-00000004'),
+      named(checkpoint).join('\n'),
+    );
     assert.deepEqual(named(checkpoint), named(full));
   });
 
-  it('reads the identity index for the request ids a replayed tail names; older claims are the full check\'s', async () => {
+  it("reads the identity index for the request ids a replayed tail names; older claims are the full check's", async () => {
     const root = await checkpointedRoot();
     const LAG = 8;
     await rewindCheckpoints(root, LAG);
@@ -167,7 +182,13 @@ describe('checkpointed recovery', () => {
     const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
     const intents = store.taskIds().flatMap((taskId) => {
       const head = store.head(taskId)!.revision;
-      return [...store.stream(taskId)].filter(({ event }) => event.type === 'dispatch.intend').map(({ revision, event }) => ({ taskId, id: String(event.data['clientRequestId']), inTail: revision > head - LAG }));
+      return [...store.stream(taskId)]
+        .filter(({ event }) => event.type === 'dispatch.intend')
+        .map(({ revision, event }) => ({
+          taskId,
+          id: String(event.data['clientRequestId']),
+          inTail: revision > head - LAG,
+        }));
     });
     await store.close();
     const inTail = intents.find((i) => i.inTail)!;
@@ -180,12 +201,16 @@ describe('checkpointed recovery', () => {
       indexes.putSync(['request', old.id, other(old.taskId)] as never, { revision: 2 });
     });
     const { checkpoint, full } = await recoverBoth(root);
-    const conflicts = (r: RecoveryReport) => r.findings.filter((f) => f.code === 'identity_conflict').map((f) => f.object).sort();
+    const conflicts = (r: RecoveryReport) =>
+      r.findings
+        .filter((f) => f.code === 'identity_conflict')
+        .map((f) => f.object)
+        .sort();
     assert.deepEqual(conflicts(checkpoint), [`request ${inTail.id}`]);
     assert.deepEqual(conflicts(full), [`request ${inTail.id}`, `request ${old.id}`].sort());
   });
 
-  it('checks stream ends by count: damage that leaves the count unchanged is the full check\'s', async () => {
+  it("checks stream ends by count: damage that leaves the count unchanged is the full check's", async () => {
     const root = await checkpointedRoot();
     await tamper(root, (env) => {
       eventAfterHead(env, 'task-00000004');
@@ -217,10 +242,14 @@ describe('checkpointed recovery', () => {
   it('reads each head on its own when one cannot be decoded, and reports it as the full path does', async () => {
     const root = await checkpointedRoot();
     // A map of two entries that ends after one key: the heads cursor cannot decode this value.
-    await tamper(root, (env) => env.openDB('heads', { encoding: 'binary' }).putSync('task-00000007', Buffer.from([0x82, 0xa1, 0x61])));
+    await tamper(root, (env) =>
+      env.openDB('heads', { encoding: 'binary' }).putSync('task-00000007', Buffer.from([0x82, 0xa1, 0x61])),
+    );
     const { checkpoint, full } = await recoverBoth(root);
     assert.equal(checkpoint.ends, 'probed');
-    assert.deepEqual(checkpoint.findings.map((f) => [f.code, f.taskId, f.object]).slice(0, 1), [['stream_corrupt', 'task-00000007', 'head']]);
+    assert.deepEqual(checkpoint.findings.map((f) => [f.code, f.taskId, f.object]).slice(0, 1), [
+      ['stream_corrupt', 'task-00000007', 'head'],
+    ]);
     assert.equal(checkpoint.trusted, TASKS - 1);
     assert.deepEqual(named(checkpoint), named(full));
   });
@@ -239,7 +268,10 @@ describe('checkpointed recovery', () => {
     const both = async (options: { workers?: number; inThreadBelow?: number; probeTasks?: number }) => {
       const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
       try {
-        return { parallel: await recoverFromCheckpointsParallel(store, options), inThread: recoverFromCheckpoints(store) };
+        return {
+          parallel: await recoverFromCheckpointsParallel(store, options),
+          inThread: recoverFromCheckpoints(store),
+        };
       } finally {
         await store.close();
       }
@@ -247,22 +279,41 @@ describe('checkpointed recovery', () => {
     const same = (a: CheckpointRecoveryReport, b: CheckpointRecoveryReport) => {
       assert.deepEqual(named(a), named(b));
       assert.deepEqual(finalStates(a), finalStates(b));
-      assert.deepEqual([a.events, a.trusted, a.tailReplayed, a.fullReplayed, a.stale, a.ends], [b.events, b.trusted, b.tailReplayed, b.fullReplayed, b.stale, b.ends]);
-      assert.deepEqual(a.tasks.map((t) => [t.taskId, t.headDigest, t.spec?.title]), b.tasks.map((t) => [t.taskId, t.headDigest, t.spec?.title]));
+      assert.deepEqual(
+        [a.events, a.trusted, a.tailReplayed, a.fullReplayed, a.stale, a.ends],
+        [b.events, b.trusted, b.tailReplayed, b.fullReplayed, b.stale, b.ends],
+      );
+      assert.deepEqual(
+        a.tasks.map((t) => [t.taskId, t.headDigest, t.spec?.title]),
+        b.tasks.map((t) => [t.taskId, t.headDigest, t.spec?.title]),
+      );
     };
 
     // 60 tail events are below the default threshold: the calling thread does them.
     assert.equal((await both({})).parallel.workers, 0);
     const healthy = await both({ workers: 2, inThreadBelow: 0, probeTasks: 4 });
     assert.equal(healthy.parallel.workers, 2);
-    assert.deepEqual([healthy.parallel.findings, healthy.parallel.tailReplayed, healthy.parallel.events], [[], TASKS, TASKS * 3]);
+    assert.deepEqual(
+      [healthy.parallel.findings, healthy.parallel.tailReplayed, healthy.parallel.events],
+      [[], TASKS, TASKS * 3],
+    );
     same(healthy.parallel, healthy.inThread);
 
     // One damaged tail among the Tasks the calling thread verifies first, one in a worker's range.
-    await tamper(root, (env) => (flipByte(env, 'events', ['task-00000001', EVENTS - 1]), flipByte(env, 'events', ['task-00000013', EVENTS - 1])));
+    await tamper(
+      root,
+      (env) => (
+        flipByte(env, 'events', ['task-00000001', EVENTS - 1]),
+        flipByte(env, 'events', ['task-00000013', EVENTS - 1])
+      ),
+    );
     const damaged = await both({ workers: 2, inThreadBelow: 0, probeTasks: 4 });
     assert.equal(damaged.parallel.workers, 2, 'a flipped byte leaves the count: still split');
-    for (const id of ['task-00000001', 'task-00000013']) assert.ok(damaged.parallel.findings.some((f) => f.taskId === id), named(damaged.parallel).join('\n'));
+    for (const id of ['task-00000001', 'task-00000013'])
+      assert.ok(
+        damaged.parallel.findings.some((f) => f.taskId === id),
+        named(damaged.parallel).join('\n'),
+      );
     same(damaged.parallel, damaged.inThread);
 
     // An event after a head: the journal's count no longer adds up, so the calling thread probes.

@@ -3,7 +3,14 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { eventRecordArb } from '../support/arbitraries.js';
-import { canonicalEventJson, canonicalJsonFast, eventDigest, fastDigestOf, jsonEqual, sha256Bytes } from '../../actors/recovery-digest.js';
+import {
+  canonicalEventJson,
+  canonicalJsonFast,
+  eventDigest,
+  fastDigestOf,
+  jsonEqual,
+  sha256Bytes,
+} from '../../actors/recovery-digest.js';
 import { EventRecord, canonicalJson, digestOf, sha256 } from '../../store/index.js';
 
 const record = eventRecordArb(40);
@@ -15,7 +22,12 @@ function shuffled(value: unknown, addUndefined: boolean): unknown {
   const out: Record<string, unknown> = {};
   // defineProperty, not assignment: a member named "__proto__" must stay an own member.
   for (const key of Object.keys(value).reverse()) {
-    Object.defineProperty(out, key, { value: shuffled((value as Record<string, unknown>)[key], addUndefined), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, key, {
+      value: shuffled((value as Record<string, unknown>)[key], addUndefined),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   if (addUndefined) out['~absent'] = undefined;
   return out;

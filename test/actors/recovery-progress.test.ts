@@ -4,7 +4,12 @@ import { HostError } from '../../actors/errors.js';
 import { OBJECT_KINDS } from '../../actors/object-kinds.js';
 import { recoverFromCheckpoints } from '../../actors/recovery-checkpoint.js';
 import { rebuildParallel, recoverFromCheckpointsParallel } from '../../actors/recovery-parallel.js';
-import { ProgressMeter, progressSum, type ProgressCount, type RecoveryProgress } from '../../actors/recovery-progress.js';
+import {
+  ProgressMeter,
+  progressSum,
+  type ProgressCount,
+  type RecoveryProgress,
+} from '../../actors/recovery-progress.js';
 import { rebuildAll } from '../../actors/recovery.js';
 import { manualClock } from '../../actors/clock.js';
 import { createSupervisor, type SupervisorOptions } from '../../actors/supervisor.js';
@@ -18,7 +23,9 @@ const TASKS = 300;
 const EVENTS = 12;
 
 /** Runs `fn` with a listener and returns every report it got. */
-async function reports(fn: (onProgress: (p: RecoveryProgress) => void) => Promise<unknown> | unknown): Promise<RecoveryProgress[]> {
+async function reports(
+  fn: (onProgress: (p: RecoveryProgress) => void) => Promise<unknown> | unknown,
+): Promise<RecoveryProgress[]> {
   const seen: RecoveryProgress[] = [];
   await fn((p) => seen.push({ ...p }));
   return seen;
@@ -29,7 +36,10 @@ function countsUpTo(seen: RecoveryProgress[], last: RecoveryProgress): void {
   assert.ok(seen.length >= 2, `only ${seen.length} report(s)`);
   for (let i = 1; i < seen.length; i++) {
     const [a, b] = [seen[i - 1]!, seen[i]!];
-    assert.ok(b.tasks >= a.tasks && b.events >= a.events && (b.tasks > a.tasks || b.events > a.events), `report ${i} does not count up: ${JSON.stringify([a, b])}`);
+    assert.ok(
+      b.tasks >= a.tasks && b.events >= a.events && (b.tasks > a.tasks || b.events > a.events),
+      `report ${i} does not count up: ${JSON.stringify([a, b])}`,
+    );
   }
   assert.deepEqual(seen.at(-1), last);
 }
@@ -75,7 +85,10 @@ describe('recovery progress', () => {
     const all = { tasks: TASKS, totalTasks: TASKS, events: TASKS * EVENTS, totalEvents: TASKS * EVENTS };
     await withStore(root, async (store) => {
       countsUpTo(await reports((onProgress) => rebuildAll(store, { onProgress })), all);
-      countsUpTo(await reports((onProgress) => rebuildParallel(store, { workers: 2, inThreadBelow: 0, onProgress })), all);
+      countsUpTo(
+        await reports((onProgress) => rebuildParallel(store, { workers: 2, inThreadBelow: 0, onProgress })),
+        all,
+      );
     });
   });
 
@@ -88,7 +101,12 @@ describe('recovery progress', () => {
     const tails = { tasks: TASKS, totalTasks: TASKS, events: TASKS * 2 };
     await withStore(root, async (store) => {
       countsUpTo(await reports((onProgress) => recoverFromCheckpoints(store, undefined, onProgress)), tails);
-      countsUpTo(await reports((onProgress) => recoverFromCheckpointsParallel(store, { workers: 2, inThreadBelow: 0, probeTasks: 40, onProgress })), tails);
+      countsUpTo(
+        await reports((onProgress) =>
+          recoverFromCheckpointsParallel(store, { workers: 2, inThreadBelow: 0, probeTasks: 40, onProgress }),
+        ),
+        tails,
+      );
     });
   });
 
@@ -113,15 +131,27 @@ describe('recovery progress', () => {
     assert.deepEqual(inContext, all, 'the supervisor actor keeps the latest count (what the inspector shows)');
     assert.throws(
       () => createSupervisor({ state: root, onBootProgress: 'yes' as unknown as SupervisorOptions['onBootProgress'] }),
-      (error: unknown) => error instanceof HostError && error.code === 'invalid_option' && error.message.startsWith('supervisor option onBootProgress:'),
+      (error: unknown) =>
+        error instanceof HostError &&
+        error.code === 'invalid_option' &&
+        error.message.startsWith('supervisor option onBootProgress:'),
     );
   });
 
   it('the CLI writes a progress line at most once every 2 s of its clock, none in the first 2 s', () => {
     let now = 1_000;
     const lines: string[] = [];
-    const listener = throttledProgress((l) => lines.push(l), 'validating, ', () => now);
-    const at = (tasks: number, events: number): RecoveryProgress => ({ tasks, totalTasks: 10_000, events, totalEvents: 1_000_000 });
+    const listener = throttledProgress(
+      (l) => lines.push(l),
+      'validating, ',
+      () => now,
+    );
+    const at = (tasks: number, events: number): RecoveryProgress => ({
+      tasks,
+      totalTasks: 10_000,
+      events,
+      totalEvents: 1_000_000,
+    });
     listener(at(256, 25_600)); // 0 s: too early
     now += 1_999;
     listener(at(512, 51_200)); // 1.999 s: too early
@@ -131,11 +161,14 @@ describe('recovery progress', () => {
     listener(at(2_048, 204_800)); // 1 s after the last line
     now += 1_000;
     listener(at(4_120, 412_000));
-    assert.deepEqual(lines, ['validating, 1,024 of 10,000 Tasks, 102,400 of 1,000,000 events (10%)', 'validating, 4,120 of 10,000 Tasks, 412,000 of 1,000,000 events (41%)']);
+    assert.deepEqual(lines, [
+      'validating, 1,024 of 10,000 Tasks, 102,400 of 1,000,000 events (10%)',
+      'validating, 4,120 of 10,000 Tasks, 412,000 of 1,000,000 events (41%)',
+    ]);
     assert.equal(progressText({ tasks: 7, totalTasks: 9, events: 70 }), '7 of 9 Tasks, 70 events');
   });
 
-  it('bootReport says what validation did, by the supervisor\'s clock, in both recovery modes', async () => {
+  it("bootReport says what validation did, by the supervisor's clock, in both recovery modes", async () => {
     const root = await copyOf(TASKS, EVENTS);
     const { objects } = await withStore(root, (store) => rebuildAll(store));
     const clock = manualClock();
@@ -143,14 +176,39 @@ describe('recovery progress', () => {
     assert.equal(full.bootReport(), null, 'nothing before start');
     await full.start();
     // The manual clock does not move by itself: validation took 0 ms by it.
-    assert.deepEqual(full.bootReport(), { mode: 'full', tasks: TASKS, events: TASKS * EVENTS, objects, workers: 0, ms: 0 });
-    assert.deepEqual(full.actor.getSnapshot().context.boot, full.bootReport(), 'the supervisor actor holds it (what the inspector shows)');
+    assert.deepEqual(full.bootReport(), {
+      mode: 'full',
+      tasks: TASKS,
+      events: TASKS * EVENTS,
+      objects,
+      workers: 0,
+      ms: 0,
+    });
+    assert.deepEqual(
+      full.actor.getSnapshot().context.boot,
+      full.bootReport(),
+      'the supervisor actor holds it (what the inspector shows)',
+    );
     await full.stop();
     const checkpointed = createSupervisor({ state: root, clock, recovery: 'checkpoint' });
     await checkpointed.start();
-    assert.deepEqual(checkpointed.bootReport(), { mode: 'checkpoint', tasks: TASKS, events: 0, objects: 0, workers: 0, ms: 0, checkpoint: { trusted: TASKS, tailReplayed: 0, fullReplayed: 0 } });
+    assert.deepEqual(checkpointed.bootReport(), {
+      mode: 'checkpoint',
+      tasks: TASKS,
+      events: 0,
+      objects: 0,
+      workers: 0,
+      ms: 0,
+      checkpoint: { trusted: TASKS, tailReplayed: 0, fullReplayed: 0 },
+    });
     await checkpointed.stop();
-    assert.equal(bootLine(checkpointed.bootReport()!), `${TASKS} Tasks, 0 events in 0.0 s, checkpointed: ${TASKS} from checkpoints, 0 with a tail, 0 in full`);
-    assert.equal(bootLine({ mode: 'full', tasks: 10_000, events: 1_000_000, objects: 742_628, workers: 2, ms: 9_804 }), '10,000 Tasks, 1,000,000 events in 9.8 s, full replay on 2 workers');
+    assert.equal(
+      bootLine(checkpointed.bootReport()!),
+      `${TASKS} Tasks, 0 events in 0.0 s, checkpointed: ${TASKS} from checkpoints, 0 with a tail, 0 in full`,
+    );
+    assert.equal(
+      bootLine({ mode: 'full', tasks: 10_000, events: 1_000_000, objects: 742_628, workers: 2, ms: 9_804 }),
+      '10,000 Tasks, 1,000,000 events in 9.8 s, full replay on 2 workers',
+    );
   });
 });

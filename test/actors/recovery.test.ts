@@ -27,12 +27,25 @@ function copyOfPristine(): string {
   return root;
 }
 
-function doctor(root: string, ...flags: string[]): { status: number; report: { healthy: boolean; findings: Array<{ code: string; taskId?: string; revision?: number; object?: string }> } } {
-  const result = spawnSync(process.execPath, [CLI, 'doctor', '--state', root, '--json', ...flags], { encoding: 'utf8' });
+function doctor(
+  root: string,
+  ...flags: string[]
+): {
+  status: number;
+  report: { healthy: boolean; findings: Array<{ code: string; taskId?: string; revision?: number; object?: string }> };
+} {
+  const result = spawnSync(process.execPath, [CLI, 'doctor', '--state', root, '--json', ...flags], {
+    encoding: 'utf8',
+  });
   return { status: result.status!, report: JSON.parse(result.stdout) };
 }
 
-const CASES: Array<{ name: string; code: string; damage: (env: RootDatabase) => void; names: { taskId: string; revision?: number; object?: RegExp } }> = [
+const CASES: Array<{
+  name: string;
+  code: string;
+  damage: (env: RootDatabase) => void;
+  names: { taskId: string; revision?: number; object?: RegExp };
+}> = [
   {
     name: 'a flipped byte inside an object',
     code: 'object_corrupt',
@@ -74,7 +87,13 @@ describe('boot refuses tampered state', () => {
     const root = copyOfPristine();
     const sup = createSupervisor({ state: root });
     await sup.start();
-    assert.deepEqual(sup.listTasks().map((t) => [t.taskId, t.state]), [['task-a', 'evaluating'], ['task-b', 'assigned.running']]);
+    assert.deepEqual(
+      sup.listTasks().map((t) => [t.taskId, t.state]),
+      [
+        ['task-a', 'evaluating'],
+        ['task-b', 'assigned.running'],
+      ],
+    );
     await sup.stop();
     const { status, report } = doctor(root);
     assert.deepEqual([status, report.healthy, report.findings], [0, true, []]);
@@ -97,7 +116,10 @@ describe('boot refuses tampered state', () => {
       const { status, report } = doctor(root);
       assert.equal(status, 1);
       assert.equal(report.healthy, false);
-      assert.ok(report.findings.some((f) => f.code === c.code && f.taskId === c.names.taskId), JSON.stringify(report.findings));
+      assert.ok(
+        report.findings.some((f) => f.code === c.code && f.taskId === c.names.taskId),
+        JSON.stringify(report.findings),
+      );
       // `doctor --full` does the same checks on worker threads: the same findings
       const full = doctor(root, '--full');
       assert.equal(full.status, 1);

@@ -42,10 +42,19 @@ describe('Supervisor', () => {
       const after = sup.getTask(taskId)!;
       assert.equal(after.revision, before.revision + 1);
       assert.equal(after.state, before.state);
-      assert.deepEqual({ ...after.context, rejected: 0, lastRejection: null }, { ...before.context, rejected: 0, lastRejection: null });
-      assert.deepEqual([after.context.rejected, after.context.lastRejection?.reason, after.context.lastRejection?.generation], [before.context.rejected + 1, 'stale_assignment', 1]);
+      assert.deepEqual(
+        { ...after.context, rejected: 0, lastRejection: null },
+        { ...before.context, rejected: 0, lastRejection: null },
+      );
+      assert.deepEqual(
+        [after.context.rejected, after.context.lastRejection?.reason, after.context.lastRejection?.generation],
+        [before.context.rejected + 1, 'stale_assignment', 1],
+      );
       const last = sup.events(taskId).at(-1)!;
-      assert.deepEqual([last.type, last.origin, last.disposition], ['completion.propose', 'external', { admitted: false, code: 'stale_assignment' }]);
+      assert.deepEqual(
+        [last.type, last.origin, last.disposition],
+        ['completion.propose', 'external', { admitted: false, code: 'stale_assignment' }],
+      );
     } finally {
       await sup.stop();
     }
@@ -74,7 +83,14 @@ describe('Supervisor', () => {
     try {
       const { taskId } = await sup.createTask(SPEC);
       const before = storeDigest(sup, taskId);
-      const forged = { type: 'verification.record', generation: 1, passed: true, verificationDigest: `sha256:${'0'.repeat(64)}`, sourceDigest: `sha256:${'1'.repeat(64)}`, outcomeDigest: `sha256:${'2'.repeat(64)}` };
+      const forged = {
+        type: 'verification.record',
+        generation: 1,
+        passed: true,
+        verificationDigest: `sha256:${'0'.repeat(64)}`,
+        sourceDigest: `sha256:${'1'.repeat(64)}`,
+        outcomeDigest: `sha256:${'2'.repeat(64)}`,
+      };
       const result = await sup.send(taskId, forged);
       assert.deepEqual([result.admitted, result.written, result.code], [false, false, 'not_allowed']);
       assert.equal(storeDigest(sup, taskId), before);
@@ -98,7 +114,11 @@ describe('Supervisor', () => {
       ];
       for (const [event, path] of cases) {
         const result = await sup.send(taskId, event);
-        assert.deepEqual([result.code, result.path, result.written], ['invalid_event', path, false], JSON.stringify(event));
+        assert.deepEqual(
+          [result.code, result.path, result.written],
+          ['invalid_event', path, false],
+          JSON.stringify(event),
+        );
       }
       assert.equal(storeDigest(sup, taskId), before);
       assert.equal((await sup.send('nope', { type: 'task.cancel', reason: 'x' })).code, 'task_not_found');
@@ -131,7 +151,10 @@ describe('Supervisor', () => {
       await sup.send(taskId, { type: 'assignment.commit', harness: 'codex', purpose: 'diagnose' }, { eventId: 'k-1' });
       const before = storeDigest(sup, taskId);
       const reused = await sup.send(taskId, { type: 'task.cancel', reason: 'operator' }, { eventId: 'k-1' });
-      assert.deepEqual([reused.admitted, reused.written, reused.code, reused.path], [false, false, 'idempotency_conflict', 'eventId']);
+      assert.deepEqual(
+        [reused.admitted, reused.written, reused.code, reused.path],
+        [false, false, 'idempotency_conflict', 'eventId'],
+      );
       assert.equal(storeDigest(sup, taskId), before);
     } finally {
       await sup.stop();
@@ -178,9 +201,15 @@ describe('Supervisor', () => {
     const sup = createSupervisor({ state: tempDir() });
     await sup.start();
     try {
-      await assert.rejects(sup.createTask({ ...SPEC, requiredArtifacts: [{ name: '../escape.json', schema: 'x' }] }), (e) => e instanceof HostError && e.code === 'invalid_spec' && /requiredArtifacts\.0\.name/.test(e.message));
+      await assert.rejects(
+        sup.createTask({ ...SPEC, requiredArtifacts: [{ name: '../escape.json', schema: 'x' }] }),
+        (e) => e instanceof HostError && e.code === 'invalid_spec' && /requiredArtifacts\.0\.name/.test(e.message),
+      );
       await sup.createTask({ ...SPEC, taskId: 'fixed' });
-      await assert.rejects(sup.createTask({ ...SPEC, taskId: 'fixed' }), (e) => e instanceof HostError && e.code === 'task_exists');
+      await assert.rejects(
+        sup.createTask({ ...SPEC, taskId: 'fixed' }),
+        (e) => e instanceof HostError && e.code === 'task_exists',
+      );
       assert.equal(sup.listTasks().length, 1);
     } finally {
       await sup.stop();

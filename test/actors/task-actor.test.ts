@@ -31,9 +31,15 @@ describe('TaskActor kernel', () => {
       assert.equal(taken.admitted, true);
 
       const before = { revision: a.revision, state: a.state, persisted: JSON.stringify(a.persistedSnapshot()) };
-      const refused = await a.send({ type: 'dispatch.intend', generation: 1, clientRequestId: 'shared-request' }, 'host');
+      const refused = await a.send(
+        { type: 'dispatch.intend', generation: 1, clientRequestId: 'shared-request' },
+        'host',
+      );
       assert.deepEqual([refused.admitted, refused.written, refused.code], [false, false, 'identity_conflict']);
-      assert.deepEqual({ revision: a.revision, state: a.state, persisted: JSON.stringify(a.persistedSnapshot()) }, before);
+      assert.deepEqual(
+        { revision: a.revision, state: a.state, persisted: JSON.stringify(a.persistedSnapshot()) },
+        before,
+      );
       assert.equal(store.head('task-a')?.revision, before.revision);
 
       // The statechart takes dispatch.intend only where task-a still is; had the refused event

@@ -23,7 +23,12 @@ export async function copyOf(tasks: number, events: number): Promise<string> {
 
 /** Task id → canonical persisted snapshot and revision, to compare two recoveries. */
 export function finalStates(report: RecoveryReport): Map<string, string> {
-  return new Map(report.tasks.map((t) => [t.taskId, canonicalJson({ revision: t.revision, snapshot: taskMachine.getPersistedSnapshot(t.snapshot) })]));
+  return new Map(
+    report.tasks.map((t) => [
+      t.taskId,
+      canonicalJson({ revision: t.revision, snapshot: taskMachine.getPersistedSnapshot(t.snapshot) }),
+    ]),
+  );
 }
 
 /** Findings reduced to what tests compare: code, Task, revision and object. */

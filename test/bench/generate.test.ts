@@ -17,7 +17,10 @@ describe('bench generator', () => {
     assert.ok(completing > 0.7 && completing < 0.9, `completing share ${completing}`);
     const stale = plans.flat().filter((k) => k === 'proposeStale').length / (400 * 100);
     assert.ok(stale > 0.01 && stale < 0.03, `stale share ${stale}`);
-    assert.ok(plans.every((p) => p.at(-1) !== 'intend'), 'no walk ends with an unanswered dispatch intent');
+    assert.ok(
+      plans.every((p) => p.at(-1) !== 'intend'),
+      'no walk ends with an unanswered dispatch intent',
+    );
     assert.deepEqual(planTask(5, 3, 1), planTask(5, 3, 1));
   });
 
@@ -25,12 +28,17 @@ describe('bench generator', () => {
     const root = await copyOf(24, 40);
     const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
     const report = rebuildAll(store);
-    const rejections = report.tasks.flatMap((t) => (t.snapshot.context.lastRejection ? [t.snapshot.context.lastRejection.reason] : []));
+    const rejections = report.tasks.flatMap((t) =>
+      t.snapshot.context.lastRejection ? [t.snapshot.context.lastRejection.reason] : [],
+    );
     await store.close();
     assert.deepEqual(report.findings, []);
     assert.equal(report.tasks.length, 24);
     assert.equal(report.events, 24 * 40);
-    assert.ok(report.objects > report.events / 3, 'events reference objects (specs, assignments, contexts, receipts, blobs, …)');
+    assert.ok(
+      report.objects > report.events / 3,
+      'events reference objects (specs, assignments, contexts, receipts, blobs, …)',
+    );
     assert.ok(report.tasks.some((t) => t.snapshot.value === 'completed'));
     assert.ok(rejections.includes('missing_artifact'));
 

@@ -10,11 +10,26 @@ const RUN = fileURLToPath(new URL('../../bench/run.js', import.meta.url));
 
 describe('npm run bench arguments', () => {
   it('parses scenarios and sizes', () => {
-    const parsed = parseBenchArgs(['--quick', '--only', 'recovery,floor', '--sizes', '100x10,1000x100', '--no-baseline']);
+    const parsed = parseBenchArgs([
+      '--quick',
+      '--only',
+      'recovery,floor',
+      '--sizes',
+      '100x10,1000x100',
+      '--no-baseline',
+    ]);
     assert.ok(parsed.ok);
     assert.deepEqual(
       [parsed.args.quick, parsed.args.only, parsed.args.sizes, parsed.args['no-baseline']],
-      [true, ['recovery', 'floor'], [{ tasks: 100, events: 10 }, { tasks: 1000, events: 100 }], true],
+      [
+        true,
+        ['recovery', 'floor'],
+        [
+          { tasks: 100, events: 10 },
+          { tasks: 1000, events: 100 },
+        ],
+        true,
+      ],
     );
     const defaults = parseBenchArgs([]);
     assert.ok(defaults.ok);
@@ -47,7 +62,9 @@ describe('npm run bench arguments', () => {
 
   it('writes the results and, when no recovery scenario ran, no plot', () => {
     const out = tempDir();
-    const result = spawnSync(process.execPath, [RUN, '--quick', '--only', 'reconciliation', '--out', out], { encoding: 'utf8' });
+    const result = spawnSync(process.execPath, [RUN, '--quick', '--only', 'reconciliation', '--out', out], {
+      encoding: 'utf8',
+    });
     assert.equal(result.status, 0, result.stderr);
     const files = readdirSync(out);
     assert.equal(files.length, 1, files.join(', '));
@@ -57,9 +74,18 @@ describe('npm run bench arguments', () => {
 
   it('a scenario file run on its own refuses an unknown option the same way (no silent typo of --quick)', () => {
     for (const file of ['floor.bench.js', 'recovery.bench.js', 'find-jobs.bench.js']) {
-      const result = spawnSync(process.execPath, [fileURLToPath(new URL(`../../bench/${file}`, import.meta.url)), '--quikc'], { encoding: 'utf8' });
+      const result = spawnSync(
+        process.execPath,
+        [fileURLToPath(new URL(`../../bench/${file}`, import.meta.url)), '--quikc'],
+        { encoding: 'utf8' },
+      );
       assert.equal(result.status, 2, file);
-      assert.match(result.stderr, new RegExp(`${file.replace('.js', '')}: usage: Unknown option '--quikc'[\\s\\S]*usage: node dist/bench/${file}`));
+      assert.match(
+        result.stderr,
+        new RegExp(
+          `${file.replace('.js', '')}: usage: Unknown option '--quikc'[\\s\\S]*usage: node dist/bench/${file}`,
+        ),
+      );
     }
   });
 });

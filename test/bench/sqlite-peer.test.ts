@@ -36,15 +36,28 @@ describe('SQLite peer', () => {
     const path = join(tempDir(), 'peer.sqlite');
     cpSync(join(await generated(16, 30, 'sqlite'), 'peer.sqlite'), path);
     const db = SqlitePeerStore.open(path);
-    const body = db.db.prepare("SELECT body FROM events WHERE task_id = 'task-00000003' AND revision = 4").pluck().get() as string;
-    db.db.prepare("UPDATE events SET body = ? WHERE task_id = 'task-00000003' AND revision = 4").run(body.replace(/"mono":(\d+)/, '"mono":1'));
-    const projection = JSON.parse(db.db.prepare("SELECT body FROM projections WHERE task_id = 'task-00000007'").pluck().get() as string);
+    const body = db.db
+      .prepare("SELECT body FROM events WHERE task_id = 'task-00000003' AND revision = 4")
+      .pluck()
+      .get() as string;
+    db.db
+      .prepare("UPDATE events SET body = ? WHERE task_id = 'task-00000003' AND revision = 4")
+      .run(body.replace(/"mono":(\d+)/, '"mono":1'));
+    const projection = JSON.parse(
+      db.db.prepare("SELECT body FROM projections WHERE task_id = 'task-00000007'").pluck().get() as string,
+    );
     projection.snapshot.context.generation = 42;
     db.db.prepare("UPDATE projections SET body = ? WHERE task_id = 'task-00000007'").run(JSON.stringify(projection));
     db.close();
     const report = rebuildPeer(path);
-    assert.ok(named(report).some((f) => f.startsWith('stream_corrupt task-00000003 5 event 5')), named(report).join('\n'));
-    assert.ok(named(report).some((f) => f.startsWith('projection_drift task-00000007')), named(report).join('\n'));
+    assert.ok(
+      named(report).some((f) => f.startsWith('stream_corrupt task-00000003 5 event 5')),
+      named(report).join('\n'),
+    );
+    assert.ok(
+      named(report).some((f) => f.startsWith('projection_drift task-00000007')),
+      named(report).join('\n'),
+    );
     assert.equal(report.tasks.length, 14);
   });
 
@@ -55,9 +68,21 @@ describe('SQLite peer', () => {
       const actor = new TaskActor('task-cas', initial, 0, asKernelStore(peer), manualClock(), () => {});
       const created = materialize('created', 'task-cas', actor.context, seededRandom(1));
       assert.equal((await actor.send(created.event, 'host', created.attachments)).revision, 1);
-      const event = { id: 'e-2', type: 'task.cancel', origin: 'external' as const, at: 'now', mono: 1, data: { reason: 'x' }, refs: [], disposition: { admitted: true as const } };
+      const event = {
+        id: 'e-2',
+        type: 'task.cancel',
+        origin: 'external' as const,
+        at: 'now',
+        mono: 1,
+        data: { reason: 'x' },
+        refs: [],
+        disposition: { admitted: true as const },
+      };
       const projection = { revision: 2, machineVersion: 1, state: 'cancelled', snapshot: {} };
-      await assert.rejects(peer.append({ taskId: 'task-cas', expectedRevision: 0, event, projection }), (e: Error & { code?: string }) => e.code === 'revision_conflict');
+      await assert.rejects(
+        peer.append({ taskId: 'task-cas', expectedRevision: 0, event, projection }),
+        (e: Error & { code?: string }) => e.code === 'revision_conflict',
+      );
       const first = await peer.append({ taskId: 'task-cas', expectedRevision: 1, event, projection });
       const retry = await peer.append({ taskId: 'task-cas', expectedRevision: 1, event, projection });
       assert.deepEqual([first.duplicate, retry.duplicate, retry.digest], [false, true, first.digest]);

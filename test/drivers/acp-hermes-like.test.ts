@@ -30,7 +30,13 @@ function newCase(): Case {
   return { dir, work, tracePath: join(dir, 'trace.jsonl') };
 }
 
-function run(c: Case, script: HermesScriptIn, extra: Partial<DriverRunInputIn> = {}, signal = new AbortController().signal, options: AcpRunOptions = {}): Promise<DriverResult> {
+function run(
+  c: Case,
+  script: HermesScriptIn,
+  extra: Partial<DriverRunInputIn> = {},
+  signal = new AbortController().signal,
+  options: AcpRunOptions = {},
+): Promise<DriverResult> {
   const input = DriverRunInput.parse({
     driver: 'acp',
     runId: `run-${n}`,
@@ -47,7 +53,10 @@ function run(c: Case, script: HermesScriptIn, extra: Partial<DriverRunInputIn> =
 }
 
 function trace(c: Case): Array<Record<string, unknown> & { event: string }> {
-  return readFileSync(c.tracePath, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  return readFileSync(c.tracePath, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 function agentPid(c: Case): number {
   return trace(c).find((e) => e.event === 'start')!.pid as number;
@@ -83,14 +92,25 @@ describe('acp driver against the scripted Hermes-like agent', () => {
     assert.equal(receipt.sessionId, 'hermes-like-session-1');
     assert.equal(receipt.protocolVersion, '1');
     assert.equal(receipt.stopReason, 'end_turn');
-    assert.deepEqual(receipt.counts, { messages: 3, thoughts: 25, toolItemsStarted: 1, toolItemsCompleted: 0, protocolErrors: 0 });
+    assert.deepEqual(receipt.counts, {
+      messages: 3,
+      thoughts: 25,
+      toolItemsStarted: 1,
+      toolItemsCompleted: 0,
+      protocolErrors: 0,
+    });
     assert.equal(receipt.finalText, undefined);
     const written = readFileSync(join(c.work, 'out/result.json'));
     assert.deepEqual(JSON.parse(written.toString()), { verdict: 'repaired' });
     assert.deepEqual(receipt.artifacts, [{ name: 'out/result.json', digest: sha256(written), bytes: written.length }]);
     assert.deepEqual(receipt.usage, {
       promptResponse: { inputTokens: 900, outputTokens: 100, totalTokens: 1000, thoughtTokens: 40 },
-      lastUsageUpdate: { sessionUpdate: 'usage_update', used: 4321, size: 200000, cost: { amount: 0.02, currency: 'USD' } },
+      lastUsageUpdate: {
+        sessionUpdate: 'usage_update',
+        used: 4321,
+        size: 200000,
+        cost: { amount: 0.02, currency: 'USD' },
+      },
     });
     assert.equal(receipt.exitCode, 0);
     assert.ok(trace(c).some((e) => e.event === 'permission' && e.outcome === 'allow'));
@@ -146,14 +166,27 @@ describe('acp driver against the scripted Hermes-like agent', () => {
   });
 
   for (const row of [
-    { onCancel: 'ignore' as const, graceMs: 300, stopReason: 'timeout', title: 'ignores session/cancel: the whole process group is killed' },
-    { onCancel: 'answer' as const, graceMs: 3_000, stopReason: 'cancelled', title: "answers session/cancel: the receipt keeps the agent's 'cancelled'" },
+    {
+      onCancel: 'ignore' as const,
+      graceMs: 300,
+      stopReason: 'timeout',
+      title: 'ignores session/cancel: the whole process group is killed',
+    },
+    {
+      onCancel: 'answer' as const,
+      graceMs: 3_000,
+      stopReason: 'cancelled',
+      title: "answers session/cancel: the receipt keeps the agent's 'cancelled'",
+    },
   ]) {
     it(`times out a hanging turn whose agent ${row.title}`, async () => {
       const c = newCase();
       const result = await run(
         c,
-        { onCancel: row.onCancel, steps: [{ do: 'spawn_sleeper', holdStdout: false }, { do: 'message', text: 'working' }, { do: 'hang' }] },
+        {
+          onCancel: row.onCancel,
+          steps: [{ do: 'spawn_sleeper', holdStdout: false }, { do: 'message', text: 'working' }, { do: 'hang' }],
+        },
         // Long enough for the agent to reach its hang step even on a loaded box.
         { timeoutMs: 5_000, graceMs: row.graceMs },
       );
@@ -166,7 +199,10 @@ describe('acp driver against the scripted Hermes-like agent', () => {
       assert.equal(receipt.stopReason, row.stopReason);
       assert.equal(receipt.counts.messages, 1);
       const events = trace(c);
-      assert.ok(events.some((e) => e.event === 'recv' && e.method === 'session/cancel'), 'the agent received session/cancel');
+      assert.ok(
+        events.some((e) => e.event === 'recv' && e.method === 'session/cancel'),
+        'the agent received session/cancel',
+      );
       assertGroupGone(agentPid(c));
       const sleeper = events.find((e) => e.event === 'sleeper')!.pid as number;
       assert.throws(() => process.kill(sleeper, 0), { code: 'ESRCH' });
@@ -179,7 +215,13 @@ describe('acp driver against the scripted Hermes-like agent', () => {
     const onWire: AcpRunOptions['onWire'] = (direction, _message, line) => {
       if (direction === 'agent_to_client' && line.includes('"agent_message_chunk"')) controller.abort();
     };
-    const result = await run(c, { steps: [{ do: 'message', text: 'working' }, { do: 'hang' }] }, {}, controller.signal, { onWire });
+    const result = await run(
+      c,
+      { steps: [{ do: 'message', text: 'working' }, { do: 'hang' }] },
+      {},
+      controller.signal,
+      { onWire },
+    );
     assert.ok(!result.ok);
     assert.equal(result.kind, 'aborted');
     assert.equal(result.retryable, false);
@@ -194,7 +236,11 @@ describe('acp driver against the scripted Hermes-like agent', () => {
   ]) {
     it(`ends an agent that ignores stdin close${row.ignoreSigterm ? ' and SIGTERM' : ''} with ${row.signal}, and the run is still ok`, async () => {
       const c = newCase();
-      const result = await run(c, { ignoreStdinClose: true, ignoreSigterm: row.ignoreSigterm, steps: [{ do: 'message', text: 'done' }] }, { graceMs: 300 });
+      const result = await run(
+        c,
+        { ignoreStdinClose: true, ignoreSigterm: row.ignoreSigterm, steps: [{ do: 'message', text: 'done' }] },
+        { graceMs: 300 },
+      );
       assert.equal(result.ok, true, JSON.stringify(result));
       const receipt = receiptOf(result);
       assert.equal(receipt.signal, row.signal);
@@ -239,9 +285,34 @@ describe('acp driver against the scripted Hermes-like agent', () => {
         { do: 'tool_update', id: 'tc-a', status: 'completed' },
         { do: 'tool_update', id: 'tc-a', status: 'completed' },
         { do: 'raw', line: 'this line is not JSON' },
-        { do: 'raw', line: line({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: session, update: { sessionUpdate: 'future_kind', x: 1 } } }) },
-        { do: 'raw', line: line({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: session, update: { sessionUpdate: 'tool_call_update', toolCallId: 'tc-b', status: 'weird_status' } } }) },
-        { do: 'raw', line: line({ jsonrpc: '2.0', id: 'req-abc', method: 'fs/write_text_file', params: { sessionId: session, path: `${c.work}/string-id.txt`, content: 's' } }) },
+        {
+          do: 'raw',
+          line: line({
+            jsonrpc: '2.0',
+            method: 'session/update',
+            params: { sessionId: session, update: { sessionUpdate: 'future_kind', x: 1 } },
+          }),
+        },
+        {
+          do: 'raw',
+          line: line({
+            jsonrpc: '2.0',
+            method: 'session/update',
+            params: {
+              sessionId: session,
+              update: { sessionUpdate: 'tool_call_update', toolCallId: 'tc-b', status: 'weird_status' },
+            },
+          }),
+        },
+        {
+          do: 'raw',
+          line: line({
+            jsonrpc: '2.0',
+            id: 'req-abc',
+            method: 'fs/write_text_file',
+            params: { sessionId: session, path: `${c.work}/string-id.txt`, content: 's' },
+          }),
+        },
         { do: 'message', text: 'Done.' },
       ],
       afterAnswer: [
@@ -251,7 +322,13 @@ describe('acp driver against the scripted Hermes-like agent', () => {
     });
     assert.equal(result.ok, true, JSON.stringify(result));
     const receipt = receiptOf(result);
-    assert.deepEqual(receipt.counts, { messages: 2, thoughts: 1, toolItemsStarted: 3, toolItemsCompleted: 2, protocolErrors: 1 });
+    assert.deepEqual(receipt.counts, {
+      messages: 2,
+      thoughts: 1,
+      toolItemsStarted: 3,
+      toolItemsCompleted: 2,
+      protocolErrors: 1,
+    });
     assert.equal(receipt.finalText, 'Done.');
     assert.equal(readFileSync(join(c.work, 'string-id.txt'), 'utf8'), 's');
   });
@@ -259,7 +336,12 @@ describe('acp driver against the scripted Hermes-like agent', () => {
   for (const row of [
     {
       title: 'a JSON-RPC error answering session/prompt is provider_error with the code and message',
-      script: { steps: [{ do: 'message' as const, text: 'Error: model said 400' }, { do: 'fail' as const, code: -32603, message: 'Internal error: scripted 400' }] },
+      script: {
+        steps: [
+          { do: 'message' as const, text: 'Error: model said 400' },
+          { do: 'fail' as const, code: -32603, message: 'Internal error: scripted 400' },
+        ],
+      },
       kind: 'provider_error',
       detail: /^acp_agent_error: session\/prompt failed with -32603 Internal error: scripted 400/,
     },
@@ -285,7 +367,12 @@ describe('acp driver against the scripted Hermes-like agent', () => {
     const c = newCase();
     const result = await run(
       c,
-      { steps: [{ do: 'permission', id: 'tc-1', title: 'write', onReject: 'end_turn' }, { do: 'write', path: 'not-written.txt', content: 'x' }] },
+      {
+        steps: [
+          { do: 'permission', id: 'tc-1', title: 'write', onReject: 'end_turn' },
+          { do: 'write', path: 'not-written.txt', content: 'x' },
+        ],
+      },
       { policy: { approvals: 'decline' } },
     );
     assert.equal(result.ok, true);
@@ -344,13 +431,32 @@ describe('acp driver against the scripted Hermes-like agent', () => {
   it('returns spawn_failed for a command that does not exist, and invalid_input for a bad input', async () => {
     const c = newCase();
     const missing = await runAcp(
-      DriverRunInput.parse({ driver: 'acp', runId: 'r', command: join(c.dir, 'no-such-agent'), cwd: c.work, prompt: 'x', contextDigest: 'sha256:x', timeoutMs: 1000 }),
+      DriverRunInput.parse({
+        driver: 'acp',
+        runId: 'r',
+        command: join(c.dir, 'no-such-agent'),
+        cwd: c.work,
+        prompt: 'x',
+        contextDigest: 'sha256:x',
+        timeoutMs: 1000,
+      }),
       new AbortController().signal,
     );
     assert.ok(!missing.ok);
     assert.equal(missing.kind, 'spawn_failed');
     assert.match(missing.detail, /^acp_spawn_failed: .*ENOENT/);
-    const invalid = await runAcp({ driver: 'acp', runId: 'r', command: 'x', cwd: c.work, prompt: 'x', contextDigest: 'sha256:x', timeoutMs: -5 } as never, new AbortController().signal);
+    const invalid = await runAcp(
+      {
+        driver: 'acp',
+        runId: 'r',
+        command: 'x',
+        cwd: c.work,
+        prompt: 'x',
+        contextDigest: 'sha256:x',
+        timeoutMs: -5,
+      } as never,
+      new AbortController().signal,
+    );
     assert.ok(!invalid.ok);
     assert.equal(invalid.kind, 'invalid_input');
     assert.match(invalid.detail, /timeoutMs: /);

@@ -15,12 +15,48 @@ const alwaysOnly = [
 
 describe('pickPermission', () => {
   const rows = [
-    { title: 'accept picks allow_once over allow_always', options: opencode, policy: 'accept', cancelling: false, want: { outcome: 'selected', optionId: 'once' } },
-    { title: 'decline picks reject_once', options: opencode, policy: 'decline', cancelling: false, want: { outcome: 'selected', optionId: 'reject' } },
-    { title: 'accept falls back to allow_always when no allow_once is offered', options: alwaysOnly, policy: 'accept', cancelling: false, want: { outcome: 'selected', optionId: 'proceed_always' } },
-    { title: 'decline falls back to reject_always', options: alwaysOnly, policy: 'decline', cancelling: false, want: { outcome: 'selected', optionId: 'cancel' } },
-    { title: 'an agent offering no option of the wanted kind gets cancelled', options: [{ optionId: 'x', kind: 'allow_once' }], policy: 'decline', cancelling: false, want: { outcome: 'cancelled' } },
-    { title: 'every request is answered cancelled once the turn is being cancelled', options: opencode, policy: 'accept', cancelling: true, want: { outcome: 'cancelled' } },
+    {
+      title: 'accept picks allow_once over allow_always',
+      options: opencode,
+      policy: 'accept',
+      cancelling: false,
+      want: { outcome: 'selected', optionId: 'once' },
+    },
+    {
+      title: 'decline picks reject_once',
+      options: opencode,
+      policy: 'decline',
+      cancelling: false,
+      want: { outcome: 'selected', optionId: 'reject' },
+    },
+    {
+      title: 'accept falls back to allow_always when no allow_once is offered',
+      options: alwaysOnly,
+      policy: 'accept',
+      cancelling: false,
+      want: { outcome: 'selected', optionId: 'proceed_always' },
+    },
+    {
+      title: 'decline falls back to reject_always',
+      options: alwaysOnly,
+      policy: 'decline',
+      cancelling: false,
+      want: { outcome: 'selected', optionId: 'cancel' },
+    },
+    {
+      title: 'an agent offering no option of the wanted kind gets cancelled',
+      options: [{ optionId: 'x', kind: 'allow_once' }],
+      policy: 'decline',
+      cancelling: false,
+      want: { outcome: 'cancelled' },
+    },
+    {
+      title: 'every request is answered cancelled once the turn is being cancelled',
+      options: opencode,
+      policy: 'accept',
+      cancelling: true,
+      want: { outcome: 'cancelled' },
+    },
   ] as const;
   for (const row of rows) {
     it(row.title, () => {

@@ -19,9 +19,19 @@ describe('answerServerRequest', () => {
       'accept',
       { result: { permissions: { network: { enabled: true } }, scope: 'turn' } },
     ],
-    ['item/permissions/requestApproval', { permissions: { network: { enabled: true } } }, 'decline', { result: { permissions: {}, scope: 'turn' } }],
+    [
+      'item/permissions/requestApproval',
+      { permissions: { network: { enabled: true } } },
+      'decline',
+      { result: { permissions: {}, scope: 'turn' } },
+    ],
     ['execCommandApproval', {}, 'accept', { result: { decision: 'approved' } }],
-    ['applyPatchApproval', {}, 'decline', { result: { decision: { denied: { rejection: 'declined by the Host approval policy' } } } }],
+    [
+      'applyPatchApproval',
+      {},
+      'decline',
+      { result: { decision: { denied: { rejection: 'declined by the Host approval policy' } } } },
+    ],
     ['mcpServer/elicitation/request', {}, 'accept', { result: { action: 'decline', content: null, _meta: null } }],
   ];
   for (const [method, params, policy, expected] of cases) {
@@ -30,7 +40,13 @@ describe('answerServerRequest', () => {
     });
   }
 
-  for (const method of ['item/tool/requestUserInput', 'item/tool/call', 'account/chatgptAuthTokens/refresh', 'attestation/generate', 'future/unknown']) {
+  for (const method of [
+    'item/tool/requestUserInput',
+    'item/tool/call',
+    'account/chatgptAuthTokens/refresh',
+    'attestation/generate',
+    'future/unknown',
+  ]) {
     it(`answers ${method} with a JSON-RPC method-not-found error, never silence`, () => {
       const reply = answerServerRequest(request(method), 'accept');
       assert.ok('error' in reply);

@@ -60,8 +60,10 @@ async function rig(t: TestContext, script: ScriptEntry[], extraArgs: string[] = 
   };
 }
 
-const sent = (wire: Wire, method: string) => wire.filter((w) => w.dir === 'out' && w.msg['method'] === method).map((w) => w.msg);
-const received = (wire: Wire, method: string) => wire.filter((w) => w.dir === 'in' && w.msg['method'] === method).map((w) => w.msg);
+const sent = (wire: Wire, method: string) =>
+  wire.filter((w) => w.dir === 'out' && w.msg['method'] === method).map((w) => w.msg);
+const received = (wire: Wire, method: string) =>
+  wire.filter((w) => w.dir === 'in' && w.msg['method'] === method).map((w) => w.msg);
 const replyTo = (wire: Wire, request: Record<string, any>) =>
   wire.find((w) => w.dir === 'out' && w.msg['id'] === request['id'] && !('method' in w.msg))?.msg;
 
@@ -102,17 +104,27 @@ describe('codex driver against the real codex app-server', () => {
         command: ['sh', '-c', `printf '%s' '${content}' > result.json`],
         usage: { input_tokens: 1200, cached_tokens: 3, output_tokens: 30, reasoning_tokens: 2 },
       },
-      { type: 'message', text: 'result.json written', usage: { input_tokens: 1300, cached_tokens: 6, output_tokens: 50, reasoning_tokens: 4 } },
+      {
+        type: 'message',
+        text: 'result.json written',
+        usage: { input_tokens: 1300, cached_tokens: 6, output_tokens: 50, reasoning_tokens: 4 },
+      },
     ]);
     const began = performance.now();
-    const result = await runCodex({ ...r.input, expectedArtifacts: ['result.json', 'absent.json'] }, new AbortController().signal, r.options);
+    const result = await runCodex(
+      { ...r.input, expectedArtifacts: ['result.json', 'absent.json'] },
+      new AbortController().signal,
+      r.options,
+    );
     t.diagnostic(`one codex run (spawn → turn → exit) took ${Math.round(performance.now() - began)} ms`);
     assert.equal(result.ok, true, JSON.stringify(result));
     assert.ok(DriverResult.safeParse(result).success, 'the result is valid DriverResult data');
     const receipt = result.receipt!;
 
     // Identity, straight from the protocol.
-    const threadStart = r.wire.find((w) => w.dir === 'in' && w.msg['id'] === sent(r.wire, 'thread/start')[0]!['id'])!.msg;
+    const threadStart = r.wire.find(
+      (w) => w.dir === 'in' && w.msg['id'] === sent(r.wire, 'thread/start')[0]!['id'],
+    )!.msg;
     const turnStart = r.wire.find((w) => w.dir === 'in' && w.msg['id'] === sent(r.wire, 'turn/start')[0]!['id'])!.msg;
     assert.equal(receipt.threadId, threadStart['result'].thread.id);
     assert.equal(receipt.sessionId, threadStart['result'].thread.sessionId);
@@ -127,9 +139,18 @@ describe('codex driver against the real codex app-server', () => {
     const usageUpdates = received(r.wire, 'thread/tokenUsage/updated');
     assert.deepEqual(receipt.usage, usageUpdates.at(-1)!['params'].tokenUsage);
     const total = (receipt.usage as { total: Record<string, number> }).total;
-    assert.deepEqual([total['inputTokens'], total['cachedInputTokens'], total['outputTokens'], total['reasoningOutputTokens']], [2500, 9, 80, 6]);
+    assert.deepEqual(
+      [total['inputTokens'], total['cachedInputTokens'], total['outputTokens'], total['reasoningOutputTokens']],
+      [2500, 9, 80, 6],
+    );
 
-    assert.deepEqual(receipt.counts, { messages: 1, thoughts: 0, toolItemsStarted: 1, toolItemsCompleted: 1, protocolErrors: 0 });
+    assert.deepEqual(receipt.counts, {
+      messages: 1,
+      thoughts: 0,
+      toolItemsStarted: 1,
+      toolItemsCompleted: 1,
+      protocolErrors: 0,
+    });
     const digest = `sha256:${createHash('sha256').update(content).digest('hex')}`;
     assert.deepEqual(receipt.artifacts, [{ name: 'result.json', digest, bytes: content.length }]);
     assert.deepEqual(receipt.artifactRefusals, [], 'a missing artifact is not a refusal');
@@ -148,10 +169,15 @@ describe('codex driver against the real codex app-server', () => {
 
     // The wire: handshake order, no `jsonrpc` member, thread bound to the workspace.
     const outgoing = r.wire.filter((w) => w.dir === 'out').map((w) => w.msg);
-    assert.deepEqual(outgoing.slice(0, 4).map((m) => m['method']), ['initialize', 'initialized', 'thread/start', 'turn/start']);
+    assert.deepEqual(
+      outgoing.slice(0, 4).map((m) => m['method']),
+      ['initialize', 'initialized', 'thread/start', 'turn/start'],
+    );
     assert.ok(outgoing.every((m) => !('jsonrpc' in m)));
     assert.equal(sent(r.wire, 'thread/start')[0]!['params'].cwd, r.workspace);
-    assert.deepEqual(sent(r.wire, 'turn/start')[0]!['params'].input, [{ type: 'text', text: r.input.prompt, text_elements: [] }]);
+    assert.deepEqual(sent(r.wire, 'turn/start')[0]!['params'].input, [
+      { type: 'text', text: r.input.prompt, text_elements: [] },
+    ]);
     assertTreeGone(r);
   });
 
@@ -159,7 +185,10 @@ describe('codex driver against the real codex app-server', () => {
     const r = await rig(t, [{ type: 'shell', command: 'sleep 300', yieldTimeMs: 250 }, { type: 'hang' }]);
     const running = runCodex({ ...r.input, timeoutMs: 5_000 }, new AbortController().signal, r.options);
     await r.model.waitForRequests(2); // the command runs in the background; the model now hangs
-    assert.ok(processesUnder(r.root).some((p) => p.includes('sleep 300')), 'the background command was running');
+    assert.ok(
+      processesUnder(r.root).some((p) => p.includes('sleep 300')),
+      'the background command was running',
+    );
     const result = await running;
     assert.equal(result.ok, false);
     assert.equal(result.ok === false && result.kind, 'timeout');
@@ -172,7 +201,11 @@ describe('codex driver against the real codex app-server', () => {
     assert.equal(receipt.counts.toolItemsStarted, 1);
     const [interrupt] = sent(r.wire, 'turn/interrupt');
     assert.deepEqual(interrupt?.['params'], { threadId: receipt.threadId, turnId: receipt.turnId });
-    assert.equal(received(r.wire, 'turn/completed')[0]?.['params'].turn.status, 'interrupted', 'codex acknowledged the interrupt');
+    assert.equal(
+      received(r.wire, 'turn/completed')[0]?.['params'].turn.status,
+      'interrupted',
+      'codex acknowledged the interrupt',
+    );
     assertTreeGone(r);
   });
 
@@ -195,7 +228,12 @@ describe('codex driver against the real codex app-server', () => {
   it('escalates to SIGTERM and SIGKILL when the tree outlives end of input', async (t) => {
     const r = await rig(t, [{ type: 'hang' }]);
     // A real shell leads the group, ignores SIGTERM (so does its child) and lingers after codex exits.
-    const stubborn = { ...r.input, graceMs: 500, command: '/bin/sh', args: ['-c', `trap '' TERM; "$0" "$@"; sleep 300`, r.input.command!, ...r.input.args!] };
+    const stubborn = {
+      ...r.input,
+      graceMs: 500,
+      command: '/bin/sh',
+      args: ['-c', `trap '' TERM; "$0" "$@"; sleep 300`, r.input.command!, ...r.input.args!],
+    };
     const controller = new AbortController();
     const running = runCodex(stubborn, controller.signal, r.options);
     await r.model.waitForRequests(1);
@@ -210,11 +248,19 @@ describe('codex driver against the real codex app-server', () => {
   it('signals codex when end of input never reaches it, and no tool command survives', async (t) => {
     const r = await rig(t, [{ type: 'shell', command: 'sleep 300', yieldTimeMs: 250 }, { type: 'hang' }]);
     // `{ cat; sleep; }` keeps codex's stdin open after ours closes, so only a signal stops it.
-    const deaf = { ...r.input, graceMs: 500, command: '/bin/sh', args: ['-c', `{ cat; sleep 300; } | "$0" "$@"`, r.input.command!, ...r.input.args!] };
+    const deaf = {
+      ...r.input,
+      graceMs: 500,
+      command: '/bin/sh',
+      args: ['-c', `{ cat; sleep 300; } | "$0" "$@"`, r.input.command!, ...r.input.args!],
+    };
     const controller = new AbortController();
     const running = runCodex(deaf, controller.signal, r.options);
     await r.model.waitForRequests(2);
-    assert.ok(processesUnder(r.root).some((p) => /^\d+: sleep 300/.test(p)), 'the tool command was running');
+    assert.ok(
+      processesUnder(r.root).some((p) => /^\d+: sleep 300/.test(p)),
+      'the tool command was running',
+    );
     controller.abort();
     const result = await running;
     assert.equal(result.ok === false && result.kind, 'aborted');
@@ -237,7 +283,10 @@ describe('codex driver against the real codex app-server', () => {
     const controller = new AbortController();
     const running = runCodex(tree, controller.signal, r.options);
     while (!existsSync(marker)) await new Promise((resolve) => setImmediate(resolve));
-    assert.ok(processesUnder(r.root).some((p) => p.includes('exec sleep 300') || /^\d+: sleep 300/.test(p)), 'the detached child was running');
+    assert.ok(
+      processesUnder(r.root).some((p) => p.includes('exec sleep 300') || /^\d+: sleep 300/.test(p)),
+      'the detached child was running',
+    );
     controller.abort();
     const result = await running;
     assert.equal(result.ok === false && result.kind, 'aborted');
@@ -257,7 +306,11 @@ describe('codex driver against the real codex app-server', () => {
 
   it('answers a command approval with accept: the escalated command runs', async (t) => {
     const r = await rig(t, [
-      { type: 'shell', command: 'printf approved > approved.txt', escalate: { justification: 'scripted: needs approval' } },
+      {
+        type: 'shell',
+        command: 'printf approved > approved.txt',
+        escalate: { justification: 'scripted: needs approval' },
+      },
       { type: 'message', text: 'done' },
     ]);
     const result = await runCodex(r.input, new AbortController().signal, r.options);
@@ -272,10 +325,18 @@ describe('codex driver against the real codex app-server', () => {
 
   it('answers a command approval with decline under a decline policy: nothing runs', async (t) => {
     const r = await rig(t, [
-      { type: 'shell', command: 'printf approved > approved.txt', escalate: { justification: 'scripted: needs approval' } },
+      {
+        type: 'shell',
+        command: 'printf approved > approved.txt',
+        escalate: { justification: 'scripted: needs approval' },
+      },
       { type: 'message', text: 'could not run it' },
     ]);
-    const result = await runCodex({ ...r.input, policy: { approvals: 'decline' } }, new AbortController().signal, r.options);
+    const result = await runCodex(
+      { ...r.input, policy: { approvals: 'decline' } },
+      new AbortController().signal,
+      r.options,
+    );
     assert.equal(result.ok, true, JSON.stringify(result));
     const [request] = received(r.wire, 'item/commandExecution/requestApproval');
     assert.deepEqual(replyTo(r.wire, request!), { id: request!['id'], result: { decision: 'decline' } });
@@ -287,12 +348,24 @@ describe('codex driver against the real codex app-server', () => {
   });
 
   it('answers a server request it does not serve with a JSON-RPC error, and the turn goes on', async (t) => {
-    const question = { id: 'q1', header: 'Pick', question: 'Which one?', options: [{ label: 'a', description: 'A' }, { label: 'b', description: 'B' }] };
+    const question = {
+      id: 'q1',
+      header: 'Pick',
+      question: 'Which one?',
+      options: [
+        { label: 'a', description: 'A' },
+        { label: 'b', description: 'B' },
+      ],
+    };
     // This feature flag lets the model ask the user questions outside plan mode (server request item/tool/requestUserInput).
-    const r = await rig(t, [{ type: 'tool', name: 'request_user_input', arguments: { questions: [question] } }, { type: 'message', text: 'went on' }], [
-      '-c',
-      'features.default_mode_request_user_input=true',
-    ]);
+    const r = await rig(
+      t,
+      [
+        { type: 'tool', name: 'request_user_input', arguments: { questions: [question] } },
+        { type: 'message', text: 'went on' },
+      ],
+      ['-c', 'features.default_mode_request_user_input=true'],
+    );
     const result = await runCodex(r.input, new AbortController().signal, r.options);
     assert.equal(result.ok, true, JSON.stringify(result));
     const [request] = received(r.wire, 'item/tool/requestUserInput');
@@ -308,11 +381,19 @@ describe('codex driver against the real codex app-server', () => {
     const outside = join(root, 'outside.txt');
     const patch = `apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: ${outside}\n+hello\n*** End Patch\nEOF`;
     // With /tmp excluded from the writable roots, a patch outside the workspace needs approval.
-    const r = await rig(t, [{ type: 'shell', command: patch }, { type: 'message', text: 'patch refused' }], [
-      '-c',
-      'sandbox_workspace_write.exclude_slash_tmp=true',
-    ]);
-    const result = await runCodex({ ...r.input, policy: { approvals: 'decline' } }, new AbortController().signal, r.options);
+    const r = await rig(
+      t,
+      [
+        { type: 'shell', command: patch },
+        { type: 'message', text: 'patch refused' },
+      ],
+      ['-c', 'sandbox_workspace_write.exclude_slash_tmp=true'],
+    );
+    const result = await runCodex(
+      { ...r.input, policy: { approvals: 'decline' } },
+      new AbortController().signal,
+      r.options,
+    );
     assert.equal(result.ok, true, JSON.stringify(result));
     const [request] = received(r.wire, 'item/fileChange/requestApproval');
     assert.ok(request !== undefined, 'codex asked to approve the file change');

@@ -62,14 +62,20 @@ function assertGroupGone(pid: number | undefined): void {
 
 /** Runs the real app-server behind `sh -c`, which first prints `prelude` on the same stdout. */
 function behindNoise(r: Rig, prelude: string): DriverRunInputIn {
-  return { ...r.input, command: '/bin/sh', args: ['-c', `${prelude}; exec "$0" "$@"`, r.input.command, ...r.input.args] };
+  return {
+    ...r.input,
+    command: '/bin/sh',
+    args: ['-c', `${prelude}; exec "$0" "$@"`, r.input.command, ...r.input.args],
+  };
 }
 
 describe('codex driver failure paths', () => {
   it('reports a failed turn (HTTP 400 from the model) as a non-retryable provider_error with the receipt', async (t) => {
     const r = await rig(t, [{ type: 'http_error', status: 400, message: 'scripted bad request' }]);
     symlinkSync('/etc/hostname', join(r.workspace, 'escape.json'));
-    const result = failure(await runCodex({ ...r.input, expectedArtifacts: ['escape.json'] }, new AbortController().signal, r.options));
+    const result = failure(
+      await runCodex({ ...r.input, expectedArtifacts: ['escape.json'] }, new AbortController().signal, r.options),
+    );
     assert.equal(result.kind, 'provider_error');
     assert.equal(result.retryable, false);
     assert.match(result.detail, /^codex_turn_failed: .*scripted bad request/);
@@ -90,7 +96,11 @@ describe('codex driver failure paths', () => {
 
   it('counts and skips malformed stdout lines and still completes the turn', async (t) => {
     const r = await rig(t, [{ type: 'message', text: 'fine' }]);
-    const result = await runCodex(behindNoise(r, `printf 'not json\\n[1]\\n'`), new AbortController().signal, r.options);
+    const result = await runCodex(
+      behindNoise(r, `printf 'not json\\n[1]\\n'`),
+      new AbortController().signal,
+      r.options,
+    );
     assert.equal(result.ok, true, JSON.stringify(result));
     assert.equal(result.receipt.counts.protocolErrors, 2);
     assert.equal(result.receipt.finalText, 'fine');
@@ -99,7 +109,10 @@ describe('codex driver failure paths', () => {
   it('ends the run with protocol_error when malformed lines flood stdout', async (t) => {
     const r = await rig(t, [{ type: 'message', text: 'never reached' }]);
     const result = failure(
-      await runCodex(behindNoise(r, `yes '{broken' | head -n 50`), new AbortController().signal, { ...r.options, maxMalformedLines: 10 }),
+      await runCodex(behindNoise(r, `yes '{broken' | head -n 50`), new AbortController().signal, {
+        ...r.options,
+        maxMalformedLines: 10,
+      }),
     );
     assert.equal(result.kind, 'protocol_error');
     assert.equal(result.retryable, false);
@@ -131,7 +144,9 @@ describe('codex driver failure paths', () => {
 
   it('reports spawn_failed for a command that does not exist', async (t) => {
     const r = await rig(t, []);
-    const result = failure(await runCodex({ ...r.input, command: join(r.root, 'no-such-codex') }, new AbortController().signal, r.options));
+    const result = failure(
+      await runCodex({ ...r.input, command: join(r.root, 'no-such-codex') }, new AbortController().signal, r.options),
+    );
     assert.equal(result.kind, 'spawn_failed');
     assert.equal(result.retryable, false);
     assert.match(result.detail, /^codex_spawn_failed: .*ENOENT/);

@@ -17,7 +17,11 @@ describe('codexCommand', () => {
     assert.match(resolved.value.command, /@openai\/codex-linux-x64\/vendor\/x86_64-unknown-linux-musl\/bin\/codex$/);
     assert.deepEqual(resolved.value.args, ['app-server']);
     const home = tempDir('ordivon-codex-version-');
-    const out = execFileSync(resolved.value.command, ['--version'], { env: codexEnv({ home }), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = execFileSync(resolved.value.command, ['--version'], {
+      env: codexEnv({ home }),
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     assert.equal(out.trim(), `codex-cli ${codexVersion}`);
   });
 });
@@ -25,12 +29,18 @@ describe('codexCommand', () => {
 describe('codexProviderArgs', () => {
   it('builds -c overrides for a keyless loopback provider with retries off and plugin sync disabled', () => {
     assert.deepEqual(codexProviderArgs({ baseUrl: 'http://127.0.0.1:4000/v1', model: 'm1' }), [
-      '-c', 'model_provider="ordivon"',
-      '-c', 'model_providers.ordivon={name="ordivon",base_url="http://127.0.0.1:4000/v1",wire_api="responses",request_max_retries=0,stream_max_retries=0}',
-      '-c', 'model="m1"',
-      '-c', 'analytics.enabled=false',
-      '-c', 'check_for_update_on_startup=false',
-      '-c', 'features.plugins=false',
+      '-c',
+      'model_provider="ordivon"',
+      '-c',
+      'model_providers.ordivon={name="ordivon",base_url="http://127.0.0.1:4000/v1",wire_api="responses",request_max_retries=0,stream_max_retries=0}',
+      '-c',
+      'model="m1"',
+      '-c',
+      'analytics.enabled=false',
+      '-c',
+      'check_for_update_on_startup=false',
+      '-c',
+      'features.plugins=false',
     ]);
   });
 
@@ -61,27 +71,38 @@ describe('codexProviderArgs', () => {
       streamIdleTimeoutMs: 60_000,
     });
     const home = tempDir('ordivon-codex-strict-');
-    const out = execFileSync(resolved.value.command, [...resolved.value.args, '--strict-config', ...args, '--print-startup-config'], {
-      env: codexEnv({ home }),
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const out = execFileSync(
+      resolved.value.command,
+      [...resolved.value.args, '--strict-config', ...args, '--print-startup-config'],
+      {
+        env: codexEnv({ home }),
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     assert.equal((JSON.parse(out) as { appServerVersion: string }).appServerVersion, codexVersion);
   });
 
   const bad: [string, Parameters<typeof codexProviderArgs>[0], RegExp][] = [
     ['a non-http base URL', { baseUrl: 'file:///etc/passwd', model: 'm' }, /baseUrl/],
     ['an empty model', { baseUrl: 'http://127.0.0.1:1/v1', model: '' }, /model/],
-    ['a provider id that is not a TOML bare key', { baseUrl: 'http://127.0.0.1:1/v1', model: 'm', providerId: 'a.b' }, /providerId/],
+    [
+      'a provider id that is not a TOML bare key',
+      { baseUrl: 'http://127.0.0.1:1/v1', model: 'm', providerId: 'a.b' },
+      /providerId/,
+    ],
   ];
   for (const [what, options, field] of bad) {
     it(`refuses ${what} with invalid_launch_config naming the field`, () => {
-      assert.throws(() => codexProviderArgs(options), (error: unknown) => {
-        assert.ok(error instanceof CodexLaunchError);
-        assert.equal(error.code, 'invalid_launch_config');
-        assert.match(error.message, field);
-        return true;
-      });
+      assert.throws(
+        () => codexProviderArgs(options),
+        (error: unknown) => {
+          assert.ok(error instanceof CodexLaunchError);
+          assert.equal(error.code, 'invalid_launch_config');
+          assert.match(error.message, field);
+          return true;
+        },
+      );
     });
   }
 });
@@ -95,9 +116,13 @@ describe('codexEnv', () => {
       const env = codexEnv({ home, extra: { OPENAI_API_KEY: 'sk-test' } });
       assert.equal(env['HOME'], home);
       assert.equal(env['CODEX_HOME'], join(home, '.codex'));
-      for (const key of ['CODEX_HOME', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_CACHE_HOME']) assert.ok(existsSync(env[key]!), key);
+      for (const key of ['CODEX_HOME', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_CACHE_HOME'])
+        assert.ok(existsSync(env[key]!), key);
       assert.equal(env['OPENAI_API_KEY'], 'sk-test');
-      assert.deepEqual(Object.keys(env).filter((k) => /proxy/i.test(k)), []);
+      assert.deepEqual(
+        Object.keys(env).filter((k) => /proxy/i.test(k)),
+        [],
+      );
     } finally {
       if (saved === undefined) delete process.env['HTTPS_PROXY'];
       else process.env['HTTPS_PROXY'] = saved;
@@ -105,6 +130,9 @@ describe('codexEnv', () => {
   });
 
   it('refuses a relative home', () => {
-    assert.throws(() => codexEnv({ home: 'relative/dir' }), { name: 'CodexLaunchError', message: /invalid_launch_config: home/ });
+    assert.throws(() => codexEnv({ home: 'relative/dir' }), {
+      name: 'CodexLaunchError',
+      message: /invalid_launch_config: home/,
+    });
   });
 });

@@ -12,8 +12,15 @@ async function model(t: TestContext, script: ScriptEntry[]) {
   return m;
 }
 
-async function post(url: string, body: unknown): Promise<{ status: number; headers: Headers; events: { event: string; data: any }[]; text: string }> {
-  const response = await fetch(`${url}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+async function post(
+  url: string,
+  body: unknown,
+): Promise<{ status: number; headers: Headers; events: { event: string; data: any }[]; text: string }> {
+  const response = await fetch(`${url}/responses`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const text = await response.text();
   const events = text
     .split('\n\n')
@@ -26,7 +33,12 @@ async function post(url: string, body: unknown): Promise<{ status: number; heade
 }
 
 const user = { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'go' }] };
-const call = (n: number) => ({ type: 'function_call', name: 'exec_command', arguments: '{}', call_id: `call_scripted_${n}` });
+const call = (n: number) => ({
+  type: 'function_call',
+  name: 'exec_command',
+  arguments: '{}',
+  call_id: `call_scripted_${n}`,
+});
 const output = (n: number, code: number, text: string) => ({
   type: 'function_call_output',
   call_id: `call_scripted_${n}`,
@@ -35,12 +47,17 @@ const output = (n: number, code: number, text: string) => ({
 
 describe('scripted Responses model', () => {
   it('answers the first request with the first step as an exec_command function call', async (t) => {
-    const m = await model(t, [{ type: 'shell', command: ['printf', '%s', "it's"], usage: { input_tokens: 7, output_tokens: 3 } }]);
+    const m = await model(t, [
+      { type: 'shell', command: ['printf', '%s', "it's"], usage: { input_tokens: 7, output_tokens: 3 } },
+    ]);
     assert.match(m.url, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
     const reply = await post(m.url, { model: 'x', input: [user] });
     assert.equal(reply.status, 200);
     assert.equal(reply.headers.get('x-ordivon-scripted'), 'true');
-    assert.deepEqual(reply.events.map((e) => e.event), ['response.created', 'response.output_item.done', 'response.completed']);
+    assert.deepEqual(
+      reply.events.map((e) => e.event),
+      ['response.created', 'response.output_item.done', 'response.completed'],
+    );
     const item = reply.events[1]!.data.item;
     assert.equal(item.call_id, 'call_scripted_0');
     assert.deepEqual(JSON.parse(item.arguments), { cmd: `printf %s 'it'\\''s'` });
@@ -54,22 +71,36 @@ describe('scripted Responses model', () => {
   });
 
   it('selects the step from the conversation in the body, not from the request count', async (t) => {
-    const m = await model(t, [{ type: 'shell', command: 'true' }, { type: 'message', text: 'second' }]);
+    const m = await model(t, [
+      { type: 'shell', command: 'true' },
+      { type: 'message', text: 'second' },
+    ]);
     const toolOutput = output(0, 0, '');
     const body = { input: [user, call(0), toolOutput] };
     const first = await post(m.url, body);
     const again = await post(m.url, body);
     assert.equal(first.text, again.text, 'same body, byte-identical stream');
-    assert.deepEqual(first.events.map((e) => e.event), [
-      'response.created',
-      'response.output_item.added',
-      'response.output_text.delta',
-      'response.output_item.done',
-      'response.completed',
-    ]);
+    assert.deepEqual(
+      first.events.map((e) => e.event),
+      [
+        'response.created',
+        'response.output_item.added',
+        'response.output_text.delta',
+        'response.output_item.done',
+        'response.completed',
+      ],
+    );
     assert.deepEqual(first.events[3]!.data.item.content, [{ type: 'output_text', text: 'second' }]);
-    assert.deepEqual(m.requests.map((r) => [r.seq, r.index, r.answeredWith]), [[0, 1, 'message'], [1, 1, 'message']]);
-    assert.deepEqual(m.requests[0]!.toolOutputs, [{ callId: 'call_scripted_0', output: toolOutput.output, exitCode: 0 }]);
+    assert.deepEqual(
+      m.requests.map((r) => [r.seq, r.index, r.answeredWith]),
+      [
+        [0, 1, 'message'],
+        [1, 1, 'message'],
+      ],
+    );
+    assert.deepEqual(m.requests[0]!.toolOutputs, [
+      { callId: 'call_scripted_0', output: toolOutput.output, exitCode: 0 },
+    ]);
   });
 
   it('chooses the next step from the previous tool output (data-only diagnose/repair)', async (t) => {
@@ -82,7 +113,8 @@ describe('scripted Responses model', () => {
       otherwise: { type: 'message', text: 'cannot tell' },
     };
     const m = await model(t, [{ type: 'shell', command: 'run-tests' }, step]);
-    const texts = async (code: number, out: string) => (await post(m.url, { input: [user, call(0), output(0, code, out)] })).events;
+    const texts = async (code: number, out: string) =>
+      (await post(m.url, { input: [user, call(0), output(0, code, out)] })).events;
     assert.equal((await texts(0, 'ok'))[3]!.data.item.content[0].text, 'tests pass');
     assert.equal(JSON.parse((await texts(1, 'AssertionError: 1 !== 2'))[1]!.data.item.arguments).cmd, 'apply-fix');
     assert.equal((await texts(2, 'segfault'))[3]!.data.item.content[0].text, 'cannot tell');
@@ -90,7 +122,9 @@ describe('scripted Responses model', () => {
   });
 
   it('lets a function choose the step', async (t) => {
-    const m = await model(t, [(ctx) => ({ type: 'message', text: `saw ${ctx.index} outputs, last exit ${ctx.lastToolOutput?.exitCode}` })]);
+    const m = await model(t, [
+      (ctx) => ({ type: 'message', text: `saw ${ctx.index} outputs, last exit ${ctx.lastToolOutput?.exitCode}` }),
+    ]);
     const reply = await post(m.url, { input: [user] });
     assert.equal(reply.events[3]!.data.item.content[0].text, 'saw 0 outputs, last exit undefined');
   });

@@ -39,7 +39,11 @@ describe('runCommand', () => {
     assert.deepEqual(r.artifactRefusals, [{ name: '../outside.json', code: 'path_escape' }]);
     assert.equal(r.finalText, 'DONE: wrote report');
     assert.equal(r.counts.messages, 2);
-    assert.deepEqual(r.usage, { stdoutBytes: 'working\n\n  DONE: wrote report  \n\n'.length, stdoutLines: 2, stderrBytes: 0 });
+    assert.deepEqual(r.usage, {
+      stdoutBytes: 'working\n\n  DONE: wrote report  \n\n'.length,
+      stdoutLines: 2,
+      stderrBytes: 0,
+    });
     assert.equal(r.stopReason, 'exited');
     assert.equal(r.exitCode, 0);
     assert.equal(r.provider.name, 'sh');

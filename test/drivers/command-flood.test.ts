@@ -72,7 +72,9 @@ describe('command driver under an output flood (through the pool)', () => {
     clearInterval(sampler);
     peak = Math.max(peak, process.memoryUsage().rss);
     const growth = peak - before;
-    t.diagnostic(`rss before ${Math.round(before / MB)} MB, peak growth ${Math.round(growth / MB)} MB for ${bytes / MB} MB of stdout (tail cap ${STDOUT_TAIL_BYTES} B)`);
+    t.diagnostic(
+      `rss before ${Math.round(before / MB)} MB, peak growth ${Math.round(growth / MB)} MB for ${bytes / MB} MB of stdout (tail cap ${STDOUT_TAIL_BYTES} B)`,
+    );
     assert.equal(result.ok && result.receipt.finalText, 'END');
     // Retaining the output would grow the process by at least its size; the bound is half of it.
     assert.ok(growth < bytes / 2, `rss grew ${Math.round(growth / MB)} MB`);
@@ -80,12 +82,18 @@ describe('command driver under an output flood (through the pool)', () => {
 
   it('finishes a command printing 50 MB and keeps only the tail', async () => {
     const bytes = 50 * MB;
-    const result = await pool.run(shRun(ws.dir, `yes "flood line of output" | head -c ${bytes}; echo; echo END-OF-FLOOD`));
+    const result = await pool.run(
+      shRun(ws.dir, `yes "flood line of output" | head -c ${bytes}; echo; echo END-OF-FLOOD`),
+    );
     assert.equal(result.ok, true, JSON.stringify(result));
     if (!result.ok) return;
     const fullLines = Math.floor(bytes / LINE.length);
     const partial = bytes % LINE.length > 0 ? 1 : 0;
-    assert.deepEqual(result.receipt.usage, { stdoutBytes: bytes + 1 + 'END-OF-FLOOD\n'.length, stdoutLines: fullLines + partial + 1, stderrBytes: 0 });
+    assert.deepEqual(result.receipt.usage, {
+      stdoutBytes: bytes + 1 + 'END-OF-FLOOD\n'.length,
+      stdoutLines: fullLines + partial + 1,
+      stderrBytes: 0,
+    });
     assert.equal(result.receipt.counts.messages, fullLines + partial + 1);
     assert.equal(result.receipt.finalText, 'END-OF-FLOOD');
   });

@@ -36,7 +36,11 @@ async function runThroughBackoff(pool: DriverPool, clock: ManualClock, log: Even
   const running = pool.run(input);
   const gate = await Promise.race([log.waitFor('backoff', (e) => e.runId === input.runId), running]);
   if ('type' in gate) {
-    assert.equal(log.of('run_started').some((e) => e.runId === input.runId), false, 'no dispatch before the backoff elapsed');
+    assert.equal(
+      log.of('run_started').some((e) => e.runId === input.runId),
+      false,
+      'no dispatch before the backoff elapsed',
+    );
     clock.advance(gate.waitMs);
   }
   return running;
@@ -64,7 +68,10 @@ describe('restart intensity per driver kind', () => {
       if (refused.ok) return;
       assert.equal(refused.kind, 'driver_unavailable');
       assert.equal(refused.retryable, false);
-      assert.match(refused.detail, /driver 'codex' is unavailable: 3 crashes within 60000 ms exceeded its restart intensity \(at most 2\)/);
+      assert.match(
+        refused.detail,
+        /driver 'codex' is unavailable: 3 crashes within 60000 ms exceeded its restart intensity \(at most 2\)/,
+      );
       assert.match(refused.detail, /reset\('codex'\)/);
 
       const other = await pool.run(shRun(ws.dir, 'echo still serving'));
@@ -127,7 +134,10 @@ describe('restart intensity per driver kind', () => {
       const result = await running;
       assert.equal(result.ok || result.kind, 'aborted');
       assert.match(result.ok ? '' : result.detail, /no longer wanted/);
-      assert.equal(log.of('run_started').some((e) => e.runId === input.runId), false);
+      assert.equal(
+        log.of('run_started').some((e) => e.runId === input.runId),
+        false,
+      );
     } finally {
       await pool.close();
     }
@@ -137,7 +147,12 @@ describe('restart intensity per driver kind', () => {
 describe('RestartIntensity', () => {
   it('computes min(initial·2^(c−1), max) after the c-th crash and forgets crashes older than the window', () => {
     const clock = new ManualClock(0);
-    const intensity = new RestartIntensity({ maxRestarts: 10, withinMs: 1_000, backoff: { initialMs: 10, maxMs: 50 }, clock });
+    const intensity = new RestartIntensity({
+      maxRestarts: 10,
+      withinMs: 1_000,
+      backoff: { initialMs: 10, maxMs: 50 },
+      clock,
+    });
     const waits: number[] = [];
     for (let c = 1; c <= 5; c++) {
       intensity.recordCrash('acp');
@@ -152,7 +167,12 @@ describe('RestartIntensity', () => {
 
   it('trips only on the crash that exceeds maxRestarts, and only for that kind', () => {
     const clock = new ManualClock(0);
-    const intensity = new RestartIntensity({ maxRestarts: 1, withinMs: 100, backoff: { initialMs: 0, maxMs: 0 }, clock });
+    const intensity = new RestartIntensity({
+      maxRestarts: 1,
+      withinMs: 100,
+      backoff: { initialMs: 0, maxMs: 0 },
+      clock,
+    });
     assert.equal(intensity.recordCrash('codex'), false);
     assert.equal(intensity.recordCrash('codex'), true);
     assert.equal(intensity.gate('codex').state, 'unavailable');

@@ -52,10 +52,13 @@ describe('driver pool with the command driver', () => {
       const input = shRun(ws.dir, 'set -- $(cat /proc/$$/stat); shift 21; echo "$$ $1"', { jobId: 'job-spawn-1' });
       const result = await pool.run(input, { onSpawn: (spawn) => reported.push(spawn) });
       assert.equal(result.ok, true, JSON.stringify(result));
-      const [pid, startTicks] = (result.ok ? result.receipt.finalText ?? '' : '').split(' ').map(Number);
+      const [pid, startTicks] = (result.ok ? (result.receipt.finalText ?? '') : '').split(' ').map(Number);
       const expected = { runId: input.runId, jobId: 'job-spawn-1', driver: 'command', pid, startTicks };
       assert.deepEqual(reported, [expected]);
-      assert.deepEqual(published.filter((s) => s.runId === input.runId), [expected]);
+      assert.deepEqual(
+        published.filter((s) => s.runId === input.runId),
+        [expected],
+      );
     } finally {
       unsubscribe();
     }
@@ -154,7 +157,9 @@ describe('pool lifecycle', () => {
     const second = await pool.run(shRun(ws.dir, 'true'));
     const t2 = performance.now();
     await pool.close();
-    t.diagnostic(`pool start + first trivial run: ${(t1 - t0).toFixed(1)} ms; next run on the warm thread: ${(t2 - t1).toFixed(1)} ms`);
+    t.diagnostic(
+      `pool start + first trivial run: ${(t1 - t0).toFixed(1)} ms; next run on the warm thread: ${(t2 - t1).toFixed(1)} ms`,
+    );
     assert.equal(first.ok && second.ok, true);
   });
 
@@ -178,7 +183,8 @@ describe('pool lifecycle', () => {
   it('rejects invalid pool options with invalid_pool_options and the field path', () => {
     assert.throws(
       () => createDriverPool({ maxThreads: 0 }),
-      (error: unknown) => error instanceof DriverError && error.code === 'invalid_pool_options' && /maxThreads/.test(error.message),
+      (error: unknown) =>
+        error instanceof DriverError && error.code === 'invalid_pool_options' && /maxThreads/.test(error.message),
     );
   });
 });

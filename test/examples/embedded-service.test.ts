@@ -12,7 +12,9 @@ const EXAMPLE = fileURLToPath(new URL('../../examples/embedded-service.js', impo
 describe('examples/embedded-service', { timeout: 60_000 }, () => {
   it('runs as its own process, takes work on its one route, and drains on SIGTERM', async () => {
     const state = join(tempDir(), 'state');
-    const child = spawn(process.execPath, [EXAMPLE, '--state', state, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [EXAMPLE, '--state', state, '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c));
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -35,6 +37,10 @@ describe('examples/embedded-service', { timeout: 60_000 }, () => {
     assert.equal(await exited, 0, stderr);
     const listed = spawnSync(process.execPath, [CLI, 'list', '--state', state, '--json'], { encoding: 'utf8' });
     const rows = JSON.parse(listed.stdout) as Array<{ taskId: string; state: string; revision: number }>;
-    assert.deepEqual(rows.map((r) => [r.taskId, r.state, r.revision]), [[made.body.taskId, 'assigned.compiling', 2]], 'exactly one Task: the refused request wrote nothing');
+    assert.deepEqual(
+      rows.map((r) => [r.taskId, r.state, r.revision]),
+      [[made.body.taskId, 'assigned.compiling', 2]],
+      'exactly one Task: the refused request wrote nothing',
+    );
   });
 });

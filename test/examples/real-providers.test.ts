@@ -14,7 +14,12 @@ describe('examples/real-providers: configuration is checked before anything is w
   for (const missing of ['OPENAI_API_KEY', 'OPENROUTER_API_KEY']) {
     it(`without ${missing} it exits 2 with config_invalid naming it, and creates no state root`, () => {
       const state = join(tempDir(), 'state');
-      const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: tempDir(), OPENAI_API_KEY: 'sk-test', OPENROUTER_API_KEY: 'or-test' };
+      const env: Record<string, string> = {
+        PATH: process.env.PATH ?? '',
+        HOME: tempDir(),
+        OPENAI_API_KEY: 'sk-test',
+        OPENROUTER_API_KEY: 'or-test',
+      };
       delete env[missing];
       const r = spawnSync(process.execPath, [SCRIPT, '--state', state], { encoding: 'utf8', env });
       assert.equal(r.status, 2);

@@ -6,7 +6,15 @@ import { fileURLToPath } from 'node:url';
 import { importsOf } from '../support/imports.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const FORBIDDEN = [/^node:/, /^(fs|path|os|child_process|worker_threads|crypto|net|http)$/, /^lmdb/, /^piscina/, /^execa/, /^better-sqlite3/, /\/(store|actors|drivers|runtime|scripts)(\/|$)/];
+const FORBIDDEN = [
+  /^node:/,
+  /^(fs|path|os|child_process|worker_threads|crypto|net|http)$/,
+  /^lmdb/,
+  /^piscina/,
+  /^execa/,
+  /^better-sqlite3/,
+  /\/(store|actors|drivers|runtime|scripts)(\/|$)/,
+];
 
 describe('machines/ purity', () => {
   it('imports nothing that performs I/O and nothing of store, actors, drivers or runtime', () => {

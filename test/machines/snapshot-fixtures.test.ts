@@ -17,18 +17,34 @@ describe('persisted snapshot fixtures', () => {
   const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
 
   it('has a fixture for the current machine version', () => {
-    assert.ok(files.some((f) => f.startsWith(`task-v${TASK_MACHINE_VERSION}-`)), files.join(', '));
+    assert.ok(
+      files.some((f) => f.startsWith(`task-v${TASK_MACHINE_VERSION}-`)),
+      files.join(', '),
+    );
   });
 
   for (const file of files) {
     const fixture = JSON.parse(readFileSync(join(dir, file), 'utf8'));
     // An older version's stored snapshot is never restored: its Task is replayed from events.
-    const skip = fixture.machineVersion !== TASK_MACHINE_VERSION && `machine version ${fixture.machineVersion}: replayed, never restored`;
+    const skip =
+      fixture.machineVersion !== TASK_MACHINE_VERSION &&
+      `machine version ${fixture.machineVersion}: replayed, never restored`;
     it(`restores ${file} and continues from it`, { skip }, () => {
       const actor = createActor(taskMachine, { snapshot: fixture.snapshot }).start();
       assert.equal(stateName(actor.getSnapshot().value), fixture.state);
-      assert.deepEqual(JSON.parse(JSON.stringify(taskMachine.getPersistedSnapshot(actor.getSnapshot()))), fixture.snapshot);
-      const next = { type: 'assignment.commit', generation: actor.getSnapshot().context.generation + 1, harness: 'hermes', purpose: 'repair', assignmentDigest: `sha256:${'e'.repeat(64)}`, revision: fixture.revision + 1, origin: 'external' } as const;
+      assert.deepEqual(
+        JSON.parse(JSON.stringify(taskMachine.getPersistedSnapshot(actor.getSnapshot()))),
+        fixture.snapshot,
+      );
+      const next = {
+        type: 'assignment.commit',
+        generation: actor.getSnapshot().context.generation + 1,
+        harness: 'hermes',
+        purpose: 'repair',
+        assignmentDigest: `sha256:${'e'.repeat(64)}`,
+        revision: fixture.revision + 1,
+        origin: 'external',
+      } as const;
       assert.ok(actor.getSnapshot().can(next));
       actor.send(next);
       assert.deepEqual(actor.getSnapshot().value, { assigned: 'compiling' });

@@ -18,7 +18,8 @@ interface Config {
 function fromConfig(config: Config, prefix = ''): { states: string[]; transitions: Array<[string, string, number]> } {
   const states: string[] = [];
   const transitions: Array<[string, string, number]> = [];
-  for (const [event, t] of Object.entries(config.on ?? {})) transitions.push([prefix, event, Array.isArray(t) ? t.length : 1]);
+  for (const [event, t] of Object.entries(config.on ?? {}))
+    transitions.push([prefix, event, Array.isArray(t) ? t.length : 1]);
   for (const [name, child] of Object.entries(config.states ?? {})) {
     const id = prefix ? `${prefix}.${name}` : name;
     states.push(id);
@@ -37,26 +38,43 @@ describe('the Task statechart graph', () => {
   const graph = taskGraph();
   const config = fromConfig(taskMachine.config as Config);
 
-  it('has exactly the machine\'s states, initial state and version', () => {
-    assert.deepEqual(graph.states.map((s) => s.id), config.states);
+  it("has exactly the machine's states, initial state and version", () => {
+    assert.deepEqual(
+      graph.states.map((s) => s.id),
+      config.states,
+    );
     assert.equal(graph.initial, taskMachine.config.initial);
     assert.equal(graph.version, TASK_MACHINE_VERSION);
-    assert.deepEqual(graph.states.filter((s) => s.type === 'final').map((s) => s.id), ['completed', 'cancelled']);
+    assert.deepEqual(
+      graph.states.filter((s) => s.type === 'final').map((s) => s.id),
+      ['completed', 'cancelled'],
+    );
     assert.equal(graph.states.find((s) => s.id === 'assigned')?.initial, 'assigned.compiling');
   });
 
   it('has every transition of the machine and takes every Task event type', () => {
     const counted = new Map<string, number>();
-    for (const t of graph.transitions) counted.set(`${t.source}|${t.event}`, (counted.get(`${t.source}|${t.event}`) ?? 0) + 1);
+    for (const t of graph.transitions)
+      counted.set(`${t.source}|${t.event}`, (counted.get(`${t.source}|${t.event}`) ?? 0) + 1);
     assert.deepEqual(counted, new Map(config.transitions.map(([source, event, n]) => [`${source}|${event}`, n])));
     assert.deepEqual([...graph.events].sort(), [...TASK_EVENT_TYPES].sort());
     const stale = graph.transitions.find((t) => t.source === '' && t.event === 'completion.propose');
-    assert.deepEqual(stale, { source: '', event: 'completion.propose', targets: [], guard: 'staleGeneration', actions: ['rejectStale'], reenter: false });
+    assert.deepEqual(stale, {
+      source: '',
+      event: 'completion.propose',
+      targets: [],
+      guard: 'staleGeneration',
+      actions: ['rejectStale'],
+      reenter: false,
+    });
     const observe = graph.transitions.filter((t) => t.source === 'assigned.running' && t.event === 'run.observe');
-    assert.deepEqual(observe.map((t) => [t.guard, t.targets]), [
-      ['fromHost && currentGeneration && sameRequest && !contextMatches', []],
-      ['fromHost && currentGeneration && sameRequest', ['evaluating']],
-    ]);
+    assert.deepEqual(
+      observe.map((t) => [t.guard, t.targets]),
+      [
+        ['fromHost && currentGeneration && sameRequest && !contextMatches', []],
+        ['fromHost && currentGeneration && sameRequest', ['evaluating']],
+      ],
+    );
   });
 
   it('`ordivon graph --format mermaid` names every state and every event, one edge per targeted transition', () => {
@@ -67,7 +85,10 @@ describe('the Task statechart graph', () => {
     for (const s of config.states) assert.ok(r.stdout.includes(`state "${s}" as ${s.replace(/\./g, '_')}`), s);
     for (const e of TASK_EVENT_TYPES) assert.ok(r.stdout.includes(` : ${e}`) || r.stdout.includes(`    ${e} [`), e);
     const topNonFinal = graph.states.filter((s) => s.parent === null && s.type !== 'final').length;
-    const expected = graph.transitions.reduce((n, t) => n + (t.source === '' ? (t.targets.length ? topNonFinal : 0) : Math.max(1, t.targets.length)), 0);
+    const expected = graph.transitions.reduce(
+      (n, t) => n + (t.source === '' ? (t.targets.length ? topNonFinal : 0) : Math.max(1, t.targets.length)),
+      0,
+    );
     assert.equal(r.stdout.split('\n').filter((l) => / --> [^[]/.test(l) && l.includes(' : ')).length, expected);
   });
 
@@ -88,16 +109,26 @@ describe('the Task statechart graph', () => {
       initial: 'idle',
       states: {
         idle: { on: { go: { guard: and(['a', 'b']), target: 'busy' } } },
-        busy: { initial: 'one', states: { one: { on: { next: 'two' } }, two: { type: 'final' } }, on: { stop: 'idle' } },
+        busy: {
+          initial: 'one',
+          states: { one: { on: { next: 'two' } }, two: { type: 'final' } },
+          on: { stop: 'idle' },
+        },
       },
     });
     const g = taskGraph(toy);
-    assert.deepEqual(g.states.map((s) => s.id), ['idle', 'busy', 'busy.one', 'busy.two']);
-    assert.deepEqual(g.transitions.map((t) => [t.source, t.event, t.targets.join(), t.guard ?? '']), [
-      ['idle', 'go', 'busy', 'a && b'],
-      ['busy', 'stop', 'idle', ''],
-      ['busy.one', 'next', 'busy.two', ''],
-    ]);
+    assert.deepEqual(
+      g.states.map((s) => s.id),
+      ['idle', 'busy', 'busy.one', 'busy.two'],
+    );
+    assert.deepEqual(
+      g.transitions.map((t) => [t.source, t.event, t.targets.join(), t.guard ?? '']),
+      [
+        ['idle', 'go', 'busy', 'a && b'],
+        ['busy', 'stop', 'idle', ''],
+        ['busy.one', 'next', 'busy.two', ''],
+      ],
+    );
     assert.equal(taskGraph(createMachine({ id: 'one', initial: 'only', states: { only: {} } })).states.length, 1);
   });
 });

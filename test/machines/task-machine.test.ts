@@ -21,44 +21,104 @@ function run(events: Array<EventBody & { origin?: 'host' | 'external' }>, from?:
   return snap;
 }
 
-const created: EventBody = { type: 'task.created', taskId: 't1', attempt: 1, specDigest: D('a'), requiredArtifacts: ['diagnosis.json', 'completion.json'] };
+const created: EventBody = {
+  type: 'task.created',
+  taskId: 't1',
+  attempt: 1,
+  specDigest: D('a'),
+  requiredArtifacts: ['diagnosis.json', 'completion.json'],
+};
 const assign = (generation: number, purpose = 'diagnose') =>
-  ({ type: 'assignment.commit', generation, harness: generation % 2 ? 'codex' : 'hermes', purpose, assignmentDigest: D(String(generation)) }) as const;
-const toRunning = (generation: number) => [
-  assign(generation),
-  { type: 'context.compile', generation, contextDigest: D('c') },
-  { type: 'dispatch.intend', generation, clientRequestId: `t1/a1/g${generation}` },
-  { type: 'dispatch.ack', clientRequestId: `t1/a1/g${generation}`, jobId: `job-${generation}` },
-] as const;
+  ({
+    type: 'assignment.commit',
+    generation,
+    harness: generation % 2 ? 'codex' : 'hermes',
+    purpose,
+    assignmentDigest: D(String(generation)),
+  }) as const;
+const toRunning = (generation: number) =>
+  [
+    assign(generation),
+    { type: 'context.compile', generation, contextDigest: D('c') },
+    { type: 'dispatch.intend', generation, clientRequestId: `t1/a1/g${generation}` },
+    { type: 'dispatch.ack', clientRequestId: `t1/a1/g${generation}`, jobId: `job-${generation}` },
+  ] as const;
 
 describe('task statechart', () => {
   it('walks the happy path to completed and records the outcome', () => {
     const snap = run([
       created,
       ...toRunning(1),
-      { type: 'run.observe', generation: 1, clientRequestId: 't1/a1/g1', contextDigest: D('c'), receiptDigest: D('r'), jobStatus: 'succeeded', evidence: { 'diagnosis.json': D('d') } },
+      {
+        type: 'run.observe',
+        generation: 1,
+        clientRequestId: 't1/a1/g1',
+        contextDigest: D('c'),
+        receiptDigest: D('r'),
+        jobStatus: 'succeeded',
+        evidence: { 'diagnosis.json': D('d') },
+      },
       { type: 'evaluation.settle', generation: 1 },
       ...toRunning(2),
-      { type: 'run.observe', generation: 2, clientRequestId: 't1/a1/g2', contextDigest: D('c'), receiptDigest: D('s'), jobStatus: 'succeeded', evidence: { 'completion.json': D('e') } },
+      {
+        type: 'run.observe',
+        generation: 2,
+        clientRequestId: 't1/a1/g2',
+        contextDigest: D('c'),
+        receiptDigest: D('s'),
+        jobStatus: 'succeeded',
+        evidence: { 'completion.json': D('e') },
+      },
       { type: 'completion.propose', generation: 2, contextDigest: D('c'), proposalDigest: D('p'), evidence: {} },
-      { type: 'verification.record', generation: 2, passed: true, verificationDigest: D('v'), sourceDigest: D('f'), outcomeDigest: D('o') },
+      {
+        type: 'verification.record',
+        generation: 2,
+        passed: true,
+        verificationDigest: D('v'),
+        sourceDigest: D('f'),
+        outcomeDigest: D('o'),
+      },
     ]);
     assert.equal(snap.value, 'completed');
     assert.equal(snap.status, 'done');
     assert.deepEqual(snap.context.outcome, { digest: D('o'), revision: 14 });
-    assert.deepEqual(snap.context.evidence, { 'diagnosis.json': { digest: D('d'), generation: 1 }, 'completion.json': { digest: D('e'), generation: 2 } });
+    assert.deepEqual(snap.context.evidence, {
+      'diagnosis.json': { digest: D('d'), generation: 1 },
+      'completion.json': { digest: D('e'), generation: 2 },
+    });
     assert.deepEqual([snap.context.rejected, snap.context.lastRejection], [0, null]);
   });
 
   it('retains a proposal of an older generation as stale_assignment and changes nothing else', () => {
     const before = run([created, ...toRunning(1), assign(2, 'repair')]);
-    const event = { type: 'completion.propose', generation: 1, contextDigest: D('c'), proposalDigest: D('p'), evidence: {}, revision: 7, origin: 'external' } as TaskEvent;
+    const event = {
+      type: 'completion.propose',
+      generation: 1,
+      contextDigest: D('c'),
+      proposalDigest: D('p'),
+      evidence: {},
+      revision: 7,
+      origin: 'external',
+    } as TaskEvent;
     assert.ok(before.can(event));
     const [after] = transition(taskMachine, before, event);
     assert.equal(stateName(after.value), stateName(before.value));
     assert.deepEqual(classifyTransition(before.context, after.context), { admitted: false, code: 'stale_assignment' });
     const { rejected, lastRejection, ...rest } = after.context;
-    assert.deepEqual({ ...before.context, rejected, lastRejection }, { ...rest, rejected: 1, lastRejection: { event: 'completion.propose', reason: 'stale_assignment', generation: 1, revision: 7, detail: 'generation 1 < current 2' } });
+    assert.deepEqual(
+      { ...before.context, rejected, lastRejection },
+      {
+        ...rest,
+        rejected: 1,
+        lastRejection: {
+          event: 'completion.propose',
+          reason: 'stale_assignment',
+          generation: 1,
+          revision: 7,
+          detail: 'generation 1 < current 2',
+        },
+      },
+    );
   });
 
   it('counts rejections and keeps only the latest, so the context does not grow with history', () => {
@@ -66,7 +126,15 @@ describe('task statechart', () => {
     let snap = before;
     const sizes: number[] = [];
     for (let i = 0; i < 40; i++) {
-      const event = { type: 'completion.propose', generation: 1, contextDigest: D('c'), proposalDigest: D('p'), evidence: {}, revision: 7 + i, origin: 'external' } as TaskEvent;
+      const event = {
+        type: 'completion.propose',
+        generation: 1,
+        contextDigest: D('c'),
+        proposalDigest: D('p'),
+        evidence: {},
+        revision: 7 + i,
+        origin: 'external',
+      } as TaskEvent;
       const [next] = transition(taskMachine, snap, event);
       assert.deepEqual(classifyTransition(snap.context, next.context), { admitted: false, code: 'stale_assignment' });
       snap = next;
@@ -82,7 +150,15 @@ describe('task statechart', () => {
     const snap = run([
       created,
       ...toRunning(1),
-      { type: 'run.observe', generation: 1, clientRequestId: 't1/a1/g1', contextDigest: D('c'), receiptDigest: D('r'), jobStatus: 'succeeded', evidence: { 'diagnosis.json': D('d') } },
+      {
+        type: 'run.observe',
+        generation: 1,
+        clientRequestId: 't1/a1/g1',
+        contextDigest: D('c'),
+        receiptDigest: D('r'),
+        jobStatus: 'succeeded',
+        evidence: { 'diagnosis.json': D('d') },
+      },
       { type: 'completion.propose', generation: 1, contextDigest: D('c'), proposalDigest: D('p'), evidence: {} },
     ]);
     assert.equal(snap.value, 'waiting');
@@ -97,7 +173,15 @@ describe('task statechart', () => {
     const snap = run([
       created,
       ...toRunning(1),
-      { type: 'run.observe', generation: 1, clientRequestId: 't1/a1/g1', contextDigest: D('c'), receiptDigest: D('r'), jobStatus: 'succeeded', evidence: { 'diagnosis.json': D('d'), 'completion.json': D('e') } },
+      {
+        type: 'run.observe',
+        generation: 1,
+        clientRequestId: 't1/a1/g1',
+        contextDigest: D('c'),
+        receiptDigest: D('r'),
+        jobStatus: 'succeeded',
+        evidence: { 'diagnosis.json': D('d'), 'completion.json': D('e') },
+      },
       { type: 'completion.propose', generation: 1, contextDigest: D('x'), proposalDigest: D('p'), evidence: {} },
     ]);
     assert.equal(snap.value, 'evaluating');
@@ -106,16 +190,43 @@ describe('task statechart', () => {
 
   it('does not take Host-only events from outside', () => {
     const snap = run([created, ...toRunning(1)]);
-    const external = { type: 'run.observe', generation: 1, clientRequestId: 't1/a1/g1', contextDigest: D('c'), receiptDigest: D('r'), jobStatus: 'succeeded', evidence: {}, revision: 6, origin: 'external' } as TaskEvent;
+    const external = {
+      type: 'run.observe',
+      generation: 1,
+      clientRequestId: 't1/a1/g1',
+      contextDigest: D('c'),
+      receiptDigest: D('r'),
+      jobStatus: 'succeeded',
+      evidence: {},
+      revision: 6,
+      origin: 'external',
+    } as TaskEvent;
     assert.equal(snap.can(external), false);
     const verifying = run([
       created,
       ...toRunning(1),
-      { type: 'run.observe', generation: 1, clientRequestId: 't1/a1/g1', contextDigest: D('c'), receiptDigest: D('r'), jobStatus: 'succeeded', evidence: { 'diagnosis.json': D('d'), 'completion.json': D('e') } },
+      {
+        type: 'run.observe',
+        generation: 1,
+        clientRequestId: 't1/a1/g1',
+        contextDigest: D('c'),
+        receiptDigest: D('r'),
+        jobStatus: 'succeeded',
+        evidence: { 'diagnosis.json': D('d'), 'completion.json': D('e') },
+      },
       { type: 'completion.propose', generation: 1, contextDigest: D('c'), proposalDigest: D('p'), evidence: {} },
     ]);
     assert.equal(verifying.value, 'verifying');
-    const forged = { type: 'verification.record', generation: 1, passed: true, verificationDigest: D('v'), sourceDigest: D('f'), outcomeDigest: D('o'), revision: 8, origin: 'external' } as TaskEvent;
+    const forged = {
+      type: 'verification.record',
+      generation: 1,
+      passed: true,
+      verificationDigest: D('v'),
+      sourceDigest: D('f'),
+      outcomeDigest: D('o'),
+      revision: 8,
+      origin: 'external',
+    } as TaskEvent;
     assert.equal(verifying.can(forged), false);
   });
 
@@ -123,7 +234,13 @@ describe('task statechart', () => {
     const lost = run([created, ...toRunning(1).slice(0, 3), { type: 'dispatch.lost', clientRequestId: 't1/a1/g1' }]);
     assert.deepEqual(lost.value, { assigned: 'unknown' });
     assert.equal(taskFrontier(lost.value), 'reconcile');
-    const none = { type: 'dispatch.reconcile', clientRequestId: 't1/a1/g1', jobIds: [], revision: 6, origin: 'host' } as TaskEvent;
+    const none = {
+      type: 'dispatch.reconcile',
+      clientRequestId: 't1/a1/g1',
+      jobIds: [],
+      revision: 6,
+      origin: 'host',
+    } as TaskEvent;
     assert.equal(lost.can(none), false);
     const [one] = transition(taskMachine, lost, { ...none, jobIds: ['job-1'] } as TaskEvent);
     assert.deepEqual(one.value, { assigned: 'running' });
@@ -138,7 +255,17 @@ describe('task statechart', () => {
     assert.deepEqual(replaced.value, { assigned: 'compiling' });
     assert.equal(replaced.context.generation, 2);
     assert.equal(replaced.context.dispatch, null);
-    const old = { type: 'run.observe', generation: 1, clientRequestId: 't1/a1/g1', contextDigest: D('c'), receiptDigest: D('r'), jobStatus: 'succeeded', evidence: { 'completion.json': D('e') }, revision: 7, origin: 'host' } as TaskEvent;
+    const old = {
+      type: 'run.observe',
+      generation: 1,
+      clientRequestId: 't1/a1/g1',
+      contextDigest: D('c'),
+      receiptDigest: D('r'),
+      jobStatus: 'succeeded',
+      evidence: { 'completion.json': D('e') },
+      revision: 7,
+      origin: 'host',
+    } as TaskEvent;
     const [after] = transition(taskMachine, replaced, old);
     assert.deepEqual(after.context.evidence, {});
     assert.equal(after.context.lastRejection?.reason, 'stale_assignment');

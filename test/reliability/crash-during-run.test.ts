@@ -16,56 +16,68 @@ const RUNNER = fileURLToPath(new URL('../fixtures/reliability/host-runner.js', i
 
 describe('crash during a run', () => {
   let agentPid = 0;
-  it('SIGKILL of the Host while a harness run is in flight: the fresh Host finds the job abandoned, never redispatches it, and a new Assignment finishes the work', { timeout: 120_000 }, async () => {
-    const root = join(tempDir('ordivon-crash-run-'), 'state');
-    const traceFile = join(tempDir(), 'agent-trace.jsonl');
-    const child = spawn(process.execPath, [RUNNER, root, traceFile], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-    const first = (await lines.next()).value as string;
-    assert.match(first, /^running \S+ \d+$/);
-    const [, taskId, recordedPid] = first.split(' ') as [string, string, string];
-    const closed = new Promise((resolve) => child.on('close', resolve));
-    child.kill('SIGKILL');
-    await closed;
+  it(
+    'SIGKILL of the Host while a harness run is in flight: the fresh Host finds the job abandoned, never redispatches it, and a new Assignment finishes the work',
+    { timeout: 120_000 },
+    async () => {
+      const root = join(tempDir('ordivon-crash-run-'), 'state');
+      const traceFile = join(tempDir(), 'agent-trace.jsonl');
+      const child = spawn(process.execPath, [RUNNER, root, traceFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+      const first = (await lines.next()).value as string;
+      assert.match(first, /^running \S+ \d+$/);
+      const [, taskId, recordedPid] = first.split(' ') as [string, string, string];
+      const closed = new Promise((resolve) => child.on('close', resolve));
+      child.kill('SIGKILL');
+      await closed;
 
-    const workload = loadWorkload('hamilton-v1');
-    const diagnose = { driver: 'acp' as const, ...hermesLikeLaunch(hermesLikeScript(workload, 'diagnose')), timeoutMs: 60_000 };
-    const host = await openHost({ state: root, harnesses: { stuck: diagnose, diagnose } });
-    try {
-      const sup = host.supervisor;
-      // the in-flight run is not blindly redispatched: its one job is found and ends abandoned
-      await sup.waitFor(taskId, ['waiting']);
-      const jobs = await host.runtime.findJobs({ clientRequestId: `${taskId}/a1/g1/run` });
-      assert.equal(jobs.length, 1, 'the interrupted dispatch was sent again');
-      assert.equal(jobs[0]!.state, 'abandoned');
-      agentPid = JSON.parse(readFileSync(traceFile, 'utf8').split('\n')[0]!).pid as number;
-      // the job recorded the provider's group, and the fresh Runtime's recovery killed all of it
-      assert.equal(jobs[0]!.process?.pid, agentPid, 'the job did not record the provider the agent trace names');
-      assert.equal(Number(recordedPid), agentPid);
-      assert.deepEqual([jobs[0]!.stopReason, jobs[0]!.groupGone], ['executor_gone', true]);
-      const observed = sup.events(taskId).filter((e) => e.type === 'run.observe');
-      assert.equal(observed.length, 1);
-      const data = observed[0]!.data as { jobStatus: string; evidence: object; receiptDigest: string };
-      assert.deepEqual([data.jobStatus, Object.keys(data.evidence)], ['abandoned', []]);
-      assert.equal(sup.getObject<HarnessRunReceipt>(data.receiptDigest).body.stopReason, 'abandoned');
-      assert.equal(sup.events(taskId).filter((e) => e.type === 'dispatch.intend').length, 1);
+      const workload = loadWorkload('hamilton-v1');
+      const diagnose = {
+        driver: 'acp' as const,
+        ...hermesLikeLaunch(hermesLikeScript(workload, 'diagnose')),
+        timeoutMs: 60_000,
+      };
+      const host = await openHost({ state: root, harnesses: { stuck: diagnose, diagnose } });
+      try {
+        const sup = host.supervisor;
+        // the in-flight run is not blindly redispatched: its one job is found and ends abandoned
+        await sup.waitFor(taskId, ['waiting']);
+        const jobs = await host.runtime.findJobs({ clientRequestId: `${taskId}/a1/g1/run` });
+        assert.equal(jobs.length, 1, 'the interrupted dispatch was sent again');
+        assert.equal(jobs[0]!.state, 'abandoned');
+        agentPid = JSON.parse(readFileSync(traceFile, 'utf8').split('\n')[0]!).pid as number;
+        // the job recorded the provider's group, and the fresh Runtime's recovery killed all of it
+        assert.equal(jobs[0]!.process?.pid, agentPid, 'the job did not record the provider the agent trace names');
+        assert.equal(Number(recordedPid), agentPid);
+        assert.deepEqual([jobs[0]!.stopReason, jobs[0]!.groupGone], ['executor_gone', true]);
+        const observed = sup.events(taskId).filter((e) => e.type === 'run.observe');
+        assert.equal(observed.length, 1);
+        const data = observed[0]!.data as { jobStatus: string; evidence: object; receiptDigest: string };
+        assert.deepEqual([data.jobStatus, Object.keys(data.evidence)], ['abandoned', []]);
+        assert.equal(sup.getObject<HarnessRunReceipt>(data.receiptDigest).body.stopReason, 'abandoned');
+        assert.equal(sup.events(taskId).filter((e) => e.type === 'dispatch.intend').length, 1);
 
-      // a new Assignment, from the state the crash left, finishes the diagnosis
-      const next = await sup.send(taskId, { type: 'assignment.commit', harness: 'diagnose', purpose: 'diagnose' });
-      assert.equal(next.admitted, true);
-      await sup.waitFor(taskId, ['waiting'], ['completed', 'cancelled', 'blocked']);
-      const task = sup.getTask(taskId)!;
-      assert.equal(task.context.generation, 2);
-      assert.equal(task.context.evidence['diagnosis.json']?.generation, 2);
-    } finally {
-      await host.stop();
-    }
-  });
+        // a new Assignment, from the state the crash left, finishes the diagnosis
+        const next = await sup.send(taskId, { type: 'assignment.commit', harness: 'diagnose', purpose: 'diagnose' });
+        assert.equal(next.admitted, true);
+        await sup.waitFor(taskId, ['waiting'], ['completed', 'cancelled', 'blocked']);
+        const task = sup.getTask(taskId)!;
+        assert.equal(task.context.generation, 2);
+        assert.equal(task.context.evidence['diagnosis.json']?.generation, 2);
+      } finally {
+        await host.stop();
+      }
+    },
+  );
 
-  it('the killed Host\'s stubborn agent (ignores SIGTERM and stdin closing) is not left running', () => {
+  it("the killed Host's stubborn agent (ignores SIGTERM and stdin closing) is not left running", () => {
     assert.ok(agentPid > 0);
     try {
-      assert.throws(() => process.kill(agentPid, 0), (e: NodeJS.ErrnoException) => e.code === 'ESRCH', `agent ${agentPid} still runs after the fresh Host booted`);
+      assert.throws(
+        () => process.kill(agentPid, 0),
+        (e: NodeJS.ErrnoException) => e.code === 'ESRCH',
+        `agent ${agentPid} still runs after the fresh Host booted`,
+      );
     } finally {
       try {
         process.kill(-agentPid, 'SIGKILL'); // the agent leads its own process group (spawnGroup)

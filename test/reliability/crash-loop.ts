@@ -62,12 +62,22 @@ export async function runCrashLoop(options: CrashLoopOptions): Promise<CrashLoop
     for (const line of lines.acks) acked.set(`${line.taskId} ${line.revision}`, line.eventId);
     const result = await checkRoot(options.root, acked);
     const outcome: RoundResult = { round, killAt, acknowledged: acked.size, ...result };
-    problems.push(...result.problems.map((p) => `round ${round}: ${p}`), ...result.lost.map((l) => `round ${round}: lost ${l}`));
+    problems.push(
+      ...result.problems.map((p) => `round ${round}: ${p}`),
+      ...result.lost.map((l) => `round ${round}: lost ${l}`),
+    );
     last = { events: result.events, tasks: result.tasks };
     options.onRound?.(outcome);
     if (problems.length > 0) break;
   }
-  return { rounds: options.rounds, kills, acknowledged: acked.size, lost: problems.filter((p) => p.includes(': lost ')).length, problems, ...last };
+  return {
+    rounds: options.rounds,
+    kills,
+    acknowledged: acked.size,
+    lost: problems.filter((p) => p.includes(': lost ')).length,
+    problems,
+    ...last,
+  };
 }
 
 interface WriterRun {
@@ -80,7 +90,9 @@ interface WriterRun {
 /** Spawns the writer and SIGKILLs it once `killAt` stdout lines have arrived; collects every ack line it printed. */
 function killAfter(root: string, seed: number, tasks: number, killAt: number): Promise<WriterRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WRITER, root, String(seed), String(tasks)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [WRITER, root, String(seed), String(tasks)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const acks: WriterRun['acks'] = [];
     let seen = 0;
     let killed = false;
@@ -95,12 +107,17 @@ function killAfter(root: string, seed: number, tasks: number, killAt: number): P
     });
     child.on('error', reject);
     // 'close' fires after stdout ended: every line the writer printed before dying is counted.
-    child.on('close', (code, signal) => resolve({ killed: killed && signal === 'SIGKILL', exit: `${code ?? signal}`, stderr, acks }));
+    child.on('close', (code, signal) =>
+      resolve({ killed: killed && signal === 'SIGKILL', exit: `${code ?? signal}`, stderr, acks }),
+    );
   });
 }
 
 /** Boots a fresh supervisor on the root (full validation), then re-checks every acknowledgement read-only. */
-async function checkRoot(root: string, acked: Map<string, string>): Promise<Pick<RoundResult, 'lost' | 'problems' | 'tasks' | 'events'>> {
+async function checkRoot(
+  root: string,
+  acked: Map<string, string>,
+): Promise<Pick<RoundResult, 'lost' | 'problems' | 'tasks' | 'events'>> {
   const problems: string[] = [];
   const sup = createSupervisor({ state: root, purpose: 'crash-loop check' });
   try {
@@ -117,7 +134,8 @@ async function checkRoot(root: string, acked: Map<string, string>): Promise<Pick
       const head = store.head(taskId)!;
       let expected = 1;
       for (const { revision } of store.rawStream(taskId)) {
-        if (revision !== expected) problems.push(`gap in ${taskId}: revision ${revision} where ${expected} was expected`);
+        if (revision !== expected)
+          problems.push(`gap in ${taskId}: revision ${revision} where ${expected} was expected`);
         expected = revision + 1;
       }
       if (expected - 1 !== head.revision) problems.push(`${taskId}: head ${head.revision}, last event ${expected - 1}`);

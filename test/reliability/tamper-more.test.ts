@@ -79,7 +79,11 @@ describe('tampering matrix, beyond the five basic cases', () => {
     assert.equal(error.code, 'storage_failed');
     assert.match(error.message, /data\.mdb is truncated/);
 
-    for (const args of [['doctor', '--state', root], ['list', '--state', root], ['send', 'task-a', '{"type":"task.cancel","reason":"x"}', '--state', root]]) {
+    for (const args of [
+      ['doctor', '--state', root],
+      ['list', '--state', root],
+      ['send', 'task-a', '{"type":"task.cancel","reason":"x"}', '--state', root],
+    ]) {
       const r = cli(args);
       assert.equal(r.signal, null, `${args[0]} died of ${r.signal}`);
       assert.equal(r.status, 1, `${args[0]}: ${JSON.stringify(r.json)}`);
@@ -111,9 +115,15 @@ describe('tampering matrix, beyond the five basic cases', () => {
       heads.putSync('task-b' as never, { ...head, revision: head.revision + 1 });
     });
     const error = await bootFailure(root);
-    assert.ok(error.findings.some((f) => f.taskId === 'task-b'), JSON.stringify(error.findings));
+    assert.ok(
+      error.findings.some((f) => f.taskId === 'task-b'),
+      JSON.stringify(error.findings),
+    );
     const r = cli(['doctor', '--state', root]);
     assert.equal(r.status, 1);
-    assert.ok(r.json.findings.some((f: any) => f.taskId === 'task-b' && f.code === error.code), JSON.stringify(r.json.findings));
+    assert.ok(
+      r.json.findings.some((f: any) => f.taskId === 'task-b' && f.code === error.code),
+      JSON.stringify(r.json.findings),
+    );
   });
 });

@@ -15,7 +15,12 @@ describe('dispatch', () => {
     writeFileSync(join(ws, 'mod.txt'), 'before');
     const rt = await openRuntime(t, { root: state, executorId: 'exec-a', clock: FIXED_CLOCK });
     const script = 'printf hello; printf oops >&2; printf new > out.txt; printf after > mod.txt';
-    const { jobId, existing } = await rt.dispatch({ clientRequestId: 'req-ok', workspace: ws, run: sh(script), timeoutMs: 20_000 });
+    const { jobId, existing } = await rt.dispatch({
+      clientRequestId: 'req-ok',
+      workspace: ws,
+      run: sh(script),
+      timeoutMs: 20_000,
+    });
     assert.equal(existing, false);
     const record = await rt.observe(jobId);
 
@@ -28,7 +33,13 @@ describe('dispatch', () => {
     assert.equal(record.endedAt, '2026-01-02T03:04:05.000Z');
     assert.equal(typeof record.process?.pid, 'number');
     assert.equal(record.groupGone, true);
-    assert.deepEqual(record.stdout, { bytes: 5, capturedBytes: 5, digest: sha256('hello'), truncated: false, tail: 'hello' });
+    assert.deepEqual(record.stdout, {
+      bytes: 5,
+      capturedBytes: 5,
+      digest: sha256('hello'),
+      truncated: false,
+      tail: 'hello',
+    });
     assert.equal(record.stderr?.digest, sha256('oops'));
     assert.deepEqual(record.files, {
       changed: [
@@ -45,7 +56,12 @@ describe('dispatch', () => {
   it('records a non-zero exit as failed with its exit code', async (t) => {
     const { state, ws } = tempRoot(t);
     const rt = await openRuntime(t, { root: state });
-    const { jobId } = await rt.dispatch({ clientRequestId: 'req-fail', workspace: ws, run: sh('exit 7'), timeoutMs: 20_000 });
+    const { jobId } = await rt.dispatch({
+      clientRequestId: 'req-fail',
+      workspace: ws,
+      run: sh('exit 7'),
+      timeoutMs: 20_000,
+    });
     const record = await rt.observe(jobId);
     assert.equal(record.state, 'failed');
     assert.equal(record.exitCode, 7);
@@ -55,9 +71,20 @@ describe('dispatch', () => {
   it('caps the digested output and keeps a bounded tail', async (t) => {
     const { state, ws } = tempRoot(t);
     const rt = await openRuntime(t, { root: state, captureCapBytes: 4, tailBytes: 3 });
-    const { jobId } = await rt.dispatch({ clientRequestId: 'req-cap', workspace: ws, run: sh('printf 0123456789'), timeoutMs: 20_000 });
+    const { jobId } = await rt.dispatch({
+      clientRequestId: 'req-cap',
+      workspace: ws,
+      run: sh('printf 0123456789'),
+      timeoutMs: 20_000,
+    });
     const record = await rt.observe(jobId);
-    assert.deepEqual(record.stdout, { bytes: 10, capturedBytes: 4, digest: sha256('0123'), truncated: true, tail: '789' });
+    assert.deepEqual(record.stdout, {
+      bytes: 10,
+      capturedBytes: 4,
+      digest: sha256('0123'),
+      truncated: true,
+      tail: '789',
+    });
   });
 
   it('makes the starting record visible, with the executor id, before the process runs', async (t) => {
@@ -82,11 +109,20 @@ describe('dispatch', () => {
   it('passes exactly the given environment plus PATH', async (t) => {
     const { state, ws } = tempRoot(t);
     const rt = await openRuntime(t, { root: state });
-    const run = { kind: 'command' as const, command: 'sh', args: ['-c', 'printf "%s|%s" "$GREETING" "${HOME:-unset}"'], env: { GREETING: 'hi' } };
+    const run = {
+      kind: 'command' as const,
+      command: 'sh',
+      args: ['-c', 'printf "%s|%s" "$GREETING" "${HOME:-unset}"'],
+      env: { GREETING: 'hi' },
+    };
     const { jobId } = await rt.dispatch({ clientRequestId: 'req-env', workspace: ws, run, timeoutMs: 20_000 });
     const record = await rt.observe(jobId);
     assert.equal(record.stdout?.tail, 'hi|unset');
-    assert.deepEqual(record.run, { kind: 'command', command: 'sh', args: run.args, envKeys: ['GREETING'] }, 'env values are not stored');
+    assert.deepEqual(
+      record.run,
+      { kind: 'command', command: 'sh', args: run.args, envKeys: ['GREETING'] },
+      'env values are not stored',
+    );
   });
 
   it('records a command that cannot be spawned as failed with spawn_failed', async (t) => {

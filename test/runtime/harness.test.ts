@@ -26,15 +26,25 @@ describe('harness jobs', { timeout: 30_000 }, () => {
   it('runs through the injected executor and keeps its DriverResult as evidence', async (t) => {
     const { state, ws } = tempRoot(t);
     const rt = await openRuntime(t, { root: state, harness: processHarness });
-    const { jobId } = await rt.dispatch({ clientRequestId: 'req-harness', workspace: ws, run: harnessRun(ws), timeoutMs: 20_000 });
+    const { jobId } = await rt.dispatch({
+      clientRequestId: 'req-harness',
+      workspace: ws,
+      run: harnessRun(ws),
+      timeoutMs: 20_000,
+    });
     const record = await rt.observe(jobId);
     assert.equal(record.state, 'succeeded');
     assert.ok(record.harness?.ok);
     const { receipt } = record.harness;
     assert.equal(receipt.jobId, jobId, 'the executor is told which job it runs');
     assert.equal(receipt.finalText, 'done');
-    assert.deepEqual(receipt.artifacts, [{ name: 'diagnosis.json', digest: sha256('{"cause":"off-by-one"}'), bytes: 22 }]);
-    assert.deepEqual(record.files?.changed.map((f) => f.name), ['diagnosis.json']);
+    assert.deepEqual(receipt.artifacts, [
+      { name: 'diagnosis.json', digest: sha256('{"cause":"off-by-one"}'), bytes: 22 },
+    ]);
+    assert.deepEqual(
+      record.files?.changed.map((f) => f.name),
+      ['diagnosis.json'],
+    );
     assert.equal(record.run.kind, 'harness');
     if (record.run.kind === 'harness') assert.equal(record.run.promptDigest, sha256('{"cause":"off-by-one"}'));
     assert.equal(JSON.stringify(record).includes('off-by-one'), false, 'the prompt itself is not stored');
@@ -44,7 +54,9 @@ describe('harness jobs', { timeout: 30_000 }, () => {
     const { state, ws } = tempRoot(t);
     const rt = await openRuntime(t, { root: state, harness: processHarness });
     const run = harnessRun(ws, { args: ['-c', 'exit 3'] });
-    const record = await rt.observe((await rt.dispatch({ clientRequestId: 'req-hfail', workspace: ws, run, timeoutMs: 20_000 })).jobId);
+    const record = await rt.observe(
+      (await rt.dispatch({ clientRequestId: 'req-hfail', workspace: ws, run, timeoutMs: 20_000 })).jobId,
+    );
     assert.equal(record.state, 'failed');
     assert.equal(record.harness?.ok, false);
     assert.equal(record.harness?.ok === false && record.harness.kind, 'process_exited');
@@ -54,7 +66,9 @@ describe('harness jobs', { timeout: 30_000 }, () => {
     const { state, ws } = tempRoot(t);
     const rt = await openRuntime(t, { root: state, harness: processHarness });
     const run = harnessRun(ws, { command: 'sleep', args: ['30'], graceMs: 200 });
-    const record = await rt.observe((await rt.dispatch({ clientRequestId: 'req-hto', workspace: ws, run, timeoutMs: 300 })).jobId);
+    const record = await rt.observe(
+      (await rt.dispatch({ clientRequestId: 'req-hto', workspace: ws, run, timeoutMs: 300 })).jobId,
+    );
     assert.equal(record.state, 'timed_out');
     assert.equal(record.stopReason, 'timeout');
     assert.equal(record.harness?.ok === false && record.harness.kind, 'timeout');
@@ -71,7 +85,10 @@ describe('harness jobs', { timeout: 30_000 }, () => {
       [malformed, 'harness_result_invalid'],
     ] as const) {
       const rt = await openRuntime(t, { root: `${state}-${code}`, harness: executor });
-      const record = await rt.observe((await rt.dispatch({ clientRequestId: `req-${code}`, workspace: ws, run: harnessRun(ws), timeoutMs: 5_000 })).jobId);
+      const record = await rt.observe(
+        (await rt.dispatch({ clientRequestId: `req-${code}`, workspace: ws, run: harnessRun(ws), timeoutMs: 5_000 }))
+          .jobId,
+      );
       assert.equal(record.state, 'failed');
       assert.equal(record.error?.code, code);
     }
@@ -84,12 +101,17 @@ describe('harness jobs', { timeout: 30_000 }, () => {
     // Wired as the Host wires it: the executor passes nothing but the input and the signal.
     const rt = await openRuntime(t, { root: state, harness: (input, signal) => pool.run(input, { signal }) });
     // The provider prints its own pid and start time (field 22 of /proc/$$/stat; "sh" has no spaces).
-    const run = harnessRun(ws, { args: ['-c', 'set -- $(cat /proc/$$/stat); shift 21; printf "%s %s" "$$" "$1"'], expectedArtifacts: [] });
+    const run = harnessRun(ws, {
+      args: ['-c', 'set -- $(cat /proc/$$/stat); shift 21; printf "%s %s" "$$" "$1"'],
+      expectedArtifacts: [],
+    });
     const { jobId } = await rt.dispatch({ clientRequestId: 'req-provider', workspace: ws, run, timeoutMs: 20_000 });
     const recorded = await nextRecord(rt, (r) => r.jobId === jobId && r.process !== undefined);
     const record = await rt.observe(jobId);
     assert.equal(record.state, 'succeeded', JSON.stringify(record.harness));
-    const [pid, startTicks] = (record.harness?.ok ? record.harness.receipt.finalText ?? '' : '').split(' ').map(Number);
+    const [pid, startTicks] = (record.harness?.ok ? (record.harness.receipt.finalText ?? '') : '')
+      .split(' ')
+      .map(Number);
     assert.deepEqual(recorded.process, { pid, startTicks });
     assert.deepEqual(record.process, { pid, startTicks }, 'the terminal record keeps the provider group');
     assert.deepEqual((await rt.getJob(jobId)).process, { pid, startTicks });

@@ -31,17 +31,39 @@ export const processHarness: HarnessExecutor = async (input, signal) => {
     artifacts,
     artifactRefusals,
     counts: { messages: 0, thoughts: 0, toolItemsStarted: 0, toolItemsCompleted: 0, protocolErrors: 0 },
-    stopReason: aborted ? (signal.reason === 'timeout' ? 'timeout' : 'aborted') : result.exitCode === 0 ? 'completed' : 'process_exited',
+    stopReason: aborted
+      ? signal.reason === 'timeout'
+        ? 'timeout'
+        : 'aborted'
+      : result.exitCode === 0
+        ? 'completed'
+        : 'process_exited',
     exitCode: result.exitCode ?? null,
     signal: result.signal ?? null,
     finalText: String(result.stdout),
-    timings: { startedAt: startedAt.toISOString(), endedAt: endedAt.toISOString(), durationMs: endedAt.getTime() - startedAt.getTime() },
+    timings: {
+      startedAt: startedAt.toISOString(),
+      endedAt: endedAt.toISOString(),
+      durationMs: endedAt.getTime() - startedAt.getTime(),
+    },
   };
   if (aborted) {
-    return { ok: false, kind: signal.reason === 'timeout' ? 'timeout' : 'aborted', retryable: true, detail: 'run was aborted', receipt } satisfies DriverResult;
+    return {
+      ok: false,
+      kind: signal.reason === 'timeout' ? 'timeout' : 'aborted',
+      retryable: true,
+      detail: 'run was aborted',
+      receipt,
+    } satisfies DriverResult;
   }
   if (result.exitCode !== 0) {
-    return { ok: false, kind: 'process_exited', retryable: false, detail: `exit ${result.exitCode}`, receipt } satisfies DriverResult;
+    return {
+      ok: false,
+      kind: 'process_exited',
+      retryable: false,
+      detail: `exit ${result.exitCode}`,
+      receipt,
+    } satisfies DriverResult;
   }
   return { ok: true, receipt };
 };

@@ -111,10 +111,30 @@ describe('recovery', { timeout: 60_000 }, () => {
       updatedAt: new Date().toISOString(),
     };
     const records: JobRecord[] = [
-      { ...base, jobId: 'job_owned', clientRequestId: 'req-owned', executorId: 'dead-executor', executor: deadExecutor, process: { pid: owned.pid, startTicks: owned.startTicks } },
+      {
+        ...base,
+        jobId: 'job_owned',
+        clientRequestId: 'req-owned',
+        executorId: 'dead-executor',
+        executor: deadExecutor,
+        process: { pid: owned.pid, startTicks: owned.startTicks },
+      },
       // Same pid, different start time: the pid was reused by an unrelated process, which must survive.
-      { ...base, jobId: 'job_reused', clientRequestId: 'req-reused', executorId: 'dead-executor', executor: deadExecutor, process: { pid: reused.pid, startTicks: reused.startTicks + 1 } },
-      { ...base, jobId: 'job_remote', clientRequestId: 'req-remote', executorId: 'remote', executor: { ...deadExecutor, executorId: 'remote', hostname: 'another-host' } },
+      {
+        ...base,
+        jobId: 'job_reused',
+        clientRequestId: 'req-reused',
+        executorId: 'dead-executor',
+        executor: deadExecutor,
+        process: { pid: reused.pid, startTicks: reused.startTicks + 1 },
+      },
+      {
+        ...base,
+        jobId: 'job_remote',
+        clientRequestId: 'req-remote',
+        executorId: 'remote',
+        executor: { ...deadExecutor, executorId: 'remote', hostname: 'another-host' },
+      },
     ];
     const store = JobStore.open(state);
     store.insertUnchecked(records);

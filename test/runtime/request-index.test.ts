@@ -6,7 +6,10 @@ import { JobStore, createRuntime, isRuntimeError, type JobRecord } from '../../r
 import { openRuntime, tempRoot } from './support.js';
 
 const appendLine = (file: string) => ({ kind: 'command' as const, command: 'sh', args: ['-c', `echo run >> ${file}`] });
-const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter((l) => l !== '');
+const lines = (path: string) =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
 
 describe('clientRequestId index', () => {
   it('returns the existing job for a repeated clientRequestId and starts one process', async (t) => {
@@ -26,22 +29,35 @@ describe('clientRequestId index', () => {
     const input = { clientRequestId: 'req-key', workspace: ws, run: appendLine('key.log'), timeoutMs: 20_000 };
     const first = await rt.dispatch(input);
     await rt.observe(first.jobId);
-    const conflict = (e: unknown, field: string) => isRuntimeError(e) && e.code === 'idempotency_conflict' && e.message.includes(`differs in ${field}`) && e.message.includes(first.jobId);
+    const conflict = (e: unknown, field: string) =>
+      isRuntimeError(e) &&
+      e.code === 'idempotency_conflict' &&
+      e.message.includes(`differs in ${field}`) &&
+      e.message.includes(first.jobId);
     await assert.rejects(rt.dispatch({ ...input, run: appendLine('other.log') }), (e) => conflict(e, 'run'));
     await assert.rejects(rt.dispatch({ ...input, timeoutMs: 30_000 }), (e) => conflict(e, 'timeoutMs'));
     await assert.rejects(rt.dispatch({ ...input, graceMs: 1 }), (e) => conflict(e, 'graceMs'));
     // the same request again is still the same job
     assert.deepEqual(await rt.dispatch(input), { jobId: first.jobId, existing: true });
-    assert.deepEqual([(await rt.findJobs({ clientRequestId: 'req-key' })).length, lines(join(ws, 'key.log'))], [1, ['run']]);
+    assert.deepEqual(
+      [(await rt.findJobs({ clientRequestId: 'req-key' })).length, lines(join(ws, 'key.log'))],
+      [1, ['run']],
+    );
   });
 
   it('refuses another request under an id being admitted in the same turn', async (t) => {
     const { state, ws } = tempRoot(t);
     const rt = await openRuntime(t, { root: state });
     const input = { clientRequestId: 'req-turn', workspace: ws, run: appendLine('turn.log'), timeoutMs: 20_000 };
-    const [first, second] = await Promise.allSettled([rt.dispatch(input), rt.dispatch({ ...input, run: appendLine('else.log') })]);
+    const [first, second] = await Promise.allSettled([
+      rt.dispatch(input),
+      rt.dispatch({ ...input, run: appendLine('else.log') }),
+    ]);
     assert.equal(first.status, 'fulfilled');
-    assert.ok(second.status === 'rejected' && isRuntimeError(second.reason) && second.reason.code === 'idempotency_conflict', String(second.status === 'rejected' ? second.reason : 'fulfilled'));
+    assert.ok(
+      second.status === 'rejected' && isRuntimeError(second.reason) && second.reason.code === 'idempotency_conflict',
+      String(second.status === 'rejected' ? second.reason : 'fulfilled'),
+    );
     await rt.observe((first as PromiseFulfilledResult<{ jobId: string }>).value.jobId);
     assert.deepEqual(lines(join(ws, 'turn.log')), ['run']);
   });
@@ -62,7 +78,12 @@ describe('clientRequestId index', () => {
   it('finds a job by its exact id after a restart and observes its terminal record from disk', async (t) => {
     const { state, ws } = tempRoot(t);
     const rt = await createRuntime({ root: state });
-    const { jobId } = await rt.dispatch({ clientRequestId: 'req-disk', workspace: ws, run: appendLine('d.log'), timeoutMs: 20_000 });
+    const { jobId } = await rt.dispatch({
+      clientRequestId: 'req-disk',
+      workspace: ws,
+      run: appendLine('d.log'),
+      timeoutMs: 20_000,
+    });
     const terminal = await rt.observe(jobId);
     await rt.close();
     const reopened = await openRuntime(t, { root: state });
@@ -70,14 +91,23 @@ describe('clientRequestId index', () => {
     assert.deepEqual(await reopened.observe(jobId), terminal);
     assert.deepEqual(await reopened.cancel(jobId), terminal, 'cancelling a terminal job changes nothing');
     assert.deepEqual(await reopened.findJobs({ clientRequestId: 'req-dis' }), [], 'a prefix of the id is not a match');
-    assert.deepEqual(await reopened.findJobs({ clientRequestId: 'req-disk-2' }), [], 'an extension of the id is not a match');
+    assert.deepEqual(
+      await reopened.findJobs({ clientRequestId: 'req-disk-2' }),
+      [],
+      'an extension of the id is not a match',
+    );
   });
 
   it('reports 0, 1 and 2 matches; with 2 (simulated corruption) dispatch fails identity_conflict', async (t) => {
     const { state, ws } = tempRoot(t);
     const rt = await createRuntime({ root: state });
     assert.deepEqual(await rt.findJobs({ clientRequestId: 'req-dup' }), []);
-    const { jobId } = await rt.dispatch({ clientRequestId: 'req-dup', workspace: ws, run: appendLine('dup.log'), timeoutMs: 20_000 });
+    const { jobId } = await rt.dispatch({
+      clientRequestId: 'req-dup',
+      workspace: ws,
+      run: appendLine('dup.log'),
+      timeoutMs: 20_000,
+    });
     const original = await rt.observe(jobId);
     assert.deepEqual(await rt.findJobs({ clientRequestId: 'req-dup' }), [original]);
     await rt.close();
@@ -106,9 +136,15 @@ describe('clientRequestId index', () => {
     await store.close();
     const rt = await openRuntime(t, { root: state });
     for (const jobId of ['job_corrupt', 'job_bytes']) {
-      await assert.rejects(rt.getJob(jobId), (error) => isRuntimeError(error, 'record_corrupt') && error.message.includes(jobId));
+      await assert.rejects(
+        rt.getJob(jobId),
+        (error) => isRuntimeError(error, 'record_corrupt') && error.message.includes(jobId),
+      );
     }
-    await assert.rejects(rt.getJob('job_corrupt'), (error) => isRuntimeError(error, 'record_corrupt') && error.message.includes('state'));
+    await assert.rejects(
+      rt.getJob('job_corrupt'),
+      (error) => isRuntimeError(error, 'record_corrupt') && error.message.includes('state'),
+    );
   });
 
   it('fails job_not_found for an unknown job id', async (t) => {

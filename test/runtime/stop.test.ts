@@ -22,7 +22,12 @@ describe('stopping jobs', { timeout: 60_000 }, () => {
   it('kills the whole process group on timeout and records timed_out', async (t) => {
     const { state, ws } = tempRoot(t);
     const rt = await openRuntime(t, { root: state, graceMs: 5_000 });
-    const { jobId } = await rt.dispatch({ clientRequestId: 'req-timeout', workspace: ws, run: treeScript(), timeoutMs: 1_000 });
+    const { jobId } = await rt.dispatch({
+      clientRequestId: 'req-timeout',
+      workspace: ws,
+      run: treeScript(),
+      timeoutMs: 1_000,
+    });
     const grandchild = await grandchildPid(ws);
     const record = await rt.observe(jobId);
     assert.equal(record.state, 'timed_out');
@@ -38,7 +43,12 @@ describe('stopping jobs', { timeout: 60_000 }, () => {
     const { state, ws } = tempRoot(t);
     const rt = await openRuntime(t, { root: state });
     const running = nextRecord(rt, (r) => r.state === 'running');
-    const { jobId } = await rt.dispatch({ clientRequestId: 'req-cancel', workspace: ws, run: treeScript(), timeoutMs: 60_000 });
+    const { jobId } = await rt.dispatch({
+      clientRequestId: 'req-cancel',
+      workspace: ws,
+      run: treeScript(),
+      timeoutMs: 60_000,
+    });
     const { process: leader } = await running;
     const grandchild = await grandchildPid(ws);
     const record = await rt.cancel(jobId);
@@ -53,7 +63,12 @@ describe('stopping jobs', { timeout: 60_000 }, () => {
   it('cancels a job before its process starts without starting it', async (t) => {
     const { state, ws } = tempRoot(t);
     const rt = await openRuntime(t, { root: state });
-    const { jobId } = await rt.dispatch({ clientRequestId: 'req-early', workspace: ws, run: treeScript('touch started;'), timeoutMs: 60_000 });
+    const { jobId } = await rt.dispatch({
+      clientRequestId: 'req-early',
+      workspace: ws,
+      run: treeScript('touch started;'),
+      timeoutMs: 60_000,
+    });
     const record = await rt.cancel(jobId);
     assert.equal(record.state, 'cancelled');
     assert.equal(record.process, undefined);
@@ -65,7 +80,13 @@ describe('stopping jobs', { timeout: 60_000 }, () => {
     const rt = await openRuntime(t, { root: state });
     const run = treeScript("trap '' TERM;");
     const running = nextRecord(rt, (r) => r.state === 'running');
-    const { jobId } = await rt.dispatch({ clientRequestId: 'req-stubborn', workspace: ws, run, timeoutMs: 60_000, graceMs: 300 });
+    const { jobId } = await rt.dispatch({
+      clientRequestId: 'req-stubborn',
+      workspace: ws,
+      run,
+      timeoutMs: 60_000,
+      graceMs: 300,
+    });
     await running;
     const grandchild = await grandchildPid(ws);
     const record = await rt.cancel(jobId);
@@ -78,7 +99,11 @@ describe('stopping jobs', { timeout: 60_000 }, () => {
   it('stops stragglers left behind by a leader that exits on its own', async (t) => {
     const { state, ws } = tempRoot(t);
     const rt = await openRuntime(t, { root: state });
-    const run = { kind: 'command' as const, command: 'sh', args: ['-c', 'sleep 300 & echo $! > grandchild.pid; exit 0'] };
+    const run = {
+      kind: 'command' as const,
+      command: 'sh',
+      args: ['-c', 'sleep 300 & echo $! > grandchild.pid; exit 0'],
+    };
     const { jobId } = await rt.dispatch({ clientRequestId: 'req-straggler', workspace: ws, run, timeoutMs: 60_000 });
     const record = await rt.observe(jobId);
     assert.equal(record.state, 'succeeded');
@@ -91,7 +116,12 @@ describe('stopping jobs', { timeout: 60_000 }, () => {
     const { state, ws } = tempRoot(t);
     const rt = await createRuntime({ root: state });
     const running = nextRecord(rt, (r) => r.state === 'running');
-    const { jobId } = await rt.dispatch({ clientRequestId: 'req-close', workspace: ws, run: treeScript(), timeoutMs: 60_000 });
+    const { jobId } = await rt.dispatch({
+      clientRequestId: 'req-close',
+      workspace: ws,
+      run: treeScript(),
+      timeoutMs: 60_000,
+    });
     const observed = rt.observe(jobId);
     const { process: leader } = await running;
     await rt.close();

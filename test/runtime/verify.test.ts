@@ -102,7 +102,13 @@ describe('acceptance verification', () => {
   it('rejects a frozen test path that leaves the workspace with invalid_dispatch naming it', async (t) => {
     const { ws, rt } = await setup(t);
     await assert.rejects(
-      rt.verify({ clientRequestId: 'req-v-bad', workspace: ws, command: 'true', frozenTests: ['tests/../../x'], timeoutMs: 1_000 }),
+      rt.verify({
+        clientRequestId: 'req-v-bad',
+        workspace: ws,
+        command: 'true',
+        frozenTests: ['tests/../../x'],
+        timeoutMs: 1_000,
+      }),
       (error) => isRuntimeError(error, 'invalid_dispatch') && error.message.includes('frozenTests.0'),
     );
     assert.deepEqual(await rt.findJobs({ clientRequestId: 'req-v-bad' }), []);

@@ -35,7 +35,10 @@ describe('createWorkspace', () => {
   it('rejects a task id that could leave the root with invalid_options', async (t) => {
     const { dir } = tempRoot(t);
     for (const taskId of ['../escape', 'a/b', '.hidden', '']) {
-      await assert.rejects(createWorkspace({ root: dir, taskId, attempt: 1 }), (error) => isRuntimeError(error, 'invalid_options') && error.message.includes('taskId'));
+      await assert.rejects(
+        createWorkspace({ root: dir, taskId, attempt: 1 }),
+        (error) => isRuntimeError(error, 'invalid_options') && error.message.includes('taskId'),
+      );
     }
   });
 

@@ -18,8 +18,19 @@ function ordivon(...args: string[]) {
 /** Digest of every file under the state root except the lock: "nothing was written". */
 function rootDigest(root: string): string {
   const walk = (dir: string): string[] =>
-    readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? walk(join(dir, n)) : n === 'state.lock' || n === 'lock.mdb' ? [] : [join(dir, n)]));
-  return sha256(walk(root).sort().map((f) => `${f}\n${sha256(readFileSync(f))}`).join('\n'));
+    readdirSync(dir).flatMap((n) =>
+      statSync(join(dir, n)).isDirectory()
+        ? walk(join(dir, n))
+        : n === 'state.lock' || n === 'lock.mdb'
+          ? []
+          : [join(dir, n)],
+    );
+  return sha256(
+    walk(root)
+      .sort()
+      .map((f) => `${f}\n${sha256(readFileSync(f))}`)
+      .join('\n'),
+  );
 }
 
 describe('ordivon CLI', () => {
@@ -32,12 +43,24 @@ describe('ordivon CLI', () => {
     const created = ordivon('task', 'create', '--spec', spec, '--state', state, '--json');
     assert.equal(created.status, 0, created.stderr);
     assert.deepEqual(created.json(), { taskId: 'cli-task', revision: 1 });
-    const sent = ordivon('send', 'cli-task', '{"type":"assignment.commit","harness":"codex","purpose":"diagnose"}', '--state', state, '--json');
+    const sent = ordivon(
+      'send',
+      'cli-task',
+      '{"type":"assignment.commit","harness":"codex","purpose":"diagnose"}',
+      '--state',
+      state,
+      '--json',
+    );
     assert.equal(sent.status, 0);
     assert.equal(sent.json().state, 'assigned.compiling');
     const shown = ordivon('show', 'cli-task', '--events', '--state', state, '--json').json();
-    assert.deepEqual([shown.revision, shown.state, shown.events.map((e: { type: string }) => e.type)], [2, 'assigned.compiling', ['task.created', 'assignment.commit']]);
-    assert.deepEqual(ordivon('list', '--state', state, '--json').json(), [{ taskId: 'cli-task', state: 'assigned.compiling', revision: 2, generation: 1 }]);
+    assert.deepEqual(
+      [shown.revision, shown.state, shown.events.map((e: { type: string }) => e.type)],
+      [2, 'assigned.compiling', ['task.created', 'assignment.commit']],
+    );
+    assert.deepEqual(ordivon('list', '--state', state, '--json').json(), [
+      { taskId: 'cli-task', state: 'assigned.compiling', revision: 2, generation: 1 },
+    ]);
   });
 
   it('exits 2 with the code and field path on malformed input and writes nothing', () => {
@@ -64,7 +87,11 @@ describe('ordivon CLI', () => {
   });
 
   it('--help after any command prints the usage and exits 0 without touching a state root', () => {
-    for (const args of [['demo', '--help'], ['doctor', '-h'], ['task', 'create', '--help']]) {
+    for (const args of [
+      ['demo', '--help'],
+      ['doctor', '-h'],
+      ['task', 'create', '--help'],
+    ]) {
       const nowhere = join(dir, 'help-root');
       const r = ordivon(...args, '--state', nowhere);
       assert.equal(r.status, 0, args.join(' '));
@@ -76,7 +103,14 @@ describe('ordivon CLI', () => {
 
   it('exits 1 for a Host-only event from outside and writes nothing', () => {
     const before = rootDigest(state);
-    const r = ordivon('send', 'cli-task', '{"type":"dispatch.ack","clientRequestId":"x","jobId":"y"}', '--state', state, '--json');
+    const r = ordivon(
+      'send',
+      'cli-task',
+      '{"type":"dispatch.ack","clientRequestId":"x","jobId":"y"}',
+      '--state',
+      state,
+      '--json',
+    );
     assert.equal(r.status, 1);
     assert.equal(r.json().code, 'not_allowed');
     assert.equal(rootDigest(state), before);

@@ -18,7 +18,11 @@ describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, (
   ] as const) {
     it(`refuses ${flags.join(' ')} with usage (exit 2) before opening the state root`, () => {
       const state = join(tempDir(), 'state');
-      const r = spawnSync(process.execPath, [CLI, 'serve', '--state', state, '--port', '0', '--no-harnesses', '--json', ...flags], { encoding: 'utf8' });
+      const r = spawnSync(
+        process.execPath,
+        [CLI, 'serve', '--state', state, '--port', '0', '--no-harnesses', '--json', ...flags],
+        { encoding: 'utf8' },
+      );
       assert.equal(r.status, 2, r.stderr);
       const error = JSON.parse(r.stdout).error as { code: string; message: string };
       assert.equal(error.code, 'usage');
@@ -32,15 +36,23 @@ describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, (
     const first = await startServe(['--state', state, '--port', '0', '--no-harnesses', '--checkpoint-every', '2']);
     assert.deepEqual([first.ready.recovery, first.ready.checkpointEvery], ['full', 2]);
     const booted = first.ready.boot as { mode: string; tasks: number; events: number; workers: number; ms: number };
-    assert.deepEqual([booted.mode, booted.tasks, booted.events, booted.workers, typeof booted.ms], ['full', 0, 0, 0, 'number'], 'an empty root');
+    assert.deepEqual(
+      [booted.mode, booted.tasks, booted.events, booted.workers, typeof booted.ms],
+      ['full', 0, 0, 0, 'number'],
+      'an empty root',
+    );
     assert.equal((await http(first.ready, 'POST', '/tasks', { body: { ...SPEC, taskId: 'flags-1' } })).status, 201);
     for (const purpose of ['diagnose', 'repair']) {
-      const sent = await http(first.ready, 'POST', '/tasks/flags-1/events', { body: { type: 'assignment.commit', harness: 'codex', purpose } });
+      const sent = await http(first.ready, 'POST', '/tasks/flags-1/events', {
+        body: { type: 'assignment.commit', harness: 'codex', purpose },
+      });
       assert.equal(sent.status, 200, JSON.stringify(sent.body));
     }
     // Revision 2 came due (2 events since none), revision 3 did not (1 since 2): one checkpoint
     // taken while serving, written or still being written.
-    const { checkpoints } = (await http(first.ready, 'GET', '/health')).body as { checkpoints: { every: number; written: number; failed: number; pending: number } };
+    const { checkpoints } = (await http(first.ready, 'GET', '/health')).body as {
+      checkpoints: { every: number; written: number; failed: number; pending: number };
+    };
     assert.deepEqual([checkpoints.every, checkpoints.written + checkpoints.pending, checkpoints.failed], [2, 1, 0]);
     assert.deepEqual(await first.stop(), { code: 0, signal: null });
     const store = EventStore.open({ root: state, kinds: OBJECT_KINDS, readOnly: true });
@@ -53,12 +65,21 @@ describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, (
     const second = await startServe(['--state', state, '--port', '0', '--no-harnesses', '--recovery', 'checkpoint']);
     try {
       assert.deepEqual([second.ready.recovery, second.ready.checkpointEvery], ['checkpoint', null]);
-      const health = (await http(second.ready, 'GET', '/health')).body as { boot: { mode: string; tasks: number; events: number; checkpoint: object } };
-      assert.deepEqual([health.boot.mode, health.boot.tasks, health.boot.events, health.boot.checkpoint], ['checkpoint', 1, 0, { trusted: 1, tailReplayed: 0, fullReplayed: 0 }]);
+      const health = (await http(second.ready, 'GET', '/health')).body as {
+        boot: { mode: string; tasks: number; events: number; checkpoint: object };
+      };
+      assert.deepEqual(
+        [health.boot.mode, health.boot.tasks, health.boot.events, health.boot.checkpoint],
+        ['checkpoint', 1, 0, { trusted: 1, tailReplayed: 0, fullReplayed: 0 }],
+      );
       assert.deepEqual(second.ready.boot, health.boot, 'the ready line and /health give the same report');
       const listed = await http(second.ready, 'GET', '/tasks');
       assert.deepEqual(
-        (listed.body as Array<{ taskId: string; revision: number; state: string }>).map((t) => [t.taskId, t.revision, t.state]),
+        (listed.body as Array<{ taskId: string; revision: number; state: string }>).map((t) => [
+          t.taskId,
+          t.revision,
+          t.state,
+        ]),
         [['flags-1', 3, 'assigned.compiling']],
       );
     } finally {

@@ -33,10 +33,15 @@ export interface ServeChild {
  * test process exits.
  */
 export function startServe(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServeChild> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--json', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [CLI, 'serve', '--json', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   let err = '';
   child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  );
   const kill = () => child.kill('SIGKILL');
   process.once('exit', kill);
   void exited.then(() => process.off('exit', kill));
@@ -77,7 +82,12 @@ export function http(
   options: { body?: unknown; headers?: Record<string, string> } = {},
 ): Promise<HttpAnswer> {
   const url = new URL(path, target.url);
-  const payload = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+  const payload =
+    options.body === undefined
+      ? undefined
+      : typeof options.body === 'string'
+        ? options.body
+        : JSON.stringify(options.body);
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -108,39 +118,57 @@ export function http(
 }
 
 /** Digest of every Task's events as the service reports them: "nothing was written" when unchanged. */
-export async function eventsDigest(target: { url: string; socket?: string }, headers: Record<string, string> = {}): Promise<string> {
+export async function eventsDigest(
+  target: { url: string; socket?: string },
+  headers: Record<string, string> = {},
+): Promise<string> {
   const list = await http(target, 'GET', '/tasks', { headers });
   const parts: unknown[] = [];
-  for (const t of list.body as Array<{ taskId: string }>) parts.push((await http(target, 'GET', `/tasks/${t.taskId}/events`, { headers })).body);
-  return createHash('sha256').update(JSON.stringify([list.body, parts])).digest('hex');
+  for (const t of list.body as Array<{ taskId: string }>)
+    parts.push((await http(target, 'GET', `/tasks/${t.taskId}/events`, { headers })).body);
+  return createHash('sha256')
+    .update(JSON.stringify([list.body, parts]))
+    .digest('hex');
 }
 
 /** Opens the SSE stream and resolves with the first `commit` whose data satisfies `match`. */
-export function nextCommit(target: { url: string; socket?: string }, match: (c: any) => boolean, query = ''): Promise<{ opened: Promise<void>; commit: Promise<any>; close(): void }> {
+export function nextCommit(
+  target: { url: string; socket?: string },
+  match: (c: any) => boolean,
+  query = '',
+): Promise<{ opened: Promise<void>; commit: Promise<any>; close(): void }> {
   const url = new URL(`/events${query}`, target.url);
   return new Promise((resolveOuter, rejectOuter) => {
     let resolveCommit!: (c: any) => void;
     const commit = new Promise<any>((r) => (resolveCommit = r));
     let resolveOpened!: () => void;
     const opened = new Promise<void>((r) => (resolveOpened = r));
-    const req = request({ method: 'GET', agent: false, ...(target.socket ? { socketPath: target.socket } : { hostname: url.hostname, port: url.port }), path: `${url.pathname}${url.search}` }, (res) => {
-      res.setEncoding('utf8');
-      let buffer = '';
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        if (buffer.includes(': connected')) resolveOpened();
-        let at: number;
-        while ((at = buffer.indexOf('\n\n')) >= 0) {
-          const frame = buffer.slice(0, at);
-          buffer = buffer.slice(at + 2);
-          const data = frame.split('\n').find((l) => l.startsWith('data: '));
-          if (frame.includes('event: commit') && data) {
-            const parsed = JSON.parse(data.slice(6));
-            if (match(parsed)) resolveCommit(parsed);
+    const req = request(
+      {
+        method: 'GET',
+        agent: false,
+        ...(target.socket ? { socketPath: target.socket } : { hostname: url.hostname, port: url.port }),
+        path: `${url.pathname}${url.search}`,
+      },
+      (res) => {
+        res.setEncoding('utf8');
+        let buffer = '';
+        res.on('data', (chunk: string) => {
+          buffer += chunk;
+          if (buffer.includes(': connected')) resolveOpened();
+          let at: number;
+          while ((at = buffer.indexOf('\n\n')) >= 0) {
+            const frame = buffer.slice(0, at);
+            buffer = buffer.slice(at + 2);
+            const data = frame.split('\n').find((l) => l.startsWith('data: '));
+            if (frame.includes('event: commit') && data) {
+              const parsed = JSON.parse(data.slice(6));
+              if (match(parsed)) resolveCommit(parsed);
+            }
           }
-        }
-      });
-    });
+        });
+      },
+    );
     req.on('error', rejectOuter);
     req.end();
     resolveOuter({ opened, commit, close: () => req.destroy() });

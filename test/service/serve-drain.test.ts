@@ -19,11 +19,20 @@ describe('ordivon serve drains on SIGTERM', { timeout: 60_000 }, () => {
     const url = new URL(serve.ready.url);
     let inflight!: ReturnType<typeof request>;
     const answered = new Promise<{ status: number; body: any }>((resolve, reject) => {
-      const req = request({ method: 'POST', hostname: url.hostname, port: url.port, path: '/tasks/drain-1/events', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        let text = '';
-        res.on('data', (c) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-      });
+      const req = request(
+        {
+          method: 'POST',
+          hostname: url.hostname,
+          port: url.port,
+          path: '/tasks/drain-1/events',
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+        },
+      );
       req.on('error', reject);
       req.flushHeaders();
       inflight = req;
@@ -42,15 +51,27 @@ describe('ordivon serve drains on SIGTERM', { timeout: 60_000 }, () => {
     });
     serve.child.kill('SIGTERM');
     await draining;
-    const late = await http(serve.ready, 'GET', '/health').then((r) => `${r.status} ${r.body.error?.code}`, (e: NodeJS.ErrnoException) => e.code);
-    assert.ok(['503 not_serving', 'ECONNREFUSED', 'ECONNRESET'].includes(String(late)), `new work is refused while draining, got ${late}`);
+    const late = await http(serve.ready, 'GET', '/health').then(
+      (r) => `${r.status} ${r.body.error?.code}`,
+      (e: NodeJS.ErrnoException) => e.code,
+    );
+    assert.ok(
+      ['503 not_serving', 'ECONNREFUSED', 'ECONNRESET'].includes(String(late)),
+      `new work is refused while draining, got ${late}`,
+    );
     inflight.end(body);
     const result = await answered;
     assert.deepEqual([result.status, result.body.admitted, result.body.revision], [200, true, 2]);
     const { code } = await serve.exited;
     assert.equal(code, 0, serve.stderr());
 
-    const shown = spawnSync(process.execPath, [CLI, 'show', 'drain-1', '--events', '--state', state, '--json'], { encoding: 'utf8' });
-    assert.deepEqual(JSON.parse(shown.stdout).events.map((e: any) => e.type), ['task.created', 'assignment.commit'], 'the in-flight transition committed');
+    const shown = spawnSync(process.execPath, [CLI, 'show', 'drain-1', '--events', '--state', state, '--json'], {
+      encoding: 'utf8',
+    });
+    assert.deepEqual(
+      JSON.parse(shown.stdout).events.map((e: any) => e.type),
+      ['task.created', 'assignment.commit'],
+      'the in-flight transition committed',
+    );
   });
 });

@@ -6,7 +6,7 @@ import { tempDir } from '../support/temp.js';
 import { http, startServe } from './serve-child.js';
 
 describe('ordivon serve with its default Host (scripted demo harnesses)', { timeout: 60_000 }, () => {
-  it('opens the full Host, creates the demo workload\'s Task by name, and drains to exit 0', async () => {
+  it("opens the full Host, creates the demo workload's Task by name, and drains to exit 0", async () => {
     const state = join(tempDir(), 'state');
     const serve = await startServe(['--state', state, '--port', '0']);
     try {
@@ -14,7 +14,10 @@ describe('ordivon serve with its default Host (scripted demo harnesses)', { time
       const created = await http(serve.ready, 'POST', '/tasks', { body: { workload: 'hamilton-v1', taskId: 'wl-1' } });
       assert.deepEqual([created.status, created.body.taskId], [201, 'wl-1']);
       const task = await http(serve.ready, 'GET', '/tasks/wl-1');
-      assert.deepEqual([task.body.state, task.body.context.requiredArtifacts], ['open', ['completion.json', 'diagnosis.json']]);
+      assert.deepEqual(
+        [task.body.state, task.body.context.requiredArtifacts],
+        ['open', ['completion.json', 'diagnosis.json']],
+      );
       assert.ok(existsSync(join(state, 'runtime')), 'the Runtime opened its own LMDB under the state root');
     } finally {
       assert.equal((await serve.stop()).code, 0, serve.stderr());

@@ -34,22 +34,46 @@ describe('ordivon serve over HTTP (a real child process on 127.0.0.1)', { timeou
     await stream.opened;
     const sent = await http(serve.ready, 'POST', '/tasks/svc-1/events', { body: commit });
     assert.equal(sent.status, 200);
-    assert.deepEqual([sent.body.admitted, sent.body.written, sent.body.revision, sent.body.state], [true, true, 2, 'assigned.compiling']);
+    assert.deepEqual(
+      [sent.body.admitted, sent.body.written, sent.body.revision, sent.body.state],
+      [true, true, 2, 'assigned.compiling'],
+    );
     const streamed = await stream.commit;
     stream.close();
-    assert.deepEqual([streamed.type, streamed.state, streamed.origin, streamed.admitted], ['assignment.commit', 'assigned.compiling', 'external', true]);
+    assert.deepEqual(
+      [streamed.type, streamed.state, streamed.origin, streamed.admitted],
+      ['assignment.commit', 'assigned.compiling', 'external', true],
+    );
 
     const task = await http(serve.ready, 'GET', '/tasks/svc-1');
-    assert.deepEqual([task.status, task.body.state, task.body.revision, task.body.context.generation, task.body.title], [200, 'assigned.compiling', 2, 1, SPEC.title]);
+    assert.deepEqual(
+      [task.status, task.body.state, task.body.revision, task.body.context.generation, task.body.title],
+      [200, 'assigned.compiling', 2, 1, SPEC.title],
+    );
     const list = await http(serve.ready, 'GET', '/tasks');
-    assert.deepEqual(list.body.map((t: any) => [t.taskId, t.state, t.revision, t.generation]), [['svc-1', 'assigned.compiling', 2, 1]]);
+    assert.deepEqual(
+      list.body.map((t: any) => [t.taskId, t.state, t.revision, t.generation]),
+      [['svc-1', 'assigned.compiling', 2, 1]],
+    );
     const events = await http(serve.ready, 'GET', '/tasks/svc-1/events');
-    assert.deepEqual(events.body.events.map((e: any) => [e.revision, e.type, e.origin]), [[1, 'task.created', 'host'], [2, 'assignment.commit', 'external']]);
+    assert.deepEqual(
+      events.body.events.map((e: any) => [e.revision, e.type, e.origin]),
+      [
+        [1, 'task.created', 'host'],
+        [2, 'assignment.commit', 'external'],
+      ],
+    );
   });
 
   it('answers a retried eventId with its first revision and writes nothing', async () => {
-    const first = await http(serve.ready, 'POST', '/tasks/svc-1/events', { body: { type: 'completion.propose', generation: 1, eventId: 'early-claim' } });
-    assert.deepEqual([first.status, first.body.written, first.body.admitted], [409, false, false], 'the compiling state does not take a proposal');
+    const first = await http(serve.ready, 'POST', '/tasks/svc-1/events', {
+      body: { type: 'completion.propose', generation: 1, eventId: 'early-claim' },
+    });
+    assert.deepEqual(
+      [first.status, first.body.written, first.body.admitted],
+      [409, false, false],
+      'the compiling state does not take a proposal',
+    );
     const before = await eventsDigest(serve.ready);
     const spec2 = await http(serve.ready, 'POST', '/tasks', { body: { ...SPEC, taskId: 'svc-2' } });
     assert.equal(spec2.status, 201);
@@ -65,17 +89,45 @@ describe('ordivon serve over HTTP (a real child process on 127.0.0.1)', { timeou
   it('refuses malformed and disallowed requests with a status and code, writing nothing', async () => {
     const before = await eventsDigest(serve.ready);
     const json = { 'content-type': 'application/json' };
-    const cases: Array<[string, string, { body?: unknown; headers?: Record<string, string> }, number, string, string?]> = [
+    const cases: Array<
+      [string, string, { body?: unknown; headers?: Record<string, string> }, number, string, string?]
+    > = [
       ['POST', '/tasks/svc-1/events', { body: '{not json', headers: json }, 400, 'invalid_json'],
-      ['POST', '/tasks/svc-1/events', { body: JSON.stringify(commit), headers: { 'content-type': 'text/plain' } }, 415, 'unsupported_media_type'],
-      ['POST', '/tasks/svc-1/events', { body: { type: 'completion.propose', generation: 0 } }, 400, 'invalid_event', 'generation'],
+      [
+        'POST',
+        '/tasks/svc-1/events',
+        { body: JSON.stringify(commit), headers: { 'content-type': 'text/plain' } },
+        415,
+        'unsupported_media_type',
+      ],
+      [
+        'POST',
+        '/tasks/svc-1/events',
+        { body: { type: 'completion.propose', generation: 0 } },
+        400,
+        'invalid_event',
+        'generation',
+      ],
       ['POST', '/tasks/svc-1/events', { body: { type: 'no.such.event' } }, 400, 'invalid_event', 'type'],
       ['POST', '/tasks/svc-1/events', { body: [1, 2] }, 400, 'invalid_event'],
-      ['POST', '/tasks/svc-1/events', { body: { type: 'dispatch.ack', clientRequestId: 'x', jobId: 'y' } }, 403, 'not_allowed'],
+      [
+        'POST',
+        '/tasks/svc-1/events',
+        { body: { type: 'dispatch.ack', clientRequestId: 'x', jobId: 'y' } },
+        403,
+        'not_allowed',
+      ],
       ['POST', '/tasks/svc-1/events', { body: { ...commit, generation: 5 } }, 409, 'generation_mismatch'],
       ['POST', '/tasks/nobody/events', { body: commit }, 404, 'task_not_found'],
       ['POST', '/tasks/bad%20id/events', { body: commit }, 400, 'invalid_request'],
-      ['POST', '/tasks', { body: { ...SPEC, requiredArtifacts: [{ name: 'x.json' }] } }, 400, 'invalid_spec', 'requiredArtifacts.0.schema'],
+      [
+        'POST',
+        '/tasks',
+        { body: { ...SPEC, requiredArtifacts: [{ name: 'x.json' }] } },
+        400,
+        'invalid_spec',
+        'requiredArtifacts.0.schema',
+      ],
       ['POST', '/tasks', { body: { ...SPEC, taskId: 'svc-1' } }, 409, 'task_exists'],
       ['POST', '/tasks', { body: { workload: 'nope' } }, 400, 'invalid_spec', 'workload'],
       ['POST', '/tasks', { body: 'x'.repeat((1 << 20) + 10), headers: json }, 413, 'body_too_large'],

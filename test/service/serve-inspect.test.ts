@@ -15,8 +15,12 @@ import { http, startServe } from './serve-child.js';
 function inspectorPeer(onMessage: (text: string) => void) {
   const server = createServer();
   server.on('upgrade', (req, socket) => {
-    const accept = createHash('sha1').update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
-    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+    const accept = createHash('sha1')
+      .update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
+      .digest('base64');
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+    );
     let buffer = Buffer.alloc(0);
     socket.on('data', (chunk: Buffer) => {
       buffer = Buffer.concat([buffer, chunk]);
@@ -49,11 +53,23 @@ describe('ordivon serve --inspect', { timeout: 60_000 }, () => {
     });
     await new Promise<void>((resolve) => peer.listen(0, '127.0.0.1', resolve));
     const url = `ws://127.0.0.1:${(peer.address() as AddressInfo).port}`;
-    const serve = await startServe(['--state', join(tempDir(), 'state'), '--port', '0', '--no-harnesses', '--inspect', '--inspect-url', url]);
+    const serve = await startServe([
+      '--state',
+      join(tempDir(), 'state'),
+      '--port',
+      '0',
+      '--no-harnesses',
+      '--inspect',
+      '--inspect-url',
+      url,
+    ]);
     try {
       assert.equal((await http(serve.ready, 'POST', '/tasks', { body: { ...SPEC, taskId: 'insp-1' } })).status, 201);
       await seen;
-      assert.ok(messages.some((m) => m.includes('"supervisor"')), 'the supervisor actor is inspected too');
+      assert.ok(
+        messages.some((m) => m.includes('"supervisor"')),
+        'the supervisor actor is inspected too',
+      );
     } finally {
       assert.equal((await serve.stop()).code, 0, serve.stderr());
       peer.closeAllConnections();

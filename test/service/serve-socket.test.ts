@@ -35,22 +35,54 @@ describe('ordivon serve on a unix socket, with the CLI routed through it', { tim
   it('creates a Task and takes events over the socket; malformed ones are refused without a write', async () => {
     assert.equal((await http(serve.ready, 'POST', '/tasks', { body: { ...SPEC, taskId: 'sock-1' } })).status, 201);
     const before = await eventsDigest(serve.ready);
-    const bad = await http(serve.ready, 'POST', '/tasks/sock-1/events', { body: { type: 'assignment.commit', harness: '', purpose: 'diagnose' } });
-    assert.deepEqual([bad.status, bad.body.code, bad.body.path, bad.body.written], [400, 'invalid_event', 'harness', false]);
-    const notJson = await http(serve.ready, 'POST', '/tasks/sock-1/events', { body: '{"type":', headers: { 'content-type': 'application/json' } });
+    const bad = await http(serve.ready, 'POST', '/tasks/sock-1/events', {
+      body: { type: 'assignment.commit', harness: '', purpose: 'diagnose' },
+    });
+    assert.deepEqual(
+      [bad.status, bad.body.code, bad.body.path, bad.body.written],
+      [400, 'invalid_event', 'harness', false],
+    );
+    const notJson = await http(serve.ready, 'POST', '/tasks/sock-1/events', {
+      body: '{"type":',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.deepEqual([notJson.status, notJson.body.error.code], [400, 'invalid_json']);
     assert.equal(await eventsDigest(serve.ready), before);
   });
 
   it('`ordivon send`, `show` and `list` talk to the service that holds the state root', async () => {
     // Opening the store would fail `state_locked`: the answers below can only come from the service.
-    const sent = ordivon('send', 'sock-1', '{"type":"assignment.commit","harness":"hermes","purpose":"diagnose"}', '--state', state, '--json');
+    const sent = ordivon(
+      'send',
+      'sock-1',
+      '{"type":"assignment.commit","harness":"hermes","purpose":"diagnose"}',
+      '--state',
+      state,
+      '--json',
+    );
     assert.equal(sent.status, 0, sent.stderr);
-    assert.deepEqual([sent.json().taskId, sent.json().revision, sent.json().state], ['sock-1', 2, 'assigned.compiling']);
-    const refused = ordivon('send', 'sock-1', '{"type":"verification.record","generation":1,"passed":true}', '--state', state, '--json');
+    assert.deepEqual(
+      [sent.json().taskId, sent.json().revision, sent.json().state],
+      ['sock-1', 2, 'assigned.compiling'],
+    );
+    const refused = ordivon(
+      'send',
+      'sock-1',
+      '{"type":"verification.record","generation":1,"passed":true}',
+      '--state',
+      state,
+      '--json',
+    );
     assert.equal(refused.status, 2, 'an invalid event exits 2, as without a service');
     assert.equal(refused.json().code, 'invalid_event');
-    const hostOnly = ordivon('send', 'sock-1', '{"type":"dispatch.lost","clientRequestId":"x"}', '--state', state, '--json');
+    const hostOnly = ordivon(
+      'send',
+      'sock-1',
+      '{"type":"dispatch.lost","clientRequestId":"x"}',
+      '--state',
+      state,
+      '--json',
+    );
     assert.deepEqual([hostOnly.status, hostOnly.json().code], [1, 'not_allowed']);
     const missing = ordivon('show', 'nobody', '--state', state, '--json');
     assert.deepEqual([missing.status, missing.json().error.code], [1, 'task_not_found']);
@@ -59,8 +91,13 @@ describe('ordivon serve on a unix socket, with the CLI routed through it', { tim
     assert.equal(shown.status, 0, shown.stderr);
     const api = await http(serve.ready, 'GET', '/tasks/sock-1?events=1');
     assert.deepEqual(shown.json(), api.body);
-    assert.deepEqual(shown.json().events.map((e: any) => e.type), ['task.created', 'assignment.commit']);
-    assert.deepEqual(ordivon('list', '--state', state, '--json').json(), [{ taskId: 'sock-1', state: 'assigned.compiling', revision: 2, generation: 1 }]);
+    assert.deepEqual(
+      shown.json().events.map((e: any) => e.type),
+      ['task.created', 'assignment.commit'],
+    );
+    assert.deepEqual(ordivon('list', '--state', state, '--json').json(), [
+      { taskId: 'sock-1', state: 'assigned.compiling', revision: 2, generation: 1 },
+    ]);
     const human = ordivon('show', 'sock-1', '--state', state);
     assert.match(human.stdout, /sock-1 {2}assigned\.compiling {2}revision 2 {2}generation 1/);
   });
@@ -80,7 +117,11 @@ describe('ordivon serve refuses to share a state root', { timeout: 30_000 }, () 
     const state = join(tempDir(), 'state');
     const first = await startServe(['--state', state, '--port', '0', '--no-harnesses']);
     try {
-      const second = spawn(process.execPath, [CLI, 'serve', '--state', state, '--port', '0', '--no-harnesses', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const second = spawn(
+        process.execPath,
+        [CLI, 'serve', '--state', state, '--port', '0', '--no-harnesses', '--json'],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let out = '';
       second.stdout.on('data', (c: Buffer) => (out += c));
       // 'close', not 'exit': stdout is fully read only once the streams close.

@@ -16,7 +16,9 @@ describe('a non-loopback listener requires a bearer token', { timeout: 60_000 },
   const state = join(tempDir(), 'state');
   let serve: ServeChild;
   before(async () => {
-    serve = await startServe(['--state', state, '--host', HOST, '--port', '0', '--no-harnesses'], { ORDIVON_TOKEN: TOKEN });
+    serve = await startServe(['--state', state, '--host', HOST, '--port', '0', '--no-harnesses'], {
+      ORDIVON_TOKEN: TOKEN,
+    });
   });
   after(async () => {
     if (serve.child.exitCode === null) await serve.stop();
@@ -24,10 +26,14 @@ describe('a non-loopback listener requires a bearer token', { timeout: 60_000 },
 
   it('refuses to start on a non-loopback host without a token (exit 2, token_required, nothing listens)', () => {
     const bare = join(tempDir(), 'state');
-    const r = spawnSync(process.execPath, [CLI, 'serve', '--state', bare, '--host', HOST, '--port', '0', '--no-harnesses', '--json'], {
-      encoding: 'utf8',
-      env: { ...process.env, ORDIVON_TOKEN: '' },
-    });
+    const r = spawnSync(
+      process.execPath,
+      [CLI, 'serve', '--state', bare, '--host', HOST, '--port', '0', '--no-harnesses', '--json'],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, ORDIVON_TOKEN: '' },
+      },
+    );
     assert.equal(r.status, 2, r.stderr);
     assert.equal(JSON.parse(r.stdout).error.code, 'token_required');
     assert.equal(existsSync(join(bare, 'service.json')), false);
@@ -36,7 +42,10 @@ describe('a non-loopback listener requires a bearer token', { timeout: 60_000 },
   it('answers 401 unauthorized to a request without the token, or with a wrong one, and writes nothing', async () => {
     assert.equal(serve.ready.url, `http://${HOST}:${serve.ready.port}`);
     const good = { authorization: `Bearer ${TOKEN}` };
-    assert.equal((await http(serve.ready, 'POST', '/tasks', { body: { ...SPEC, taskId: 'tok-1' }, headers: good })).status, 201);
+    assert.equal(
+      (await http(serve.ready, 'POST', '/tasks', { body: { ...SPEC, taskId: 'tok-1' }, headers: good })).status,
+      201,
+    );
     const before = await eventsDigest(serve.ready, good);
     const attempts: Array<[string, string, Record<string, string>]> = [
       ['GET', '/tasks', {}],
@@ -48,18 +57,36 @@ describe('a non-loopback listener requires a bearer token', { timeout: 60_000 },
       ['GET', '/', {}],
     ];
     for (const [method, path, headers] of attempts) {
-      const r = await http(serve.ready, method, path, { headers, ...(method === 'POST' ? { body: { type: 'task.cancel', reason: 'no token' } } : {}) });
-      assert.deepEqual([r.status, r.body.error?.code], [401, 'unauthorized'], `${method} ${path} ${JSON.stringify(headers)}`);
+      const r = await http(serve.ready, method, path, {
+        headers,
+        ...(method === 'POST' ? { body: { type: 'task.cancel', reason: 'no token' } } : {}),
+      });
+      assert.deepEqual(
+        [r.status, r.body.error?.code],
+        [401, 'unauthorized'],
+        `${method} ${path} ${JSON.stringify(headers)}`,
+      );
     }
     assert.equal(await eventsDigest(serve.ready, good), before);
-    const withToken = await http(serve.ready, 'POST', '/tasks/tok-1/events', { body: { type: 'task.cancel', reason: 'with token' }, headers: good });
+    const withToken = await http(serve.ready, 'POST', '/tasks/tok-1/events', {
+      body: { type: 'task.cancel', reason: 'with token' },
+      headers: good,
+    });
     assert.deepEqual([withToken.status, withToken.body.state], [200, 'cancelled']);
     const viaQuery = await http(serve.ready, 'GET', `/tasks/tok-1?access_token=${TOKEN}`);
-    assert.deepEqual([viaQuery.status, viaQuery.body.state], [200, 'cancelled'], 'a GET may carry the token in the query (EventSource cannot set headers)');
+    assert.deepEqual(
+      [viaQuery.status, viaQuery.body.state],
+      [200, 'cancelled'],
+      'a GET may carry the token in the query (EventSource cannot set headers)',
+    );
   });
 
   it('the CLI routes through it with ORDIVON_TOKEN and is refused without', () => {
-    const run = (token: string) => spawnSync(process.execPath, [CLI, 'list', '--state', state, '--json'], { encoding: 'utf8', env: { ...process.env, ORDIVON_TOKEN: token } });
+    const run = (token: string) =>
+      spawnSync(process.execPath, [CLI, 'list', '--state', state, '--json'], {
+        encoding: 'utf8',
+        env: { ...process.env, ORDIVON_TOKEN: token },
+      });
     const ok = run(TOKEN);
     assert.equal(ok.status, 0, ok.stderr);
     assert.deepEqual(JSON.parse(ok.stdout), [{ taskId: 'tok-1', state: 'cancelled', revision: 2, generation: 0 }]);

@@ -9,12 +9,38 @@ const view = {
   state: 'waiting',
   frontier: 'none',
   title: 'Repair',
-  context: { generation: 2, assignment: { harness: 'hermes', purpose: 'repair', generation: 2 }, evidence: {}, rejected: 1 },
-  rejections: [{ revision: 9, event: 'completion.propose', reason: 'missing_artifact', generation: 2, detail: 'missing completion.json' }],
+  context: {
+    generation: 2,
+    assignment: { harness: 'hermes', purpose: 'repair', generation: 2 },
+    evidence: {},
+    rejected: 1,
+  },
+  rejections: [
+    {
+      revision: 9,
+      event: 'completion.propose',
+      reason: 'missing_artifact',
+      generation: 2,
+      detail: 'missing completion.json',
+    },
+  ],
   runs: [
     {
-      revision: 8, generation: 2, purpose: 'repair', harness: 'hermes', driver: 'acp', provider: 'hermes-like', jobStatus: 'succeeded', stopReason: 'end_turn',
-      messages: 2, toolItemsStarted: 1, toolItemsCompleted: 1, finalText: 'none', evidence: {}, refused: {}, model: null,
+      revision: 8,
+      generation: 2,
+      purpose: 'repair',
+      harness: 'hermes',
+      driver: 'acp',
+      provider: 'hermes-like',
+      jobStatus: 'succeeded',
+      stopReason: 'end_turn',
+      messages: 2,
+      toolItemsStarted: 1,
+      toolItemsCompleted: 1,
+      finalText: 'none',
+      evidence: {},
+      refused: {},
+      model: null,
     },
   ],
 };
@@ -26,33 +52,63 @@ describe('a Task view for `ordivon show`', () => {
 
   it('refuses a view that does not parse with a code and the field path: service_error from a service, record_corrupt from the store', () => {
     const bad = { ...view, runs: [{ ...view.runs[0], harness: 7 }] };
-    for (const [from, code] of [['service', 'service_error'], ['store', 'record_corrupt']] as const) {
+    for (const [from, code] of [
+      ['service', 'service_error'],
+      ['store', 'record_corrupt'],
+    ] as const) {
       assert.throws(
         () => parseShowView(bad, from),
-        (e) => e instanceof CliError && e.code === code && e.details['path'] === 'runs.0.harness' && /runs\.0\.harness/.test(e.message),
+        (e) =>
+          e instanceof CliError &&
+          e.code === code &&
+          e.details['path'] === 'runs.0.harness' &&
+          /runs\.0\.harness/.test(e.message),
       );
     }
-    assert.throws(() => parseShowView({ ...view, context: { ...view.context, evidence: undefined } }, 'service'), (e) => e instanceof CliError && e.details['path'] === 'context.evidence');
+    assert.throws(
+      () => parseShowView({ ...view, context: { ...view.context, evidence: undefined } }, 'service'),
+      (e) => e instanceof CliError && e.details['path'] === 'context.evidence',
+    );
   });
 });
 
 describe('a send or list answered by the service', () => {
-  it('gives the library\'s SendResult (without the Task id) and the list rows', () => {
-    assert.deepEqual(parseSendAnswer({ taskId: 't1', admitted: false, written: true, code: 'stale_assignment', revision: 7, state: 'waiting' }), {
-      admitted: false,
-      written: true,
-      code: 'stale_assignment',
-      revision: 7,
-      state: 'waiting',
-    });
-    assert.deepEqual(parseListAnswer([{ taskId: 't1', state: 'open', revision: 1, generation: 0, title: 'kept out' }]), [{ taskId: 't1', state: 'open', revision: 1, generation: 0 }]);
+  it("gives the library's SendResult (without the Task id) and the list rows", () => {
+    assert.deepEqual(
+      parseSendAnswer({
+        taskId: 't1',
+        admitted: false,
+        written: true,
+        code: 'stale_assignment',
+        revision: 7,
+        state: 'waiting',
+      }),
+      {
+        admitted: false,
+        written: true,
+        code: 'stale_assignment',
+        revision: 7,
+        state: 'waiting',
+      },
+    );
+    assert.deepEqual(
+      parseListAnswer([{ taskId: 't1', state: 'open', revision: 1, generation: 0, title: 'kept out' }]),
+      [{ taskId: 't1', state: 'open', revision: 1, generation: 0 }],
+    );
   });
 
   it('refuses an answer that does not parse with service_error and the field path', () => {
-    const refusedAt = (path: string) => (e: unknown) => e instanceof CliError && e.code === 'service_error' && e.details['path'] === path;
-    assert.throws(() => parseSendAnswer({ admitted: 'yes', written: true, revision: 1, state: 'open' }), refusedAt('admitted'));
+    const refusedAt = (path: string) => (e: unknown) =>
+      e instanceof CliError && e.code === 'service_error' && e.details['path'] === path;
+    assert.throws(
+      () => parseSendAnswer({ admitted: 'yes', written: true, revision: 1, state: 'open' }),
+      refusedAt('admitted'),
+    );
     assert.throws(() => parseSendAnswer({ admitted: true, written: true, state: 'open' }), refusedAt('revision'));
-    assert.throws(() => parseListAnswer([{ taskId: 't1', state: 'open', revision: 1, generation: 0 }, { taskId: 2 }]), refusedAt('1.taskId'));
+    assert.throws(
+      () => parseListAnswer([{ taskId: 't1', state: 'open', revision: 1, generation: 0 }, { taskId: 2 }]),
+      refusedAt('1.taskId'),
+    );
     assert.throws(() => parseListAnswer({ tasks: [] }), refusedAt('(root)'));
   });
 });

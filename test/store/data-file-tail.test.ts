@@ -11,10 +11,24 @@ import { tempDir } from '../support/temp.js';
 const kinds = { note: z.object({ text: z.string() }) };
 
 function event(id: string): AppendInput['event'] {
-  return { id, type: 'note.add', origin: 'host', at: '2026-01-01T00:00:00.000Z', mono: 1, data: { id }, refs: [], disposition: { admitted: true } };
+  return {
+    id,
+    type: 'note.add',
+    origin: 'host',
+    at: '2026-01-01T00:00:00.000Z',
+    mono: 1,
+    data: { id },
+    refs: [],
+    disposition: { admitted: true },
+  };
 }
 
-const projection = (revision: number) => ({ revision, machineVersion: 1, state: 'open', snapshot: { value: 'open', revision } });
+const projection = (revision: number) => ({
+  revision,
+  machineVersion: 1,
+  state: 'open',
+  snapshot: { value: 'open', revision },
+});
 
 interface Stats {
   pageSize: number;
@@ -34,7 +48,8 @@ async function rootWithFreeTail(): Promise<{ root: string; stats: Stats; events:
   const store = EventStore.open({ root, kinds });
   let events = 0;
   try {
-    for (let i = 1; i <= 20; i++, events++) await store.append({ taskId: 't1', expectedRevision: i - 1, event: event(`e${i}`), projection: projection(i) });
+    for (let i = 1; i <= 20; i++, events++)
+      await store.append({ taskId: 't1', expectedRevision: i - 1, event: event(`e${i}`), projection: projection(i) });
     const { env, meta } = store.databases;
     await env.transaction(() => {
       for (let i = 0; i < 300; i++) meta.put(['scratch', String(i)], 'x'.repeat(9_000));
@@ -42,7 +57,8 @@ async function rootWithFreeTail(): Promise<{ root: string; stats: Stats; events:
     await env.transaction(() => {
       for (let i = 0; i < 300; i++) meta.remove(['scratch', String(i)]);
     });
-    for (let i = 21; i <= 26; i++, events++) await store.append({ taskId: 't1', expectedRevision: i - 1, event: event(`e${i}`), projection: projection(i) });
+    for (let i = 21; i <= 26; i++, events++)
+      await store.append({ taskId: 't1', expectedRevision: i - 1, event: event(`e${i}`), projection: projection(i) });
   } finally {
     await store.close();
   }
@@ -87,7 +103,12 @@ describe('EventStore.open: data file shorter than the last page number', () => {
       assert.equal(store.head('t1')?.revision, events);
       assert.equal(store.projection('t1')?.revision, events);
       // Still writable: the next commit allocates and writes pages as usual.
-      await store.append({ taskId: 't1', expectedRevision: events, event: event('after'), projection: projection(events + 1) });
+      await store.append({
+        taskId: 't1',
+        expectedRevision: events,
+        event: event('after'),
+        projection: projection(events + 1),
+      });
       assert.equal(store.event('t1', events + 1)?.id, 'after');
     } finally {
       await store.close();
@@ -101,10 +122,16 @@ describe('EventStore.open: data file shorter than the last page number', () => {
     truncateSync(file, (stats.lastPageNumber + 1 - free - 1) * stats.pageSize);
     assert.throws(
       () => EventStore.open({ root, kinds }),
-      (e) => e instanceof StoreError && e.code === 'storage_failed' && /data\.mdb is truncated: \d+ bytes, \d+ page\(s\) its last commit reaches are missing/.test(e.message),
+      (e) =>
+        e instanceof StoreError &&
+        e.code === 'storage_failed' &&
+        /data\.mdb is truncated: \d+ bytes, \d+ page\(s\) its last commit reaches are missing/.test(e.message),
     );
     // Read-only opens (doctor, show) are refused the same way, before anything reads through the map.
-    assert.throws(() => EventStore.open({ root, kinds, readOnly: true }), (e) => e instanceof StoreError && e.code === 'storage_failed');
+    assert.throws(
+      () => EventStore.open({ root, kinds, readOnly: true }),
+      (e) => e instanceof StoreError && e.code === 'storage_failed',
+    );
   });
 
   it('reports a file cut to a quarter as truncated, reading only with pread', async () => {
@@ -115,7 +142,12 @@ describe('EventStore.open: data file shorter than the last page number', () => {
       for (let i = 0; i < 300; i++) {
         const taskId = `t${i % 6}`;
         const revision = revisions.get(taskId) ?? 0;
-        await store.append({ taskId, expectedRevision: revision, event: event(`e${i}`), projection: projection(revision + 1) });
+        await store.append({
+          taskId,
+          expectedRevision: revision,
+          event: event(`e${i}`),
+          projection: projection(revision + 1),
+        });
         revisions.set(taskId, revision + 1);
       }
     } finally {
@@ -130,6 +162,9 @@ describe('EventStore.open: data file shorter than the last page number', () => {
     const check = checkDataFileTail(file, stats.pageSize, stats.lastPageNumber, stats.lastTxnId);
     assert.equal(check.whole, false);
     assert.ok(check.missingPages > 0);
-    assert.throws(() => EventStore.open({ root, kinds }), (e) => e instanceof StoreError && e.code === 'storage_failed');
+    assert.throws(
+      () => EventStore.open({ root, kinds }),
+      (e) => e instanceof StoreError && e.code === 'storage_failed',
+    );
   });
 });

@@ -6,7 +6,15 @@ import { OBJECT_KINDS } from '../../actors/object-kinds.js';
 import { eventDigest } from '../../actors/recovery-digest.js';
 import { lmdbVerifySource } from '../../actors/recovery-source.js';
 import { RecoveryVerifier, type RawEvent } from '../../actors/recovery-verify.js';
-import { EventStore, StoreError, canonicalJson, digestOf, safeParseEventRecord, sha256Text, type EventRecord } from '../../store/index.js';
+import {
+  EventStore,
+  StoreError,
+  canonicalJson,
+  digestOf,
+  safeParseEventRecord,
+  sha256Text,
+  type EventRecord,
+} from '../../store/index.js';
 import { twoTaskRoot } from '../support/tamper.js';
 import { tempDir } from '../support/temp.js';
 
@@ -15,7 +23,10 @@ describe('objects are stored as their canonical JSON bytes', () => {
     const root = tempDir();
     const store = EventStore.open({ root, kinds: OBJECT_KINDS });
     try {
-      const object = { kind: 'assignment', body: { taskId: 't-1', attempt: 1, generation: 1, harness: 'codex', purpose: 'diagnose', instructions: 'look' } };
+      const object = {
+        kind: 'assignment',
+        body: { taskId: 't-1', attempt: 1, generation: 1, harness: 'codex', purpose: 'diagnose', instructions: 'look' },
+      };
       const [digest] = await store.putObjects([object]);
       const bytes = store.databases.objects.getBinary(digest!)!;
       assert.equal(Buffer.from(bytes).toString('utf8'), canonicalJson(object));
@@ -26,9 +37,12 @@ describe('objects are stored as their canonical JSON bytes', () => {
     }
   });
 
-  it('storedDigest hashes values in place, from a few bytes to past lmdb\'s read buffer, and tells damage and absence apart', async () => {
+  it("storedDigest hashes values in place, from a few bytes to past lmdb's read buffer, and tells damage and absence apart", async () => {
     const root = tempDir();
-    const object = { kind: 'assignment', body: { taskId: 't-2', attempt: 1, generation: 1, harness: 'codex', purpose: 'diagnose', instructions: 'look' } };
+    const object = {
+      kind: 'assignment',
+      body: { taskId: 't-2', attempt: 1, generation: 1, harness: 'codex', purpose: 'diagnose', instructions: 'look' },
+    };
     // lmdb's reusable read buffer starts small and grows; values beyond it take another path.
     const blobs = [Buffer.from('x'), Buffer.alloc(40_000, 7), Buffer.alloc(3_000_000, 9)];
     let store = EventStore.open({ root, kinds: OBJECT_KINDS });
@@ -40,7 +54,13 @@ describe('objects are stored as their canonical JSON bytes', () => {
       const order = [digests[3]!, digests[0]!, digests[1]!, digests[2]!, digests[3]!];
       assert.deepEqual(
         order.map((d) => store.storedDigest(d)),
-        [{ in: 'blob', matches: true }, { in: 'object', matches: true }, { in: 'blob', matches: true }, { in: 'blob', matches: true }, { in: 'blob', matches: true }],
+        [
+          { in: 'blob', matches: true },
+          { in: 'object', matches: true },
+          { in: 'blob', matches: true },
+          { in: 'blob', matches: true },
+          { in: 'blob', matches: true },
+        ],
       );
       assert.equal(store.storedDigest(sha256Text('never stored')), undefined);
     } finally {
@@ -54,7 +74,13 @@ describe('objects are stored as their canonical JSON bytes', () => {
     await env.close();
     store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
     try {
-      assert.deepEqual([store.storedDigest(digests[3]!), store.storedDigest(digests[2]!)], [{ in: 'blob', matches: false }, { in: 'blob', matches: true }]);
+      assert.deepEqual(
+        [store.storedDigest(digests[3]!), store.storedDigest(digests[2]!)],
+        [
+          { in: 'blob', matches: false },
+          { in: 'blob', matches: true },
+        ],
+      );
     } finally {
       await store.close();
     }
@@ -62,7 +88,10 @@ describe('objects are stored as their canonical JSON bytes', () => {
 
   it('reads an object an older root stored as a msgpack map, and still refuses a damaged one', async () => {
     const root = tempDir();
-    const object = { kind: 'assignment', body: { taskId: 't-1', attempt: 1, generation: 2, harness: 'acp', purpose: 'repair', instructions: 'fix' } };
+    const object = {
+      kind: 'assignment',
+      body: { taskId: 't-1', attempt: 1, generation: 2, harness: 'acp', purpose: 'repair', instructions: 'fix' },
+    };
     const digest = digestOf(object);
     await EventStore.open({ root, kinds: OBJECT_KINDS }).close();
     // What the previous layout wrote: a plain msgpack map under the digest.
@@ -75,7 +104,10 @@ describe('objects are stored as their canonical JSON bytes', () => {
     try {
       assert.deepEqual(store.getObject(digest, 'assignment'), object);
       const wrongKey = digestOf({ ...object, body: { ...object.body, generation: 3 } });
-      assert.throws(() => store.getObject(wrongKey), (e) => e instanceof StoreError && e.code === 'object_corrupt');
+      assert.throws(
+        () => store.getObject(wrongKey),
+        (e) => e instanceof StoreError && e.code === 'object_corrupt',
+      );
       // its digest is taken of the decoded value, so the in-place check hands it back
       assert.equal(store.storedDigest(digest), 'legacy');
     } finally {
@@ -95,15 +127,27 @@ describe('recovery checks object digests; doctor also checks bodies', () => {
    * but whose body is not a valid receipt (as if written under another schema), the chain and
    * head re-computed so that only the object is at fault.
    */
-  function withForgedRef(store: EventStore): { events: RawEvent[]; head: { revision: number; digest: string }; forged: string; forgedText: string } {
+  function withForgedRef(store: EventStore): {
+    events: RawEvent[];
+    head: { revision: number; digest: string };
+    forged: string;
+    forgedText: string;
+  } {
     const forgedText = canonicalJson({ kind: 'receipt', body: { driver: 'codex', note: 'not a receipt' } });
     const forged = sha256Text(forgedText);
     const events: RawEvent[] = [];
     let prev: string | null = null;
-    for (const { key, value } of store.databases.events.getRange({ start: ['task-a', 1], end: ['task-a', Number.MAX_SAFE_INTEGER] })) {
+    for (const { key, value } of store.databases.events.getRange({
+      start: ['task-a', 1],
+      end: ['task-a', Number.MAX_SAFE_INTEGER],
+    })) {
       const parsed = safeParseEventRecord(value);
       assert.ok(parsed.success);
-      const record: EventRecord = { ...parsed.data, prev, refs: key[1] === 2 ? [...parsed.data.refs, forged] : parsed.data.refs };
+      const record: EventRecord = {
+        ...parsed.data,
+        prev,
+        refs: key[1] === 2 ? [...parsed.data.refs, forged] : parsed.data.refs,
+      };
       prev = eventDigest(record);
       events.push({ revision: key[1], value: record });
     }
@@ -111,33 +155,41 @@ describe('recovery checks object digests; doctor also checks bodies', () => {
   }
 
   for (const bodies of [false, true]) {
-    it(bodies ? 'with bodies (doctor, backups): the body is checked against its kind → object_corrupt' : 'at boot: the object matches its digest, so the Task rebuilds', async () => {
-      const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
-      try {
-        const { events, head, forged, forgedText } = withForgedRef(store);
-        const real = lmdbVerifySource(store);
-        const source = {
-          ...real,
-          rawObject: (digest: string) => (digest === forged ? { text: forgedText } : real.rawObject(digest)),
-          // the digest-only check boot makes (EventStore.storedDigest), seeing the same forged object
-          storedDigest: (digest: string) => (digest === forged ? { in: 'object' as const, matches: sha256Text(forgedText) === digest } : real.storedDigest!(digest)),
-        };
-        const verifier = new RecoveryVerifier(source, OBJECT_KINDS, { bodies });
-        const task = verifier.verifyStream('task-a', head, events);
-        if (!bodies) {
-          assert.deepEqual(verifier.findings, []);
-          assert.equal(task?.revision, head.revision);
-        } else {
-          // The finding fails the boot or doctor run as a whole (the stream itself is intact).
-          assert.deepEqual(
-            verifier.findings.map((f) => [f.code, f.taskId, f.revision, f.object]),
-            [['object_corrupt', 'task-a', 2, forged]],
-          );
-          assert.match(verifier.findings[0]!.message, /is not a valid receipt/);
+    it(
+      bodies
+        ? 'with bodies (doctor, backups): the body is checked against its kind → object_corrupt'
+        : 'at boot: the object matches its digest, so the Task rebuilds',
+      async () => {
+        const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
+        try {
+          const { events, head, forged, forgedText } = withForgedRef(store);
+          const real = lmdbVerifySource(store);
+          const source = {
+            ...real,
+            rawObject: (digest: string) => (digest === forged ? { text: forgedText } : real.rawObject(digest)),
+            // the digest-only check boot makes (EventStore.storedDigest), seeing the same forged object
+            storedDigest: (digest: string) =>
+              digest === forged
+                ? { in: 'object' as const, matches: sha256Text(forgedText) === digest }
+                : real.storedDigest!(digest),
+          };
+          const verifier = new RecoveryVerifier(source, OBJECT_KINDS, { bodies });
+          const task = verifier.verifyStream('task-a', head, events);
+          if (!bodies) {
+            assert.deepEqual(verifier.findings, []);
+            assert.equal(task?.revision, head.revision);
+          } else {
+            // The finding fails the boot or doctor run as a whole (the stream itself is intact).
+            assert.deepEqual(
+              verifier.findings.map((f) => [f.code, f.taskId, f.revision, f.object]),
+              [['object_corrupt', 'task-a', 2, forged]],
+            );
+            assert.match(verifier.findings[0]!.message, /is not a valid receipt/);
+          }
+        } finally {
+          await store.close();
         }
-      } finally {
-        await store.close();
-      }
-    });
+      },
+    );
   }
 });

@@ -7,12 +7,19 @@ import { EventRecord, safeParseEventRecord } from '../../store/index.js';
 const valid = eventRecordArb();
 
 /** One member replaced by something arbitrary, removed, or an extra member added. */
-const damaged = fc.tuple(valid, fc.constantFrom('id', 'type', 'origin', 'at', 'mono', 'data', 'refs', 'disposition', 'prev', 'extra'), fc.anything(), fc.boolean()).map(([record, key, value, remove]) => {
-  const copy: Record<string, unknown> = { ...record };
-  if (remove) delete copy[key];
-  else copy[key] = value;
-  return copy;
-});
+const damaged = fc
+  .tuple(
+    valid,
+    fc.constantFrom('id', 'type', 'origin', 'at', 'mono', 'data', 'refs', 'disposition', 'prev', 'extra'),
+    fc.anything(),
+    fc.boolean(),
+  )
+  .map(([record, key, value, remove]) => {
+    const copy: Record<string, unknown> = { ...record };
+    if (remove) delete copy[key];
+    else copy[key] = value;
+    return copy;
+  });
 
 function same(value: unknown): void {
   const fast = safeParseEventRecord(value);
@@ -32,7 +39,17 @@ describe('safeParseEventRecord', () => {
   });
 
   it('defers the edge cases to zod: special members of data, non-plain objects, bad dispositions, non-finite numbers', () => {
-    const base = { id: 'e1', type: 't', origin: 'host', at: 'now', mono: 1, data: {}, refs: [], disposition: { admitted: true }, prev: null };
+    const base = {
+      id: 'e1',
+      type: 't',
+      origin: 'host',
+      at: 'now',
+      mono: 1,
+      data: {},
+      refs: [],
+      disposition: { admitted: true },
+      prev: null,
+    };
     const cases: unknown[] = [
       { ...base, data: JSON.parse('{"__proto__": {"x": 1}, "a": 1}') },
       { ...base, data: { constructor: 'x' } },

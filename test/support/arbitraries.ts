@@ -13,7 +13,10 @@ export function eventRecordArb(maxIdLength = 200) {
     mono: fc.double({ noNaN: true, noDefaultInfinity: true }),
     data: fc.dictionary(fc.string(), fc.jsonValue()),
     refs: fc.array(digestArb, { maxLength: 4 }),
-    disposition: fc.oneof(fc.constant({ admitted: true as const }), fc.record({ admitted: fc.constant(false as const), code: fc.string({ minLength: 1 }) })),
+    disposition: fc.oneof(
+      fc.constant({ admitted: true as const }),
+      fc.record({ admitted: fc.constant(false as const), code: fc.string({ minLength: 1 }) }),
+    ),
     prev: fc.option(digestArb, { nil: null }),
   });
 }

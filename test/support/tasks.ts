@@ -26,15 +26,29 @@ export function receipt(runId: string, contextDigest: string): HarnessRunReceipt
 }
 
 /** Drives a Task through Host events (as the effect runner would) to `assigned.running` at `generation`. */
-export async function driveToRunning(sup: Supervisor, taskId: string, generation: number, harness = 'codex'): Promise<{ clientRequestId: string; contextDigest: string }> {
+export async function driveToRunning(
+  sup: Supervisor,
+  taskId: string,
+  generation: number,
+  harness = 'codex',
+): Promise<{ clientRequestId: string; contextDigest: string }> {
   const task = sup.taskActor(taskId)!;
   const ok = (r: { written: boolean; code?: string }, what: string) => {
     if (!r.written) throw new Error(`${what} refused: ${r.code}`);
   };
-  if (task.context.generation < generation) ok(await sup.send(taskId, { type: 'assignment.commit', harness, purpose: generation === 1 ? 'diagnose' : 'repair' }), 'assignment');
+  if (task.context.generation < generation)
+    ok(
+      await sup.send(taskId, { type: 'assignment.commit', harness, purpose: generation === 1 ? 'diagnose' : 'repair' }),
+      'assignment',
+    );
   const context = { taskId, generation, sources: [], prompt: `generation ${generation}` };
   const contextDigest = digestOf({ kind: 'context', body: context });
-  ok(await task.send({ type: 'context.compile', generation, contextDigest }, 'host', { objects: [{ kind: 'context', body: context }] }), 'compile');
+  ok(
+    await task.send({ type: 'context.compile', generation, contextDigest }, 'host', {
+      objects: [{ kind: 'context', body: context }],
+    }),
+    'compile',
+  );
   const clientRequestId = `${taskId}/a1/g${generation}/d1`;
   ok(await task.send({ type: 'dispatch.intend', generation, clientRequestId }, 'host'), 'intend');
   ok(await task.send({ type: 'dispatch.ack', clientRequestId, jobId: `job-${generation}` }, 'host'), 'ack');
@@ -42,13 +56,27 @@ export async function driveToRunning(sup: Supervisor, taskId: string, generation
 }
 
 /** Records a run result carrying the given artifacts (bytes stored as blobs) as evidence. */
-export async function observeRun(sup: Supervisor, taskId: string, generation: number, run: { clientRequestId: string; contextDigest: string }, artifacts: Record<string, string>) {
+export async function observeRun(
+  sup: Supervisor,
+  taskId: string,
+  generation: number,
+  run: { clientRequestId: string; contextDigest: string },
+  artifacts: Record<string, string>,
+) {
   const task = sup.taskActor(taskId)!;
   const body = receipt(run.clientRequestId, run.contextDigest);
   const blobs = Object.values(artifacts).map((text) => Buffer.from(text));
   const evidence = Object.fromEntries(Object.entries(artifacts).map(([name, text]) => [name, sha256(text)]));
   return task.send(
-    { type: 'run.observe', generation, clientRequestId: run.clientRequestId, contextDigest: run.contextDigest, receiptDigest: digestOf({ kind: 'receipt', body }), jobStatus: 'succeeded', evidence },
+    {
+      type: 'run.observe',
+      generation,
+      clientRequestId: run.clientRequestId,
+      contextDigest: run.contextDigest,
+      receiptDigest: digestOf({ kind: 'receipt', body }),
+      jobStatus: 'succeeded',
+      evidence,
+    },
     'host',
     { objects: [{ kind: 'receipt', body }], blobs },
   );
