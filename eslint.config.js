@@ -1,6 +1,7 @@
 // Type-aware lint: a small set of rules, each catching a defect class this code base can have
-// (a promise nobody awaits, a switch that forgot an event, a thrown non-Error, a cast that does
-// nothing), not a style preference — prettier owns the layout.
+// (a promise nobody awaits, a switch that forgot an event, a thrown non-Error, an `any` leaking
+// past a boundary), not a style preference: prettier owns the layout. no-unnecessary-type-assertion
+// is left out: its fix drops the `types: {} as {...}` idiom XState's setup() relies on.
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -26,15 +27,23 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/await-thenable': 'error',
       '@typescript-eslint/only-throw-error': 'error',
-      '@typescript-eslint/prefer-promise-reject-errors': 'error',
+      // A caught error or an abort reason passed on as it is stays allowed.
+      '@typescript-eslint/prefer-promise-reject-errors': [
+        'error',
+        { allowThrowingAny: true, allowThrowingUnknown: true },
+      ],
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
-      '@typescript-eslint/no-unnecessary-type-assertion': 'error',
       '@typescript-eslint/no-explicit-any': 'error',
-      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-unused-vars': [
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
       ],
     },
+  },
+  {
+    // Tests read JSON answers of child processes and services; typing each one is noise.
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
 );

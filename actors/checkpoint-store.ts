@@ -185,7 +185,8 @@ export async function writeCheckpoints(store: EventStore, entries: Iterable<Chec
         projectionDigest,
         spec: entry.spec,
       };
-      meta.put([KEY, entry.taskId], JSON.stringify(record));
+      // Joins the transaction; its promise is the commit's, awaited below.
+      void meta.put([KEY, entry.taskId], JSON.stringify(record));
       written.push(entry.taskId);
     }
   });
@@ -197,7 +198,7 @@ export async function writeCheckpoints(store: EventStore, entries: Iterable<Chec
 export async function clearCheckpoints(store: EventStore): Promise<void> {
   const { meta, env } = store.databases;
   await env.transaction(() => {
-    for (const key of meta.getKeys({ start: [KEY, ''], end: [KEY, '\uffff'] })) meta.remove(key);
+    for (const key of meta.getKeys({ start: [KEY, ''], end: [KEY, '\uffff'] })) void meta.remove(key);
   });
   await env.flushed;
 }

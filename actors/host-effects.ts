@@ -1,7 +1,7 @@
 import type { DriverKind, DriverRunInput } from '../drivers/receipt.js';
 import type { FrontierWork } from '../machines/index.js';
 import { createWorkspace, readArtifact, sourceDigest, type JobRecord, type Runtime } from '../runtime/index.js';
-import { digestOf, sha256 } from '../store/index.js';
+import { digestOf } from '../store/index.js';
 import { checkArtifact } from './artifact-schemas.js';
 import { compileContext } from './context-compiler.js';
 import type { EffectRunner, TaskHandle } from './effects.js';
@@ -314,7 +314,7 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
       const completionName = spec.requiredArtifacts.find((a) => a.schema === 'completion')?.name;
       const result =
         completionName && evidence[completionName]
-          ? JSON.parse(task.store.getBlob(evidence[completionName]!).toString('utf8'))
+          ? JSON.parse(task.store.getBlob(evidence[completionName]).toString('utf8'))
           : null;
       const outcome = {
         taskId: task.taskId,
@@ -382,7 +382,7 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
       (value) => (signal.removeEventListener('abort', onAbort), resolve(value)),
-      (error) => (signal.removeEventListener('abort', onAbort), reject(error)),
+      (error: unknown) => (signal.removeEventListener('abort', onAbort), reject(error)),
     );
   });
 }

@@ -1,7 +1,7 @@
 import { TASK_MACHINE_VERSION, stateName } from '../machines/index.js';
 import { safeParseEventRecord, type EventStore, type Head } from '../store/index.js';
 import { checkpointEntries, projectionBytesDigest, safeParseCheckpoint } from './checkpoint-store.js';
-import { OBJECT_KINDS, TaskSpec } from './object-kinds.js';
+import { OBJECT_KINDS, type TaskSpec } from './object-kinds.js';
 import { eventDigest } from './recovery-digest.js';
 import { ProgressMeter, progressSum, type ProgressListener } from './recovery-progress.js';
 import { headIds, lmdbVerifySource, scanStreams, streamEnd, streamIdsAfterHeads } from './recovery-source.js';

@@ -1,4 +1,4 @@
-import type { EventOrigin, TaskEvent } from '../machines/index.js';
+import type { TaskEvent } from '../machines/index.js';
 import type { EventRecord } from '../store/index.js';
 
 /** The statechart event a stored record stands for: its data, plus the revision and origin it carries. */
@@ -8,7 +8,7 @@ export function machineEventOf(record: Pick<EventRecord, 'type' | 'data' | 'orig
 
 /** The part of a statechart event that is stored as `data` (type, revision and origin are kept apart). */
 export function dataOf(event: TaskEvent): Record<string, unknown> {
-  const { type: _type, revision: _revision, origin: _origin, ...data } = event as TaskEvent & { origin: EventOrigin };
+  const { type: _type, revision: _revision, origin: _origin, ...data } = event;
   return data;
 }
 

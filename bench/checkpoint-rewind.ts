@@ -38,13 +38,13 @@ export async function rewindCheckpoints(root: string, lag: number): Promise<numb
           headDigest: digest,
           machineVersion: TASK_MACHINE_VERSION,
           state: stateName(snapshot.value),
-          snapshot: taskMachine.getPersistedSnapshot(snapshot) as Record<string, unknown>,
+          snapshot: taskMachine.getPersistedSnapshot(snapshot),
           // Not compared for a checkpoint behind the head (only the tail's projection is).
           projectionDigest: sha256Text(`rewound ${taskId} ${cut}`),
           spec: current.data.spec,
         };
         actor.stop();
-        meta.put(['checkpoint', taskId], JSON.stringify(record));
+        void meta.put(['checkpoint', taskId], JSON.stringify(record)); // joins the transaction
         written++;
       }
     });

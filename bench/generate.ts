@@ -15,7 +15,6 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { open } from 'lmdb';
 import { initialTransition } from 'xstate';
 import { z } from 'zod';
 import { manualClock } from '../actors/clock.js';

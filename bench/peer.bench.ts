@@ -43,9 +43,8 @@ export async function peerBoot(path: string, parallel: boolean): Promise<number>
 export function peerFloor(path: string): number {
   const started = performance.now();
   const peer = SqlitePeerStore.open(path, { readOnly: true });
-  let n = 0;
   for (const body of peer.db.prepare('SELECT body FROM events ORDER BY task_id, revision').pluck().iterate())
-    if (JSON.parse(body as string)) n++;
+    JSON.parse(body as string);
   peer.close();
   return performance.now() - started;
 }

@@ -28,7 +28,12 @@ if (!taskId || !['reassign', 'cancel', 'propose'].includes(action ?? ''))
 const service = serviceFor(values.state) ?? fail('service_not_running', 'no `ordivon serve` holds this state root', 1);
 
 const task = await callService(service, 'GET', `/tasks/${encodeURIComponent(taskId!)}`);
-if (task.status !== 200) fail((task.body as any)?.error?.code ?? 'service_error', JSON.stringify(task.body), 1);
+if (task.status !== 200)
+  fail(
+    (task.body as { error?: { code?: string } } | undefined)?.error?.code ?? 'service_error',
+    JSON.stringify(task.body),
+    1,
+  );
 const view = task.body as {
   state: string;
   context: { generation: number; assignment: { harness: string } | null; evidence: Record<string, { digest: string }> };

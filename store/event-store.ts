@@ -1,4 +1,4 @@
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import { join } from 'node:path';
 import type { ZodType } from 'zod';
 import { digestOf, sha256, sha256Bytes } from './canonical.js';
@@ -6,11 +6,11 @@ import { StoreError } from './errors.js';
 import { checkDataFileTail } from './lmdb-tail.js';
 import { isCanonicalObjectBytes, objectMatches, objectText, objectValue, type RawObject } from './object-bytes.js';
 import {
+  type StoredObject,
   EventRecord,
   Head,
   IndexEntry,
   Projection,
-  StoredObject,
   StreamWarning,
   type IndexClaim,
   type IndexKind,
@@ -156,8 +156,7 @@ export class EventStore {
           { root: options.root, object: 'lmdb/data.mdb' },
         );
       }
-      const db = <V, K extends import('lmdb').Key>(name: string, extra: object = {}) =>
-        env.openDB<V, K>(name, { ...extra }) as Database<V, K>;
+      const db = <V, K extends Key>(name: string, extra: object = {}) => env.openDB<V, K>(name, { ...extra });
       // Projections (one ~1 kB write per transition) as plain msgpack maps, without record
       // structures: lmdb's default (record definitions inside each value) costs ~25% more to
       // encode and ~40% more to decode for them. Values written either way read back the same
@@ -269,12 +268,14 @@ export class EventStore {
   async putObjects(objects: NewObject[], blobs: Uint8Array[] = []): Promise<string[]> {
     this.writable();
     const prepared = objects.map((o) => this.prepareObject(o));
+    // A put inside a transaction callback joins that transaction; its promise is the
+    // transaction's commit, awaited here, so each put's own promise is deliberately dropped.
     await this.env.childTransaction(() => {
       for (const { digest, text } of prepared)
-        if (!this.objects.doesExist(digest)) this.objects.put(digest, Buffer.from(text));
+        if (!this.objects.doesExist(digest)) void this.objects.put(digest, Buffer.from(text));
       for (const bytes of blobs) {
         const digest = sha256(bytes);
-        if (!this.blobs.doesExist(digest)) this.blobs.put(digest, Buffer.from(bytes));
+        if (!this.blobs.doesExist(digest)) void this.blobs.put(digest, Buffer.from(bytes));
       }
     });
     await this.env.flushed;
@@ -408,24 +409,25 @@ export class EventStore {
             });
           }
         }
-        // Checks done; from here on only writes, so a refused append leaves nothing behind.
+        // Checks done; from here on only writes, so a refused append leaves nothing behind. Each
+        // put joins this transaction (its promise is the commit's, awaited by `durable`).
         for (const { digest, text } of prepared)
-          if (!this.objects.doesExist(digest)) this.objects.put(digest, Buffer.from(text));
-        for (const { digest, bytes } of blobs) if (!this.blobs.doesExist(digest)) this.blobs.put(digest, bytes);
+          if (!this.objects.doesExist(digest)) void this.objects.put(digest, Buffer.from(text));
+        for (const { digest, bytes } of blobs) if (!this.blobs.doesExist(digest)) void this.blobs.put(digest, bytes);
         const record: EventRecord = { ...input.event, prev: head?.digest ?? null };
         const digest = digestOf(record);
-        this.events.put([taskId, revision], record);
-        this.heads.put(taskId, { revision, digest } satisfies Head);
+        void this.events.put([taskId, revision], record);
+        void this.heads.put(taskId, { revision, digest } satisfies Head);
         for (const claim of input.claims ?? []) {
-          this.indexes.put(
+          void this.indexes.put(
             [claim.kind, claim.key, taskId],
             claim.digest === undefined ? { revision } : { revision, digest: claim.digest },
           );
         }
-        this.projections.put(taskId, input.projection);
+        void this.projections.put(taskId, input.projection);
         if (revision === this.streamWarnAt) {
           const warning: StreamWarning = { taskId, revision, threshold: this.streamWarnAt, at: input.event.at };
-          this.meta.put(['warning', taskId], warning);
+          void this.meta.put(['warning', taskId], warning);
         }
         return { revision, digest, duplicate: false };
       }),

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import {
   ResponsesRequestBody,
-  ResponsesStep,
+  type ResponsesStep,
   ScriptUsage,
   resolveStep,
   stepIndex,

@@ -124,7 +124,17 @@ function printShow(io: Io, view: ShowView): number {
           }`,
       ),
     ];
-    for (const e of (view as { events?: Array<any> }).events ?? []) {
+    for (const e of (
+      view as {
+        events?: Array<{
+          revision: number;
+          at: string;
+          origin: string;
+          type: string;
+          disposition: { admitted: boolean; code?: string };
+        }>;
+      }
+    ).events ?? []) {
       lines.push(
         `  #${e.revision} ${e.at} ${e.origin.padEnd(8)} ${e.type}${e.disposition.admitted ? '' : `  → ${e.disposition.code}`}`,
       );

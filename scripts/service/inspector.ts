@@ -1,4 +1,5 @@
 import type { InspectionEvent } from 'xstate';
+import type * as StatelyInspect from '@statelyai/inspect';
 
 export interface InspectorHandle {
   inspect: (event: InspectionEvent) => void;
@@ -12,7 +13,7 @@ export interface InspectorHandle {
  * The inspector buffers events until its socket opens and reconnects on its own.
  */
 export async function startInspector(url: string): Promise<InspectorHandle> {
-  let mod: typeof import('@statelyai/inspect');
+  let mod: typeof StatelyInspect;
   try {
     mod = await import('@statelyai/inspect');
   } catch (error) {
@@ -24,7 +25,7 @@ export async function startInspector(url: string): Promise<InspectorHandle> {
   }
   const inspector = mod.createWebSocketInspector({ url });
   return {
-    inspect: (event) => inspector.inspect.next?.(event as never),
+    inspect: (event) => inspector.inspect.next?.(event),
     stop: () => inspector.stop(),
   };
 }

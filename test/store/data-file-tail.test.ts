@@ -52,10 +52,10 @@ async function rootWithFreeTail(): Promise<{ root: string; stats: Stats; events:
       await store.append({ taskId: 't1', expectedRevision: i - 1, event: event(`e${i}`), projection: projection(i) });
     const { env, meta } = store.databases;
     await env.transaction(() => {
-      for (let i = 0; i < 300; i++) meta.put(['scratch', String(i)], 'x'.repeat(9_000));
+      for (let i = 0; i < 300; i++) void meta.put(['scratch', String(i)], 'x'.repeat(9_000));
     });
     await env.transaction(() => {
-      for (let i = 0; i < 300; i++) meta.remove(['scratch', String(i)]);
+      for (let i = 0; i < 300; i++) void meta.remove(['scratch', String(i)]);
     });
     for (let i = 21; i <= 26; i++, events++)
       await store.append({ taskId: 't1', expectedRevision: i - 1, event: event(`e${i}`), projection: projection(i) });
