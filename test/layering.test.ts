@@ -14,6 +14,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
  * file). `machines/` and `store/` import no other folder of the project.
  */
 const ALLOWED: Record<string, readonly string[]> = {
+  base: [],
   machines: [],
   store: [],
   drivers: ['store'],
