@@ -7,6 +7,8 @@ export {
   type BootSummary,
   type CheckpointStats,
 } from './supervisor.js';
+export { FrontierScheduler, type FrontierSchedulerOptions } from './frontier-scheduler.js';
+export { CheckpointScheduler, type CheckpointSchedulerOptions } from './checkpoint-scheduler.js';
 export type { ProgressListener, RecoveryProgress } from './recovery-progress.js';
 export { TaskActor, type SendResult, type Committed, type Attachments, type TaskSnapshot } from './task-actor.js';
 export { HostError, issuePath, type HostErrorCode, type Finding } from './errors.js';

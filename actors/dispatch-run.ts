@@ -1,0 +1,87 @@
+import type { DriverRunInput } from '../drivers/receipt.js';
+import type { TaskHandle } from './effects.js';
+import { HostError } from './errors.js';
+import { clientRequestId, type HostEffectContext } from './host-effects-options.js';
+
+/**
+ * `dispatch`: persists the intent with its clientRequestId, then calls the Runtime; a response
+ * that does not come back makes the dispatch `unknown` (never a blind redispatch). If the process
+ * dies after the intent and before the response is recorded, boot makes it `unknown` and
+ * `reconcileRun` looks the job up.
+ */
+export async function dispatchRun(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
+  const { context } = task;
+  const assignment = context.assignment!;
+  const configured = ctx.options.harnesses[assignment.harness];
+  const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'run');
+  if (!configured) {
+    // Nothing is intended or started: the Task stays ready until it is reassigned to a known harness.
+    ctx.step(task, `no harness named ${assignment.harness} is configured; reassign the Task`);
+    throw new HostError('harness_unknown', `no harness named ${assignment.harness}`);
+  }
+  const workspace = await ctx.workspaceOf(task);
+  const harness =
+    typeof configured === 'function'
+      ? await configured({
+          taskId: task.taskId,
+          generation: context.generation,
+          purpose: assignment.purpose,
+          workspace,
+        })
+      : configured;
+  const intended = await task.send({
+    type: 'dispatch.intend',
+    generation: context.generation,
+    clientRequestId: requestId,
+  });
+  if (!intended.written) return;
+  const prompt = task.store.getObject<{ prompt: string }>(context.contextDigest!, 'context').body.prompt;
+  const input: DriverRunInput = {
+    driver: harness.driver,
+    runId: requestId,
+    command: harness.command,
+    args: harness.args ?? [],
+    env: harness.env ?? {},
+    cwd: workspace,
+    prompt,
+    contextDigest: context.contextDigest!,
+    timeoutMs: harness.timeoutMs ?? 600_000,
+    graceMs: 2_000,
+    expectedArtifacts: ctx.artifactNames(task),
+    maxArtifactBytes: ctx.options.maxArtifactBytes ?? 1 << 20,
+    policy: { approvals: 'accept' },
+    ...(harness.model ? { model: harness.model } : {}),
+  };
+  ctx.step(task, `dispatching ${assignment.purpose} to ${assignment.harness} as ${requestId}`);
+  let jobId: string | undefined;
+  try {
+    jobId = (
+      await ctx.options.runtime.dispatch({
+        clientRequestId: requestId,
+        workspace,
+        run: { kind: 'harness', input },
+        timeoutMs: input.timeoutMs + input.graceMs + 5_000,
+      })
+    ).jobId;
+  } catch (error) {
+    ctx.step(task, `dispatch failed: ${(error as Error).message}`);
+  }
+  if (jobId === undefined || ctx.options.dropDispatchResponse?.(task)) {
+    ctx.step(task, `no response to ${requestId}: dispatch is unknown`);
+    await task.send({ type: 'dispatch.lost', clientRequestId: requestId });
+    return;
+  }
+  await task.send({ type: 'dispatch.ack', clientRequestId: requestId, jobId });
+}
+
+/**
+ * `reconcile`: looks the job up by the dispatch's exact clientRequestId: one → running, none →
+ * stays unknown, more → blocked (`identity_conflict`). Reads only the Runtime.
+ */
+export async function reconcileRun(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
+  const requestId = task.context.dispatch!.clientRequestId;
+  const jobs = await ctx.options.runtime.findJobs({ clientRequestId: requestId });
+  ctx.step(task, `reconciling ${requestId}: ${jobs.length} job(s) found`);
+  if (jobs.length === 0) return; // stays unknown: never redispatched blindly
+  await task.send({ type: 'dispatch.reconcile', clientRequestId: requestId, jobIds: jobs.map((j) => j.jobId) });
+}

@@ -1,0 +1,121 @@
+import type { FrontierWork } from '../machines/index.js';
+import type { EventStore } from '../store/index.js';
+import type { EffectRunner, TaskHandle } from './effects.js';
+import { HostError } from './errors.js';
+import type { TaskSpec } from './object-kinds.js';
+import type { TaskActor } from './task-actor.js';
+
+export interface FrontierSchedulerOptions {
+  /** Performs the work; without one nothing is ever started and Tasks wait at their frontier. */
+  effects?: EffectRunner | undefined;
+  /** Whether new work may start now (the Supervisor is serving). */
+  serving: () => boolean;
+  /** The open store, as the effect runner's handle shows it. */
+  store: () => EventStore | undefined;
+  /** Each Task's spec, as the effect runner's handle shows it. */
+  specs: ReadonlyMap<string, TaskSpec>;
+}
+
+/**
+ * Runs each Task's frontier work (DESIGN §5: compile a Context, dispatch, observe, verify, …)
+ * through the EffectRunner, at most one piece per Task at a time: after every commit, once per
+ * Task when serving starts, and for unknown dispatches during the Supervisor's `reconciling` step.
+ *
+ * Nothing here is durable. An effect that throws leaves its Task at the frontier it was at; the
+ * next commit of that Task or the next boot tries again (the error is not counted or reported:
+ * the effect runner reports its own steps). If the process dies while work is in flight, boot
+ * derives the same frontier from the committed state and starts it again, which is why an
+ * EffectRunner must be idempotent.
+ */
+export class FrontierScheduler {
+  /** Frontier work in flight per Task, with the Assignment generation it serves. */
+  private readonly working = new Map<string, { controller: AbortController; generation: number }>();
+
+  constructor(private readonly options: FrontierSchedulerOptions) {}
+
+  /** True when there is an effect runner, i.e. frontier work is performed at all. */
+  get enabled(): boolean {
+    return this.options.effects !== undefined;
+  }
+
+  /** Whether some work is in flight for the Task now. */
+  busy(taskId: string): boolean {
+    return this.working.has(taskId);
+  }
+
+  /**
+   * After a commit of `task`: a new Assignment generation aborts work in flight for the old one
+   * (e.g. waiting on a run that is now fenced), and, while serving, the Task's frontier is kicked
+   * once the current microtask is over.
+   */
+  committed(task: TaskActor): void {
+    const inFlight = this.working.get(task.taskId);
+    if (inFlight && inFlight.generation !== task.context.generation) {
+      inFlight.controller.abort(
+        new HostError('stale_assignment', `generation ${inFlight.generation} superseded by ${task.context.generation}`),
+      );
+    }
+    if (this.options.serving()) queueMicrotask(() => this.kick(task));
+  }
+
+  /** Starts the Task's frontier work, unless there is none, some is in flight for it, or not serving. */
+  kick(task: TaskActor): void {
+    if (!this.enabled || task.frontier === 'none' || this.working.has(task.taskId) || !this.options.serving()) return;
+    void this.perform(task, task.frontier);
+  }
+
+  /**
+   * Performs `work` for the Task now and resolves when it is over (never rejects); if it moved the
+   * Task on and the Supervisor is serving, kicks the next piece. Requires an effect runner.
+   */
+  async perform(task: TaskActor, work: FrontierWork): Promise<void> {
+    const effects = this.options.effects!;
+    const controller = new AbortController();
+    this.working.set(task.taskId, { controller, generation: task.context.generation });
+    const handle: TaskHandle = {
+      taskId: task.taskId,
+      revision: task.revision,
+      state: task.state,
+      context: task.context,
+      spec: this.options.specs.get(task.taskId)!,
+      store: this.options.store()!,
+      send: (event, attachments = {}) => task.send(event, 'host', attachments),
+    };
+    try {
+      await effects.perform(handle, work, controller.signal);
+    } catch {
+      // An effect that fails leaves the Task at its frontier; the next commit or boot retries it.
+    } finally {
+      this.working.delete(task.taskId);
+    }
+    // Continue if the work moved the Task on; a step that committed nothing is not retried in a loop
+    // (it is retried on the next commit or at the next boot).
+    if (task.revision !== handle.revision && this.options.serving()) this.kick(task);
+  }
+
+  /**
+   * The Supervisor's `reconciling` step, before serving: a dispatch whose intent is durable but
+   * whose response was never recorded may or may not have reached the Runtime, so it becomes
+   * `unknown`; with an effect runner, every `unknown` dispatch is then looked up by its exact
+   * clientRequestId (`reconcile` work), one Task at a time. Resolves with how many were looked up.
+   * If the process dies in between, the next boot finds the same frontiers and does it again.
+   */
+  async reconcile(tasks: Iterable<TaskActor>): Promise<number> {
+    let reconciled = 0;
+    for (const task of tasks) {
+      if (task.frontier === 'confirm_dispatch') {
+        await task.send({ type: 'dispatch.lost', clientRequestId: task.context.dispatch!.clientRequestId }, 'host');
+      }
+      if (task.frontier === 'reconcile' && this.enabled) {
+        await this.perform(task, 'reconcile');
+        reconciled++;
+      }
+    }
+    return reconciled;
+  }
+
+  /** Aborts all work in flight with `reason` (draining); each settles on its own. */
+  abortAll(reason: unknown): void {
+    for (const { controller } of this.working.values()) controller.abort(reason);
+  }
+}

@@ -1,0 +1,66 @@
+import type { DriverKind } from '../drivers/receipt.js';
+import { createWorkspace, type Runtime } from '../runtime/index.js';
+import type { TaskHandle } from './effects.js';
+
+/** How to launch one harness: which driver speaks to it, and the process to start. */
+export interface HarnessConfig {
+  driver: DriverKind;
+  command: string;
+  args?: string[];
+  env?: Record<string, string>;
+  model?: string;
+  timeoutMs?: number;
+}
+
+/** Chooses the launch configuration per Assignment (e.g. a scripted provider's behaviour per purpose). */
+export type HarnessFactory = (assignment: {
+  taskId: string;
+  generation: number;
+  purpose: string;
+  workspace: string;
+}) => HarnessConfig | Promise<HarnessConfig>;
+
+export interface HostEffectsOptions {
+  runtime: Runtime;
+  /** Harness name (as named by `assignment.commit`) → launch configuration. */
+  harnesses: Record<string, HarnessConfig | HarnessFactory>;
+  /** Root under which each Task Attempt gets its workspace. */
+  workspaces: string;
+  /** Fault injection for tests and the demo: drop the Runtime's response to this dispatch. */
+  dropDispatchResponse?: (task: TaskHandle) => boolean;
+  /** Called with each step the Host takes, for progress output. */
+  onStep?: (taskId: string, step: string) => void;
+  maxArtifactBytes?: number;
+}
+
+/** Deterministic per Task Attempt, Assignment generation and purpose: the same intent always gets the same id. */
+export function clientRequestId(taskId: string, attempt: number, generation: number, what: 'run' | 'verify'): string {
+  return `${taskId}/a${attempt}/g${generation}/${what}`;
+}
+
+/** What every Host effect shares: the options, progress output, the Task Attempt's workspace, the artifact names. */
+export interface HostEffectContext {
+  readonly options: HostEffectsOptions;
+  /** Reports a step the Host takes (`onStep`). */
+  step(task: TaskHandle, text: string): void;
+  /** The Task Attempt's workspace (created, seeded, on first use). */
+  workspaceOf(task: TaskHandle): Promise<string>;
+  /** The names of the Task's required artifacts (excluded from its source digest). */
+  artifactNames(task: TaskHandle): string[];
+}
+
+/** The shared part of `createHostEffects`, made once per effect runner. */
+export function hostEffectContext(options: HostEffectsOptions): HostEffectContext {
+  return {
+    options,
+    step: (task, text) => options.onStep?.(task.taskId, text),
+    workspaceOf: (task) =>
+      createWorkspace({
+        root: options.workspaces,
+        taskId: task.taskId,
+        attempt: task.context.attempt,
+        ...(task.spec.workspaceSeed ? { seedFrom: task.spec.workspaceSeed } : {}),
+      }),
+    artifactNames: (task) => task.spec.requiredArtifacts.map((a) => a.name),
+  };
+}

@@ -1,0 +1,38 @@
+import { randomUUID } from 'node:crypto';
+import type { EventStore } from '../store/index.js';
+import { HostError, issuePath } from './errors.js';
+import { pinFrozenTests } from './frozen-tests.js';
+import { TaskSpec, type TaskSpecInput } from './object-kinds.js';
+import type { Attachments } from './task-actor.js';
+
+/** A Task about to be created: its id, its checked spec, and the `task.created` event that carries it. */
+export interface NewTask {
+  taskId: string;
+  spec: TaskSpec;
+  created: Record<string, unknown>;
+  /** The spec object, written in the same commit as `created`. */
+  attachments: Attachments;
+}
+
+/**
+ * `Supervisor.createTask`'s first half: parses the spec (`invalid_spec` with the field path), pins
+ * its frozen acceptance tests' digests from the workspace seed (`pinFrozenTests`), picks the Task
+ * id (the spec's, else a random one) and names the spec object by its digest. Writes nothing.
+ */
+export function newTask(input: TaskSpecInput, store: EventStore): NewTask {
+  const parsed = TaskSpec.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new HostError('invalid_spec', `task spec ${issuePath(issue.path)}: ${issue.message}`);
+  }
+  const spec = pinFrozenTests(parsed.data);
+  const taskId = spec.taskId ?? `task-${randomUUID()}`;
+  const specDigest = store.prepareObject({ kind: 'task-spec', body: spec }).digest;
+  const requiredArtifacts = spec.requiredArtifacts.map((a) => a.name);
+  return {
+    taskId,
+    spec,
+    created: { type: 'task.created', taskId, attempt: 1, specDigest, requiredArtifacts },
+    attachments: { objects: [{ kind: 'task-spec', body: spec }] },
+  };
+}

@@ -1,0 +1,27 @@
+import { EventStore, StoreError } from '../store/index.js';
+import { HostError } from './errors.js';
+import { OBJECT_KINDS } from './object-kinds.js';
+
+/**
+ * Opens the supervisor's store on `root` (taking the state-root lock), as the `booting` step
+ * does. A store failure becomes a HostError with its code and one finding; LMDB's and the file
+ * system's own failures (a numeric errno or MDB code, `EIO`, `ENOSPC`, …) become `storage_failed`.
+ * Anything else is a defect and is rethrown as it is.
+ */
+export function openStore(root: string, options: { purpose: string; streamWarnAt?: number | undefined }): EventStore {
+  try {
+    return EventStore.open({
+      root,
+      kinds: OBJECT_KINDS,
+      purpose: options.purpose,
+      ...(options.streamWarnAt ? { streamWarnAt: options.streamWarnAt } : {}),
+    });
+  } catch (error) {
+    if (error instanceof StoreError)
+      throw new HostError(error.code as never, error.message, [{ code: error.code as never, message: error.message }]);
+    const code = (error as { code?: unknown } | null)?.code;
+    if (typeof code !== 'number' && !(typeof code === 'string' && /^E[A-Z0-9]+$/.test(code))) throw error;
+    const message = `cannot open the state root ${root} (its LMDB environment or files): ${(error as Error).message} (code ${String(code)})`;
+    throw new HostError('storage_failed', message, [{ code: 'storage_failed', message }]);
+  }
+}

@@ -1,0 +1,70 @@
+import type { InspectionEvent } from 'xstate';
+import { z } from 'zod';
+import type { FrontierWork, TaskContext } from '../machines/index.js';
+import type { Clock } from './clock.js';
+import type { EffectRunner } from './effects.js';
+import { HostError, issuePath } from './errors.js';
+import type { TaskSpec } from './object-kinds.js';
+import type { RecoveryMode } from './recovery-boot.js';
+import type { ProgressListener } from './recovery-progress.js';
+
+export interface SupervisorOptions {
+  /** State root directory; default `ORDIVON_STATE` or `./.ordivon`. */
+  state?: string;
+  clock?: Clock;
+  /** XState inspection observer passed to the supervisor actor and every Task actor. */
+  inspect?: (event: InspectionEvent) => void;
+  /** Performs frontier work (dispatch, verification, …). Without one, Tasks wait at their frontier. */
+  effects?: EffectRunner;
+  streamWarnAt?: number;
+  purpose?: string;
+  /** Boot validation: `full` verifies and replays every event (default); `checkpoint` starts Tasks from verified checkpoints (actors/recovery-boot.ts). */
+  recovery?: RecoveryMode;
+  /**
+   * While serving, a Task that has admitted this many events since its last checkpoint gets a new
+   * one, taken right after the commit and written after it, off the admission path (default 100;
+   * 0: only at boot and at a clean stop). After a crash, a checkpointed start then replays about
+   * this many events per Task at most (plus any admitted while the checkpoint was being written),
+   * like Akka Persistence's snapshot-every-N.
+   */
+  checkpointEvery?: number;
+  /**
+   * Called while `validating` with the running counts of the Tasks checked and events verified
+   * (every 256 Tasks or 50,000 events per thread, and at the end): a full replay of a long
+   * history takes seconds to minutes. A listener that throws does not stop the boot.
+   */
+  onBootProgress?: ProgressListener;
+}
+
+/** The scalar options, checked when a supervisor is created (`invalid_option` with the field). */
+const ScalarOptions = z.object({
+  streamWarnAt: z.number().int().positive().optional(),
+  recovery: z.enum(['full', 'checkpoint']).optional(),
+  checkpointEvery: z.number().int().nonnegative().optional(),
+  onBootProgress: z.custom<ProgressListener>((value) => typeof value === 'function', 'expected a function').optional(),
+});
+
+export const DEFAULT_CHECKPOINT_EVERY = 100;
+
+/** Throws `invalid_option` (with the field) for a scalar option that does not parse; touches nothing. */
+export function checkSupervisorOptions(options: SupervisorOptions): void {
+  const parsed = ScalarOptions.safeParse(options);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new HostError('invalid_option', `supervisor option ${issuePath(issue.path)}: ${issue.message}`);
+  }
+}
+
+export interface TaskView {
+  taskId: string;
+  revision: number;
+  state: string;
+  frontier: FrontierWork;
+  context: TaskContext;
+  spec: TaskSpec;
+}
+
+export interface SendOptions {
+  /** Idempotency key: a retried send with the same id is acknowledged without writing again. */
+  eventId?: string;
+}

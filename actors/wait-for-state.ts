@@ -1,0 +1,40 @@
+import { HostError } from './errors.js';
+import type { Committed } from './task-actor.js';
+
+/** What `waitForState` listens to: a Supervisor. */
+export interface StateSource {
+  taskActor(taskId: string): { readonly state: string } | undefined;
+  subscribe(listener: (committed: Committed) => void): () => void;
+  readonly actor: { subscribe(observer: { complete: () => void }): { unsubscribe(): void } };
+}
+
+/**
+ * `Supervisor.waitFor`: resolves with the Task's state once it is one of `states`; rejects with
+ * `invalid_transition` if it reaches one of `failOn` first, or `not_serving` when the supervisor
+ * stops. Checks now and after each of the Task's commits; never polls.
+ */
+export function waitForState(source: StateSource, taskId: string, states: string[], failOn: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let stop = () => {};
+    const check = (): void => {
+      const state = source.taskActor(taskId)?.state;
+      if (state !== undefined && states.includes(state)) {
+        stop();
+        resolve(state);
+      } else if (state !== undefined && failOn.includes(state)) {
+        stop();
+        const waited = states.join(' | ');
+        reject(new HostError('invalid_transition', `task ${taskId} reached ${state} while waiting for ${waited}`));
+      }
+    };
+    const unsubscribe = source.subscribe((c) => c.taskId === taskId && check());
+    const lifecycle = source.actor.subscribe({
+      complete: () => (stop(), reject(new HostError('not_serving', 'supervisor stopped'))),
+    });
+    stop = () => {
+      unsubscribe();
+      lifecycle.unsubscribe();
+    };
+    check();
+  });
+}
