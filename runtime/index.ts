@@ -29,7 +29,8 @@ export {
   isTerminal,
 } from './job-record.js';
 export { JobStore } from './job-store.js';
-export { currentExecutor, executorAlive, processAlive } from './executor-identity.js';
+export { currentExecutor, executorAlive } from './executor-identity.js';
+export { processAlive } from '../os/index.js';
 export type { HarnessExecutor } from './harness-job.js';
 export type { RecoveryReport } from './recovery.js';
 export { RuntimeError, isRuntimeError, confineError, type RuntimeErrorCode } from './errors.js';

@@ -15,6 +15,7 @@ import {
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { bootId, isLiveState, pidExists, procStat, processStartTicks } from '../os/index.js';
 import { StoreError } from './errors.js';
 import { FORMAT_NAME, FORMAT_VERSION, FormatFile } from './records.js';
 
@@ -66,15 +67,6 @@ function writeDurably(path: string, text: string): void {
 const LockFile = z.object({ pid: z.number().int(), host: z.string(), startedAt: z.string(), purpose: z.string() });
 export type LockInfo = z.infer<typeof LockFile>;
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Reads the holder of the state-root lock, or null when the root is free or its holder died.
  * A lock file that cannot be read yet (its creator is between create and write) counts as held
@@ -98,7 +90,7 @@ function judgeLock(path: string): { text: string | undefined; holder: LockInfo |
     const stale = !stat || Date.now() - stat.mtimeMs > 5_000;
     return { text, holder: stale ? null : { pid: -1, host: hostname(), startedAt: 'just now', purpose: 'starting' } };
   }
-  return { text, holder: parsed.data.host === hostname() && !alive(parsed.data.pid) ? null : parsed.data };
+  return { text, holder: parsed.data.host === hostname() && !pidExists(parsed.data.pid) ? null : parsed.data };
 }
 
 function safeJson(text: string): unknown {
@@ -305,16 +297,17 @@ function gateAbandoned(path: string, holder: GateHolder | 'unreadable'): boolean
   }
   if (holder.host !== hostname()) return false;
   if (holder.bootId !== bootId()) return true;
-  const stat = processStat(holder.pid);
-  if (stat === undefined) return !alive(holder.pid);
-  return stat.state === 'Z' || stat.state === 'X' || (holder.startTicks !== 0 && stat.startTicks !== holder.startTicks);
+  const stat = procStat(holder.pid);
+  // No stat to read: the pid decides, whatever start time was recorded.
+  if (stat === undefined) return !pidExists(holder.pid);
+  return !isLiveState(stat.state) || (holder.startTicks !== 0 && stat.startTicks !== holder.startTicks);
 }
 
 function selfHolder(): GateHolder {
   return {
     pid: process.pid,
     host: hostname(),
-    startTicks: processStat(process.pid)?.startTicks ?? 0,
+    startTicks: processStartTicks(process.pid),
     bootId: bootId(),
   };
 }
@@ -331,36 +324,6 @@ function sameHolder(a: GateHolder | 'unreadable' | undefined, b: GateHolder): bo
 
 function describe(holder: GateHolder | 'unreadable' | undefined): string {
   return typeof holder === 'object' ? `pid ${holder.pid} on ${holder.host}` : 'an unreadable gate file';
-}
-
-/**
- * Reads `/proc/<pid>/stat`: the state letter, the process group and the start time in clock ticks
- * since boot (field 22), which tells a process from a later one that reused its pid. Undefined when
- * the pid is gone (or there is no `/proc`). The one parser of that file in Ordivon.
- */
-export function processStat(pid: number): { state: string; startTicks: number; pgrp: number } | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  // The command name (field 2) may contain spaces and parentheses; fields resume after the last ')'.
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  const startTicks = Number(fields[19]);
-  return { state: fields[0] ?? '?', startTicks: Number.isFinite(startTicks) ? startTicks : 0, pgrp: Number(fields[2]) };
-}
-
-let cachedBootId: string | undefined;
-function bootId(): string {
-  if (cachedBootId === undefined) {
-    try {
-      cachedBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-    } catch {
-      cachedBootId = 'unknown';
-    }
-  }
-  return cachedBootId;
 }
 
 function unlinkQuietly(path: string): void {

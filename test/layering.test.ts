@@ -10,15 +10,17 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 /**
  * Which of the project's folders each folder's sources may import. Dependencies point one way:
  * the Host (`actors/`) on its statechart, store, Runtime and drivers; the Runtime on the drivers
- * it runs; the drivers only on `store/state-root.ts`'s `/proc` reader (the one parser of that
- * file). `machines/` and `store/` import no other folder of the project.
+ * it runs and the store; the store and the drivers only on `os/` (process identity, process
+ * groups and their one stop) and `base/`. `os/` and `machines/` import no other folder of the
+ * project. A folder named as a target need not exist yet (`base/`).
  */
 const ALLOWED: Record<string, readonly string[]> = {
+  os: [],
   machines: [],
-  store: [],
-  drivers: ['store'],
-  runtime: ['drivers', 'store'],
-  actors: ['machines', 'store', 'runtime', 'drivers'],
+  store: ['os', 'base'],
+  drivers: ['os', 'base'],
+  runtime: ['drivers', 'store', 'os', 'base'],
+  actors: ['machines', 'store', 'runtime', 'drivers', 'os'],
 };
 
 function sources(dir: string): string[] {
