@@ -1,5 +1,6 @@
 // The Runtime: jobs, process trees, workspaces, acceptance verification. Owns no Task meaning.
-export { createRuntime, Runtime, type DispatchResult } from './runtime.js';
+export { createRuntime, Runtime } from './runtime.js';
+export type { DispatchResult } from './admission.js';
 export { RuntimeOptions, type RuntimeOptionsIn, type Clock } from './runtime-options.js';
 export {
   DispatchInput,
