@@ -341,7 +341,7 @@ function runWorker(
       } else if (message.type === 'done') {
         // Resolved at exit, not here: the worker still closes its LMDB handle after `done`, and an
         // open by this thread overlapping that close can meet the environment's destroyed mutexes
-        // (the race store/state-root.ts gates across processes; threads of one process are not gated).
+        // (the race store/env-gate.ts gates across processes; threads of one process are not gated).
         done = {
           tasks,
           findings: message.findings as Finding[],

@@ -14,7 +14,6 @@ export {
   PROVIDER_SPAWN_CHANNEL,
   publishProviderSpawn,
   subscribeProviderSpawns,
-  processStartTicks,
 } from './provider-spawn.js';
 export { DriverPoolOptions, POOL_DEFAULTS, type DriverPoolEvent, type DriverPoolStats } from './pool-options.js';
 export {
@@ -27,16 +26,6 @@ export { systemClock, type Clock } from './clock.js';
 export { DriverError, DRIVER_ERROR_CODES, DRIVER_FAILURE_CODES, type DriverErrorCode } from './errors.js';
 export { driverFailure, invalidInputFailure, formatZodIssues, type DriverFailure } from './failures.js';
 export { createWorkerHandler, defaultDriverLoaders, type DriverFn, type DriverLoaders } from './worker.js';
-export { spawnGroup, signalGroup, groupAlive } from './process-group.js';
-export {
-  stopGroup,
-  killLeftovers,
-  waitUntilStopped,
-  livingGroupMembers,
-  groupRunning,
-  processRunning,
-  type GroupStop,
-} from './stop-group.js';
 export {
   runCommand,
   OutputTail,

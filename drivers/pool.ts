@@ -1,6 +1,7 @@
 import { pathToFileURL } from 'node:url';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { killLeftovers, waitUntilStopped } from '../os/index.js';
 import { systemClock } from './clock.js';
 import { DriverError } from './errors.js';
 import { describeThrown, driverFailure, formatZodIssues, invalidInputFailure } from './failures.js';
@@ -8,7 +9,6 @@ import { DriverPoolOptions, POOL_DEFAULTS, type DriverPoolEvent, type DriverPool
 import { DriverKind, DriverResult, DriverRunInput, type DriverRunInputIn } from './receipt.js';
 import { publishProviderSpawn, type ProviderSpawn } from './provider-spawn.js';
 import { RestartIntensity } from './restart-intensity.js';
-import { killLeftovers, waitUntilStopped } from './stop-group.js';
 import { WorkerMessage, type ParentMessage, type TaskEnvelope } from './worker-protocol.js';
 
 /** Per-run options of `DriverPool.run`. */

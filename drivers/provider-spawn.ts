@@ -1,6 +1,5 @@
 import { channel, subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { z } from 'zod';
-import { processStat } from '../store/state-root.js';
 import { DriverKind } from './receipt.js';
 
 /**
@@ -14,7 +13,7 @@ export const ProviderSpawn = z.object({
   jobId: z.string().min(1).optional(),
   driver: DriverKind,
   pid: z.number().int().positive(),
-  /** `/proc/<pid>/stat` field 22 (clock ticks since boot); 0 when it could not be read. */
+  /** Start time in clock ticks since boot (os/ `processStartTicks`); 0 when it could not be read. */
   startTicks: z.number().int().nonnegative(),
 });
 export type ProviderSpawn = z.infer<typeof ProviderSpawn>;
@@ -44,12 +43,4 @@ export function subscribeProviderSpawns(listener: (spawn: ProviderSpawn) => void
   };
   subscribe(PROVIDER_SPAWN_CHANNEL, handler);
   return () => void unsubscribe(PROVIDER_SPAWN_CHANNEL, handler);
-}
-
-/**
- * Start time of `pid` in clock ticks since boot (`/proc/<pid>/stat` field 22), or 0 when it cannot
- * be read (no `/proc`, or the process is already gone).
- */
-export function processStartTicks(pid: number): number {
-  return processStat(pid)?.startTicks ?? 0;
 }

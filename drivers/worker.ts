@@ -3,8 +3,7 @@ import { subscribe } from 'node:diagnostics_channel';
 import { threadId, type MessagePort } from 'node:worker_threads';
 import { DriverResult, DriverRunInput, type DriverKind } from './receipt.js';
 import { describeThrown, driverFailure, formatZodIssues, invalidInputFailure } from './failures.js';
-import { processStartTicks } from './provider-spawn.js';
-import { killLeftovers, waitUntilStopped } from './stop-group.js';
+import { killLeftovers, processStartTicks, waitUntilStopped } from '../os/index.js';
 import { ParentMessage, TaskEnvelope, type WorkerMessage } from './worker-protocol.js';
 
 /** One driver: runs a provider to the end and returns data; should never throw (a throw is a crash). */
@@ -55,8 +54,9 @@ function watchChildren(): void {
       if (child.pid === undefined) return;
       const record: ChildRecord = { pid: child.pid, exited: false };
       state.children.set(child.pid, record);
-      // Read at once: until this thread reaps the child, even an exited one's /proc entry has its start
-      // time, which lets a later kill tell this group from a process that reused the pid.
+      // Read at once: until this thread reaps the child, even an exited one's process-table entry has
+      // its start time (processStartTicks), which lets a later kill tell this group from a process
+      // that reused the pid.
       post(state, { type: 'child', pid: child.pid, startTicks: processStartTicks(child.pid) });
       child.once('exit', () => {
         record.exited = true;

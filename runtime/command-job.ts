@@ -1,8 +1,6 @@
-import { spawnGroup, groupAlive } from '../drivers/process-group.js';
-import { procStat } from './executor-identity.js';
+import { groupAlive, processStartTicks, spawnGroup, stopGroup } from '../os/index.js';
 import type { OutputEvidence, StopReason } from './job-record.js';
 import { OutputCapture } from './output-capture.js';
-import { stopGroup } from './process-tree.js';
 
 export interface CommandLimits {
   timeoutMs: number;
@@ -60,15 +58,22 @@ export async function runCommand(
 
   let stopReason: StopReason | undefined;
   let stopping: Promise<boolean> | undefined;
+  // The grace ends once nothing of the group runs (polled, not on the leader's exit: stragglers are
+  // part of the job), and the wait is until the group is reaped, because that is what the job
+  // record's `groupGone` states: no process of the group, not even a zombie, was left.
+  const stopTree = (leader: number): Promise<boolean> =>
+    stopGroup(leader, { graceMs: limits.graceMs, until: 'reaped', reapTimeoutMs: limits.reapTimeoutMs }).then(
+      (report) => report.gone,
+    );
   const stop = (reason: StopReason | undefined): void => {
     if (pid === undefined || stopping !== undefined) return;
     stopReason = reason;
-    stopping = stopGroup(pid, limits.graceMs, limits.reapTimeoutMs);
+    stopping = stopTree(pid);
   };
   const onAbort = (): void => stop(cancel.reason as StopReason);
   let timer: NodeJS.Timeout | undefined;
   if (pid !== undefined) {
-    onSpawn(pid, procStat(pid)?.startTicks ?? 0);
+    onSpawn(pid, processStartTicks(pid));
     timer = setTimeout(() => stop('timeout'), limits.timeoutMs);
     if (cancel.aborted) onAbort();
     else cancel.addEventListener('abort', onAbort, { once: true });
@@ -81,7 +86,7 @@ export async function runCommand(
   const result = await subprocess;
   clearTimeout(timer);
   cancel.removeEventListener('abort', onAbort);
-  const groupGone = pid === undefined ? true : await (stopping ?? stopGroup(pid, limits.graceMs, limits.reapTimeoutMs));
+  const groupGone = pid === undefined ? true : await (stopping ?? stopTree(pid));
   const outcome: CommandOutcome = {
     exitCode: result.exitCode ?? null,
     signal: result.signal ?? null,

@@ -1,5 +1,6 @@
 // The Runtime: jobs, process trees, workspaces, acceptance verification. Owns no Task meaning.
-export { createRuntime, Runtime, type DispatchResult } from './runtime.js';
+export { createRuntime, Runtime } from './runtime.js';
+export type { DispatchResult } from './admission.js';
 export { RuntimeOptions, type RuntimeOptionsIn, type Clock } from './runtime-options.js';
 export {
   DispatchInput,
@@ -29,7 +30,8 @@ export {
   isTerminal,
 } from './job-record.js';
 export { JobStore } from './job-store.js';
-export { currentExecutor, executorAlive, processAlive } from './executor-identity.js';
+export { currentExecutor, executorAlive } from './executor-identity.js';
+export { processAlive } from '../os/index.js';
 export type { HarnessExecutor } from './harness-job.js';
 export type { RecoveryReport } from './recovery.js';
 export { RuntimeError, isRuntimeError, confineError, type RuntimeErrorCode } from './errors.js';

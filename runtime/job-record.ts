@@ -20,13 +20,13 @@ export function isTerminal(state: JobState): boolean {
   return TERMINAL_STATES.has(state);
 }
 
-/** Who ran the job: a label plus the process identity recovery checks (`/proc`, not LMDB). */
+/** Who ran the job: a label plus the process identity recovery checks (from the OS via os/, not LMDB). */
 export const ExecutorIdentity = z.object({
   executorId: z.string().min(1),
   hostname: z.string(),
   bootId: z.string(),
   pid: z.number().int().positive(),
-  /** Process start time in clock ticks since boot (`/proc/<pid>/stat` field 22); 0 when unknown. */
+  /** Process start time in clock ticks since boot (os/ `processStartTicks`); 0 when unknown. */
   startTicks: z.number().int().nonnegative(),
 });
 export type ExecutorIdentity = z.infer<typeof ExecutorIdentity>;

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { enterEnvGate } from '../store/state-root.js';
+import { enterEnvGate } from '../store/env-gate.js';
 import { RuntimeError, describeZodError } from './errors.js';
 import { JobRecord, RUNTIME_FORMAT, isTerminal } from './job-record.js';
 

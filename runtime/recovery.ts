@@ -1,8 +1,7 @@
-import { groupAlive } from '../drivers/process-group.js';
-import { executorAlive, isSameProcess, procStat } from './executor-identity.js';
+import { groupAlive, procStat, stopGroup } from '../os/index.js';
+import { executorAlive, isSameProcess } from './executor-identity.js';
 import type { ExecutorIdentity, JobRecord } from './job-record.js';
 import type { JobStore } from './job-store.js';
-import { killGroup } from './process-tree.js';
 
 /** What one `recover()` pass did. */
 export interface RecoveryReport {
@@ -36,7 +35,10 @@ export async function abandonOrphan(
     const { pid, startTicks } = record.process;
     const leader = procStat(pid);
     const ours = leader === undefined || startTicks === 0 || leader.startTicks === startTicks;
-    if (ours && groupAlive(pid)) groupGone = await killGroup(pid, options.reapTimeoutMs);
+    // SIGKILL at once, no grace: the executor that would have stopped the job politely is dead.
+    // Then the same wait as a running job's stop (command-job.ts), for the same `groupGone`.
+    if (ours && groupAlive(pid))
+      groupGone = (await stopGroup(pid, { until: 'reaped', reapTimeoutMs: options.reapTimeoutMs })).gone;
   }
   const at = options.now();
   const updated = store.updateJob(record.jobId, (current) => ({

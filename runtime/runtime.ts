@@ -1,43 +1,22 @@
-import { randomBytes } from 'node:crypto';
-import { statSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
-import { isDeepStrictEqual } from 'node:util';
 import type { z } from 'zod';
 import { DispatchInput, VerifyInput, type DispatchInputIn, type VerifyInputIn } from './dispatch-input.js';
 import { RuntimeError, describeZodError } from './errors.js';
 import { subscribeProviderSpawns } from '../drivers/provider-spawn.js';
-import { ActiveJob } from './active-job.js';
+import type { ActiveJob } from './active-job.js';
+import { Admission, type DispatchResult } from './admission.js';
 import { currentExecutor } from './executor-identity.js';
-import {
-  executeCommand,
-  executeHarness,
-  executeVerify,
-  type ExecutionContext,
-  type TerminalPatch,
-} from './job-execution.js';
-import { isTerminal, type ExecutorIdentity, type JobRecord, type StoredRun } from './job-record.js';
+import { executeCommand, executeHarness, executeVerify } from './job-execution.js';
+import { isTerminal, type ExecutorIdentity, type JobRecord } from './job-record.js';
 import { JobStore } from './job-store.js';
 import { abandonOrphan, ownerGone, type RecoveryReport } from './recovery.js';
 import { RuntimeOptions, type RuntimeOptionsIn } from './runtime-options.js';
 import { storedCommandRun, storedHarnessRun, storedVerifyRun } from './stored-run.js';
 
-/** The answer to `dispatch` / `verify`: the job id, and whether it already existed for that clientRequestId. */
-export interface DispatchResult {
-  jobId: string;
-  existing: boolean;
-}
-
-type AdmitBody = (ctx: ExecutionContext & { jobId: string }) => Promise<TerminalPatch>;
-
 function parse<S extends z.ZodType>(schema: S, raw: unknown, code: 'invalid_dispatch' | 'invalid_options'): z.infer<S> {
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw new RuntimeError(code, describeZodError(parsed.error));
   return parsed.data;
-}
-
-function newJobId(): string {
-  // Time-ordered prefix: new jobs land near each other in the B-tree, which keeps inserts cheap.
-  return `job_${Date.now().toString(36).padStart(9, '0')}_${randomBytes(8).toString('hex')}`;
 }
 
 /**
@@ -50,7 +29,7 @@ export class Runtime {
   private readonly options: RuntimeOptions;
   private readonly store: JobStore;
   private readonly active = new Map<string, ActiveJob>();
-  private readonly admitting = new Map<string, { request: JobRequest; jobId: Promise<string> }>();
+  private readonly admission: Admission;
   private readonly pending = new Set<Promise<unknown>>();
   private readonly listeners = new Set<(record: JobRecord) => void>();
   private closed = false;
@@ -62,6 +41,15 @@ export class Runtime {
     this.root = options.root;
     this.store = store;
     this.executor = currentExecutor(options.executorId);
+    this.admission = new Admission({
+      store,
+      options,
+      executor: this.executor,
+      active: this.active,
+      now: () => this.now(),
+      emit: (record) => this.emit(record),
+      track: (promise) => this.track(promise),
+    });
     // Harness runs execute elsewhere (the driver pool's threads); the pool reports each provider
     // it spawns, and the provider's group goes into the job record so recovery can kill it.
     this.stopSpawnWatch = subscribeProviderSpawns((spawn) => {
@@ -87,14 +75,15 @@ export class Runtime {
     this.assertOpen();
     const input = parse(DispatchInput, raw, 'invalid_dispatch');
     const { run } = input;
-    if (run.kind === 'command') return this.admit(input, storedCommandRun(run), (ctx) => executeCommand(run, ctx));
+    if (run.kind === 'command')
+      return this.admission.admit(input, storedCommandRun(run), (ctx) => executeCommand(run, ctx));
     const executor = this.options.harness;
     if (executor === undefined)
       throw new RuntimeError('executor_unavailable', 'no harness executor was given to createRuntime');
     if (run.input.cwd !== input.workspace)
       throw new RuntimeError('invalid_dispatch', 'run.input.cwd: must equal workspace');
     const driverInput = run.input;
-    return this.admit(input, storedHarnessRun(driverInput), (ctx) =>
+    return this.admission.admit(input, storedHarnessRun(driverInput), (ctx) =>
       executeHarness(executor, { ...driverInput, jobId: ctx.jobId }, ctx),
     );
   }
@@ -106,7 +95,7 @@ export class Runtime {
   async verify(raw: VerifyInputIn): Promise<DispatchResult> {
     this.assertOpen();
     const input = parse(VerifyInput, raw, 'invalid_dispatch');
-    return this.admit(input, storedVerifyRun(input), (ctx) => executeVerify(input, ctx));
+    return this.admission.admit(input, storedVerifyRun(input), (ctx) => executeVerify(input, ctx));
   }
 
   /** Every job indexed under exactly this clientRequestId (0, 1, or — after corruption — more). */
@@ -242,98 +231,6 @@ export class Runtime {
     });
     return this.track(done.then((abandoned) => (this.emit(abandoned), abandoned)));
   }
-
-  // Everything up to `createJob` runs synchronously, so a second call with the same id in the same
-  // turn finds either the `admitting` entry or the committed index entry.
-  private async admit(
-    input: { clientRequestId: string; workspace: string; timeoutMs: number; graceMs?: number | undefined },
-    run: StoredRun,
-    body: AdmitBody,
-  ): Promise<DispatchResult> {
-    const id = input.clientRequestId;
-    const request: JobRequest = { workspace: input.workspace, run, timeoutMs: input.timeoutMs, graceMs: input.graceMs };
-    const admitting = this.admitting.get(id);
-    if (admitting !== undefined) {
-      assertSameRequest(id, 'a job being admitted', admitting.request, request);
-      return { jobId: await admitting.jobId, existing: true };
-    }
-    const known = this.knownJob(id);
-    if (known !== undefined) return this.existing(id, known, request);
-    if (!statSync(input.workspace, { throwIfNoEntry: false })?.isDirectory()) {
-      throw new RuntimeError('workspace_missing', `${input.workspace} is not a directory`);
-    }
-    const at = this.now();
-    const record: JobRecord = {
-      v: 1,
-      jobId: newJobId(),
-      clientRequestId: id,
-      workspace: input.workspace,
-      run,
-      timeoutMs: input.timeoutMs,
-      graceMs: input.graceMs ?? this.options.graceMs,
-      executorId: this.executor.executorId,
-      executor: this.executor,
-      state: 'starting',
-      createdAt: at,
-      updatedAt: at,
-    };
-    const admitted = this.track(this.admitNew(record, request, body));
-    const jobIdPromise = admitted.then((result) => result.jobId);
-    jobIdPromise.catch(() => undefined); // observed by the callers awaiting `admitted`
-    this.admitting.set(id, { request: requestOf(record), jobId: jobIdPromise });
-    try {
-      return await admitted;
-    } finally {
-      this.admitting.delete(id);
-    }
-  }
-
-  /** The job indexed under `id`, if any (its record read and parsed); more than one is `identity_conflict`. */
-  private knownJob(id: string): JobRecord | undefined {
-    const known = this.store.findJobs(id);
-    if (known.length > 1) throw new RuntimeError('identity_conflict', `${known.length} jobs are indexed under ${id}`);
-    return known[0];
-  }
-
-  /** The job already indexed under `id`, if it was asked for with the same request. */
-  private existing(id: string, record: JobRecord, request: JobRequest): DispatchResult {
-    assertSameRequest(id, `job ${record.jobId}`, requestOf(record), request);
-    return { jobId: record.jobId, existing: true };
-  }
-
-  private async admitNew(record: JobRecord, request: JobRequest, body: AdmitBody): Promise<DispatchResult> {
-    if (!this.store.createJob(record)) {
-      // Another process admitted the same id between our read and our transaction.
-      const known = this.knownJob(record.clientRequestId);
-      if (known === undefined)
-        throw new RuntimeError('record_corrupt', `${record.clientRequestId} was indexed when admitted and is not now`);
-      return this.existing(record.clientRequestId, known, request);
-    }
-    // Registered before the flush so a cancel arriving meanwhile is seen before anything is spawned.
-    const job = new ActiveJob(record, {
-      store: this.store,
-      limits: this.options,
-      now: () => this.now(),
-      emit: (r) => this.emit(r),
-    });
-    this.active.set(record.jobId, job);
-    try {
-      await this.store.flushed();
-    } catch (cause) {
-      this.active.delete(record.jobId);
-      const error = new RuntimeError(
-        'store_write_failed',
-        `job ${record.jobId} could not be made durable: ${(cause as Error).message}`,
-        { cause },
-      );
-      job.fail(error);
-      throw error;
-    }
-    this.emit(record);
-    const forget = () => this.active.delete(record.jobId);
-    this.track(job.start((ctx) => body({ ...ctx, jobId: record.jobId }))).then(forget, forget);
-    return { jobId: record.jobId, existing: false };
-  }
 }
 
 /**
@@ -353,36 +250,4 @@ export async function createRuntime(raw: RuntimeOptionsIn): Promise<Runtime> {
     }
   }
   return runtime;
-}
-
-/** What a `clientRequestId` stands for: the request as its job record keeps it (`graceMs` absent: the Runtime's default). */
-interface JobRequest {
-  workspace: string;
-  run: StoredRun;
-  timeoutMs: number;
-  graceMs?: number | undefined;
-}
-
-function requestOf(record: JobRecord): JobRequest {
-  return { workspace: record.workspace, run: record.run, timeoutMs: record.timeoutMs, graceMs: record.graceMs };
-}
-
-/**
- * A repeated clientRequestId must name the same request (as an idempotency key does): answering a
- * different one with the old job would let a caller believe its new run was started. Compared on
- * what the record keeps: environment variable names, not values; the prompt by its digest; the
- * grace only when the caller gave one.
- */
-function assertSameRequest(id: string, holder: string, known: JobRequest, asked: JobRequest): void {
-  const fields = ['workspace', 'run', 'timeoutMs', 'graceMs'] as const;
-  // A grace left to the default is not compared (the default may have changed since).
-  const differ = fields.filter(
-    (field) => !(field === 'graceMs' && asked.graceMs === undefined) && !isDeepStrictEqual(known[field], asked[field]),
-  );
-  if (differ.length > 0) {
-    throw new RuntimeError(
-      'idempotency_conflict',
-      `clientRequestId ${id} already names ${holder} with another request (differs in ${differ.join(', ')}); nothing was started`,
-    );
-  }
 }

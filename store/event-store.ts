@@ -15,7 +15,9 @@ import {
   type IndexClaim,
   type IndexKind,
 } from './records.js';
-import { acquireLock, checkFormat, enterEnvGate } from './state-root.js';
+import { enterEnvGate } from './env-gate.js';
+import { checkFormat } from './state-root.js';
+import { acquireLock } from './state-lock.js';
 
 /** Where lmdb-js keeps the events database's shared msgpack structures (inside that database). */
 const EVENT_STRUCTURES = Symbol.for('structures');
@@ -128,7 +130,7 @@ export class EventStore {
     checkFormat(options.root, !readOnly);
     const release = readOnly ? () => {} : acquireLock(options.root, options.purpose ?? 'ordivon');
     try {
-      // Opens and closes of one LMDB environment must not overlap across processes (state-root.ts).
+      // Opens and closes of one LMDB environment must not overlap across processes (env-gate.ts).
       const leave = enterEnvGate(join(options.root, 'lmdb'));
       let env: RootDatabase;
       try {

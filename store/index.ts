@@ -35,4 +35,6 @@ export {
   FORMAT_NAME,
   FORMAT_VERSION,
 } from './records.js';
-export { resolveStateRoot, checkFormat, acquireLock, lockHolder, type LockInfo } from './state-root.js';
+export { resolveStateRoot, checkFormat } from './state-root.js';
+export { acquireLock, lockHolder, type LockInfo } from './state-lock.js';
+export { enterEnvGate } from './env-gate.js';

@@ -10,16 +10,18 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 /**
  * Which of the project's folders each folder's sources may import. Dependencies point one way:
  * the Host (`actors/`) on its statechart, store, Runtime and drivers; the Runtime on the drivers
- * it runs; the drivers only on `store/state-root.ts`'s `/proc` reader (the one parser of that
- * file). `machines/` and `store/` import no other folder of the project.
+ * it runs and the store; the store and the drivers only on `os/` (process identity, process
+ * groups and their one stop) and `base/` (the coded error shape). `base/`, `os/` and `machines/`
+ * import no other folder of the project.
  */
 const ALLOWED: Record<string, readonly string[]> = {
   base: [],
+  os: [],
   machines: [],
-  store: [],
-  drivers: ['store'],
-  runtime: ['drivers', 'store'],
-  actors: ['machines', 'store', 'runtime', 'drivers'],
+  store: ['os', 'base'],
+  drivers: ['os', 'base'],
+  runtime: ['drivers', 'store', 'os', 'base'],
+  actors: ['machines', 'store', 'runtime', 'drivers', 'os', 'base'],
 };
 
 function sources(dir: string): string[] {

@@ -1,5 +1,4 @@
-import { setTimeout as delay } from 'node:timers/promises';
-import { groupAlive, signalGroup, spawnGroup } from '../process-group.js';
+import { groupAlive, signalGroup, spawnGroup, stopGroup } from '../../os/index.js';
 import { within } from './within.js';
 import type { WireLedger } from './wire-ledger.js';
 
@@ -19,7 +18,6 @@ export interface ShutdownReport extends ProcessExit {
 const STDERR_TAIL_BYTES = 4096;
 /** Bound on waiting for the kernel and init to reap a killed group (zombies still count as members). */
 const REAP_WAIT_MS = 5_000;
-const REAP_POLL_MS = 25;
 
 /**
  * One ACP agent process in its own process group, with its stdio turned into the web streams the
@@ -123,7 +121,8 @@ export class AgentProcess {
 
   /**
    * SIGKILLs whatever is left of the group, without waiting, unless `shutdown()` already ran (then
-   * the group is gone and its id may, in principle, belong to someone else by now).
+   * the group is gone and its id may, in principle, belong to someone else by now). A last resort
+   * for a path that threw, synchronous so a `finally` can call it; the stop is `shutdown()`.
    */
   killGroup(): void {
     if (!this.#shutDown && groupAlive(this.pid)) signalGroup(this.pid, 'SIGKILL');
@@ -143,29 +142,25 @@ export class AgentProcess {
    */
   async shutdown(graceMs: number, closeStdinFirst: boolean): Promise<ShutdownReport> {
     let forced: ShutdownReport['forced'] = null;
-    const exitedWithin = async (ms: number) => (await within(this.exited, ms)) !== undefined;
     if (closeStdinFirst) {
       this.closeStdin();
-      if (this.exit === undefined) await exitedWithin(graceMs);
+      if (this.exit === undefined) await within(this.exited, graceMs);
     }
-    if (this.exit === undefined) {
-      forced = 'SIGTERM';
-      signalGroup(this.pid, 'SIGTERM');
-      if (!(await exitedWithin(graceMs))) {
-        forced = 'SIGKILL';
-        signalGroup(this.pid, 'SIGKILL');
-        await exitedWithin(REAP_WAIT_MS);
-      }
-    }
+    const pid = this.pid!; // start() constructs an AgentProcess only for a child that has a pid
+    // The grace is the leader's: it ends when the agent exits. Members the leader left behind (a
+    // daemonised helper, a shell's child) then get SIGKILL, or at once when the agent exited on
+    // its own: they do not outlive the run. Killed members stay visible to kill(-pgid, 0) until
+    // they are reaped (by us or by init), which the report's `groupGone` waits for.
+    const leaderRuns = this.exit === undefined;
+    const stop = await stopGroup(pid, {
+      ...(leaderRuns ? { graceMs, settled: this.exited } : {}),
+      until: 'reaped',
+      reapTimeoutMs: REAP_WAIT_MS,
+    });
+    if (leaderRuns) forced = stop.graceExpired ? 'SIGKILL' : 'SIGTERM';
     this.closeStdin();
-    // Members the leader left behind (a daemonised helper, a shell's child) do not outlive the run.
-    if (groupAlive(this.pid)) signalGroup(this.pid, 'SIGKILL');
-    // Killed members stay visible to kill(-pgid, 0) until they are reaped (by us or by init).
-    const deadline = Date.now() + REAP_WAIT_MS;
-    while (groupAlive(this.pid) && Date.now() < deadline) await delay(REAP_POLL_MS);
     const exit = this.exit ?? { exitCode: null, signal: null };
-    const groupGone = !groupAlive(this.pid);
-    this.#shutDown = groupGone;
-    return { ...exit, forced, groupGone };
+    this.#shutDown = stop.gone;
+    return { ...exit, forced, groupGone: stop.gone };
   }
 }

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { signalGroup } from '../../os/index.js';
 import { collectArtifacts } from '../artifacts.js';
 import { describeThrown, driverFailure, invalidInputFailure } from '../failures.js';
-import { signalGroup } from '../process-group.js';
 import { DriverRunInput, type DriverFailureKind, type DriverResult, type DriverRunInputIn } from '../receipt.js';
 import { answerServerRequest } from './codex-approvals.js';
 import { CodexConnection, type RpcOutcome, type WireDirection } from './codex-connection.js';

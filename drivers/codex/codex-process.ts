@@ -1,8 +1,14 @@
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import { groupAlive, signalGroup, spawnGroup } from '../process-group.js';
-import { groupRunning } from '../stop-group.js';
-import { descendantsOf, memberRunning, mergeMembers, signalMembers, type TreeMember } from './process-tree.js';
+import {
+  descendantsOf,
+  groupRunning,
+  memberRunning,
+  mergeMembers,
+  spawnGroup,
+  stopGroup,
+  type TreeMember,
+} from '../../os/index.js';
 
 export interface ProcessExit {
   exitCode: number | null;
@@ -20,7 +26,6 @@ export interface ShutdownReport extends ProcessExit {
 const STDERR_TAIL_BYTES = 4096;
 /** Bound on waiting for killed processes to be reaped (kill(-pgid, 0) sees zombies). */
 const REAP_WAIT_MS = 5_000;
-const REAP_POLL_MS = 25;
 
 /**
  * One `codex app-server` process: the leader of its own process group (so an npm shim and the
@@ -100,34 +105,28 @@ export class CodexProcess {
    */
   async shutdown(graceMs: number, closeInput: () => void): Promise<ShutdownReport> {
     const tree = new Map<string, TreeMember>();
-    const snapshot = () => {
+    const snapshot = (): TreeMember[] => {
       if (this.exit === undefined) mergeMembers(tree, descendantsOf(this.pid));
+      return [...tree.values()];
     };
     let forced: ShutdownReport['forced'] = null;
     snapshot();
     closeInput();
-    if (!(await this.exitedWithin(graceMs))) {
-      snapshot();
-      forced = 'SIGTERM';
-      signalGroup(this.pid, 'SIGTERM');
-      signalMembers(tree.values(), 'SIGTERM');
-      if (!(await this.exitedWithin(graceMs))) {
-        snapshot();
-        forced = 'SIGKILL';
-        signalGroup(this.pid, 'SIGKILL');
-        signalMembers(tree.values(), 'SIGKILL');
-        await this.exitedWithin(REAP_WAIT_MS);
-      }
-    }
-    if (groupAlive(this.pid)) signalGroup(this.pid, 'SIGKILL');
-    signalMembers(tree.values(), 'SIGKILL');
-    const stillRunning = () => groupRunning(this.pid) || [...tree.values()].some(memberRunning);
-    // Helpers Codex started in its own group (lsb_release, git) are orphaned when it exits; until
-    // init reaps them they keep the group id alive, so wait for the group itself to disappear.
-    const gone = () => !stillRunning() && !groupAlive(this.pid);
-    const deadline = Date.now() + REAP_WAIT_MS;
-    while (!gone() && Date.now() < deadline) await delay(REAP_POLL_MS);
+    // The grace is the leader's: it ends when the app-server exits. Whatever still runs then, in the
+    // group or of the snapshotted tree, is SIGKILLed; at once when the app-server exited on end of input.
+    const leaderRuns = !(await this.exitedWithin(graceMs));
+    const stop = await stopGroup(this.pid, {
+      ...(leaderRuns ? { graceMs, settled: this.exited } : {}),
+      outside: snapshot,
+      // Helpers Codex started in its own group (lsb_release, git) are orphaned when it exits; until
+      // init reaps them they keep the group id alive, so wait for the group itself to disappear.
+      until: 'reaped',
+      reapTimeoutMs: REAP_WAIT_MS,
+    });
+    if (leaderRuns) forced = stop.graceExpired ? 'SIGKILL' : 'SIGTERM';
     const exit = this.exit ?? { exitCode: null, signal: null };
-    return { ...exit, forced, treeGone: !stillRunning() };
+    // Reported gone once nothing runs, reaped or not (the wait above was for the group id to go).
+    const treeGone = !groupRunning(this.pid) && ![...tree.values()].some(memberRunning);
+    return { ...exit, forced, treeGone };
   }
 }

@@ -17,7 +17,6 @@ export {
 } from './codex-connection.js';
 export { CodexProcess, type ProcessExit, type ShutdownReport } from './codex-process.js';
 export { CodexTally, type ReceiptEnd, type TurnEnd } from './codex-tally.js';
-export { descendantsOf, memberRunning, signalMembers, type TreeMember } from './process-tree.js';
 export { turnFailureRetryable } from './turn-failure.js';
 export { TOOL_ITEM_TYPES } from './codex-wire.js';
 export {

@@ -1,8 +1,7 @@
 import { basename } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { LEFTOVER_POLL_MS, spawnGroup, stopGroup, type GroupStop } from '../../os/index.js';
 import { collectArtifacts } from '../artifacts.js';
-import { spawnGroup } from '../process-group.js';
-import { stopGroup, type GroupStop } from '../stop-group.js';
 import { describeThrown, driverFailure } from '../failures.js';
 import type { DriverResult, DriverRunInput, HarnessRunReceipt } from '../receipt.js';
 import { OutputTail } from './output-tail.js';
@@ -17,6 +16,9 @@ export const FINAL_TEXT_MAX_CHARS = 4096;
 export const PROVIDER_NAME_ENV = 'ORDIVON_PROVIDER_NAME';
 
 type EndReason = 'exited' | 'timeout' | 'aborted';
+
+/** Bound on waiting for a SIGKILLed group to stop running. */
+const KILL_WAIT_MS = 2_000;
 
 /**
  * Runs any executable as a harness: the prompt goes to its stdin, its cwd is the workspace, and
@@ -73,7 +75,16 @@ export async function runCommand(input: DriverRunInput, signal: AbortSignal): Pr
   const end = (why: EndReason): void => {
     if (reason !== undefined) return;
     reason = why;
-    stopping = stopGroup(pid, input.graceMs, child);
+    // The grace ends when the leader has exited and its pipes closed (`child` settled); then waits
+    // only until nothing of the group runs, not until init reaps it: the run's result is due once
+    // the tree is dead, and an init that never reaps orphans would hold it to the bound every time.
+    stopping = stopGroup(pid, {
+      graceMs: input.graceMs,
+      settled: child,
+      until: 'stopped',
+      reapTimeoutMs: KILL_WAIT_MS,
+      pollMs: LEFTOVER_POLL_MS,
+    }).then((report) => report.stop);
   };
   const timer = setTimeout(() => end('timeout'), input.timeoutMs);
   const onAbort = (): void => end('aborted');

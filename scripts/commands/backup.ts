@@ -1,7 +1,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, extname, join, resolve } from 'node:path';
 import { open } from 'lmdb';
-import { enterEnvGate } from '../../store/state-root.js';
+import { enterEnvGate } from '../../store/env-gate.js';
 import { OBJECT_KINDS } from '../../actors/object-kinds.js';
 import { rebuildAll } from '../../actors/recovery.js';
 import { EventStore, StoreError, acquireLock, checkFormat, resolveStateRoot } from '../../store/index.js';
@@ -19,7 +19,7 @@ function isEmptyDir(path: string): boolean {
  * lmdb-js keeps a path with an extension (`runtime.lmdb`) as one file, any other as a directory.
  */
 async function copyEnv(from: string, to: string): Promise<void> {
-  // Opens and closes of one LMDB environment must not overlap across processes (store/state-root.ts).
+  // Opens and closes of one LMDB environment must not overlap across processes (store/env-gate.ts).
   let leave = enterEnvGate(from);
   let env: ReturnType<typeof open>;
   try {

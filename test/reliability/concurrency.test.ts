@@ -76,7 +76,7 @@ describe('concurrency across processes', () => {
   // Every round each contender opens the root twice (a read-only `show`, then a locked `send`), so
   // LMDB environments are opened and closed across processes all the time. This once failed about
   // 1 run in 10 with an uncoded `boot_failed` ("Invalid argument"): see enterEnvGate in
-  // store/state-root.ts for the lmdb race it exposed.
+  // store/env-gate.ts for the lmdb race it exposed.
   it(
     'several processes racing fenced assignment.commit on one Task: one admission per generation, no lost update, contiguous revisions',
     { timeout: 120_000 },

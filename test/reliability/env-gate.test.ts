@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { HostError } from '../../actors/errors.js';
 import { createSupervisor } from '../../actors/supervisor.js';
 import { main } from '../../scripts/ordivon.js';
-import { enterEnvGate } from '../../store/state-root.js';
+import { enterEnvGate } from '../../store/env-gate.js';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';
 import { DOCUMENTED_CODES } from './documented-codes.js';
@@ -46,7 +46,7 @@ function bootId(): string {
   return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
 }
 
-describe('LMDB open/close gate (store/state-root.ts enterEnvGate)', () => {
+describe('LMDB open/close gate (store/env-gate.ts enterEnvGate)', () => {
   it(
     'a process asking for the gate waits while another live process holds it, and gets it once released',
     { timeout: 30_000 },

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { procStat } from '../../runtime/executor-identity.js';
+import { procStat } from '../../os/index.js';
 import { JobStore, createRuntime, currentExecutor, isRuntimeError, type JobRecord } from '../../runtime/index.js';
 import { killZero, openRuntime, tempRoot } from './support.js';
 

@@ -1,0 +1,25 @@
+// The operating system's side of processes: identity read from /proc, process groups, their stop.
+// A leaf: imports only node:* and execa.
+export {
+  parseProcStat,
+  readProcStat,
+  procStat,
+  processStartTicks,
+  isLiveState,
+  listPids,
+  bootId,
+  type ProcStat,
+} from './proc-stat.js';
+export { pidExists, processAlive, processRunning } from './process-identity.js';
+export { spawnGroup, signalGroup, groupAlive } from './process-group.js';
+export { livingGroupMembers, groupRunning } from './group-members.js';
+export { descendantsOf, memberRunning, signalMembers, mergeMembers, type TreeMember } from './process-tree.js';
+export {
+  stopGroup,
+  waitUntil,
+  type GroupStop,
+  type GroupGone,
+  type GroupStopOptions,
+  type GroupStopReport,
+} from './stop-group.js';
+export { killLeftovers, waitUntilStopped, LEFTOVER_POLL_MS } from './leftovers.js';
