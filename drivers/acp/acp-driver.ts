@@ -102,19 +102,29 @@ async function converse(
       sessionId,
     });
   };
+  // fs requests the agent made are served before the run ends: a write the agent did not wait for
+  // (it answered the prompt at once) must still be on disk, or refused, when the receipt is built.
+  const served = new Set<Promise<unknown>>();
+  const serve = <T>(work: Promise<T>): Promise<T> => {
+    served.add(work);
+    void work.then(
+      () => served.delete(work),
+      () => served.delete(work),
+    );
+    return work;
+  };
   const connection = acp
     .client({ name: 'ordivon-acp' })
     .onRequest(acp.methods.client.session.requestPermission, ({ params }) => ({
       outcome: pickPermission(params.options, run.policy.approvals, cancelling),
     }))
-    .onRequest(acp.methods.client.fs.readTextFile, async ({ params }) => {
+    .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
       sameSession(params.sessionId, 'fs/read_text_file', params.path);
-      return { content: await readWorkspaceText(run.cwd, params, fsRefusals) };
+      return serve(readWorkspaceText(run.cwd, params, fsRefusals).then((content) => ({ content })));
     })
-    .onRequest(acp.methods.client.fs.writeTextFile, async ({ params }) => {
+    .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
       sameSession(params.sessionId, 'fs/write_text_file', params.path);
-      await writeWorkspaceText(run.cwd, params, fsRefusals);
-      return {};
+      return serve(writeWorkspaceText(run.cwd, params, fsRefusals).then(() => ({})));
     })
     .connect(acp.ndJsonStream(agentProcess.toAgent, agentProcess.fromAgent));
 
@@ -215,6 +225,7 @@ async function converse(
   }
   // Late lines (updates after the answer) are still counted once the agent's stdout has ended.
   await within(agentProcess.outputEnded, run.graceMs);
+  await within(Promise.allSettled([...served]), run.graceMs);
   connection.close();
   const receipt: HarnessRunReceipt = buildReceipt({
     run,
