@@ -15,7 +15,7 @@ import { EventStore, StoreError, resolveStateRoot, type EventRecord } from '../s
 import { systemClock, type Clock } from './clock.js';
 import type { EffectRunner, TaskHandle } from './effects.js';
 import { HostError, issuePath } from './errors.js';
-import { OBJECT_KINDS, TaskSpec, type TaskSpecInput } from './object-kinds.js';
+import { OBJECT_KINDS, TaskSpec, type TaskSpecInput } from '../objects/object-kinds.js';
 import {
   checkpointLiveTasks,
   checkpointRevision,
@@ -24,9 +24,9 @@ import {
   recoverForBoot,
   type CheckpointBatch,
   type RecoveryMode,
-} from './recovery-boot.js';
-import type { CheckpointInput } from './checkpoint-store.js';
-import type { ProgressListener } from './recovery-progress.js';
+} from '../recovery/boot.js';
+import type { CheckpointInput } from '../recovery/checkpoint-store.js';
+import type { ProgressListener } from '../recovery/progress.js';
 import { TaskActor, type Attachments, type Committed, type SendResult } from './task-actor.js';
 
 export interface SupervisorOptions {

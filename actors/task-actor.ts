@@ -23,7 +23,7 @@ import {
 import type { Clock } from './clock.js';
 import { issuePath } from './errors.js';
 import { EventInput } from './event-input.js';
-import { dataOf, refsOf } from './task-events-codec.js';
+import { dataOf, refsOf } from '../recovery/task-events-codec.js';
 
 export type TaskSnapshot = SnapshotFrom<typeof taskMachine>;
 

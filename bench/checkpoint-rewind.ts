@@ -1,9 +1,9 @@
 import { createActor } from 'xstate';
-import { Checkpoint, readCheckpoints } from '../actors/checkpoint-store.js';
-import { OBJECT_KINDS } from '../actors/object-kinds.js';
-import { eventDigest, sha256Text } from '../actors/recovery-digest.js';
-import { scanStreams } from '../actors/recovery-source.js';
-import { machineEventOf } from '../actors/task-events-codec.js';
+import { Checkpoint, readCheckpoints } from '../recovery/checkpoint-store.js';
+import { OBJECT_KINDS } from '../objects/object-kinds.js';
+import { eventDigest, sha256Text } from '../recovery/digest.js';
+import { scanStreams } from '../recovery/source.js';
+import { machineEventOf } from '../recovery/task-events-codec.js';
 import { TASK_MACHINE_VERSION, stateName, taskMachine } from '../machines/index.js';
 import { EventRecord, EventStore } from '../store/index.js';
 

@@ -1,14 +1,14 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
-import { OBJECT_KINDS } from '../actors/object-kinds.js';
+import { OBJECT_KINDS } from '../objects/object-kinds.js';
 import {
   RecoveryWorkerMessage,
   type RecoveryWorkerMessage as Message,
   type WireTask,
-} from '../actors/recovery-protocol.js';
-import { RecoveryVerifier, identityFindings, type RawEvent, type VerifySource } from '../actors/recovery-verify.js';
-import { restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from '../actors/recovery.js';
+} from '../recovery/protocol.js';
+import { RecoveryVerifier, identityFindings, type RawEvent, type VerifySource } from '../recovery/verifier.js';
+import { restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from '../recovery/rebuild.js';
 import type { Finding } from '../actors/errors.js';
 import { SqlitePeerStore } from './sqlite-peer-store.js';
 

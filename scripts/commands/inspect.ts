@@ -1,6 +1,6 @@
-import { OBJECT_KINDS, TaskSpec } from '../../actors/object-kinds.js';
-import { rebuildAll } from '../../actors/recovery.js';
-import { verifyFull } from '../../actors/recovery-boot.js';
+import { OBJECT_KINDS, TaskSpec } from '../../objects/object-kinds.js';
+import { rebuildAll } from '../../recovery/rebuild.js';
+import { verifyFull } from '../../recovery/boot.js';
 import { LatestRejection, taskRejections, taskRuns } from '../../actors/task-runs.js';
 import { taskFrontier } from '../../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot } from '../../store/index.js';

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { open } from 'lmdb';
-import { OBJECT_KINDS } from '../../actors/object-kinds.js';
-import { eventDigest } from '../../actors/recovery-digest.js';
-import { lmdbVerifySource } from '../../actors/recovery-source.js';
-import { RecoveryVerifier, type RawEvent } from '../../actors/recovery-verify.js';
+import { OBJECT_KINDS } from '../../objects/object-kinds.js';
+import { eventDigest } from '../../recovery/digest.js';
+import { lmdbVerifySource } from '../../recovery/source.js';
+import { RecoveryVerifier, type RawEvent } from '../../recovery/verifier.js';
 import {
   EventStore,
   StoreError,

@@ -10,9 +10,9 @@ import {
   type ObjectKinds,
   type RawObject,
 } from '../store/index.js';
-import type { Finding } from './errors.js';
-import { eventDigest, jsonEqual, sha256Bytes } from './recovery-digest.js';
-import type { TaskSnapshot } from './task-actor.js';
+import type { Finding } from '../actors/errors.js';
+import { eventDigest, jsonEqual, sha256Bytes } from './digest.js';
+import type { TaskSnapshot } from '../actors/task-actor.js';
 
 /**
  * The checks of a verified rebuild, independent of where the bytes come from. LMDB (in-thread

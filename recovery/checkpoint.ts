@@ -1,20 +1,20 @@
 import { TASK_MACHINE_VERSION, stateName } from '../machines/index.js';
 import { safeParseEventRecord, type EventStore, type Head } from '../store/index.js';
 import { checkpointEntries, projectionBytesDigest, safeParseCheckpoint } from './checkpoint-store.js';
-import { OBJECT_KINDS, type TaskSpec } from './object-kinds.js';
-import { eventDigest } from './recovery-digest.js';
-import { ProgressMeter, progressSum, type ProgressListener } from './recovery-progress.js';
-import { headIds, lmdbVerifySource, scanStreams, streamEnd, streamIdsAfterHeads } from './recovery-source.js';
-import type { Finding } from './errors.js';
+import { OBJECT_KINDS, type TaskSpec } from '../objects/object-kinds.js';
+import { eventDigest } from './digest.js';
+import { ProgressMeter, progressSum, type ProgressListener } from './progress.js';
+import { headIds, lmdbVerifySource, scanStreams, streamEnd, streamIdsAfterHeads } from './source.js';
+import type { Finding } from '../actors/errors.js';
 import {
   RecoveryVerifier,
   identityFindings,
   type RawEvent,
   type ReplayStart,
   type VerifiedTask,
-} from './recovery-verify.js';
-import { rebuiltOf, restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './recovery.js';
-import type { TaskSnapshot } from './task-actor.js';
+} from './verifier.js';
+import { rebuiltOf, restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './rebuild.js';
+import type { TaskSnapshot } from '../actors/task-actor.js';
 
 export interface CheckpointRecoveryReport extends RecoveryReport {
   /** Tasks started from a checkpoint that matched their head and projection (nothing replayed). */

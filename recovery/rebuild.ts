@@ -1,12 +1,12 @@
 import { createActor } from 'xstate';
 import { taskMachine } from '../machines/index.js';
 import type { EventStore } from '../store/index.js';
-import type { Finding } from './errors.js';
-import { OBJECT_KINDS, type TaskSpec } from './object-kinds.js';
-import { headIds, lmdbVerifySource, scanStreams } from './recovery-source.js';
-import { RecoveryVerifier, identityFindings, type VerifiedTask, type VerifierOptions } from './recovery-verify.js';
-import { ProgressMeter, progressSum, type ProgressListener } from './recovery-progress.js';
-import type { TaskSnapshot } from './task-actor.js';
+import type { Finding } from '../actors/errors.js';
+import { OBJECT_KINDS, type TaskSpec } from '../objects/object-kinds.js';
+import { headIds, lmdbVerifySource, scanStreams } from './source.js';
+import { RecoveryVerifier, identityFindings, type VerifiedTask, type VerifierOptions } from './verifier.js';
+import { ProgressMeter, progressSum, type ProgressListener } from './progress.js';
+import type { TaskSnapshot } from '../actors/task-actor.js';
 
 export interface RebuiltTask {
   taskId: string;

@@ -1,9 +1,9 @@
 import { availableParallelism, cpus } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { EventStore } from '../store/index.js';
-import type { Finding } from './errors.js';
-import { RecoveryWorkerMessage, type RecoveryWorkerInput } from './recovery-protocol.js';
-import { OBJECT_KINDS } from './object-kinds.js';
+import type { Finding } from '../actors/errors.js';
+import { RecoveryWorkerMessage, type RecoveryWorkerInput } from './protocol.js';
+import { OBJECT_KINDS } from '../objects/object-kinds.js';
 import {
   checkpointIdentityFindings,
   checkpointedTasks,
@@ -12,10 +12,10 @@ import {
   recoverFromCheckpoints,
   type CheckpointRecoveryReport,
   type CheckpointedTask,
-} from './recovery-checkpoint.js';
-import { ProgressMeter, progressSum, type ProgressCount, type ProgressListener } from './recovery-progress.js';
-import { lmdbVerifySource } from './recovery-source.js';
-import { RecoveryVerifier, identityFindings } from './recovery-verify.js';
+} from './checkpoint.js';
+import { ProgressMeter, progressSum, type ProgressCount, type ProgressListener } from './progress.js';
+import { lmdbVerifySource } from './source.js';
+import { RecoveryVerifier, identityFindings } from './verifier.js';
 import {
   headWeights,
   rebuildAll,
@@ -24,7 +24,7 @@ import {
   type HeadWeight,
   type RebuiltTask,
   type RecoveryReport,
-} from './recovery.js';
+} from './rebuild.js';
 
 export interface ParallelOptions {
   /**
@@ -57,7 +57,7 @@ export interface ParallelOptions {
   onProgress?: ProgressListener;
 }
 
-const WORKER_URL = new URL('./recovery-worker.js', import.meta.url);
+const WORKER_URL = new URL('./worker.js', import.meta.url);
 
 /**
  * `rebuildAll` split over worker threads: the Task id space is cut into contiguous ranges of

@@ -1,12 +1,12 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { EventStore } from '../store/index.js';
-import { OBJECT_KINDS } from './object-kinds.js';
-import { RecoveryWorkerInput, type RecoveryWorkerMessage, type WireTask } from './recovery-protocol.js';
-import { checkpointedTasks, readHeads } from './recovery-checkpoint.js';
-import { lmdbVerifySource } from './recovery-source.js';
-import { ProgressMeter } from './recovery-progress.js';
-import { RecoveryVerifier } from './recovery-verify.js';
-import { verifyStore } from './recovery.js';
+import { OBJECT_KINDS } from '../objects/object-kinds.js';
+import { RecoveryWorkerInput, type RecoveryWorkerMessage, type WireTask } from './protocol.js';
+import { checkpointedTasks, readHeads } from './checkpoint.js';
+import { lmdbVerifySource } from './source.js';
+import { ProgressMeter } from './progress.js';
+import { RecoveryVerifier } from './verifier.js';
+import { verifyStore } from './rebuild.js';
 
 /**
  * Worker thread of `rebuildParallel` and `recoverFromCheckpointsParallel`: verifies the Tasks of

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TaskSpec } from './object-kinds.js';
+import { TaskSpec } from '../objects/object-kinds.js';
 
 /** Messages between `rebuildParallel` and its recovery workers; both sides parse them with zod. */
 

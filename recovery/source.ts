@@ -1,5 +1,5 @@
 import type { EventStore } from '../store/index.js';
-import type { RawEvent, VerifySource } from './recovery-verify.js';
+import type { RawEvent, VerifySource } from './verifier.js';
 
 /** Reads of an EventStore's LMDB databases for the verifier (values as stored, not yet parsed). */
 export function lmdbVerifySource(store: EventStore): VerifySource {

@@ -7,13 +7,13 @@ import {
   writeCheckpoints,
   type CheckpointInput,
 } from './checkpoint-store.js';
-import type { TaskSpec } from './object-kinds.js';
-import { jsonEqual } from './recovery-digest.js';
-import type { CheckpointRecoveryReport } from './recovery-checkpoint.js';
-import { rebuildParallel, recoverFromCheckpointsParallel } from './recovery-parallel.js';
-import type { ProgressListener } from './recovery-progress.js';
-import type { RebuiltTask, RecoveryReport } from './recovery.js';
-import type { TaskActor } from './task-actor.js';
+import type { TaskSpec } from '../objects/object-kinds.js';
+import { jsonEqual } from './digest.js';
+import type { CheckpointRecoveryReport } from './checkpoint.js';
+import { rebuildParallel, recoverFromCheckpointsParallel } from './parallel.js';
+import type { ProgressListener } from './progress.js';
+import type { RebuiltTask, RecoveryReport } from './rebuild.js';
+import type { TaskActor } from '../actors/task-actor.js';
 
 /**
  * How the supervisor validates the state root at boot.

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { TASK_MACHINE_VERSION } from '../machines/index.js';
 import { Digest, type EventStore } from '../store/index.js';
-import { TaskSpec } from './object-kinds.js';
-import { sha256Bytes } from './recovery-digest.js';
+import { TaskSpec } from '../objects/object-kinds.js';
+import { sha256Bytes } from './digest.js';
 
 /**
  * Verified checkpoints: per Task, the state the Host proved at a revision — by a full replay, a
