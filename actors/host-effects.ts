@@ -2,7 +2,7 @@ import type { DriverKind, DriverRunInput } from '../drivers/receipt.js';
 import type { FrontierWork } from '../machines/index.js';
 import { createWorkspace, readArtifact, sourceDigest, type JobRecord, type Runtime } from '../runtime/index.js';
 import { digestOf } from '../store/index.js';
-import { checkArtifact } from '../objects/artifact-schemas.js';
+import { checkArtifact } from '../objects/index.js';
 import { compileContext } from './context-compiler.js';
 import type { EffectRunner, TaskHandle } from './effects.js';
 import { HostError } from './errors.js';

@@ -15,7 +15,7 @@ import { EventStore, StoreError, resolveStateRoot, type EventRecord } from '../s
 import { systemClock, type Clock } from './clock.js';
 import type { EffectRunner, TaskHandle } from './effects.js';
 import { HostError, issuePath } from './errors.js';
-import { OBJECT_KINDS, TaskSpec, type TaskSpecInput } from '../objects/object-kinds.js';
+import { OBJECT_KINDS, TaskSpec, type TaskSpecInput } from '../objects/index.js';
 import {
   checkpointLiveTasks,
   checkpointRevision,
@@ -23,10 +23,10 @@ import {
   committedCheckpoint,
   recoverForBoot,
   type CheckpointBatch,
+  type CheckpointInput,
+  type ProgressListener,
   type RecoveryMode,
-} from '../recovery/boot.js';
-import type { CheckpointInput } from '../recovery/checkpoint-store.js';
-import type { ProgressListener } from '../recovery/progress.js';
+} from '../recovery/index.js';
 import { TaskActor, type Attachments, type Committed, type SendResult } from './task-actor.js';
 
 export interface SupervisorOptions {
@@ -39,7 +39,7 @@ export interface SupervisorOptions {
   effects?: EffectRunner;
   streamWarnAt?: number;
   purpose?: string;
-  /** Boot validation: `full` verifies and replays every event (default); `checkpoint` starts Tasks from verified checkpoints (actors/recovery-boot.ts). */
+  /** Boot validation: `full` verifies and replays every event (default); `checkpoint` starts Tasks from verified checkpoints (recovery/boot.ts). */
   recovery?: RecoveryMode;
   /**
    * While serving, a Task that has admitted this many events since its last checkpoint gets a new

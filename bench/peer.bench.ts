@@ -11,7 +11,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { systemClock } from '../actors/clock.js';
-import { TaskSpec } from '../objects/object-kinds.js';
+import { TaskSpec } from '../objects/index.js';
 import { TaskActor } from '../actors/task-actor.js';
 import type { RecoveryReport } from '../recovery/rebuild.js';
 import { generateRoot } from './generate.js';

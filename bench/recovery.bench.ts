@@ -10,7 +10,7 @@
 //
 //   node dist/bench/recovery.bench.js [--quick]
 import { pathToFileURL } from 'node:url';
-import { OBJECT_KINDS } from '../objects/object-kinds.js';
+import { OBJECT_KINDS } from '../objects/index.js';
 import { rebuildParallel } from '../recovery/parallel.js';
 import { rebuildAll } from '../recovery/rebuild.js';
 import { createSupervisor } from '../actors/supervisor.js';

@@ -1,20 +1,14 @@
-import { TASK_MACHINE_VERSION, stateName } from '../machines/index.js';
-import { safeParseEventRecord, type EventStore, type Head } from '../store/index.js';
-import { checkpointEntries, projectionBytesDigest, safeParseCheckpoint } from './checkpoint-store.js';
-import { OBJECT_KINDS, type TaskSpec } from '../objects/object-kinds.js';
-import { eventDigest } from './digest.js';
+import { stateName } from '../machines/index.js';
+import { OBJECT_KINDS } from '../objects/index.js';
+import { scanStreams, streamIdsAfterHeads, type EventStore } from '../store/index.js';
+import { checkpointedTasks, type CheckpointedTask } from './checkpointed-tasks.js';
+import type { Finding } from './errors.js';
+import { identityFindings } from './identity-findings.js';
 import { ProgressMeter, progressSum, type ProgressListener } from './progress.js';
-import { headIds, lmdbVerifySource, scanStreams, streamEnd, streamIdsAfterHeads } from './source.js';
-import type { Finding } from '../actors/errors.js';
-import {
-  RecoveryVerifier,
-  identityFindings,
-  type RawEvent,
-  type ReplayStart,
-  type VerifiedTask,
-} from './verifier.js';
+import { readHeads } from './read-heads.js';
 import { rebuiltOf, restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from './rebuild.js';
-import type { TaskSnapshot } from '../actors/task-actor.js';
+import { lmdbVerifySource } from './source.js';
+import { RecoveryVerifier } from './verifier.js';
 
 export interface CheckpointRecoveryReport extends RecoveryReport {
   /** Tasks started from a checkpoint that matched their head and projection (nothing replayed). */
@@ -37,7 +31,7 @@ export interface CheckpointRecoveryReport extends RecoveryReport {
 /**
  * Checkpointed start: the cost grows with the number of Tasks and the events after their
  * checkpoints, not with their history. This runs on the calling thread;
- * `recoverFromCheckpointsParallel` (recovery-parallel.ts) gives the same report with long tails
+ * `recoverFromCheckpointsParallel` (parallel.ts) gives the same report with long tails
  * split over worker threads.
  *
  * Per Task: the head must parse; its checkpoint (see checkpoint-store.ts) must parse, be of this
@@ -112,16 +106,6 @@ export function recoverFromCheckpoints(
   };
 }
 
-/** A Task a checkpointed start accepted: its persisted snapshot, and the live one when it was replayed here. */
-export interface CheckpointedTask {
-  taskId: string;
-  revision: number;
-  headDigest: string;
-  persisted: Record<string, unknown>;
-  snapshot?: TaskSnapshot;
-  spec?: TaskSpec;
-}
-
 /** The live Task of an accepted one: its replayed snapshot, or its persisted one restored. */
 export function rebuiltFrom(task: CheckpointedTask): RebuiltTask {
   return rebuiltOf(task, task.snapshot ?? restoreTaskSnapshot(task.persisted));
@@ -137,165 +121,6 @@ export function checkpointIdentityFindings(store: EventStore, requestOwners: Map
     if (kind === 'request') for (const id of named) yield* store.indexEntries(kind, id);
   };
   return identityFindings(requestOwners, claims);
-}
-
-/**
- * The per-Task part of a checkpointed start, for the given heads (all of them, or one range's in a
- * worker): each Task trusted, tail-replayed or replayed in full as described above, passed to
- * `onTask` once accepted; findings go to the verifier. `counted` says the journal's ends were
- * checked by count (else each trusted Task's stream end is probed, and `after` collects what the
- * probes saw for the walk for streams without a head). `keepSnapshots`: replayed Tasks keep their
- * live snapshot (in-thread); a worker sends persisted snapshots only.
- */
-export function checkpointedTasks(
-  store: EventStore,
-  verifier: RecoveryVerifier,
-  heads: HeadEntry[],
-  counted: boolean,
-  keepSnapshots: boolean,
-  onTask: (task: CheckpointedTask) => void,
-  meter?: ProgressMeter,
-): { trusted: number; tailReplayed: number; fullReplayed: number; stale: string[]; after: Map<string, string | null> } {
-  // Heads and checkpoints are both in Task id order: walk the two cursors together.
-  const first = heads[0]?.taskId;
-  const last = heads.at(-1)?.taskId;
-  const checkpoints = checkpointEntries(store, first, last === undefined ? undefined : last + '\u0000');
-  let pending = checkpoints.next();
-  const checkpointOf = (taskId: string): unknown => {
-    while (!pending.done && pending.value.taskId < taskId) pending = checkpoints.next();
-    return !pending.done && pending.value.taskId === taskId ? pending.value.value : undefined;
-  };
-  const out = {
-    trusted: 0,
-    tailReplayed: 0,
-    fullReplayed: 0,
-    stale: [] as string[],
-    after: new Map<string, string | null>(),
-  };
-  const accept = (task: VerifiedTask, spec: TaskSpec | undefined) => {
-    const accepted: CheckpointedTask = {
-      taskId: task.taskId,
-      revision: task.revision,
-      headDigest: task.headDigest,
-      persisted: task.persisted,
-    };
-    if (task.snapshot) accepted.snapshot = task.snapshot;
-    const known = (task.spec as TaskSpec | undefined) ?? spec;
-    if (known !== undefined) accepted.spec = known;
-    onTask(accepted);
-  };
-  const full = (taskId: string, head: Head | undefined, spec: TaskSpec | undefined) => {
-    out.fullReplayed++;
-    out.stale.push(taskId);
-    const events = scanStreams(store, taskId, taskId + '\u0000').next().value?.events ?? [];
-    const task = verifier.verifyStream(taskId, head, events, undefined, keepSnapshots);
-    if (task) accept(task, spec);
-  };
-
-  const one = (taskId: string, read: (() => unknown) | undefined): void => {
-    const head = verifier.head(taskId, read);
-    const parsed = safeParseCheckpoint(checkpointOf(taskId));
-    if (
-      !head ||
-      !parsed.success ||
-      parsed.data.machineVersion !== TASK_MACHINE_VERSION ||
-      parsed.data.revision > head.revision
-    ) {
-      full(taskId, head, parsed.success ? parsed.data.spec : undefined);
-      return;
-    }
-    const checkpoint = parsed.data;
-    if (checkpoint.revision === head.revision) {
-      let intact = checkpoint.headDigest === head.digest;
-      if (intact && !counted) {
-        const end = streamEnd(store, taskId, head.revision);
-        if (end.next !== undefined) out.after.set(taskId, end.next);
-        intact = end.atHead;
-      }
-      intact &&= projectionBytesDigest(store, taskId) === checkpoint.projectionDigest;
-      if (!intact) {
-        full(taskId, head, checkpoint.spec);
-        return;
-      }
-      out.trusted++;
-      onTask({
-        taskId,
-        revision: head.revision,
-        headDigest: head.digest,
-        persisted: checkpoint.snapshot,
-        spec: checkpoint.spec,
-      });
-      return;
-    }
-    // Checkpoint behind the head: anchor it to the stored event, then verify and replay the tail.
-    const anchor = safeParseEventRecord(readEvent(store, taskId, checkpoint.revision));
-    if (!anchor.success || eventDigest(anchor.data) !== checkpoint.headDigest) {
-      full(taskId, head, checkpoint.spec);
-      return;
-    }
-    out.tailReplayed++;
-    out.stale.push(taskId);
-    const start: ReplayStart = {
-      revision: checkpoint.revision,
-      digest: checkpoint.headDigest,
-      snapshot: checkpoint.snapshot,
-    };
-    const tail: RawEvent[] =
-      scanStreams(store, taskId, taskId + '\u0000', checkpoint.revision + 1).next().value?.events ?? [];
-    const task = verifier.verifyStream(taskId, head, tail, start, keepSnapshots);
-    if (task) accept(task, checkpoint.spec);
-  };
-  for (const { taskId, read } of heads) {
-    one(taskId, read);
-    meter?.task(verifier.events);
-  }
-  return out;
-}
-
-export type HeadEntry = { taskId: string; read?: () => unknown };
-
-/**
- * Every head, in Task id order, read with one cursor, and whether the events database holds
- * exactly as many entries as their revisions add up to (LMDB's own count, read in O(1)). Not
- * counted when a head does not read as a record with a positive integer revision: the per-Task
- * checks then say which. A value the cursor cannot decode ends it: each head is then read on its
- * own, so the verifier names the one that fails.
- */
-export function readHeads(
-  store: EventStore,
-  range: { from?: string; to?: string } = {},
-): { heads: HeadEntry[]; counted: boolean } {
-  const heads: HeadEntry[] = [];
-  let sum = 0;
-  let summable = true;
-  try {
-    for (const { key, value } of store.databases.heads.getRange({
-      ...(range.from !== undefined ? { start: range.from } : {}),
-      ...(range.to !== undefined ? { end: range.to } : {}),
-    })) {
-      if (typeof key !== 'string') continue;
-      heads.push({ taskId: key, read: () => value });
-      const revision =
-        typeof value === 'object' && value !== null ? (value as { revision?: unknown }).revision : undefined;
-      if (typeof revision === 'number' && Number.isSafeInteger(revision) && revision > 0) sum += revision;
-      else summable = false;
-    }
-  } catch {
-    return { heads: headIds(store, range.from, range.to).map((taskId) => ({ taskId })), counted: false };
-  }
-  // The count covers the whole journal: a range's heads are never `counted`.
-  return {
-    heads,
-    counted: range.from === undefined && range.to === undefined && summable && store.journalSize() === sum,
-  };
-}
-
-function readEvent(store: EventStore, taskId: string, revision: number): unknown {
-  try {
-    return store.databases.events.get([taskId, revision]);
-  } catch {
-    return undefined;
-  }
 }
 
 /** The state name of a rebuilt Task, for checkpoint records. */

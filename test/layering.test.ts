@@ -9,16 +9,21 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * Which of the project's folders each folder's sources may import. Dependencies point one way:
- * the Host (`actors/`) on its statechart, store, Runtime and drivers; the Runtime on the drivers
- * it runs; the drivers only on `store/state-root.ts`'s `/proc` reader (the one parser of that
- * file). `machines/` and `store/` import no other folder of the project.
+ * the Host (`actors/`) on recovery, its object schemas, its statechart, store, Runtime and
+ * drivers; recovery (`recovery/`) on the object schemas, the statechart and the store, never on
+ * the Host that runs it; the object schemas (`objects/`) on the statechart, the store's record
+ * schemas and the drivers' receipt; the Runtime on the drivers it runs; the drivers only on
+ * `store/state-root.ts`'s `/proc` reader (the one parser of that file). `machines/` and `store/`
+ * import no other folder of the project.
  */
 const ALLOWED: Record<string, readonly string[]> = {
   machines: [],
   store: [],
   drivers: ['store'],
   runtime: ['drivers', 'store'],
-  actors: ['machines', 'store', 'runtime', 'drivers'],
+  objects: ['machines', 'store', 'drivers', 'base'],
+  recovery: ['objects', 'machines', 'store', 'base'],
+  actors: ['recovery', 'objects', 'machines', 'store', 'runtime', 'drivers'],
 };
 
 function sources(dir: string): string[] {

@@ -1,6 +1,5 @@
-import { OBJECT_KINDS, TaskSpec } from '../../objects/object-kinds.js';
-import { rebuildAll } from '../../recovery/rebuild.js';
-import { verifyFull } from '../../recovery/boot.js';
+import { OBJECT_KINDS, TaskSpec } from '../../objects/index.js';
+import { rebuildAll, verifyFull } from '../../recovery/index.js';
 import { LatestRejection, taskRejections, taskRuns } from '../../actors/task-runs.js';
 import { taskFrontier } from '../../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot } from '../../store/index.js';

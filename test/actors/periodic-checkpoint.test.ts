@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { readCheckpoints, type CheckpointInput } from '../../recovery/checkpoint-store.js';
 import { checkpointRevision, commitCheckpoints } from '../../recovery/boot.js';
 import { HostError } from '../../actors/errors.js';
-import { OBJECT_KINDS } from '../../objects/object-kinds.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
 import { recoverFromCheckpoints } from '../../recovery/checkpoint.js';
 import { createSupervisor, type Supervisor, type SupervisorOptions } from '../../actors/supervisor.js';
 import { EventStore } from '../../store/index.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { OBJECT_KINDS } from '../../objects/object-kinds.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
 import { rebuildAll } from '../../recovery/rebuild.js';
 import { createSupervisor } from '../../actors/supervisor.js';
 import { generateRoot } from '../../bench/generate.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { initialTransition } from 'xstate';
 import { manualClock } from '../../actors/clock.js';
-import { OBJECT_KINDS } from '../../objects/object-kinds.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
 import { rebuildAll } from '../../recovery/rebuild.js';
 import { TaskActor } from '../../actors/task-actor.js';
 import { rebuildPeer, rebuildPeerParallel } from '../../bench/sqlite-peer-recovery.js';

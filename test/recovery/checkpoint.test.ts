@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { RootDatabase } from 'lmdb';
 import { readCheckpoints } from '../../recovery/checkpoint-store.js';
 import { HostError } from '../../actors/errors.js';
-import { OBJECT_KINDS } from '../../objects/object-kinds.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
 import { recoverFromCheckpoints, type CheckpointRecoveryReport } from '../../recovery/checkpoint.js';
 import { recoverFromCheckpointsParallel } from '../../recovery/parallel.js';
 import { rebuildAll, type RecoveryReport } from '../../recovery/rebuild.js';

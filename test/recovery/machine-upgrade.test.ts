@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RootDatabase } from 'lmdb';
 import { readCheckpoints } from '../../recovery/checkpoint-store.js';
-import { OBJECT_KINDS } from '../../objects/object-kinds.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
 import { recoverFromCheckpoints } from '../../recovery/checkpoint.js';
 import { rebuildAll } from '../../recovery/rebuild.js';
 import { createSupervisor } from '../../actors/supervisor.js';

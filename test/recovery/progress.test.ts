@@ -1,15 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HostError } from '../../actors/errors.js';
-import { OBJECT_KINDS } from '../../objects/object-kinds.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
 import { recoverFromCheckpoints } from '../../recovery/checkpoint.js';
 import { rebuildParallel, recoverFromCheckpointsParallel } from '../../recovery/parallel.js';
-import {
-  ProgressMeter,
-  progressSum,
-  type ProgressCount,
-  type RecoveryProgress,
-} from '../../recovery/progress.js';
+import { ProgressMeter, progressSum, type ProgressCount, type RecoveryProgress } from '../../recovery/progress.js';
 import { rebuildAll } from '../../recovery/rebuild.js';
 import { manualClock } from '../../actors/clock.js';
 import { createSupervisor, type SupervisorOptions } from '../../actors/supervisor.js';

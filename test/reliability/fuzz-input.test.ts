@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { OBJECT_KINDS } from '../../objects/object-kinds.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
 import { HostError } from '../../actors/errors.js';
 import { rebuildAll } from '../../recovery/rebuild.js';
 import { createSupervisor, type Supervisor } from '../../actors/supervisor.js';

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { readCheckpoints } from '../../recovery/checkpoint-store.js';
-import { OBJECT_KINDS } from '../../objects/object-kinds.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
 import { EventStore } from '../../store/index.js';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';
