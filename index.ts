@@ -11,14 +11,14 @@ export {
   type BootSummary,
   type CheckpointStats,
 } from './actors/supervisor.js';
-export type { ProgressListener, RecoveryProgress } from './actors/recovery-progress.js';
+export type { ProgressListener, RecoveryProgress } from './recovery/index.js';
 export { HostError, type HostErrorCode, type Finding } from './actors/errors.js';
 export type { SendResult, Committed, Attachments } from './actors/task-actor.js';
 export type { EffectRunner, TaskHandle } from './actors/effects.js';
-export { TaskSpec, type TaskSpecInput } from './actors/object-kinds.js';
+export { TaskSpec, type TaskSpecInput } from './objects/index.js';
 export { EventInput, type EventInputIn } from './actors/event-input.js';
 export { systemClock, manualClock, type Clock } from './actors/clock.js';
-export { rebuildAll, type RecoveryReport } from './actors/recovery.js';
+export { rebuildAll, type RecoveryReport } from './recovery/index.js';
 export {
   taskMachine,
   supervisorMachine,

@@ -1,13 +1,13 @@
 import type { EventStore } from '../store/index.js';
-import type { CheckpointInput } from './checkpoint-store.js';
-import type { TaskSpec } from './object-kinds.js';
+import type { TaskSpec } from '../objects/index.js';
 import {
   checkpointLiveTasks,
   checkpointRevision,
   commitCheckpoints,
   committedCheckpoint,
   type CheckpointBatch,
-} from './recovery-boot.js';
+  type CheckpointInput,
+} from '../recovery/index.js';
 import type { Committed, TaskActor } from './task-actor.js';
 
 /** `Supervisor.checkpoints()`: how checkpointing has gone since `start()`. */

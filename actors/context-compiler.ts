@@ -1,6 +1,6 @@
 import type { TaskContext } from '../machines/index.js';
 import { digestOf, type EventStore } from '../store/index.js';
-import type { TaskSpec } from './object-kinds.js';
+import type { TaskSpec } from '../objects/index.js';
 
 export interface CompiledContext {
   body: {

@@ -1,6 +1,6 @@
 import type { FrontierWork, TaskContext } from '../machines/index.js';
 import type { EventStore } from '../store/index.js';
-import type { TaskSpec } from './object-kinds.js';
+import type { TaskSpec } from '../objects/index.js';
 import type { Attachments, SendResult } from './task-actor.js';
 
 /** What an effect runner sees of a Task: its committed state and a way to send Host facts back. */

@@ -1,3 +1,5 @@
+import type { Finding as FindingOf, RecoveryFindingCode } from '../recovery/index.js';
+
 /**
  * Error and refusal codes of the Host (actors/). Refusals of an event are returned as data by
  * `send`; these classes are thrown only where a call cannot answer at all (boot failed, not
@@ -17,14 +19,8 @@ export type HostErrorCode =
   | 'missing_artifact'
   | 'context_mismatch'
   | 'verification_failed'
-  // boot and doctor findings
-  | 'stream_gap'
-  | 'stream_corrupt'
-  | 'object_missing'
-  | 'object_corrupt'
-  | 'projection_drift'
-  | 'replay_divergence'
-  | 'identity_conflict'
+  // boot and doctor findings: recovery's (recovery/errors.ts) and the store's that stop a boot
+  | RecoveryFindingCode
   | 'format_unknown'
   | 'state_locked'
   | 'state_missing'
@@ -35,14 +31,8 @@ export type HostErrorCode =
   | 'invalid_option'
   | 'boot_failed';
 
-/** What a boot check or `doctor` found, naming the Task, revision and object involved. */
-export interface Finding {
-  code: HostErrorCode;
-  taskId?: string;
-  revision?: number;
-  object?: string;
-  message: string;
-}
+/** What a boot check or `doctor` found, naming the Task, revision and object involved (recovery/errors.ts). */
+export type Finding = FindingOf<HostErrorCode>;
 
 export class HostError extends Error {
   override readonly name = 'HostError';

@@ -2,7 +2,7 @@ import type { FrontierWork } from '../machines/index.js';
 import type { EventStore } from '../store/index.js';
 import type { EffectRunner, TaskHandle } from './effects.js';
 import { HostError } from './errors.js';
-import type { TaskSpec } from './object-kinds.js';
+import type { TaskSpec } from '../objects/index.js';
 import type { TaskActor } from './task-actor.js';
 
 export interface FrontierSchedulerOptions {

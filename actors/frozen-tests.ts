@@ -1,7 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { readArtifact } from '../drivers/confine.js';
 import { HostError } from './errors.js';
-import type { TaskSpec } from './object-kinds.js';
+import type { TaskSpec } from '../objects/index.js';
 
 /**
  * Task creation: records the digest of every frozen acceptance test as the workspace seed has it,

@@ -9,11 +9,8 @@ export {
 } from './supervisor.js';
 export { FrontierScheduler, type FrontierSchedulerOptions } from './frontier-scheduler.js';
 export { CheckpointScheduler, type CheckpointSchedulerOptions } from './checkpoint-scheduler.js';
-export type { ProgressListener, RecoveryProgress } from './recovery-progress.js';
 export { TaskActor, type SendResult, type Committed, type Attachments, type TaskSnapshot } from './task-actor.js';
 export { HostError, issuePath, type HostErrorCode, type Finding } from './errors.js';
-export { rebuildAll, type RebuiltTask, type RecoveryReport } from './recovery.js';
-export { OBJECT_KINDS, TaskSpec, RequiredArtifact, type TaskSpecInput } from './object-kinds.js';
 export { EventInput, type EventInputIn } from './event-input.js';
 export { systemClock, manualClock, type Clock } from './clock.js';
 export type { EffectRunner, TaskHandle } from './effects.js';

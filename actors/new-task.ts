@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EventStore } from '../store/index.js';
 import { HostError, issuePath } from './errors.js';
 import { pinFrozenTests } from './frozen-tests.js';
-import { TaskSpec, type TaskSpecInput } from './object-kinds.js';
+import { TaskSpec, type TaskSpecInput } from '../objects/index.js';
 import type { Attachments } from './task-actor.js';
 
 /** A Task about to be created: its id, its checked spec, and the `task.created` event that carries it. */

@@ -1,6 +1,6 @@
 import { readArtifact, sourceDigest, type JobRecord } from '../runtime/index.js';
 import { digestOf } from '../store/index.js';
-import { checkArtifact } from './artifact-schemas.js';
+import { checkArtifact } from '../objects/index.js';
 import type { TaskHandle } from './effects.js';
 import type { HostEffectContext } from './host-effects-options.js';
 import { untilAborted } from './until-aborted.js';

@@ -1,6 +1,6 @@
 import { EventStore, StoreError } from '../store/index.js';
 import { HostError } from './errors.js';
-import { OBJECT_KINDS } from './object-kinds.js';
+import { OBJECT_KINDS } from '../objects/index.js';
 
 /**
  * Opens the supervisor's store on `root` (taking the state-root lock), as the `booting` step

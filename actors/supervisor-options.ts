@@ -4,9 +4,8 @@ import type { FrontierWork, TaskContext } from '../machines/index.js';
 import type { Clock } from './clock.js';
 import type { EffectRunner } from './effects.js';
 import { HostError, issuePath } from './errors.js';
-import type { TaskSpec } from './object-kinds.js';
-import type { RecoveryMode } from './recovery-boot.js';
-import type { ProgressListener } from './recovery-progress.js';
+import type { TaskSpec } from '../objects/index.js';
+import type { ProgressListener, RecoveryMode } from '../recovery/index.js';
 
 export interface SupervisorOptions {
   /** State root directory; default `ORDIVON_STATE` or `./.ordivon`. */
@@ -18,7 +17,7 @@ export interface SupervisorOptions {
   effects?: EffectRunner;
   streamWarnAt?: number;
   purpose?: string;
-  /** Boot validation: `full` verifies and replays every event (default); `checkpoint` starts Tasks from verified checkpoints (actors/recovery-boot.ts). */
+  /** Boot validation: `full` verifies and replays every event (default); `checkpoint` starts Tasks from verified checkpoints (recovery/boot.ts). */
   recovery?: RecoveryMode;
   /**
    * While serving, a Task that has admitted this many events since its last checkpoint gets a new

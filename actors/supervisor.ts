@@ -6,7 +6,7 @@ import { systemClock, type Clock } from './clock.js';
 import { HostError } from './errors.js';
 import { FrontierScheduler } from './frontier-scheduler.js';
 import { newTask } from './new-task.js';
-import type { TaskSpec, TaskSpecInput } from './object-kinds.js';
+import type { TaskSpec, TaskSpecInput } from '../objects/index.js';
 import { openStore } from './open-store.js';
 import {
   DEFAULT_CHECKPOINT_EVERY,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createActor, type Actor, type InspectionEvent, type SnapshotFrom } from 'xstate';
+import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import {
   EXTERNAL_EVENT_TYPES,
   TASK_MACHINE_VERSION,
@@ -11,6 +11,7 @@ import {
   type FrontierWork,
   type TaskContext,
   type TaskEvent,
+  type TaskSnapshot,
 } from '../machines/index.js';
 import {
   StoreError,
@@ -23,9 +24,9 @@ import {
 import type { Clock } from './clock.js';
 import { issuePath } from './errors.js';
 import { EventInput } from './event-input.js';
-import { dataOf, refsOf } from './task-events-codec.js';
+import { dataOf, refsOf } from '../recovery/index.js';
 
-export type TaskSnapshot = SnapshotFrom<typeof taskMachine>;
+export type { TaskSnapshot };
 
 /** What an idempotency key stands for: the caller's event as parsed, without the key itself. */
 function fingerprint(input: EventInput): string {

@@ -3,9 +3,8 @@ import type { EventStore } from '../store/index.js';
 import type { CheckpointScheduler } from './checkpoint-scheduler.js';
 import type { Clock } from './clock.js';
 import { HostError } from './errors.js';
-import { TaskSpec } from './object-kinds.js';
-import { recoverForBoot, type RecoveryMode } from './recovery-boot.js';
-import type { ProgressListener } from './recovery-progress.js';
+import { TaskSpec } from '../objects/index.js';
+import { recoverForBoot, type ProgressListener, type RecoveryMode } from '../recovery/index.js';
 import type { TaskSnapshot } from './task-actor.js';
 
 export interface ValidateBootOptions {

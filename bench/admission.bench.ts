@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { initialTransition } from 'xstate';
 import { systemClock } from '../actors/clock.js';
-import { OBJECT_KINDS } from '../actors/object-kinds.js';
+import { OBJECT_KINDS } from '../objects/index.js';
 import { createSupervisor, type Supervisor } from '../actors/supervisor.js';
 import { TaskActor, type SendResult } from '../actors/task-actor.js';
 import { taskMachine, type TaskContext } from '../machines/index.js';

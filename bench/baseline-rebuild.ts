@@ -6,7 +6,7 @@ import { TASK_MACHINE_VERSION, classifyTransition, stateName, taskMachine } from
 import { EventRecord, StoreError, canonicalJson, digestOf, type EventStore } from '../store/index.js';
 import type { Finding } from '../actors/errors.js';
 import type { TaskSnapshot } from '../actors/task-actor.js';
-import { machineEventOf } from '../actors/task-events-codec.js';
+import { machineEventOf } from '../recovery/task-events-codec.js';
 
 interface RebuiltTask {
   taskId: string;

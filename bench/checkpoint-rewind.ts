@@ -1,11 +1,8 @@
 import { createActor } from 'xstate';
-import { Checkpoint, readCheckpoints } from '../actors/checkpoint-store.js';
-import { OBJECT_KINDS } from '../actors/object-kinds.js';
-import { eventDigest, sha256Text } from '../actors/recovery-digest.js';
-import { scanStreams } from '../actors/recovery-source.js';
-import { machineEventOf } from '../actors/task-events-codec.js';
 import { TASK_MACHINE_VERSION, stateName, taskMachine } from '../machines/index.js';
-import { EventRecord, EventStore } from '../store/index.js';
+import { OBJECT_KINDS } from '../objects/index.js';
+import { Checkpoint, eventDigest, machineEventOf, readCheckpoints } from '../recovery/index.js';
+import { EventRecord, EventStore, scanStreams, sha256Text, updateMeta } from '../store/index.js';
 
 /**
  * Bench-only: rewrites every Task's checkpoint as if it had been taken `lag` events before the
@@ -19,8 +16,7 @@ export async function rewindCheckpoints(root: string, lag: number): Promise<numb
   let written = 0;
   try {
     const existing = readCheckpoints(store);
-    const { meta, env } = store.databases;
-    await env.transaction(() => {
+    await updateMeta(store, (meta) => {
       for (const { taskId, events } of scanStreams(store)) {
         const current = Checkpoint.safeParse(existing.get(taskId));
         const cut = events.length - lag;
@@ -44,7 +40,7 @@ export async function rewindCheckpoints(root: string, lag: number): Promise<numb
           spec: current.data.spec,
         };
         actor.stop();
-        void meta.put(['checkpoint', taskId], JSON.stringify(record)); // joins the transaction
+        meta.put('checkpoint', taskId, JSON.stringify(record));
         written++;
       }
     });

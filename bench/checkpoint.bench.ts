@@ -13,7 +13,7 @@
 import { pathToFileURL } from 'node:url';
 import { rewindCheckpoints } from './checkpoint-rewind.js';
 import { generateRoot } from './generate.js';
-import { recoverFromCheckpoints } from '../actors/recovery-checkpoint.js';
+import { recoverFromCheckpoints } from '../recovery/checkpoint.js';
 import { progress, timedBoot, timedRebuild } from './recovery.bench.js';
 import type { BenchContext, BenchRow, Size } from './results-model.js';
 import { scenarioArgs, timeIt } from './util.js';

@@ -8,7 +8,7 @@
 //
 //   node dist/bench/floor.bench.js [--quick]
 import { pathToFileURL } from 'node:url';
-import { OBJECT_KINDS } from '../actors/object-kinds.js';
+import { OBJECT_KINDS } from '../objects/index.js';
 import { EventStore } from '../store/index.js';
 import { generateRoot } from './generate.js';
 import { progress } from './recovery.bench.js';

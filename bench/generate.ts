@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { initialTransition } from 'xstate';
 import { z } from 'zod';
 import { manualClock } from '../actors/clock.js';
-import { OBJECT_KINDS } from '../actors/object-kinds.js';
+import { OBJECT_KINDS } from '../objects/index.js';
 import { TaskActor } from '../actors/task-actor.js';
 import { taskMachine } from '../machines/index.js';
 import { EventStore } from '../store/index.js';

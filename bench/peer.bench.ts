@@ -11,9 +11,9 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { systemClock } from '../actors/clock.js';
-import { TaskSpec } from '../actors/object-kinds.js';
+import { TaskSpec } from '../objects/index.js';
 import { TaskActor } from '../actors/task-actor.js';
-import type { RecoveryReport } from '../actors/recovery.js';
+import type { RecoveryReport } from '../recovery/rebuild.js';
 import { generateRoot } from './generate.js';
 import { progress } from './recovery.bench.js';
 import { FULL_SIZES, QUICK_SIZES, type BenchContext, type BenchRow, type Size } from './results-model.js';

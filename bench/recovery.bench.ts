@@ -10,9 +10,9 @@
 //
 //   node dist/bench/recovery.bench.js [--quick]
 import { pathToFileURL } from 'node:url';
-import { OBJECT_KINDS } from '../actors/object-kinds.js';
-import { rebuildParallel } from '../actors/recovery-parallel.js';
-import { rebuildAll } from '../actors/recovery.js';
+import { OBJECT_KINDS } from '../objects/index.js';
+import { rebuildParallel } from '../recovery/parallel.js';
+import { rebuildAll } from '../recovery/rebuild.js';
 import { createSupervisor } from '../actors/supervisor.js';
 import { EventStore } from '../store/index.js';
 import { baselineRebuildAll } from './baseline-rebuild.js';

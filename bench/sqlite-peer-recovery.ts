@@ -1,19 +1,25 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
-import { OBJECT_KINDS } from '../actors/object-kinds.js';
+import { OBJECT_KINDS } from '../objects/index.js';
 import {
+  RecoveryVerifier,
   RecoveryWorkerMessage,
+  identityFindings,
+  restoreTaskSnapshot,
+  sortById,
+  type Finding,
+  type RawEvent,
+  type RebuiltTask,
+  type RecoveryReport,
   type RecoveryWorkerMessage as Message,
+  type VerifySource,
   type WireTask,
-} from '../actors/recovery-protocol.js';
-import { RecoveryVerifier, identityFindings, type RawEvent, type VerifySource } from '../actors/recovery-verify.js';
-import { restoreTaskSnapshot, sortById, type RebuiltTask, type RecoveryReport } from '../actors/recovery.js';
-import type { Finding } from '../actors/errors.js';
+} from '../recovery/index.js';
 import { SqlitePeerStore } from './sqlite-peer-store.js';
 
 /**
- * Verified recovery of the SQLite peer with the Host's own verifier (actors/recovery-verify.ts):
+ * Verified recovery of the SQLite peer with the Host's own verifier (recovery/verifier.ts):
  * the same digest chain, object digests (Task spec bodies also against their schema), replay through the same statechart with
  * every disposition, head and projection comparison, and identity check. Only the reads differ:
  * rows come from `ORDER BY task_id, revision` range scans and JSON text is parsed.

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import type { ObjectKinds } from '../store/index.js';
-import { OBJECT_KINDS } from '../actors/object-kinds.js';
+import { OBJECT_KINDS } from '../objects/index.js';
 import {
   EventRecord,
   StoreError,

@@ -1,4 +1,10 @@
-export { taskMachine, TASK_MACHINE_VERSION, missingEvidence, type TaskMachine } from './task-machine.js';
+export {
+  taskMachine,
+  TASK_MACHINE_VERSION,
+  missingEvidence,
+  type TaskMachine,
+  type TaskSnapshot,
+} from './task-machine.js';
 export {
   EMPTY_TASK_CONTEXT,
   type TaskContext,

@@ -1,4 +1,4 @@
-import { and, assign, not, setup } from 'xstate';
+import { and, assign, not, setup, type SnapshotFrom } from 'xstate';
 import type { TaskEvent } from './task-events.js';
 import { EMPTY_TASK_CONTEXT, type Rejection, type RejectionReason, type TaskContext } from './task-context.js';
 
@@ -280,3 +280,6 @@ export const taskMachine = setup({
 });
 
 export type TaskMachine = typeof taskMachine;
+
+/** A Task's machine snapshot (live: what an actor holds, a replay produces, a checkpoint restores). */
+export type TaskSnapshot = SnapshotFrom<typeof taskMachine>;

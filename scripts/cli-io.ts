@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
-import type { ProgressListener, RecoveryProgress } from '../actors/recovery-progress.js';
+import type { ProgressListener, RecoveryProgress } from '../recovery/index.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Parsed<T extends Options> = ReturnType<

@@ -5,7 +5,7 @@ import * as crypto from 'node:crypto';
  * non-finite numbers refused. Two equal values always give the same bytes, so digests are stable.
  *
  * This is the reference writer; `canonicalJsonFast` gives the same bytes faster and is what
- * digests use (test/actors/recovery-digest.test.ts checks the two against each other).
+ * digests use (test/recovery/digest.test.ts checks the two against each other).
  */
 export function canonicalJson(value: unknown): string {
   return write(value);

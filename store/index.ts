@@ -1,13 +1,7 @@
-export {
-  EventStore,
-  prepareObject,
-  type OpenOptions,
-  type AppendInput,
-  type AppendResult,
-  type NewObject,
-  type PreparedObject,
-  type ObjectKinds,
-} from './event-store.js';
+export { EventStore, type OpenOptions } from './event-store.js';
+export type { AppendInput, AppendResult } from './append.js';
+export { prepareObject, type NewObject, type PreparedObject, type ObjectKinds } from './prepare-object.js';
+export type { StoreDatabases } from './databases.js';
 export {
   canonicalJson,
   canonicalJsonFast,
@@ -38,3 +32,5 @@ export {
 export { resolveStateRoot, checkFormat } from './state-root.js';
 export { acquireLock, lockHolder, type LockInfo } from './state-lock.js';
 export { enterEnvGate } from './env-gate.js';
+export { scanStreams, headIds, headRecords, streamEnd, streamIdsAfterHeads, type RawEvent } from './scan.js';
+export { metaEntries, updateMeta, type MetaBatch } from './meta.js';

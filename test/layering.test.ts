@@ -9,9 +9,12 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * Which of the project's folders each folder's sources may import. Dependencies point one way:
- * the Host (`actors/`) on its statechart, store, Runtime and drivers; the Runtime on the drivers
- * it runs and the store; the store and the drivers only on `os/` (process identity, process
- * groups and their one stop) and `base/` (the coded error shape). `base/`, `os/` and `machines/`
+ * the Host (`actors/`) on recovery, its object schemas, its statechart, store, Runtime and
+ * drivers; recovery (`recovery/`) on the object schemas, the statechart and the store, never on
+ * the Host that runs it; the object schemas (`objects/`) on the statechart, the store's record
+ * schemas and the drivers' receipt; the Runtime on the drivers it runs and the store; the store
+ * and the drivers only on `os/` (process identity, process groups and their one stop) and
+ * `base/` (the coded error shape). `base/`, `os/` and `machines/`
  * import no other folder of the project.
  */
 const ALLOWED: Record<string, readonly string[]> = {
@@ -21,7 +24,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   store: ['os', 'base'],
   drivers: ['os', 'base'],
   runtime: ['drivers', 'store', 'os', 'base'],
-  actors: ['machines', 'store', 'runtime', 'drivers', 'os', 'base'],
+  objects: ['machines', 'store', 'drivers', 'base'],
+  recovery: ['objects', 'machines', 'store', 'base'],
+  actors: ['recovery', 'objects', 'machines', 'store', 'runtime', 'drivers', 'os', 'base'],
 };
 
 function sources(dir: string): string[] {

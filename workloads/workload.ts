@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { TaskSpec } from '../actors/object-kinds.js';
+import { TaskSpec } from '../objects/index.js';
 
 /** Root of the frozen workloads shipped with the package (source tree, not dist/). */
 const WORKLOADS = fileURLToPath(new URL('../../workloads/', import.meta.url));

@@ -2,8 +2,8 @@ import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFi
 import { dirname, extname, join, resolve } from 'node:path';
 import { open } from 'lmdb';
 import { enterEnvGate } from '../../store/env-gate.js';
-import { OBJECT_KINDS } from '../../actors/object-kinds.js';
-import { rebuildAll } from '../../actors/recovery.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
+import { rebuildAll } from '../../recovery/index.js';
 import { EventStore, StoreError, acquireLock, checkFormat, resolveStateRoot } from '../../store/index.js';
 import { CliError, EXIT, emit, parse, throttledProgress, type Io } from '../cli-io.js';
 

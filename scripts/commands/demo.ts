@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { z } from 'zod';
 import { openHost, type Host } from '../../actors/host.js';
-import { OBJECT_KINDS } from '../../actors/object-kinds.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
 import { createRuntime } from '../../runtime/index.js';
 import { EventStore, resolveStateRoot } from '../../store/index.js';
 import { F3Phases, crossChecks, reportScenario, type ScenarioReport } from '../../workloads/demo-checks.js';

@@ -1,6 +1,5 @@
-import { OBJECT_KINDS, TaskSpec } from '../../actors/object-kinds.js';
-import { rebuildAll } from '../../actors/recovery.js';
-import { verifyFull } from '../../actors/recovery-boot.js';
+import { OBJECT_KINDS, TaskSpec } from '../../objects/index.js';
+import { rebuildAll, verifyFull } from '../../recovery/index.js';
 import { LatestRejection, taskRejections, taskRuns } from '../../actors/task-runs.js';
 import { taskFrontier } from '../../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot } from '../../store/index.js';

@@ -5,7 +5,7 @@ import { manualClock } from '../../actors/clock.js';
 import type { EffectRunner } from '../../actors/effects.js';
 import { FrontierScheduler } from '../../actors/frontier-scheduler.js';
 import { newTask } from '../../actors/new-task.js';
-import { OBJECT_KINDS, type TaskSpec } from '../../actors/object-kinds.js';
+import { OBJECT_KINDS, type TaskSpec } from '../../objects/index.js';
 import { TaskActor, type Committed } from '../../actors/task-actor.js';
 import { taskMachine, type FrontierWork } from '../../machines/index.js';
 import { EventStore, digestOf } from '../../store/index.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { initialTransition } from 'xstate';
 import { manualClock } from '../../actors/clock.js';
-import { OBJECT_KINDS } from '../../actors/object-kinds.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
 import { TaskActor } from '../../actors/task-actor.js';
 import { seededRandom } from '../../bench/util.js';
 import { materialize, type StepKind } from '../../bench/workload.js';

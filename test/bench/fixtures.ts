@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { generateRoot, type Target } from '../../bench/generate.js';
 import { canonicalJson } from '../../store/index.js';
 import { taskMachine } from '../../machines/index.js';
-import type { RecoveryReport } from '../../actors/recovery.js';
+import type { RecoveryReport } from '../../recovery/rebuild.js';
 import { tempDir } from '../support/temp.js';
 
 /** One private generator cache per test process: tests never share (or race on) the bench cache. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { OBJECT_KINDS } from '../../actors/object-kinds.js';
-import { rebuildAll } from '../../actors/recovery.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
+import { rebuildAll } from '../../recovery/rebuild.js';
 import { createSupervisor } from '../../actors/supervisor.js';
 import { generateRoot } from '../../bench/generate.js';
 import { planTask } from '../../bench/workload.js';

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { openHost } from '../../actors/host.js';
-import { OBJECT_KINDS } from '../../actors/object-kinds.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
 import { hermesLikeLaunch } from '../../drivers/scripted/hermes-script.js';
 import { createRuntime } from '../../runtime/index.js';
 import { EventStore } from '../../store/index.js';

@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { createSupervisor } from '../../actors/supervisor.js';
-import { OBJECT_KINDS } from '../../actors/object-kinds.js';
-import { rebuildAll } from '../../actors/recovery.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
+import { rebuildAll } from '../../recovery/rebuild.js';
 import { EventStore } from '../../store/index.js';
 import { seededRandom } from './seeded-random.js';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RootDatabase } from 'lmdb';
-import { OBJECT_KINDS } from '../../actors/object-kinds.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
 import type { Supervisor } from '../../actors/supervisor.js';
 import { EventStore } from '../../store/index.js';
 

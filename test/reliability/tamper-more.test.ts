@@ -13,7 +13,7 @@ import { DOCUMENTED_CODES } from './documented-codes.js';
 const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
 let pristine: string;
 
-/** A healthy state root with two Tasks; each case damages its own copy. Complements test/actors/recovery.test.ts. */
+/** A healthy state root with two Tasks; each case damages its own copy. Complements test/recovery/recovery.test.ts. */
 before(async () => {
   pristine = (await twoTaskRoot()).root;
 });

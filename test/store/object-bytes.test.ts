@@ -2,10 +2,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { open } from 'lmdb';
-import { OBJECT_KINDS } from '../../actors/object-kinds.js';
-import { eventDigest } from '../../actors/recovery-digest.js';
-import { lmdbVerifySource } from '../../actors/recovery-source.js';
-import { RecoveryVerifier, type RawEvent } from '../../actors/recovery-verify.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
+import { RecoveryVerifier, eventDigest, lmdbVerifySource, type RawEvent } from '../../recovery/index.js';
 import {
   EventStore,
   StoreError,

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { OBJECT_KINDS } from '../../actors/object-kinds.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
 import type { TaskRun } from '../../actors/task-runs.js';
 import { createRuntime } from '../../runtime/index.js';
 import { EventStore } from '../../store/index.js';

@@ -14,7 +14,7 @@ export const RequiredArtifact = z.object({
     .min(1)
     .max(200)
     .refine((n) => !n.split('/').includes('..') && !n.startsWith('/'), 'must stay inside the workspace'),
-  /** Name of the zod schema the Host validates the artifact with (see actors/artifact-schemas.ts). */
+  /** Name of the zod schema the Host validates the artifact with (see objects/artifact-schemas.ts). */
   schema: z.string().min(1),
 });
 

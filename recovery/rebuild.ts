@@ -1,12 +1,12 @@
-import { createActor } from 'xstate';
-import { taskMachine } from '../machines/index.js';
-import type { EventStore } from '../store/index.js';
+import { createActor, type Snapshot, type StateValue } from 'xstate';
+import { taskMachine, type TaskContext, type TaskSnapshot } from '../machines/index.js';
+import { OBJECT_KINDS, type TaskSpec } from '../objects/index.js';
+import { headIds, headRecords, scanStreams, type EventStore } from '../store/index.js';
 import type { Finding } from './errors.js';
-import { OBJECT_KINDS, type TaskSpec } from './object-kinds.js';
-import { headIds, lmdbVerifySource, scanStreams } from './recovery-source.js';
-import { RecoveryVerifier, identityFindings, type VerifiedTask, type VerifierOptions } from './recovery-verify.js';
-import { ProgressMeter, progressSum, type ProgressListener } from './recovery-progress.js';
-import type { TaskSnapshot } from './task-actor.js';
+import { identityFindings } from './identity-findings.js';
+import { ProgressMeter, progressSum, type ProgressListener } from './progress.js';
+import { lmdbVerifySource } from './source.js';
+import { RecoveryVerifier, type VerifiedTask, type VerifierOptions } from './verifier.js';
 
 export interface RebuiltTask {
   taskId: string;
@@ -35,7 +35,7 @@ export interface RecoveryReport {
  *
  * Objects are checked by digest; `bodies` also checks every body against its kind's schema
  * (`ordivon doctor`, backups). Runs on the calling thread. `rebuildParallel`
- * (recovery-parallel.ts) does the same checks split over worker threads;
+ * (parallel.ts) does the same checks split over worker threads;
  * `recoverFromCheckpoints` trusts verified checkpoints instead.
  */
 export function rebuildAll(
@@ -101,7 +101,7 @@ export interface HeadWeight {
 export function headWeights(store: EventStore): HeadWeight[] {
   const weights: HeadWeight[] = [];
   try {
-    for (const { key, value } of store.databases.heads.getRange({})) {
+    for (const { key, value } of headRecords(store)) {
       if (typeof key === 'string') weights.push({ taskId: key, events: headRevision(value) ?? 1 });
     }
     return weights;
@@ -109,7 +109,7 @@ export function headWeights(store: EventStore): HeadWeight[] {
     return headIds(store).map((taskId) => {
       let value: unknown;
       try {
-        value = store.databases.heads.get(taskId);
+        value = store.rawHead(taskId);
       } catch {
         value = undefined;
       }
@@ -152,11 +152,13 @@ export function restoreTaskSnapshot(persisted: Record<string, unknown>): TaskSna
     (children === undefined || Object.keys(children).length === 0) &&
     (history === undefined || Object.keys(history).length === 0)
   ) {
+    // A persisted snapshot is what `getPersistedSnapshot` gave when it was written (the
+    // projection check or the checkpoint's binding vouches for it): its members are taken as such.
     return taskMachine.resolveState({
-      value: persisted.value as never,
-      context: persisted.context as never,
+      value: persisted.value as StateValue,
+      context: persisted.context as TaskContext,
       historyValue: {},
-    }) as TaskSnapshot;
+    });
   }
-  return createActor(taskMachine, { snapshot: persisted as never }).getSnapshot();
+  return createActor(taskMachine, { snapshot: persisted as Snapshot<unknown> }).getSnapshot();
 }

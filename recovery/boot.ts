@@ -7,13 +7,12 @@ import {
   writeCheckpoints,
   type CheckpointInput,
 } from './checkpoint-store.js';
-import type { TaskSpec } from './object-kinds.js';
-import { jsonEqual } from './recovery-digest.js';
-import type { CheckpointRecoveryReport } from './recovery-checkpoint.js';
-import { rebuildParallel, recoverFromCheckpointsParallel } from './recovery-parallel.js';
-import type { ProgressListener } from './recovery-progress.js';
-import type { RebuiltTask, RecoveryReport } from './recovery.js';
-import type { TaskActor } from './task-actor.js';
+import type { TaskSpec } from '../objects/index.js';
+import { jsonEqual } from './digest.js';
+import type { CheckpointRecoveryReport } from './checkpoint.js';
+import { rebuildParallel, recoverFromCheckpointsParallel } from './parallel.js';
+import type { ProgressListener } from './progress.js';
+import type { RebuiltTask, RecoveryReport } from './rebuild.js';
 
 /**
  * How the supervisor validates the state root at boot.
@@ -59,6 +58,20 @@ export interface CheckpointBatch {
 }
 
 const NONE_WRITTEN: CheckpointBatch = Object.freeze({ written: 0, failed: 0 });
+
+/**
+ * What a checkpoint is taken of while serving or at a clean stop: a live Task as the Host's
+ * actor holds it (actors/task-actor.ts), read at the moment of the call.
+ */
+export interface LiveTask {
+  readonly taskId: string;
+  /** The revision of the last event the actor took. */
+  readonly revision: number;
+  /** Its state name (`stateName` of the snapshot's value). */
+  readonly state: string;
+  /** Its persisted XState snapshot (`taskMachine.getPersistedSnapshot`). */
+  persistedSnapshot(): Record<string, unknown>;
+}
 
 /**
  * Validates the store as the supervisor's `validating` step does, then — when healthy and
@@ -163,7 +176,7 @@ function* checkpointsOf(tasks: RebuiltTask[]): Generator<CheckpointInput> {
  */
 export async function checkpointLiveTasks(
   store: EventStore,
-  tasks: Iterable<TaskActor>,
+  tasks: Iterable<LiveTask>,
   specs: ReadonlyMap<string, TaskSpec>,
 ): Promise<CheckpointBatch> {
   if (store.readOnly) return NONE_WRITTEN;
@@ -212,7 +225,7 @@ export async function checkpointLiveTasks(
  */
 export function committedCheckpoint(
   store: EventStore,
-  task: TaskActor,
+  task: LiveTask,
   spec: TaskSpec | undefined,
 ): CheckpointInput | undefined {
   try {

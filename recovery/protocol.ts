@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { TaskSpec } from './object-kinds.js';
+import { TaskSpec } from '../objects/index.js';
+import { RECOVERY_FINDING_CODES } from './errors.js';
 
 /** Messages between `rebuildParallel` and its recovery workers; both sides parse them with zod. */
 
@@ -23,7 +24,7 @@ export const RecoveryWorkerInput = z.object({
 export type RecoveryWorkerInput = z.infer<typeof RecoveryWorkerInput>;
 
 export const WireFinding = z.object({
-  code: z.string().min(1),
+  code: z.enum(RECOVERY_FINDING_CODES),
   taskId: z.string().optional(),
   revision: z.number().optional(),
   object: z.string().optional(),

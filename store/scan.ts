@@ -1,24 +1,21 @@
-import type { EventStore } from '../store/index.js';
-import type { RawEvent, VerifySource } from './recovery-verify.js';
+import type { Key } from 'lmdb';
+import type { EventStore } from './event-store.js';
 
-/** Reads of an EventStore's LMDB databases for the verifier (values as stored, not yet parsed). */
-export function lmdbVerifySource(store: EventStore): VerifySource {
-  const { heads, projections, blobs } = store.databases;
-  return {
-    rawHead: (taskId) => heads.get(taskId),
-    rawProjection: (taskId) => projections.get(taskId),
-    rawObject: (digest) => store.rawObject(digest),
-    blob: (digest) => blobs.getBinary(digest),
-    storedDigest: (digest) => store.storedDigest(digest),
-  };
-}
+/**
+ * Cursor walks over the journal and the heads, for verification (recovery/, doctor): values as
+ * stored, not parsed, and reads that keep going past a value that cannot be decoded, so one
+ * damaged record never hides another Task. They iterate lmdb's cursors directly.
+ */
+
+/** One stored event as read: its key's revision and either the decoded value or why decoding failed. */
+export type RawEvent =
+  { revision: number; value: unknown; error?: undefined } | { revision: number; value?: undefined; error: string };
 
 const MAX_REVISION = Number.MAX_SAFE_INTEGER;
-type Key = unknown;
 
 /** A stream key `[taskId, revision]` inside the range a per-stream read covers (revision 1 up to MAX). */
 function streamKey(
-  key: Key,
+  key: unknown,
 ): { taskId: string; revision: number } | { taskId: string; revision?: undefined } | undefined {
   if (!Array.isArray(key) || typeof key[0] !== 'string') return undefined;
   const revision = key[1];
@@ -27,7 +24,7 @@ function streamKey(
     : { taskId: key[0] };
 }
 
-const sameKey = (a: Key, b: Key) => JSON.stringify(a) === JSON.stringify(b);
+const sameKey = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /**
  * Every event stream whose Task id is in [from, to), in key order, read through one cursor over
@@ -48,9 +45,9 @@ export function* scanStreams(
   let start: Key = from === undefined ? [''] : fromRevision === undefined ? [from] : [from, fromRevision];
   let taskId: string | undefined;
   let group: RawEvent[] = [];
-  let lastKey: Key;
+  let lastKey: Key | undefined;
   for (;;) {
-    const iterator = events.getRange({ start: start as never, end: end as never })[Symbol.iterator]();
+    const iterator = events.getRange({ start, end })[Symbol.iterator]();
     let resumeAt: Key | undefined;
     for (;;) {
       let item: IteratorResult<{ key: Key; value: unknown }>;
@@ -98,7 +95,7 @@ export function* scanStreams(
 /** The first keys after `key` (or from it, when not `exclusive`), without decoding values. */
 function keysAfter(store: EventStore, key: Key, end: Key, exclusive: boolean): Key[] {
   const out: Key[] = [];
-  for (const k of store.databases.events.getKeys({ start: key as never, end: end as never, limit: 3 })) {
+  for (const k of store.databases.events.getKeys({ start: key, end, limit: 3 })) {
     if (exclusive && out.length === 0 && sameKey(k, key)) continue;
     out.push(k);
     if (out.length === 2) break;
@@ -119,6 +116,18 @@ export function headIds(store: EventStore, from?: string, to?: string): string[]
 }
 
 /**
+ * Every head as stored (not parsed), in Task id order within [from, to), read with one cursor
+ * (lmdb's, as it is). A value the cursor cannot decode throws from the iteration: callers then
+ * read key by key (`headIds`, `EventStore.rawHead`), so the head that fails is named.
+ */
+export function headRecords(store: EventStore, from?: string, to?: string): Iterable<{ key: string; value: unknown }> {
+  return store.databases.heads.getRange({
+    ...(from !== undefined ? { start: from } : {}),
+    ...(to !== undefined ? { end: to } : {}),
+  });
+}
+
+/**
  * Where a stream ends relative to `revision`: whether its last event is exactly `revision`, and —
  * when it is — the Task id of the next stream in key order (null: none follows; undefined: the
  * next key is not a stream key). One cursor step over two keys: it answers "the head's event
@@ -130,12 +139,8 @@ export function streamEnd(
   taskId: string,
   revision: number,
 ): { atHead: boolean; next?: string | null } {
-  const keys: Key[] = [];
-  for (const key of store.databases.events.getKeys({
-    start: [taskId, revision] as never,
-    end: ['\uffff'] as never,
-    limit: 2,
-  }))
+  const keys: unknown[] = [];
+  for (const key of store.databases.events.getKeys({ start: [taskId, revision], end: ['\uffff'], limit: 2 }))
     keys.push(key);
   const [first, second] = keys;
   const atHead =
@@ -162,8 +167,7 @@ export function* streamIdsAfterHeads(
   let start: Key = [''];
   for (;;) {
     let next: Key | undefined;
-    for (const key of store.databases.events.getKeys({ start: start as never, end: ['\uffff'] as never, limit: 1 }))
-      next = key;
+    for (const key of store.databases.events.getKeys({ start, end: ['\uffff'], limit: 1 })) next = key;
     if (next === undefined) return;
     if (Array.isArray(next) && typeof next[0] === 'string') {
       let id: string = next[0];
@@ -180,7 +184,7 @@ export function* streamIdsAfterHeads(
       // Not a stream key: step past it.
       let stepped: Key | undefined;
       let first = true;
-      for (const key of store.databases.events.getKeys({ start: next as never, end: ['\uffff'] as never, limit: 2 })) {
+      for (const key of store.databases.events.getKeys({ start: next, end: ['\uffff'], limit: 2 })) {
         if (first && sameKey(key, next)) {
           first = false;
           continue;

@@ -1,30 +1,27 @@
-import { availableParallelism, cpus } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { OBJECT_KINDS } from '../objects/index.js';
 import type { EventStore } from '../store/index.js';
-import type { Finding } from './errors.js';
-import { RecoveryWorkerMessage, type RecoveryWorkerInput } from './recovery-protocol.js';
-import { OBJECT_KINDS } from './object-kinds.js';
 import {
   checkpointIdentityFindings,
-  checkpointedTasks,
-  readHeads,
   rebuiltFrom,
   recoverFromCheckpoints,
   type CheckpointRecoveryReport,
-  type CheckpointedTask,
-} from './recovery-checkpoint.js';
-import { ProgressMeter, progressSum, type ProgressCount, type ProgressListener } from './recovery-progress.js';
-import { lmdbVerifySource } from './recovery-source.js';
-import { RecoveryVerifier, identityFindings } from './recovery-verify.js';
+} from './checkpoint.js';
+import { checkpointedTasks, type CheckpointedTask } from './checkpointed-tasks.js';
+import { identityFindings } from './identity-findings.js';
+import { defaultWorkers, idleCores } from './idle-cores.js';
+import { ProgressMeter, progressSum, type ProgressListener } from './progress.js';
+import { readHeads } from './read-heads.js';
 import {
   headWeights,
   rebuildAll,
-  restoreTaskSnapshot,
   sortById,
   type HeadWeight,
   type RebuiltTask,
   type RecoveryReport,
-} from './recovery.js';
+} from './rebuild.js';
+import { WorkerUnavailable, runWorker, type Part } from './run-worker.js';
+import { lmdbVerifySource } from './source.js';
+import { RecoveryVerifier } from './verifier.js';
 
 export interface ParallelOptions {
   /**
@@ -56,8 +53,6 @@ export interface ParallelOptions {
   /** Running counts while it works, summed over the threads (see `RecoveryProgress`). */
   onProgress?: ProgressListener;
 }
-
-const WORKER_URL = new URL('./recovery-worker.js', import.meta.url);
 
 /**
  * `rebuildAll` split over worker threads: the Task id space is cut into contiguous ranges of
@@ -240,129 +235,9 @@ function mergeRequests(parts: Array<Pick<Part, 'requests'>>): Map<string, Set<st
   return requestOwners;
 }
 
-class WorkerUnavailable extends Error {}
-
 /** The report of `rebuildAll`, plus how many worker threads did the work (0: the calling thread). */
 export interface ParallelReport extends RecoveryReport {
   workers: number;
-}
-
-async function defaultWorkers(idle: () => Promise<number>): Promise<number> {
-  const cores = Math.min(availableParallelism(), 8);
-  // One sample can catch a passing burst (another process's GC, the kernel flushing pages): a
-  // machine that looks busy is sampled once more before the whole history goes to one thread. In
-  // a bench run (2026-12-01, 2 vCPU Xeon) one boot of two took 16.4 s instead of 10.2 s this way.
-  return (await idle()) >= 1 || (await idle()) >= 1 ? cores : 1;
-}
-
-/**
- * Cores idle over the next `sampleMs` (the machine's idle CPU time from `os.cpus()`, divided by
- * the time): this thread is waiting meanwhile, so what it measures is everything else.
- */
-export async function idleCores(sampleMs = 50, probe: IdleProbe = SYSTEM_IDLE): Promise<number> {
-  const started = probe.now();
-  const before = probe.idleMs();
-  await probe.wait(sampleMs);
-  const elapsed = probe.now() - started;
-  return elapsed > 0 ? Math.max(0, probe.idleMs() - before) / elapsed : 0;
-}
-
-/** What `idleCores` reads: the machine's idle CPU time summed over cores, a clock, a wait (all in ms). */
-export interface IdleProbe {
-  idleMs(): number;
-  now(): number;
-  wait(ms: number): Promise<void>;
-}
-
-const SYSTEM_IDLE: IdleProbe = {
-  idleMs: () => cpus().reduce((sum, cpu) => sum + cpu.times.idle, 0),
-  now: () => performance.now(),
-  wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-};
-
-interface Part {
-  tasks: RebuiltTask[];
-  findings: Finding[];
-  events: number;
-  objects: number;
-  requests: Array<[string, string[]]>;
-  checkpoint?: { trusted: number; tailReplayed: number; fullReplayed: number; stale: string[] };
-}
-
-function runWorker(
-  root: string,
-  range: { from: string | undefined; to: string | undefined },
-  work: Pick<RecoveryWorkerInput, 'mode' | 'bodies'>,
-  youngGenerationMb: number,
-  onProgress?: (count: ProgressCount) => void,
-): Promise<Part> {
-  const input: RecoveryWorkerInput = {
-    root,
-    chunk: 500,
-    ...work,
-    progress: onProgress !== undefined,
-    ...(range.from !== undefined ? { from: range.from } : {}),
-    ...(range.to !== undefined ? { to: range.to } : {}),
-  };
-  return new Promise<Part>((resolve, reject) => {
-    const worker = new Worker(WORKER_URL, {
-      workerData: input,
-      resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb },
-    });
-    const tasks: RebuiltTask[] = [];
-    let done: Part | undefined;
-    let settled = false;
-    const finish = (outcome: { part: Part } | { error: Error }) => {
-      if (settled) return;
-      settled = true;
-      if ('part' in outcome) resolve(outcome.part);
-      else reject(outcome.error);
-    };
-    worker.on('message', (raw: unknown) => {
-      const parsed = RecoveryWorkerMessage.safeParse(raw);
-      if (!parsed.success)
-        return finish({
-          error: new Error(`recovery worker sent a malformed message: ${parsed.error.issues[0]?.message}`),
-        });
-      const message = parsed.data;
-      if (message.type === 'tasks') {
-        for (const wire of message.tasks) {
-          const rebuilt: RebuiltTask = {
-            taskId: wire.taskId,
-            snapshot: restoreTaskSnapshot(wire.persisted),
-            revision: wire.revision,
-            headDigest: wire.headDigest,
-          };
-          if (wire.spec !== undefined) rebuilt.spec = wire.spec;
-          tasks.push(rebuilt);
-        }
-      } else if (message.type === 'progress') {
-        onProgress?.({ tasks: message.tasks, events: message.events });
-      } else if (message.type === 'done') {
-        // Resolved at exit, not here: the worker still closes its LMDB handle after `done`, and an
-        // open by this thread overlapping that close can meet the environment's destroyed mutexes
-        // (the race store/env-gate.ts gates across processes; threads of one process are not gated).
-        done = {
-          tasks,
-          findings: message.findings as Finding[],
-          events: message.events,
-          objects: message.objects,
-          requests: message.requests,
-        };
-        if (message.checkpoint) done.checkpoint = message.checkpoint;
-      } else {
-        finish({ error: new WorkerUnavailable(message.message) });
-      }
-    });
-    worker.on('error', (error) => finish({ error: new WorkerUnavailable(error.message) }));
-    worker.on('exit', (code) =>
-      finish(
-        done && code === 0
-          ? { part: done }
-          : { error: new WorkerUnavailable(`recovery worker exited with code ${code} before finishing`) },
-      ),
-    );
-  });
 }
 
 function sum(values: number[]): number {

@@ -9,7 +9,7 @@ export { canonicalJsonFast, sha256Bytes, sha256Text };
  * JSON.stringify): a one-shot hash (`crypto.hash`, about twice as fast as `createHash` for short
  * inputs), an insertion sort of the few keys of each object instead of `Array.prototype.sort`,
  * memoized quoting of member names (they repeat), and an event serializer that writes a parsed
- * EventRecord's known members in canonical order. test/actors/recovery-digest.test.ts checks
+ * EventRecord's known members in canonical order. test/recovery/digest.test.ts checks
  * them against store/canonical.ts on generated values.
  */
 

@@ -1,16 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HostError } from '../../actors/errors.js';
-import { OBJECT_KINDS } from '../../actors/object-kinds.js';
-import { recoverFromCheckpoints } from '../../actors/recovery-checkpoint.js';
-import { rebuildParallel, recoverFromCheckpointsParallel } from '../../actors/recovery-parallel.js';
-import {
-  ProgressMeter,
-  progressSum,
-  type ProgressCount,
-  type RecoveryProgress,
-} from '../../actors/recovery-progress.js';
-import { rebuildAll } from '../../actors/recovery.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
+import { recoverFromCheckpoints } from '../../recovery/checkpoint.js';
+import { rebuildParallel, recoverFromCheckpointsParallel } from '../../recovery/parallel.js';
+import { ProgressMeter, progressSum, type ProgressCount, type RecoveryProgress } from '../../recovery/progress.js';
+import { rebuildAll } from '../../recovery/rebuild.js';
 import { manualClock } from '../../actors/clock.js';
 import { createSupervisor, type SupervisorOptions } from '../../actors/supervisor.js';
 import { bootLine } from '../../scripts/commands/serve.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { identityFindings } from '../../actors/recovery-verify.js';
+import { identityFindings } from '../../recovery/identity-findings.js';
 
 describe('identityFindings', () => {
   const index = {

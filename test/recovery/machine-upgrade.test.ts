@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RootDatabase } from 'lmdb';
-import { readCheckpoints } from '../../actors/checkpoint-store.js';
-import { OBJECT_KINDS } from '../../actors/object-kinds.js';
-import { recoverFromCheckpoints } from '../../actors/recovery-checkpoint.js';
-import { rebuildAll } from '../../actors/recovery.js';
+import { readCheckpoints } from '../../recovery/checkpoint-store.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
+import { recoverFromCheckpoints } from '../../recovery/checkpoint.js';
+import { rebuildAll } from '../../recovery/rebuild.js';
 import { createSupervisor } from '../../actors/supervisor.js';
 import { taskRejections } from '../../actors/task-runs.js';
 import { TASK_MACHINE_VERSION } from '../../machines/index.js';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { TASK_MACHINE_VERSION } from '../machines/index.js';
-import { Digest, type EventStore } from '../store/index.js';
-import { TaskSpec } from './object-kinds.js';
-import { sha256Bytes } from './recovery-digest.js';
+import { TaskSpec } from '../objects/index.js';
+import { Digest, metaEntries, updateMeta, type EventStore } from '../store/index.js';
+import { sha256Bytes } from './digest.js';
 
 /**
  * Verified checkpoints: per Task, the state the Host proved at a revision — by a full replay, a
@@ -45,7 +45,7 @@ const plainRecord = (v: unknown): v is Record<string, unknown> =>
  * `Checkpoint.safeParse(value)` for the checkpointed start (one per Task): the same result, with
  * the plain members checked by hand and only the spec through zod (`TaskSpec`). Anything it does
  * not plainly accept goes to `Checkpoint.safeParse`, so rejections and edge cases are zod's own
- * (test/actors/recovery-checkpoint.test.ts compares the two).
+ * (test/recovery/checkpoint-parse.test.ts compares the two).
  */
 export function safeParseCheckpoint(value: unknown): { success: true; data: Checkpoint } | { success: false } {
   if (plainRecord(value)) {
@@ -93,31 +93,8 @@ export function* checkpointEntries(
   from = '',
   to = '\uffff',
 ): Generator<{ taskId: string; value: unknown }> {
-  const { meta } = store.databases;
-  const entry = (key: unknown, value: unknown) => ({
-    taskId: (key as [string, string])[1],
-    value: typeof value === 'string' ? parseJson(value) : undefined,
-  });
-  let last: string | undefined;
-  try {
-    for (const { key, value } of meta.getRange({ start: [KEY, from], end: [KEY, to] })) {
-      const next = entry(key, value);
-      last = next.taskId;
-      yield next;
-    }
-    return;
-  } catch {
-    // read on below, one key at a time
-  }
-  for (const key of meta.getKeys({ start: [KEY, last === undefined ? from : last + '\u0000'], end: [KEY, to] })) {
-    let value: unknown;
-    try {
-      value = meta.get(key);
-    } catch {
-      value = undefined;
-    }
-    yield entry(key, value);
-  }
+  for (const { id, value } of metaEntries(store, KEY, from, to))
+    yield { taskId: id, value: typeof value === 'string' ? parseJson(value) : undefined };
 }
 
 /** Checkpoint records (decoded, unparsed) by Task id. */
@@ -137,7 +114,7 @@ function parseJson(text: string): unknown {
 
 /** sha256 of a projection's stored bytes, or undefined when there is none. */
 export function projectionBytesDigest(store: EventStore, taskId: string): string | undefined {
-  const bytes = store.databases.projections.getBinary(taskId);
+  const bytes = store.projectionBytes(taskId);
   return bytes === undefined ? undefined : sha256Bytes(bytes);
 }
 
@@ -164,15 +141,15 @@ export interface CheckpointInput {
  */
 export async function writeCheckpoints(store: EventStore, entries: Iterable<CheckpointInput>): Promise<string[]> {
   if (store.readOnly) return [];
-  const { meta, projections, env } = store.databases;
   const written: string[] = [];
-  await env.transaction(() => {
+  // The projections are read inside the transaction: no append comes between a read and its write.
+  await updateMeta(store, (meta) => {
     for (const entry of entries) {
       let projectionDigest = entry.projectionDigest;
       if (projectionDigest === undefined) {
-        const bytes = projections.getBinary(entry.taskId);
+        const bytes = store.projectionBytes(entry.taskId);
         const stored =
-          bytes === undefined ? undefined : (projections.get(entry.taskId) as { revision?: unknown } | undefined);
+          bytes === undefined ? undefined : (store.rawProjection(entry.taskId) as { revision?: unknown } | undefined);
         if (bytes === undefined || stored?.revision !== entry.revision) continue;
         projectionDigest = sha256Bytes(bytes);
       }
@@ -185,20 +162,14 @@ export async function writeCheckpoints(store: EventStore, entries: Iterable<Chec
         projectionDigest,
         spec: entry.spec,
       };
-      // Joins the transaction; its promise is the commit's, awaited below.
-      void meta.put([KEY, entry.taskId], JSON.stringify(record));
+      meta.put(KEY, entry.taskId, JSON.stringify(record));
       written.push(entry.taskId);
     }
   });
-  await env.flushed;
   return written;
 }
 
 /** Removes every checkpoint (the next checkpointed start replays every Task in full). */
 export async function clearCheckpoints(store: EventStore): Promise<void> {
-  const { meta, env } = store.databases;
-  await env.transaction(() => {
-    for (const key of meta.getKeys({ start: [KEY, ''], end: [KEY, '\uffff'] })) void meta.remove(key);
-  });
-  await env.flushed;
+  await updateMeta(store, (meta) => meta.clear(KEY));
 }

@@ -1,12 +1,13 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { EventStore } from '../store/index.js';
-import { OBJECT_KINDS } from './object-kinds.js';
-import { RecoveryWorkerInput, type RecoveryWorkerMessage, type WireTask } from './recovery-protocol.js';
-import { checkpointedTasks, readHeads } from './recovery-checkpoint.js';
-import { lmdbVerifySource } from './recovery-source.js';
-import { ProgressMeter } from './recovery-progress.js';
-import { RecoveryVerifier } from './recovery-verify.js';
-import { verifyStore } from './recovery.js';
+import { OBJECT_KINDS } from '../objects/index.js';
+import { checkpointedTasks } from './checkpointed-tasks.js';
+import { ProgressMeter } from './progress.js';
+import { RecoveryWorkerInput, type RecoveryWorkerMessage, type WireTask } from './protocol.js';
+import { readHeads } from './read-heads.js';
+import { verifyStore } from './rebuild.js';
+import { lmdbVerifySource } from './source.js';
+import { RecoveryVerifier } from './verifier.js';
 
 /**
  * Worker thread of `rebuildParallel` and `recoverFromCheckpointsParallel`: verifies the Tasks of

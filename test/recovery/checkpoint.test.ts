@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RootDatabase } from 'lmdb';
-import { readCheckpoints } from '../../actors/checkpoint-store.js';
+import { readCheckpoints } from '../../recovery/checkpoint-store.js';
 import { HostError } from '../../actors/errors.js';
-import { OBJECT_KINDS } from '../../actors/object-kinds.js';
-import { recoverFromCheckpoints, type CheckpointRecoveryReport } from '../../actors/recovery-checkpoint.js';
-import { recoverFromCheckpointsParallel } from '../../actors/recovery-parallel.js';
-import { rebuildAll, type RecoveryReport } from '../../actors/recovery.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
+import { recoverFromCheckpoints, type CheckpointRecoveryReport } from '../../recovery/checkpoint.js';
+import { recoverFromCheckpointsParallel } from '../../recovery/parallel.js';
+import { rebuildAll, type RecoveryReport } from '../../recovery/rebuild.js';
 import { createSupervisor } from '../../actors/supervisor.js';
 import { rewindCheckpoints } from '../../bench/checkpoint-rewind.js';
 import { EventStore } from '../../store/index.js';

@@ -10,7 +10,7 @@ import {
   fastDigestOf,
   jsonEqual,
   sha256Bytes,
-} from '../../actors/recovery-digest.js';
+} from '../../recovery/digest.js';
 import { EventRecord, canonicalJson, digestOf, sha256 } from '../../store/index.js';
 
 const record = eventRecordArb(40);

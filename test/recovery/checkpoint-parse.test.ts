@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { Checkpoint, safeParseCheckpoint } from '../../actors/checkpoint-store.js';
-import { TaskSpec } from '../../actors/object-kinds.js';
+import { Checkpoint, safeParseCheckpoint } from '../../recovery/checkpoint-store.js';
+import { TaskSpec } from '../../objects/index.js';
 import { SPEC } from '../support/tasks.js';
 
 const digest = fc.stringMatching(/^sha256:[0-9a-f]{64}$/);

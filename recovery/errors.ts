@@ -1,0 +1,28 @@
+/**
+ * What recovery finds in a state root (DESIGN §3, invariant 7). Verification never throws for
+ * damage: each check that fails is a finding, returned as data; the Host refuses to serve a root
+ * with any (`HostError` in actors/ carries them), `doctor` lists them.
+ */
+export const RECOVERY_FINDING_CODES = [
+  'stream_gap',
+  'stream_corrupt',
+  'object_missing',
+  'object_corrupt',
+  'projection_drift',
+  'replay_divergence',
+  'identity_conflict',
+] as const;
+export type RecoveryFindingCode = (typeof RECOVERY_FINDING_CODES)[number];
+
+/**
+ * What a boot check or `doctor` found, naming the Task, revision and object involved. Recovery's
+ * findings carry its own codes; the Host's (actors/errors.ts) are the same shape over its wider
+ * code list, so a recovery finding is one of the Host's as it is.
+ */
+export interface Finding<Code extends string = RecoveryFindingCode> {
+  code: Code;
+  taskId?: string;
+  revision?: number;
+  object?: string;
+  message: string;
+}

@@ -1,0 +1,98 @@
+import { Worker } from 'node:worker_threads';
+import type { Finding } from './errors.js';
+import type { ProgressCount } from './progress.js';
+import { RecoveryWorkerMessage, type RecoveryWorkerInput } from './protocol.js';
+import { restoreTaskSnapshot, type RebuiltTask } from './rebuild.js';
+
+/** The worker's entry, loaded by path: worker.ts beside this file (as compiled, worker.js in dist/recovery/). */
+const WORKER_URL = new URL('./worker.js', import.meta.url);
+
+/** A worker that could not run (a missing build file, a crash): the caller falls back to the calling thread. */
+export class WorkerUnavailable extends Error {}
+
+/** What one worker verified: its range's accepted Tasks (live snapshots), findings and counts. */
+export interface Part {
+  tasks: RebuiltTask[];
+  findings: Finding[];
+  events: number;
+  objects: number;
+  requests: Array<[string, string[]]>;
+  checkpoint?: { trusted: number; tailReplayed: number; fullReplayed: number; stale: string[] };
+}
+
+/** Runs one recovery worker over a Task id range: rejects with `WorkerUnavailable` when it cannot run, with an Error when it sends a malformed message. */
+export function runWorker(
+  root: string,
+  range: { from: string | undefined; to: string | undefined },
+  work: Pick<RecoveryWorkerInput, 'mode' | 'bodies'>,
+  youngGenerationMb: number,
+  onProgress?: (count: ProgressCount) => void,
+): Promise<Part> {
+  const input: RecoveryWorkerInput = {
+    root,
+    chunk: 500,
+    ...work,
+    progress: onProgress !== undefined,
+    ...(range.from !== undefined ? { from: range.from } : {}),
+    ...(range.to !== undefined ? { to: range.to } : {}),
+  };
+  return new Promise<Part>((resolve, reject) => {
+    const worker = new Worker(WORKER_URL, {
+      workerData: input,
+      resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb },
+    });
+    const tasks: RebuiltTask[] = [];
+    let done: Part | undefined;
+    let settled = false;
+    const finish = (outcome: { part: Part } | { error: Error }) => {
+      if (settled) return;
+      settled = true;
+      if ('part' in outcome) resolve(outcome.part);
+      else reject(outcome.error);
+    };
+    worker.on('message', (raw: unknown) => {
+      const parsed = RecoveryWorkerMessage.safeParse(raw);
+      if (!parsed.success)
+        return finish({
+          error: new Error(`recovery worker sent a malformed message: ${parsed.error.issues[0]?.message}`),
+        });
+      const message = parsed.data;
+      if (message.type === 'tasks') {
+        for (const wire of message.tasks) {
+          const rebuilt: RebuiltTask = {
+            taskId: wire.taskId,
+            snapshot: restoreTaskSnapshot(wire.persisted),
+            revision: wire.revision,
+            headDigest: wire.headDigest,
+          };
+          if (wire.spec !== undefined) rebuilt.spec = wire.spec;
+          tasks.push(rebuilt);
+        }
+      } else if (message.type === 'progress') {
+        onProgress?.({ tasks: message.tasks, events: message.events });
+      } else if (message.type === 'done') {
+        // Resolved at exit, not here: the worker still closes its LMDB handle after `done`, and an
+        // open by this thread overlapping that close can meet the environment's destroyed mutexes
+        // (the race store/env-gate.ts gates across processes; threads of one process are not gated).
+        done = {
+          tasks,
+          findings: message.findings,
+          events: message.events,
+          objects: message.objects,
+          requests: message.requests,
+        };
+        if (message.checkpoint) done.checkpoint = message.checkpoint;
+      } else {
+        finish({ error: new WorkerUnavailable(message.message) });
+      }
+    });
+    worker.on('error', (error) => finish({ error: new WorkerUnavailable(error.message) }));
+    worker.on('exit', (code) =>
+      finish(
+        done && code === 0
+          ? { part: done }
+          : { error: new WorkerUnavailable(`recovery worker exited with code ${code} before finishing`) },
+      ),
+    );
+  });
+}

@@ -1,0 +1,45 @@
+import type { RootDatabase } from 'lmdb';
+import type { ZodType } from 'zod';
+import { StoreError } from './errors.js';
+
+/** Runs a read; a value lmdb cannot decode becomes `code` with the details. */
+export function decodeOrFail<T>(
+  fn: () => T,
+  code: 'object_corrupt' | 'record_corrupt',
+  details: Record<string, unknown>,
+): T {
+  try {
+    return fn();
+  } catch (error) {
+    throw new StoreError(code, `cannot decode ${JSON.stringify(details)}: ${(error as Error).message}`, details);
+  }
+}
+
+/** Parses a stored record; one the schema refuses is `record_corrupt` at the issue's path. */
+export function parseOrFail<T>(schema: ZodType<T>, raw: unknown, details: Record<string, unknown>): T {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new StoreError(
+      'record_corrupt',
+      `stored record ${JSON.stringify(details)} is malformed at ${issue?.path.join('.')}: ${issue?.message}`,
+      details,
+    );
+  }
+  return parsed.data;
+}
+
+/** Awaits a commit until durable; a failed commit (disk full, I/O error) becomes `storage_failed`, retryable. */
+export async function durable<T>(env: RootDatabase, commit: Promise<T>, details: Record<string, unknown>): Promise<T> {
+  try {
+    const value = await commit;
+    await env.flushed;
+    return value;
+  } catch (error) {
+    if (error instanceof StoreError) throw error;
+    const cause = await ((error as { commitError?: Promise<unknown> }).commitError ?? Promise.reject(error)).catch(
+      (e: Error) => e.message,
+    );
+    throw new StoreError('storage_failed', `commit failed, nothing was written: ${cause}`, details, true);
+  }
+}
