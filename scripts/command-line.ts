@@ -72,17 +72,13 @@ export function parseCommandLine(program: Program, argv: string[]): CommandLine 
     error,
     ...(hint ? { hint } : {}),
   });
-  const named = (count: number) =>
-    words.length >= count
-      ? program.commands.find(
-          (c) =>
-            c.name ===
-            words
-              .slice(0, count)
-              .map((w) => w.value)
-              .join(' '),
-        )
-      : undefined;
+  const named = (count: number) => {
+    const name = words
+      .slice(0, count)
+      .map((w) => w.value)
+      .join(' ');
+    return words.length >= count ? program.commands.find((c) => c.name === name) : undefined;
+  };
 
   if (argv.length === 0) return { kind: 'usage', json, text: programUsage(program), exit: EXIT.usage };
   if (words[0]?.value === 'help') {
