@@ -64,7 +64,7 @@ export const serve = command({
     'no-harnesses': booleanFlag('the bare supervisor: no harnesses, Tasks wait at their frontier'),
     'acp-agent': stringFlag(
       'opencode|hermes-like',
-      'the ACP side of the scripted harnesses: the real opencode acp or the scripted Hermes-like agent',
+      'the ACP agent behind the scripted hermes harness: the real opencode acp or the scripted Hermes-like one',
       z.enum(['opencode', 'hermes-like'], { error: 'must be opencode or hermes-like' }).default('opencode'),
     ),
     inspect: booleanFlag('stream actor events to the Stately inspector (see --inspect-url)'),
