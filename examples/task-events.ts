@@ -5,60 +5,124 @@
  *
  *   node dist/examples/task-events.js reassign TASK_ID [--state DIR]   # waiting Task → the other harness
  *   node dist/examples/task-events.js cancel TASK_ID --reason TEXT [--state DIR]
- *   node dist/examples/task-events.js propose TASK_ID --generation N [--state DIR]
+ *   node dist/examples/task-events.js propose TASK_ID [--generation N] [--state DIR]
  *                                    # an external worker proposes completion with the evidence the Task holds
+ *   node dist/examples/task-events.js <action> --help
+ *
+ * The command line is parsed like `ordivon`'s (scripts/command-line.ts): one definition per action.
  */
-import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { CliError, EXIT } from '../scripts/cli-io.js';
+import { command, positional, stringFlag, type Program } from '../scripts/command.js';
+import { parseCommandLine } from '../scripts/command-line.js';
 import { callService } from '../scripts/service/service-client.js';
 import { serviceFor } from '../scripts/service/cli-route.js';
 
 const OTHER: Record<string, string> = { codex: 'hermes', hermes: 'codex' };
 
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: { state: { type: 'string' }, reason: { type: 'string' }, generation: { type: 'string' } },
-});
-const [action, taskId] = positionals;
-const fail = (code: string, message: string, exit: number): never => {
-  console.log(JSON.stringify({ code, message }));
-  process.exit(exit);
-};
-if (!taskId || !['reassign', 'cancel', 'propose'].includes(action ?? ''))
-  fail('usage', 'usage: task-events reassign|cancel|propose TASK_ID [...]', 2);
-const service = serviceFor(values.state) ?? fail('service_not_running', 'no `ordivon serve` holds this state root', 1);
-
-const task = await callService(service, 'GET', `/tasks/${encodeURIComponent(taskId!)}`);
-if (task.status !== 200)
-  fail(
-    (task.body as { error?: { code?: string } } | undefined)?.error?.code ?? 'service_error',
-    JSON.stringify(task.body),
-    1,
-  );
-const view = task.body as {
+interface TaskView {
   state: string;
   context: { generation: number; assignment: { harness: string } | null; evidence: Record<string, { digest: string }> };
+}
+
+/** Reads the Task from the service, sends the event `make` builds from it, prints the actor's answer. */
+async function sendEvent(
+  action: string,
+  state: string | undefined,
+  taskId: string,
+  make: (view: TaskView) => Record<string, unknown>,
+): Promise<number> {
+  const service = serviceFor(state);
+  if (!service) throw new CliError('service_not_running', 'no `ordivon serve` holds this state root');
+  const task = await callService(service, 'GET', `/tasks/${encodeURIComponent(taskId)}`);
+  if (task.status !== 200)
+    throw new CliError(
+      (task.body as { error?: { code?: string } } | undefined)?.error?.code ?? 'service_error',
+      JSON.stringify(task.body),
+    );
+  const event = make(task.body as TaskView);
+  const sent = await callService(service, 'POST', `/tasks/${encodeURIComponent(taskId)}/events`, event);
+  const result = sent.body as {
+    admitted?: boolean;
+    written?: boolean;
+    code?: string;
+    state?: string;
+    revision?: number;
+  };
+  console.log(JSON.stringify({ action, taskId, event, status: sent.status, ...result }));
+  return result.admitted ? EXIT.ok : sent.status === 400 ? EXIT.usage : EXIT.failed;
+}
+
+const taskId = { taskId: positional('TASK_ID', 'the Task') };
+
+const PROGRAM: Program = {
+  name: 'task-events',
+  title: 'task-events — send events to Task actors through a running ordivon serve',
+  commands: [
+    command({
+      name: 'reassign',
+      summary: 'a waiting Task → the other harness, as generation + 1',
+      positionals: taskId,
+      // Reassignment fences the current generation: the actor takes it only from waiting, open,
+      // evaluating or an assigned state, and only as generation + 1.
+      run: (args) =>
+        sendEvent('reassign', args.state, args.taskId, (view) => ({
+          type: 'assignment.commit',
+          harness: OTHER[view.context.assignment?.harness ?? ''] ?? 'codex',
+          purpose: 'repair',
+          generation: view.context.generation + 1,
+        })),
+    }),
+    command({
+      name: 'cancel',
+      summary: 'cancel a Task',
+      positionals: taskId,
+      flags: { reason: stringFlag('TEXT', 'why', z.string({ error: 'required' }).min(1, 'must not be empty')) },
+      run: (args) => sendEvent('cancel', args.state, args.taskId, () => ({ type: 'task.cancel', reason: args.reason })),
+    }),
+    command({
+      name: 'propose',
+      summary: 'an external worker proposes completion with the evidence the Task holds',
+      positionals: taskId,
+      flags: {
+        generation: stringFlag(
+          'N',
+          "the generation it proposes for (default the Task's current one)",
+          z
+            .string()
+            .regex(/^[0-9]+$/, 'must be a whole number')
+            .transform(Number)
+            .optional(),
+        ),
+      },
+      run: (args) =>
+        sendEvent('propose', args.state, args.taskId, (view) => ({
+          type: 'completion.propose',
+          generation: args.generation ?? view.context.generation,
+          evidence: Object.fromEntries(Object.entries(view.context.evidence).map(([name, e]) => [name, e.digest])),
+          proposer: 'external-worker',
+          summary: 'proposed by examples/task-events.ts',
+        })),
+    }),
+  ],
 };
 
-let event: Record<string, unknown>;
-if (action === 'reassign') {
-  // Reassignment fences the current generation: the actor takes it only from waiting, open,
-  // evaluating or an assigned state, and only as generation + 1.
-  const harness = OTHER[view.context.assignment?.harness ?? ''] ?? 'codex';
-  event = { type: 'assignment.commit', harness, purpose: 'repair', generation: view.context.generation + 1 };
-} else if (action === 'cancel') {
-  event = { type: 'task.cancel', reason: values.reason ?? fail('usage', '--reason is required', 2) };
-} else {
-  const generation = Number(values.generation ?? view.context.generation);
-  const evidence = Object.fromEntries(Object.entries(view.context.evidence).map(([name, e]) => [name, e.digest]));
-  event = {
-    type: 'completion.propose',
-    generation,
-    evidence,
-    proposer: 'external-worker',
-    summary: 'proposed by examples/task-events.ts',
-  };
+// A failure is one line of JSON on stdout, `{code, message}`, and its exit code.
+const fail = (error: CliError): never => {
+  console.log(JSON.stringify({ code: error.code, message: error.message }));
+  process.exit(error.exit);
+};
+const line = parseCommandLine(PROGRAM, process.argv.slice(2));
+if (line.kind === 'usage') {
+  console.log(line.text);
+  process.exit(line.exit);
 }
-const sent = await callService(service, 'POST', `/tasks/${encodeURIComponent(taskId!)}/events`, event);
-const result = sent.body as { admitted?: boolean; written?: boolean; code?: string; state?: string; revision?: number };
-console.log(JSON.stringify({ action, taskId, event, status: sent.status, ...result }));
-process.exit(result.admitted ? 0 : sent.status === 400 ? 2 : 1);
+if (line.kind === 'error') fail(line.error);
+else {
+  try {
+    process.exit(await line.run({ json: true, out: (t) => console.log(t), err: (t) => console.error(t) }));
+  } catch (error) {
+    if (error instanceof CliError) fail(error);
+    throw error;
+  }
+}

@@ -3,9 +3,6 @@ import type { z } from 'zod';
 import type { ProgressListener, RecoveryProgress } from '../recovery/index.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
-type Parsed<T extends Options> = ReturnType<
-  typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>
->;
 
 /** Exit codes of the `ordivon` CLI; stable. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -31,25 +28,6 @@ export interface Io {
 /** Prints a result: JSON as one document with `--json`, otherwise the human form. */
 export function emit(io: Io, value: unknown, human: () => string): void {
   io.out(io.json ? JSON.stringify(value, null, 2) : human());
-}
-
-/** node:util parseArgs with errors turned into `usage` CliErrors (exit 2). */
-export function parse<const T extends Options>(argv: string[], options: T, positionals = 0): Parsed<T> {
-  try {
-    const parsed = parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>({
-      args: argv,
-      options,
-      allowPositionals: true,
-      strict: true,
-    });
-    if (parsed.positionals.length !== positionals) {
-      throw new CliError('usage', `expected ${positionals} argument(s), got ${parsed.positionals.length}`, EXIT.usage);
-    }
-    return parsed;
-  } catch (error) {
-    if (error instanceof CliError) throw error;
-    throw new CliError('usage', (error as Error).message, EXIT.usage);
-  }
 }
 
 /** Parses JSON from an argument or file, answering `invalid_json` (exit 2) with where it failed. */

@@ -283,18 +283,3 @@ export async function reportScenario(
     expectations,
   };
 }
-
-/** Expectations across scenarios: both orders accepted with two different source digests. */
-export function crossChecks(reports: ScenarioReport[]): Expectation[] {
-  const digest = (name: ScenarioName) => reports.find((r) => r.name === name)?.outcome?.sourceDigest;
-  const [a, b] = [digest('codex-first'), digest('hermes-first')];
-  if (a === undefined && b === undefined) return [];
-  return [
-    {
-      scenario: 'demo',
-      what: 'the two orders end in two different source digests',
-      held: a !== undefined && b !== undefined && a !== b,
-      observed: JSON.stringify([a, b]),
-    },
-  ];
-}

@@ -5,9 +5,8 @@ import { enterEnvGate } from '../../store/env-gate.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { rebuildAll } from '../../recovery/index.js';
 import { EventStore, StoreError, acquireLock, checkFormat, resolveStateRoot } from '../../store/index.js';
-import { CliError, EXIT, emit, parse, throttledProgress, type Io } from '../cli-io.js';
-
-const common = { state: { type: 'string' }, json: { type: 'boolean' } } as const;
+import { CliError, EXIT, emit, throttledProgress, type Io } from '../cli-io.js';
+import { booleanFlag, command, positional } from '../command.js';
 const RUNTIME_ENV = join('runtime', 'runtime.lmdb');
 
 function isEmptyDir(path: string): boolean {
@@ -70,50 +69,58 @@ function storeFailure(error: unknown): never {
  * scratch space: Task truth is in LMDB). The copy is checked like boot before it is reported.
  * Fails `backup_exists` (DEST not empty), `state_missing`, `format_unknown`, or the first finding's code.
  */
-export async function backup(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, common, 1);
-  const root = resolveStateRoot(values.state);
-  const dest = resolve(positionals[0]!);
-  if (!isEmptyDir(dest)) throw new CliError('backup_exists', `${dest} is not empty; back up into a new directory`);
-  try {
-    checkFormat(root, false);
-  } catch (error) {
-    storeFailure(error);
-  }
-  const staged = `${dest}.partial-${process.pid}`;
-  rmSync(staged, { recursive: true, force: true });
-  try {
-    await copyEnv(join(root, 'lmdb'), join(staged, 'lmdb'));
-    if (existsSync(join(root, RUNTIME_ENV))) await copyEnv(join(root, RUNTIME_ENV), join(staged, RUNTIME_ENV));
-    cpSync(join(root, 'format.json'), join(staged, 'format.json'));
-    if (existsSync(join(root, 'workspaces')))
-      cpSync(join(root, 'workspaces'), join(staged, 'workspaces'), { recursive: true, verbatimSymlinks: true });
-    const checked = await check(staged, io, 'backup');
-    if (checked.findings.length > 0)
-      throw new CliError(checked.findings[0]!.code, `the copy failed its check: ${checked.findings[0]!.message}`);
-    const manifest = {
-      backup: 'ordivon-state',
-      source: root,
-      at: new Date().toISOString(),
-      tasks: checked.tasks,
-      events: checked.events,
-    };
-    writeFileSync(join(staged, 'backup.json'), JSON.stringify(manifest, null, 2) + '\n');
-    // Published by rename: DEST is either absent/empty or a complete, checked backup.
-    mkdirSync(dirname(dest), { recursive: true });
-    rmSync(dest, { recursive: true, force: true });
-    renameSync(staged, dest);
-    emit(
-      io,
-      { dest, ...manifest },
-      () => `backed up ${checked.tasks} tasks (${checked.events} events) from ${root} to ${dest}`,
-    );
-    return EXIT.ok;
-  } catch (error) {
+export const backup = command({
+  name: 'backup',
+  summary: 'a consistent, checked copy of the state root (also while it is served)',
+  details: [
+    "The Host's LMDB is copied as of one read transaction, then the Runtime's, format.json and the workspaces;",
+    'the copy is checked like boot before it is published (by rename) at DEST.',
+  ],
+  positionals: { dest: positional('DEST', 'where the backup goes: a new or empty directory') },
+  async run(values, io) {
+    const root = resolveStateRoot(values.state);
+    const dest = resolve(values.dest);
+    if (!isEmptyDir(dest)) throw new CliError('backup_exists', `${dest} is not empty; back up into a new directory`);
+    try {
+      checkFormat(root, false);
+    } catch (error) {
+      storeFailure(error);
+    }
+    const staged = `${dest}.partial-${process.pid}`;
     rmSync(staged, { recursive: true, force: true });
-    return storeFailure(error);
-  }
-}
+    try {
+      await copyEnv(join(root, 'lmdb'), join(staged, 'lmdb'));
+      if (existsSync(join(root, RUNTIME_ENV))) await copyEnv(join(root, RUNTIME_ENV), join(staged, RUNTIME_ENV));
+      cpSync(join(root, 'format.json'), join(staged, 'format.json'));
+      if (existsSync(join(root, 'workspaces')))
+        cpSync(join(root, 'workspaces'), join(staged, 'workspaces'), { recursive: true, verbatimSymlinks: true });
+      const checked = await check(staged, io, 'backup');
+      if (checked.findings.length > 0)
+        throw new CliError(checked.findings[0]!.code, `the copy failed its check: ${checked.findings[0]!.message}`);
+      const manifest = {
+        backup: 'ordivon-state',
+        source: root,
+        at: new Date().toISOString(),
+        tasks: checked.tasks,
+        events: checked.events,
+      };
+      writeFileSync(join(staged, 'backup.json'), JSON.stringify(manifest, null, 2) + '\n');
+      // Published by rename: DEST is either absent/empty or a complete, checked backup.
+      mkdirSync(dirname(dest), { recursive: true });
+      rmSync(dest, { recursive: true, force: true });
+      renameSync(staged, dest);
+      emit(
+        io,
+        { dest, ...manifest },
+        () => `backed up ${checked.tasks} tasks (${checked.events} events) from ${root} to ${dest}`,
+      );
+      return EXIT.ok;
+    } catch (error) {
+      rmSync(staged, { recursive: true, force: true });
+      return storeFailure(error);
+    }
+  },
+});
 
 /**
  * `ordivon restore SRC [--force]`: brings a backup back as the state root. The backup is checked
@@ -121,38 +128,44 @@ export async function backup(argv: string[], io: Io): Promise<number> {
  * (`state_locked`). The new root is staged beside the old and swapped in by rename.
  * Fails `restore_not_empty`, `backup_invalid`, `state_locked`, or the first finding's code.
  */
-export async function restore(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, { ...common, force: { type: 'boolean' } }, 1);
-  const root = resolveStateRoot(values.state);
-  const src = resolve(positionals[0]!);
-  if (!existsSync(join(src, 'backup.json')) || !existsSync(join(src, 'lmdb', 'data.mdb'))) {
-    throw new CliError('backup_invalid', `${src} is not an ordivon backup (no backup.json or lmdb/data.mdb)`);
-  }
-  if (!isEmptyDir(root) && !values.force)
-    throw new CliError('restore_not_empty', `${root} is not empty; pass --force to replace it`);
-  const staged = `${root}.restore-${process.pid}`;
-  rmSync(staged, { recursive: true, force: true });
-  cpSync(src, staged, { recursive: true, verbatimSymlinks: true, filter: (path) => !path.endsWith('backup.json') });
-  let release: () => void = () => {};
-  try {
-    const checked = await check(staged, io, 'restore');
-    if (checked.findings.length > 0)
-      throw new CliError(checked.findings[0]!.code, `the backup failed its check: ${checked.findings[0]!.message}`);
-    if (existsSync(join(root, 'format.json'))) release = acquireLock(root, `ordivon restore pid ${process.pid}`);
-    const old = `${root}.replaced-${process.pid}`;
-    if (existsSync(root)) renameSync(root, old);
-    renameSync(staged, root);
-    rmSync(old, { recursive: true, force: true });
-    emit(
-      io,
-      { root, src, tasks: checked.tasks, events: checked.events },
-      () => `restored ${checked.tasks} tasks (${checked.events} events) from ${src} into ${root}`,
-    );
-    return EXIT.ok;
-  } catch (error) {
+export const restore = command({
+  name: 'restore',
+  summary: 'bring a backup back as the state root',
+  details: ['The backup is checked like boot first, then swapped in by rename; no process may hold the state root.'],
+  positionals: { src: positional('SRC', 'a directory made by ordivon backup') },
+  flags: { force: booleanFlag('replace a state root that is not empty') },
+  async run(values, io) {
+    const root = resolveStateRoot(values.state);
+    const src = resolve(values.src);
+    if (!existsSync(join(src, 'backup.json')) || !existsSync(join(src, 'lmdb', 'data.mdb'))) {
+      throw new CliError('backup_invalid', `${src} is not an ordivon backup (no backup.json or lmdb/data.mdb)`);
+    }
+    if (!isEmptyDir(root) && !values.force)
+      throw new CliError('restore_not_empty', `${root} is not empty; pass --force to replace it`);
+    const staged = `${root}.restore-${process.pid}`;
     rmSync(staged, { recursive: true, force: true });
-    return storeFailure(error);
-  } finally {
-    release();
-  }
-}
+    cpSync(src, staged, { recursive: true, verbatimSymlinks: true, filter: (path) => !path.endsWith('backup.json') });
+    let release: () => void = () => {};
+    try {
+      const checked = await check(staged, io, 'restore');
+      if (checked.findings.length > 0)
+        throw new CliError(checked.findings[0]!.code, `the backup failed its check: ${checked.findings[0]!.message}`);
+      if (existsSync(join(root, 'format.json'))) release = acquireLock(root, `ordivon restore pid ${process.pid}`);
+      const old = `${root}.replaced-${process.pid}`;
+      if (existsSync(root)) renameSync(root, old);
+      renameSync(staged, root);
+      rmSync(old, { recursive: true, force: true });
+      emit(
+        io,
+        { root, src, tasks: checked.tasks, events: checked.events },
+        () => `restored ${checked.tasks} tasks (${checked.events} events) from ${src} into ${root}`,
+      );
+      return EXIT.ok;
+    } catch (error) {
+      rmSync(staged, { recursive: true, force: true });
+      return storeFailure(error);
+    } finally {
+      release();
+    }
+  },
+});

@@ -1,5 +1,6 @@
 import type { TaskRun } from '../../actors/task-runs.js';
 import type { Expectation, ScenarioReport } from '../../workloads/demo-checks.js';
+import type { UncheckedExpectation } from '../../workloads/demo-cross-checks.js';
 
 const short = (digest: string | null | undefined) => (digest ? `${digest.slice(0, 19)}…` : '-');
 
@@ -24,8 +25,16 @@ export function columns(header: string[], rows: string[][]): string[] {
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)];
 }
 
-/** The demo's human report: one row per provider run, one line per fault, then the verdict. */
-export function demoText(reports: ScenarioReport[], failed: Expectation[], state: string): string {
+/**
+ * The demo's human report: one row per provider run, one line per fault, then the verdict (and
+ * the cross-scenario expectations a subset left unchecked).
+ */
+export function demoText(
+  reports: ScenarioReport[],
+  failed: Expectation[],
+  state: string,
+  unchecked: UncheckedExpectation[] = [],
+): string {
   const rows = reports.flatMap((r) =>
     r.runs.map((run) => [
       `${r.name} g${run.generation}`,
@@ -72,6 +81,9 @@ export function demoText(reports: ScenarioReport[], failed: Expectation[], state
     failed.length === 0
       ? `all ${reports.reduce((n, r) => n + r.expectations.length, 0)} expectations held`
       : failed.map((f) => `EXPECTATION FAILED: ${f.scenario}: ${f.what} (observed ${f.observed})`).join('\n'),
+    ...unchecked.map(
+      (u) => `not checked: ${u.what} (compares ${u.compares.join(', ')}; ${u.missing.join(', ')} not run)`,
+    ),
   ];
   return lines.join('\n');
 }

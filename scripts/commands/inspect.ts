@@ -3,10 +3,9 @@ import { rebuildAll, verifyFull } from '../../recovery/index.js';
 import { LatestRejection, taskRejections, taskRuns } from '../../actors/task-runs.js';
 import { taskFrontier } from '../../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot } from '../../store/index.js';
-import { CliError, EXIT, emit, parse, throttledProgress, type Io } from '../cli-io.js';
+import { CliError, EXIT, emit, throttledProgress, type Io } from '../cli-io.js';
+import { booleanFlag, command, positional } from '../command.js';
 import { listViaService, parseShowView, serviceFor, showViaService, type ShowView } from '../service/cli-route.js';
-
-const common = { state: { type: 'string' }, json: { type: 'boolean' } } as const;
 
 /** Opens the store read-only (no lock): these commands work beside a running supervisor. */
 async function withReader<T>(state: string | undefined, fn: (store: EventStore) => T | Promise<T>): Promise<T> {
@@ -31,70 +30,87 @@ async function withReader<T>(state: string | undefined, fn: (store: EventStore) 
  * same work as `verifyFull`, spread over worker threads with read-only handles (same checks,
  * same codes); without it, one thread.
  */
-export async function doctor(argv: string[], io: Io): Promise<number> {
-  const { values } = parse(argv, { ...common, full: { type: 'boolean' } });
-  // A long history takes a while: say how far it got (on stderr, every 2 s; nothing with --json).
-  const onProgress = io.json ? undefined : throttledProgress((line) => io.err(line), 'doctor: checked ');
-  const progress = onProgress ? { onProgress } : {};
-  const report = await withReader(values.state, async (store) => ({
-    ...(values.full ? await verifyFull(store, progress) : rebuildAll(store, { bodies: true, ...progress })),
-    warnings: store.warnings(),
-    root: store.root,
-  }));
-  const healthy = report.findings.length === 0;
-  emit(
-    io,
-    {
-      healthy,
-      root: report.root,
-      tasks: report.tasks.length,
-      events: report.events,
-      objects: report.objects,
-      findings: report.findings,
-      warnings: report.warnings,
-    },
-    () =>
-      [
-        healthy
-          ? `healthy: ${report.tasks.length} tasks, ${report.events} events, ${report.objects} objects checked in ${report.root}`
-          : `UNHEALTHY: ${report.findings.length} finding(s) in ${report.root}`,
-        ...report.findings.map(
-          (f) =>
-            `  ${f.code}  task=${f.taskId ?? '-'} revision=${f.revision ?? '-'} object=${f.object ?? '-'}  ${f.message}`,
-        ),
-        ...report.warnings.map((w) => `  warning: task ${w.taskId} passed ${w.threshold} events`),
-      ].join('\n'),
-  );
-  return healthy ? EXIT.ok : EXIT.failed;
-}
+export const doctor = command({
+  name: 'doctor',
+  summary: 'every boot check, every event (no checkpoints); exit 1 naming what is wrong',
+  details: [
+    'Read-only (works beside a running supervisor): every event is replayed, every object re-hashed and its',
+    "body checked against its kind's schema. Exit 0 healthy, 1 with each finding's code, Task, revision and object.",
+  ],
+  flags: { full: booleanFlag('spread the same checks over worker threads (verifyFull): same findings, same codes') },
+  async run(values, io) {
+    // A long history takes a while: say how far it got (on stderr, every 2 s; nothing with --json).
+    const onProgress = io.json ? undefined : throttledProgress((line) => io.err(line), 'doctor: checked ');
+    const progress = onProgress ? { onProgress } : {};
+    const report = await withReader(values.state, async (store) => ({
+      ...(values.full ? await verifyFull(store, progress) : rebuildAll(store, { bodies: true, ...progress })),
+      warnings: store.warnings(),
+      root: store.root,
+    }));
+    const healthy = report.findings.length === 0;
+    emit(
+      io,
+      {
+        healthy,
+        root: report.root,
+        tasks: report.tasks.length,
+        events: report.events,
+        objects: report.objects,
+        findings: report.findings,
+        warnings: report.warnings,
+      },
+      () =>
+        [
+          healthy
+            ? `healthy: ${report.tasks.length} tasks, ${report.events} events, ${report.objects} objects checked in ${report.root}`
+            : `UNHEALTHY: ${report.findings.length} finding(s) in ${report.root}`,
+          ...report.findings.map(
+            (f) =>
+              `  ${f.code}  task=${f.taskId ?? '-'} revision=${f.revision ?? '-'} object=${f.object ?? '-'}  ${f.message}`,
+          ),
+          ...report.warnings.map((w) => `  warning: task ${w.taskId} passed ${w.threshold} events`),
+        ].join('\n'),
+    );
+    return healthy ? EXIT.ok : EXIT.failed;
+  },
+});
 
 /** `ordivon show TASK_ID [--events]`: the stored projection (and events) of one Task. */
-export async function show(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, { ...common, events: { type: 'boolean' } }, 1);
-  const taskId = positionals[0]!;
-  // While a service holds the state root, its live view is shown (the same fields).
-  const service = serviceFor(values.state);
-  if (service) return printShow(io, await showViaService(service, taskId, values.events === true));
-  return withReader(values.state, (store) => {
-    const projection = store.projection(taskId);
-    if (!projection) throw new CliError('task_not_found', `no task ${taskId}`);
-    const snapshot = projection.snapshot as { value: never; context: { specDigest: string } & Record<string, unknown> };
-    const spec = TaskSpec.parse(store.getObject(snapshot.context.specDigest, 'task-spec').body);
-    const events = [...store.stream(taskId)].map(({ revision, event }) => ({ revision, ...event }));
-    const view = {
-      taskId,
-      revision: projection.revision,
-      state: projection.state,
-      frontier: taskFrontier(snapshot.value),
-      title: spec.title,
-      context: snapshot.context,
-      rejections: taskRejections(events, LatestRejection.safeParse(snapshot.context['lastRejection']).data),
-      runs: taskRuns({ events, object: (digest) => store.getObject(digest, 'receipt').body }),
-      ...(values.events ? { events } : {}),
-    };
-    return printShow(io, parseShowView(view, 'store'));
-  });
-}
+export const show = command({
+  name: 'show',
+  summary: "a Task's state, evidence, rejections, one line per provider run (and its events)",
+  details: ['While a service holds the state root, its live view is shown (the same fields).'],
+  positionals: { taskId: positional('TASK_ID', 'the Task to show') },
+  flags: { events: booleanFlag('also every event of its history, with its disposition') },
+  async run(values, io) {
+    const taskId = values.taskId;
+    // While a service holds the state root, its live view is shown (the same fields).
+    const service = serviceFor(values.state);
+    if (service) return printShow(io, await showViaService(service, taskId, values.events));
+    return withReader(values.state, (store) => {
+      const projection = store.projection(taskId);
+      if (!projection) throw new CliError('task_not_found', `no task ${taskId}`);
+      const snapshot = projection.snapshot as {
+        value: never;
+        context: { specDigest: string } & Record<string, unknown>;
+      };
+      const spec = TaskSpec.parse(store.getObject(snapshot.context.specDigest, 'task-spec').body);
+      const events = [...store.stream(taskId)].map(({ revision, event }) => ({ revision, ...event }));
+      const view = {
+        taskId,
+        revision: projection.revision,
+        state: projection.state,
+        frontier: taskFrontier(snapshot.value),
+        title: spec.title,
+        context: snapshot.context,
+        rejections: taskRejections(events, LatestRejection.safeParse(snapshot.context['lastRejection']).data),
+        runs: taskRuns({ events, object: (digest) => store.getObject(digest, 'receipt').body }),
+        ...(values.events ? { events } : {}),
+      };
+      return printShow(io, parseShowView(view, 'store'));
+    });
+  },
+});
 
 /** Prints a Task view (from the store or from a running service) as `show` does. */
 function printShow(io: Io, view: ShowView): number {
@@ -144,29 +160,37 @@ function printShow(io: Io, view: ShowView): number {
 }
 
 /** `ordivon list`: every Task with its state and revision. */
-export async function list(argv: string[], io: Io): Promise<number> {
-  const { values } = parse(argv, common);
-  const service = serviceFor(values.state);
-  if (service) {
-    const rows = await listViaService(service);
-    emit(io, rows, () =>
-      rows.length
-        ? rows.map((r) => `${r.taskId}  ${r.state}  r${r.revision}  g${r.generation}`).join('\n')
-        : 'no tasks',
-    );
-    return EXIT.ok;
-  }
-  return withReader(values.state, (store) => {
-    const rows = store.taskIds().map((taskId) => {
-      const p = store.projection(taskId);
-      const context = (p?.snapshot as { context?: { generation?: number } } | undefined)?.context;
-      return { taskId, state: p?.state ?? 'unknown', revision: p?.revision ?? 0, generation: context?.generation ?? 0 };
+export const list = command({
+  name: 'list',
+  summary: 'every Task with its state, revision and generation',
+  async run(values, io) {
+    const service = serviceFor(values.state);
+    if (service) {
+      const rows = await listViaService(service);
+      emit(io, rows, () =>
+        rows.length
+          ? rows.map((r) => `${r.taskId}  ${r.state}  r${r.revision}  g${r.generation}`).join('\n')
+          : 'no tasks',
+      );
+      return EXIT.ok;
+    }
+    return withReader(values.state, (store) => {
+      const rows = store.taskIds().map((taskId) => {
+        const p = store.projection(taskId);
+        const context = (p?.snapshot as { context?: { generation?: number } } | undefined)?.context;
+        return {
+          taskId,
+          state: p?.state ?? 'unknown',
+          revision: p?.revision ?? 0,
+          generation: context?.generation ?? 0,
+        };
+      });
+      emit(io, rows, () =>
+        rows.length
+          ? rows.map((r) => `${r.taskId}  ${r.state}  r${r.revision}  g${r.generation}`).join('\n')
+          : 'no tasks',
+      );
+      return EXIT.ok;
     });
-    emit(io, rows, () =>
-      rows.length
-        ? rows.map((r) => `${r.taskId}  ${r.state}  r${r.revision}  g${r.generation}`).join('\n')
-        : 'no tasks',
-    );
-    return EXIT.ok;
-  });
-}
+  },
+});

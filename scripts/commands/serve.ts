@@ -7,27 +7,18 @@ import {
   type SupervisorOptions,
 } from '../../actors/supervisor.js';
 import { resolveStateRoot } from '../../store/index.js';
-import { scriptedHarnesses, type AcpAgent } from '../../workloads/scripted-harnesses.js';
+import { scriptedHarnesses } from '../../workloads/scripted-harnesses.js';
 import { loadWorkload } from '../../workloads/workload.js';
 import { startService } from '../service/start-service.js';
 import { ApiError } from '../service/http-io.js';
 import { startInspector } from '../service/inspector.js';
 import type { Listener } from '../service/access.js';
 import { z } from 'zod';
-import { CliError, EXIT, count, parse, throttledProgress, type Io } from '../cli-io.js';
+import { CliError, EXIT, count, throttledProgress } from '../cli-io.js';
+import { booleanFlag, command, stringFlag } from '../command.js';
 
 /** Default TCP port of `ordivon serve` (on 127.0.0.1). */
 export const DEFAULT_PORT = 7420;
-
-/** How the service boots and checkpoints (`SupervisorOptions.recovery`, `checkpointEvery`). */
-const BootFlags = z.object({
-  recovery: z.enum(['full', 'checkpoint']).default('full'),
-  'checkpoint-every': z
-    .string()
-    .regex(/^[0-9]+$/, 'expected a whole number of events (0: checkpoints only at boot and stop)')
-    .transform(Number)
-    .optional(),
-});
 
 /**
  * `ordivon serve`: the supervisor as a long-running service with the JSON control API, SSE and
@@ -36,134 +27,173 @@ const BootFlags = z.object({
  * be driven through the API; `--no-harnesses` runs the bare supervisor (Tasks wait at their
  * frontier). Exits 0 after SIGTERM/SIGINT has drained it; 1 when it cannot start.
  */
-export async function serve(argv: string[], io: Io): Promise<number> {
-  const { values } = parse(argv, {
-    state: { type: 'string' },
-    json: { type: 'boolean' },
-    port: { type: 'string' },
-    socket: { type: 'string' },
-    host: { type: 'string', default: '127.0.0.1' },
-    token: { type: 'string' },
-    'no-harnesses': { type: 'boolean' },
-    'acp-agent': { type: 'string', default: 'opencode' },
-    inspect: { type: 'boolean' },
-    'inspect-url': { type: 'string', default: 'ws://127.0.0.1:8080' },
-    recovery: { type: 'string' },
-    'checkpoint-every': { type: 'string' },
-  });
-  const boot = BootFlags.safeParse({ recovery: values.recovery, 'checkpoint-every': values['checkpoint-every'] });
-  if (!boot.success) {
-    const issue = boot.error.issues[0]!;
-    throw new CliError('usage', `--${String(issue.path[0])}: ${issue.message}`, EXIT.usage);
-  }
-  const { recovery, 'checkpoint-every': checkpointEvery } = boot.data;
-  if (values.port !== undefined && values.socket !== undefined)
-    throw new CliError('usage', 'give --port or --socket, not both', EXIT.usage);
-  const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new CliError('usage', '--port must be an integer 0..65535', EXIT.usage);
-  const acpAgent = values['acp-agent'] as AcpAgent;
-  if (acpAgent !== 'opencode' && acpAgent !== 'hermes-like')
-    throw new CliError('usage', '--acp-agent must be opencode or hermes-like', EXIT.usage);
-  const token = values.token ?? process.env.ORDIVON_TOKEN;
-  const listener: Listener =
-    values.socket !== undefined ? { kind: 'socket', path: values.socket } : { kind: 'tcp', host: values.host, port };
-  const state = resolveStateRoot(values.state);
-  const say = (text: string) => {
-    if (!io.json) io.err(text);
-  };
+export const serve = command({
+  name: 'serve',
+  summary: 'run the supervisor as a service: JSON control API, SSE, page at /',
+  details: [
+    'send/show/list talk to it while it holds the state root. By default it runs the full Host with the',
+    'scripted demo harnesses (codex, hermes); exits 0 after SIGTERM/SIGINT has drained it, 1 when it cannot start.',
+    'With --json it prints exactly one line when ready: {"listening": {url, port|socket, pid, state, ...}}.',
+  ],
+  flags: {
+    port: stringFlag(
+      'N',
+      `TCP port on --host (default ${DEFAULT_PORT}; 0 picks a free one); not with --socket`,
+      z
+        .string()
+        .regex(/^[0-9]+$/, 'must be an integer 0-65535')
+        .transform(Number)
+        .refine((n) => n <= 65535, 'must be an integer 0-65535')
+        .optional(),
+    ),
+    socket: stringFlag(
+      'PATH',
+      'listen on a Unix socket instead of TCP',
+      z.string().min(1, 'must not be empty').optional(),
+    ),
+    host: stringFlag(
+      'ADDR',
+      'the address to listen on; other than loopback it needs --token',
+      z.string().min(1, 'must not be empty').default('127.0.0.1'),
+    ),
+    token: stringFlag(
+      'T',
+      'bearer token every request must carry (else ORDIVON_TOKEN)',
+      z.string().min(1, 'must not be empty').optional(),
+    ),
+    'no-harnesses': booleanFlag('the bare supervisor: no harnesses, Tasks wait at their frontier'),
+    'acp-agent': stringFlag(
+      'opencode|hermes-like',
+      'the ACP agent behind the scripted hermes harness: the real opencode acp or the scripted Hermes-like one',
+      z.enum(['opencode', 'hermes-like'], { error: 'must be opencode or hermes-like' }).default('opencode'),
+    ),
+    inspect: booleanFlag('stream actor events to the Stately inspector (see --inspect-url)'),
+    'inspect-url': stringFlag(
+      'WS',
+      "the inspector's WebSocket",
+      z.string().min(1, 'must not be empty').default('ws://127.0.0.1:8080'),
+    ),
+    recovery: stringFlag(
+      'full|checkpoint',
+      'boot by replaying every event, or from verified checkpoints',
+      z.enum(['full', 'checkpoint'], { error: 'must be full or checkpoint' }).default('full'),
+    ),
+    'checkpoint-every': stringFlag(
+      'N',
+      'checkpoint a Task every N events (0: only at boot and stop)',
+      z
+        .string()
+        .regex(/^[0-9]+$/, 'expected a whole number of events (0: checkpoints only at boot and stop)')
+        .transform(Number)
+        .optional(),
+    ),
+  },
+  async run(values, io) {
+    const { recovery, 'checkpoint-every': checkpointEvery } = values;
+    if (values.port !== undefined && values.socket !== undefined)
+      throw new CliError('usage', 'give --port or --socket, not both', EXIT.usage);
+    const port = values.port ?? DEFAULT_PORT;
+    const acpAgent = values['acp-agent'];
+    const token = values.token ?? process.env.ORDIVON_TOKEN;
+    const listener: Listener =
+      values.socket !== undefined ? { kind: 'socket', path: values.socket } : { kind: 'tcp', host: values.host, port };
+    const state = resolveStateRoot(values.state);
+    const say = (text: string) => {
+      if (!io.json) io.err(text);
+    };
 
-  const inspector = values.inspect ? await startInspector(values['inspect-url']) : undefined;
-  const base: SupervisorOptions = {
-    state,
-    purpose: `ordivon serve pid ${process.pid}`,
-    recovery,
-    ...(checkpointEvery !== undefined ? { checkpointEvery } : {}),
-    ...(inspector ? { inspect: inspector.inspect } : {}),
-    // A long history takes a while to verify: say how far it got (every 2 s; nothing with --json).
-    ...(io.json ? {} : { onBootProgress: throttledProgress(say, 'ordivon serve: validating, ') }),
-  };
-  let supervisor: Supervisor;
-  let stopHost: () => Promise<void>;
-  try {
-    if (values['no-harnesses']) {
-      supervisor = createSupervisor(base);
-      await supervisor.start();
-      stopHost = () => supervisor.stop();
-    } else {
-      const scripted = scriptedHarnesses({
-        workload: loadWorkload('hamilton-v1'),
-        acpAgent,
-        behaviourOf: (a) => (a.purpose === 'diagnose' ? 'diagnose' : 'repair'),
-      });
-      const host = await openHost({
-        ...base,
-        harnesses: scripted.harnesses,
-        onStep: (taskId, text) => say(`  [${taskId.slice(0, 13)}] ${text}`),
-      }).catch(async (error) => {
-        await scripted.close();
-        throw error;
-      });
-      supervisor = host.supervisor;
-      stopHost = async () => {
-        await host.stop();
-        await scripted.close();
-      };
+    const inspector = values.inspect ? await startInspector(values['inspect-url']) : undefined;
+    const base: SupervisorOptions = {
+      state,
+      purpose: `ordivon serve pid ${process.pid}`,
+      recovery,
+      ...(checkpointEvery !== undefined ? { checkpointEvery } : {}),
+      ...(inspector ? { inspect: inspector.inspect } : {}),
+      // A long history takes a while to verify: say how far it got (every 2 s; nothing with --json).
+      ...(io.json ? {} : { onBootProgress: throttledProgress(say, 'ordivon serve: validating, ') }),
+    };
+    let supervisor: Supervisor;
+    let stopHost: () => Promise<void>;
+    try {
+      if (values['no-harnesses']) {
+        supervisor = createSupervisor(base);
+        await supervisor.start();
+        stopHost = () => supervisor.stop();
+      } else {
+        const scripted = scriptedHarnesses({
+          workload: loadWorkload('hamilton-v1'),
+          acpAgent,
+          behaviourOf: (a) => (a.purpose === 'diagnose' ? 'diagnose' : 'repair'),
+        });
+        const host = await openHost({
+          ...base,
+          harnesses: scripted.harnesses,
+          onStep: (taskId, text) => say(`  [${taskId.slice(0, 13)}] ${text}`),
+        }).catch(async (error) => {
+          await scripted.close();
+          throw error;
+        });
+        supervisor = host.supervisor;
+        stopHost = async () => {
+          await host.stop();
+          await scripted.close();
+        };
+      }
+    } catch (error) {
+      inspector?.stop();
+      if (error instanceof HostError)
+        throw new CliError(error.code, error.message, EXIT.failed, { findings: error.findings });
+      throw error;
     }
-  } catch (error) {
-    inspector?.stop();
-    if (error instanceof HostError)
-      throw new CliError(error.code, error.message, EXIT.failed, { findings: error.findings });
-    throw error;
-  }
 
-  let service;
-  try {
-    service = await startService({ supervisor, listener, ...(token ? { token } : {}) });
-  } catch (error) {
+    let service;
+    try {
+      service = await startService({ supervisor, listener, ...(token ? { token } : {}) });
+    } catch (error) {
+      await stopHost();
+      inspector?.stop();
+      if (error instanceof ApiError)
+        throw new CliError(error.code, error.message, error.code === 'token_required' ? EXIT.usage : EXIT.failed);
+      throw new CliError('listen_failed', `cannot listen: ${(error as Error).message}`);
+    }
+    const ready = {
+      url: service.url,
+      ...(service.listener.kind === 'socket' ? { socket: service.listener.path } : { port: service.listener.port }),
+      pid: process.pid,
+      state,
+      harnesses: values['no-harnesses'] ? 'none' : `scripted (codex, hermes via ${acpAgent})`,
+      tokenRequired: token !== undefined,
+      inspect: inspector ? values['inspect-url'] : null,
+      recovery,
+      checkpointEvery: checkpointEvery ?? null,
+      boot: supervisor.bootReport(),
+    };
+    // --json: exactly one line when ready (scripts read the port from it), nothing else.
+    if (io.json) io.out(JSON.stringify({ listening: ready }));
+    else {
+      say(
+        `ordivon serve: ${ready.url}${'socket' in ready ? ` (socket ${ready.socket})` : ''}, state ${state}, harnesses ${ready.harnesses}`,
+      );
+      if (ready.boot) say(`ordivon serve: validated ${bootLine(ready.boot)}`);
+      if (service.listener.kind === 'tcp' && !token) say(`page: ${ready.url}/`);
+      // Progress on a terminal: one line per commit.
+      supervisor.subscribe((c) =>
+        say(`  ${c.taskId} r${c.revision} ${c.type} → ${c.state}${c.admitted ? '' : ` (${c.code})`}`),
+      );
+    }
+
+    const signal = await new Promise<string>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGINT', () => resolve('SIGINT'));
+    });
+    say(`ordivon serve: ${signal}, draining`);
+    await service.close();
     await stopHost();
     inspector?.stop();
-    if (error instanceof ApiError)
-      throw new CliError(error.code, error.message, error.code === 'token_required' ? EXIT.usage : EXIT.failed);
-    throw new CliError('listen_failed', `cannot listen: ${(error as Error).message}`);
-  }
-  const ready = {
-    url: service.url,
-    ...(service.listener.kind === 'socket' ? { socket: service.listener.path } : { port: service.listener.port }),
-    pid: process.pid,
-    state,
-    harnesses: values['no-harnesses'] ? 'none' : `scripted (codex, hermes via ${acpAgent})`,
-    tokenRequired: token !== undefined,
-    inspect: inspector ? values['inspect-url'] : null,
-    recovery,
-    checkpointEvery: checkpointEvery ?? null,
-    boot: supervisor.bootReport(),
-  };
-  // --json: exactly one line when ready (scripts read the port from it), nothing else.
-  if (io.json) io.out(JSON.stringify({ listening: ready }));
-  else {
-    say(
-      `ordivon serve: ${ready.url}${'socket' in ready ? ` (socket ${ready.socket})` : ''}, state ${state}, harnesses ${ready.harnesses}`,
-    );
-    if (ready.boot) say(`ordivon serve: validated ${bootLine(ready.boot)}`);
-    if (service.listener.kind === 'tcp' && !token) say(`page: ${ready.url}/`);
-    // Progress on a terminal: one line per commit.
-    supervisor.subscribe((c) =>
-      say(`  ${c.taskId} r${c.revision} ${c.type} → ${c.state}${c.admitted ? '' : ` (${c.code})`}`),
-    );
-  }
-
-  const signal = await new Promise<string>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
-  say(`ordivon serve: ${signal}, draining`);
-  await service.close();
-  await stopHost();
-  inspector?.stop();
-  say('ordivon serve: stopped');
-  return EXIT.ok;
-}
+    say('ordivon serve: stopped');
+    return EXIT.ok;
+  },
+});
 
 /** `10,000 Tasks, 1,000,000 events in 9.8 s, full replay on 2 workers` (or `…, checkpointed: 9,990 from checkpoints, 10 with a tail, 0 in full`). */
 export function bootLine(boot: BootSummary): string {

@@ -3,9 +3,9 @@ import { HostError } from '../../actors/errors.js';
 import { createSupervisor, type Supervisor } from '../../actors/supervisor.js';
 import type { SendResult } from '../../actors/task-actor.js';
 import { sendViaService, serviceFor } from '../service/cli-route.js';
-import { CliError, EXIT, emit, parse, parseJson, type Io } from '../cli-io.js';
-
-const common = { state: { type: 'string' }, json: { type: 'boolean' } } as const;
+import { z } from 'zod';
+import { CliError, EXIT, emit, parseJson, type Io } from '../cli-io.js';
+import { command, positional, stringFlag } from '../command.js';
 
 /** Boots a supervisor on the state root for one command (taking its lock), then stops it. */
 async function withSupervisor<T>(state: string | undefined, fn: (sup: Supervisor) => Promise<T>): Promise<T> {
@@ -25,44 +25,71 @@ async function withSupervisor<T>(state: string | undefined, fn: (sup: Supervisor
 }
 
 /** `ordivon task create --spec FILE`: creates a Task; exit 2 with `invalid_spec` and the field path. */
-export async function taskCreate(argv: string[], io: Io): Promise<number> {
-  const { values } = parse(argv, { ...common, spec: { type: 'string' } });
-  if (!values.spec) throw new CliError('usage', '--spec FILE is required', EXIT.usage);
-  let text: string;
-  try {
-    text = readFileSync(values.spec, 'utf8');
-  } catch (error) {
-    throw new CliError('spec_unreadable', `cannot read ${values.spec}: ${(error as Error).message}`, EXIT.usage);
-  }
-  const spec = parseJson(text, values.spec);
-  return withSupervisor(values.state, async (sup) => {
+export const taskCreate = command({
+  name: 'task create',
+  summary: 'create a Task from a JSON spec',
+  details: [
+    'The spec: title, goal, requiredArtifacts, optional taskId, acceptance, workspaceSeed. Takes the state-root',
+    'lock for the length of the command; a spec that does not parse is invalid_spec (exit 2) with its field path.',
+  ],
+  flags: {
+    spec: stringFlag('FILE', 'the JSON spec of the Task', z.string({ error: 'required' }).min(1, 'must not be empty')),
+  },
+  async run(values, io) {
+    let text: string;
     try {
-      const created = await sup.createTask(spec as never);
-      emit(io, created, () => `created ${created.taskId} at revision ${created.revision}`);
-      return EXIT.ok;
+      text = readFileSync(values.spec, 'utf8');
     } catch (error) {
-      if (error instanceof HostError && error.code === 'invalid_spec')
-        throw new CliError(error.code, error.message, EXIT.usage);
-      throw error;
+      throw new CliError('spec_unreadable', `cannot read ${values.spec}: ${(error as Error).message}`, EXIT.usage);
     }
-  });
-}
+    const spec = parseJson(text, values.spec);
+    return withSupervisor(values.state, async (sup) => {
+      try {
+        const created = await sup.createTask(spec as never);
+        emit(io, created, () => `created ${created.taskId} at revision ${created.revision}`);
+        return EXIT.ok;
+      } catch (error) {
+        if (error instanceof HostError && error.code === 'invalid_spec')
+          throw new CliError(error.code, error.message, EXIT.usage);
+        throw error;
+      }
+    });
+  },
+});
 
 /**
  * `ordivon send TASK_ID EVENT_JSON [--event-id ID]`: sends one external event.
  * Exit 0 admitted, 1 refused or retained with a code, 2 malformed input (nothing written).
  */
-export async function send(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, { ...common, 'event-id': { type: 'string' } }, 2);
-  const [taskId, json] = positionals as [string, string];
-  const event = parseJson(json, 'EVENT_JSON');
-  // While a service holds the state root, the event goes through its control API.
-  const service = serviceFor(values.state);
-  if (service) return reportSend(io, taskId, await sendViaService(service, taskId, event, values['event-id']));
-  return withSupervisor(values.state, async (sup) =>
-    reportSend(io, taskId, await sup.send(taskId, event, values['event-id'] ? { eventId: values['event-id'] } : {})),
-  );
-}
+export const send = command({
+  name: 'send',
+  summary: 'send an event (assignment.commit, completion.propose, task.cancel)',
+  details: [
+    'Exit 0 admitted, 1 refused or retained with a code, 2 malformed input (nothing written). While a service',
+    'holds the state root, the event goes through its control API.',
+  ],
+  positionals: {
+    taskId: positional('TASK_ID', 'the Task to send it to'),
+    eventJson: positional('EVENT_JSON', 'the event, e.g. \'{"type":"task.cancel","reason":"…"}\''),
+  },
+  flags: {
+    'event-id': stringFlag(
+      'ID',
+      'idempotency key: a retry with the same ID is acknowledged, not written twice',
+      z.string().min(1, 'must not be empty').optional(),
+    ),
+  },
+  async run(values, io) {
+    const { taskId } = values;
+    const event = parseJson(values.eventJson, 'EVENT_JSON');
+    // While a service holds the state root, the event goes through its control API.
+    const service = serviceFor(values.state);
+    if (service) return reportSend(io, taskId, await sendViaService(service, taskId, event, values['event-id']));
+    return withSupervisor(values.state, async (sup) =>
+      reportSend(io, taskId, await sup.send(taskId, event, values['event-id'] ? { eventId: values['event-id'] } : {})),
+    );
+  },
+});
 
 function reportSend(io: Io, taskId: string, result: SendResult): number {
   emit(io, { taskId, ...result }, () =>

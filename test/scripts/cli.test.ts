@@ -4,6 +4,7 @@ import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from '
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { ORDIVON, main } from '../../scripts/ordivon.js';
 import { sha256 } from '../../store/index.js';
 import { tempDir } from '../support/temp.js';
 import { SPEC } from '../support/tasks.js';
@@ -86,18 +87,139 @@ describe('ordivon CLI', () => {
     assert.equal(rootDigest(state), before);
   });
 
-  it('--help after any command prints the usage and exits 0 without touching a state root', () => {
-    for (const args of [
-      ['demo', '--help'],
-      ['doctor', '-h'],
-      ['task', 'create', '--help'],
-    ]) {
+  it("--help after any command prints that command's usage and exits 0 without touching a state root", () => {
+    for (const [args, synopsis] of [
+      [['demo', '--help'], /^usage: ordivon demo \[--acp-agent opencode\|hermes-like\] \[--only SCENARIO,\.\.\.\]/],
+      [['doctor', '-h'], /^usage: ordivon doctor \[--full\] \[--state DIR\] \[--json\]\n/],
+      [['task', 'create', '--help'], /^usage: ordivon task create --spec FILE \[--state DIR\] \[--json\]\n/],
+      [['help', 'task', 'create'], /^usage: ordivon task create --spec FILE/],
+    ] as const) {
       const nowhere = join(dir, 'help-root');
       const r = ordivon(...args, '--state', nowhere);
       assert.equal(r.status, 0, args.join(' '));
-      assert.match(r.stdout, /^ordivon — durable supervisor for agent work/);
-      assert.match(r.stdout, /demo \[--acp-agent opencode\|hermes-like\] \[--only SCENARIO,\.\.\.\]/);
+      assert.match(r.stdout, synopsis, args.join(' '));
+      assert.equal(r.stderr, '');
       assert.equal(existsSync(nowhere), false);
+    }
+    for (const args of [['--help'], ['-h'], ['help']]) {
+      const r = ordivon(...args);
+      assert.equal(r.status, 0, args.join(' '));
+      assert.match(r.stdout, /^ordivon — durable supervisor for agent work/);
+      assert.match(r.stdout, /\n  demo \[--acp-agent opencode\|hermes-like\] \[--only SCENARIO,\.\.\.\] \[--fresh\]\n/);
+      assert.match(r.stdout, /\n  send TASK_ID EVENT_JSON \[--event-id ID\]\n/);
+    }
+  });
+
+  it('takes the global flags anywhere: ordivon --state DIR list answers as ordivon list --state DIR', () => {
+    const after = ordivon('list', '--state', state, '--json');
+    assert.equal(after.status, 0, after.stderr);
+    assert.deepEqual(after.json(), [{ taskId: 'cli-task', state: 'assigned.compiling', revision: 2, generation: 1 }]);
+    for (const args of [
+      ['--state', state, 'list', '--json'],
+      ['--state', state, '--json', 'list'],
+      ['--json', 'list', `--state=${state}`],
+    ]) {
+      const r = ordivon(...args);
+      assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+      assert.deepEqual(r.json(), after.json(), args.join(' '));
+    }
+    const text = ordivon('list', '--state', state);
+    assert.equal(text.status, 0);
+    assert.equal(text.stdout, 'cli-task  assigned.compiling  r2  g1\n');
+    assert.equal(ordivon('--state', state, 'list').stdout, text.stdout);
+    const shown = ordivon('--state', state, 'show', '--json', 'cli-task').json();
+    assert.deepEqual([shown.taskId, shown.revision], ['cli-task', 2]);
+  });
+
+  it('send --help prints the send usage (every argument and flag with a line), exits 0 and writes nothing', () => {
+    const before = rootDigest(state);
+    const r = ordivon('send', '--help', '--state', state);
+    assert.equal(r.status, 0);
+    assert.equal(r.stderr, '');
+    assert.match(r.stdout, /^usage: ordivon send TASK_ID EVENT_JSON \[--event-id ID\] \[--state DIR\] \[--json\]\n/);
+    for (const line of [
+      /\n  TASK_ID +\S/,
+      /\n  EVENT_JSON +\S/,
+      /\n  --event-id ID +idempotency key/,
+      /\n  --state DIR +\S/,
+    ]) {
+      assert.match(r.stdout, line);
+    }
+    assert.equal(ordivon('help', 'send').stdout, r.stdout, 'ordivon help send is the same text');
+    assert.equal(ordivon('--json', 'send', 'cli-task', '{}', '-h').stdout, r.stdout, '--help wins over the rest');
+    assert.equal(rootDigest(state), before);
+  });
+
+  it('an unknown flag is usage (exit 2) naming the flag and the command, before or after the command; nothing written', () => {
+    const before = rootDigest(state);
+    for (const args of [
+      ['list', '--bogus'],
+      ['--bogus', 'list'],
+    ]) {
+      const json = ordivon(...args, '--state', state, '--json');
+      assert.equal(json.status, 2, args.join(' '));
+      assert.deepEqual(json.json(), { error: { code: 'usage', message: 'unknown flag --bogus for "list"' } });
+      const text = ordivon(...args, '--state', state);
+      assert.equal(text.status, 2);
+      assert.equal(text.stdout, '');
+      assert.match(
+        text.stderr,
+        /^ordivon: usage: unknown flag --bogus for "list"\nusage: ordivon list \[--state DIR\] \[--json\]\n/,
+      );
+    }
+    const other = ordivon('show', 'cli-task', '--full', '--state', state, '--json');
+    assert.equal(other.status, 2, "another command's flag is unknown here");
+    assert.equal(other.json().error.message, 'unknown flag --full for "show"');
+    const unknown = ordivon('--state', state, 'lsit', '--json');
+    assert.equal(unknown.status, 2);
+    assert.deepEqual(unknown.json(), { error: { code: 'usage', message: 'unknown command "lsit"' } });
+    assert.equal(rootDigest(state), before);
+  });
+
+  it('a bad value is usage (exit 2) naming the flag (JSON: its path), before any state root is opened', () => {
+    const nowhere = join(dir, 'bad-value-root');
+    const cases: Array<[string[], string]> = [
+      [['serve', '--port', '70000'], '--port: must be an integer 0-65535'],
+      [['serve', '--port=x'], '--port: must be an integer 0-65535'],
+      [['serve', '--acp-agent', 'claude'], '--acp-agent: must be opencode or hermes-like'],
+      [['graph', '--format', 'svg'], '--format: must be mermaid, dot or json'],
+      [['send', 'cli-task', '{}', '--event-id='], '--event-id: must not be empty'],
+      [['send', 'cli-task', '{}', '--event-id', '--fresh'], '--event-id: needs a value; got the flag --fresh'],
+      [['doctor', '--full=yes'], '--full: takes no value'],
+      [['task', 'create'], '--spec: required'],
+    ];
+    for (const [args, message] of cases) {
+      const json = ordivon(...args, '--state', nowhere, '--json');
+      assert.equal(json.status, 2, `${args.join(' ')}: ${json.stdout}${json.stderr}`);
+      const { error } = json.json();
+      assert.equal(error.code, 'usage', args.join(' '));
+      assert.ok(error.message.startsWith(message), `${args.join(' ')}: ${error.message}`);
+      assert.equal(error.path, message.slice(0, message.indexOf(':')));
+      const text = ordivon(...args, '--state', nowhere);
+      assert.equal(text.status, 2);
+      assert.ok(text.stderr.startsWith(`ordivon: usage: ${message}`), text.stderr);
+      assert.equal(existsSync(nowhere), false);
+    }
+    const missing = ordivon('send', 'cli-task', '--state', nowhere, '--json');
+    assert.deepEqual([missing.status, missing.json().error.message], [2, 'missing EVENT_JSON for "send"']);
+  });
+
+  it('help comes from the table: the --help of each command lists every argument and flag of its definition', async () => {
+    const help = async (argv: string[]) => {
+      let out = '';
+      const code = await main(argv, { json: false, out: (t) => (out += t), err: (t) => (out += t) });
+      return { code, out };
+    };
+    const overall = await help(['--help']);
+    for (const cmd of ORDIVON.commands) {
+      assert.ok(overall.out.includes(`\n  ${cmd.name}`) && overall.out.includes(cmd.summary), cmd.name);
+      const r = await help([...cmd.name.split(' '), '--help']);
+      assert.equal(r.code, 0, cmd.name);
+      assert.ok(r.out.startsWith(`usage: ordivon ${cmd.name}`), r.out);
+      for (const p of Object.values(cmd.positionals ?? {}))
+        assert.ok(r.out.includes(`  ${p.name}  `) && r.out.includes(p.description), `${cmd.name} ${p.name}`);
+      for (const [name, flag] of Object.entries(cmd.flags ?? {}))
+        assert.ok(r.out.includes(`  --${name}`) && r.out.includes(flag.description), `${cmd.name} --${name}`);
     }
   });
 

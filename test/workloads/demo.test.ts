@@ -9,6 +9,7 @@ import type { TaskRun } from '../../actors/task-runs.js';
 import { createRuntime } from '../../runtime/index.js';
 import { EventStore } from '../../store/index.js';
 import { reportScenario, type F3Phases, type ScenarioReport } from '../../workloads/demo-checks.js';
+import { type UncheckedExpectation } from '../../workloads/demo-cross-checks.js';
 import { SCENARIOS } from '../../workloads/demo-scenarios.js';
 import { demoText } from '../../scripts/commands/demo-output.js';
 import { tempDir } from '../support/temp.js';
@@ -18,6 +19,7 @@ const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
 interface DemoReport {
   ok: boolean;
   failed: unknown[];
+  unchecked: UncheckedExpectation[];
   scenarios: ScenarioReport[];
   f3: F3Phases;
 }
@@ -123,6 +125,7 @@ function assertScenarios(report: DemoReport): void {
       ['claims-success', 'waiting'],
     ],
   );
+  assert.deepEqual(report.unchecked, [], 'a full run checks every cross-scenario expectation');
   const [a, b] = [scenario(report, 'codex-first'), scenario(report, 'hermes-first')];
   assert.deepEqual(runsOf(a), [
     [1, 'codex', 'diagnose', ['diagnosis.json']],
@@ -216,6 +219,33 @@ describe('the frozen hamilton-v1 workload, end to end: both orders, F1–F3, art
         await runtime.close();
         await store.close();
       }
+    },
+  );
+
+  it(
+    'a subset (--only codex-first,F1) is judged on what it ran: the cross-scenario expectation is reported not checked',
+    { timeout: 600_000 },
+    async () => {
+      const state = join(tempDir(), 'state');
+      const report = await runDemo(state, '--only', 'codex-first,F1', '--acp-agent', 'hermes-like');
+      assert.deepEqual(
+        report.scenarios.map((s) => [s.name, s.state]),
+        [
+          ['codex-first', 'completed'],
+          ['F1', 'completed'],
+        ],
+      );
+      assert.deepEqual(report.unchecked, [
+        {
+          what: 'the two orders end in two different source digests',
+          compares: ['codex-first', 'hermes-first'],
+          missing: ['hermes-first'],
+        },
+      ]);
+      assert.match(
+        demoText(report.scenarios, [], state, report.unchecked),
+        /all \d+ expectations held\nnot checked: the two orders end in two different source digests \(compares codex-first, hermes-first; hermes-first not run\)$/,
+      );
     },
   );
 

@@ -1,0 +1,160 @@
+import { parseArgs } from 'node:util';
+import type { z } from 'zod';
+import { CliError, EXIT, type Io } from './cli-io.js';
+import {
+  GLOBAL_FLAGS,
+  type Args,
+  type Command,
+  type Flag,
+  type Flags,
+  type Positionals,
+  type Program,
+} from './command.js';
+import { commandSynopsis, commandUsage, programUsage } from './command-usage.js';
+
+/** What a command line asks for. `json` says whether `--json` was given (also when parsing failed). */
+export type CommandLine =
+  | { kind: 'usage'; json: boolean; text: string; exit: number }
+  | { kind: 'run'; json: boolean; command: Command; run(io: Io): Promise<number> }
+  | { kind: 'error'; json: boolean; error: CliError; hint?: string };
+
+const usage = (message: string, path?: string) =>
+  new CliError('usage', message, EXIT.usage, path === undefined ? {} : { path });
+
+/** parseArgs's options for the whole program: every command's flags, so a value is never taken for a command word. */
+function programOptions(program: Program): Record<string, { type: 'string' | 'boolean'; short?: string }> {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {};
+  const all: Array<[string, Flag]> = [
+    ...Object.entries(GLOBAL_FLAGS),
+    ...program.commands.flatMap((c) => Object.entries(c.flags ?? {})),
+  ];
+  for (const [name, flag] of all) {
+    const option = { type: flag.type, ...(flag.short ? { short: flag.short } : {}) };
+    const seen = options[name];
+    if (seen && (seen.type !== option.type || seen.short !== option.short))
+      throw new Error(`${program.name}: --${name} is defined twice with different types`);
+    options[name] = option;
+  }
+  for (const c of program.commands)
+    for (const key of Object.keys(c.positionals ?? {}))
+      if (Object.hasOwn(GLOBAL_FLAGS, key) || Object.hasOwn(c.flags ?? {}, key))
+        throw new Error(`${program.name} ${c.name}: argument ${key} has the name of a flag`);
+  return options;
+}
+
+/** `--only[1]`: a flag or positional, and where inside its value a zod issue is. */
+function label(name: string, path: ReadonlyArray<PropertyKey>): string {
+  return name + path.map((p) => `[${String(p)}]`).join('');
+}
+
+/**
+ * Parses a command line with node:util parseArgs (tokens, positionals allowed) against the
+ * program's table, then checks every flag against its command and every value with its zod
+ * schema. Global flags and command flags may come anywhere, before or after the command words;
+ * `--help`/`-h` (or `PROGRAM help COMMAND`) asks for the usage. An unknown flag, a missing value,
+ * a wrong number of arguments or a value its schema refuses is a `usage` error naming the flag.
+ */
+export function parseCommandLine(program: Program, argv: string[]): CommandLine {
+  const { tokens } = parseArgs({
+    args: argv,
+    options: programOptions(program),
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const options = tokens.flatMap((t) => (t.kind === 'option' ? [t] : []));
+  const words = tokens.flatMap((t) => (t.kind === 'positional' ? [t] : []));
+  const json = options.some((t) => t.name === 'json');
+  const help = options.some((t) => t.name === 'help');
+  const fail = (error: CliError, hint?: string): CommandLine => ({
+    kind: 'error',
+    json,
+    error,
+    ...(hint ? { hint } : {}),
+  });
+  const named = (count: number) => {
+    const name = words
+      .slice(0, count)
+      .map((w) => w.value)
+      .join(' ');
+    return words.length >= count ? program.commands.find((c) => c.name === name) : undefined;
+  };
+
+  if (argv.length === 0) return { kind: 'usage', json, text: programUsage(program), exit: EXIT.usage };
+  if (words[0]?.value === 'help') {
+    const asked = words.slice(1).map((w) => w.value);
+    if (asked.length === 0) return { kind: 'usage', json, text: programUsage(program), exit: EXIT.ok };
+    const target = program.commands.find((c) => c.name === asked.join(' '));
+    if (!target)
+      return fail(
+        usage(`unknown command ${JSON.stringify(asked.join(' '))}`),
+        `${program.name} --help lists the commands`,
+      );
+    return { kind: 'usage', json, text: commandUsage(program, target), exit: EXIT.ok };
+  }
+  const cmd = named(2) ?? named(1);
+  if (!cmd) {
+    if (words.length === 0 && help) return { kind: 'usage', json, text: programUsage(program), exit: EXIT.ok };
+    const what = words.length === 0 ? 'no command given' : `unknown command ${JSON.stringify(words[0]!.value)}`;
+    return fail(usage(what), `${program.name} --help lists the commands`);
+  }
+  if (help) return { kind: 'usage', json, text: commandUsage(program, cmd), exit: EXIT.ok };
+
+  const hint = `${commandSynopsis(program, cmd)}\n(${program.name} ${cmd.name} --help says what each one does)`;
+  const flags: Flags = { ...GLOBAL_FLAGS, ...cmd.flags };
+  const raw: Record<string, string | boolean> = {};
+  for (const t of options) {
+    const flag = Object.hasOwn(flags, t.name) ? flags[t.name] : undefined;
+    const shown = t.rawName.startsWith('--') ? t.rawName : `${t.rawName} (--${t.name})`;
+    if (!flag) return fail(usage(`unknown flag ${t.rawName} for ${JSON.stringify(cmd.name)}`), hint);
+    if (flag.type === 'boolean') {
+      if (t.value !== undefined) return fail(usage(`${shown}: takes no value`, `--${t.name}`), hint);
+      raw[t.name] = true;
+    } else if (t.value === undefined) {
+      return fail(usage(`${shown}: needs a value (${t.rawName} ${flag.value})`, `--${t.name}`), hint);
+    } else if (!t.inlineValue && /^--?[A-Za-z]/.test(t.value)) {
+      // `--event-id --json`: a flag where the value should be; `--event-id=--json` passes it as the value.
+      return fail(
+        usage(
+          `${shown}: needs a value; got the flag ${t.value} (write ${t.rawName}=${t.value} if it is the value)`,
+          `--${t.name}`,
+        ),
+        hint,
+      );
+    } else {
+      raw[t.name] = t.value;
+    }
+  }
+  const given = words.slice(cmd.name.split(' ').length).map((w) => w.value);
+  const wanted = Object.entries(cmd.positionals ?? {});
+  if (given.length < wanted.length) {
+    const missing = wanted.slice(given.length).map(([, p]) => p.name);
+    return fail(usage(`missing ${missing.join(' ')} for ${JSON.stringify(cmd.name)}`), hint);
+  }
+  if (given.length > wanted.length)
+    return fail(
+      usage(`unexpected argument ${JSON.stringify(given[wanted.length])} for ${JSON.stringify(cmd.name)}`),
+      hint,
+    );
+
+  const args: Record<string, unknown> = {};
+  const fields: Array<[key: string, name: string, schema: z.ZodType, input: unknown]> = [
+    ...Object.entries(flags).map(([key, f]): [string, string, z.ZodType, unknown] => [
+      key,
+      `--${key}`,
+      f.schema,
+      raw[key],
+    ]),
+    ...wanted.map(([key, p], i): [string, string, z.ZodType, unknown] => [key, p.name, p.schema, given[i]]),
+  ];
+  for (const [key, name, schema, input] of fields) {
+    const parsed = schema.safeParse(input);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const where = label(name, issue.path);
+      return fail(usage(`${where}: ${issue.message}`, where), hint);
+    }
+    args[key] = parsed.data;
+  }
+  return { kind: 'run', json, command: cmd, run: (io) => cmd.run(args as Args<Flags, Positionals>, io) };
+}
