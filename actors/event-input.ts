@@ -1,78 +1,65 @@
 import { z } from 'zod';
-import { Digest } from '../store/records.js';
+import { EXTERNAL_EVENT_TYPES, TASK_EVENTS, type EventOrigin } from '../machines/index.js';
+import { digestOf } from '../store/index.js';
+import { issuePath } from './errors.js';
+
+/** Caller-chosen idempotency key: a retried send with the same `eventId` is answered as its first delivery was. */
+const EventId = z.object({ eventId: z.string().min(1).max(200).optional() });
+
+/** What `EventId.extend(definition.sent.shape)` gives each definition, as a tuple. */
+type WithEventId<D extends readonly unknown[]> = {
+  -readonly [I in keyof D]: D[I] extends { readonly sent: z.ZodObject<infer Shape> }
+    ? z.ZodObject<z.util.Extend<typeof EventId.shape, Shape>, z.core.$strip>
+    : never;
+};
 
 /**
- * Events as callers send them to a Task (library `send`, CLI `send`, the control API, scripts).
- * The kernel adds what only it may know: the revision, the origin, and digests of the objects
- * it writes (assignment, proposal). Host-only types are accepted here so that the allow-list,
- * not a parse error, answers an outsider who sends them (`not_allowed`).
+ * Events as callers send them to a Task (library `send`, CLI `send`, the control API, scripts):
+ * each event's `sent` form (machines/task-events.ts) with an optional `eventId`. The kernel adds
+ * what only it may know: the revision, the origin, and digests of the objects it writes
+ * (assignment, proposal). Host-only types are accepted here so that the allow-list, not a parse
+ * error, answers an outsider who sends them (`not_allowed`).
  */
-const base = { eventId: z.string().min(1).max(200).optional() };
-const generation = z.number().int().positive();
-const evidenceMap = z.record(z.string().min(1), Digest);
-
-export const EventInput = z.discriminatedUnion('type', [
-  z.object({
-    ...base,
-    type: z.literal('task.created'),
-    taskId: z.string().min(1),
-    attempt: z.number().int().positive(),
-    specDigest: Digest,
-    requiredArtifacts: z.array(z.string().min(1)),
-  }),
-  z.object({
-    ...base,
-    type: z.literal('assignment.commit'),
-    harness: z.string().min(1).max(200),
-    purpose: z.string().min(1).max(200),
-    instructions: z.string().max(100_000).default(''),
-    /** Optional fence: the generation the caller expects to create (current + 1). */
-    generation: generation.optional(),
-  }),
-  z.object({
-    ...base,
-    type: z.literal('completion.propose'),
-    generation,
-    contextDigest: Digest.optional(),
-    evidence: evidenceMap.default({}),
-    summary: z.string().max(100_000).default(''),
-    proposer: z.string().max(200).default('external'),
-  }),
-  z.object({ ...base, type: z.literal('task.cancel'), reason: z.string().min(1).max(2_000) }),
-  z.object({ ...base, type: z.literal('context.compile'), generation, contextDigest: Digest }),
-  z.object({ ...base, type: z.literal('dispatch.intend'), generation, clientRequestId: z.string().min(1) }),
-  z.object({ ...base, type: z.literal('dispatch.ack'), clientRequestId: z.string().min(1), jobId: z.string().min(1) }),
-  z.object({ ...base, type: z.literal('dispatch.lost'), clientRequestId: z.string().min(1) }),
-  z.object({
-    ...base,
-    type: z.literal('dispatch.reconcile'),
-    clientRequestId: z.string().min(1),
-    jobIds: z.array(z.string().min(1)),
-  }),
-  z.object({
-    ...base,
-    type: z.literal('run.observe'),
-    generation,
-    clientRequestId: z.string().min(1),
-    contextDigest: Digest,
-    receiptDigest: Digest,
-    jobStatus: z.string().min(1),
-    evidence: evidenceMap.default({}),
-    /** Required artifacts this run wrote that were not retained, name → why (schema, refusal, late edit). */
-    refused: z.record(z.string().min(1).max(1_000), z.string().max(2_000)).optional(),
-    /** Host-computed digest of the workspace source (artifacts excluded) when the run ended. */
-    sourceDigest: Digest.optional(),
-  }),
-  z.object({ ...base, type: z.literal('evaluation.settle'), generation }),
-  z.object({
-    ...base,
-    type: z.literal('verification.record'),
-    generation,
-    passed: z.boolean(),
-    verificationDigest: Digest,
-    sourceDigest: Digest,
-    outcomeDigest: Digest.nullable().default(null),
-  }),
-]);
+export const EventInput = z.discriminatedUnion(
+  'type',
+  // `Array.map` keeps neither the tuple nor its element types; WithEventId states what `extend` gives each.
+  TASK_EVENTS.map((definition) => EventId.extend(definition.sent.shape)) as unknown as WithEventId<typeof TASK_EVENTS>,
+);
 export type EventInput = z.infer<typeof EventInput>;
 export type EventInputIn = z.input<typeof EventInput>;
+
+/** Why an event was refused before anything was written. */
+export interface Refusal {
+  code: string;
+  detail: string;
+  /** Field path of the offending input, for `invalid_event`. */
+  path?: string;
+}
+
+/**
+ * Parses what a caller sent and applies the allow-list: `invalid_event` (with the first issue's
+ * field path) for malformed input, `not_allowed` for a Host-only type sent from outside.
+ */
+export function parseEventInput(raw: unknown, origin: EventOrigin): { input: EventInput } | { refusal: Refusal } {
+  const parsed = EventInput.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return { refusal: { code: 'invalid_event', detail: issue.message, path: issuePath(issue.path) } };
+  }
+  const input = parsed.data;
+  if (origin === 'external' && !EXTERNAL_EVENT_TYPES.includes(input.type)) {
+    return {
+      refusal: {
+        code: 'not_allowed',
+        detail: `${input.type} is established by the Host only; it cannot be sent from outside`,
+      },
+    };
+  }
+  return { input };
+}
+
+/** What an idempotency key stands for: the caller's event as parsed, without the key itself. */
+export function fingerprint(input: EventInput): string {
+  const { eventId: _eventId, ...rest } = input;
+  return digestOf(rest);
+}

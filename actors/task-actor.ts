@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import {
-  EXTERNAL_EVENT_TYPES,
   TASK_MACHINE_VERSION,
   classifyTransition,
   stateName,
@@ -10,62 +8,18 @@ import {
   type EventOrigin,
   type FrontierWork,
   type TaskContext,
-  type TaskEvent,
   type TaskSnapshot,
 } from '../machines/index.js';
-import {
-  StoreError,
-  digestOf,
-  type EventStore,
-  type IndexClaim,
-  type NewObject,
-  type PreparedObject,
-} from '../store/index.js';
+import { StoreError, type EventStore } from '../store/index.js';
 import type { Clock } from './clock.js';
-import { issuePath } from './errors.js';
-import { EventInput } from './event-input.js';
-import { dataOf, refsOf } from '../recovery/index.js';
+import { fingerprint, parseEventInput, type EventInput, type Refusal } from './event-input.js';
+import { claimsFor, eventRecord, kernelEvent, type KernelEvent } from './kernel-event.js';
+import type { Attachments, Committed, SendResult } from './send-result.js';
 
 export type { TaskSnapshot };
 
-/** What an idempotency key stands for: the caller's event as parsed, without the key itself. */
-function fingerprint(input: EventInput): string {
-  const { eventId: _eventId, ...rest } = input;
-  return digestOf(rest);
-}
-
-/** What `send` answers: admitted, retained with a rejection (written), or refused (nothing written). */
-export interface SendResult {
-  admitted: boolean;
-  /** True when the event was appended; false when it was refused and nothing was written. */
-  written: boolean;
-  code?: string;
-  detail?: string;
-  /** Field path of the offending input, for `invalid_event`. */
-  path?: string;
-  /** The revision of the event taken (for a duplicate, of its first delivery); the current one when refused. */
-  revision: number;
-  state: string;
-  duplicate?: boolean;
-}
-
-/** Objects, blobs and claims the Host attaches to one of its own events (written in the same commit). */
-export interface Attachments {
-  objects?: NewObject[];
-  blobs?: Uint8Array[];
-  claims?: IndexClaim[];
-}
-
-export interface Committed {
-  taskId: string;
-  revision: number;
-  type: string;
-  origin: EventOrigin;
-  state: string;
-  frontier: FrontierWork;
-  admitted: boolean;
-  code?: string;
-}
+// `send`'s attachment and answer types, re-exported for this module's importers.
+export type { Attachments, Committed, SendResult } from './send-result.js';
 
 /**
  * One Task's kernel (DESIGN §5). Transitions are admitted one at a time through an in-process
@@ -180,7 +134,7 @@ export class TaskActor {
     return this.kernel;
   }
 
-  private refuse(code: string, detail: string, path?: string): SendResult {
+  private refuse({ code, detail, path }: Refusal): SendResult {
     const result: SendResult = {
       admitted: false,
       written: false,
@@ -208,111 +162,52 @@ export class TaskActor {
   }
 
   private async admit(raw: unknown, origin: EventOrigin, attachments: Attachments): Promise<SendResult> {
-    const parsed = EventInput.safeParse(raw);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      return this.refuse('invalid_event', issue.message, issuePath(issue.path));
-    }
-    const input = parsed.data;
-    if (origin === 'external' && !EXTERNAL_EVENT_TYPES.includes(input.type)) {
-      return this.refuse(
-        'not_allowed',
-        `${input.type} is established by the Host only; it cannot be sent from outside`,
-      );
-    }
+    const parsed = parseEventInput(raw, origin);
+    if ('refusal' in parsed) return this.refuse(parsed.refusal);
+    const { input } = parsed;
     if (input.eventId !== undefined) {
       const seen = this.store.claimedAt('event', `${this.taskId}:${input.eventId}`, this.taskId);
       if (seen !== undefined) {
         if (seen.digest !== undefined && seen.digest !== fingerprint(input)) {
-          return this.refuse(
-            'idempotency_conflict',
-            `eventId ${input.eventId} was already used for a different event (revision ${seen.revision})`,
-            'eventId',
-          );
+          return this.refuse({
+            code: 'idempotency_conflict',
+            detail: `eventId ${input.eventId} was already used for a different event (revision ${seen.revision})`,
+            path: 'eventId',
+          });
         }
         return this.duplicate(seen.revision);
       }
     }
     if (this.done)
-      return this.refuse('invalid_transition', `task ${this.taskId} is ${this.state}; it takes no more events`);
+      return this.refuse({
+        code: 'invalid_transition',
+        detail: `task ${this.taskId} is ${this.state}; it takes no more events`,
+      });
 
-    const revision = this.revisionValue + 1;
     const context = this.snapshot.context;
-    const objects: NewObject[] = attachments.objects ?? [];
-    const prepared: PreparedObject[] = [];
-    let event: TaskEvent;
-    switch (input.type) {
-      case 'assignment.commit': {
-        const generation = input.generation ?? context.generation + 1;
-        if (generation !== context.generation + 1) {
-          return this.refuse(
-            'generation_mismatch',
-            `the next generation is ${context.generation + 1}, not ${generation}`,
-            'generation',
-          );
-        }
-        const assignment = {
-          taskId: this.taskId,
-          attempt: context.attempt,
-          generation,
-          harness: input.harness,
-          purpose: input.purpose,
-          instructions: input.instructions,
-        };
-        const preparedAssignment = this.store.prepareObject({ kind: 'assignment', body: assignment });
-        prepared.push(preparedAssignment);
-        const assignmentDigest = preparedAssignment.digest;
-        event = {
-          type: input.type,
-          revision,
-          origin,
-          generation,
-          harness: input.harness,
-          purpose: input.purpose,
-          assignmentDigest,
-        };
-        break;
-      }
-      case 'completion.propose': {
-        const proposal = {
-          taskId: this.taskId,
-          generation: input.generation,
-          evidence: input.evidence,
-          summary: input.summary,
-          proposer: input.proposer,
-        };
-        const preparedProposal = this.store.prepareObject({ kind: 'proposal', body: proposal });
-        prepared.push(preparedProposal);
-        event = {
-          type: input.type,
-          revision,
-          origin,
-          generation: input.generation,
-          contextDigest: input.contextDigest ?? context.contextDigest ?? 'none',
-          proposalDigest: preparedProposal.digest,
-          evidence: input.evidence,
-        };
-        break;
-      }
-      default: {
-        const { eventId: _eventId, ...rest } = input;
-        event = { ...rest, revision, origin } as TaskEvent;
-      }
-    }
+    const taken = kernelEvent(input, {
+      taskId: this.taskId,
+      context,
+      revision: this.revisionValue + 1,
+      origin,
+      prepareObject: (object) => this.store.prepareObject(object),
+    });
+    if ('refusal' in taken) return this.refuse(taken.refusal);
+    const { event } = taken;
 
     const kernel = this.kernelActor();
     if (!kernel.getSnapshot().can(event)) {
-      return this.refuse(
-        'invalid_transition',
-        `task ${this.taskId} in state ${this.state} does not take ${event.type} here`,
-      );
+      return this.refuse({
+        code: 'invalid_transition',
+        detail: `task ${this.taskId} in state ${this.state} does not take ${event.type} here`,
+      });
     }
     kernel.send(event);
     // From here until the commit the kernel actor is ahead of the committed snapshot: any way out
     // other than a commit drops it (it is rebuilt from the committed snapshot on next use).
     let committedNext = false;
     try {
-      const result = await this.commit(kernel, event, input, origin, attachments, objects, prepared, revision, context);
+      const result = await this.commit(kernel, taken, input, attachments, context);
       committedNext = result.written;
       return result;
     } finally {
@@ -326,42 +221,26 @@ export class TaskActor {
   /** Appends the kernel actor's new snapshot; on success publishes it as committed. */
   private async commit(
     kernel: Actor<typeof taskMachine>,
-    event: TaskEvent,
+    { event, prepared }: KernelEvent,
     input: EventInput,
-    origin: EventOrigin,
     attachments: Attachments,
-    objects: NewObject[],
-    prepared: PreparedObject[],
-    revision: number,
     context: TaskContext,
   ): Promise<SendResult> {
     const next = kernel.getSnapshot();
     if (next.status === 'error') throw next.error;
     const disposition = classifyTransition(context, next.context);
-    const claims = [...(attachments.claims ?? [])];
-    if (event.type === 'dispatch.intend') claims.push({ kind: 'request', key: event.clientRequestId });
-    if (input.eventId !== undefined)
-      claims.push({ kind: 'event', key: `${this.taskId}:${input.eventId}`, digest: fingerprint(input) });
+    const { revision, origin } = event;
 
     let appended;
     try {
       appended = await this.store.append({
         taskId: this.taskId,
         expectedRevision: this.revisionValue,
-        event: {
-          id: input.eventId ?? randomUUID(),
-          type: event.type,
-          origin,
-          at: this.clock.wall(),
-          mono: this.clock.mono(),
-          data: dataOf(event),
-          refs: refsOf(event),
-          disposition,
-        },
-        objects,
+        event: eventRecord(event, input, disposition, this.clock),
+        objects: attachments.objects ?? [],
         prepared,
         ...(attachments.blobs ? { blobs: attachments.blobs } : {}),
-        claims,
+        claims: claimsFor(this.taskId, event, input, attachments.claims),
         projection: {
           revision,
           machineVersion: TASK_MACHINE_VERSION,
@@ -370,7 +249,7 @@ export class TaskActor {
         },
       });
     } catch (error) {
-      if (error instanceof StoreError) return this.refuse(error.code, error.message);
+      if (error instanceof StoreError) return this.refuse({ code: error.code, detail: error.message });
       throw error;
     }
     if (appended.duplicate) return this.duplicate(appended.revision);

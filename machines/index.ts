@@ -13,12 +13,20 @@ export {
   type DispatchStatus,
 } from './task-context.js';
 export {
-  EXTERNAL_EVENT_TYPES,
+  TASK_EVENTS,
+  TaskEvent,
   TASK_EVENT_TYPES,
-  type TaskEvent,
+  EXTERNAL_EVENT_TYPES,
+  TASK_EVENT_REFS,
+  TASK_EVENT_CLAIMS,
+  refsOf,
+  claimsOf,
+  EventOrigin,
+  Envelope,
   type TaskEventType,
-  type EventOrigin,
-  type Envelope,
+  type TaskEventDefinition,
+  type RefKind,
+  type ClaimKind,
 } from './task-events.js';
 export {
   taskFrontier,

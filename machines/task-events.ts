@@ -1,82 +1,248 @@
+import { z } from 'zod';
+
 /**
- * Events of the Task statechart. Plain JSON; the kernel validates their payloads with zod
- * (actors/task-event-schemas.ts) before any of them reaches the machine.
+ * The Task statechart's events, each defined once, here: its zod schema is the event's type, and
+ * the rules beside it say who may send it, which of its fields name stored objects, which
+ * identities it claims, and what the kernel adds to what a caller sends. Everything else (the
+ * event union, the type lists, the allow-list, the refs, what callers send) is derived below.
  *
  * Every event carries the stream `revision` it will occupy once appended and its `origin`:
  * `host` for facts the Host establishes, `external` for events from scripts, the CLI or a service.
+ *
+ * The kernel parses what callers send (each event's `sent` form, actors/event-input.ts) before
+ * an event reaches the machine. Stored events are verified by recovery and replayed without
+ * parsing: nothing here runs per replayed event but the constant tables.
  */
-export type EventOrigin = 'host' | 'external';
 
-export interface Envelope {
-  revision: number;
-  origin: EventOrigin;
+export const EventOrigin = z.enum(['host', 'external']);
+export type EventOrigin = z.infer<typeof EventOrigin>;
+
+/** What the kernel adds to every event: the revision it will occupy once appended, and its origin. */
+export const Envelope = z.object({ revision: z.number().int().positive(), origin: EventOrigin });
+export type Envelope = z.infer<typeof Envelope>;
+
+/** What an event's ref names: one of the Host's object kinds (actors/object-kinds.ts), or a blob (artifact bytes). */
+export type RefKind =
+  'task-spec' | 'assignment' | 'context' | 'receipt' | 'proposal' | 'verification' | 'outcome' | 'blob';
+
+/** Identity index kinds an event's field may claim for its Task alone (the store's `IndexKind`). */
+export type ClaimKind = 'request';
+
+/** The store's object name, `sha256:<64 hex>` (store/records.ts `Digest`; machines/ imports no other folder). */
+const Digest = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected sha256:<64 hex>');
+const Generation = z.number().int().positive();
+const Id = z.string().min(1);
+const Label = z.string().min(1).max(200);
+/** Artifacts by name → digest of their bytes. */
+const EvidenceMap = z.record(z.string().min(1), Digest);
+
+type Fields = Record<string, z.ZodType>;
+
+/** Fields that can name stored objects: a digest, a nullable one, or a name → digest map. */
+type DigestField<F extends Fields> = {
+  [K in keyof F]: z.output<F[K]> extends string | null | Record<string, string> ? K : never;
+}[keyof F];
+
+/** Per-event rules: what, beside its fields, the kernel needs to know of an event type. */
+interface Rules<F extends Fields, W extends keyof F, S extends Fields> {
+  /** Scripts, the CLI and services may send it; otherwise it is a fact only the Host establishes. */
+  external: boolean;
+  /** Fields that name stored objects or blobs (each must exist before the event is written), with their kind. */
+  refs?: { readonly [K in DigestField<F>]?: RefKind };
+  /** Fields whose value the event claims as an identity for its Task alone (no other Task may claim it). */
+  claims?: { readonly [K in keyof F]?: ClaimKind };
+  /** Digests of the objects the kernel writes for the event; callers do not send them. */
+  writes?: readonly W[];
+  /**
+   * What a caller sends beyond or instead of the event's fields: fields the kernel fills when
+   * absent, and fields the kernel keeps only in the object it writes.
+   */
+  sent?: S;
 }
 
-export type TaskEvent = Envelope &
-  (
-    | { type: 'task.created'; taskId: string; attempt: number; specDigest: string; requiredArtifacts: string[] }
-    | { type: 'assignment.commit'; generation: number; harness: string; purpose: string; assignmentDigest: string }
-    | { type: 'context.compile'; generation: number; contextDigest: string }
-    | { type: 'dispatch.intend'; generation: number; clientRequestId: string }
-    | { type: 'dispatch.ack'; clientRequestId: string; jobId: string }
-    | { type: 'dispatch.lost'; clientRequestId: string }
-    | { type: 'dispatch.reconcile'; clientRequestId: string; jobIds: string[] }
-    | {
-        type: 'run.observe';
-        generation: number;
-        clientRequestId: string;
-        contextDigest: string;
-        receiptDigest: string;
-        jobStatus: string;
-        /** Artifacts of this run that the Host validated, name → digest. */
-        evidence: Record<string, string>;
-        /** Artifacts this run wrote that the Host did not retain, name → why (recorded, not used by guards). */
-        refused?: Record<string, string>;
-        /** Host-computed source digest (artifacts excluded) when the run ended (recorded, not used by guards). */
-        sourceDigest?: string;
-      }
-    | {
-        type: 'completion.propose';
-        generation: number;
-        contextDigest: string;
-        proposalDigest: string;
-        /** The evidence the proposal relies on, name → digest; must match what the Host holds. */
-        evidence: Record<string, string>;
-      }
-    | { type: 'evaluation.settle'; generation: number }
-    | {
-        type: 'verification.record';
-        generation: number;
-        passed: boolean;
-        verificationDigest: string;
-        sourceDigest: string;
-        /** Present when `passed`: the TaskOutcome object the Host wrote before this event. */
-        outcomeDigest: string | null;
-      }
-    | { type: 'task.cancel'; reason: string }
-  );
+/** One Task event type's definition, as the derivations below see it. */
+export interface TaskEventDefinition {
+  readonly type: string;
+  /** The statechart's event: type, envelope, fields. */
+  readonly schema: z.ZodObject;
+  /** What callers send: the event without its envelope and kernel-written digests, with `rules.sent`. */
+  readonly sent: z.ZodObject;
+  readonly external: boolean;
+  readonly refs: Readonly<Record<string, RefKind>>;
+  readonly claims: Readonly<Record<string, ClaimKind>>;
+}
 
+/** `fields` without the `drop` ones. */
+function without<F extends Fields, W extends keyof F>(fields: F, drop: readonly W[]): Omit<F, W> {
+  const kept: Fields = { ...fields };
+  for (const field of drop) delete kept[field as string];
+  return kept as Omit<F, W>;
+}
+
+function taskEvent<
+  const T extends string,
+  F extends Fields,
+  const W extends keyof F & string = never,
+  S extends Fields = {},
+>(type: T, fields: F, rules: Rules<F, W, S>) {
+  return {
+    type,
+    schema: z.object({ type: z.literal(type), ...Envelope.shape, ...fields }),
+    sent: z.object({ type: z.literal(type), ...without(fields, rules.writes ?? []) }).extend(rules.sent ?? ({} as S)),
+    external: rules.external,
+    refs: (rules.refs ?? {}) as Readonly<Record<string, RefKind>>,
+    claims: (rules.claims ?? {}) as Readonly<Record<string, ClaimKind>>,
+  } as const;
+}
+
+/** Every Task event, in the order of the lifecycle. */
+export const TASK_EVENTS = [
+  taskEvent(
+    'task.created',
+    { taskId: Id, attempt: z.number().int().positive(), specDigest: Digest, requiredArtifacts: z.array(Id) },
+    { external: false, refs: { specDigest: 'task-spec' } },
+  ),
+  taskEvent(
+    'assignment.commit',
+    { harness: Label, purpose: Label, generation: Generation, assignmentDigest: Digest },
+    {
+      external: true,
+      refs: { assignmentDigest: 'assignment' },
+      writes: ['assignmentDigest'],
+      sent: {
+        /** Optional fence: the generation the caller expects to create (current + 1); the next one when absent. */
+        generation: Generation.optional(),
+        /** Kept in the Assignment object the kernel writes. */
+        instructions: z.string().max(100_000).default(''),
+      },
+    },
+  ),
+  taskEvent(
+    'context.compile',
+    { generation: Generation, contextDigest: Digest },
+    {
+      external: false,
+      refs: { contextDigest: 'context' },
+    },
+  ),
+  taskEvent(
+    'dispatch.intend',
+    { generation: Generation, clientRequestId: Id },
+    {
+      external: false,
+      claims: { clientRequestId: 'request' },
+    },
+  ),
+  taskEvent('dispatch.ack', { clientRequestId: Id, jobId: Id }, { external: false }),
+  taskEvent('dispatch.lost', { clientRequestId: Id }, { external: false }),
+  taskEvent('dispatch.reconcile', { clientRequestId: Id, jobIds: z.array(Id) }, { external: false }),
+  taskEvent(
+    'run.observe',
+    {
+      generation: Generation,
+      clientRequestId: Id,
+      contextDigest: Digest,
+      receiptDigest: Digest,
+      jobStatus: Id,
+      /** Artifacts of this run that the Host validated, name → digest. */
+      evidence: EvidenceMap.default({}),
+      /** Required artifacts this run wrote that were not retained, name → why (recorded, not used by guards). */
+      refused: z.record(z.string().min(1).max(1_000), z.string().max(2_000)).optional(),
+      /** Host-computed digest of the workspace source (artifacts excluded) when the run ended (recorded, not used by guards). */
+      sourceDigest: Digest.optional(),
+    },
+    { external: false, refs: { receiptDigest: 'receipt', evidence: 'blob' } },
+  ),
+  taskEvent(
+    'completion.propose',
+    {
+      generation: Generation,
+      /** The Context the proposal was made against (`none` before the first). */
+      contextDigest: z.string().min(1),
+      proposalDigest: Digest,
+      /** The evidence the proposal relies on, name → digest; must match what the Host holds. */
+      evidence: EvidenceMap.default({}),
+    },
+    {
+      external: true,
+      refs: { proposalDigest: 'proposal' },
+      writes: ['proposalDigest'],
+      sent: {
+        /** The current Context when absent. */
+        contextDigest: Digest.optional(),
+        /** Kept in the Proposal object the kernel writes. */
+        summary: z.string().max(100_000).default(''),
+        proposer: z.string().max(200).default('external'),
+      },
+    },
+  ),
+  taskEvent('evaluation.settle', { generation: Generation }, { external: false }),
+  taskEvent(
+    'verification.record',
+    {
+      generation: Generation,
+      passed: z.boolean(),
+      verificationDigest: Digest,
+      sourceDigest: Digest,
+      /** Present when `passed`: the TaskOutcome object the Host wrote before this event. */
+      outcomeDigest: Digest.nullable().default(null),
+    },
+    { external: false, refs: { verificationDigest: 'verification', outcomeDigest: 'outcome' } },
+  ),
+  taskEvent('task.cancel', { reason: z.string().min(1).max(2_000) }, { external: true }),
+] as const satisfies readonly TaskEventDefinition[];
+
+/** Each element's `K` member, as a tuple (a mapped type keeps a tuple only over a type parameter). */
+type Each<D extends readonly unknown[], K extends PropertyKey> = {
+  -readonly [I in keyof D]: D[I] extends { readonly [P in K]: infer V } ? V : never;
+};
+
+/** The `key` member of each definition, keeping the tuple's element types (which `Array.map` loses). */
+function eachEvent<const K extends keyof TaskEventDefinition>(key: K) {
+  return TASK_EVENTS.map((definition) => definition[key]) as unknown as Each<typeof TASK_EVENTS, K>;
+}
+
+/** A Task event as the statechart takes it (and the journal stores it: `type`, `origin`, revision, `data`). */
+export const TaskEvent = z.discriminatedUnion('type', eachEvent('schema'));
+export type TaskEvent = z.output<typeof TaskEvent>;
 export type TaskEventType = TaskEvent['type'];
 
-/** Event types that scripts, the CLI and services may send. Everything else is a Host-only fact. */
-export const EXTERNAL_EVENT_TYPES: readonly TaskEventType[] = [
-  'assignment.commit',
-  'completion.propose',
-  'task.cancel',
-];
-
 /** Every event type, in the order of the lifecycle. */
-export const TASK_EVENT_TYPES: readonly TaskEventType[] = [
-  'task.created',
-  'assignment.commit',
-  'context.compile',
-  'dispatch.intend',
-  'dispatch.ack',
-  'dispatch.lost',
-  'dispatch.reconcile',
-  'run.observe',
-  'completion.propose',
-  'evaluation.settle',
-  'verification.record',
-  'task.cancel',
-];
+export const TASK_EVENT_TYPES: readonly TaskEventType[] = TASK_EVENTS.map((definition) => definition.type);
+
+/** Event types that scripts, the CLI and services may send. Everything else is a Host-only fact. */
+export const EXTERNAL_EVENT_TYPES: readonly TaskEventType[] = TASK_EVENTS.filter((d) => d.external).map((d) => d.type);
+
+/** Per event type, the fields naming stored objects or blobs (in its rules' order), with their kind. */
+export const TASK_EVENT_REFS = Object.fromEntries(
+  TASK_EVENTS.map((d) => [d.type, Object.entries(d.refs).map(([field, kind]) => ({ field, kind }))]),
+) as unknown as { readonly [T in TaskEventType]: ReadonlyArray<{ field: string; kind: RefKind }> };
+
+/** Per event type, the fields whose value the event claims as an identity for its Task alone. */
+export const TASK_EVENT_CLAIMS = Object.fromEntries(
+  TASK_EVENTS.map((d) => [d.type, Object.entries(d.claims).map(([field, kind]) => ({ field, kind }))]),
+) as unknown as { readonly [T in TaskEventType]: ReadonlyArray<{ field: string; kind: ClaimKind }> };
+
+function valueOf(event: TaskEvent, field: string): unknown {
+  return (event as Record<string, unknown>)[field];
+}
+
+/**
+ * Object and blob digests the event references (each must exist before it is written), in the
+ * order its rules list the fields: a digest field's value, a name → digest map's values; a null
+ * digest names nothing.
+ */
+export function refsOf(event: TaskEvent): string[] {
+  const refs: string[] = [];
+  for (const { field } of TASK_EVENT_REFS[event.type]) {
+    const value = valueOf(event, field);
+    if (typeof value === 'string') refs.push(value);
+    else if (value !== null && typeof value === 'object') refs.push(...Object.values(value as Record<string, string>));
+  }
+  return refs;
+}
+
+/** Identities the event claims for its Task alone (its store index claims). */
+export function claimsOf(event: TaskEvent): Array<{ kind: ClaimKind; key: string }> {
+  return TASK_EVENT_CLAIMS[event.type].map(({ field, kind }) => ({ kind, key: String(valueOf(event, field)) }));
+}

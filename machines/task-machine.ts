@@ -1,4 +1,4 @@
-import { and, assign, not, setup, type SnapshotFrom } from 'xstate';
+import { and, assertEvent, assign, not, setup, type SnapshotFrom } from 'xstate';
 import type { TaskEvent } from './task-events.js';
 import { EMPTY_TASK_CONTEXT, type Rejection, type RejectionReason, type TaskContext } from './task-context.js';
 
@@ -9,8 +9,6 @@ import { EMPTY_TASK_CONTEXT, type Rejection, type RejectionReason, type TaskCont
  * test/fixtures/machines/.
  */
 export const TASK_MACHINE_VERSION = 2;
-
-type Ev<T extends TaskEvent['type']> = Extract<TaskEvent, { type: T }>;
 
 function generationOf(event: TaskEvent): number | undefined {
   return 'generation' in event ? event.generation : undefined;
@@ -88,75 +86,75 @@ export const taskMachine = setup({
     rejectIdentity: reject('identity_conflict'),
     rejectVerification: reject('verification_failed'),
     create: assign(({ event }) => {
-      const e = event as Ev<'task.created'>;
+      assertEvent(event, 'task.created');
       return {
-        taskId: e.taskId,
-        attempt: e.attempt,
-        specDigest: e.specDigest,
-        requiredArtifacts: [...e.requiredArtifacts].sort(),
+        taskId: event.taskId,
+        attempt: event.attempt,
+        specDigest: event.specDigest,
+        requiredArtifacts: [...event.requiredArtifacts].sort(),
       };
     }),
     commitAssignment: assign(({ event }) => {
-      const e = event as Ev<'assignment.commit'>;
+      assertEvent(event, 'assignment.commit');
+      const { generation, harness, purpose, assignmentDigest } = event;
       return {
-        generation: e.generation,
-        assignment: { generation: e.generation, harness: e.harness, purpose: e.purpose, digest: e.assignmentDigest },
+        generation,
+        assignment: { generation, harness, purpose, digest: assignmentDigest },
         contextDigest: null,
         dispatch: null,
         proposal: null,
       };
     }),
-    compileContext: assign({ contextDigest: ({ event }) => (event as Ev<'context.compile'>).contextDigest }),
-    intendDispatch: assign({
-      dispatch: ({ context, event }) => ({
-        clientRequestId: (event as Ev<'dispatch.intend'>).clientRequestId,
-        status: 'intended' as const,
-        jobId: null,
-        generation: context.generation,
-      }),
+    compileContext: assign(({ event }) => {
+      assertEvent(event, 'context.compile');
+      return { contextDigest: event.contextDigest };
     }),
-    acknowledge: assign({
-      dispatch: ({ context, event }) => {
-        const jobId = event.type === 'dispatch.ack' ? event.jobId : (event as Ev<'dispatch.reconcile'>).jobIds[0]!;
-        return { ...context.dispatch!, status: 'acknowledged' as const, jobId };
-      },
+    intendDispatch: assign(({ context, event }) => {
+      assertEvent(event, 'dispatch.intend');
+      return {
+        dispatch: {
+          clientRequestId: event.clientRequestId,
+          status: 'intended' as const,
+          jobId: null,
+          generation: context.generation,
+        },
+      };
+    }),
+    acknowledge: assign(({ context, event }) => {
+      assertEvent(event, ['dispatch.ack', 'dispatch.reconcile']);
+      const jobId = event.type === 'dispatch.ack' ? event.jobId : event.jobIds[0]!;
+      return { dispatch: { ...context.dispatch!, status: 'acknowledged' as const, jobId } };
     }),
     loseDispatch: assign({ dispatch: ({ context }) => ({ ...context.dispatch!, status: 'unknown' as const }) }),
     observeRun: assign(({ context, event }) => {
-      const e = event as Ev<'run.observe'>;
+      assertEvent(event, 'run.observe');
       const evidence = { ...context.evidence };
-      for (const name of Object.keys(e.evidence).sort())
-        evidence[name] = { digest: e.evidence[name]!, generation: e.generation };
+      for (const name of Object.keys(event.evidence).sort())
+        evidence[name] = { digest: event.evidence[name]!, generation: event.generation };
       return {
         evidence,
-        lastReceipt: e.receiptDigest,
+        lastReceipt: event.receiptDigest,
         dispatch: { ...context.dispatch!, status: 'observed' as const },
       };
     }),
-    propose: assign({
-      proposal: ({ event }) => {
-        const e = event as Ev<'completion.propose'>;
-        return { generation: e.generation, digest: e.proposalDigest };
-      },
+    propose: assign(({ event }) => {
+      assertEvent(event, 'completion.propose');
+      return { proposal: { generation: event.generation, digest: event.proposalDigest } };
     }),
-    recordVerification: assign({
-      verification: ({ event }) => {
-        const e = event as Ev<'verification.record'>;
-        return {
-          generation: e.generation,
-          digest: e.verificationDigest,
-          passed: e.passed,
-          sourceDigest: e.sourceDigest,
-        };
-      },
+    recordVerification: assign(({ event }) => {
+      assertEvent(event, 'verification.record');
+      const { generation, verificationDigest, passed, sourceDigest } = event;
+      return { verification: { generation, digest: verificationDigest, passed, sourceDigest } };
     }),
-    commitOutcome: assign({
-      outcome: ({ event }) => ({
-        digest: (event as Ev<'verification.record'>).outcomeDigest!,
-        revision: event.revision,
-      }),
+    commitOutcome: assign(({ event }) => {
+      assertEvent(event, 'verification.record');
+      // The `passed` guard admits a verification only with the outcome it names.
+      return { outcome: { digest: event.outcomeDigest!, revision: event.revision } };
     }),
-    cancel: assign({ cancelReason: ({ event }) => (event as Ev<'task.cancel'>).reason }),
+    cancel: assign(({ event }) => {
+      assertEvent(event, 'task.cancel');
+      return { cancelReason: event.reason };
+    }),
   },
 }).createMachine({
   id: 'task',

@@ -11,23 +11,3 @@ export function dataOf(event: TaskEvent): Record<string, unknown> {
   const { type: _type, revision: _revision, origin: _origin, ...data } = event;
   return data;
 }
-
-/** Object digests an event of each type must reference (and so must exist before it is written). */
-export function refsOf(event: TaskEvent): string[] {
-  switch (event.type) {
-    case 'task.created':
-      return [event.specDigest];
-    case 'assignment.commit':
-      return [event.assignmentDigest];
-    case 'context.compile':
-      return [event.contextDigest];
-    case 'run.observe':
-      return [event.receiptDigest, ...Object.values(event.evidence)];
-    case 'completion.propose':
-      return [event.proposalDigest];
-    case 'verification.record':
-      return event.outcomeDigest ? [event.verificationDigest, event.outcomeDigest] : [event.verificationDigest];
-    default:
-      return [];
-  }
-}

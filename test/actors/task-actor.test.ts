@@ -6,7 +6,7 @@ import { OBJECT_KINDS } from '../../objects/index.js';
 import { TaskActor } from '../../actors/task-actor.js';
 import { seededRandom } from '../../bench/util.js';
 import { materialize, type StepKind } from '../../bench/workload.js';
-import { taskMachine } from '../../machines/index.js';
+import { TASK_EVENT_REFS, TaskEvent, refsOf, taskMachine } from '../../machines/index.js';
 import { EventStore } from '../../store/index.js';
 import { tempDir } from '../support/temp.js';
 
@@ -71,6 +71,41 @@ describe('TaskActor kernel', () => {
       assert.deepEqual(seen, [JSON.stringify(a.persistedSnapshot().value)]);
     } finally {
       a.stop();
+      await store.close();
+    }
+  });
+
+  it("stores events that the machine's own schema takes, each ref an object of the kind its definition names", async () => {
+    const store = EventStore.open({ root: tempDir(), kinds: OBJECT_KINDS });
+    const [initial] = initialTransition(taskMachine);
+    const walks: Array<[string, StepKind[]]> = [
+      ['task-done', ['created', 'assign', 'compile', 'intend', 'ack', 'observeFull', 'proposeFull', 'verifyPass']],
+      ['task-lost', ['created', 'assign', 'compile', 'intend', 'lost', 'reconcile', 'observe', 'settle', 'cancel']],
+    ];
+    try {
+      const seen = new Set<string>();
+      for (const [taskId, kinds] of walks) {
+        const actor = new TaskActor(taskId, initial, 0, store, manualClock(), () => {});
+        await drive(actor, kinds);
+        actor.stop();
+        for (const { revision, event: record } of store.stream(taskId)) {
+          const parsed = TaskEvent.safeParse({ ...record.data, type: record.type, revision, origin: record.origin });
+          assert.ok(parsed.success, `${record.type}: ${JSON.stringify(parsed.error?.issues)}`);
+          assert.deepEqual(record.refs, refsOf(parsed.data));
+          seen.add(record.type);
+          for (const { field, kind } of TASK_EVENT_REFS[parsed.data.type]) {
+            const value: unknown = (parsed.data as Record<string, unknown>)[field];
+            const digests =
+              typeof value === 'string' ? [value] : Object.values((value ?? {}) as Record<string, string>);
+            for (const digest of digests) {
+              if (kind === 'blob') assert.equal((store.storedDigest(digest) as { in: string }).in, 'blob', field);
+              else assert.equal(store.getObject(digest).kind, kind, `${record.type}.${field}`);
+            }
+          }
+        }
+      }
+      assert.equal(seen.size, 12);
+    } finally {
       await store.close();
     }
   });

@@ -28,6 +28,18 @@ describe('machines/ purity', () => {
     assert.deepEqual(offenders, []);
   });
 
+  it('imports no package but xstate and zod (the Task event schemas are zod objects)', () => {
+    const dir = join(root, 'machines');
+    const packages = new Set<string>();
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts')))
+      for (const spec of importsOf(readFileSync(join(dir, file), 'utf8')))
+        if (!spec.startsWith('.')) packages.add(spec);
+    assert.deepEqual(
+      [...packages].filter((p) => !/^xstate(\/|$)/.test(p) && p !== 'zod'),
+      [],
+    );
+  });
+
   it('the import scanner catches each forbidden form', () => {
     const sample = `import { x } from 'node:fs';\nexport * from "../store/index.js";\nconst m = await import('lmdb');\nimport 'execa';`;
     assert.deepEqual(importsOf(sample), ['node:fs', '../store/index.js', 'lmdb', 'execa']);

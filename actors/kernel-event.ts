@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { claimsOf, refsOf, type EventOrigin, type TaskContext, type TaskEvent } from '../machines/index.js';
+import type { AppendInput, EventDisposition, IndexClaim, NewObject, PreparedObject } from '../store/index.js';
+import type { Clock } from './clock.js';
+import { fingerprint, type EventInput, type Refusal } from './event-input.js';
+import { dataOf } from '../recovery/index.js';
+
+/** Where a sent event is taken: its Task, the committed context, and the revision the event will occupy. */
+export interface KernelFacts {
+  taskId: string;
+  context: TaskContext;
+  revision: number;
+  origin: EventOrigin;
+  /** Digests an object body the way the store will write it (`EventStore.prepareObject`). */
+  prepareObject: (object: NewObject) => PreparedObject;
+}
+
+/** A sent event as the kernel takes it: the statechart's event and the objects written with it. */
+export interface KernelEvent {
+  event: TaskEvent;
+  /** Objects the kernel writes for the event (their digests are in it), in the same commit. */
+  prepared: PreparedObject[];
+}
+
+/**
+ * Completes what a caller sent into the statechart's event: adds the revision and origin, and
+ * for the two events whose objects only the kernel writes, writes them and names their digests.
+ * An Assignment takes the next generation only (`generation_mismatch` for another fence); a
+ * proposal made without naming its Context names the current one.
+ */
+export function kernelEvent(input: EventInput, at: KernelFacts): KernelEvent | { refusal: Refusal } {
+  const { taskId, context, revision, origin } = at;
+  switch (input.type) {
+    case 'assignment.commit': {
+      const generation = input.generation ?? context.generation + 1;
+      if (generation !== context.generation + 1) {
+        return {
+          refusal: {
+            code: 'generation_mismatch',
+            detail: `the next generation is ${context.generation + 1}, not ${generation}`,
+            path: 'generation',
+          },
+        };
+      }
+      const assignment = at.prepareObject({
+        kind: 'assignment',
+        body: {
+          taskId,
+          attempt: context.attempt,
+          generation,
+          harness: input.harness,
+          purpose: input.purpose,
+          instructions: input.instructions,
+        },
+      });
+      const event: TaskEvent = {
+        type: input.type,
+        revision,
+        origin,
+        generation,
+        harness: input.harness,
+        purpose: input.purpose,
+        assignmentDigest: assignment.digest,
+      };
+      return { event, prepared: [assignment] };
+    }
+    case 'completion.propose': {
+      const proposal = at.prepareObject({
+        kind: 'proposal',
+        body: {
+          taskId,
+          generation: input.generation,
+          evidence: input.evidence,
+          summary: input.summary,
+          proposer: input.proposer,
+        },
+      });
+      const event: TaskEvent = {
+        type: input.type,
+        revision,
+        origin,
+        generation: input.generation,
+        contextDigest: input.contextDigest ?? context.contextDigest ?? 'none',
+        proposalDigest: proposal.digest,
+        evidence: input.evidence,
+      };
+      return { event, prepared: [proposal] };
+    }
+    default: {
+      // Every other event is sent as the statechart takes it.
+      const { eventId: _eventId, ...fields } = input;
+      return { event: { ...fields, revision, origin }, prepared: [] };
+    }
+  }
+}
+
+/**
+ * Identity claims recorded with the event: the caller's (attached), those its definition names
+ * (a dispatch's request id), and its idempotency key with the fingerprint of what it stood for.
+ */
+export function claimsFor(
+  taskId: string,
+  event: TaskEvent,
+  input: EventInput,
+  attached: IndexClaim[] = [],
+): IndexClaim[] {
+  const claims: IndexClaim[] = [...attached, ...claimsOf(event)];
+  if (input.eventId !== undefined)
+    claims.push({ kind: 'event', key: `${taskId}:${input.eventId}`, digest: fingerprint(input) });
+  return claims;
+}
+
+/**
+ * The journal record of the event as the statechart took it (`disposition`): its data apart from
+ * type and origin, the objects it references, the clock's readings, and the caller's `eventId`
+ * (a fresh id when none was sent).
+ */
+export function eventRecord(
+  event: TaskEvent,
+  input: EventInput,
+  disposition: EventDisposition,
+  clock: Clock,
+): AppendInput['event'] {
+  return {
+    id: input.eventId ?? randomUUID(),
+    type: event.type,
+    origin: event.origin,
+    at: clock.wall(),
+    mono: clock.mono(),
+    data: dataOf(event),
+    refs: refsOf(event),
+    disposition,
+  };
+}

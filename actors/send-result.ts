@@ -1,0 +1,36 @@
+import type { EventOrigin, FrontierWork } from '../machines/index.js';
+import type { IndexClaim, NewObject } from '../store/index.js';
+
+/** What `send` answers: admitted, retained with a rejection (written), or refused (nothing written). */
+export interface SendResult {
+  admitted: boolean;
+  /** True when the event was appended; false when it was refused and nothing was written. */
+  written: boolean;
+  code?: string;
+  detail?: string;
+  /** Field path of the offending input, for `invalid_event`. */
+  path?: string;
+  /** The revision of the event taken (for a duplicate, of its first delivery); the current one when refused. */
+  revision: number;
+  state: string;
+  duplicate?: boolean;
+}
+
+/** Objects, blobs and claims the Host attaches to one of its own events (written in the same commit). */
+export interface Attachments {
+  objects?: NewObject[];
+  blobs?: Uint8Array[];
+  claims?: IndexClaim[];
+}
+
+/** What subscribers hear of each committed event. */
+export interface Committed {
+  taskId: string;
+  revision: number;
+  type: string;
+  origin: EventOrigin;
+  state: string;
+  frontier: FrontierWork;
+  admitted: boolean;
+  code?: string;
+}
