@@ -1,7 +1,12 @@
+import { CodedError } from '../base/index.js';
+import type { AcpFailureCode } from './acp/errors.js';
+import type { CodexFailureCode } from './codex/errors.js';
+import type { CommandFailureCode } from './command/errors.js';
+
 /**
  * Errors of the driver pool's own API (parent side). A driver run never throws: its failures
- * come back as `DriverResult` data (see `DRIVER_FAILURE_CODES`). These classes are only thrown
- * for misuse of the pool itself, in the thread that called it.
+ * come back as `DriverResult` data (a coarse `kind` from `DRIVER_FAILURE_CODES` and a specific
+ * `code`). These classes are only thrown for misuse of the pool itself, in the thread that called it.
  */
 export type DriverErrorCode = 'pool_closed' | 'invalid_pool_options';
 
@@ -10,7 +15,7 @@ export const DRIVER_ERROR_CODES: Readonly<Record<DriverErrorCode, { retryable: b
   pool_closed: { retryable: false, meaning: 'run() was called after close(); create a new pool' },
   invalid_pool_options: {
     retryable: false,
-    meaning: 'createDriverPool() options failed validation (field path in the message)',
+    meaning: 'createDriverPool() options failed validation (`path` names the first bad field)',
   },
 };
 
@@ -38,18 +43,34 @@ export const DRIVER_FAILURE_CODES = {
     meaning:
       'restart intensity exceeded for this driver kind, or its module cannot be loaded; see detail for when it reopens',
   },
-  invalid_input: { retryable: false, meaning: 'the DriverRunInput failed zod validation; detail names the field path' },
+  invalid_input: { retryable: false, meaning: 'the DriverRunInput failed zod validation; `path` names the field' },
 } as const;
 
-/** Base class for errors thrown by the pool's API; `code` is stable, `retryable` tells callers whether to try again. */
-export class DriverError extends Error {
-  readonly code: DriverErrorCode;
-  readonly retryable: boolean;
+/**
+ * The specific `code` of a failed `DriverResult` that the pool and its workers produce themselves
+ * (the drivers have their own: `ACP_FAILURE_CODES`, `CODEX_FAILURE_CODES`, `COMMAND_FAILURE_CODES`).
+ */
+export const POOL_FAILURE_CODES = {
+  invalid_input: 'the DriverRunInput failed zod validation (in the pool, the worker or the driver)',
+  worker_task_invalid: 'the worker received a task envelope that does not parse',
+  driver_load_failed: "the driver's module cannot be loaded in the worker",
+  driver_threw: 'the driver threw instead of returning a DriverResult',
+  driver_result_invalid: 'the driver returned something that is not a DriverResult',
+  worker_died: 'the worker thread died during the run (exit, uncaught error, out of memory)',
+  worker_watchdog: "no result arrived past the run's deadline, grace and watchdog; the thread was terminated",
+  worker_reply_invalid: "the worker's reply does not parse as a DriverResult",
+  pool_aborted: "the caller's AbortSignal fired, or the pool closed, before the run reached a worker",
+  restart_intensity_exceeded: 'too many crashes of this driver kind within the window; the detail says when it reopens',
+  pool_failed: "the pool's own supervision of the run threw (a defect)",
+} as const;
+export type PoolFailureCode = keyof typeof POOL_FAILURE_CODES;
 
-  constructor(code: DriverErrorCode, message: string) {
-    super(message);
-    this.name = 'DriverError';
-    this.code = code;
-    this.retryable = DRIVER_ERROR_CODES[code].retryable;
+/** Every specific code a failed `DriverResult` can carry beside its `kind`. */
+export type DriverFailureCode = PoolFailureCode | AcpFailureCode | CodexFailureCode | CommandFailureCode;
+
+/** Base class for errors thrown by the pool's API; `code` is stable, `retryable` tells callers whether to try again. */
+export class DriverError extends CodedError<DriverErrorCode> {
+  constructor(code: DriverErrorCode, message: string, options: { path?: string | undefined } = {}) {
+    super(code, message, { path: options.path, retryable: DRIVER_ERROR_CODES[code].retryable });
   }
 }

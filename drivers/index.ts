@@ -23,8 +23,16 @@ export {
   type KindSupervision,
 } from './restart-intensity.js';
 export { systemClock, type Clock } from './clock.js';
-export { DriverError, DRIVER_ERROR_CODES, DRIVER_FAILURE_CODES, type DriverErrorCode } from './errors.js';
-export { driverFailure, invalidInputFailure, formatZodIssues, type DriverFailure } from './failures.js';
+export {
+  DriverError,
+  DRIVER_ERROR_CODES,
+  DRIVER_FAILURE_CODES,
+  POOL_FAILURE_CODES,
+  type DriverErrorCode,
+  type DriverFailureCode,
+  type PoolFailureCode,
+} from './errors.js';
+export { driverFailure, invalidInputFailure, type DriverFailure } from './failures.js';
 export { createWorkerHandler, defaultDriverLoaders, type DriverFn, type DriverLoaders } from './worker.js';
 export {
   runCommand,
@@ -33,6 +41,8 @@ export {
   STDERR_TAIL_BYTES,
   FINAL_TEXT_MAX_CHARS,
   PROVIDER_NAME_ENV,
+  COMMAND_FAILURE_CODES,
+  type CommandFailureCode,
 } from './command/index.js';
 export { runCodex } from './codex/index.js';
 export { runAcp } from './acp/index.js';

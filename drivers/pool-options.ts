@@ -9,7 +9,7 @@ export type DriverPoolEvent =
   | { type: 'child_spawned'; runId: string; driver: DriverKind; pid: number }
   | { type: 'leftovers_killed'; runId: string; driver: DriverKind; pids: number[] }
   | { type: 'backoff'; runId: string; driver: DriverKind; waitMs: number }
-  | { type: 'run_crashed'; runId: string; driver: DriverKind; detail: string; tripped: boolean }
+  | { type: 'run_crashed'; runId: string; driver: DriverKind; code: string; detail: string; tripped: boolean }
   | {
       type: 'worker_died';
       runId: string;

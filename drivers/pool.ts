@@ -4,7 +4,8 @@ import { Piscina } from 'piscina';
 import { killLeftovers, waitUntilStopped } from '../os/index.js';
 import { systemClock } from './clock.js';
 import { DriverError } from './errors.js';
-import { describeThrown, driverFailure, formatZodIssues, invalidInputFailure } from './failures.js';
+import { describeIssues, zodIssue } from '../base/index.js';
+import { describeThrown, driverFailure, invalidInputFailure } from './failures.js';
 import { DriverPoolOptions, POOL_DEFAULTS, type DriverPoolEvent, type DriverPoolStats } from './pool-options.js';
 import { DriverKind, DriverResult, DriverRunInput, type DriverRunInputIn } from './receipt.js';
 import { publishProviderSpawn, type ProviderSpawn } from './provider-spawn.js';
@@ -49,7 +50,9 @@ export interface DriverPool {
 export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
   const parsed = DriverPoolOptions.safeParse(options);
   if (!parsed.success)
-    throw new DriverError('invalid_pool_options', `invalid driver pool options: ${formatZodIssues(parsed.error)}`);
+    throw new DriverError('invalid_pool_options', `invalid driver pool options: ${describeIssues(parsed.error)}`, {
+      path: zodIssue('invalid_pool_options', parsed.error).path,
+    });
   const o = parsed.data;
   const clock = o.clock ?? systemClock;
   const watchdogMs = o.watchdogMs ?? POOL_DEFAULTS.watchdogMs;
@@ -126,8 +129,7 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
     };
     const handle = (raw: unknown): void => {
       const message = WorkerMessage.safeParse(raw);
-      if (!message.success)
-        return emit({ type: 'bad_worker_message', ...base, detail: formatZodIssues(message.error) });
+      if (!message.success) return emit({ type: 'bad_worker_message', ...base, detail: describeIssues(message.error) });
       const m = message.data;
       if (m.type === 'started') {
         threadId = m.threadId;
@@ -192,13 +194,15 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
         `worker thread ${threadId ?? '?'} running ${input.driver} run ${input.runId} failed: ${cause}` +
         (killedGroups.length > 0 ? `; killed orphaned process groups ${killedGroups.join(', ')}` : '');
       emit({ type: 'worker_died', ...base, threadId, killedGroups, detail });
-      return driverFailure('driver_crashed', detail);
+      return driverFailure('driver_crashed', watchdogFired ? 'worker_watchdog' : 'worker_died', detail);
     }
     const result = DriverResult.safeParse(reply);
     if (!result.success) {
       return driverFailure(
         'driver_crashed',
-        `worker replied with an invalid DriverResult: ${formatZodIssues(result.error)}`,
+        'worker_reply_invalid',
+        `worker replied with an invalid DriverResult: ${describeIssues(result.error)}`,
+        { path: zodIssue('worker_reply_invalid', result.error).path },
       );
     }
     return result.data;
@@ -216,11 +220,15 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
     const stop = signal !== undefined ? AbortSignal.any([signal, closing.signal]) : closing.signal;
     for (;;) {
       if (stop.aborted)
-        return driverFailure('aborted', `aborted before reaching a worker: ${describeThrown(stop.reason)}`);
+        return driverFailure(
+          'aborted',
+          'pool_aborted',
+          `aborted before reaching a worker: ${describeThrown(stop.reason)}`,
+        );
       const gate = intensity.gate(input.driver);
       if (gate.state === 'unavailable') {
         emit({ type: 'driver_unavailable', ...base, detail: gate.detail });
-        return driverFailure('driver_unavailable', gate.detail);
+        return driverFailure('driver_unavailable', 'restart_intensity_exceeded', gate.detail);
       }
       if (gate.waitMs === 0) break;
       emit({ type: 'backoff', ...base, waitMs: gate.waitMs });
@@ -230,7 +238,7 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
     if (!result.ok && result.kind === 'driver_crashed') {
       counters.crashes++;
       const tripped = intensity.recordCrash(input.driver);
-      emit({ type: 'run_crashed', ...base, detail: result.detail, tripped });
+      emit({ type: 'run_crashed', ...base, code: result.code, detail: result.detail, tripped });
     }
     return result;
   }
@@ -239,7 +247,9 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
     run(input, runOptions = {}) {
       if (closing.signal.aborted) return Promise.reject(new DriverError('pool_closed', 'the driver pool is closed'));
       const settled = supervise(input, runOptions.signal, runOptions.onSpawn)
-        .catch((error: unknown) => driverFailure('driver_crashed', `driver pool failed: ${describeThrown(error)}`))
+        .catch((error: unknown) =>
+          driverFailure('driver_crashed', 'pool_failed', `driver pool failed: ${describeThrown(error)}`),
+        )
         .finally(() => {
           counters.completed++;
           inflight.delete(settled);

@@ -104,16 +104,36 @@ export const DriverFailureKind = z.enum([
 ]);
 export type DriverFailureKind = z.infer<typeof DriverFailureKind>;
 
-/** A driver never throws across the pool boundary: it returns one of these (cf. execa `reject: false`). */
-export const DriverResult = z.discriminatedUnion('ok', [
-  z.object({ ok: z.literal(true), receipt: HarnessRunReceipt }),
-  z.object({
-    ok: z.literal(false),
-    kind: DriverFailureKind,
-    retryable: z.boolean(),
-    detail: z.string(),
-    /** What was observed before the failure, when anything was. */
-    receipt: HarnessRunReceipt.optional(),
-  }),
-]);
+/**
+ * Job records written before failures carried a `code` hold only the `kind`; it stands in as the
+ * code, so those records still parse (the detail is never read for one).
+ */
+function withLegacyCode(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  const result = value as Record<string, unknown>;
+  return result['ok'] === false && result['code'] === undefined ? { ...result, code: result['kind'] } : value;
+}
+
+/**
+ * A driver never throws across the pool boundary: it returns one of these (cf. execa `reject: false`).
+ * A failure says what happened as fields: `kind` is the coarse, documented class callers branch on
+ * (with its default retryability), `code` the specific failure (`acp_timeout`, `worker_died`, …),
+ * `path` the offending input field when a parse failed, and `detail` is for people only.
+ */
+export const DriverResult = z.preprocess(
+  withLegacyCode,
+  z.discriminatedUnion('ok', [
+    z.object({ ok: z.literal(true), receipt: HarnessRunReceipt }),
+    z.object({
+      ok: z.literal(false),
+      kind: DriverFailureKind,
+      code: z.string().min(1),
+      retryable: z.boolean(),
+      detail: z.string(),
+      path: z.string().optional(),
+      /** What was observed before the failure, when anything was. */
+      receipt: HarnessRunReceipt.optional(),
+    }),
+  ]),
+);
 export type DriverResult = z.infer<typeof DriverResult>;

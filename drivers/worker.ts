@@ -2,7 +2,8 @@ import type { ChildProcess } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
 import { threadId, type MessagePort } from 'node:worker_threads';
 import { DriverResult, DriverRunInput, type DriverKind } from './receipt.js';
-import { describeThrown, driverFailure, formatZodIssues, invalidInputFailure } from './failures.js';
+import { describeIssues, zodIssue } from '../base/index.js';
+import { describeThrown, driverFailure, invalidInputFailure } from './failures.js';
 import { killLeftovers, processStartTicks, waitUntilStopped } from '../os/index.js';
 import { ParentMessage, TaskEnvelope, type WorkerMessage } from './worker-protocol.js';
 
@@ -71,10 +72,11 @@ function watchChildren(): void {
  * port to an AbortSignal, dispatches by `input.driver`, parses the driver's `DriverResult`, and
  * kills process groups the driver left running.
  *
- * Failure semantics: always resolves with a `DriverResult`. Invalid input → `invalid_input` (zod
- * path in `detail`); a driver module that cannot be loaded → `driver_unavailable`; a driver that
- * throws or returns something that is not a `DriverResult` → `driver_crashed` (retryable). Only
- * the death of the thread itself escapes, and the pool turns that into `driver_crashed`.
+ * Failure semantics: always resolves with a `DriverResult`. Invalid input → `invalid_input` (the
+ * zod path in `path`); a driver module that cannot be loaded → `driver_unavailable`
+ * (`driver_load_failed`); a driver that throws or returns something that is not a `DriverResult` →
+ * `driver_crashed` (`driver_threw` / `driver_result_invalid`, retryable). Only the death of the
+ * thread itself escapes, and the pool turns that into `driver_crashed`.
  */
 export function createWorkerHandler(
   loaders: DriverLoaders = defaultDriverLoaders,
@@ -94,7 +96,14 @@ export function createWorkerHandler(
   return async function runDriverTask(task: unknown): Promise<DriverResult> {
     const envelope = TaskEnvelope.safeParse(task);
     if (!envelope.success) {
-      return driverFailure('invalid_input', `invalid worker task: ${formatZodIssues(envelope.error)}`);
+      return driverFailure(
+        'invalid_input',
+        'worker_task_invalid',
+        `invalid worker task: ${describeIssues(envelope.error)}`,
+        {
+          path: zodIssue('worker_task_invalid', envelope.error).path,
+        },
+      );
     }
     watchChildren();
     const { port } = envelope.data;
@@ -115,6 +124,7 @@ export function createWorkerHandler(
       } catch (error) {
         return driverFailure(
           'driver_unavailable',
+          'driver_load_failed',
           `driver '${input.data.driver}' cannot be loaded: ${describeThrown(error)}`,
         );
       }
@@ -122,13 +132,19 @@ export function createWorkerHandler(
       try {
         output = await run(input.data, controller.signal);
       } catch (error) {
-        return driverFailure('driver_crashed', `driver '${input.data.driver}' threw: ${describeThrown(error)}`);
+        return driverFailure(
+          'driver_crashed',
+          'driver_threw',
+          `driver '${input.data.driver}' threw: ${describeThrown(error)}`,
+        );
       }
       const result = DriverResult.safeParse(output);
       if (!result.success) {
         return driverFailure(
           'driver_crashed',
-          `driver '${input.data.driver}' returned an invalid result: ${formatZodIssues(result.error)}`,
+          'driver_result_invalid',
+          `driver '${input.data.driver}' returned an invalid result: ${describeIssues(result.error)}`,
+          { path: zodIssue('driver_result_invalid', result.error).path },
         );
       }
       return result.data;

@@ -1,4 +1,5 @@
 import type { ZodError } from 'zod';
+import { CodedError, describeIssues, zodIssue, type CodedErrorOptions } from '../base/index.js';
 import type { ConfineCode } from '../drivers/confine.js';
 
 /**
@@ -30,17 +31,12 @@ const RETRYABLE: ReadonlySet<RuntimeErrorCode> = new Set<RuntimeErrorCode>([
 
 /**
  * Base class of every error the Runtime throws. `code` is the contract; `retryable` says whether the
- * same call may succeed later unchanged (like Restate's terminal vs retryable errors).
+ * same call may succeed later unchanged (like Restate's terminal vs retryable errors), by default
+ * from the code; `path` names the offending input field when a parse failed.
  */
-export class RuntimeError extends Error {
-  readonly code: RuntimeErrorCode;
-  readonly retryable: boolean;
-
-  constructor(code: RuntimeErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean }) {
-    super(`${code}: ${message}`, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'RuntimeError';
-    this.code = code;
-    this.retryable = options?.retryable ?? RETRYABLE.has(code);
+export class RuntimeError extends CodedError<RuntimeErrorCode> {
+  constructor(code: RuntimeErrorCode, message: string, options: CodedErrorOptions = {}) {
+    super(code, message, { ...options, retryable: options.retryable ?? RETRYABLE.has(code) });
   }
 }
 
@@ -49,11 +45,11 @@ export function isRuntimeError(error: unknown, code?: RuntimeErrorCode): error i
   return error instanceof RuntimeError && (code === undefined || error.code === code);
 }
 
-/** Renders zod issues as `path: message` pairs, so the offending field is named in the error. */
-export function describeZodError(error: ZodError): string {
-  return error.issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)'}: ${issue.message}`)
-    .join('; ');
+/** A `RuntimeError` for input that failed to parse: every field in the message, the first one as `path`. */
+export function parseError(code: RuntimeErrorCode, error: ZodError, prefix?: string): RuntimeError {
+  const { path } = zodIssue(code, error);
+  const issues = describeIssues(error);
+  return new RuntimeError(code, prefix === undefined ? issues : `${prefix}: ${issues}`, { path });
 }
 
 /** Turns a confine refusal (`readArtifact` / `resolveInside` result) into a throwable `RuntimeError`. */

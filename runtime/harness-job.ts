@@ -1,5 +1,5 @@
 import { DriverResult, type DriverRunInput } from '../drivers/receipt.js';
-import { describeZodError } from './errors.js';
+import { describeIssues, zodIssue } from '../base/index.js';
 import type { StopReason } from './job-record.js';
 
 /**
@@ -11,7 +11,7 @@ export type HarnessExecutor = (input: DriverRunInput, signal: AbortSignal) => Pr
 export interface HarnessOutcome {
   result?: DriverResult;
   stopReason?: StopReason;
-  error?: { code: string; detail: string };
+  error?: { code: string; detail: string; path?: string };
 }
 
 /**
@@ -53,7 +53,10 @@ export async function runHarness(
     } else {
       const parsed = DriverResult.safeParse(raced);
       if (parsed.success) outcome.result = parsed.data;
-      else outcome.error = { code: 'harness_result_invalid', detail: describeZodError(parsed.error) };
+      else {
+        const { path } = zodIssue('harness_result_invalid', parsed.error);
+        outcome.error = { code: 'harness_result_invalid', detail: describeIssues(parsed.error), path };
+      }
     }
   } catch (error) {
     outcome.error = { code: 'harness_threw', detail: error instanceof Error ? error.message : String(error) };

@@ -146,7 +146,7 @@ export const JobRecord = z.object({
   harness: DriverResult.optional(),
   verification: Verification.optional(),
   /** A failure of the Runtime's own making (`spawn_failed`, `harness_threw`, …), as data. */
-  error: z.object({ code: z.string(), detail: z.string() }).optional(),
+  error: z.object({ code: z.string(), detail: z.string(), path: z.string().optional() }).optional(),
 });
 export type JobRecord = z.infer<typeof JobRecord>;
 

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { enterEnvGate } from '../store/env-gate.js';
-import { RuntimeError, describeZodError } from './errors.js';
+import { RuntimeError, parseError } from './errors.js';
 import { JobRecord, RUNTIME_FORMAT, isTerminal } from './job-record.js';
 
 type IndexKey = [string, string] | [string, string, string];
@@ -168,10 +168,7 @@ export class JobStore {
         for (const record of records) {
           const parsed = JobRecord.safeParse(record);
           if (!parsed.success)
-            throw new RuntimeError(
-              'record_corrupt',
-              `refusing to write job ${record.jobId}: ${describeZodError(parsed.error)}`,
-            );
+            throw parseError('record_corrupt', parsed.error, `refusing to write job ${record.jobId}`);
           this.writeRecord(parsed.data);
         }
       }),
@@ -220,7 +217,7 @@ export class JobStore {
 
 function parseRecord(jobId: string, raw: unknown): JobRecord {
   const parsed = JobRecord.safeParse(raw);
-  if (!parsed.success) throw new RuntimeError('record_corrupt', `job ${jobId}: ${describeZodError(parsed.error)}`);
+  if (!parsed.success) throw parseError('record_corrupt', parsed.error, `job ${jobId}`);
   if (parsed.data.jobId !== jobId)
     throw new RuntimeError('record_corrupt', `job ${jobId} holds the record of ${parsed.data.jobId}`);
   return parsed.data;

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { z } from 'zod';
 import { DispatchInput, VerifyInput, type DispatchInputIn, type VerifyInputIn } from './dispatch-input.js';
-import { RuntimeError, describeZodError } from './errors.js';
+import { RuntimeError, parseError } from './errors.js';
 import { subscribeProviderSpawns } from '../drivers/provider-spawn.js';
 import type { ActiveJob } from './active-job.js';
 import { Admission, type DispatchResult } from './admission.js';
@@ -15,7 +15,7 @@ import { storedCommandRun, storedHarnessRun, storedVerifyRun } from './stored-ru
 
 function parse<S extends z.ZodType>(schema: S, raw: unknown, code: 'invalid_dispatch' | 'invalid_options'): z.infer<S> {
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new RuntimeError(code, describeZodError(parsed.error));
+  if (!parsed.success) throw parseError(code, parsed.error);
   return parsed.data;
 }
 
@@ -81,7 +81,7 @@ export class Runtime {
     if (executor === undefined)
       throw new RuntimeError('executor_unavailable', 'no harness executor was given to createRuntime');
     if (run.input.cwd !== input.workspace)
-      throw new RuntimeError('invalid_dispatch', 'run.input.cwd: must equal workspace');
+      throw new RuntimeError('invalid_dispatch', 'run.input.cwd: must equal workspace', { path: 'run.input.cwd' });
     const driverInput = run.input;
     return this.admission.admit(input, storedHarnessRun(driverInput), (ctx) =>
       executeHarness(executor, { ...driverInput, jobId: ctx.jobId }, ctx),

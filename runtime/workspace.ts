@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { cp, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { RuntimeError, describeZodError } from './errors.js';
+import { RuntimeError, parseError } from './errors.js';
 
 const Segment = z
   .string()
@@ -41,7 +41,7 @@ export function workspacePath(root: string, taskId: string, attempt: number): st
  */
 export async function createWorkspace(raw: z.input<typeof WorkspaceRequest>): Promise<string> {
   const parsed = WorkspaceRequest.safeParse(raw);
-  if (!parsed.success) throw new RuntimeError('invalid_options', describeZodError(parsed.error));
+  if (!parsed.success) throw parseError('invalid_options', parsed.error);
   const { root, taskId, attempt, seedFrom } = parsed.data;
   const target = workspacePath(root, taskId, attempt);
   if ((await stat(target).catch(() => undefined))?.isDirectory()) return target;

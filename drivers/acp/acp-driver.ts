@@ -3,7 +3,7 @@ import { describeThrown, driverFailure, invalidInputFailure } from '../failures.
 import { DriverRunInput, type DriverFailureKind, type DriverResult, type HarnessRunReceipt } from '../receipt.js';
 import { AgentProcess, type ShutdownReport } from './agent-process.js';
 import { buildReceipt } from './acp-receipt.js';
-import { AcpRunError } from './errors.js';
+import { AcpRunError, type AcpFailureCode } from './errors.js';
 import { pickPermission } from './permission.js';
 import { WireLedger, type WireObserver } from './wire-ledger.js';
 import { within } from './within.js';
@@ -46,12 +46,17 @@ export async function runAcp(
   if (!parsed.success) return invalidInputFailure(parsed.error);
   const run = parsed.data;
   if (run.driver !== 'acp')
-    return driverFailure('invalid_input', `invalid driver run input: driver: expected 'acp', got '${run.driver}'`);
-  if (signal.aborted) return driverFailure('aborted', 'acp_aborted: aborted before the agent was started');
+    return driverFailure(
+      'invalid_input',
+      'invalid_input',
+      `invalid driver run input: driver: expected 'acp', got '${run.driver}'`,
+      { path: 'driver' },
+    );
+  if (signal.aborted) return driverFailure('aborted', 'acp_aborted', 'aborted before the agent was started');
   try {
     return await drive(run, signal, options, startedAt);
   } catch (error) {
-    return driverFailure('driver_crashed', `acp_driver_crashed: ${describeThrown(error)}`);
+    return driverFailure('driver_crashed', 'acp_driver_crashed', describeThrown(error));
   }
 }
 
@@ -63,7 +68,7 @@ async function drive(
 ): Promise<DriverResult> {
   const ledger = new WireLedger(options.onWire);
   const started = await AgentProcess.start(run.command, run.args, { cwd: run.cwd, env: run.env }, ledger);
-  if (!started.ok) return driverFailure('spawn_failed', `acp_spawn_failed: ${started.detail}`);
+  if (!started.ok) return driverFailure('spawn_failed', 'acp_spawn_failed', started.detail);
   try {
     return await converse(run, signal, started.process, ledger, startedAt);
   } finally {
@@ -163,7 +168,7 @@ async function converse(
   signal.removeEventListener('abort', onAbort);
 
   let stopReason: string;
-  let failure: { kind: DriverFailureKind; detail: string } | undefined;
+  let failure: { kind: DriverFailureKind; code: AcpFailureCode; detail: string } | undefined;
   let shutdown: ShutdownReport;
   if (first.tag === 'stopped') {
     cancelling = true;
@@ -182,7 +187,7 @@ async function converse(
       : polite
         ? `session/cancel sent; the agent answered '${ledger.stopReason}'`
         : `session/cancel sent; no answer within ${run.graceMs} ms`;
-    failure = { kind: first.reason, detail: `acp_${first.reason}: ${what}; ${cancel}; ${describe(shutdown)}` };
+    failure = { kind: first.reason, code: `acp_${first.reason}`, detail: `${what}; ${cancel}; ${describe(shutdown)}` };
   } else if (first.tag === 'answered' || ledger.promptAnswered) {
     // Answered (the ledger also covers an answer the SDK rejected but the raw stream carried).
     shutdown = await agentProcess.shutdown(run.graceMs, true);
@@ -193,12 +198,13 @@ async function converse(
     const e = first.error;
     failure = {
       kind: 'provider_error',
-      detail: `acp_agent_error: ${first.stage} failed with ${e.code} ${e.message}${e.data === undefined ? '' : ' ' + JSON.stringify(e.data)}`,
+      code: 'acp_agent_error',
+      detail: `${first.stage} failed with ${e.code} ${e.message}${e.data === undefined ? '' : ' ' + JSON.stringify(e.data)}`,
     };
   } else if (first.tag === 'failed' && first.error instanceof AcpRunError) {
     shutdown = await agentProcess.shutdown(run.graceMs, true);
     stopReason = 'protocol_error';
-    failure = { kind: 'protocol_error', detail: first.error.message };
+    failure = { kind: 'protocol_error', code: first.error.code, detail: first.error.message };
   } else {
     // The connection ended without an answer: the agent exited, or closed its stdout. The exit
     // event may trail the end of stdout, so an agent that ends without our signals counts as exited.
@@ -211,7 +217,8 @@ async function converse(
       const stderr = agentProcess.stderrTail ? `; stderr: ${agentProcess.stderrTail.slice(-500)}` : '';
       failure = {
         kind: 'process_exited',
-        detail: `acp_process_exited: the agent exited (code ${shutdown.exitCode}, signal ${shutdown.signal}) during ${during}${stderr}`,
+        code: 'acp_process_exited',
+        detail: `the agent exited (code ${shutdown.exitCode}, signal ${shutdown.signal}) during ${during}${stderr}`,
       };
     } else {
       stopReason = 'protocol_error';
@@ -219,7 +226,8 @@ async function converse(
         first.tag === 'failed' ? String((first.error as Error)?.message ?? first.error) : 'connection closed';
       failure = {
         kind: 'protocol_error',
-        detail: `acp_connection_closed: ${cause} during ${during}; ${describe(shutdown)}`,
+        code: 'acp_connection_closed',
+        detail: `${cause} during ${during}; ${describe(shutdown)}`,
       };
     }
   }
@@ -237,7 +245,7 @@ async function converse(
     endedAt: new Date(),
   });
   // Retryability is the project-wide default per kind (drivers/errors.ts), not decided here.
-  if (failure) return driverFailure(failure.kind, failure.detail, { receipt });
+  if (failure) return driverFailure(failure.kind, failure.code, failure.detail, { receipt });
   return { ok: true, receipt };
 }
 

@@ -1,9 +1,11 @@
+import { CodedError } from '../../base/index.js';
+
 /**
  * Error codes of the ACP driver. Two families:
  *
  * - refusals the driver's client side sends back to an agent as JSON-RPC errors, with the code in
  *   `error.data.code` (and recorded in the receipt's `artifactRefusals` as `<method>:<path>`);
- * - failure codes that open the `detail` string of a `{ ok: false }` DriverResult.
+ * - failure codes: the `code` of a `{ ok: false }` DriverResult, next to the pool-wide `kind`.
  *
  * Nothing here is thrown across the pool boundary: failures travel as data.
  */
@@ -34,12 +36,4 @@ export const JSONRPC_INVALID_PARAMS = -32602;
 export const JSONRPC_RESOURCE_NOT_FOUND = -32002;
 
 /** Internal carrier for a failure code between the stages of one run; never leaves the driver. */
-export class AcpRunError extends Error {
-  constructor(
-    readonly code: AcpFailureCode,
-    message: string,
-  ) {
-    super(`${code}: ${message}`);
-    this.name = 'AcpRunError';
-  }
-}
+export class AcpRunError extends CodedError<AcpFailureCode> {}

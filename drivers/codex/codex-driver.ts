@@ -68,13 +68,13 @@ export async function runCodex(
   const input = parsed.data;
   const tally = new CodexTally(input);
   if (signal.aborted) {
-    return driverFailure('aborted', 'codex_aborted: the signal was aborted before the app-server started', {
+    return driverFailure('aborted', 'codex_aborted', 'the signal was aborted before the app-server started', {
       receipt: tally.receipt({ stopReason: 'aborted', artifacts: [], artifactRefusals: [] }),
     });
   }
   const started = await CodexProcess.start(input.command, input.args, { cwd: input.cwd, env: input.env });
   if (!started.ok) {
-    return driverFailure('spawn_failed', `codex_spawn_failed: ${started.detail}`, {
+    return driverFailure('spawn_failed', 'codex_spawn_failed', started.detail, {
       receipt: tally.receipt({ stopReason: 'spawn_failed', artifacts: [], artifactRefusals: [] }),
     });
   }
@@ -175,7 +175,7 @@ export async function runCodex(
     return await conclude(input, tally, proc, outcome, () => conn.closeInput());
   } catch (thrown) {
     signalGroup(proc.pid, 'SIGKILL'); // last resort: the shutdown path itself failed
-    return driverFailure('driver_crashed', `codex_driver_crashed: ${describeThrown(thrown)}`);
+    return driverFailure('driver_crashed', 'codex_driver_crashed', describeThrown(thrown));
   }
 }
 
@@ -205,11 +205,9 @@ async function conclude(
       const info = error?.codexErrorInfo === undefined ? '' : ` [${JSON.stringify(error.codexErrorInfo)}]`;
       return driverFailure(
         'provider_error',
-        `codex_turn_failed: ${error?.message ?? tally.lastError ?? 'no error given'}${info}`,
-        {
-          receipt,
-          retryable: turnFailureRetryable(error?.codexErrorInfo),
-        },
+        'codex_turn_failed',
+        `${error?.message ?? tally.lastError ?? 'no error given'}${info}`,
+        { receipt, retryable: turnFailureRetryable(error?.codexErrorInfo) },
       );
     }
     case 'stop': {
@@ -218,7 +216,8 @@ async function conclude(
         outcome.reason === 'timeout' ? `no turn/completed within ${input.timeoutMs} ms` : 'the AbortSignal fired';
       return driverFailure(
         outcome.reason,
-        `codex_${outcome.reason}: ${why}; ${acknowledged}; stopped with ${down.forced ?? 'end of input'}${leftovers}`,
+        `codex_${outcome.reason}`,
+        `${why}; ${acknowledged}; stopped with ${down.forced ?? 'end of input'}${leftovers}`,
         { receipt },
       );
     }
@@ -227,13 +226,14 @@ async function conclude(
       const stderr = proc.stderrTail.split('\n').slice(-5).join(' | ');
       return driverFailure(
         'process_exited',
-        `codex_process_exited: app-server ended (${how}) before the turn completed: ${stderr}`,
+        'codex_process_exited',
+        `app-server ended (${how}) before the turn completed: ${stderr}`,
         { receipt },
       );
     }
     case 'protocol': {
       const kind: DriverFailureKind = outcome.code === 'codex_driver_crashed' ? 'driver_crashed' : 'protocol_error';
-      return driverFailure(kind, `${outcome.code}: ${outcome.detail}${leftovers}`, {
+      return driverFailure(kind, outcome.code, `${outcome.detail}${leftovers}`, {
         receipt,
         retryable: outcome.retryable,
       });

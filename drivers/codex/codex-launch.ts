@@ -2,7 +2,7 @@ import { accessSync, constants, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import { formatZodIssues } from '../failures.js';
+import { describeIssues, zodIssue } from '../../base/index.js';
 import { CodexLaunchError } from './errors.js';
 
 /** How to start `codex app-server`: the native binary, or the npm shim run by this Node. */
@@ -69,6 +69,12 @@ export function codexCommand():
   };
 }
 
+/** `invalid_launch_config` naming every bad field, with the first one's path as `path`. */
+function invalidLaunchConfig(error: z.ZodError): CodexLaunchError {
+  const { path } = zodIssue('invalid_launch_config', error);
+  return new CodexLaunchError('invalid_launch_config', describeIssues(error), { path });
+}
+
 const ProviderOptions = z.object({
   /** Responses-API base URL, e.g. `http://127.0.0.1:PORT/v1` or `https://api.openai.com/v1`. */
   baseUrl: z.url({ protocol: /^https?$/ }),
@@ -102,7 +108,7 @@ const tomlString = (value: string): string => JSON.stringify(value);
  */
 export function codexProviderArgs(options: CodexProviderOptions): string[] {
   const parsed = ProviderOptions.safeParse(options);
-  if (!parsed.success) throw new CodexLaunchError('invalid_launch_config', formatZodIssues(parsed.error));
+  if (!parsed.success) throw invalidLaunchConfig(parsed.error);
   const o = parsed.data;
   const fields = [
     `name=${tomlString(o.providerName ?? o.providerId)}`,
@@ -148,7 +154,7 @@ export type CodexEnvOptions = z.input<typeof EnvOptions>;
  */
 export function codexEnv(options: CodexEnvOptions): Record<string, string> {
   const parsed = EnvOptions.safeParse(options);
-  if (!parsed.success) throw new CodexLaunchError('invalid_launch_config', formatZodIssues(parsed.error));
+  if (!parsed.success) throw invalidLaunchConfig(parsed.error);
   const { home, path, extra } = parsed.data;
   const dirs = {
     HOME: home,

@@ -1,9 +1,11 @@
+import { CodedError } from '../../base/index.js';
+
 /**
  * Error codes of the Codex driver. Two families, neither of which is thrown across the pool
  * boundary:
  *
- * - failure codes that open the `detail` string of a `{ ok: false }` DriverResult
- *   (`codex_timeout: ...`), next to the pool-wide `kind`;
+ * - failure codes: the `code` of a `{ ok: false }` DriverResult (`codex_timeout`), next to the
+ *   pool-wide `kind`;
  * - JSON-RPC error codes the driver sends back to Codex for server requests it will not serve.
  *
  * `CodexLaunchError` is the one thrown class: launch-configuration builders throw it for bad
@@ -33,13 +35,8 @@ export const CODEX_SERVER_OVERLOADED = -32001;
 export type CodexLaunchErrorCode = 'invalid_launch_config' | 'codex_unavailable';
 
 /** Thrown by the launch builders (`codexProviderArgs`, `codexEnv`) for arguments that fail validation. */
-export class CodexLaunchError extends Error {
-  readonly code: CodexLaunchErrorCode;
-  readonly retryable = false;
-
-  constructor(code: CodexLaunchErrorCode, message: string) {
-    super(`${code}: ${message}`);
-    this.name = 'CodexLaunchError';
-    this.code = code;
+export class CodexLaunchError extends CodedError<CodexLaunchErrorCode> {
+  constructor(code: CodexLaunchErrorCode, message: string, options: { path?: string | undefined } = {}) {
+    super(code, message, { path: options.path, retryable: false });
   }
 }

@@ -27,8 +27,9 @@ const KILL_WAIT_MS = 2_000;
  * Failure semantics: resolves, never rejects. The child ending by itself (any exit code or
  * signal) is `ok: true` with stop reason `exited` — an exit code is evidence for the Host, not a
  * verdict. `input.timeoutMs` elapsing or `signal` firing stops the whole group (SIGTERM, then
- * SIGKILL after `input.graceMs`) and yields `timeout` / `aborted` with the receipt observed so far.
- * A process that cannot be started yields `spawn_failed`. Group members left behind by a child
+ * SIGKILL after `input.graceMs`) and yields `timeout` / `aborted` (code `command_timeout` /
+ * `command_aborted`) with the receipt observed so far. A process that cannot be started yields
+ * `spawn_failed` (`command_spawn_failed`). Group members left behind by a child
  * that exited are stopped the same way before this resolves.
  *
  * Receipt: provider name = `env.ORDIVON_PROVIDER_NAME` or the command's basename; `counts.messages`
@@ -44,23 +45,35 @@ export async function runCommand(input: DriverRunInput, signal: AbortSignal): Pr
     buildReceipt(input, startedAt, t0, stdout, stderr, stopReason, extra);
 
   if (signal.aborted)
-    return driverFailure('aborted', 'aborted before the command was started', { receipt: receipt('aborted') });
+    return driverFailure('aborted', 'command_aborted', 'aborted before the command was started', {
+      receipt: receipt('aborted'),
+    });
 
   let child: ReturnType<typeof spawnGroup>;
   try {
     child = spawnGroup(input.command, input.args, { cwd: input.cwd, env: input.env });
   } catch (error) {
-    return driverFailure('spawn_failed', `cannot start ${input.command}: ${describeThrown(error)}`, {
-      receipt: receipt('spawn_failed'),
-    });
+    return driverFailure(
+      'spawn_failed',
+      'command_spawn_failed',
+      `cannot start ${input.command}: ${describeThrown(error)}`,
+      {
+        receipt: receipt('spawn_failed'),
+      },
+    );
   }
   const pid = child.pid;
   if (pid === undefined) {
     const result = await child;
     const why = result.originalMessage || result.shortMessage || 'no pid';
-    return driverFailure('spawn_failed', `cannot start ${input.command} in ${input.cwd}: ${why}`, {
-      receipt: receipt('spawn_failed'),
-    });
+    return driverFailure(
+      'spawn_failed',
+      'command_spawn_failed',
+      `cannot start ${input.command} in ${input.cwd}: ${why}`,
+      {
+        receipt: receipt('spawn_failed'),
+      },
+    );
   }
 
   // spawnGroup pipes all three streams; the optional chaining only satisfies execa's wide type.
@@ -116,6 +129,7 @@ export async function runCommand(input: DriverRunInput, signal: AbortSignal): Pr
       : `${input.command} was aborted${signal.reason !== undefined ? ` (${describeThrown(signal.reason)})` : ''}`;
   return driverFailure(
     reason,
+    `command_${reason}`,
     `${what}; process group ${pid} stopped (${how})${stderrTail !== undefined ? `; stderr: ${stderrTail}` : ''}`,
     { receipt: receipt(reason, exit) },
   );

@@ -6,3 +6,4 @@ export {
   PROVIDER_NAME_ENV,
 } from './command-driver.js';
 export { OutputTail } from './output-tail.js';
+export { COMMAND_FAILURE_CODES, type CommandFailureCode } from './errors.js';

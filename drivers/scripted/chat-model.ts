@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { z } from 'zod';
+import { zodIssue } from '../../base/index.js';
 import { listenLoopback } from './listen-loopback.js';
 
 /**
@@ -117,10 +118,8 @@ export async function startChatModel(options: { script: ChatModelScriptIn }): Pr
     }
     const body = ChatRequestBody.safeParse(record.body);
     if (!body.success) {
-      const issue = body.error.issues[0];
-      return sendJson(res, 400, {
-        error: { message: issue?.message ?? 'invalid', code: 'invalid_request', param: issue?.path.join('.') },
-      });
+      const { code, path, message } = zodIssue('invalid_request', body.error);
+      return sendJson(res, 400, { error: { message, code, param: path } });
     }
     const offersTools = (body.data.tools ?? []).length > 0;
     let reply: ChatReply;

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { zodIssue } from '../../base/index.js';
 
 /**
  * The behaviour of the SCRIPTED Hermes-like ACP agent, as data. Paths are workspace-relative
@@ -131,7 +132,9 @@ export const HERMES_SCRIPT_ENV = 'HERMES_LIKE_SCRIPT';
 export function loadHermesScript(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
-): { ok: true; script: HermesScript } | { ok: false; code: string; detail: string } {
+):
+  | { ok: true; script: HermesScript }
+  | { ok: false; code: 'script_missing' | 'script_unreadable' | 'script_invalid'; path?: string; detail: string } {
   let text: string | undefined = env[HERMES_SCRIPT_ENV];
   const file = argv[0];
   if (file !== undefined) {
@@ -147,16 +150,17 @@ export function loadHermesScript(
   try {
     json = JSON.parse(text);
   } catch (error) {
-    return { ok: false, code: 'script_invalid', detail: `(root): not JSON: ${(error as Error).message}` };
-  }
-  const parsed = HermesScript.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
     return {
       ok: false,
       code: 'script_invalid',
-      detail: `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
+      path: '(root)',
+      detail: `(root): not JSON: ${(error as Error).message}`,
     };
+  }
+  const parsed = HermesScript.safeParse(json);
+  if (!parsed.success) {
+    const { code, path, message } = zodIssue('script_invalid', parsed.error);
+    return { ok: false, code, path, detail: `${path}: ${message}` };
   }
   return { ok: true, script: parsed.data };
 }

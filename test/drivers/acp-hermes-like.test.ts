@@ -194,7 +194,8 @@ describe('acp driver against the scripted Hermes-like agent', () => {
       assert.ok(!result.ok);
       assert.equal(result.kind, 'timeout');
       assert.equal(result.retryable, true);
-      assert.match(result.detail, /^acp_timeout: .*session\/cancel sent/);
+      assert.equal(result.code, 'acp_timeout');
+      assert.match(result.detail, /^no answer within 5000 ms; session\/cancel sent/);
       const receipt = receiptOf(result);
       assert.equal(receipt.stopReason, row.stopReason);
       assert.equal(receipt.counts.messages, 1);
@@ -262,7 +263,8 @@ describe('acp driver against the scripted Hermes-like agent', () => {
       assert.ok(!result.ok);
       assert.equal(result.kind, 'process_exited');
       assert.equal(result.retryable, true);
-      assert.match(result.detail, /^acp_process_exited: the agent exited \(code 3/);
+      assert.equal(result.code, 'acp_process_exited');
+      assert.match(result.detail, /^the agent exited \(code 3/);
       const receipt = receiptOf(result);
       assert.equal(receipt.stopReason, 'process_exited');
       assert.equal(receipt.exitCode, 3);
@@ -343,13 +345,15 @@ describe('acp driver against the scripted Hermes-like agent', () => {
         ],
       },
       kind: 'provider_error',
-      detail: /^acp_agent_error: session\/prompt failed with -32603 Internal error: scripted 400/,
+      code: 'acp_agent_error',
+      detail: /^session\/prompt failed with -32603 Internal error: scripted 400/,
     },
     {
       title: 'an agent answering another protocol version is protocol_error acp_protocol_version',
       script: { protocolVersion: 2, steps: [] },
       kind: 'protocol_error',
-      detail: /^acp_protocol_version: agent answered protocolVersion 2/,
+      code: 'acp_protocol_version',
+      detail: /^agent answered protocolVersion 2/,
     },
   ]) {
     it(`reports ${row.title}`, async () => {
@@ -357,6 +361,7 @@ describe('acp driver against the scripted Hermes-like agent', () => {
       const result = await run(c, row.script);
       assert.ok(!result.ok);
       assert.equal(result.kind, row.kind);
+      assert.equal(result.code, row.code);
       assert.match(result.detail, row.detail);
       assert.equal(receiptOf(result).stopReason, row.kind);
       assertGroupGone(agentPid(c));
@@ -444,7 +449,9 @@ describe('acp driver against the scripted Hermes-like agent', () => {
     );
     assert.ok(!missing.ok);
     assert.equal(missing.kind, 'spawn_failed');
-    assert.match(missing.detail, /^acp_spawn_failed: .*ENOENT/);
+    assert.equal(missing.code, 'acp_spawn_failed');
+    assert.match(missing.detail, /ENOENT/);
+    assert.doesNotMatch(missing.detail, /^acp_/);
     const invalid = await runAcp(
       {
         driver: 'acp',
@@ -459,6 +466,8 @@ describe('acp driver against the scripted Hermes-like agent', () => {
     );
     assert.ok(!invalid.ok);
     assert.equal(invalid.kind, 'invalid_input');
+    assert.equal(invalid.code, 'invalid_input');
+    assert.equal(invalid.path, 'timeoutMs');
     assert.match(invalid.detail, /timeoutMs: /);
   });
 });

@@ -193,7 +193,8 @@ describe('codex driver against the real codex app-server', () => {
     assert.equal(result.ok, false);
     assert.equal(result.ok === false && result.kind, 'timeout');
     assert.equal(result.ok === false && result.retryable, true);
-    assert.match(result.ok === false ? result.detail : '', /^codex_timeout: /);
+    assert.equal(result.ok === false && result.code, 'codex_timeout');
+    assert.match(result.ok === false ? result.detail : '', /^no turn\/completed within 5000 ms; /);
     assert.ok(DriverResult.safeParse(result).success);
     t.diagnostic(result.ok === false ? result.detail : '');
     const receipt = result.receipt!;

@@ -78,7 +78,9 @@ describe('codex driver failure paths', () => {
     );
     assert.equal(result.kind, 'provider_error');
     assert.equal(result.retryable, false);
-    assert.match(result.detail, /^codex_turn_failed: .*scripted bad request/);
+    assert.equal(result.code, 'codex_turn_failed');
+    assert.match(result.detail, /scripted bad request/);
+    assert.doesNotMatch(result.detail, /^codex_/);
     assert.equal(result.receipt?.stopReason, 'failed');
     assert.ok(result.receipt?.turnId !== undefined);
     assert.deepEqual(result.receipt?.artifactRefusals, [{ name: 'escape.json', code: 'symlink_escape' }]);
@@ -116,7 +118,8 @@ describe('codex driver failure paths', () => {
     );
     assert.equal(result.kind, 'protocol_error');
     assert.equal(result.retryable, false);
-    assert.match(result.detail, /^codex_malformed_flood: more than 10 unusable lines/);
+    assert.equal(result.code, 'codex_malformed_flood');
+    assert.match(result.detail, /^more than 10 unusable lines/);
     assert.equal(result.receipt?.stopReason, 'protocol_error');
     assert.ok((result.receipt?.counts.protocolErrors ?? 0) > 10);
     assertGroupGone(r.pid());
@@ -127,7 +130,8 @@ describe('codex driver failure paths', () => {
     const options = { ...r.options, sandbox: 'no-such-sandbox' as unknown as CodexRunOptions['sandbox'] };
     const result = failure(await runCodex(r.input, new AbortController().signal, options));
     assert.equal(result.kind, 'protocol_error');
-    assert.match(result.detail, /^codex_rpc_error: thread\/start failed: -32600 /);
+    assert.equal(result.code, 'codex_rpc_error');
+    assert.match(result.detail, /^thread\/start failed: -32600 /);
     assert.equal(r.model.requests.length, 0);
     assertGroupGone(r.pid());
   });
@@ -138,7 +142,8 @@ describe('codex driver failure paths', () => {
     const result = failure(await runCodex({ ...r.input, env }, new AbortController().signal, r.options));
     assert.equal(result.kind, 'process_exited');
     assert.equal(result.retryable, true);
-    assert.match(result.detail, /^codex_process_exited: app-server ended \(exit code 1\).*CODEX_HOME/);
+    assert.equal(result.code, 'codex_process_exited');
+    assert.match(result.detail, /^app-server ended \(exit code 1\).*CODEX_HOME/);
     assert.equal(result.receipt?.exitCode, 1);
   });
 
@@ -149,7 +154,9 @@ describe('codex driver failure paths', () => {
     );
     assert.equal(result.kind, 'spawn_failed');
     assert.equal(result.retryable, false);
-    assert.match(result.detail, /^codex_spawn_failed: .*ENOENT/);
+    assert.equal(result.code, 'codex_spawn_failed');
+    assert.match(result.detail, /ENOENT/);
+    assert.doesNotMatch(result.detail, /^codex_/);
     assert.equal(result.receipt?.stopReason, 'spawn_failed');
   });
 
@@ -157,6 +164,8 @@ describe('codex driver failure paths', () => {
     const r = await rig(t, []);
     const result = failure(await runCodex({ ...r.input, timeoutMs: -5 }, new AbortController().signal, r.options));
     assert.equal(result.kind, 'invalid_input');
+    assert.equal(result.code, 'invalid_input');
+    assert.equal(result.path, 'timeoutMs');
     assert.match(result.detail, /timeoutMs/);
     assert.equal(r.pid(), undefined);
   });

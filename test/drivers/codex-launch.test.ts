@@ -132,7 +132,9 @@ describe('codexEnv', () => {
   it('refuses a relative home', () => {
     assert.throws(() => codexEnv({ home: 'relative/dir' }), {
       name: 'CodexLaunchError',
-      message: /invalid_launch_config: home/,
+      code: 'invalid_launch_config',
+      path: 'home',
+      message: /^home: /,
     });
   });
 });

@@ -75,6 +75,7 @@ describe('runCommand', () => {
     assert.equal(result.ok, false);
     if (result.ok) return;
     assert.equal(result.kind, 'spawn_failed');
+    assert.equal(result.code, 'command_spawn_failed');
     assert.equal(result.retryable, false);
     assert.match(result.detail, /ENOENT/);
   });

@@ -49,6 +49,7 @@ describe('a worker thread that dies fails only its run, and the pool goes on', (
       assert.equal(result.ok, false);
       if (result.ok) return;
       assert.equal(result.kind, 'driver_crashed');
+      assert.equal(result.code, 'worker_died');
       assert.equal(result.retryable, true);
       assert.match(result.detail, /worker exited with code: 7/);
       const [leader, grandchild] = readFileSync(pids, 'utf8').trim().split(' ').map(Number);
@@ -75,6 +76,7 @@ describe('a worker thread that dies fails only its run, and the pool goes on', (
     try {
       const result = await pool.run(scripted('uncaught'));
       assert.equal(result.ok || result.kind, 'driver_crashed');
+      assert.equal(result.ok || result.code, 'worker_died');
       assert.match(result.ok ? '' : result.detail, /scripted uncaught exception/);
       const ok = await pool.run(scripted('none'));
       assert.equal(ok.ok, true, JSON.stringify(ok));
@@ -111,6 +113,7 @@ describe('a worker thread that dies fails only its run, and the pool goes on', (
       clock.advance(5_000 + 100 + 1_000);
       const result = await running;
       assert.equal(result.ok || result.kind, 'driver_crashed');
+      assert.equal(result.ok || result.code, 'worker_watchdog');
       assert.match(result.ok ? '' : result.detail, /terminated by the watchdog/);
       assert.deepEqual(runningInGroup(leader!), []);
       assert.notEqual(processState(grandchild!), 'running');
@@ -131,6 +134,7 @@ describe('a driver that fails inside a live worker', () => {
       const result = await pool.run(crash);
       assert.equal(result.ok || result.kind, 'driver_crashed');
       assert.equal(result.ok || result.retryable, true);
+      assert.equal(result.ok || result.code, 'driver_threw');
       assert.match(result.ok ? '' : result.detail, /driver 'codex' threw: scripted driver threw/);
       const next = scripted('none');
       const ok = await pool.run(next);
@@ -148,6 +152,8 @@ describe('a driver that fails inside a live worker', () => {
     try {
       const result = await pool.run(scripted('invalid'));
       assert.equal(result.ok || result.kind, 'driver_crashed');
+      assert.equal(result.ok || result.code, 'driver_result_invalid');
+      assert.equal(result.ok || result.path, 'ok');
       assert.match(result.ok ? '' : result.detail, /returned an invalid result: ok: /);
     } finally {
       await pool.close();

@@ -67,6 +67,7 @@ describe('restart intensity per driver kind', () => {
       assert.equal(refused.ok, false);
       if (refused.ok) return;
       assert.equal(refused.kind, 'driver_unavailable');
+      assert.equal(refused.code, 'restart_intensity_exceeded');
       assert.equal(refused.retryable, false);
       assert.match(
         refused.detail,

@@ -70,6 +70,7 @@ describe('driver pool with the command driver', () => {
     assert.equal(result.ok, false);
     if (result.ok) return;
     assert.equal(result.kind, 'timeout');
+    assert.equal(result.code, 'command_timeout');
     assert.equal(result.retryable, true);
     assert.match(result.detail, /SIGKILL after 200 ms grace/);
     assert.equal(result.receipt?.stopReason, 'timeout');
@@ -102,6 +103,7 @@ describe('driver pool with the command driver', () => {
     assert.equal(result.ok, false);
     if (result.ok) return;
     assert.equal(result.kind, 'aborted');
+    assert.equal(result.code, 'command_aborted');
     assert.equal(result.retryable, false);
     assert.match(result.detail, /operator cancelled/);
     assert.match(result.detail, /\(SIGTERM\)/);
@@ -116,6 +118,8 @@ describe('driver pool with the command driver', () => {
     assert.equal(result.ok, false);
     if (result.ok) return;
     assert.equal(result.kind, 'invalid_input');
+    assert.equal(result.code, 'invalid_input');
+    assert.equal(result.path, 'env.PATH', 'the first bad field');
     assert.equal(result.retryable, false);
     assert.match(result.detail, /timeoutMs: /);
     assert.match(result.detail, /env\.PATH: /);
@@ -125,6 +129,7 @@ describe('driver pool with the command driver', () => {
   it('returns aborted for a run whose signal fired before it was dispatched', async () => {
     const result = await pool.run(shRun(ws.dir, 'true'), { signal: AbortSignal.abort(new Error('too late')) });
     assert.equal(result.ok || result.kind, 'aborted');
+    assert.equal(result.ok || result.code, 'pool_aborted');
   });
 });
 
@@ -144,6 +149,8 @@ describe('worker handler (the code inside the thread)', () => {
   it('answers a task without its port with invalid_input', async () => {
     const result = await createWorkerHandler()({ input: {} });
     assert.equal(result.ok || result.kind, 'invalid_input');
+    assert.equal(result.ok || result.code, 'worker_task_invalid');
+    assert.equal(result.ok || result.path, 'port');
     assert.match(result.ok ? '' : result.detail, /port: /);
   });
 });
@@ -184,7 +191,10 @@ describe('pool lifecycle', () => {
     assert.throws(
       () => createDriverPool({ maxThreads: 0 }),
       (error: unknown) =>
-        error instanceof DriverError && error.code === 'invalid_pool_options' && /maxThreads/.test(error.message),
+        error instanceof DriverError &&
+        error.code === 'invalid_pool_options' &&
+        error.path === 'maxThreads' &&
+        /maxThreads/.test(error.message),
     );
   });
 });

@@ -150,7 +150,12 @@ describe('dispatch', () => {
       const input = { clientRequestId: 'req-bad', workspace: ws, run: sh('true'), timeoutMs: 1_000, ...patch };
       await assert.rejects(
         rt.dispatch(input as never),
-        (error) => isRuntimeError(error, 'invalid_dispatch') && error.message.includes(path) && !error.retryable,
+        (error) =>
+          isRuntimeError(error, 'invalid_dispatch') &&
+          error.message.includes(path) &&
+          error.path !== undefined &&
+          !error.message.startsWith('invalid_dispatch') &&
+          !error.retryable,
       );
       assert.deepEqual(await rt.findJobs({ clientRequestId: 'req-bad' }), []);
     });

@@ -128,7 +128,10 @@ describe('harness jobs', { timeout: 30_000 }, () => {
     const rt = await openRuntime(t, { root: `${state}-2`, harness: processHarness });
     await assert.rejects(
       rt.dispatch({ clientRequestId: 'req-cwd', workspace: ws, run: harnessRun('/tmp'), timeoutMs: 5_000 }),
-      (error) => isRuntimeError(error, 'invalid_dispatch') && error.message.includes('run.input.cwd'),
+      (error) =>
+        isRuntimeError(error, 'invalid_dispatch') &&
+        error.path === 'run.input.cwd' &&
+        error.message.includes('run.input.cwd'),
     );
   });
 });

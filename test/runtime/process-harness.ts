@@ -51,6 +51,7 @@ export const processHarness: HarnessExecutor = async (input, signal) => {
     return {
       ok: false,
       kind: signal.reason === 'timeout' ? 'timeout' : 'aborted',
+      code: signal.reason === 'timeout' ? 'process_harness_timeout' : 'process_harness_aborted',
       retryable: true,
       detail: 'run was aborted',
       receipt,
@@ -60,6 +61,7 @@ export const processHarness: HarnessExecutor = async (input, signal) => {
     return {
       ok: false,
       kind: 'process_exited',
+      code: 'process_harness_exited',
       retryable: false,
       detail: `exit ${result.exitCode}`,
       receipt,

@@ -109,7 +109,10 @@ describe('acceptance verification', () => {
         frozenTests: ['tests/../../x'],
         timeoutMs: 1_000,
       }),
-      (error) => isRuntimeError(error, 'invalid_dispatch') && error.message.includes('frozenTests.0'),
+      (error) =>
+        isRuntimeError(error, 'invalid_dispatch') &&
+        error.path === 'frozenTests.0' &&
+        error.message.includes('frozenTests.0'),
     );
     assert.deepEqual(await rt.findJobs({ clientRequestId: 'req-v-bad' }), []);
   });

@@ -37,7 +37,8 @@ describe('createWorkspace', () => {
     for (const taskId of ['../escape', 'a/b', '.hidden', '']) {
       await assert.rejects(
         createWorkspace({ root: dir, taskId, attempt: 1 }),
-        (error) => isRuntimeError(error, 'invalid_options') && error.message.includes('taskId'),
+        (error) =>
+          isRuntimeError(error, 'invalid_options') && error.path === 'taskId' && error.message.includes('taskId'),
       );
     }
   });
