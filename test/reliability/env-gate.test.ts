@@ -10,6 +10,7 @@ import { HostError } from '../../actors/errors.js';
 import { createSupervisor } from '../../actors/supervisor.js';
 import { main } from '../../scripts/ordivon.js';
 import { enterEnvGate } from '../../store/env-gate.js';
+import { optionalPart } from '../support/optional-part.js';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';
 import { DOCUMENTED_CODES } from './documented-codes.js';
@@ -112,11 +113,16 @@ describe('LMDB open/close gate (store/env-gate.ts enterEnvGate)', () => {
   // is exactly between losing the exclusive lock and waiting for the shared one when the only other
   // user closes the environment. Without the gate that close destroys the lock region's mutexes
   // and the reader's first transaction fails EINVAL ("Invalid argument").
-  const straced = spawnSync('strace', ['-f', '-qq', '-e', 'trace=none', 'true']).status === 0;
+  const STRACE = optionalPart(
+    'strace with ptrace permission',
+    spawnSync('strace', ['-f', '-qq', '-e', 'trace=none', 'true']).status === 0 ? 'strace' : undefined,
+    'apt-get install strace, and a ptrace-permitting sandbox',
+  );
   it(
     'a reader opening while the last other user closes the environment reads normally',
-    { timeout: 60_000, skip: straced ? false : 'needs strace with ptrace permission' },
+    { timeout: 60_000, skip: STRACE.skip },
     async () => {
+      STRACE.need();
       const root = join(tempDir('ordivon-gate-'), 'state');
       const sup = createSupervisor({ state: root });
       await sup.start();
