@@ -21,7 +21,7 @@ export type EventOrigin = z.infer<typeof EventOrigin>;
 export const Envelope = z.object({ revision: z.number().int().positive(), origin: EventOrigin });
 export type Envelope = z.infer<typeof Envelope>;
 
-/** What an event's ref names: one of the Host's object kinds (actors/object-kinds.ts), or a blob (artifact bytes). */
+/** What an event's ref names: one of the Host's object kinds (objects/object-kinds.ts), or a blob (artifact bytes). */
 export type RefKind =
   'task-spec' | 'assignment' | 'context' | 'receipt' | 'proposal' | 'verification' | 'outcome' | 'blob';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { HarnessRunReceipt } from '../drivers/receipt.js';
-import { Digest, TaskId } from '../store/records.js';
+import { Digest, TaskId } from '../store/index.js';
 
 /**
  * The immutable objects the Host keeps, one zod schema per kind. The store validates a body
