@@ -13,6 +13,7 @@ export {
 } from './actors/supervisor.js';
 export type { ProgressListener, RecoveryProgress } from './recovery/index.js';
 export { HostError, type HostErrorCode, type Finding } from './actors/errors.js';
+export { CodedError, isCodedError, zodIssue, type ErrorData, type Issue } from './base/index.js';
 export type { SendResult, Committed, Attachments } from './actors/task-actor.js';
 export type { EffectRunner, TaskHandle } from './actors/effects.js';
 export { TaskSpec, type TaskSpecInput } from './objects/index.js';

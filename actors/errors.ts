@@ -1,52 +1,108 @@
-import type { Finding as FindingOf, RecoveryFindingCode } from '../recovery/index.js';
+import { CodedError, type CodedErrorOptions } from '../base/index.js';
+import { RECOVERY_FINDING_CODES, type Finding as FindingOf } from '../recovery/index.js';
+import { StoreError, type StoreErrorCode } from '../store/index.js';
 
 /**
  * Error and refusal codes of the Host (actors/). Refusals of an event are returned as data by
  * `send`; these classes are thrown only where a call cannot answer at all (boot failed, not
  * serving, bad spec). Codes are listed in the README's error table.
  */
-export type HostErrorCode =
+export const HOST_ERROR_CODES = [
   // refusals and rejections of events
-  | 'not_allowed'
-  | 'invalid_event'
-  | 'invalid_transition'
-  | 'generation_mismatch'
-  | 'idempotency_conflict'
-  | 'task_not_found'
-  | 'task_exists'
-  | 'invalid_spec'
-  | 'stale_assignment'
-  | 'missing_artifact'
-  | 'context_mismatch'
-  | 'verification_failed'
-  // boot and doctor findings: recovery's (recovery/errors.ts) and the store's that stop a boot
-  | RecoveryFindingCode
-  | 'format_unknown'
-  | 'state_locked'
-  | 'state_missing'
-  | 'storage_failed'
+  'not_allowed',
+  'invalid_event',
+  'invalid_transition',
+  'generation_mismatch',
+  'idempotency_conflict',
+  'task_not_found',
+  'task_exists',
+  'invalid_spec',
+  'stale_assignment',
+  'missing_artifact',
+  'context_mismatch',
+  'verification_failed',
+  // boot and doctor findings: recovery's (recovery/errors.ts)
+  ...RECOVERY_FINDING_CODES,
+  // the store's, passed on as they are (HOST_CODE_OF_STORE)
+  'revision_conflict',
+  'format_unknown',
+  'state_locked',
+  'state_missing',
+  'read_only',
+  'object_invalid',
+  'record_corrupt',
+  'storage_failed',
   // lifecycle
-  | 'harness_unknown'
-  | 'not_serving'
-  | 'invalid_option'
-  | 'boot_failed';
+  'harness_unknown',
+  'not_serving',
+  'invalid_option',
+  'boot_failed',
+] as const;
+export type HostErrorCode = (typeof HOST_ERROR_CODES)[number];
+
+const HOST_CODES: ReadonlySet<string> = new Set(HOST_ERROR_CODES);
+
+/** Whether `code` is one of the Host's (a `SendResult`'s code is a string: retained events' codes come from stored events). */
+export function isHostErrorCode(code: string): code is HostErrorCode {
+  return HOST_CODES.has(code);
+}
 
 /** What a boot check or `doctor` found, naming the Task, revision and object involved (recovery/errors.ts). */
 export type Finding = FindingOf<HostErrorCode>;
 
-export class HostError extends Error {
-  override readonly name = 'HostError';
-  constructor(
-    readonly code: HostErrorCode,
-    message: string,
-    readonly findings: Finding[] = [],
-    readonly retryable = false,
-  ) {
-    super(message);
+export interface HostErrorOptions extends CodedErrorOptions {
+  /** What a failed boot found (every finding; the error's code is the first one's). */
+  findings?: Finding[] | undefined;
+}
+
+export class HostError extends CodedError<HostErrorCode> {
+  readonly findings: Finding[];
+
+  constructor(code: HostErrorCode, message: string, options: HostErrorOptions = {}) {
+    super(code, message, options);
+    this.findings = options.findings ?? [];
   }
 }
 
-/** Formats a zod issue path the way every boundary reports it: `data.evidence.completion.json`. */
-export function issuePath(path: ReadonlyArray<PropertyKey>): string {
-  return path.map(String).join('.') || '(root)';
+/**
+ * The Host's code for each of the store's. Total: a new store code does not compile until it is
+ * given one here (and the README's table names it).
+ */
+const HOST_CODE_OF_STORE: Record<StoreErrorCode, HostErrorCode> = {
+  revision_conflict: 'revision_conflict',
+  identity_conflict: 'identity_conflict',
+  format_unknown: 'format_unknown',
+  state_locked: 'state_locked',
+  state_missing: 'state_missing',
+  read_only: 'read_only',
+  object_missing: 'object_missing',
+  object_corrupt: 'object_corrupt',
+  object_invalid: 'object_invalid',
+  record_corrupt: 'record_corrupt',
+  storage_failed: 'storage_failed',
+};
+
+/** The Host's code for a store code. */
+export function hostCodeOf(code: StoreErrorCode): HostErrorCode {
+  return HOST_CODE_OF_STORE[code];
+}
+
+/** A store failure as the Host reports it: its code (`hostCodeOf`), message, path and retryability, the store's error as the cause. */
+export function hostErrorOf(error: StoreError, options: Pick<HostErrorOptions, 'findings'> = {}): HostError {
+  return new HostError(hostCodeOf(error.code), error.message, {
+    ...options,
+    path: error.path,
+    retryable: error.retryable,
+    cause: error,
+  });
+}
+
+/**
+ * Any error a boot step threw, as a HostError: itself, a store failure by `hostErrorOf`, anything
+ * else (a defect) `boot_failed` naming it.
+ */
+export function bootErrorOf(error: unknown): HostError {
+  if (error instanceof HostError) return error;
+  if (error instanceof StoreError) return hostErrorOf(error);
+  return new HostError('boot_failed', error instanceof Error ? error.message : String(error), { cause: error });
 }

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { EXTERNAL_EVENT_TYPES, TASK_EVENTS, type EventOrigin } from '../machines/index.js';
+import { zodIssue } from '../base/index.js';
 import { digestOf } from '../store/index.js';
-import { issuePath } from './errors.js';
+import type { HostErrorCode } from './errors.js';
 
 /** Caller-chosen idempotency key: a retried send with the same `eventId` is answered as its first delivery was. */
 const EventId = z.object({ eventId: z.string().min(1).max(200).optional() });
@@ -30,7 +31,7 @@ export type EventInputIn = z.input<typeof EventInput>;
 
 /** Why an event was refused before anything was written. */
 export interface Refusal {
-  code: string;
+  code: HostErrorCode;
   detail: string;
   /** Field path of the offending input, for `invalid_event`. */
   path?: string;
@@ -43,8 +44,8 @@ export interface Refusal {
 export function parseEventInput(raw: unknown, origin: EventOrigin): { input: EventInput } | { refusal: Refusal } {
   const parsed = EventInput.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    return { refusal: { code: 'invalid_event', detail: issue.message, path: issuePath(issue.path) } };
+    const { code, path, message } = zodIssue('invalid_event', parsed.error);
+    return { refusal: { code, detail: message, path } };
   }
   const input = parsed.data;
   if (origin === 'external' && !EXTERNAL_EVENT_TYPES.includes(input.type)) {

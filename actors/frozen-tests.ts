@@ -16,6 +16,7 @@ export function pinFrozenTests(spec: TaskSpec): TaskSpec {
     throw new HostError(
       'invalid_spec',
       'task spec workspaceSeed: an absolute path is required when acceptance.frozenTests are declared',
+      { path: 'workspaceSeed' },
     );
   }
   const digests: Record<string, string> = {};
@@ -24,15 +25,21 @@ export function pinFrozenTests(spec: TaskSpec): TaskSpec {
     try {
       read = readArtifact(spec.workspaceSeed, test, 16 << 20);
     } catch (error) {
-      throw new HostError('invalid_spec', `task spec workspaceSeed: ${(error as Error).message}`);
+      throw new HostError('invalid_spec', `task spec workspaceSeed: ${(error as Error).message}`, {
+        path: 'workspaceSeed',
+        cause: error,
+      });
     }
     if (!read.ok)
-      throw new HostError('invalid_spec', `task spec acceptance.frozenTests: ${test}: ${read.code} (${read.detail})`);
+      throw new HostError('invalid_spec', `task spec acceptance.frozenTests: ${test}: ${read.code} (${read.detail})`, {
+        path: 'acceptance.frozenTests',
+      });
     const pinned = acceptance.frozenTestDigests?.[test];
     if (pinned !== undefined && pinned !== read.value.digest) {
       throw new HostError(
         'invalid_spec',
         `task spec acceptance.frozenTestDigests.${test}: the seed's file has ${read.value.digest}`,
+        { path: `acceptance.frozenTestDigests.${test}` },
       );
     }
     digests[test] = read.value.digest;

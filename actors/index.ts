@@ -10,7 +10,17 @@ export {
 export { FrontierScheduler, type FrontierSchedulerOptions } from './frontier-scheduler.js';
 export { CheckpointScheduler, type CheckpointSchedulerOptions } from './checkpoint-scheduler.js';
 export { TaskActor, type SendResult, type Committed, type Attachments, type TaskSnapshot } from './task-actor.js';
-export { HostError, issuePath, type HostErrorCode, type Finding } from './errors.js';
+export {
+  HostError,
+  HOST_ERROR_CODES,
+  isHostErrorCode,
+  hostCodeOf,
+  hostErrorOf,
+  type HostErrorCode,
+  type HostErrorOptions,
+  type Finding,
+} from './errors.js';
+export { parseTaskSpec } from './new-task.js';
 export { EventInput, type EventInputIn } from './event-input.js';
 export { systemClock, manualClock, type Clock } from './clock.js';
 export type { EffectRunner, TaskHandle } from './effects.js';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { zodIssue } from '../base/index.js';
 import type { EventStore } from '../store/index.js';
-import { HostError, issuePath } from './errors.js';
+import { HostError } from './errors.js';
 import { pinFrozenTests } from './frozen-tests.js';
 import { TaskSpec, type TaskSpecInput } from '../objects/index.js';
 import type { Attachments } from './task-actor.js';
@@ -15,17 +16,23 @@ export interface NewTask {
 }
 
 /**
- * `Supervisor.createTask`'s first half: parses the spec (`invalid_spec` with the field path), pins
+ * Parses a Task spec from outside (a JSON file, a request body): `invalid_spec` with the field
+ * path as `path` and in the message (`task spec requiredArtifacts.0.name: …`).
+ */
+export function parseTaskSpec(input: unknown): TaskSpec {
+  const parsed = TaskSpec.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const { code, path, message } = zodIssue('invalid_spec', parsed.error);
+  throw new HostError(code, `task spec ${path}: ${message}`, { path });
+}
+
+/**
+ * `Supervisor.createTask`'s first half: parses the spec (`parseTaskSpec`), pins
  * its frozen acceptance tests' digests from the workspace seed (`pinFrozenTests`), picks the Task
  * id (the spec's, else a random one) and names the spec object by its digest. Writes nothing.
  */
 export function newTask(input: TaskSpecInput, store: EventStore): NewTask {
-  const parsed = TaskSpec.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new HostError('invalid_spec', `task spec ${issuePath(issue.path)}: ${issue.message}`);
-  }
-  const spec = pinFrozenTests(parsed.data);
+  const spec = pinFrozenTests(parseTaskSpec(input));
   const taskId = spec.taskId ?? `task-${randomUUID()}`;
   const specDigest = store.prepareObject({ kind: 'task-spec', body: spec }).digest;
   const requiredArtifacts = spec.requiredArtifacts.map((a) => a.name);

@@ -1,5 +1,5 @@
 import { EventStore, StoreError } from '../store/index.js';
-import { HostError } from './errors.js';
+import { HostError, hostCodeOf, hostErrorOf } from './errors.js';
 import { OBJECT_KINDS } from '../objects/index.js';
 
 /**
@@ -18,10 +18,12 @@ export function openStore(root: string, options: { purpose: string; streamWarnAt
     });
   } catch (error) {
     if (error instanceof StoreError)
-      throw new HostError(error.code as never, error.message, [{ code: error.code as never, message: error.message }]);
-    const code = (error as { code?: unknown } | null)?.code;
+      throw hostErrorOf(error, { findings: [{ code: hostCodeOf(error.code), message: error.message }] });
+    // LMDB's and the file system's errors carry their own code (an errno or MDB number, `EIO`, …).
+    if (!(error instanceof Error) || !('code' in error)) throw error;
+    const { code } = error;
     if (typeof code !== 'number' && !(typeof code === 'string' && /^E[A-Z0-9]+$/.test(code))) throw error;
-    const message = `cannot open the state root ${root} (its LMDB environment or files): ${(error as Error).message} (code ${String(code)})`;
-    throw new HostError('storage_failed', message, [{ code: 'storage_failed', message }]);
+    const message = `cannot open the state root ${root} (its LMDB environment or files): ${error.message} (code ${String(code)})`;
+    throw new HostError('storage_failed', message, { findings: [{ code: 'storage_failed', message }], cause: error });
   }
 }

@@ -1,9 +1,10 @@
 import type { InspectionEvent } from 'xstate';
 import { z } from 'zod';
+import { zodIssue } from '../base/index.js';
 import type { FrontierWork, TaskContext } from '../machines/index.js';
 import type { Clock } from './clock.js';
 import type { EffectRunner } from './effects.js';
-import { HostError, issuePath } from './errors.js';
+import { HostError } from './errors.js';
 import type { TaskSpec } from '../objects/index.js';
 import type { ProgressListener, RecoveryMode } from '../recovery/index.js';
 
@@ -49,8 +50,8 @@ export const DEFAULT_CHECKPOINT_EVERY = 100;
 export function checkSupervisorOptions(options: SupervisorOptions): void {
   const parsed = ScalarOptions.safeParse(options);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new HostError('invalid_option', `supervisor option ${issuePath(issue.path)}: ${issue.message}`);
+    const { code, path, message } = zodIssue('invalid_option', parsed.error);
+    throw new HostError(code, `supervisor option ${path}: ${message}`, { path });
   }
 }
 

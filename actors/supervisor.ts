@@ -3,7 +3,7 @@ import { supervisorMachine, taskMachine, type BootSummary, type SupervisorFailur
 import { resolveStateRoot, type EventRecord, type EventStore } from '../store/index.js';
 import { CheckpointScheduler, type CheckpointStats } from './checkpoint-scheduler.js';
 import { systemClock, type Clock } from './clock.js';
-import { HostError } from './errors.js';
+import { HostError, bootErrorOf, isHostErrorCode } from './errors.js';
 import { FrontierScheduler } from './frontier-scheduler.js';
 import { newTask } from './new-task.js';
 import type { TaskSpec, TaskSpecInput } from '../objects/index.js';
@@ -41,6 +41,8 @@ export class Supervisor {
   private readonly checkpointer: CheckpointScheduler;
   readonly root: string;
   readonly actor: Actor<typeof supervisorMachine>;
+  /** The error a lifecycle step failed with, as a HostError (what `start()` rejects with). */
+  private failedWith: HostError | undefined;
 
   constructor(private readonly options: SupervisorOptions = {}) {
     checkSupervisorOptions(options);
@@ -60,10 +62,10 @@ export class Supervisor {
     });
     const logic = supervisorMachine.provide({
       actors: {
-        open: fromPromise(async () => this.open()),
-        validate: fromPromise(async () => this.validate()),
-        reconcile: fromPromise(async () => this.reconcile()),
-        drain: fromPromise(async () => this.drain()),
+        open: fromPromise(async () => this.step(() => this.open())),
+        validate: fromPromise(async () => this.step(() => this.validate())),
+        reconcile: fromPromise(async () => this.step(() => this.reconcile())),
+        drain: fromPromise(async () => this.step(() => this.drain())),
       },
     });
     this.actor = createActor(logic, { id: 'supervisor', ...(options.inspect ? { inspect: options.inspect } : {}) });
@@ -86,11 +88,7 @@ export class Supervisor {
       const failure = snapshot.context.failure;
       await this.store?.close().catch(() => undefined);
       this.store = undefined;
-      throw new HostError(
-        (failure?.code ?? 'boot_failed') as never,
-        failure?.message ?? 'supervisor did not start',
-        (failure?.findings ?? []) as never,
-      );
+      throw this.failedWith ?? new HostError('boot_failed', failure?.message ?? 'supervisor did not start');
     }
     for (const task of this.tasks.values()) this.frontier.kick(task);
   }
@@ -104,8 +102,10 @@ export class Supervisor {
     if (!result.written) {
       this.tasks.delete(taskId);
       task.stop();
+      // A refused `task.created` carries a refusal or a store code, all the Host's (another would be a defect).
+      const code = result.code === 'revision_conflict' ? 'task_exists' : result.code;
       throw new HostError(
-        result.code === 'revision_conflict' ? 'task_exists' : (result.code as never),
+        code !== undefined && isHostErrorCode(code) ? code : 'boot_failed',
         result.detail ?? 'task not created',
       );
     }
@@ -211,6 +211,16 @@ export class Supervisor {
 
   // ---- lifecycle steps (provided to the supervisor statechart) --------------------------------
 
+  /** Runs a step; what it throws becomes a HostError (`bootErrorOf`), kept for `start()` and the statechart's `failure`. */
+  private async step<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      this.failedWith = bootErrorOf(error);
+      throw this.failedWith;
+    }
+  }
+
   private async open(): Promise<void> {
     const { purpose, streamWarnAt } = this.options;
     this.store = openStore(this.root, { purpose: purpose ?? `supervisor pid ${process.pid}`, streamWarnAt });
@@ -248,7 +258,7 @@ export class Supervisor {
 
   private serving(): EventStore {
     if (this.status !== 'serving' || !this.store)
-      throw new HostError('not_serving', `supervisor is ${this.status}`, [], true);
+      throw new HostError('not_serving', `supervisor is ${this.status}`, { retryable: true });
     return this.store;
   }
 

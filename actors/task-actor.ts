@@ -12,6 +12,7 @@ import {
 } from '../machines/index.js';
 import { StoreError, type EventStore } from '../store/index.js';
 import type { Clock } from './clock.js';
+import { hostCodeOf } from './errors.js';
 import { fingerprint, parseEventInput, type EventInput, type Refusal } from './event-input.js';
 import { claimsFor, eventRecord, kernelEvent, type KernelEvent } from './kernel-event.js';
 import type { Attachments, Committed, SendResult } from './send-result.js';
@@ -94,7 +95,7 @@ export class TaskActor {
   get actor(): Actor<typeof taskMachine> {
     if (!this.observed) {
       this.observed = createActor(taskMachine, {
-        snapshot: this.persistedSnapshot() as never,
+        snapshot: taskMachine.getPersistedSnapshot(this.snapshot),
         id: `task:${this.taskId}`,
         ...(this.inspect ? { inspect: this.inspect } : {}),
       });
@@ -126,7 +127,7 @@ export class TaskActor {
   /** The kernel actor at the committed snapshot (restored from it when absent). */
   private kernelActor(): Actor<typeof taskMachine> {
     if (!this.kernel) {
-      this.kernel = createActor(taskMachine, { snapshot: this.persistedSnapshot() as never });
+      this.kernel = createActor(taskMachine, { snapshot: taskMachine.getPersistedSnapshot(this.snapshot) });
       // An error observer keeps XState from rethrowing a failed step out of band; admit rethrows it.
       this.kernel.subscribe({ error: () => {} });
       this.kernel.start();
@@ -249,7 +250,7 @@ export class TaskActor {
         },
       });
     } catch (error) {
-      if (error instanceof StoreError) return this.refuse({ code: error.code, detail: error.message });
+      if (error instanceof StoreError) return this.refuse({ code: hostCodeOf(error.code), detail: error.message });
       throw error;
     }
     if (appended.duplicate) return this.duplicate(appended.revision);

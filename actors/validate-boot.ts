@@ -67,7 +67,9 @@ export async function validateBoot(
     };
   if (report.findings.length > 0) {
     const first = report.findings[0]!;
-    throw new HostError(first.code, `state root ${options.root} failed validation: ${first.message}`, report.findings);
+    throw new HostError(first.code, `state root ${options.root} failed validation: ${first.message}`, {
+      findings: report.findings,
+    });
   }
   const tasks = report.tasks.map(({ taskId, snapshot, revision, spec }) => ({
     taskId,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { describeIssues } from '../base/index.js';
 import type { BenchContext, BenchRow } from './results-model.js';
 
 // HOOK (reconciliation scenario): bench/find-jobs.bench.ts belongs to the Runtime's engineer.
@@ -36,7 +37,7 @@ export async function runReconciliationHook(ctx: BenchContext): Promise<{ rows: 
   if (!parsed.success)
     return {
       rows: [],
-      note: `reconciliation skipped: runFindJobsBench returned rows of an unexpected shape (${parsed.error.issues[0]?.message})`,
+      note: `reconciliation skipped: runFindJobsBench returned rows of an unexpected shape (${describeIssues(parsed.error)})`,
     };
   return {
     rows: parsed.data.map((r) => ({

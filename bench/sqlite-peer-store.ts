@@ -149,7 +149,7 @@ export class SqlitePeerStore {
         'revision_conflict',
         `task ${taskId}: expected revision ${expectedRevision}, head is ${current}`,
         { taskId, expectedRevision, revision: current },
-        true,
+        { retryable: true },
       );
     }
     for (const ref of input.event.refs) {

@@ -13,7 +13,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { createSupervisor } from '../index.js';
+import { createSupervisor, isCodedError, zodIssue } from '../index.js';
 
 const RepairRequest = z.strictObject({
   title: z.string().min(1).max(500),
@@ -51,10 +51,7 @@ async function repairs(req: IncomingMessage, res: ServerResponse): Promise<void>
     return reply(res, 400, { error: { code: 'invalid_json', message: (error as Error).message } });
   }
   const parsed = RepairRequest.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    return reply(res, 400, { error: { code: 'invalid_request', path: issue.path.join('.'), message: issue.message } });
-  }
+  if (!parsed.success) return reply(res, 400, { error: zodIssue('invalid_request', parsed.error) });
   const { taskId } = await supervisor.createTask({
     title: parsed.data.title,
     goal: parsed.data.goal,
@@ -73,9 +70,12 @@ async function repairs(req: IncomingMessage, res: ServerResponse): Promise<void>
 
 const server = createServer((req, res) => {
   if (req.method === 'POST' && req.url === '/repairs') {
-    repairs(req, res).catch((error) =>
+    // A library error is answered from its fields (`toData()`: code, message, path?, retryable).
+    repairs(req, res).catch((error: unknown) =>
       reply(res, 500, {
-        error: { code: (error as { code?: string }).code ?? 'internal', message: (error as Error).message },
+        error: isCodedError(error)
+          ? error.toData()
+          : { code: 'internal', message: error instanceof Error ? error.message : String(error) },
       }),
     );
   } else {

@@ -12,7 +12,7 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { loadWorkload, openHost, taskRuns, type HarnessConfig } from '../index.js';
+import { loadWorkload, openHost, taskRuns, zodIssue, type HarnessConfig } from '../index.js';
 
 const Env = z.object({
   PATH: z.string().min(1),
@@ -24,8 +24,8 @@ const Env = z.object({
 });
 const env = Env.safeParse(process.env);
 if (!env.success) {
-  const issue = env.error.issues[0]!;
-  console.error(`config_invalid: ${issue.path.join('.')}: ${issue.message}`);
+  const { code, path, message } = zodIssue('config_invalid', env.error);
+  console.error(`${code}: ${path}: ${message}`);
   process.exit(2);
 }
 const { values } = parseArgs({

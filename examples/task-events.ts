@@ -12,13 +12,17 @@
  * The command line is parsed like `ordivon`'s (scripts/command-line.ts): one definition per action.
  */
 import { z } from 'zod';
-import { CliError, EXIT } from '../scripts/cli-io.js';
+import { CliError, EXIT, isCliErrorCode } from '../scripts/cli-io.js';
+import { errorAnswer } from '../scripts/error-answer.js';
 import { command, positional, stringFlag, type Program } from '../scripts/command.js';
 import { parseCommandLine } from '../scripts/command-line.js';
 import { callService } from '../scripts/service/service-client.js';
 import { serviceFor } from '../scripts/service/cli-route.js';
 
 const OTHER: Record<string, string> = { codex: 'hermes', hermes: 'codex' };
+
+/** The service's refusal of a request: `{error: {code, …}}`. */
+const ServiceRefusal = z.object({ error: z.object({ code: z.string() }) });
 
 interface TaskView {
   state: string;
@@ -35,11 +39,11 @@ async function sendEvent(
   const service = serviceFor(state);
   if (!service) throw new CliError('service_not_running', 'no `ordivon serve` holds this state root');
   const task = await callService(service, 'GET', `/tasks/${encodeURIComponent(taskId)}`);
-  if (task.status !== 200)
-    throw new CliError(
-      (task.body as { error?: { code?: string } } | undefined)?.error?.code ?? 'service_error',
-      JSON.stringify(task.body),
-    );
+  if (task.status !== 200) {
+    const answered = ServiceRefusal.safeParse(task.body).data?.error.code;
+    const code = answered !== undefined && isCliErrorCode(answered) ? answered : 'service_error';
+    throw new CliError(code, JSON.stringify(task.body));
+  }
   const event = make(task.body as TaskView);
   const sent = await callService(service, 'POST', `/tasks/${encodeURIComponent(taskId)}/events`, event);
   const result = sent.body as {
@@ -107,9 +111,9 @@ const PROGRAM: Program = {
   ],
 };
 
-// A failure is one line of JSON on stdout, `{code, message}`, and its exit code.
+// A failure is one line of JSON on stdout, `{code, message, path?}`, and its exit code.
 const fail = (error: CliError): never => {
-  console.log(JSON.stringify({ code: error.code, message: error.message }));
+  console.log(JSON.stringify(errorAnswer(error)));
   process.exit(error.exit);
 };
 const line = parseCommandLine(PROGRAM, process.argv.slice(2));

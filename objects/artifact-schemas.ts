@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { zodIssue } from '../base/index.js';
 
 /**
  * Schemas the Host validates Artifacts with before retaining them as evidence. A Task spec names
@@ -29,8 +30,10 @@ export const ARTIFACT_SCHEMAS: Record<string, z.ZodType> = {
   json: z.unknown(),
 };
 
+/** A failed check names the field that does not parse (`path`) when there is one. */
 export type ArtifactCheck =
-  { ok: true; value: unknown } | { ok: false; code: 'artifact_invalid' | 'schema_unknown'; detail: string };
+  | { ok: true; value: unknown }
+  | { ok: false; code: 'artifact_invalid' | 'schema_unknown'; detail: string; path?: string };
 
 /** Parses artifact bytes as JSON and validates them with the named schema. */
 export function checkArtifact(schema: string, bytes: Uint8Array): ArtifactCheck {
@@ -44,12 +47,8 @@ export function checkArtifact(schema: string, bytes: Uint8Array): ArtifactCheck 
   }
   const parsed = zodSchema.safeParse(json);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    return {
-      ok: false,
-      code: 'artifact_invalid',
-      detail: `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`,
-    };
+    const { code, path, message } = zodIssue('artifact_invalid', parsed.error);
+    return { ok: false, code, detail: `${path}: ${message}`, path };
   }
   return { ok: true, value: parsed.data };
 }

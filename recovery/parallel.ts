@@ -19,7 +19,7 @@ import {
   type RebuiltTask,
   type RecoveryReport,
 } from './rebuild.js';
-import { WorkerUnavailable, runWorker, type Part } from './run-worker.js';
+import { RecoveryWorkerError, runWorker, type Part } from './run-worker.js';
 import { lmdbVerifySource } from './source.js';
 import { RecoveryVerifier } from './verifier.js';
 
@@ -102,7 +102,7 @@ export async function rebuildParallel(store: EventStore, options: ParallelOption
       workers: parts.length,
     };
   } catch (error) {
-    if (error instanceof WorkerUnavailable) return inThread();
+    if (workerUnavailable(error)) return inThread();
     throw error;
   }
 }
@@ -161,7 +161,7 @@ export async function recoverFromCheckpointsParallel(
         ),
       );
     } catch (error) {
-      if (!(error instanceof WorkerUnavailable)) throw error;
+      if (!workerUnavailable(error)) throw error;
       parts = [];
     }
   }
@@ -242,4 +242,9 @@ export interface ParallelReport extends RecoveryReport {
 
 function sum(values: number[]): number {
   return values.reduce((a, b) => a + b, 0);
+}
+
+/** A worker that could not run: the calling thread does its work instead. */
+function workerUnavailable(error: unknown): boolean {
+  return error instanceof RecoveryWorkerError && error.code === 'worker_unavailable';
 }

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { CodedError, zodIssue } from '../base/index.js';
 import type { Finding } from './errors.js';
 import type { ProgressCount } from './progress.js';
 import { RecoveryWorkerMessage, type RecoveryWorkerInput } from './protocol.js';
@@ -7,8 +8,14 @@ import { restoreTaskSnapshot, type RebuiltTask } from './rebuild.js';
 /** The worker's entry, loaded by path: worker.ts beside this file (as compiled, worker.js in dist/recovery/). */
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 
-/** A worker that could not run (a missing build file, a crash): the caller falls back to the calling thread. */
-export class WorkerUnavailable extends Error {}
+/**
+ * A recovery worker that failed: `worker_unavailable` when it could not run (a missing build file,
+ * a crash: the caller falls back to the calling thread), `worker_malformed` when it sent a message
+ * outside the protocol (a defect: not retried).
+ */
+export class RecoveryWorkerError extends CodedError<'worker_unavailable' | 'worker_malformed'> {}
+
+const unavailable = (message: string) => new RecoveryWorkerError('worker_unavailable', message);
 
 /** What one worker verified: its range's accepted Tasks (live snapshots), findings and counts. */
 export interface Part {
@@ -20,7 +27,7 @@ export interface Part {
   checkpoint?: { trusted: number; tailReplayed: number; fullReplayed: number; stale: string[] };
 }
 
-/** Runs one recovery worker over a Task id range: rejects with `WorkerUnavailable` when it cannot run, with an Error when it sends a malformed message. */
+/** Runs one recovery worker over a Task id range: rejects `worker_unavailable` when it cannot run, `worker_malformed` when it sends a malformed message. */
 export function runWorker(
   root: string,
   range: { from: string | undefined; to: string | undefined },
@@ -52,10 +59,10 @@ export function runWorker(
     };
     worker.on('message', (raw: unknown) => {
       const parsed = RecoveryWorkerMessage.safeParse(raw);
-      if (!parsed.success)
-        return finish({
-          error: new Error(`recovery worker sent a malformed message: ${parsed.error.issues[0]?.message}`),
-        });
+      if (!parsed.success) {
+        const { code, message } = zodIssue('worker_malformed', parsed.error);
+        return finish({ error: new RecoveryWorkerError(code, `recovery worker sent a malformed message: ${message}`) });
+      }
       const message = parsed.data;
       if (message.type === 'tasks') {
         for (const wire of message.tasks) {
@@ -83,15 +90,15 @@ export function runWorker(
         };
         if (message.checkpoint) done.checkpoint = message.checkpoint;
       } else {
-        finish({ error: new WorkerUnavailable(message.message) });
+        finish({ error: unavailable(message.message) });
       }
     });
-    worker.on('error', (error) => finish({ error: new WorkerUnavailable(error.message) }));
+    worker.on('error', (error) => finish({ error: unavailable(error.message) }));
     worker.on('exit', (code) =>
       finish(
         done && code === 0
           ? { part: done }
-          : { error: new WorkerUnavailable(`recovery worker exited with code ${code} before finishing`) },
+          : { error: unavailable(`recovery worker exited with code ${code} before finishing`) },
       ),
     );
   });

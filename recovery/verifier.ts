@@ -1,4 +1,6 @@
 import { createActor, type Snapshot } from 'xstate';
+import type { ZodError } from 'zod';
+import { zodIssue } from '../base/index.js';
 import { TASK_MACHINE_VERSION, stateName, taskMachine, type TaskSnapshot } from '../machines/index.js';
 import { Head, Projection, type ObjectKinds, type RawEvent } from '../store/index.js';
 import { jsonEqual } from './digest.js';
@@ -245,7 +247,8 @@ export class RecoveryVerifier {
   }
 }
 
-function issueAt(error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> }): string {
-  const issue = error.issues[0];
-  return `${issue?.path.map(String).join('.')}: ${issue?.message}`;
+/** `path: message` of the first issue of a stored record that does not parse. */
+function issueAt(error: ZodError): string {
+  const { path, message } = zodIssue('record_corrupt', error);
+  return `${path}: ${message}`;
 }

@@ -1,22 +1,76 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
+import { CodedError, zodIssue, type CodedErrorOptions } from '../base/index.js';
+import { HOST_ERROR_CODES } from '../actors/errors.js';
 import type { ProgressListener, RecoveryProgress } from '../recovery/index.js';
+import { STORE_ERROR_CODES, type StoreErrorCode } from '../store/index.js';
+import { API_ERROR_CODES, type ApiErrorCode } from './service/http-io.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** Exit codes of the `ordivon` CLI; stable. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
+/** Codes the CLI adds to those of the layers it reports (README, "Error codes"). */
+export const CLI_ERROR_CODES = [
+  'usage',
+  'invalid_json',
+  'spec_unreadable',
+  'demo_failed',
+  'listen_failed',
+  'inspector_missing',
+  'backup_exists',
+  'backup_invalid',
+  'restore_not_empty',
+  'service_unreachable',
+  'service_error',
+  'service_not_running',
+] as const;
+/** What the CLI reports: its own codes, the control API's (which include the Host's) and the store's. */
+export type CliErrorCode = (typeof CLI_ERROR_CODES)[number] | ApiErrorCode | StoreErrorCode;
+
+const CLI_CODES: ReadonlySet<string> = new Set([
+  ...CLI_ERROR_CODES,
+  ...API_ERROR_CODES,
+  ...HOST_ERROR_CODES,
+  ...STORE_ERROR_CODES,
+]);
+
+/** Whether `code` (from a service's JSON answer) is one the CLI reports. */
+export function isCliErrorCode(code: string): code is CliErrorCode {
+  return CLI_CODES.has(code);
+}
+
+export interface CliErrorOptions extends CodedErrorOptions {
+  /** The exit code (default 1; 2: the input was malformed). */
+  exit?: number | undefined;
+  /** More fields of the `--json` answer (a failed boot's `findings`). */
+  details?: Record<string, unknown> | undefined;
+}
+
 /** An error the CLI reports with a code and exits on; `exit` 2 means the input was malformed. */
-export class CliError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly exit: number = EXIT.failed,
-    readonly details: Record<string, unknown> = {},
-  ) {
-    super(message);
+export class CliError extends CodedError<CliErrorCode> {
+  readonly exit: number;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: CliErrorCode, message: string, options: CliErrorOptions = {}) {
+    super(code, message, options);
+    this.exit = options.exit ?? EXIT.failed;
+    this.details = options.details ?? {};
   }
+}
+
+/** A lower layer's error (Host, store, control API) as the CLI reports it: same code, message, path and retryability. */
+export function cliErrorOf(
+  error: CodedError<CliErrorCode>,
+  options: Pick<CliErrorOptions, 'exit' | 'details'> = {},
+): CliError {
+  return new CliError(error.code, error.message, {
+    ...options,
+    path: error.path,
+    retryable: error.retryable,
+    cause: error,
+  });
 }
 
 export interface Io {
@@ -35,7 +89,10 @@ export function parseJson(text: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new CliError('invalid_json', `${what} is not JSON: ${(error as Error).message}`, EXIT.usage);
+    throw new CliError('invalid_json', `${what} is not JSON: ${(error as Error).message}`, {
+      exit: EXIT.usage,
+      cause: error,
+    });
   }
 }
 
@@ -57,8 +114,8 @@ export function parseScriptArgs<S extends z.ZodType>(
   }
   const parsed = schema.safeParse(raw);
   if (parsed.success) return { ok: true, args: parsed.data };
-  const issue = parsed.error.issues[0]!;
-  return { ok: false, code: 'usage', message: `--${issue.path.join('.')}: ${issue.message}` };
+  const { code, path, message } = zodIssue('usage', parsed.error);
+  return { ok: false, code, message: `--${path}: ${message}` };
 }
 
 /** `parseScriptArgs` for a script's entry point: exits 2 with the usage on a bad option, 0 after printing it for `--help`. */

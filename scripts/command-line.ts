@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { z } from 'zod';
+import { zodIssue } from '../base/index.js';
 import { CliError, EXIT, type Io } from './cli-io.js';
 import {
   GLOBAL_FLAGS,
@@ -18,8 +19,7 @@ export type CommandLine =
   | { kind: 'run'; json: boolean; command: Command; run(io: Io): Promise<number> }
   | { kind: 'error'; json: boolean; error: CliError; hint?: string };
 
-const usage = (message: string, path?: string) =>
-  new CliError('usage', message, EXIT.usage, path === undefined ? {} : { path });
+const usage = (message: string, path?: string) => new CliError('usage', message, { exit: EXIT.usage, path });
 
 /** parseArgs's options for the whole program: every command's flags, so a value is never taken for a command word. */
 function programOptions(program: Program): Record<string, { type: 'string' | 'boolean'; short?: string }> {
@@ -42,9 +42,19 @@ function programOptions(program: Program): Record<string, { type: 'string' | 'bo
   return options;
 }
 
-/** `--only[1]`: a flag or positional, and where inside its value a zod issue is. */
-function label(name: string, path: ReadonlyArray<PropertyKey>): string {
-  return name + path.map((p) => `[${String(p)}]`).join('');
+/**
+ * `--only[1]`: a flag or positional, and where inside its value a zod issue is (`path` as
+ * `zodIssue` gives it: `(root)` for the value itself, else its segments joined with `.`; a flag's
+ * value is a string or a list of them, whose segments are indexes).
+ */
+function label(name: string, path: string): string {
+  return path === '(root)'
+    ? name
+    : name +
+        path
+          .split('.')
+          .map((p) => `[${p}]`)
+          .join('');
 }
 
 /**
@@ -150,7 +160,7 @@ export function parseCommandLine(program: Program, argv: string[]): CommandLine 
   for (const [key, name, schema, input] of fields) {
     const parsed = schema.safeParse(input);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
+      const issue = zodIssue('usage', parsed.error);
       const where = label(name, issue.path);
       return fail(usage(`${where}: ${issue.message}`, where), hint);
     }

@@ -5,9 +5,11 @@ import { graph } from './commands/graph.js';
 import { doctor, list, show } from './commands/inspect.js';
 import { serve } from './commands/serve.js';
 import { send, taskCreate } from './commands/write.js';
+import { isCommitFailure } from '../store/index.js';
 import { CliError, EXIT, type Io } from './cli-io.js';
 import type { Command, Program } from './command.js';
 import { parseCommandLine } from './command-line.js';
+import { errorAnswer } from './error-answer.js';
 
 /** Every command, in usage order: its flags, usage and handler are one definition (scripts/commands/). */
 const COMMANDS: readonly Command[] = [demo, taskCreate, send, show, list, doctor, backup, restore, serve, graph];
@@ -49,10 +51,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
 }
 
-/** Prints a CliError: `{"error": {code, message, ...details}}` with --json, else `ordivon: code: message` on stderr. */
+/** Prints a CliError: `{"error": {code, message, path?, ...details}}` with --json, else `ordivon: code: message` on stderr. */
 function report(io: Io, error: CliError): void {
-  if (io.json)
-    io.out(JSON.stringify({ error: { code: error.code, message: error.message, ...error.details } }, null, 2));
+  if (io.json) io.out(JSON.stringify({ error: { ...errorAnswer(error), ...error.details } }, null, 2));
   else io.err(`ordivon: ${error.code}: ${error.message}`);
 }
 
@@ -61,21 +62,23 @@ function report(io: Io, error: CliError): void {
  * or MDB code and no Ordivon code; the CLI answers it `storage_failed` (exit 1) instead of a stack.
  */
 function storageFault(error: unknown): CliError | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (!(error instanceof Error) || typeof code !== 'number') return undefined;
+  if (!(error instanceof Error) || !('code' in error) || typeof error.code !== 'number') return undefined;
   return new CliError(
     'storage_failed',
-    `the state root's LMDB environment failed: ${error.message} (code ${code})`,
-    EXIT.failed,
+    `the state root's LMDB environment failed: ${error.message} (code ${error.code})`,
+    {
+      cause: error,
+    },
   );
 }
 
 const isEntry = process.argv[1] && import.meta.url === (await import('node:url')).pathToFileURL(process.argv[1]).href;
 if (isEntry) {
   // lmdb-js 3.5 rejects an internal promise as well as the caller's when a commit fails (disk
-  // full, I/O error); the caller already answered `storage_failed`, so only that one is ignored.
+  // full, I/O error); the caller already answered `storage_failed`, so only that one is ignored
+  // (recognised by the `commitError` lmdb-js gives it: store/record-read.ts).
   process.on('unhandledRejection', (reason) => {
-    if (reason instanceof Error && /^Commit failed/.test(reason.message)) return;
+    if (isCommitFailure(reason)) return;
     throw reason;
   });
   const io: Io = { json: false, out: (t) => console.log(t), err: (t) => console.error(t) };

@@ -57,7 +57,7 @@ export async function appendEvent(
           'revision_conflict',
           `task ${taskId}: expected revision ${expectedRevision}, head is ${current}`,
           { taskId, expectedRevision, revision: current },
-          true,
+          { retryable: true },
         );
       }
       for (const ref of input.event.refs) {

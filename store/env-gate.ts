@@ -58,7 +58,7 @@ export function enterEnvGate(envDir: string): () => void {
         'state_locked',
         `the open/close gate ${path} is held by ${describeHolder(holder)} for more than ${GATE_PATIENCE_MS / 1000} s`,
         { root: envDir },
-        true,
+        { retryable: true },
       );
     } else sleepSync(wait);
   }

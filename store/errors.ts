@@ -1,29 +1,32 @@
+import { CodedError, type CodedErrorOptions } from '../base/index.js';
+
 /**
  * Errors of the store. String codes are the contract (README, "Error codes"); messages are for
  * people. `retryable` says whether the same call may succeed later without changing anything.
  */
-export type StoreErrorCode =
-  | 'revision_conflict'
-  | 'identity_conflict'
-  | 'format_unknown'
-  | 'state_locked'
-  | 'state_missing'
-  | 'read_only'
-  | 'object_missing'
-  | 'object_corrupt'
-  | 'object_invalid'
-  | 'record_corrupt'
-  | 'store_closed'
-  | 'storage_failed';
+export const STORE_ERROR_CODES = [
+  'revision_conflict',
+  'identity_conflict',
+  'format_unknown',
+  'state_locked',
+  'state_missing',
+  'read_only',
+  'object_missing',
+  'object_corrupt',
+  'object_invalid',
+  'record_corrupt',
+  'storage_failed',
+] as const;
+export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number];
 
-export class StoreError extends Error {
-  override readonly name = 'StoreError';
+/** A store failure: its code, the record or object involved (`details`), and the offending field (`path`) of an object that fails its schema. */
+export class StoreError extends CodedError<StoreErrorCode> {
   constructor(
-    readonly code: StoreErrorCode,
+    code: StoreErrorCode,
     message: string,
     readonly details: Record<string, unknown> = {},
-    readonly retryable = false,
+    options: CodedErrorOptions = {},
   ) {
-    super(message);
+    super(code, message, options);
   }
 }

@@ -11,7 +11,8 @@ export {
   sha256Bytes,
   DIGEST_PATTERN,
 } from './canonical.js';
-export { StoreError, type StoreErrorCode } from './errors.js';
+export { StoreError, STORE_ERROR_CODES, type StoreErrorCode } from './errors.js';
+export { isCommitFailure } from './record-read.js';
 export { objectMatches, objectValue, type RawObject } from './object-bytes.js';
 export { checkDataFileTail, type TailCheck } from './lmdb-tail.js';
 export {

@@ -1,4 +1,5 @@
 import type { ZodType } from 'zod';
+import { zodIssue } from '../base/index.js';
 import { StoreError } from './errors.js';
 import { objectText } from './object-bytes.js';
 import type { StoredObject } from './records.js';
@@ -25,15 +26,8 @@ export function prepareObject(kinds: ObjectKinds, object: NewObject): PreparedOb
   if (!schema) throw new StoreError('object_invalid', `unknown object kind ${object.kind}`, { kind: object.kind });
   const parsed = schema.safeParse(object.body);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new StoreError(
-      'object_invalid',
-      `${object.kind} at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
-      {
-        kind: object.kind,
-        path: issue?.path,
-      },
-    );
+    const { code, path, message } = zodIssue('object_invalid', parsed.error);
+    throw new StoreError(code, `${object.kind} at ${path}: ${message}`, { kind: object.kind }, { path });
   }
   const value = { kind: object.kind, body: parsed.data };
   const { text, digest } = objectText(value);

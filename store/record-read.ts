@@ -1,5 +1,6 @@
 import type { RootDatabase } from 'lmdb';
 import type { ZodType } from 'zod';
+import { zodIssue } from '../base/index.js';
 import { StoreError } from './errors.js';
 
 /** Runs a read; a value lmdb cannot decode becomes `code` with the details. */
@@ -19,11 +20,14 @@ export function decodeOrFail<T>(
 export function parseOrFail<T>(schema: ZodType<T>, raw: unknown, details: Record<string, unknown>): T {
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
+    const { code, path, message } = zodIssue('record_corrupt', parsed.error);
     throw new StoreError(
-      'record_corrupt',
-      `stored record ${JSON.stringify(details)} is malformed at ${issue?.path.join('.')}: ${issue?.message}`,
+      code,
+      `stored record ${JSON.stringify(details)} is malformed at ${path}: ${message}`,
       details,
+      {
+        path,
+      },
     );
   }
   return parsed.data;
@@ -37,9 +41,21 @@ export async function durable<T>(env: RootDatabase, commit: Promise<T>, details:
     return value;
   } catch (error) {
     if (error instanceof StoreError) throw error;
-    const cause = await ((error as { commitError?: Promise<unknown> }).commitError ?? Promise.reject(error)).catch(
+    const cause = await (isCommitFailure(error) ? error.commitError : Promise.reject(error)).catch(
       (e: Error) => e.message,
     );
-    throw new StoreError('storage_failed', `commit failed, nothing was written: ${cause}`, details, true);
+    throw new StoreError('storage_failed', `commit failed, nothing was written: ${cause}`, details, {
+      retryable: true,
+      cause: error,
+    });
   }
+}
+
+/**
+ * lmdb-js's rejection of a failed commit (disk full, I/O error): an Error carrying `commitError`,
+ * the promise of LMDB's own error. lmdb-js 3.5 rejects it for internal promises as well as the
+ * caller's, so a process may also see it unhandled; the property, not the message, identifies it.
+ */
+export function isCommitFailure(error: unknown): error is Error & { commitError: Promise<unknown> } {
+  return error instanceof Error && 'commitError' in error && error.commitError instanceof Promise;
 }

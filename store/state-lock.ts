@@ -95,5 +95,5 @@ export function acquireLock(root: string, purpose: string): () => void {
       if (text !== undefined) removeStale(path, text);
     }
   }
-  throw new StoreError('state_locked', `could not take the lock of ${root}`, { root }, true);
+  throw new StoreError('state_locked', `could not take the lock of ${root}`, { root }, { retryable: true });
 }

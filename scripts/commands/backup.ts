@@ -3,9 +3,9 @@ import { dirname, extname, join, resolve } from 'node:path';
 import { open } from 'lmdb';
 import { enterEnvGate } from '../../store/env-gate.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
-import { rebuildAll } from '../../recovery/index.js';
+import { rebuildAll, type Finding } from '../../recovery/index.js';
 import { EventStore, StoreError, acquireLock, checkFormat, resolveStateRoot } from '../../store/index.js';
-import { CliError, EXIT, emit, throttledProgress, type Io } from '../cli-io.js';
+import { CliError, EXIT, cliErrorOf, emit, throttledProgress, type Io } from '../cli-io.js';
 import { booleanFlag, command, positional } from '../command.js';
 const RUNTIME_ENV = join('runtime', 'runtime.lmdb');
 
@@ -44,7 +44,7 @@ async function check(
   root: string,
   io: Io,
   command: string,
-): Promise<{ tasks: number; events: number; findings: Array<{ code: string; message: string }> }> {
+): Promise<{ tasks: number; events: number; findings: Finding[] }> {
   const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
   try {
     const report = rebuildAll(store, {
@@ -58,7 +58,7 @@ async function check(
 }
 
 function storeFailure(error: unknown): never {
-  if (error instanceof StoreError) throw new CliError(error.code, error.message);
+  if (error instanceof StoreError) throw cliErrorOf(error);
   throw error;
 }
 

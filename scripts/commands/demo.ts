@@ -74,7 +74,8 @@ export const demo = command({
     const say = (text: string) => io.err(text);
     if (f3Phase === 'lose') return f3Lose(state, workload, acpAgent, io);
     if (f3Phase === 'reconcile') {
-      if (!task) throw new CliError('usage', '--task: required with --f3-phase reconcile', EXIT.usage);
+      if (!task)
+        throw new CliError('usage', '--task: required with --f3-phase reconcile', { exit: EXIT.usage, path: '--task' });
       return f3Reconcile(state, workload, acpAgent, task, io);
     }
     if (values.fresh) rmSync(state, { recursive: true, force: true });

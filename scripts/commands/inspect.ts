@@ -3,7 +3,7 @@ import { rebuildAll, verifyFull } from '../../recovery/index.js';
 import { LatestRejection, taskRejections, taskRuns } from '../../actors/task-runs.js';
 import { taskFrontier } from '../../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot } from '../../store/index.js';
-import { CliError, EXIT, emit, throttledProgress, type Io } from '../cli-io.js';
+import { CliError, EXIT, cliErrorOf, emit, throttledProgress, type Io } from '../cli-io.js';
 import { booleanFlag, command, positional } from '../command.js';
 import { listViaService, parseShowView, serviceFor, showViaService, type ShowView } from '../service/cli-route.js';
 
@@ -13,7 +13,7 @@ async function withReader<T>(state: string | undefined, fn: (store: EventStore) 
   try {
     store = EventStore.open({ root: resolveStateRoot(state), kinds: OBJECT_KINDS, readOnly: true });
   } catch (error) {
-    if (error instanceof StoreError) throw new CliError(error.code, error.message);
+    if (error instanceof StoreError) throw cliErrorOf(error);
     throw error;
   }
   try {

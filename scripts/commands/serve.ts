@@ -14,7 +14,7 @@ import { ApiError } from '../service/http-io.js';
 import { startInspector } from '../service/inspector.js';
 import type { Listener } from '../service/access.js';
 import { z } from 'zod';
-import { CliError, EXIT, count, throttledProgress } from '../cli-io.js';
+import { CliError, EXIT, cliErrorOf, count, throttledProgress } from '../cli-io.js';
 import { booleanFlag, command, stringFlag } from '../command.js';
 
 /** Default TCP port of `ordivon serve` (on 127.0.0.1). */
@@ -91,7 +91,7 @@ export const serve = command({
   async run(values, io) {
     const { recovery, 'checkpoint-every': checkpointEvery } = values;
     if (values.port !== undefined && values.socket !== undefined)
-      throw new CliError('usage', 'give --port or --socket, not both', EXIT.usage);
+      throw new CliError('usage', 'give --port or --socket, not both', { exit: EXIT.usage });
     const port = values.port ?? DEFAULT_PORT;
     const acpAgent = values['acp-agent'];
     const token = values.token ?? process.env.ORDIVON_TOKEN;
@@ -141,8 +141,7 @@ export const serve = command({
       }
     } catch (error) {
       inspector?.stop();
-      if (error instanceof HostError)
-        throw new CliError(error.code, error.message, EXIT.failed, { findings: error.findings });
+      if (error instanceof HostError) throw cliErrorOf(error, { details: { findings: error.findings } });
       throw error;
     }
 
@@ -153,8 +152,8 @@ export const serve = command({
       await stopHost();
       inspector?.stop();
       if (error instanceof ApiError)
-        throw new CliError(error.code, error.message, error.code === 'token_required' ? EXIT.usage : EXIT.failed);
-      throw new CliError('listen_failed', `cannot listen: ${(error as Error).message}`);
+        throw cliErrorOf(error, { exit: error.code === 'token_required' ? EXIT.usage : EXIT.failed });
+      throw new CliError('listen_failed', `cannot listen: ${(error as Error).message}`, { cause: error });
     }
     const ready = {
       url: service.url,

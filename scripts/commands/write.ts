@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { HostError } from '../../actors/errors.js';
+import { parseTaskSpec } from '../../actors/new-task.js';
 import { createSupervisor, type Supervisor } from '../../actors/supervisor.js';
 import type { SendResult } from '../../actors/task-actor.js';
 import { sendViaService, serviceFor } from '../service/cli-route.js';
 import { z } from 'zod';
-import { CliError, EXIT, emit, parseJson, type Io } from '../cli-io.js';
+import { CliError, EXIT, cliErrorOf, emit, parseJson, type Io } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
 
 /** Boots a supervisor on the state root for one command (taking its lock), then stops it. */
@@ -13,8 +14,7 @@ async function withSupervisor<T>(state: string | undefined, fn: (sup: Supervisor
   try {
     await sup.start();
   } catch (error) {
-    if (error instanceof HostError)
-      throw new CliError(error.code, error.message, EXIT.failed, { findings: error.findings });
+    if (error instanceof HostError) throw cliErrorOf(error, { details: { findings: error.findings } });
     throw error;
   }
   try {
@@ -40,17 +40,21 @@ export const taskCreate = command({
     try {
       text = readFileSync(values.spec, 'utf8');
     } catch (error) {
-      throw new CliError('spec_unreadable', `cannot read ${values.spec}: ${(error as Error).message}`, EXIT.usage);
+      throw new CliError('spec_unreadable', `cannot read ${values.spec}: ${(error as Error).message}`, {
+        exit: EXIT.usage,
+        cause: error,
+      });
     }
     const spec = parseJson(text, values.spec);
     return withSupervisor(values.state, async (sup) => {
       try {
-        const created = await sup.createTask(spec as never);
+        const created = await sup.createTask(parseTaskSpec(spec));
         emit(io, created, () => `created ${created.taskId} at revision ${created.revision}`);
         return EXIT.ok;
       } catch (error) {
-        if (error instanceof HostError && error.code === 'invalid_spec')
-          throw new CliError(error.code, error.message, EXIT.usage);
+        // invalid_spec is malformed input (exit 2); task_exists and the rest are refusals (exit 1).
+        if (error instanceof HostError)
+          throw cliErrorOf(error, { exit: error.code === 'invalid_spec' ? EXIT.usage : EXIT.failed });
         throw error;
       }
     });

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { issuePath } from '../../actors/errors.js';
+import { zodIssue } from '../../base/index.js';
 import type { SendResult } from '../../actors/task-actor.js';
 import { resolveStateRoot } from '../../store/index.js';
-import { CliError, EXIT } from '../cli-io.js';
+import { CliError, EXIT, isCliErrorCode, type CliErrorCode } from '../cli-io.js';
 import { callService, type ServiceResponse } from './service-client.js';
 import { runningService, type ServiceFile } from './service-file.js';
 
@@ -18,21 +18,31 @@ async function call(info: ServiceFile, method: string, path: string, body?: unkn
     throw new CliError(
       'service_unreachable',
       `the service (pid ${info.pid}, ${info.socket ?? info.url}) holds the state root but does not answer: ${(error as Error).message}`,
+      { cause: error },
     );
   }
 }
 
-/** Turns an `{ error: { code, message } }` answer into the CliError the local command would raise. */
+/** An `{ error: { code, message, path? } }` answer; a code the CLI does not know is `service_error`. */
+const ErrorAnswer = z.object({
+  error: z
+    .object({
+      code: z.string().optional(),
+      message: z.string().optional(),
+      path: z.string().optional(),
+    })
+    .optional(),
+});
+
+/** Turns an `{ error: { code, message, path? } }` answer into the CliError the local command would raise. */
 function refused(res: ServiceResponse): CliError {
-  const error = (res.body as { error?: { code?: string; message?: string; path?: string } } | null)?.error;
-  const code = error?.code ?? 'service_error';
+  const error = ErrorAnswer.safeParse(res.body).data?.error;
+  const code: CliErrorCode = error?.code !== undefined && isCliErrorCode(error.code) ? error.code : 'service_error';
   const usage = res.status === 400 || res.status === 413 || res.status === 415;
-  return new CliError(
-    code,
-    error?.message ?? `HTTP ${res.status}`,
-    usage ? EXIT.usage : EXIT.failed,
-    error?.path ? { path: error.path } : {},
-  );
+  return new CliError(code, error?.message ?? `HTTP ${res.status}`, {
+    exit: usage ? EXIT.usage : EXIT.failed,
+    path: error?.path || undefined,
+  });
 }
 
 /** A send's answer as the service gives it: the library's `SendResult`, with the Task id. */
@@ -53,12 +63,18 @@ const ListAnswer = z.array(
 );
 
 /** Parses what the service answered with `schema`; an answer that does not parse is `service_error`, naming the field. */
-function answer<S extends z.ZodType>(schema: S, body: unknown, what: string, code = 'service_error'): z.output<S> {
+function answer<S extends z.ZodType>(
+  schema: S,
+  body: unknown,
+  what: string,
+  code: 'service_error' | 'record_corrupt' = 'service_error',
+): z.output<S> {
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const path = issuePath(issue.path);
-  throw new CliError(code, `${what} that does not parse at ${path}: ${issue.message}`, EXIT.failed, { path });
+  const issue = zodIssue(code, parsed.error);
+  throw new CliError(issue.code, `${what} that does not parse at ${issue.path}: ${issue.message}`, {
+    path: issue.path,
+  });
 }
 
 const hasError = (body: unknown) => typeof body === 'object' && body !== null && 'error' in body;

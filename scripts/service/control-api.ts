@@ -1,6 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HostError, issuePath } from '../../actors/errors.js';
+import type { z } from 'zod';
+import { zodIssue } from '../../base/index.js';
+import { HostError } from '../../actors/errors.js';
 import { EventInput } from '../../actors/event-input.js';
+import { parseTaskSpec } from '../../actors/new-task.js';
 import type { Supervisor } from '../../actors/supervisor.js';
 import type { SendResult } from '../../actors/task-actor.js';
 import { taskRejections, taskRuns } from '../../actors/task-runs.js';
@@ -8,7 +11,7 @@ import { taskGraph } from '../../machines/task-graph.js';
 import { loadWorkload } from '../../workloads/workload.js';
 import { checkAccess, type AccessPolicy } from './access.js';
 import { ShowQuery, StreamQuery, TaskIdParam, WorkloadRequest } from './api-schemas.js';
-import { ApiError, readJson, sendError, sendJson } from './http-io.js';
+import { ApiError, apiErrorOf, readJson, sendError, sendJson } from './http-io.js';
 import { PAGE_HTML } from './page.js';
 import { SseHub } from './sse-hub.js';
 
@@ -42,16 +45,11 @@ export function statusOfSend(result: SendResult): number {
   }
 }
 
-const parsed = <T>(
-  result:
-    { success: true; data: T } | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } },
-  code: string,
-  status = 400,
-): T => {
+/** A parsed route parameter, query or body; one that does not parse is 400 `code` at its first issue's path. */
+const parsed = <T>(result: z.ZodSafeParseResult<T>, code: 'invalid_request' | 'invalid_spec'): T => {
   if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const path = issuePath(issue.path);
-  throw new ApiError(status, code, `${path}: ${issue.message}`, path);
+  const { path, message } = zodIssue(code, result.error);
+  throw new ApiError(400, code, `${path}: ${message}`, { path });
 };
 
 /**
@@ -124,16 +122,9 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       if (method === 'GET') return sendJson(res, 200, sup.listTasks());
       const body = await readJson(req);
       const spec = body !== null && typeof body === 'object' && 'workload' in body ? workloadSpec(body) : body;
-      try {
-        const created = await sup.createTask(spec as never);
-        return sendJson(res, 201, created);
-      } catch (error) {
-        if (error instanceof HostError && error.code === 'invalid_spec')
-          throw new ApiError(400, 'invalid_spec', error.message, /task spec (\S+):/.exec(error.message)?.[1]);
-        if (error instanceof HostError && error.code === 'task_exists')
-          throw new ApiError(409, 'task_exists', error.message);
-        throw error;
-      }
+      // `invalid_spec` (400, with its field as `path`) and `task_exists` (409) are HostErrors: `apiErrorOf`.
+      const created = await sup.createTask(parseTaskSpec(spec));
+      return sendJson(res, 201, created);
     }
     if (parts[0] === 'tasks' && parts.length === 2) {
       only('GET');
@@ -166,14 +157,14 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       const event = EventInput.safeParse(body);
       // An unknown Task is answered first (404), as the library's `send` does.
       if (!event.success && sup.getTask(id)) {
-        const issue = event.error.issues[0]!;
+        const { code, path, message } = zodIssue('invalid_event', event.error);
         const view = sup.getTask(id);
         const refused: SendResult = {
           admitted: false,
           written: false,
-          code: 'invalid_event',
-          path: issuePath(issue.path),
-          detail: issue.message,
+          code,
+          path,
+          detail: message,
           revision: view?.revision ?? 0,
           state: view?.state ?? 'none',
         };
@@ -195,9 +186,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       }
       const done = route(req, res)
         .catch((error) => {
-          if (error instanceof HostError)
-            sendError(res, new ApiError(error.code === 'not_serving' ? 503 : 409, error.code, error.message));
-          else sendError(res, error);
+          sendError(res, error instanceof HostError ? apiErrorOf(error) : error);
         })
         .finally(() => inflight.delete(done));
       inflight.add(done);

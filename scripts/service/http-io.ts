@@ -1,28 +1,56 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { CodedError, type CodedErrorOptions } from '../../base/index.js';
+import type { HostError, HostErrorCode } from '../../actors/errors.js';
+import { errorAnswer } from '../error-answer.js';
 
 /** Error codes the control API adds to the library's (see the README's service table). */
-export type ApiErrorCode =
-  | 'invalid_json'
-  | 'invalid_request'
-  | 'unsupported_media_type'
-  | 'body_too_large'
-  | 'unauthorized'
-  | 'forbidden_host'
-  | 'route_not_found'
-  | 'method_not_allowed'
-  | 'token_required'
-  | 'socket_in_use';
+export const API_ERROR_CODES = [
+  'invalid_json',
+  'invalid_request',
+  'unsupported_media_type',
+  'body_too_large',
+  'unauthorized',
+  'forbidden_host',
+  'route_not_found',
+  'method_not_allowed',
+  'token_required',
+  'socket_in_use',
+  'internal',
+] as const;
+/** What the control API answers: its own codes and the library's (a HostError's, `apiErrorOf`). */
+export type ApiErrorCode = (typeof API_ERROR_CODES)[number] | HostErrorCode;
 
 /** A refusal of a request, answered as `{ error: { code, message, path? } }` with `status`. Nothing is written. */
-export class ApiError extends Error {
+export class ApiError extends CodedError<ApiErrorCode> {
   constructor(
     readonly status: number,
-    readonly code: string,
+    code: ApiErrorCode,
     message: string,
-    readonly path?: string,
+    options: CodedErrorOptions = {},
   ) {
-    super(message);
+    super(code, message, options);
   }
+}
+
+/** HTTP status of a HostError: 400 a spec that does not parse, 503 not serving, else 409. */
+function statusOfHostError(code: HostErrorCode): number {
+  switch (code) {
+    case 'invalid_spec':
+      return 400;
+    case 'not_serving':
+      return 503;
+    default:
+      return 409; // task_exists, …
+  }
+}
+
+/** A library call's HostError as the API answers it: same code, message, path (`invalid_spec`'s field) and retryability. */
+export function apiErrorOf(error: HostError): ApiError {
+  return new ApiError(statusOfHostError(error.code), error.code, error.message, {
+    path: error.path,
+    retryable: error.retryable,
+    cause: error,
+  });
 }
 
 /** Largest request body the API reads (a Task spec or an event); larger bodies are refused 413. */
@@ -47,7 +75,7 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
   try {
     return JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch (error) {
-    throw new ApiError(400, 'invalid_json', `the body is not JSON: ${(error as Error).message}`);
+    throw new ApiError(400, 'invalid_json', `the body is not JSON: ${(error as Error).message}`, { cause: error });
   }
 }
 
@@ -69,10 +97,9 @@ export function sendError(res: ServerResponse, error: unknown): void {
     return;
   }
   if (error instanceof ApiError) {
-    sendJson(res, error.status, {
-      error: { code: error.code, message: error.message, ...(error.path ? { path: error.path } : {}) },
-    });
+    sendJson(res, error.status, { error: errorAnswer(error) });
     return;
   }
-  sendJson(res, 500, { error: { code: 'internal', message: (error as Error)?.message ?? String(error) } });
+  const message = error instanceof Error ? error.message : String(error);
+  sendJson(res, 500, { error: errorAnswer(new ApiError(500, 'internal', message)) });
 }

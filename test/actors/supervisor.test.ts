@@ -203,7 +203,16 @@ describe('Supervisor', () => {
     try {
       await assert.rejects(
         sup.createTask({ ...SPEC, requiredArtifacts: [{ name: '../escape.json', schema: 'x' }] }),
-        (e) => e instanceof HostError && e.code === 'invalid_spec' && /requiredArtifacts\.0\.name/.test(e.message),
+        (e) =>
+          e instanceof HostError &&
+          e.code === 'invalid_spec' &&
+          e.path === 'requiredArtifacts.0.name' &&
+          /requiredArtifacts\.0\.name/.test(e.message),
+      );
+      await assert.rejects(
+        sup.createTask({ ...SPEC, acceptance: { command: 'node', frozenTests: ['t.js'] } }),
+        (e) => e instanceof HostError && e.code === 'invalid_spec' && e.path === 'workspaceSeed',
+        'a spec whose frozen tests cannot be pinned names workspaceSeed',
       );
       await sup.createTask({ ...SPEC, taskId: 'fixed' });
       await assert.rejects(

@@ -83,6 +83,7 @@ describe('ordivon CLI', () => {
       const got = body.error ?? body;
       assert.equal(got.code, code, args.join(' '));
       if (detail) assert.match(JSON.stringify(got), detail);
+      if (code === 'invalid_spec') assert.equal(got.path, 'requiredArtifacts.0.schema', 'the field, as a field');
     }
     assert.equal(rootDigest(state), before);
   });

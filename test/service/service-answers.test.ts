@@ -59,15 +59,12 @@ describe('a Task view for `ordivon show`', () => {
       assert.throws(
         () => parseShowView(bad, from),
         (e) =>
-          e instanceof CliError &&
-          e.code === code &&
-          e.details['path'] === 'runs.0.harness' &&
-          /runs\.0\.harness/.test(e.message),
+          e instanceof CliError && e.code === code && e.path === 'runs.0.harness' && /runs\.0\.harness/.test(e.message),
       );
     }
     assert.throws(
       () => parseShowView({ ...view, context: { ...view.context, evidence: undefined } }, 'service'),
-      (e) => e instanceof CliError && e.details['path'] === 'context.evidence',
+      (e) => e instanceof CliError && e.path === 'context.evidence',
     );
   });
 });
@@ -99,7 +96,7 @@ describe('a send or list answered by the service', () => {
 
   it('refuses an answer that does not parse with service_error and the field path', () => {
     const refusedAt = (path: string) => (e: unknown) =>
-      e instanceof CliError && e.code === 'service_error' && e.details['path'] === path;
+      e instanceof CliError && e.code === 'service_error' && e.path === path;
     assert.throws(
       () => parseSendAnswer({ admitted: 'yes', written: true, revision: 1, state: 'open' }),
       refusedAt('admitted'),
