@@ -23,24 +23,10 @@ const PATTERNS: readonly RegExp[] = [
 ];
 
 /**
- * Sites that still parse a message, each with why. Only ever shrinks: an entry that matches
- * nothing any more fails the test, so it is deleted with the code it excused.
+ * Sites that may still parse a message, each with why. Empty: every layer's error carries its
+ * code and path as fields. An entry that matches nothing any more fails the test.
  */
-const ALLOWED: ReadonlyArray<{ file: string; text: string; why: string }> = [
-  {
-    // To be removed with issue 16's service work: HostError('invalid_spec') will carry `path`.
-    file: 'scripts/service/control-api.ts',
-    text: '/task spec (\\S+):/.exec(error.message)',
-    why: 'recovers the field path of an invalid_spec HostError from its message',
-  },
-  {
-    // lmdb-js rejects an internal promise with a plain Error whose only identification is its
-    // message ('Commit failed (see commitError for details)'): a third party's error with no code.
-    file: 'scripts/ordivon.ts',
-    text: '/^Commit failed/.test(reason.message)',
-    why: "ignores lmdb-js's duplicate rejection of a failed commit, which has no code",
-  },
-];
+const ALLOWED: ReadonlyArray<{ file: string; text: string; why: string }> = [];
 
 export interface Site {
   line: number;
