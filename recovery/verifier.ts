@@ -1,13 +1,25 @@
 import { createActor, type Snapshot } from 'xstate';
 import type { ZodError } from 'zod';
 import { zodIssue } from '../base/index.js';
-import { TASK_MACHINE_VERSION, stateName, taskMachine, type TaskSnapshot } from '../machines/index.js';
+import {
+  TASK_EVENTS,
+  TASK_EVENT_CLAIMS,
+  TASK_MACHINE_VERSION,
+  stateName,
+  taskMachine,
+  type TaskEventType,
+  type TaskSnapshot,
+} from '../machines/index.js';
 import { Head, Projection, type ObjectKinds, type RawEvent } from '../store/index.js';
 import { jsonEqual } from './digest.js';
 import type { Finding } from './errors.js';
 import { ObjectChecks } from './object-checks.js';
 import type { VerifySource } from './source.js';
 import { chainEvents, replayEvents } from './stream-checks.js';
+
+/** The event type that references the Task spec (its object is checked at once: the spec is returned). */
+const SPEC_EVENT = TASK_EVENTS.find((d) => Object.values(d.refs).includes('task-spec'))!.type;
+const NO_CLAIMS: (typeof TASK_EVENT_CLAIMS)[TaskEventType] = [];
 
 /**
  * The checks of a verified rebuild, independent of where the bytes come from. LMDB (in-thread
@@ -150,7 +162,7 @@ export class RecoveryVerifier {
       const record = records[i]!;
       const waiting = objects.waiting;
       for (const ref of record.refs) {
-        if (record.type === 'task.created') {
+        if (record.type === SPEC_EVENT) {
           const { verdict, finding } = objects.checkRef(taskId, base + i + 1, ref, true);
           if (finding) this.found.push(finding);
           if (verdict.ok && verdict.kind === 'task-spec') spec = verdict.body;
@@ -162,8 +174,9 @@ export class RecoveryVerifier {
         }
       }
       if (waiting.refs.length >= objects.batch) objects.checkWaiting();
-      if (i < replayed && record.type === 'dispatch.intend')
-        this.claimRequest(String(record.data.clientRequestId), taskId);
+      if (i < replayed)
+        for (const claim of TASK_EVENT_CLAIMS[record.type as TaskEventType] ?? NO_CLAIMS)
+          if (claim.kind === 'request') this.claimRequest(String(record.data[claim.field]), taskId);
     }
     this.events += divergence ? replayed + 1 : counted;
     const ending = divergence ?? stop;
@@ -241,7 +254,7 @@ export class RecoveryVerifier {
     return undefined;
   }
 
-  /** Records a request id claimed by a Task (from a replayed `dispatch.intend`). */
+  /** Records a request id claimed by a Task (from a replayed event whose definition claims one). */
   claimRequest(id: string, taskId: string): void {
     (this.requestOwners.get(id) ?? this.requestOwners.set(id, new Set()).get(id)!).add(taskId);
   }
