@@ -1,4 +1,3 @@
-import { stateName } from '../machines/index.js';
 import { OBJECT_KINDS } from '../objects/index.js';
 import { scanStreams, streamIdsAfterHeads, type EventStore } from '../store/index.js';
 import { checkpointedTasks, type CheckpointedTask } from './checkpointed-tasks.js';
@@ -121,9 +120,4 @@ export function checkpointIdentityFindings(store: EventStore, requestOwners: Map
     if (kind === 'request') for (const id of named) yield* store.indexEntries(kind, id);
   };
   return identityFindings(requestOwners, claims);
-}
-
-/** The state name of a rebuilt Task, for checkpoint records. */
-export function rebuiltState(task: RebuiltTask): string {
-  return stateName(task.snapshot.value);
 }
