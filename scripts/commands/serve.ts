@@ -167,6 +167,12 @@ export const serve = command({
       checkpointEvery: checkpointEvery ?? null,
       boot: supervisor.bootReport(),
     };
+    // Listening before the ready line is printed: whoever reads it may send SIGTERM at once, and
+    // without a listener that signal would kill the process instead of draining it.
+    const stopped = new Promise<string>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGINT', () => resolve('SIGINT'));
+    });
     // --json: exactly one line when ready (scripts read the port from it), nothing else.
     if (io.json) io.out(JSON.stringify({ listening: ready }));
     else {
@@ -181,10 +187,7 @@ export const serve = command({
       );
     }
 
-    const signal = await new Promise<string>((resolve) => {
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-      process.once('SIGINT', () => resolve('SIGINT'));
-    });
+    const signal = await stopped;
     say(`ordivon serve: ${signal}, draining`);
     await service.close();
     await stopHost();
