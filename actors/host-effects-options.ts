@@ -1,6 +1,8 @@
 import type { DriverKind } from '../drivers/receipt.js';
 import { createWorkspace, type Runtime } from '../runtime/index.js';
+import type { ArtifactContracts } from '../objects/index.js';
 import type { TaskHandle } from './effects.js';
+import { assignedStage } from './stages.js';
 
 /** How to launch one harness: which driver speaks to it, and the process to start. */
 export interface HarnessConfig {
@@ -31,9 +33,11 @@ export interface HostEffectsOptions {
   /** Called with each step the Host takes, for progress output. */
   onStep?: (taskId: string, step: string) => void;
   maxArtifactBytes?: number;
+  /** zod schemas a spec's artifacts may name (`openHost({ artifactContracts })`). */
+  artifactContracts?: ArtifactContracts;
 }
 
-/** Deterministic per Task Attempt, Assignment generation and purpose: the same intent always gets the same id. */
+/** Deterministic per Task Attempt, Assignment generation and what is run: the same intent always gets the same id. */
 export function clientRequestId(taskId: string, attempt: number, generation: number, what: 'run' | 'verify'): string {
   return `${taskId}/a${attempt}/g${generation}/${what}`;
 }
@@ -47,6 +51,8 @@ export interface HostEffectContext {
   workspaceOf(task: TaskHandle): Promise<string>;
   /** The names of the Task's required artifacts (excluded from its source digest). */
   artifactNames(task: TaskHandle): string[];
+  /** The artifacts the current Assignment's stage writes (what its run is told to look for). */
+  stageArtifacts(task: TaskHandle): string[];
 }
 
 /** The shared part of `createHostEffects`, made once per effect runner. */
@@ -62,5 +68,6 @@ export function hostEffectContext(options: HostEffectsOptions): HostEffectContex
         ...(task.spec.workspaceSeed ? { seedFrom: task.spec.workspaceSeed } : {}),
       }),
     artifactNames: (task) => task.spec.requiredArtifacts.map((a) => a.name),
+    stageArtifacts: (task) => assignedStage(task).produces,
   };
 }

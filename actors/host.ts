@@ -52,6 +52,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     runtime,
     harnesses: options.harnesses,
     workspaces: join(root, 'workspaces'),
+    ...(options.artifactContracts ? { artifactContracts: options.artifactContracts } : {}),
     ...(options.dropDispatchResponse ? { dropDispatchResponse: options.dropDispatchResponse } : {}),
     ...(options.onStep ? { onStep: options.onStep } : {}),
   });

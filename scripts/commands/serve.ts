@@ -7,8 +7,7 @@ import {
   type SupervisorOptions,
 } from '../../actors/supervisor.js';
 import { resolveStateRoot } from '../../store/index.js';
-import { scriptedHarnesses } from '../../workloads/scripted-harnesses.js';
-import { loadWorkload } from '../../workloads/workload.js';
+import { demoHarnesses } from '../../workloads/scripted-harnesses.js';
 import { startService } from '../service/start-service.js';
 import { ApiError } from '../service/http-io.js';
 import { startInspector } from '../service/inspector.js';
@@ -120,11 +119,7 @@ export const serve = command({
         await supervisor.start();
         stopHost = () => supervisor.stop();
       } else {
-        const scripted = scriptedHarnesses({
-          workload: loadWorkload('hamilton-v1'),
-          acpAgent,
-          behaviourOf: (a) => (a.purpose === 'diagnose' ? 'diagnose' : 'repair'),
-        });
+        const scripted = demoHarnesses(acpAgent);
         const host = await openHost({
           ...base,
           harnesses: scripted.harnesses,
