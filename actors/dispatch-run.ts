@@ -50,7 +50,7 @@ export async function dispatchRun(ctx: HostEffectContext, task: TaskHandle): Pro
     contextDigest: context.contextDigest!,
     timeoutMs: harness.timeoutMs ?? 600_000,
     graceMs: 2_000,
-    expectedArtifacts: ctx.artifactNames(task),
+    expectedArtifacts: ctx.stageArtifacts(task),
     maxArtifactBytes: ctx.options.maxArtifactBytes ?? 1 << 20,
     policy: { approvals: harness.approvals ?? ctx.options.approvals ?? DEFAULT_APPROVALS },
     ...(harness.model ? { model: harness.model } : {}),

@@ -17,6 +17,7 @@ export const HOST_ERROR_CODES = [
   'task_not_found',
   'task_exists',
   'invalid_spec',
+  'stage_unknown',
   'stale_assignment',
   'missing_artifact',
   'context_mismatch',

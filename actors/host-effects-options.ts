@@ -1,6 +1,8 @@
 import { createWorkspace, type Runtime } from '../runtime/index.js';
+import type { ArtifactContracts } from '../objects/index.js';
 import type { TaskHandle } from './effects.js';
 import type { ApprovalPolicy, HarnessConfig } from './harness-config.js';
+import { assignedStage } from './stages.js';
 
 export type { HarnessConfig } from './harness-config.js';
 
@@ -25,9 +27,11 @@ export interface HostEffectsOptions {
   /** Called with each step the Host takes, for progress output. */
   onStep?: (taskId: string, step: string) => void;
   maxArtifactBytes?: number;
+  /** zod schemas a spec's artifacts may name (`openHost({ artifactContracts })`). */
+  artifactContracts?: ArtifactContracts;
 }
 
-/** Deterministic per Task Attempt, Assignment generation and purpose: the same intent always gets the same id. */
+/** Deterministic per Task Attempt, Assignment generation and what is run: the same intent always gets the same id. */
 export function clientRequestId(taskId: string, attempt: number, generation: number, what: 'run' | 'verify'): string {
   return `${taskId}/a${attempt}/g${generation}/${what}`;
 }
@@ -41,6 +45,8 @@ export interface HostEffectContext {
   workspaceOf(task: TaskHandle): Promise<string>;
   /** The names of the Task's required artifacts (excluded from its source digest). */
   artifactNames(task: TaskHandle): string[];
+  /** The artifacts the current Assignment's stage writes (what its run is told to look for). */
+  stageArtifacts(task: TaskHandle): string[];
 }
 
 /** The shared part of `createHostEffects`, made once per effect runner. */
@@ -56,5 +62,6 @@ export function hostEffectContext(options: HostEffectsOptions): HostEffectContex
         ...(task.spec.workspaceSeed ? { seedFrom: task.spec.workspaceSeed } : {}),
       }),
     artifactNames: (task) => task.spec.requiredArtifacts.map((a) => a.name),
+    stageArtifacts: (task) => assignedStage(task).produces,
   };
 }

@@ -5,6 +5,7 @@ import { dispatchRun, reconcileRun } from './dispatch-run.js';
 import type { EffectRunner, TaskHandle } from './effects.js';
 import { hostEffectContext, type HostEffectContext, type HostEffectsOptions } from './host-effects-options.js';
 import { observeRun } from './observe-run.js';
+import { assignedStage } from './stages.js';
 import { verifyAcceptance } from './verify-acceptance.js';
 
 export {
@@ -24,8 +25,9 @@ export {
  *   blocked (`identity_conflict`);
  * - `observe_run`: wait for the job, keep the receipt, validate the artifacts this run changed
  *   and retain the valid ones as evidence;
- * - `evaluate`: a `diagnose` Assignment settles (the Task waits); any other proposes completion,
- *   which the statechart admits only with every required artifact held;
+ * - `evaluate`: a stage that does not propose completion settles (the Task waits, recording the
+ *   stage's artifacts it does not hold); one that does proposes completion, which the statechart
+ *   admits only with every required artifact held;
  * - `verify`: run the acceptance command as a Runtime job, recompute the source digest and the
  *   frozen test digests on the Host, and commit the outcome only if all agree.
  *
@@ -68,6 +70,7 @@ async function compile(ctx: HostEffectContext, task: TaskHandle): Promise<void> 
     task.store,
     task.spec,
     task.context,
+    assignedStage(task),
     await sourceDigest(workspace, { exclude: ctx.artifactNames(task) }),
   );
   ctx.step(
@@ -80,11 +83,25 @@ async function compile(ctx: HostEffectContext, task: TaskHandle): Promise<void> 
   );
 }
 
-/** `evaluate`: a `diagnose` Assignment settles (the Task waits); any other proposes completion from the evidence held. */
+/**
+ * `evaluate`: a stage that does not propose completion settles (the Task waits for the next
+ * Assignment), naming the artifacts it was to write and did not; one that does proposes completion
+ * from the evidence held.
+ */
 async function evaluate(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
   const { context } = task;
-  if (context.assignment?.purpose === 'diagnose') {
-    await task.send({ type: 'evaluation.settle', generation: context.generation });
+  const stage = assignedStage(task);
+  if (!stage.proposesCompletion) {
+    const missing = stage.produces.filter((name) => context.evidence[name]?.generation !== context.generation);
+    ctx.step(
+      task,
+      missing.length ? `stage ${stage.name} settled without ${missing.join(', ')}` : `stage ${stage.name} settled`,
+    );
+    await task.send({
+      type: 'evaluation.settle',
+      generation: context.generation,
+      ...(missing.length ? { missing } : {}),
+    });
     return;
   }
   const evidence = Object.fromEntries(Object.entries(context.evidence).map(([name, held]) => [name, held.digest]));

@@ -62,6 +62,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     harnesses,
     ...(options.approvals ? { approvals: options.approvals } : {}),
     workspaces: join(root, 'workspaces'),
+    ...(options.artifactContracts ? { artifactContracts: options.artifactContracts } : {}),
     ...(options.dropDispatchResponse ? { dropDispatchResponse: options.dropDispatchResponse } : {}),
     ...(options.onStep ? { onStep: options.onStep } : {}),
   });

@@ -4,6 +4,8 @@ import type { AppendInput, EventDisposition, IndexClaim, NewObject, PreparedObje
 import type { Clock } from './clock.js';
 import { fingerprint, type EventInput, type Refusal } from './event-input.js';
 import { dataOf } from '../recovery/index.js';
+import type { TaskSpec } from '../objects/index.js';
+import { resolveStage } from './stages.js';
 
 /** Where a sent event is taken: its Task, the committed context, and the revision the event will occupy. */
 export interface KernelFacts {
@@ -13,6 +15,8 @@ export interface KernelFacts {
   origin: EventOrigin;
   /** Digests an object body the way the store will write it (`EventStore.prepareObject`). */
   prepareObject: (object: NewObject) => PreparedObject;
+  /** The Task's spec, which an Assignment's stage must name (absent for a bare kernel: not checked). */
+  spec?: TaskSpec | undefined;
 }
 
 /** A sent event as the kernel takes it: the statechart's event and the objects written with it. */
@@ -25,8 +29,9 @@ export interface KernelEvent {
 /**
  * Completes what a caller sent into the statechart's event: adds the revision and origin, and
  * for the two events whose objects only the kernel writes, writes them and names their digests.
- * An Assignment takes the next generation only (`generation_mismatch` for another fence); a
- * proposal made without naming its Context names the current one.
+ * An Assignment takes the next generation only (`generation_mismatch` for another fence) and
+ * names one of the spec's stages (`stage_unknown`); a proposal made without naming its Context
+ * names the current one.
  */
 export function kernelEvent(input: EventInput, at: KernelFacts): KernelEvent | { refusal: Refusal } {
   const { taskId, context, revision, origin } = at;
@@ -42,6 +47,9 @@ export function kernelEvent(input: EventInput, at: KernelFacts): KernelEvent | {
           },
         };
       }
+      const resolved = resolveStage(at.spec, input);
+      if ('refusal' in resolved) return resolved;
+      const { stage, purpose } = resolved;
       const assignment = at.prepareObject({
         kind: 'assignment',
         body: {
@@ -49,7 +57,8 @@ export function kernelEvent(input: EventInput, at: KernelFacts): KernelEvent | {
           attempt: context.attempt,
           generation,
           harness: input.harness,
-          purpose: input.purpose,
+          purpose,
+          ...(stage !== undefined ? { stage } : {}),
           instructions: input.instructions,
         },
       });
@@ -59,8 +68,9 @@ export function kernelEvent(input: EventInput, at: KernelFacts): KernelEvent | {
         origin,
         generation,
         harness: input.harness,
-        purpose: input.purpose,
+        purpose,
         assignmentDigest: assignment.digest,
+        ...(stage !== undefined ? { stage } : {}),
       };
       return { event, prepared: [assignment] };
     }

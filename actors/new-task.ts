@@ -3,7 +3,13 @@ import { zodIssue } from '../base/index.js';
 import type { EventStore } from '../store/index.js';
 import { HostError } from './errors.js';
 import { pinFrozenTests } from './frozen-tests.js';
-import { TaskSpec, type TaskSpecInput } from '../objects/index.js';
+import {
+  TaskSpec,
+  checkSpecContracts,
+  checkSpecTemplates,
+  type ArtifactContracts,
+  type TaskSpecInput,
+} from '../objects/index.js';
 import type { Attachments } from './task-actor.js';
 
 /** A Task about to be created: its id, its checked spec, and the `task.created` event that carries it. */
@@ -16,14 +22,19 @@ export interface NewTask {
 }
 
 /**
- * Parses a Task spec from outside (a JSON file, a request body): `invalid_spec` with the field
- * path as `path` and in the message (`task spec requiredArtifacts.0.name: …`).
+ * Parses a Task spec from outside (a JSON file, a request body) and compiles its artifact
+ * contracts and stage templates: `invalid_spec` with the field path as `path` and in the message
+ * (`task spec requiredArtifacts.0.schema: …`).
  */
-export function parseTaskSpec(input: unknown): TaskSpec {
+export function parseTaskSpec(input: unknown, contracts: ArtifactContracts = {}): TaskSpec {
   const parsed = TaskSpec.safeParse(input);
-  if (parsed.success) return parsed.data;
-  const { code, path, message } = zodIssue('invalid_spec', parsed.error);
-  throw new HostError(code, `task spec ${path}: ${message}`, { path });
+  if (!parsed.success) {
+    const { code, path, message } = zodIssue('invalid_spec', parsed.error);
+    throw new HostError(code, `task spec ${path}: ${message}`, { path });
+  }
+  const issue = checkSpecContracts(parsed.data, contracts) ?? checkSpecTemplates(parsed.data);
+  if (issue) throw new HostError('invalid_spec', `task spec ${issue.path}: ${issue.message}`, { path: issue.path });
+  return parsed.data;
 }
 
 /**
@@ -31,8 +42,8 @@ export function parseTaskSpec(input: unknown): TaskSpec {
  * its frozen acceptance tests' digests from the workspace seed (`pinFrozenTests`), picks the Task
  * id (the spec's, else a random one) and names the spec object by its digest. Writes nothing.
  */
-export function newTask(input: TaskSpecInput, store: EventStore): NewTask {
-  const spec = pinFrozenTests(parseTaskSpec(input));
+export function newTask(input: TaskSpecInput, store: EventStore, contracts: ArtifactContracts = {}): NewTask {
+  const spec = pinFrozenTests(parseTaskSpec(input, contracts));
   const taskId = spec.taskId ?? `task-${randomUUID()}`;
   const specDigest = store.prepareObject({ kind: 'task-spec', body: spec }).digest;
   const requiredArtifacts = spec.requiredArtifacts.map((a) => a.name);

@@ -1,13 +1,15 @@
 import { readArtifact, sourceDigest, type JobRecord } from '../runtime/index.js';
 import { digestOf } from '../store/index.js';
-import { checkArtifact } from '../objects/index.js';
+import { checkArtifact, contractLabel } from '../objects/index.js';
 import type { TaskHandle } from './effects.js';
 import type { HostEffectContext } from './host-effects-options.js';
+import { assignedStage } from './stages.js';
 import { untilAborted } from './until-aborted.js';
 
 /**
- * `observe_run`: waits for the job, keeps the receipt, validates the artifacts this run changed
- * and retains the valid ones as evidence, all in one commit. Aborted by a newer Assignment
+ * `observe_run`: waits for the job, keeps the receipt, checks the artifacts of the Assignment's
+ * stage that this run changed against their contracts and retains the valid ones as evidence,
+ * all in one commit. Aborted by a newer Assignment
  * generation, it cancels the fenced run. If the process dies before the commit, boot observes the
  * same job again.
  */
@@ -38,8 +40,10 @@ export async function observeRun(ctx: HostEffectContext, task: TaskHandle, signa
     refused[name] = why;
     ctx.step(task, `${name} not retained: ${why}`);
   };
+  const produces = new Set(assignedStage(task).produces);
   for (const required of task.spec.requiredArtifacts) {
-    if (!changed.has(required.name)) continue; // only what this run produced counts as its evidence
+    // Only what this run produced, of what its stage is to produce, counts as its evidence.
+    if (!produces.has(required.name) || !changed.has(required.name)) continue;
     const read = readArtifact(workspace, required.name, ctx.options.maxArtifactBytes ?? 1 << 20);
     if (!read.ok) {
       refuse(required.name, `${read.code}: ${read.detail}`);
@@ -50,16 +54,20 @@ export async function observeRun(ctx: HostEffectContext, task: TaskHandle, signa
       refuse(required.name, 'changed after the run ended');
       continue;
     }
-    const checked = checkArtifact(required.schema, read.value.bytes);
+    const contract = contractLabel(required);
+    const checked = checkArtifact(required, read.value.bytes, ctx.options.artifactContracts);
     if (!checked.ok) {
-      refuse(required.name, `invalid ${required.schema}: ${checked.detail}`);
+      refuse(
+        required.name,
+        `${checked.code === 'artifact_invalid' ? 'invalid' : checked.code} ${contract}: ${checked.detail}`,
+      );
       continue;
     }
     const body = {
       taskId: task.taskId,
       generation: context.generation,
       name: required.name,
-      schema: required.schema,
+      schema: contract,
       digest: read.value.digest,
       bytes: read.value.bytes.length,
     };

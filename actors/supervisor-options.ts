@@ -5,7 +5,7 @@ import type { FrontierWork, TaskContext } from '../machines/index.js';
 import type { Clock } from './clock.js';
 import type { EffectRunner } from './effects.js';
 import { HostError } from './errors.js';
-import type { TaskSpec } from '../objects/index.js';
+import type { ArtifactContracts, TaskSpec } from '../objects/index.js';
 import type { ProgressListener, RecoveryMode } from '../recovery/index.js';
 
 export interface SupervisorOptions {
@@ -16,6 +16,8 @@ export interface SupervisorOptions {
   inspect?: (event: InspectionEvent) => void;
   /** Performs frontier work (dispatch, verification, …). Without one, Tasks wait at their frontier. */
   effects?: EffectRunner;
+  /** zod schemas a Task spec may name as an artifact's `schema` (beside the built-in `json`). */
+  artifactContracts?: ArtifactContracts;
   streamWarnAt?: number;
   purpose?: string;
   /** Boot validation: `full` verifies and replays every event (default); `checkpoint` starts Tasks from verified checkpoints (recovery/boot.ts). */

@@ -95,7 +95,7 @@ export class Supervisor {
 
   /** Creates a Task from a spec; fails `invalid_spec` (with the field path) or `task_exists`. */
   async createTask(input: TaskSpecInput): Promise<{ taskId: string; revision: number }> {
-    const { taskId, spec, created, attachments } = newTask(input, this.serving());
+    const { taskId, spec, created, attachments } = newTask(input, this.serving(), this.options.artifactContracts);
     if (this.tasks.has(taskId)) throw new HostError('task_exists', `task ${taskId} already exists`);
     const task = this.track(taskId, initialTransition(taskMachine)[0], 0, spec);
     const result = await task.send(created, 'host', attachments);
@@ -265,7 +265,10 @@ export class Supervisor {
   /** Keeps a Task actor (and its spec) for the Task at `revision`, its commits reported to `committed`. */
   private track(taskId: string, snapshot: TaskSnapshot, revision: number, spec: TaskSpec): TaskActor {
     const { store, clock, options } = this;
-    const task = new TaskActor(taskId, snapshot, revision, store!, clock, (c) => this.committed(c), options.inspect);
+    const task = new TaskActor(taskId, snapshot, revision, store!, clock, (c) => this.committed(c), {
+      inspect: options.inspect,
+      spec,
+    });
     this.tasks.set(taskId, task);
     this.specs.set(taskId, spec);
     return task;

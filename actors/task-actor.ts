@@ -11,6 +11,7 @@ import {
   type TaskSnapshot,
 } from '../machines/index.js';
 import { StoreError, type EventStore } from '../store/index.js';
+import type { TaskSpec } from '../objects/index.js';
 import type { Clock } from './clock.js';
 import { hostCodeOf } from './errors.js';
 import { fingerprint, parseEventInput, type EventInput, type Refusal } from './event-input.js';
@@ -21,6 +22,13 @@ export type { TaskSnapshot };
 
 // `send`'s attachment and answer types, re-exported for this module's importers.
 export type { Attachments, Committed, SendResult } from './send-result.js';
+
+export interface TaskActorOptions {
+  /** XState inspection observer for the Task's observed actor. */
+  inspect?: ((event: InspectionEvent) => void) | undefined;
+  /** The Task's spec: an Assignment must name one of its stages (a bare kernel without one checks none). */
+  spec?: TaskSpec | undefined;
+}
 
 /**
  * One Task's kernel (DESIGN §5). Transitions are admitted one at a time through an in-process
@@ -56,11 +64,11 @@ export class TaskActor {
     private readonly store: EventStore,
     private readonly clock: Clock,
     private readonly onCommit: (committed: Committed) => void,
-    private readonly inspect?: (event: InspectionEvent) => void,
+    private readonly options: TaskActorOptions = {},
   ) {
     this.snapshot = snapshot;
     // An inspector sees every Task from the start, as before lazy creation.
-    if (inspect) void this.actor;
+    if (options.inspect) void this.actor;
   }
 
   get revision(): number {
@@ -97,7 +105,7 @@ export class TaskActor {
       this.observed = createActor(taskMachine, {
         snapshot: taskMachine.getPersistedSnapshot(this.snapshot),
         id: `task:${this.taskId}`,
-        ...(this.inspect ? { inspect: this.inspect } : {}),
+        ...(this.options.inspect ? { inspect: this.options.inspect } : {}),
       });
       this.observed.start();
       if (this.stopped) this.observed.stop();
@@ -192,6 +200,7 @@ export class TaskActor {
       revision: this.revisionValue + 1,
       origin,
       prepareObject: (object) => this.store.prepareObject(object),
+      spec: this.options.spec,
     });
     if ('refusal' in taken) return this.refuse(taken.refusal);
     const { event } = taken;

@@ -65,11 +65,6 @@ export async function verifyAcceptance(ctx: HostEffectContext, task: TaskHandle,
   let outcomeDigest: string | null = null;
   if (passed) {
     const evidence = Object.fromEntries(Object.entries(context.evidence).map(([name, held]) => [name, held.digest]));
-    const completionName = spec.requiredArtifacts.find((a) => a.schema === 'completion')?.name;
-    const result =
-      completionName && evidence[completionName]
-        ? JSON.parse(task.store.getBlob(evidence[completionName]).toString('utf8'))
-        : null;
     const outcome = {
       taskId: task.taskId,
       attempt: context.attempt,
@@ -77,7 +72,8 @@ export async function verifyAcceptance(ctx: HostEffectContext, task: TaskHandle,
       evidence,
       sourceDigest: hostDigest,
       verification: verificationDigest,
-      result,
+      result: resultOf(task, evidence),
+      ...(spec.result !== undefined ? { resultArtifact: spec.result } : {}),
     };
     objects.push({ kind: 'outcome', body: outcome });
     outcomeDigest = digestOf({ kind: 'outcome', body: outcome });
@@ -99,6 +95,18 @@ export async function verifyAcceptance(ctx: HostEffectContext, task: TaskHandle,
     },
     { objects },
   );
+}
+
+/**
+ * The outcome's `result`: the spec's result artifact as held (JSON parsed, text as text, a file as
+ * null: its digest is in the outcome's evidence); null when the spec names none.
+ */
+function resultOf(task: TaskHandle, evidence: Record<string, string>): unknown {
+  const artifact = task.spec.requiredArtifacts.find((a) => a.name === task.spec.result);
+  const digest = artifact && evidence[artifact.name];
+  if (!artifact || !digest || artifact.kind === 'file') return null;
+  const text = task.store.getBlob(digest).toString('utf8');
+  return artifact.kind === 'text' ? text : JSON.parse(text);
 }
 
 /** sha256 of each frozen test file as it is now, read through the workspace confinement. */

@@ -9,7 +9,7 @@ export interface ErrorData<C extends string = string> {
   code: C;
   /** For people; never parsed. */
   message: string;
-  /** The offending field of a parsed input (`data.evidence.completion.json`), when there is one. */
+  /** The offending field of a parsed input (`data.evidence.report.json`), when there is one. */
   path?: string;
   /** Whether the same call may succeed later unchanged (Restate's terminal vs retryable). */
   retryable: boolean;

@@ -7,7 +7,7 @@ export interface Issue<C extends string = string> {
   message: string;
 }
 
-/** Formats a zod issue path the way every boundary reports it: `data.evidence.completion.json`, or `(root)`. */
+/** Formats a zod issue path the way every boundary reports it: `data.evidence.report.json`, or `(root)`. */
 export function issuePath(path: ReadonlyArray<PropertyKey>): string {
   return path.map(String).join('.') || '(root)';
 }

@@ -58,7 +58,7 @@ function template(): Omit<JobRecord, 'jobId' | 'clientRequestId'> {
     groupGone: true,
     stdout: output,
     stderr: output,
-    files: { changed: [{ name: 'completion.json', kind: 'file', bytes: 42, digest }], deleted: [], truncated: false },
+    files: { changed: [{ name: 'report.json', kind: 'file', bytes: 42, digest }], deleted: [], truncated: false },
   };
 }
 

@@ -32,8 +32,9 @@ import { benchTaskId, materialize, planTask, type StepKind } from './workload.js
  * roots hold — so cached roots of the old shape are not reused.
  * 2: objects stored as canonical JSON bytes (LMDB) / text (SQLite).
  * 3: Task machine version 2 (a Task's context counts its rejections and keeps the latest only).
+ * 4: workload-neutral names and artifact contracts with an explicit kind.
  */
-export const WORKLOAD_VERSION = 3;
+export const WORKLOAD_VERSION = 4;
 const WAVE = 10_000;
 
 export type Target = 'lmdb' | 'sqlite';

@@ -40,11 +40,11 @@ export interface Step {
 
 export const BENCH_SPEC = (taskId: string) => ({
   taskId,
-  title: `Repair allocation defect ${taskId}`,
-  goal: 'Find and fix the seat allocation defect; deliver diagnosis.json and completion.json; pass the frozen tests.',
+  title: `Fix the defect of ${taskId}`,
+  goal: 'Investigate and fix the defect; deliver findings.json and report.json; pass the frozen tests.',
   requiredArtifacts: [
-    { name: 'diagnosis.json', schema: 'diagnosis' },
-    { name: 'completion.json', schema: 'completion' },
+    { name: 'findings.json', kind: 'json' as const, schema: 'json' },
+    { name: 'report.json', kind: 'json' as const, schema: 'json' },
   ],
   labels: { suite: 'bench' },
 });
@@ -145,7 +145,7 @@ export function materialize(kind: StepKind, taskId: string, context: TaskContext
       return external({
         type: 'assignment.commit',
         harness: g % 2 === 0 ? 'codex' : 'hermes',
-        purpose: g % 2 === 0 ? 'diagnose' : 'repair',
+        purpose: g % 2 === 0 ? 'investigate' : 'fix',
         instructions: `Attempt ${g + 1}: ${randomHex(random, 24)}`,
       });
     case 'compile': {
@@ -166,7 +166,7 @@ export function materialize(kind: StepKind, taskId: string, context: TaskContext
             reason: 'repository snapshot at attempt start',
           },
         ],
-        prompt: `Generation ${g}: repair the defect. ${randomHex(random, 32)}`,
+        prompt: `Generation ${g}: fix the defect. ${randomHex(random, 32)}`,
       };
       return host(
         { type: 'context.compile', generation: g, contextDigest: digestOf({ kind: 'context', body }) },
@@ -187,7 +187,7 @@ export function materialize(kind: StepKind, taskId: string, context: TaskContext
       return host({ type: 'dispatch.reconcile', clientRequestId: requestId, jobIds: [`job-${randomHex(random, 16)}`] });
     case 'observe':
     case 'observeFull': {
-      const names = kind === 'observeFull' ? ['diagnosis.json', 'completion.json'] : ['diagnosis.json'];
+      const names = kind === 'observeFull' ? ['findings.json', 'report.json'] : ['findings.json'];
       const blobs = names.map((name) =>
         Buffer.from(JSON.stringify({ artifact: name, generation: g, note: randomHex(random, 40) })),
       );
@@ -229,7 +229,7 @@ export function materialize(kind: StepKind, taskId: string, context: TaskContext
         generation: g,
         contextDigest: context.contextDigest,
         evidence: Object.fromEntries(Object.entries(context.evidence).map(([name, held]) => [name, held.digest])),
-        summary: 'diagnosis and fix delivered',
+        summary: 'findings and fix delivered',
         proposer: 'codex',
       });
     case 'verifyPass': {

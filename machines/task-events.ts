@@ -104,12 +104,21 @@ export const TASK_EVENTS = [
   ),
   taskEvent(
     'assignment.commit',
-    { harness: Label, purpose: Label, generation: Generation, assignmentDigest: Digest },
+    {
+      harness: Label,
+      purpose: Label,
+      generation: Generation,
+      assignmentDigest: Digest,
+      /** The spec's stage the Assignment runs (absent in events written before stages). */
+      stage: Label.optional(),
+    },
     {
       external: true,
       refs: { assignmentDigest: 'assignment' },
       writes: ['assignmentDigest'],
       sent: {
+        /** The stage's purpose when absent; with a spec that has stages and no `stage`, the stage's name. */
+        purpose: Label.optional(),
         /** Optional fence: the generation the caller expects to create (current + 1); the next one when absent. */
         generation: Generation.optional(),
         /** Kept in the Assignment object the kernel writes. */
@@ -176,7 +185,15 @@ export const TASK_EVENTS = [
       },
     },
   ),
-  taskEvent('evaluation.settle', { generation: Generation }, { external: false }),
+  taskEvent(
+    'evaluation.settle',
+    {
+      generation: Generation,
+      /** Artifacts the stage was to write that are not held (recorded, not used by guards). */
+      missing: z.array(Id).optional(),
+    },
+    { external: false },
+  ),
   taskEvent(
     'verification.record',
     {

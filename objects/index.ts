@@ -1,13 +1,31 @@
 export {
   OBJECT_KINDS,
-  TaskSpec,
-  RequiredArtifact,
   AssignmentObject,
   ContextObject,
   ProposalObject,
   EvidenceObject,
   VerificationObject,
   OutcomeObject,
-  type TaskSpecInput,
 } from './object-kinds.js';
-export { ARTIFACT_SCHEMAS, Diagnosis, Completion, checkArtifact, type ArtifactCheck } from './artifact-schemas.js';
+export {
+  TaskSpec,
+  RequiredArtifact,
+  Stage,
+  WorkspacePath,
+  DEFAULT_STAGE,
+  stagesOf,
+  stageNamed,
+  type TaskSpecInput,
+} from './task-spec.js';
+export {
+  BUILT_IN_CONTRACTS,
+  TEMPLATE_NAMES,
+  TEMPLATE_PLACEHOLDER,
+  checkArtifact,
+  checkSpecContracts,
+  checkSpecTemplates,
+  contractLabel,
+  type ArtifactCheck,
+  type ArtifactContracts,
+  type ContractIssue,
+} from './artifact-contracts.js';

@@ -1,45 +1,12 @@
 import { z } from 'zod';
 import { HarnessRunReceipt } from '../drivers/receipt.js';
 import { Digest, TaskId } from '../store/index.js';
+import { TaskSpec } from './task-spec.js';
 
 /**
  * The immutable objects the Host keeps, one zod schema per kind. The store validates a body
  * against its kind when it is written and again whenever it is read.
  */
-
-export const RequiredArtifact = z.object({
-  /** Workspace-relative file name, e.g. `diagnosis.json`. */
-  name: z
-    .string()
-    .min(1)
-    .max(200)
-    .refine((n) => !n.split('/').includes('..') && !n.startsWith('/'), 'must stay inside the workspace'),
-  /** Name of the zod schema the Host validates the artifact with (see objects/artifact-schemas.ts). */
-  schema: z.string().min(1),
-});
-
-export const TaskSpec = z.object({
-  taskId: TaskId.optional(),
-  title: z.string().min(1).max(500),
-  goal: z.string().min(1).max(20_000),
-  requiredArtifacts: z.array(RequiredArtifact).min(1),
-  acceptance: z
-    .object({
-      command: z.string().min(1),
-      args: z.array(z.string()).default([]),
-      /** Workspace-relative paths of the frozen acceptance tests; their digests must not change. */
-      frozenTests: z.array(z.string().min(1)).default([]),
-      timeoutMs: z.number().int().positive().default(120_000),
-      /** sha256 of each frozen test as seeded; computed by the Host from `workspaceSeed` when absent. */
-      frozenTestDigests: z.record(z.string(), Digest).optional(),
-    })
-    .optional(),
-  /** Directory copied into each Task Attempt's workspace (the repository to repair). */
-  workspaceSeed: z.string().min(1).optional(),
-  labels: z.record(z.string(), z.string()).default({}),
-});
-export type TaskSpec = z.infer<typeof TaskSpec>;
-export type TaskSpecInput = z.input<typeof TaskSpec>;
 
 export const AssignmentObject = z.object({
   taskId: TaskId,
@@ -47,6 +14,8 @@ export const AssignmentObject = z.object({
   generation: z.number().int().positive(),
   harness: z.string().min(1),
   purpose: z.string().min(1),
+  /** The spec's stage this Assignment runs (absent in Assignments written before stages). */
+  stage: z.string().min(1).optional(),
   instructions: z.string().default(''),
 });
 
@@ -101,7 +70,10 @@ export const OutcomeObject = z.object({
   evidence: z.record(z.string(), Digest),
   sourceDigest: Digest,
   verification: Digest,
+  /** The spec's `result` artifact: parsed JSON, text, or null for a file (its digest is in `evidence`). */
   result: z.unknown(),
+  /** Which artifact `result` was read from. */
+  resultArtifact: z.string().optional(),
 });
 
 export const OBJECT_KINDS = {

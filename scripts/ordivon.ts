@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { backup, restore } from './commands/backup.js';
-import { demo } from './commands/demo.js';
+import { demo } from '../workloads/demo-command.js';
 import { graph } from './commands/graph.js';
 import { doctor, list, show } from './commands/inspect.js';
 import { serve } from './commands/serve.js';

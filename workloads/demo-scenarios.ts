@@ -102,9 +102,9 @@ export async function driveScenario(
     labels: { ...workload.spec.labels, scenario: plan.name },
   });
   bind(taskId);
-  await sup.send(taskId, { type: 'assignment.commit', harness: plan.diagnoser, purpose: 'diagnose' });
+  await sup.send(taskId, { type: 'assignment.commit', harness: plan.diagnoser, stage: 'diagnose' });
   await sup.waitFor(taskId, ['waiting']);
-  await sup.send(taskId, { type: 'assignment.commit', harness: plan.repairer, purpose: 'repair' });
+  await sup.send(taskId, { type: 'assignment.commit', harness: plan.repairer, stage: 'repair' });
   if (plan.name === 'F1') {
     facts.staleProposal = await sup.send(taskId, {
       type: 'completion.propose',
@@ -115,7 +115,7 @@ export async function driveScenario(
   }
   let rest = await sup.waitFor(taskId, ['completed', 'waiting']);
   for (let generation = 3; rest === 'waiting' && generation <= plan.repairs.length + 1; generation++) {
-    await sup.send(taskId, { type: 'assignment.commit', harness: plan.repairer, purpose: 'repair' });
+    await sup.send(taskId, { type: 'assignment.commit', harness: plan.repairer, stage: 'repair' });
     rest = await sup.waitFor(taskId, ['completed', 'waiting']);
   }
   return { taskId, facts };

@@ -9,7 +9,7 @@ import { scriptedCodexLaunch } from '../drivers/scripted/responses-codex.js';
 import { startResponsesModel } from '../drivers/scripted/responses-model.js';
 import type { ResponsesStep } from '../drivers/scripted/responses-script.js';
 import { CLAIMED_COMPLETION, DIAGNOSIS, completion, hermesLikeScript, type Behaviour } from './hamilton-behaviours.js';
-import type { Workload } from './workload.js';
+import { loadWorkload, type Workload } from './workload.js';
 
 export type { Behaviour };
 export type AcpAgent = 'opencode' | 'hermes-like';
@@ -170,4 +170,13 @@ export function scriptedHarnesses(options: {
       rmSync(homes, { recursive: true, force: true });
     },
   };
+}
+
+/** The demo workload's scripted harnesses as a service runs them: each stage's own behaviour. */
+export function demoHarnesses(acpAgent: AcpAgent): ScriptedHarnesses {
+  return scriptedHarnesses({
+    workload: loadWorkload('hamilton-v1'),
+    acpAgent,
+    behaviourOf: (a) => (a.purpose === 'diagnose' ? 'diagnose' : 'repair'),
+  });
 }

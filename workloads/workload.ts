@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { TaskSpec } from '../objects/index.js';
 
@@ -12,6 +12,14 @@ export interface Workload {
   spec: TaskSpec;
   /** Reads a file of the workload (e.g. a scripted provider's repair). */
   file(path: string): string;
+}
+
+/** The workloads shipped with the package: each folder of `workloads/` with a `task.json`. */
+export function workloadNames(): string[] {
+  return readdirSync(WORKLOADS, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(`${WORKLOADS}${entry.name}/task.json`))
+    .map((entry) => entry.name)
+    .sort();
 }
 
 /** Loads a frozen workload by name (`hamilton-v1`); its spec is parsed like any Task spec. */

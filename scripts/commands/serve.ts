@@ -7,8 +7,7 @@ import {
   type SupervisorOptions,
 } from '../../actors/supervisor.js';
 import { resolveStateRoot } from '../../store/index.js';
-import { scriptedHarnesses } from '../../workloads/scripted-harnesses.js';
-import { loadWorkload } from '../../workloads/workload.js';
+import { demoHarnesses } from '../../workloads/scripted-harnesses.js';
 import { startService } from '../service/start-service.js';
 import { ApiError } from '../service/http-io.js';
 import { startInspector } from '../service/inspector.js';
@@ -258,11 +257,7 @@ async function openServeHost(
       label: `config (${Object.keys(config.harnesses).join(', ')})`,
     };
   }
-  const scripted = scriptedHarnesses({
-    workload: loadWorkload('hamilton-v1'),
-    acpAgent: harnesses.acpAgent,
-    behaviourOf: (a) => (a.purpose === 'diagnose' ? 'diagnose' : 'repair'),
-  });
+  const scripted = demoHarnesses(harnesses.acpAgent);
   const host = await openHost({ ...base, harnesses: scripted.harnesses, onStep }).catch(async (error) => {
     await scripted.close();
     throw error;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { HostError } from '../../actors/errors.js';
-import { parseTaskSpec } from '../../actors/new-task.js';
+import type { TaskSpecInput } from '../../objects/index.js';
 import { createSupervisor, type Supervisor } from '../../actors/supervisor.js';
 import type { SendResult } from '../../actors/task-actor.js';
 import { sendViaService, serviceFor } from '../service/cli-route.js';
@@ -48,7 +48,7 @@ export const taskCreate = command({
     const spec = parseJson(text, values.spec);
     return withSupervisor(values.state, async (sup) => {
       try {
-        const created = await sup.createTask(parseTaskSpec(spec));
+        const created = await sup.createTask(spec as TaskSpecInput);
         emit(io, created, () => `created ${created.taskId} at revision ${created.revision}`);
         return EXIT.ok;
       } catch (error) {

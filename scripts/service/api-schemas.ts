@@ -4,9 +4,9 @@ import { TaskId } from '../../store/records.js';
 /** `:id` of `/tasks/:id…`. */
 export const TaskIdParam = TaskId;
 
-/** `POST /tasks` with `{ "workload": "hamilton-v1" }`: the frozen demo workload's Task spec. */
+/** `POST /tasks` with `{ "workload": NAME }`: the Task spec of a workload shipped under `workloads/NAME/`. */
 export const WorkloadRequest = z.strictObject({
-  workload: z.enum(['hamilton-v1']),
+  workload: z.string().regex(/^[a-z0-9][a-z0-9.-]*$/, 'a workload folder name'),
   taskId: TaskId.optional(),
 });
 

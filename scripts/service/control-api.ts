@@ -3,12 +3,12 @@ import type { z } from 'zod';
 import { zodIssue } from '../../base/index.js';
 import { HostError } from '../../actors/errors.js';
 import { EventInput } from '../../actors/event-input.js';
-import { parseTaskSpec } from '../../actors/new-task.js';
+import type { TaskSpecInput } from '../../objects/index.js';
 import type { Supervisor } from '../../actors/supervisor.js';
 import type { SendResult } from '../../actors/task-actor.js';
 import { taskRejections, taskRuns } from '../../actors/task-runs.js';
 import { taskGraph } from '../../machines/task-graph.js';
-import { loadWorkload } from '../../workloads/workload.js';
+import { loadWorkload, workloadNames } from '../../workloads/workload.js';
 import { checkAccess, type AccessPolicy } from './access.js';
 import { ShowQuery, StreamQuery, TaskIdParam, WorkloadRequest } from './api-schemas.js';
 import { ApiError, apiErrorOf, readJson, sendError, sendJson } from './http-io.js';
@@ -123,7 +123,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       const body = await readJson(req);
       const spec = body !== null && typeof body === 'object' && 'workload' in body ? workloadSpec(body) : body;
       // `invalid_spec` (400, with its field as `path`) and `task_exists` (409) are HostErrors: `apiErrorOf`.
-      const created = await sup.createTask(parseTaskSpec(spec));
+      const created = await sup.createTask(spec as TaskSpecInput);
       return sendJson(res, 201, created);
     }
     if (parts[0] === 'tasks' && parts.length === 2) {
@@ -202,6 +202,15 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
 
 function workloadSpec(body: object) {
   const request = parsed(WorkloadRequest.safeParse(body), 'invalid_spec');
+  if (!workloadNames().includes(request.workload))
+    throw new ApiError(
+      400,
+      'invalid_spec',
+      `no workload named ${request.workload} (known: ${workloadNames().join(', ')})`,
+      {
+        path: 'workload',
+      },
+    );
   const spec = loadWorkload(request.workload).spec;
   return request.taskId ? { ...spec, taskId: request.taskId } : spec;
 }

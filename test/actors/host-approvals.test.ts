@@ -56,7 +56,7 @@ describe('the Host passes the configured approval policy and envFrom names to ea
       for (const harness of ['plain', 'own']) {
         const { taskId } = await sup.createTask({ ...SPEC, taskId: `t-${harness}` });
         const observed = committed(sup, taskId, 'run.observe');
-        await sup.send(taskId, { type: 'assignment.commit', harness, purpose: 'investigate' });
+        await sup.send(taskId, { type: 'assignment.commit', harness, stage: 'work' });
         await observed;
       }
       assert.deepEqual(

@@ -37,7 +37,7 @@ describe('Task event definitions', () => {
 
   it('leave the digests the kernel writes out of what callers send', () => {
     const sent = Object.fromEntries(TASK_EVENTS.map((e) => [e.type, Object.keys(e.sent.shape)]));
-    assert.deepEqual(sent['assignment.commit'], ['type', 'harness', 'purpose', 'generation', 'instructions']);
+    assert.deepEqual(sent['assignment.commit'], ['type', 'harness', 'purpose', 'generation', 'stage', 'instructions']);
     assert.deepEqual(sent['completion.propose'], [
       'type',
       'generation',

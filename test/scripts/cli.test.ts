@@ -67,7 +67,10 @@ describe('ordivon CLI', () => {
   it('exits 2 with the code and field path on malformed input and writes nothing', () => {
     const before = rootDigest(state);
     const bad = join(dir, 'bad-spec.json');
-    writeFileSync(bad, JSON.stringify({ ...SPEC, requiredArtifacts: [{ name: 'x.json' }] }));
+    writeFileSync(
+      bad,
+      JSON.stringify({ ...SPEC, requiredArtifacts: [{ name: 'x.json', schema: { type: 'objekt' } }] }),
+    );
     const cases: Array<[string[], string, RegExp?]> = [
       [['send', 'cli-task', '{"type":"completion.propose","generation":0}'], 'invalid_event', /generation/],
       [['send', 'cli-task', '{not json'], 'invalid_json'],

@@ -73,13 +73,13 @@ describe('ordivon serve with a harness configuration', { timeout: 60_000 }, () =
         taskId: 'secret-1',
         title: 'Receive a key by name',
         goal: 'Run the probe with the key from the environment.',
-        requiredArtifacts: [{ name: 'out.json', schema: 'json' }],
+        requiredArtifacts: [{ name: 'out.json' }],
       };
       assert.equal((await http(serve.ready, 'POST', '/tasks', { body: spec })).status, 201);
       const observed = await nextCommit(serve.ready, (c) => c.taskId === 'secret-1' && c.type === 'run.observe');
       await observed.opened;
       const sent = await http(serve.ready, 'POST', '/tasks/secret-1/events', {
-        body: { type: 'assignment.commit', harness: 'probe', purpose: 'investigate' },
+        body: { type: 'assignment.commit', harness: 'probe', stage: 'work' },
       });
       assert.equal(sent.status, 200, sent.text);
       await observed.commit;

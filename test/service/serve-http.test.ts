@@ -123,7 +123,7 @@ describe('ordivon serve over HTTP (a real child process on 127.0.0.1)', { timeou
       [
         'POST',
         '/tasks',
-        { body: { ...SPEC, requiredArtifacts: [{ name: 'x.json' }] } },
+        { body: { ...SPEC, requiredArtifacts: [{ name: 'x.json', schema: { type: 'objekt' } }] } },
         400,
         'invalid_spec',
         'requiredArtifacts.0.schema',

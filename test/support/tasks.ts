@@ -5,10 +5,7 @@ import { digestOf, sha256 } from '../../store/index.js';
 export const SPEC = {
   title: 'Repair the seat allocation defect',
   goal: 'Find and fix the defect; deliver diagnosis.json and completion.json; pass the frozen tests.',
-  requiredArtifacts: [
-    { name: 'diagnosis.json', schema: 'diagnosis' },
-    { name: 'completion.json', schema: 'completion' },
-  ],
+  requiredArtifacts: [{ name: 'diagnosis.json' }, { name: 'completion.json' }],
 };
 
 export function receipt(runId: string, contextDigest: string): HarnessRunReceipt {

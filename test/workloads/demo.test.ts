@@ -11,7 +11,7 @@ import { EventStore } from '../../store/index.js';
 import { reportScenario, type F3Phases, type ScenarioReport } from '../../workloads/demo-checks.js';
 import { type UncheckedExpectation } from '../../workloads/demo-cross-checks.js';
 import { SCENARIOS } from '../../workloads/demo-scenarios.js';
-import { demoText } from '../../scripts/commands/demo-output.js';
+import { demoText } from '../../workloads/demo-output.js';
 import { tempDir } from '../support/temp.js';
 
 const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
@@ -171,7 +171,10 @@ function assertScenarios(report: DemoReport): void {
     claims.rejections.map((r) => [r.reason, r.generation]),
     [['missing_artifact', 2]],
   );
-  assert.match(claims.runs[1]!.refused['completion.json'] ?? '', /^invalid completion: filesChanged/);
+  assert.match(
+    claims.runs[1]!.refused['completion.json'] ?? '',
+    /^invalid json-schema: filesChanged: must have required property 'filesChanged'/,
+  );
   assert.match(claims.runs[1]!.finalTextSample ?? '', /repaired/);
 }
 

@@ -2,12 +2,12 @@ import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { z } from 'zod';
-import { openHost, type Host } from '../../actors/host.js';
-import { OBJECT_KINDS } from '../../objects/index.js';
-import { createRuntime } from '../../runtime/index.js';
-import { EventStore, resolveStateRoot } from '../../store/index.js';
-import { F3Phases, reportScenario, type ScenarioReport } from '../../workloads/demo-checks.js';
-import { crossChecks } from '../../workloads/demo-cross-checks.js';
+import { openHost, type Host } from '../actors/host.js';
+import { OBJECT_KINDS } from '../objects/index.js';
+import { createRuntime } from '../runtime/index.js';
+import { EventStore, resolveStateRoot } from '../store/index.js';
+import { F3Phases, reportScenario, type ScenarioReport } from './demo-checks.js';
+import { crossChecks } from './demo-cross-checks.js';
 import {
   PLANS,
   SCENARIOS,
@@ -16,14 +16,14 @@ import {
   type ScenarioFacts,
   type ScenarioName,
   type ScenarioPlan,
-} from '../../workloads/demo-scenarios.js';
-import { scriptedHarnesses } from '../../workloads/scripted-harnesses.js';
-import { loadWorkload, type Workload } from '../../workloads/workload.js';
-import { CliError, EXIT, emit, type Io } from '../cli-io.js';
-import { booleanFlag, command, stringFlag } from '../command.js';
+} from './demo-scenarios.js';
+import { scriptedHarnesses } from './scripted-harnesses.js';
+import { loadWorkload, type Workload } from './workload.js';
+import { CliError, EXIT, emit, type Io } from '../scripts/cli-io.js';
+import { booleanFlag, command, stringFlag } from '../scripts/command.js';
 import { demoText } from './demo-output.js';
 
-const CLI = fileURLToPath(new URL('../ordivon.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../scripts/ordivon.js', import.meta.url));
 
 /**
  * `ordivon demo` (`npm start`): the frozen hamilton-v1 repair workload end to end on the embedded
@@ -210,7 +210,7 @@ async function f3Lose(
         labels: { ...workload.spec.labels, scenario: plan.name },
       });
       bind(taskId, plan);
-      await sup.send(taskId, { type: 'assignment.commit', harness: plan.diagnoser, purpose: 'diagnose' });
+      await sup.send(taskId, { type: 'assignment.commit', harness: plan.diagnoser, stage: 'diagnose' });
       await sup.waitFor(taskId, ['waiting']);
       const stopped = new Promise<void>((resolve, reject) => {
         const unsubscribe = sup.subscribe((c) => {
@@ -220,7 +220,7 @@ async function f3Lose(
           sup.stop().then(resolve, reject);
         });
       });
-      await sup.send(taskId, { type: 'assignment.commit', harness: plan.repairer, purpose: 'repair' });
+      await sup.send(taskId, { type: 'assignment.commit', harness: plan.repairer, stage: 'repair' });
       const ranThrough = sup.waitFor(taskId, ['completed', 'waiting']).then(
         () =>
           Promise.reject(

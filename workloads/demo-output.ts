@@ -1,6 +1,6 @@
-import type { TaskRun } from '../../actors/task-runs.js';
-import type { Expectation, ScenarioReport } from '../../workloads/demo-checks.js';
-import type { UncheckedExpectation } from '../../workloads/demo-cross-checks.js';
+import type { TaskRun } from '../actors/task-runs.js';
+import type { Expectation, ScenarioReport } from './demo-checks.js';
+import type { UncheckedExpectation } from './demo-cross-checks.js';
 
 const short = (digest: string | null | undefined) => (digest ? `${digest.slice(0, 19)}…` : '-');
 
