@@ -3,6 +3,7 @@ import { backup, restore } from './commands/backup.js';
 import { demo } from '../workloads/demo-command.js';
 import { graph } from './commands/graph.js';
 import { doctor, list, show } from './commands/inspect.js';
+import { run } from './commands/run.js';
 import { serve } from './commands/serve.js';
 import { send, taskCreate } from './commands/write.js';
 import { isCommitFailure } from '../store/index.js';
@@ -12,7 +13,7 @@ import { parseCommandLine } from './command-line.js';
 import { errorAnswer } from './error-answer.js';
 
 /** Every command, in usage order: its flags, usage and handler are one definition (scripts/commands/). */
-const COMMANDS: readonly Command[] = [demo, taskCreate, send, show, list, doctor, backup, restore, serve, graph];
+const COMMANDS: readonly Command[] = [demo, run, taskCreate, send, show, list, doctor, backup, restore, serve, graph];
 
 export const ORDIVON: Program = {
   name: 'ordivon',

@@ -1,0 +1,229 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { HostError } from '../../actors/errors.js';
+import { openHost, type Host } from '../../actors/host.js';
+import { parseTaskSpec } from '../../actors/new-task.js';
+import { stageNamed, type TaskSpec } from '../../objects/index.js';
+import { TaskId, digestOf } from '../../store/index.js';
+import { CliError, EXIT, cliErrorOf, emit, parseJson, type Io } from '../cli-io.js';
+import { command, stringFlag } from '../command.js';
+import { configFlag, loadConfig } from '../config.js';
+import { StagesFlag, checkPlan, stageStatus, type PlannedStage } from '../run-plan.js';
+import { followTask } from '../run-progress.js';
+
+/** States in which a Task does nothing until it is sent an event. */
+const REST = ['open', 'waiting', 'completed', 'cancelled', 'blocked'];
+
+/** Why a run did not complete the Task: a code and a sentence, printed and returned as data. */
+interface NotCompleted {
+  code: string;
+  message: string;
+}
+
+/**
+ * `ordivon run --spec FILE [--config FILE] --stages NAME=HARNESS,… [--task ID]`: creates the Task
+ * (or resumes it by id), commits each stage's Assignment in order and waits for it, and prints the
+ * outcome. Progress goes to stderr, one line per commit. Exit 0 completed; 1 not completed, naming
+ * why (a stage that settled without its artifacts, a refused completion, a failed verification, a
+ * cancelled or blocked Task); 2 bad input, refused before the state root is opened.
+ *
+ * Resuming reads only durable state: a stage one of whose Assignments settled with everything it
+ * produces (or completed the Task) is skipped; an Assignment still in flight from a process that
+ * died is waited for (the Host reconciles or observes it at boot), then its stage is committed
+ * again if it did not finish. A stage this run commits and that does not finish ends the run.
+ */
+export const run = command({
+  name: 'run',
+  summary: 'run a Task from a spec through its stages with configured harnesses; resume it by id',
+  details: [
+    "Creates the Task (or resumes it: --task ID, or the spec's taskId), then commits each stage of --stages in",
+    'order with its harness and waits for it; stages already finished are skipped. Progress on stderr.',
+    'Exit 0 completed, 1 not completed (the reason is printed), 2 bad input (nothing written).',
+  ],
+  flags: {
+    spec: stringFlag('FILE', 'the JSON spec of the Task', z.string({ error: 'required' }).min(1, 'must not be empty')),
+    config: configFlag,
+    stages: stringFlag('NAME=HARNESS,…', 'the stages to run, in order, each with its harness', StagesFlag),
+    task: stringFlag('ID', "the Task's id (else the spec's taskId, else a new one)", TaskId.optional()),
+  },
+  async run(values, io) {
+    const spec = readSpec(values.spec, values.task);
+    const loaded = loadConfig(values.config);
+    const harnesses = loaded?.config.harnesses ?? {};
+    checkPlan(values.stages, spec, Object.keys(harnesses));
+    const say = (line: string) => io.err(line);
+
+    let host: Host;
+    try {
+      host = await openHost({
+        state: values.state,
+        purpose: `ordivon run pid ${process.pid}`,
+        harnesses,
+        ...(loaded?.config.approvals ? { approvals: loaded.config.approvals } : {}),
+      });
+    } catch (error) {
+      if (error instanceof HostError) throw cliErrorOf(error, { details: { findings: error.findings } });
+      throw error;
+    }
+    // A signal stops the Host politely (the provider is stopped, its job recorded) instead of killing
+    // the process; what was durable is resumed by running the command again.
+    let onSignal: (signal: NodeJS.Signals) => void = () => {};
+    const interrupted = new Promise<NotCompleted>((resolve) => {
+      onSignal = (signal) =>
+        resolve({ code: 'interrupted', message: `${signal}: stopped; run again with --task to resume` });
+    });
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    try {
+      const taskId = await createOrResume(host, spec, say);
+      const unfollow = followTask(host.supervisor, taskId, say);
+      const why = await Promise.race([runStages(host, taskId, spec, values.stages, say), interrupted]);
+      unfollow();
+      return report(io, host, taskId, why);
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      await host.stop();
+    }
+  },
+});
+
+/** The spec file, parsed and its contracts compiled; `--task` sets its id. Exit 2 for anything wrong. */
+function readSpec(file: string, taskId: string | undefined): TaskSpec {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new CliError('spec_unreadable', `cannot read ${file}: ${(error as Error).message}`, {
+      exit: EXIT.usage,
+      cause: error,
+    });
+  }
+  const raw = parseJson(text, file);
+  try {
+    const spec = parseTaskSpec(raw);
+    return taskId === undefined ? spec : { ...spec, taskId };
+  } catch (error) {
+    if (error instanceof HostError) throw cliErrorOf(error, { exit: EXIT.usage });
+    throw error;
+  }
+}
+
+/**
+ * Creates the Task, or finds it by id. A Task that exists with another spec is `task_exists`
+ * (exit 2): resuming must not run one spec's stages against another's Task.
+ */
+async function createOrResume(host: Host, spec: TaskSpec, say: (line: string) => void): Promise<string> {
+  const sup = host.supervisor;
+  const existing = spec.taskId !== undefined ? sup.getTask(spec.taskId) : undefined;
+  if (existing) {
+    const comparable = (s: TaskSpec) =>
+      digestOf(s.acceptance ? { ...s, acceptance: { ...s.acceptance, frozenTestDigests: undefined } } : s);
+    if (comparable(existing.spec) !== comparable(spec))
+      throw new CliError('task_exists', `task ${existing.taskId} exists with another spec`, { exit: EXIT.usage });
+    say(`ordivon run: resuming task ${existing.taskId} (${existing.state}, revision ${existing.revision})`);
+    return existing.taskId;
+  }
+  const { taskId } = await sup.createTask(spec);
+  say(`ordivon run: created task ${taskId} (run again with --task ${taskId} to resume)`);
+  return taskId;
+}
+
+/** Commits each planned stage that has not finished, in order; resolves with why the Task did not complete, or null. */
+async function runStages(
+  host: Host,
+  taskId: string,
+  spec: TaskSpec,
+  plan: PlannedStage[],
+  say: (line: string) => void,
+): Promise<NotCompleted | null> {
+  const sup = host.supervisor;
+  const rest = () => sup.waitFor(taskId, REST, []);
+  for (const { stage, harness } of plan) {
+    let committedHere = false;
+    for (;;) {
+      const task = sup.getTask(taskId)!;
+      if (task.state === 'completed') return null;
+      if (task.state === 'cancelled' || task.state === 'blocked') return stopped(task.state, task.context);
+      const status = stageStatus(sup.events(taskId), stage);
+      if (status.done) {
+        if (!committedHere) say(`  ${`${stage} g${status.generation}`.padEnd(16)} finished earlier: skipped`);
+        break;
+      }
+      if (!REST.includes(task.state)) {
+        // An Assignment from an earlier process is still in flight: the Host carries it on from boot.
+        await rest();
+        continue;
+      }
+      if (committedHere) return unfinished(stage, status.generation, task.context, sup.getTask(taskId)!.state);
+      const sent = await sup.send(taskId, { type: 'assignment.commit', harness, stage });
+      if (!sent.written) return { code: sent.code ?? 'refused', message: `stage ${stage}: ${sent.detail ?? ''}` };
+      committedHere = true;
+      await rest();
+    }
+    if (stageNamed(spec, stage)?.proposesCompletion && sup.getTask(taskId)!.state === 'completed') return null;
+  }
+  const task = sup.getTask(taskId)!;
+  if (task.state === 'completed') return null;
+  return {
+    code: 'not_completed',
+    message: `every stage of --stages ran and the Task is ${task.state}; none of them completed it`,
+  };
+}
+
+function stopped(
+  state: string,
+  context: { cancelReason: string | null; lastRejection: { reason: string } | null },
+): NotCompleted {
+  return state === 'cancelled'
+    ? { code: 'task_cancelled', message: `the Task was cancelled: ${context.cancelReason ?? ''}` }
+    : {
+        code: 'task_blocked',
+        message: `the Task is blocked (${context.lastRejection?.reason ?? 'ordivon show TASK_ID says why'})`,
+      };
+}
+
+/** Why a stage this run committed did not finish: its latest rejection, or what it settled without. */
+function unfinished(
+  stage: string,
+  generation: number | null,
+  context: { lastRejection: { event: string; reason: string; generation: number; detail?: string } | null },
+  state: string,
+): NotCompleted {
+  const rejection = context.lastRejection;
+  if (rejection && rejection.generation === generation)
+    return {
+      code: rejection.reason,
+      message: `stage ${stage} (g${generation}): ${rejection.detail ?? `its ${rejection.event} was refused`}`,
+    };
+  return {
+    code: 'missing_artifact',
+    message: `stage ${stage} (g${generation}) did not finish: the Task is ${state} without the artifacts it produces`,
+  };
+}
+
+/** Prints the outcome (or why there is none) on stdout; 0 completed, 1 not. */
+function report(io: Io, host: Host, taskId: string, why: NotCompleted | null): number {
+  const task = host.supervisor.getTask(taskId)!;
+  const outcome = task.context.outcome;
+  const body = outcome ? host.supervisor.getObject<Record<string, unknown>>(outcome.digest).body : null;
+  const answer = {
+    taskId,
+    state: task.state,
+    completed: why === null,
+    ...(outcome ? { outcomeDigest: outcome.digest, outcome: body } : {}),
+    ...(why ? { reason: why } : {}),
+  };
+  emit(io, answer, () =>
+    why === null
+      ? [
+          `completed: task ${taskId}, outcome ${outcome?.digest ?? '-'}`,
+          ...(body?.['resultArtifact'] ? [`result (${String(body['resultArtifact'])}):`] : []),
+          ...(body?.['result'] !== undefined && body['result'] !== null
+            ? [typeof body['result'] === 'string' ? body['result'] : JSON.stringify(body['result'], null, 2)]
+            : []),
+        ].join('\n')
+      : `not completed: task ${taskId} is ${task.state}: ${why.code}: ${why.message}`,
+  );
+  return why === null ? EXIT.ok : EXIT.failed;
+}

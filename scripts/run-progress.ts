@@ -1,0 +1,74 @@
+import type { Supervisor } from '../actors/supervisor.js';
+import type { Committed } from '../actors/task-actor.js';
+import type { EventRecord } from '../store/index.js';
+
+type Event = { revision: number } & Pick<EventRecord, 'type' | 'data' | 'disposition'>;
+
+const names = (map: unknown): string[] => Object.keys((map ?? {}) as Record<string, unknown>);
+
+/** What one committed event says about the work, for a person: the stage's step, never the event name alone. */
+export function describeEvent(event: Event): string {
+  const data = event.data as Record<string, unknown>;
+  if (!event.disposition.admitted) return `${event.type} refused: ${event.disposition.code}`;
+  switch (event.type) {
+    case 'task.created':
+      return 'task created';
+    case 'assignment.commit':
+      return `assigned to ${String(data['harness'])}`;
+    case 'context.compile':
+      return `context compiled ${String(data['contextDigest']).slice(0, 19)}…`;
+    case 'dispatch.intend':
+      return `dispatching run ${String(data['clientRequestId'])}`;
+    case 'dispatch.ack':
+      return `run started (job ${String(data['jobId'])})`;
+    case 'dispatch.lost':
+      return 'no answer to the dispatch: looking the run up';
+    case 'dispatch.reconcile':
+      return `run found by its request id (${(data['jobIds'] as unknown[]).length} job(s))`;
+    case 'run.observe': {
+      const kept = names(data['evidence']);
+      const refused = Object.entries((data['refused'] ?? {}) as Record<string, string>);
+      return [
+        `run ${String(data['jobStatus'])}`,
+        kept.length > 0 ? `artifacts ${kept.join(', ')}` : 'no artifact retained',
+        ...refused.map(([name, why]) => `${name} refused: ${why}`),
+      ].join('; ');
+    }
+    case 'evaluation.settle': {
+      const missing = (data['missing'] ?? []) as string[];
+      return missing.length > 0 ? `settled without ${missing.join(', ')}` : 'settled';
+    }
+    case 'completion.propose':
+      return `completion proposed with ${names(data['evidence']).join(', ') || 'no evidence'}`;
+    case 'verification.record':
+      return data['passed'] === true ? 'verification passed' : 'verification failed';
+    case 'task.cancel':
+      return `cancelled: ${String(data['reason'])}`;
+    default:
+      return event.type;
+  }
+}
+
+/**
+ * Prints one line per commit of the Task: the stage and generation, what happened, the state it
+ * led to (`  fix g2  run succeeded; artifacts report.json → evaluating`). Returns the unsubscribe.
+ */
+export function followTask(sup: Supervisor, taskId: string, print: (line: string) => void): () => void {
+  const stageOf = new Map<number, string>();
+  for (const event of sup.events(taskId)) noteStage(stageOf, event);
+  return sup.subscribe((c: Committed) => {
+    if (c.taskId !== taskId) return;
+    const event = sup.events(taskId).find((e) => e.revision === c.revision);
+    if (!event) return;
+    noteStage(stageOf, event);
+    const generation = (event.data as { generation?: number }).generation ?? sup.getTask(taskId)?.context.generation;
+    const where = generation ? `${stageOf.get(generation) ?? '?'} g${generation}` : 'task';
+    print(`  ${where.padEnd(16)} ${describeEvent(event)} → ${c.state}`);
+  });
+}
+
+function noteStage(stageOf: Map<number, string>, event: Event): void {
+  const data = event.data as { generation?: number; stage?: string; purpose?: string };
+  if (event.type === 'assignment.commit' && event.disposition.admitted && data.generation)
+    stageOf.set(data.generation, data.stage ?? data.purpose ?? '?');
+}
