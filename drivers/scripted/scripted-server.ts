@@ -9,8 +9,8 @@ import { listenLoopback } from './listen-loopback.js';
 export type ScriptedAnswer =
   | { type: 'json'; status: number; body: unknown }
   | { type: 'sse'; frames: readonly string[] }
-  /** Opens an SSE stream and never completes it (a stuck provider). */
-  | { type: 'hang' };
+  /** Opens an SSE stream, sends `frames` (if any) and never completes it (a stuck provider). */
+  | { type: 'hang'; frames?: readonly string[] };
 
 /** What the API-specific handler sees of one request. */
 export interface ScriptedRequest {
@@ -20,6 +20,8 @@ export interface ScriptedRequest {
   query: URLSearchParams;
   /** The body parsed as JSON; `undefined` when it is empty or not JSON. */
   json: unknown;
+  /** The body as received (to tell an empty body from one that is not JSON). */
+  text: string;
   /** Arrival order at this server (0-based). */
   seq: number;
 }
@@ -89,6 +91,7 @@ export async function startScriptedServer<R>(
     if (answer.type === 'hang') {
       open.add(response);
       response.once('close', () => open.delete(response));
+      for (const frame of answer.frames ?? []) response.write(frame);
       response.write(': scripted model: this stream never completes\n\n');
       return;
     }
@@ -105,6 +108,7 @@ export async function startScriptedServer<R>(
           path: url.pathname,
           query: url.searchParams,
           json: parseJson(text),
+          text,
           seq: requests.length,
         });
         record(entry);
