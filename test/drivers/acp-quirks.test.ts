@@ -101,6 +101,19 @@ describe('acp driver: quirks of real agents', () => {
     assert.equal(readFileSync(join(work, 'a.txt'), 'utf8'), 'x');
   });
 
+  it('answers a pre-read of a file that does not exist yet with -32002 file_missing, and records no refusal for it', async () => {
+    const { receipt, work, trace } = await run({
+      steps: [
+        { do: 'read', path: 'new.json' },
+        { do: 'write', path: 'new.json', content: '{}' },
+      ],
+    });
+    const failed = trace.find((e) => e['event'] === 'fs_error');
+    assert.deepEqual([failed?.['code'], (failed?.['data'] as { code?: string })?.code], [-32002, 'file_missing']);
+    assert.equal(readFileSync(join(work, 'new.json'), 'utf8'), '{}');
+    assert.deepEqual(receipt.artifactRefusals, []);
+  });
+
   it("keeps the prompt answer's _meta.quota as usage.promptQuota (gemini-cli reports tokens only there)", async () => {
     const quota = { token_count: { input_tokens: 600, output_tokens: 60 }, model_usage: [] };
     const { receipt } = await run({ steps: [{ do: 'message', text: 'ok' }], promptMeta: { quota } });
