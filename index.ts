@@ -35,9 +35,15 @@ export {
 export { EventStore, StoreError, type StoreErrorCode } from './store/index.js';
 export { openHost, type Host, type HostOptions } from './actors/host.js';
 export {
+  HarnessConfig,
+  HostConfig,
+  ApprovalPolicy,
+  DEFAULT_APPROVALS,
+  parseHostConfig,
+} from './actors/harness-config.js';
+export {
   createHostEffects,
   clientRequestId,
-  type HarnessConfig,
   type HarnessFactory,
   type HostEffectsOptions,
 } from './actors/host-effects.js';

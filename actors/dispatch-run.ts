@@ -1,6 +1,7 @@
 import type { DriverRunInput } from '../drivers/receipt.js';
 import type { TaskHandle } from './effects.js';
 import { HostError } from './errors.js';
+import { DEFAULT_APPROVALS } from './harness-config.js';
 import { clientRequestId, type HostEffectContext } from './host-effects-options.js';
 
 /**
@@ -42,6 +43,8 @@ export async function dispatchRun(ctx: HostEffectContext, task: TaskHandle): Pro
     command: harness.command,
     args: harness.args ?? [],
     env: harness.env ?? {},
+    // Names only: the driver pool's worker reads the values when it spawns the provider.
+    envFrom: harness.envFrom ?? [],
     cwd: workspace,
     prompt,
     contextDigest: context.contextDigest!,
@@ -49,7 +52,7 @@ export async function dispatchRun(ctx: HostEffectContext, task: TaskHandle): Pro
     graceMs: 2_000,
     expectedArtifacts: ctx.stageArtifacts(task),
     maxArtifactBytes: ctx.options.maxArtifactBytes ?? 1 << 20,
-    policy: { approvals: 'accept' },
+    policy: { approvals: harness.approvals ?? ctx.options.approvals ?? DEFAULT_APPROVALS },
     ...(harness.model ? { model: harness.model } : {}),
   };
   ctx.step(task, `dispatching ${assignment.purpose} to ${assignment.harness} as ${requestId}`);

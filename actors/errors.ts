@@ -35,6 +35,8 @@ export const HOST_ERROR_CODES = [
   'storage_failed',
   // lifecycle
   'harness_unknown',
+  'invalid_config',
+  'env_missing',
   'not_serving',
   'invalid_option',
   'boot_failed',

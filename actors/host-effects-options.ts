@@ -1,18 +1,10 @@
-import type { DriverKind } from '../drivers/receipt.js';
 import { createWorkspace, type Runtime } from '../runtime/index.js';
 import type { ArtifactContracts } from '../objects/index.js';
 import type { TaskHandle } from './effects.js';
+import type { ApprovalPolicy, HarnessConfig } from './harness-config.js';
 import { assignedStage } from './stages.js';
 
-/** How to launch one harness: which driver speaks to it, and the process to start. */
-export interface HarnessConfig {
-  driver: DriverKind;
-  command: string;
-  args?: string[];
-  env?: Record<string, string>;
-  model?: string;
-  timeoutMs?: number;
-}
+export type { HarnessConfig } from './harness-config.js';
 
 /** Chooses the launch configuration per Assignment (e.g. a scripted provider's behaviour per purpose). */
 export type HarnessFactory = (assignment: {
@@ -26,6 +18,8 @@ export interface HostEffectsOptions {
   runtime: Runtime;
   /** Harness name (as named by `assignment.commit`) → launch configuration. */
   harnesses: Record<string, HarnessConfig | HarnessFactory>;
+  /** The answer to provider approval / permission requests unless a harness names its own (default `accept`). */
+  approvals?: ApprovalPolicy;
   /** Root under which each Task Attempt gets its workspace. */
   workspaces: string;
   /** Fault injection for tests and the demo: drop the Runtime's response to this dispatch. */

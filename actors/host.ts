@@ -2,12 +2,15 @@ import { join } from 'node:path';
 import { createDriverPool, type DriverPool } from '../drivers/index.js';
 import { createRuntime, type Runtime } from '../runtime/index.js';
 import { resolveStateRoot } from '../store/index.js';
+import { checkHostHarnesses, type ApprovalPolicy } from './harness-config.js';
 import { createHostEffects, type HostEffectsOptions } from './host-effects.js';
 import { createSupervisor, type Supervisor, type SupervisorOptions } from './supervisor.js';
 
 export interface HostOptions extends Omit<SupervisorOptions, 'effects'> {
-  /** Harness name → how to launch it (driver, command, args, env). */
+  /** Harness name → how to launch it (`HarnessConfig`: driver, command, args, env, envFrom, …) or a factory of one. */
   harnesses: HostEffectsOptions['harnesses'];
+  /** The answer to provider approval / permission requests unless a harness names its own (default `accept`). */
+  approvals?: ApprovalPolicy;
   /** Driver pool threads (default 2). */
   maxThreads?: number;
   dropDispatchResponse?: HostEffectsOptions['dropDispatchResponse'];
@@ -31,11 +34,17 @@ export interface Host {
  * `<state>/runtime`, workspaces under `<state>/workspaces`) and the piscina driver pool, wired
  * so that frontier work runs as Runtime jobs whose harness runs execute on the pool.
  *
+ * Throws `invalid_config` (a harness configuration or `approvals` does not parse; `path` names the
+ * field, e.g. `harnesses.codex.driver`) or `env_missing` (a variable named in `envFrom` is not set)
+ * before anything is opened or written.
+ *
  * The Runtime opens first (its recovery marks jobs whose executor process is gone `abandoned`;
  * it never touches a live executor's jobs), so the supervisor's `reconciling` step can look up
  * every unknown dispatch before it serves.
  */
 export async function openHost(options: HostOptions): Promise<Host> {
+  // Before anything opens: a bad harness configuration or a missing envFrom variable writes nothing.
+  const harnesses = checkHostHarnesses(options.harnesses, options.approvals, process.env);
   const root = resolveStateRoot(options.state);
   const pool = createDriverPool({ maxThreads: options.maxThreads ?? 2 });
   let runtime: Runtime;
@@ -50,7 +59,8 @@ export async function openHost(options: HostOptions): Promise<Host> {
   }
   const effects = createHostEffects({
     runtime,
-    harnesses: options.harnesses,
+    harnesses,
+    ...(options.approvals ? { approvals: options.approvals } : {}),
     workspaces: join(root, 'workspaces'),
     ...(options.artifactContracts ? { artifactContracts: options.artifactContracts } : {}),
     ...(options.dropDispatchResponse ? { dropDispatchResponse: options.dropDispatchResponse } : {}),

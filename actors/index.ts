@@ -21,6 +21,14 @@ export {
   type Finding,
 } from './errors.js';
 export { parseTaskSpec } from './new-task.js';
+export {
+  HarnessConfig,
+  HostConfig,
+  ApprovalPolicy,
+  DEFAULT_APPROVALS,
+  parseHostConfig,
+  assertEnvFrom,
+} from './harness-config.js';
 export { EventInput, type EventInputIn } from './event-input.js';
 export { systemClock, manualClock, type Clock } from './clock.js';
 export type { EffectRunner, TaskHandle } from './effects.js';

@@ -62,6 +62,7 @@ export const POOL_FAILURE_CODES = {
   pool_aborted: "the caller's AbortSignal fired, or the pool closed, before the run reached a worker",
   restart_intensity_exceeded: 'too many crashes of this driver kind within the window; the detail says when it reopens',
   pool_failed: "the pool's own supervision of the run threw (a defect)",
+  env_missing: 'a variable named in envFrom is not set (or empty) where the provider is spawned; nothing was started',
 } as const;
 export type PoolFailureCode = keyof typeof POOL_FAILURE_CODES;
 

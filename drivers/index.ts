@@ -1,5 +1,6 @@
 export {
   DriverKind,
+  EnvName,
   DriverRunInput,
   type DriverRunInputIn,
   ArtifactFound,
@@ -7,6 +8,7 @@ export {
   DriverFailureKind,
   DriverResult,
 } from './receipt.js';
+export { resolveEnvFrom } from './env-from.js';
 export { createDriverPool, type DriverPool, type DriverRunOptions } from './pool.js';
 export { collectArtifacts, ARTIFACT_UNREADABLE } from './artifacts.js';
 export {

@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
+import { MessageChannel, SHARE_ENV, receiveMessageOnPort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { killLeftovers, waitUntilStopped } from '../os/index.js';
 import { systemClock } from './clock.js';
@@ -79,6 +79,10 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
     // Drivers are I/O-bound and may leave late events (child exits) after a run; keep the
     // worker's event loop running between tasks instead of parking it in Atomics.wait.
     atomics: 'disabled',
+    // A worker otherwise gets a copy of process.env taken when piscina creates it, so a variable
+    // set after the pool was made would reach the threads created later and not the warm ones.
+    // Shared, every thread reads `envFrom` values as the process holds them at spawn time.
+    env: SHARE_ENV,
     ...(o.resourceLimits !== undefined ? { resourceLimits: o.resourceLimits } : {}),
   });
   const counters = {

@@ -7,6 +7,9 @@ import { z } from 'zod';
 export const DriverKind = z.enum(['codex', 'acp', 'command']);
 export type DriverKind = z.infer<typeof DriverKind>;
 
+/** The name of an environment variable (POSIX portable: letters, digits, `_`, not starting with a digit). */
+export const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
+
 export const DriverRunInput = z.object({
   driver: DriverKind,
   /** The Host's deterministic id for this run (the Dispatch clientRequestId). */
@@ -15,6 +18,14 @@ export const DriverRunInput = z.object({
   command: z.string().min(1),
   args: z.array(z.string()).default([]),
   env: z.record(z.string(), z.string()).default({}),
+  /**
+   * Names of variables whose values are read from the environment of the thread that spawns the
+   * provider, at spawn time (`resolveEnvFrom`): secrets travel through the Host and the Runtime as
+   * names only, so no job record or event can hold their values. A name must not also be in `env`.
+   * The pool's worker resolves them (`resolveEnvFrom`); a driver function called directly gets
+   * exactly `env`.
+   */
+  envFrom: z.array(EnvName).default([]),
   /** Absolute path of the Task Attempt's workspace; the provider's cwd and the only place artifacts are read from. */
   cwd: z.string().min(1),
   /** The compiled Context rendered as the provider's prompt. */

@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
 import { threadId, type MessagePort } from 'node:worker_threads';
 import { DriverResult, DriverRunInput, type DriverKind } from './receipt.js';
+import { resolveEnvFrom } from './env-from.js';
 import { describeIssues, zodIssue } from '../base/index.js';
 import { describeThrown, driverFailure, invalidInputFailure } from './failures.js';
 import { killLeftovers, processStartTicks, waitUntilStopped } from '../os/index.js';
@@ -116,26 +117,30 @@ export function createWorkerHandler(
     current = state;
     post(state, { type: 'started', threadId });
     try {
-      const input = DriverRunInput.safeParse(envelope.data.input);
-      if (!input.success) return invalidInputFailure(input.error);
+      const parsed = DriverRunInput.safeParse(envelope.data.input);
+      if (!parsed.success) return invalidInputFailure(parsed.error);
+      // The one place envFrom values are read: this thread, right before the provider is spawned.
+      const resolved = resolveEnvFrom(parsed.data, process.env);
+      if (!resolved.ok) return resolved.failure;
+      const input = resolved.input;
       let run: DriverFn;
       try {
-        run = await load(input.data.driver);
+        run = await load(input.driver);
       } catch (error) {
         return driverFailure(
           'driver_unavailable',
           'driver_load_failed',
-          `driver '${input.data.driver}' cannot be loaded: ${describeThrown(error)}`,
+          `driver '${input.driver}' cannot be loaded: ${describeThrown(error)}`,
         );
       }
       let output: unknown;
       try {
-        output = await run(input.data, controller.signal);
+        output = await run(input, controller.signal);
       } catch (error) {
         return driverFailure(
           'driver_crashed',
           'driver_threw',
-          `driver '${input.data.driver}' threw: ${describeThrown(error)}`,
+          `driver '${input.driver}' threw: ${describeThrown(error)}`,
         );
       }
       const result = DriverResult.safeParse(output);
@@ -143,7 +148,7 @@ export function createWorkerHandler(
         return driverFailure(
           'driver_crashed',
           'driver_result_invalid',
-          `driver '${input.data.driver}' returned an invalid result: ${describeIssues(result.error)}`,
+          `driver '${input.driver}' returned an invalid result: ${describeIssues(result.error)}`,
           { path: zodIssue('driver_result_invalid', result.error).path },
         );
       }

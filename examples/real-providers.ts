@@ -8,7 +8,7 @@
  *
  * The environment is parsed with zod first: a missing key or binary stops it with `config_invalid`
  * naming the variable, before anything is written. Each provider gets only the variables listed
- * here (not this process's whole environment). Afterwards: `ordivon show TASK_ID --events`.
+ * here (not this process's whole environment); the keys are passed by name (`envFrom`). Afterwards: `ordivon show TASK_ID --events`.
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -37,20 +37,23 @@ if (!order.success) {
   process.exit(2);
 }
 
-const { PATH, HOME, OPENAI_API_KEY, OPENROUTER_API_KEY } = env.data;
+const { PATH, HOME } = env.data;
 const harnesses: Record<string, HarnessConfig> = {
   codex: {
     driver: 'codex',
     command: env.data.CODEX_BIN,
     args: ['app-server'],
-    env: { PATH, HOME, OPENAI_API_KEY },
+    env: { PATH, HOME },
+    // By name: the driver pool's worker reads the key when it spawns the provider, so it is never stored.
+    envFrom: ['OPENAI_API_KEY'],
     timeoutMs: 20 * 60_000,
   },
   hermes: {
     driver: 'acp',
     command: env.data.HERMES_BIN,
     args: ['acp'],
-    env: { PATH, HOME, OPENROUTER_API_KEY },
+    env: { PATH, HOME },
+    envFrom: ['OPENROUTER_API_KEY'],
     timeoutMs: 20 * 60_000,
   },
 };

@@ -98,6 +98,8 @@ export const StoredRun = z.discriminatedUnion('kind', [
     command: z.string(),
     args: z.array(z.string()),
     envKeys: z.array(z.string()),
+    /** The run's `envFrom`: names of variables read where the provider is spawned (never their values). */
+    envFrom: z.array(z.string()).optional(),
     contextDigest: z.string(),
     promptDigest: Digest,
     model: z.string().optional(),

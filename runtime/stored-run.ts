@@ -20,6 +20,8 @@ export function storedHarnessRun(input: DriverRunInput): StoredRun {
     command: input.command,
     args: input.args,
     envKeys: Object.keys(input.env).sort(),
+    // Absent when empty, so a record written before envFrom existed names the same request.
+    ...(input.envFrom.length === 0 ? {} : { envFrom: input.envFrom }),
     contextDigest: input.contextDigest,
     promptDigest: 'sha256:' + createHash('sha256').update(input.prompt).digest('hex'),
     timeoutMs: input.timeoutMs,

@@ -16,6 +16,7 @@ export const CLI_ERROR_CODES = [
   'usage',
   'invalid_json',
   'spec_unreadable',
+  'config_unreadable',
   'demo_failed',
   'listen_failed',
   'inspector_missing',

@@ -15,23 +15,33 @@ import type { Listener } from '../service/access.js';
 import { z } from 'zod';
 import { CliError, EXIT, cliErrorOf, count, throttledProgress } from '../cli-io.js';
 import { booleanFlag, command, stringFlag } from '../command.js';
+import { configFlag, loadConfig, type LoadedConfig } from '../config.js';
 
 /** Default TCP port of `ordivon serve` (on 127.0.0.1). */
 export const DEFAULT_PORT = 7420;
 
+/** Which harnesses the service runs. */
+type Harnesses =
+  | { kind: 'none'; why: 'flag' | 'no-config' }
+  | { kind: 'demo'; acpAgent: 'opencode' | 'hermes-like' }
+  | { kind: 'config'; loaded: LoadedConfig };
+
 /**
  * `ordivon serve`: the supervisor as a long-running service with the JSON control API, SSE and
- * the local page. By default it runs the full Host with the scripted demo harnesses (`codex`,
- * `hermes`: real provider binaries against loopback scripted models), so the demo workload can
- * be driven through the API; `--no-harnesses` runs the bare supervisor (Tasks wait at their
- * frontier). Exits 0 after SIGTERM/SIGINT has drained it; 1 when it cannot start.
+ * the local page. It runs the full Host with the harnesses of its configuration (`--config FILE`,
+ * else `./ordivon.config.json` when present); with none, the bare supervisor (Tasks wait at their
+ * frontier), as with `--no-harnesses`. `--demo-harnesses` runs the demo's scripted harnesses
+ * (`codex`, `hermes`: real provider binaries against loopback scripted models) so the demo
+ * workload can be driven through the API. Exits 0 after SIGTERM/SIGINT has drained it; 1 when it
+ * cannot start; 2 for bad flags or a configuration it refuses (before the state root is opened).
  */
 export const serve = command({
   name: 'serve',
   summary: 'run the supervisor as a service: JSON control API, SSE, page at /',
   details: [
-    'send/show/list talk to it while it holds the state root. By default it runs the full Host with the',
-    'scripted demo harnesses (codex, hermes); exits 0 after SIGTERM/SIGINT has drained it, 1 when it cannot start.',
+    'send/show/list talk to it while it holds the state root. It runs the harnesses of --config FILE or',
+    './ordivon.config.json (none: the bare supervisor); --demo-harnesses runs the scripted demo ones (codex, hermes).',
+    'Exits 0 after SIGTERM/SIGINT has drained it, 1 when it cannot start, 2 for bad flags or a refused configuration.',
     'With --json it prints exactly one line when ready: {"listening": {url, port|socket, pid, state, ...}}.',
   ],
   flags: {
@@ -60,11 +70,15 @@ export const serve = command({
       'bearer token every request must carry (else ORDIVON_TOKEN)',
       z.string().min(1, 'must not be empty').optional(),
     ),
-    'no-harnesses': booleanFlag('the bare supervisor: no harnesses, Tasks wait at their frontier'),
+    config: configFlag,
+    'no-harnesses': booleanFlag(
+      'the bare supervisor: no harnesses (no configuration read), Tasks wait at their frontier',
+    ),
+    'demo-harnesses': booleanFlag("the demo's scripted harnesses (codex, hermes) instead of a configuration"),
     'acp-agent': stringFlag(
       'opencode|hermes-like',
-      'the ACP agent behind the scripted hermes harness: the real opencode acp or the scripted Hermes-like one',
-      z.enum(['opencode', 'hermes-like'], { error: 'must be opencode or hermes-like' }).default('opencode'),
+      'with --demo-harnesses, the ACP agent behind hermes: the real opencode acp (default) or the scripted Hermes-like one',
+      z.enum(['opencode', 'hermes-like'], { error: 'must be opencode or hermes-like' }).optional(),
     ),
     inspect: booleanFlag('stream actor events to the Stately inspector (see --inspect-url)'),
     'inspect-url': stringFlag(
@@ -92,7 +106,7 @@ export const serve = command({
     if (values.port !== undefined && values.socket !== undefined)
       throw new CliError('usage', 'give --port or --socket, not both', { exit: EXIT.usage });
     const port = values.port ?? DEFAULT_PORT;
-    const acpAgent = values['acp-agent'];
+    const harnesses = chooseHarnesses(values);
     const token = values.token ?? process.env.ORDIVON_TOKEN;
     const listener: Listener =
       values.socket !== undefined ? { kind: 'socket', path: values.socket } : { kind: 'tcp', host: values.host, port };
@@ -111,34 +125,19 @@ export const serve = command({
       // A long history takes a while to verify: say how far it got (every 2 s; nothing with --json).
       ...(io.json ? {} : { onBootProgress: throttledProgress(say, 'ordivon serve: validating, ') }),
     };
-    let supervisor: Supervisor;
-    let stopHost: () => Promise<void>;
+    let opened: OpenedHost;
     try {
-      if (values['no-harnesses']) {
-        supervisor = createSupervisor(base);
-        await supervisor.start();
-        stopHost = () => supervisor.stop();
-      } else {
-        const scripted = demoHarnesses(acpAgent);
-        const host = await openHost({
-          ...base,
-          harnesses: scripted.harnesses,
-          onStep: (taskId, text) => say(`  [${taskId.slice(0, 13)}] ${text}`),
-        }).catch(async (error) => {
-          await scripted.close();
-          throw error;
-        });
-        supervisor = host.supervisor;
-        stopHost = async () => {
-          await host.stop();
-          await scripted.close();
-        };
-      }
+      opened = await openServeHost(harnesses, base, say);
     } catch (error) {
       inspector?.stop();
-      if (error instanceof HostError) throw cliErrorOf(error, { details: { findings: error.findings } });
+      if (error instanceof HostError)
+        throw cliErrorOf(error, {
+          details: { findings: error.findings },
+          exit: error.code === 'invalid_config' || error.code === 'env_missing' ? EXIT.usage : EXIT.failed,
+        });
       throw error;
     }
+    const { supervisor, stop: stopHost } = opened;
 
     let service;
     try {
@@ -155,13 +154,20 @@ export const serve = command({
       ...(service.listener.kind === 'socket' ? { socket: service.listener.path } : { port: service.listener.port }),
       pid: process.pid,
       state,
-      harnesses: values['no-harnesses'] ? 'none' : `scripted (codex, hermes via ${acpAgent})`,
+      harnesses: opened.label,
+      config: harnesses.kind === 'config' ? harnesses.loaded.file : null,
       tokenRequired: token !== undefined,
       inspect: inspector ? values['inspect-url'] : null,
       recovery,
       checkpointEvery: checkpointEvery ?? null,
       boot: supervisor.bootReport(),
     };
+    // Listening before the ready line is printed: whoever reads it may send SIGTERM at once, and
+    // without a listener that signal would kill the process instead of draining it.
+    const stopped = new Promise<string>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGINT', () => resolve('SIGINT'));
+    });
     // --json: exactly one line when ready (scripts read the port from it), nothing else.
     if (io.json) io.out(JSON.stringify({ listening: ready }));
     else {
@@ -176,10 +182,7 @@ export const serve = command({
       );
     }
 
-    const signal = await new Promise<string>((resolve) => {
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-      process.once('SIGINT', () => resolve('SIGINT'));
-    });
+    const signal = await stopped;
     say(`ordivon serve: ${signal}, draining`);
     await service.close();
     await stopHost();
@@ -188,6 +191,86 @@ export const serve = command({
     return EXIT.ok;
   },
 });
+
+/**
+ * Which harnesses the flags ask for: at most one of `--config`, `--demo-harnesses`,
+ * `--no-harnesses`; without any, `./ordivon.config.json` when present. The configuration is read
+ * and checked here, before anything is opened (`loadConfig`'s refusals exit 2).
+ */
+function chooseHarnesses(values: {
+  config: string | undefined;
+  'demo-harnesses': boolean;
+  'no-harnesses': boolean;
+  'acp-agent': 'opencode' | 'hermes-like' | undefined;
+}): Harnesses {
+  const given = (['config', 'demo-harnesses', 'no-harnesses'] as const).filter((flag) =>
+    flag === 'config' ? values.config !== undefined : values[flag],
+  );
+  if (given.length > 1)
+    throw new CliError(
+      'usage',
+      `give one of --config, --demo-harnesses, --no-harnesses (got --${given.join(', --')})`,
+      {
+        exit: EXIT.usage,
+      },
+    );
+  if (values['acp-agent'] !== undefined && !values['demo-harnesses'])
+    throw new CliError('usage', '--acp-agent: only with --demo-harnesses', { exit: EXIT.usage, path: '--acp-agent' });
+  if (values['no-harnesses']) return { kind: 'none', why: 'flag' };
+  if (values['demo-harnesses']) return { kind: 'demo', acpAgent: values['acp-agent'] ?? 'opencode' };
+  const loaded = loadConfig(values.config);
+  return loaded ? { kind: 'config', loaded } : { kind: 'none', why: 'no-config' };
+}
+
+interface OpenedHost {
+  supervisor: Supervisor;
+  stop(): Promise<void>;
+  /** The ready line's `harnesses`: `none`, `config (a, b)`, `scripted (codex, hermes via opencode)`. */
+  label: string;
+}
+
+/** The bare supervisor, or the full Host with the configured or the scripted demo harnesses, started. */
+async function openServeHost(
+  harnesses: Harnesses,
+  base: SupervisorOptions,
+  say: (text: string) => void,
+): Promise<OpenedHost> {
+  const onStep = (taskId: string, text: string) => say(`  [${taskId.slice(0, 13)}] ${text}`);
+  if (harnesses.kind === 'none') {
+    if (harnesses.why === 'no-config')
+      say('ordivon serve: no ./ordivon.config.json: the bare supervisor (--config FILE, or --demo-harnesses)');
+    const supervisor = createSupervisor(base);
+    await supervisor.start();
+    return { supervisor, stop: () => supervisor.stop(), label: 'none' };
+  }
+  if (harnesses.kind === 'config') {
+    const { config } = harnesses.loaded;
+    const host = await openHost({
+      ...base,
+      harnesses: config.harnesses,
+      ...(config.approvals ? { approvals: config.approvals } : {}),
+      onStep,
+    });
+    return {
+      supervisor: host.supervisor,
+      stop: () => host.stop(),
+      label: `config (${Object.keys(config.harnesses).join(', ')})`,
+    };
+  }
+  const scripted = demoHarnesses(harnesses.acpAgent);
+  const host = await openHost({ ...base, harnesses: scripted.harnesses, onStep }).catch(async (error) => {
+    await scripted.close();
+    throw error;
+  });
+  return {
+    supervisor: host.supervisor,
+    stop: async () => {
+      await host.stop();
+      await scripted.close();
+    },
+    label: `scripted (codex, hermes via ${harnesses.acpAgent})`,
+  };
+}
 
 /** `10,000 Tasks, 1,000,000 events in 9.8 s, full replay on 2 workers` (or `…, checkpointed: 9,990 from checkpoints, 10 with a tail, 0 in full`). */
 export function bootLine(boot: BootSummary): string {

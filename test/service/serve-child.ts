@@ -15,6 +15,10 @@ export interface Ready {
   state: string;
   recovery?: 'full' | 'checkpoint';
   checkpointEvery?: number | null;
+  /** `none`, `config (a, b)` or `scripted (codex, hermes via …)`. */
+  harnesses?: string;
+  /** The configuration file it read, or null. */
+  config?: string | null;
   boot?: unknown;
 }
 
@@ -28,14 +32,19 @@ export interface ServeChild {
 }
 
 /**
- * Starts `ordivon serve … --json` as a child process and resolves with the one line it prints
+ * Starts `ordivon serve … --json` as a child process (in `options.cwd`, else this one's) and resolves with the one line it prints
  * when it listens; rejects (with its stderr) if it exits first. The child is killed when the
  * test process exits.
  */
-export function startServe(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServeChild> {
+export function startServe(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  options: { cwd?: string } = {},
+): Promise<ServeChild> {
   const child = spawn(process.execPath, [CLI, 'serve', '--json', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
+    ...(options.cwd ? { cwd: options.cwd } : {}),
   });
   let err = '';
   child.stderr.on('data', (c: Buffer) => (err += c.toString()));

@@ -5,12 +5,12 @@ import { describe, it } from 'node:test';
 import { tempDir } from '../support/temp.js';
 import { http, startServe } from './serve-child.js';
 
-describe('ordivon serve with its default Host (scripted demo harnesses)', { timeout: 60_000 }, () => {
+describe('ordivon serve --demo-harnesses (the scripted demo harnesses)', { timeout: 60_000 }, () => {
   it("opens the full Host, creates the demo workload's Task by name, and drains to exit 0", async () => {
     const state = join(tempDir(), 'state');
-    const serve = await startServe(['--state', state, '--port', '0']);
+    const serve = await startServe(['--state', state, '--port', '0', '--demo-harnesses']);
     try {
-      assert.match(String((serve.ready as unknown as { harnesses: string }).harnesses), /^scripted \(codex, hermes/);
+      assert.match(String(serve.ready.harnesses), /^scripted \(codex, hermes/);
       const created = await http(serve.ready, 'POST', '/tasks', { body: { workload: 'hamilton-v1', taskId: 'wl-1' } });
       assert.deepEqual([created.status, created.body.taskId], [201, 'wl-1']);
       const task = await http(serve.ready, 'GET', '/tasks/wl-1');

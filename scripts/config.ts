@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { HostError } from '../actors/errors.js';
+import { parseHostConfig, type HostConfig } from '../actors/harness-config.js';
+import { CliError, EXIT } from './cli-io.js';
+import { stringFlag } from './command.js';
+
+/** The configuration file a command reads from the current directory when `--config` is not given. */
+export const CONFIG_FILE = 'ordivon.config.json';
+
+/** `--config FILE`, shared by the commands that run harnesses. */
+export const configFlag = stringFlag(
+  'FILE',
+  `the harness configuration (default: ./${CONFIG_FILE} when present)`,
+  z.string().min(1, 'must not be empty').optional(),
+);
+
+/** A configuration as a command uses it: where it was read from, and what it says. */
+export interface LoadedConfig {
+  /** Absolute path of the file. */
+  file: string;
+  config: HostConfig;
+}
+
+/**
+ * Reads the Host configuration: `file` when given, else `./ordivon.config.json` when it exists,
+ * else nothing (undefined). Everything it refuses is malformed input (exit 2), refused before any
+ * state root is opened: `config_unreadable` (the file given cannot be read; `path` `--config`),
+ * `invalid_config` (not JSON: `path` `(root)`; does not parse: `path` names the field, e.g.
+ * `harnesses.gemini.driver`), `env_missing` (a variable named in `envFrom` is not set in `env`;
+ * `path` `harnesses.<name>.envFrom.<i>`). Values of `envFrom` variables are only checked for
+ * presence here; they are read again where each provider is spawned.
+ */
+export function loadConfig(
+  file: string | undefined,
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): LoadedConfig | undefined {
+  const path = resolve(options.cwd ?? process.cwd(), file ?? CONFIG_FILE);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if (file === undefined && (error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new CliError('config_unreadable', `cannot read ${path}: ${(error as Error).message}`, {
+      exit: EXIT.usage,
+      path: '--config',
+      cause: error,
+    });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CliError('invalid_config', `${path} is not JSON: ${(error as Error).message}`, {
+      exit: EXIT.usage,
+      path: '(root)',
+      cause: error,
+    });
+  }
+  try {
+    return { file: path, config: parseHostConfig(value, options.env ?? process.env) };
+  } catch (error) {
+    if (error instanceof HostError)
+      throw new CliError(error.code, `${path}: ${error.message}`, { exit: EXIT.usage, path: error.path, cause: error });
+    throw error;
+  }
+}
