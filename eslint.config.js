@@ -5,7 +5,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'workloads/*/**', '**/*.mjs', '**/*.js'] },
+  { ignores: ['dist/**', 'node_modules/**', '.agents/**', 'workloads/*/**', '**/*.mjs', '**/*.js'] },
   {
     files: ['**/*.ts', '**/*.cts'],
     languageOptions: {

@@ -44,6 +44,13 @@ export const DriverRunInput = z.object({
     .int()
     .positive()
     .default(1 << 20),
+  /**
+   * ACP only: offer the agent the client's confined `fs/read_text_file` / `fs/write_text_file`.
+   * Off for agents that mishandle them (gemini-cli 0.61 cannot create a file through them) or
+   * that should use the disk themselves; the driver then refuses `fs/*` requests as unknown methods.
+   * Absent means true (what every run did before the field existed).
+   */
+  clientFs: z.boolean().optional(),
   policy: z
     .object({
       /** Answer to provider approval / permission requests. */

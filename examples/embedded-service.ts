@@ -21,10 +21,15 @@ const RepairRequest = z.strictObject({
   harness: z.enum(['codex', 'hermes']),
 });
 
+/** This service's own artifact contracts: zod schemas its Task specs name by `schema`. */
+const Diagnosis = z.object({ file: z.string().min(1), cause: z.string().min(10) });
+const Completion = z.object({ summary: z.string().min(10), filesChanged: z.array(z.string()).min(1) });
+
 const { values } = parseArgs({ options: { state: { type: 'string' }, port: { type: 'string', default: '0' } } });
 const supervisor = createSupervisor({
   ...(values.state ? { state: values.state } : {}),
   purpose: 'embedded-service example',
+  artifactContracts: { diagnosis: Diagnosis, completion: Completion },
 });
 await supervisor.start();
 
@@ -59,11 +64,16 @@ async function repairs(req: IncomingMessage, res: ServerResponse): Promise<void>
       { name: 'diagnosis.json', schema: 'diagnosis' },
       { name: 'completion.json', schema: 'completion' },
     ],
+    stages: [
+      { name: 'diagnose', produces: ['diagnosis.json'] },
+      { name: 'repair', produces: ['completion.json'], proposesCompletion: true },
+    ],
+    result: 'completion.json',
   });
   const assigned = await supervisor.send(taskId, {
     type: 'assignment.commit',
     harness: parsed.data.harness,
-    purpose: 'diagnose',
+    stage: 'diagnose',
   });
   reply(res, assigned.admitted ? 201 : 409, { taskId, ...assigned });
 }

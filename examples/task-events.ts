@@ -26,7 +26,11 @@ const ServiceRefusal = z.object({ error: z.object({ code: z.string() }) });
 
 interface TaskView {
   state: string;
-  context: { generation: number; assignment: { harness: string } | null; evidence: Record<string, { digest: string }> };
+  context: {
+    generation: number;
+    assignment: { harness: string; purpose: string } | null;
+    evidence: Record<string, { digest: string }>;
+  };
 }
 
 /** Reads the Task from the service, sends the event `make` builds from it, prints the actor's answer. */
@@ -67,13 +71,17 @@ const PROGRAM: Program = {
       name: 'reassign',
       summary: 'a waiting Task → the other harness, as generation + 1',
       positionals: taskId,
+      flags: {
+        stage: stringFlag('NAME', "the spec's stage to run (default: the current Assignment's again)"),
+      },
       // Reassignment fences the current generation: the actor takes it only from waiting, open,
       // evaluating or an assigned state, and only as generation + 1.
       run: (args) =>
         sendEvent('reassign', args.state, args.taskId, (view) => ({
           type: 'assignment.commit',
           harness: OTHER[view.context.assignment?.harness ?? ''] ?? 'codex',
-          purpose: 'repair',
+          // Without --stage, the current Assignment's purpose names its stage (or, without stages, is kept).
+          ...(args.stage ? { stage: args.stage } : { purpose: view.context.assignment?.purpose ?? 'work' }),
           generation: view.context.generation + 1,
         })),
     }),

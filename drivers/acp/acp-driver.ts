@@ -22,7 +22,8 @@ type First = Settled | { tag: 'stopped'; reason: 'timeout' | 'aborted' } | { tag
 
 /**
  * Runs one ACP turn: `initialize` → `session/new` → `session/prompt`, serving confined
- * `fs/read_text_file` / `fs/write_text_file` and answering permissions from `input.policy`
+ * `fs/read_text_file` / `fs/write_text_file` (unless `input.clientFs` is false) and answering
+ * permissions from `input.policy`
  * (no terminal capability is advertised). The receipt is built from the raw ndjson stream.
  * `ok: true` means the protocol run finished (any stop reason), not that the task is done;
  * missing artifacts are still `ok: true`. The agent gets exactly `input.env`, nothing inherited.
@@ -118,27 +119,31 @@ async function converse(
     );
     return work;
   };
-  const connection = acp
+  const client = acp
     .client({ name: 'ordivon-acp' })
     .onRequest(acp.methods.client.session.requestPermission, ({ params }) => ({
       outcome: pickPermission(params.options, run.policy.approvals, cancelling),
-    }))
-    .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
-      sameSession(params.sessionId, 'fs/read_text_file', params.path);
-      return serve(readWorkspaceText(run.cwd, params, fsRefusals).then((content) => ({ content })));
-    })
-    .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
-      sameSession(params.sessionId, 'fs/write_text_file', params.path);
-      return serve(writeWorkspaceText(run.cwd, params, fsRefusals).then(() => ({})));
-    })
-    .connect(acp.ndJsonStream(agentProcess.toAgent, agentProcess.fromAgent));
+    }));
+  // Without the capability the methods are not served either (the SDK answers "method not found").
+  const clientFs = run.clientFs !== false;
+  if (clientFs)
+    client
+      .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
+        sameSession(params.sessionId, 'fs/read_text_file', params.path);
+        return serve(readWorkspaceText(run.cwd, params, fsRefusals).then((content) => ({ content })));
+      })
+      .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
+        sameSession(params.sessionId, 'fs/write_text_file', params.path);
+        return serve(writeWorkspaceText(run.cwd, params, fsRefusals).then(() => ({})));
+      });
+  const connection = client.connect(acp.ndJsonStream(agentProcess.toAgent, agentProcess.fromAgent));
 
   let stage = 'initialize';
   const conversation: Promise<Settled> = (async (): Promise<Settled> => {
     const agent = connection.agent;
     const hello: acp.InitializeRequest = {
       protocolVersion: acp.PROTOCOL_VERSION,
-      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
+      clientCapabilities: { fs: { readTextFile: clientFs, writeTextFile: clientFs }, terminal: false },
       clientInfo: CLIENT_INFO,
     };
     const init = await agent.request(acp.methods.agent.initialize, hello);

@@ -31,6 +31,14 @@ export const ACP_FAILURE_CODES = [
 ] as const;
 export type AcpFailureCode = (typeof ACP_FAILURE_CODES)[number];
 
+/**
+ * Codes of the scripted launch helpers (`scriptedAgentLaunch`): a recipe that does not parse or
+ * cannot be made concrete (`path` names the field), a command no helper knows, an agent that
+ * `npm run agents:install` has not installed.
+ */
+export const ACP_LAUNCH_CODES = ['invalid_launch_config', 'agent_unsupported', 'agent_not_installed'] as const;
+export type AcpLaunchCode = (typeof ACP_LAUNCH_CODES)[number];
+
 /** JSON-RPC codes used in refusals: the request's `path` was not acceptable, or the file is not there. */
 export const JSONRPC_INVALID_PARAMS = -32602;
 export const JSONRPC_RESOURCE_NOT_FOUND = -32002;

@@ -1,5 +1,23 @@
 export { runAcp, type AcpRunOptions } from './acp-driver.js';
 export { opencodeCommand, opencodeConfig, opencodeEnv, type OpencodeEnvOptions } from './opencode.js';
+export {
+  ACP_AGENTS,
+  agentCommand,
+  defaultAgentsDir,
+  type AcpAgent,
+  type AgentCommand,
+  type ModelApi,
+} from './acp-agents.js';
+export {
+  AgentRecipe,
+  AgentRecipes,
+  loadAgentRecipes,
+  scriptedAgentLaunch,
+  SCRIPTED_SECRET,
+  type ScriptedAgentLaunch,
+  type ScriptedAgentLaunchResult,
+  type ScriptedLaunchOptions,
+} from './agent-recipe.js';
 export { pickPermission, type PermissionOption, type PermissionOutcome } from './permission.js';
 export { WireLedger, type WireDirection, type WireObserver } from './wire-ledger.js';
 export { readWorkspaceText, writeWorkspaceText, type FsRefusal } from './workspace-fs.js';
@@ -7,8 +25,10 @@ export { buildReceipt } from './acp-receipt.js';
 export { AgentProcess, type ProcessExit, type ShutdownReport } from './agent-process.js';
 export {
   ACP_FAILURE_CODES,
+  ACP_LAUNCH_CODES,
   ACP_REFUSAL_CODES,
   AcpRunError,
   type AcpFailureCode,
+  type AcpLaunchCode,
   type AcpRefusalCode,
 } from './errors.js';

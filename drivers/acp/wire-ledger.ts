@@ -59,8 +59,15 @@ export class WireLedger {
   promptSent = false;
   stopReason: string | undefined;
   promptUsage: unknown;
+  /** `_meta.quota` of the prompt answer: where gemini-cli (and claude-agent-acp, besides `usage`) report tokens. */
+  promptQuota: unknown;
   lastUsageUpdate: unknown;
+  /** Text of the agent message being received; earlier messages of the turn are not kept. */
   #finalText = '';
+  /** `messageId` of that message (`null` when the agent sends none). */
+  #messageId: string | null = null;
+  /** A tool call was reported since that message's last chunk: the next chunk starts a new message. */
+  #toolSinceText = false;
 
   constructor(private readonly observer?: WireObserver) {}
 
@@ -88,16 +95,23 @@ export class WireLedger {
     return this.#methodsSeen.has(method);
   }
 
-  /** Concatenated `agent_message_chunk` text of the turn; undefined when empty. */
+  /**
+   * The turn's last agent message: its `agent_message_chunk` texts concatenated; undefined when
+   * empty. A message ends where the chunks' `messageId` changes or a tool call reports in between,
+   * so an adapter's notice sent earlier in the turn (claude-agent-acp's gateway warning) is not
+   * part of the final text, as the Codex driver keeps only the last agent message.
+   */
   get finalText(): string | undefined {
     return this.#finalText === '' ? undefined : this.#finalText;
   }
 
   /** Usage exactly as the agent reported it, or undefined when it reported none. */
   get usage(): unknown {
-    if (this.promptUsage === undefined && this.lastUsageUpdate === undefined) return undefined;
+    if (this.promptUsage === undefined && this.lastUsageUpdate === undefined && this.promptQuota === undefined)
+      return undefined;
     return {
       ...(this.promptUsage !== undefined ? { promptResponse: this.promptUsage } : {}),
+      ...(this.promptQuota !== undefined ? { promptQuota: this.promptQuota } : {}),
       ...(this.lastUsageUpdate !== undefined ? { lastUsageUpdate: this.lastUsageUpdate } : {}),
     };
   }
@@ -182,6 +196,7 @@ export class WireLedger {
     this.promptAnswered = true;
     this.stopReason = parsed.data.stopReason;
     this.promptUsage = parsed.data.usage;
+    this.promptQuota = parsed.data._meta?.quota;
   }
 
   #update(params: unknown): void {
@@ -196,7 +211,12 @@ export class WireLedger {
         if (update.sessionUpdate === 'agent_thought_chunk') return void this.thoughts++;
         this.messages++;
         const inTurn = this.promptSent && !this.promptAnswered;
-        if (inTurn && chunk.data.content.type === 'text') this.#finalText += chunk.data.content.text ?? '';
+        if (!inTurn || chunk.data.content.type !== 'text') return;
+        const messageId = chunk.data.messageId ?? null;
+        if (this.#toolSinceText || messageId !== this.#messageId) this.#finalText = '';
+        this.#messageId = messageId;
+        this.#toolSinceText = false;
+        this.#finalText += chunk.data.content.text ?? '';
         return;
       }
       case 'tool_call':
@@ -204,6 +224,7 @@ export class WireLedger {
         const tool = ToolCallUpdate.safeParse(update);
         if (!tool.success) return void this.protocolErrors++;
         this.toolStarted.add(tool.data.toolCallId);
+        this.#toolSinceText = true;
         if (tool.data.status && TERMINAL_TOOL_STATUS.has(tool.data.status)) this.toolFinished.add(tool.data.toolCallId);
         return;
       }

@@ -49,4 +49,5 @@ export const NewSessionResult = z.looseObject({
 export const PromptResult = z.looseObject({
   stopReason: z.string(),
   usage: z.unknown().optional(),
+  _meta: z.looseObject({ quota: z.unknown().optional() }).nullish(),
 });

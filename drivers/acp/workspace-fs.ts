@@ -16,7 +16,9 @@ export interface FsRefusal {
 const MAX_READ_BYTES = 8 << 20;
 
 function refuse(refusals: FsRefusal[], refusal: FsRefusal, jsonRpcCode: number, detail: string): never {
-  refusals.push(refusal);
+  // A missing file is an answer, not a refusal: agents read a file before creating it (an editor's
+  // pre-read), so it is not recorded next to escapes and oversize reads.
+  if (refusal.code !== 'file_missing') refusals.push(refusal);
   throw new RequestError(jsonRpcCode, `${refusal.code}: ${detail}`, { code: refusal.code, path: refusal.path });
 }
 
@@ -30,7 +32,8 @@ function confine(root: string, method: FsRefusal['method'], path: string, refusa
 /**
  * Serves `fs/read_text_file` for an agent, confined to the workspace `root`.
  * Fails (as a JSON-RPC error whose `data.code` names the reason, and a recorded refusal) when the
- * path escapes the workspace lexically or through a symlink, is missing, is not a file or is too big.
+ * path escapes the workspace lexically or through a symlink, is not a file or is too big; a missing
+ * file is `-32002` with `data.code` `file_missing`, not recorded.
  */
 export async function readWorkspaceText(
   root: string,

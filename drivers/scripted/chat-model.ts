@@ -1,8 +1,6 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import { z } from 'zod';
 import { zodIssue } from '../../base/index.js';
-import { listenLoopback } from './listen-loopback.js';
+import { sseData, startScriptedServer, type ScriptedAnswer } from './scripted-server.js';
 
 /**
  * SCRIPTED loopback model: an OpenAI chat-completions server (SSE or JSON) for testing real agents
@@ -74,52 +72,32 @@ export interface ChatModel {
 /** Starts the scripted model on 127.0.0.1 (random port). Rejects with the zod error if the script does not parse. */
 export async function startChatModel(options: { script: ChatModelScriptIn }): Promise<ChatModel> {
   const script = ChatModelScript.parse(options.script);
-  const requests: ChatRequestRecord[] = [];
-  const sockets = new Set<Socket>();
   let nextTurn = 0;
 
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      const record: ChatRequestRecord = {
-        seq: requests.length,
-        method: req.method ?? '',
-        path: req.url ?? '',
-        kind: 'other',
-        body: undefined,
-      };
-      requests.push(record);
-      try {
-        record.body = raw ? JSON.parse(raw) : undefined;
-      } catch {
-        return sendJson(res, 400, { error: { message: 'body is not JSON', code: 'invalid_json' } });
-      }
-      route(req, res, record);
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+  const server = await startScriptedServer<ChatRequestRecord>(({ method, path, json, text, seq }) => {
+    const record: ChatRequestRecord = { seq, method, path, kind: 'other', body: json };
+    if (text && json === undefined) {
+      return { record, answer: jsonAnswer(400, { error: { message: 'body is not JSON', code: 'invalid_json' } }) };
+    }
+    return { record, answer: route(method, record) };
   });
 
-  function route(req: IncomingMessage, res: ServerResponse, record: ChatRequestRecord): void {
-    if (req.method === 'GET' && /\/v1\/models$/.test(record.path)) {
-      return sendJson(res, 200, {
+  function route(method: string, record: ChatRequestRecord): ScriptedAnswer {
+    if (method === 'GET' && /\/v1\/models$/.test(record.path)) {
+      return jsonAnswer(200, {
         object: 'list',
         data: [{ id: 'scripted-model', object: 'model', owned_by: 'scripted' }],
       });
     }
-    if (req.method !== 'POST' || !/\/v1\/chat\/completions$/.test(record.path)) {
-      return sendJson(res, 404, {
-        error: { message: `scripted model: no route for ${req.method} ${record.path}`, code: 'no_route' },
+    if (method !== 'POST' || !/\/v1\/chat\/completions$/.test(record.path)) {
+      return jsonAnswer(404, {
+        error: { message: `scripted model: no route for ${method} ${record.path}`, code: 'no_route' },
       });
     }
     const body = ChatRequestBody.safeParse(record.body);
     if (!body.success) {
       const { code, path, message } = zodIssue('invalid_request', body.error);
-      return sendJson(res, 400, { error: { message, code, param: path } });
+      return jsonAnswer(400, { error: { message, code, param: path } });
     }
     const offersTools = (body.data.tools ?? []).length > 0;
     let reply: ChatReply;
@@ -134,7 +112,7 @@ export async function startChatModel(options: { script: ChatModelScriptIn }): Pr
       record.turn = nextTurn;
       const next = script.turns[nextTurn++];
       if (!next)
-        return sendJson(res, 400, {
+        return jsonAnswer(400, {
           error: {
             message: `scripted model: script exhausted after ${script.turns.length} turns`,
             code: 'script_exhausted',
@@ -143,30 +121,24 @@ export async function startChatModel(options: { script: ChatModelScriptIn }): Pr
       reply = next;
     }
     if (reply.httpStatus !== undefined) {
-      return sendJson(res, reply.httpStatus, {
+      return jsonAnswer(reply.httpStatus, {
         error: { message: `scripted model: scripted HTTP ${reply.httpStatus}`, type: 'scripted_error' },
       });
     }
     const model = `${body.data.model ?? 'model'} (scripted)`;
-    if (body.data.stream) streamReply(res, reply, model, record.seq);
-    else sendJson(res, 200, completion(reply, model, record.seq));
+    if (body.data.stream) return streamReply(reply, model, record.seq);
+    return jsonAnswer(200, completion(reply, model, record.seq));
   }
 
-  const port = await listenLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    url: `http://127.0.0.1:${server.port}/v1`,
+    requests: server.requests,
+    close: server.close,
   };
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'x-scripted-model': '1' });
-  res.end(JSON.stringify(body));
+function jsonAnswer(status: number, body: unknown): ScriptedAnswer {
+  return { type: 'json', status, body };
 }
 
 function toolArguments(call: z.infer<typeof ChatToolCall>): string {
@@ -194,14 +166,8 @@ function completion(reply: ChatReply, model: string, seq: number): unknown {
   };
 }
 
-/** Streams a reply as chat.completion.chunk SSE frames, ending with a usage chunk and `[DONE]`. */
-function streamReply(res: ServerResponse, reply: ChatReply, model: string, seq: number): void {
-  res.writeHead(200, {
-    'content-type': 'text/event-stream',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-scripted-model': '1',
-  });
+/** A reply as chat.completion.chunk SSE frames, ending with a usage chunk and `[DONE]`. */
+function streamReply(reply: ChatReply, model: string, seq: number): ScriptedAnswer {
   const base = {
     id: `chatcmpl-scripted-${seq}`,
     object: 'chat.completion.chunk',
@@ -209,12 +175,14 @@ function streamReply(res: ServerResponse, reply: ChatReply, model: string, seq: 
     model,
     system_fingerprint: 'scripted',
   };
+  const frames: string[] = [];
   const frame = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-    res.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
+    frames.push(sseData({ ...base, choices, ...extra }));
   const delta = (d: Record<string, unknown>, finish: string | null = null) =>
     frame([{ index: 0, delta: d, finish_reason: finish }]);
   delta({ role: 'assistant', content: '' });
-  if (reply.hang) return; // the connection stays open until the client gives up or close() drops it
+  // The connection stays open until the client gives up or close() drops it.
+  if (reply.hang) return { type: 'hang', frames };
   if (reply.reasoning) delta({ reasoning_content: reply.reasoning });
   // Text in small pieces, as a real stream would deliver it.
   for (const piece of reply.text?.match(/[\s\S]{1,16}/g) ?? []) delta({ content: piece });
@@ -236,5 +204,6 @@ function streamReply(res: ServerResponse, reply: ChatReply, model: string, seq: 
   });
   delta({}, reply.toolCalls.length > 0 ? 'tool_calls' : 'stop');
   frame([], { usage: reply.usage });
-  res.end('data: [DONE]\n\n');
+  frames.push('data: [DONE]\n\n');
+  return { type: 'sse', frames };
 }

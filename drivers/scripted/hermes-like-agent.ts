@@ -86,6 +86,7 @@ const connection = acp
     return {
       stopReason: end === 'end_turn' ? 'end_turn' : script.stopReason,
       ...(script.promptUsage ? { usage: script.promptUsage } : {}),
+      ...(script.promptMeta ? { _meta: script.promptMeta } : {}),
     };
   })
   .onNotification(acp.methods.agent.session.cancel, ({ params }) => {

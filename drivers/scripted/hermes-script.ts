@@ -25,8 +25,8 @@ const ToolKind = z.enum([
 export const HermesStep = z.discriminatedUnion('do', [
   /** `agent_thought_chunk`s; `{i}` in the text is replaced by the chunk index. */
   Text.extend({ do: z.literal('thought') }),
-  /** `agent_message_chunk`s (an empty text gives chunks with no final text). */
-  Text.extend({ do: z.literal('message') }),
+  /** `agent_message_chunk`s (an empty text gives chunks with no final text), with a `messageId` if given. */
+  Text.extend({ do: z.literal('message'), messageId: z.string().min(1).optional() }),
   /** Announces a tool call; its completion is a separate `tool_update` step (or never comes). */
   z.object({
     do: z.literal('tool_call'),
@@ -111,6 +111,8 @@ export const HermesScript = z.object({
       cachedReadTokens: z.number().int().nonnegative().optional(),
     })
     .optional(),
+  /** `_meta` of the prompt answer (gemini-cli reports its token counts as `_meta.quota`). */
+  promptMeta: z.record(z.string(), z.unknown()).optional(),
   /** `answer`: a cancelled turn answers `cancelled`; `ignore`: it never answers. */
   onCancel: z.enum(['answer', 'ignore']).default('answer'),
   /** Keep running after stdin closes (real agents that never exit on EOF). */

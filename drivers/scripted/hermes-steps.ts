@@ -48,6 +48,7 @@ export async function runSteps(steps: readonly HermesStep[], ctx: TurnContext): 
           await update({
             sessionUpdate: kind,
             content: { type: 'text', text: step.text.replaceAll('{i}', String(i)) },
+            ...(step.do === 'message' && step.messageId ? { messageId: step.messageId } : {}),
           });
         break;
       }

@@ -73,23 +73,35 @@ export const ResponsesStep: z.ZodType<ResponsesStep> = z.lazy(() =>
   ]),
 ) as z.ZodType<ResponsesStep>;
 
-/** What a step function sees: the step's position and what the previous tool returned. */
-export interface StepContext {
+/**
+ * What a step function sees: the step's position and what the previous tool returned. `B` is the
+ * request body of the server's API (Responses by default; the Gemini and Anthropic servers pass theirs).
+ */
+export interface StepContext<B = ResponsesRequestBody> {
   /** How many model outputs (tool calls and assistant messages) the conversation already holds. */
   index: number;
   lastToolOutput: ToolOutput | undefined;
   /** The parsed request body (lenient). */
-  body: ResponsesRequestBody;
+  body: B;
 }
 
 /** A step as data, or a function choosing one (for scripts that need more than `choose`). */
-export type ScriptEntry = ResponsesStep | ((context: StepContext) => ResponsesStep);
+export type ScriptEntry<B = ResponsesRequestBody> = ResponsesStep | ((context: StepContext<B>) => ResponsesStep);
 
 export interface ToolOutput {
   callId: string;
   output: string;
-  /** Parsed from Codex's `Process exited with code N` line, when present. */
+  /** Parsed from the tool's exit-code line (`exitCodeIn`), when present. */
   exitCode: number | undefined;
+}
+
+/**
+ * The exit code a shell tool reports in its output text, as each agent words it: Codex
+ * `Process exited with code N`, gemini-cli `Exit Code: N`, Claude Code `Exit code N`.
+ */
+export function exitCodeIn(output: string): number | undefined {
+  const code = /(?:Process exited with code|Exit Code:?)\s*(-?\d+)/i.exec(output)?.[1];
+  return code === undefined ? undefined : Number(code);
 }
 
 const InputItem = z.looseObject({
@@ -119,7 +131,8 @@ export function stepIndex(body: ResponsesRequestBody): number {
   ).length;
 }
 
-function outputText(output: unknown): string {
+/** A tool output as text: a string as it is, text parts joined, anything else as JSON. */
+export function outputText(output: unknown): string {
   if (typeof output === 'string') return output;
   if (Array.isArray(output)) {
     return output
@@ -135,12 +148,12 @@ export function toolOutputs(body: ResponsesRequestBody): ToolOutput[] {
     .filter((item) => item.type === 'function_call_output' || item.type === 'custom_tool_call_output')
     .map((item) => {
       const output = outputText(item.output);
-      const code = /Process exited with code (-?\d+)/.exec(output)?.[1];
-      return { callId: item.call_id ?? '', output, exitCode: code === undefined ? undefined : Number(code) };
+      return { callId: item.call_id ?? '', output, exitCode: exitCodeIn(output) };
     });
 }
 
-function matches(when: ToolOutputMatch, last: ToolOutput | undefined): boolean {
+/** True when every condition of `when` holds for the previous tool output (none: false). */
+export function toolOutputMatches(when: ToolOutputMatch, last: ToolOutput | undefined): boolean {
   if (last === undefined) return false;
   if (when.exitCode !== undefined && last.exitCode !== when.exitCode) return false;
   if (when.outputIncludes !== undefined && !last.output.includes(when.outputIncludes)) return false;
@@ -149,10 +162,13 @@ function matches(when: ToolOutputMatch, last: ToolOutput | undefined): boolean {
 }
 
 /** Resolves functions and `choose` steps down to the concrete step that answers the request. */
-export function resolveStep(entry: ScriptEntry, context: StepContext): Exclude<ResponsesStep, { type: 'choose' }> {
+export function resolveStep<B>(
+  entry: ScriptEntry<B>,
+  context: StepContext<B>,
+): Exclude<ResponsesStep, { type: 'choose' }> {
   let step = typeof entry === 'function' ? entry(context) : entry;
   while (step.type === 'choose') {
-    step = step.cases.find((c) => matches(c.when, context.lastToolOutput))?.step ?? step.otherwise;
+    step = step.cases.find((c) => toolOutputMatches(c.when, context.lastToolOutput))?.step ?? step.otherwise;
   }
   return step;
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isCodedError } from '../../base/index.js';
-import { ACP_FAILURE_CODES, AcpRunError } from '../../drivers/acp/index.js';
+import { ACP_FAILURE_CODES, ACP_LAUNCH_CODES, AcpRunError } from '../../drivers/acp/index.js';
 import { CODEX_FAILURE_CODES, CodexLaunchError } from '../../drivers/codex/index.js';
 import {
   COMMAND_FAILURE_CODES,
@@ -53,6 +53,7 @@ describe('a failed DriverResult as data', () => {
       ...Object.keys(COMMAND_FAILURE_CODES),
       ...Object.keys(CODEX_FAILURE_CODES),
       ...ACP_FAILURE_CODES,
+      ...ACP_LAUNCH_CODES,
     ];
     assert.deepEqual(
       codes.filter((code) => !DOCUMENTED_CODES.has(code)),

@@ -68,7 +68,7 @@ describe('checkpointed recovery', () => {
     const sup = createSupervisor({ state: root, recovery: 'checkpoint' });
     await sup.start();
     assert.equal(sup.listTasks().length, TASKS);
-    assert.equal(sup.getTask('task-00000004')!.spec.title, 'Repair allocation defect task-00000004');
+    assert.equal(sup.getTask('task-00000004')!.spec.title, 'Fix the defect of task-00000004');
     await sup.stop();
   });
 
