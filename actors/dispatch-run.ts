@@ -54,6 +54,7 @@ export async function dispatchRun(ctx: HostEffectContext, task: TaskHandle): Pro
     maxArtifactBytes: ctx.options.maxArtifactBytes ?? 1 << 20,
     policy: { approvals: harness.approvals ?? ctx.options.approvals ?? DEFAULT_APPROVALS },
     ...(harness.model ? { model: harness.model } : {}),
+    ...(harness.clientFs !== undefined ? { clientFs: harness.clientFs } : {}),
   };
   ctx.step(task, `dispatching ${assignment.purpose} to ${assignment.harness} as ${requestId}`);
   let jobId: string | undefined;

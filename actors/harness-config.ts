@@ -36,6 +36,11 @@ export const HarnessConfig = z
       .max(7 * 24 * 3600 * 1000)
       .optional(),
     approvals: ApprovalPolicy.optional(),
+    /**
+     * ACP only: offer the agent the client's file system (`fs/read_text_file`, `fs/write_text_file`,
+     * default true). An agent that cannot create a file through it (Gemini CLI) writes itself when false.
+     */
+    clientFs: z.boolean().optional(),
   })
   .superRefine((harness, ctx) => {
     for (const [i, name] of (harness.envFrom ?? []).entries())
