@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
 import { CodedError, zodIssue, type CodedErrorOptions } from '../base/index.js';
@@ -172,4 +174,28 @@ export function throttledProgress(
     next = at + everyMs;
     write(prefix + progressText(progress));
   };
+}
+
+/**
+ * Reads a Task spec file as the CLI takes it: `spec_unreadable` (path `--spec`) or `invalid_json`
+ * (exit 2). A relative `workspaceSeed` names a directory beside the spec file, as a user writing
+ * the spec next to their repository means it, and is made absolute here.
+ */
+export function readSpecFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new CliError('spec_unreadable', `cannot read ${file}: ${(error as Error).message}`, {
+      exit: EXIT.usage,
+      path: '--spec',
+      cause: error,
+    });
+  }
+  const raw = parseJson(text, file);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+  const seed = (raw as { workspaceSeed?: unknown }).workspaceSeed;
+  return typeof seed === 'string' && seed !== '' && !isAbsolute(seed)
+    ? { ...raw, workspaceSeed: resolve(dirname(resolve(file)), seed) }
+    : raw;
 }

@@ -1,11 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { HostError } from '../../actors/errors.js';
 import { openHost, type Host } from '../../actors/host.js';
+import { pinFrozenTests } from '../../actors/frozen-tests.js';
 import { parseTaskSpec } from '../../actors/new-task.js';
 import { stageNamed, type TaskSpec } from '../../objects/index.js';
 import { TaskId, digestOf } from '../../store/index.js';
-import { CliError, EXIT, cliErrorOf, emit, parseJson, type Io } from '../cli-io.js';
+import { CliError, EXIT, cliErrorOf, emit, readSpecFile, type Io } from '../cli-io.js';
 import { command, stringFlag } from '../command.js';
 import { configFlag, loadConfig } from '../config.js';
 import { StagesFlag, checkPlan, stageStatus, type PlannedStage } from '../run-plan.js';
@@ -88,20 +88,11 @@ export const run = command({
   },
 });
 
-/** The spec file, parsed and its contracts compiled; `--task` sets its id. Exit 2 for anything wrong. */
+/** The spec file, parsed, its contracts compiled and its frozen tests pinned; `--task` sets its id. Exit 2 for anything wrong. */
 function readSpec(file: string, taskId: string | undefined): TaskSpec {
-  let text: string;
+  const raw = readSpecFile(file);
   try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new CliError('spec_unreadable', `cannot read ${file}: ${(error as Error).message}`, {
-      exit: EXIT.usage,
-      cause: error,
-    });
-  }
-  const raw = parseJson(text, file);
-  try {
-    const spec = parseTaskSpec(raw);
+    const spec = pinFrozenTests(parseTaskSpec(raw));
     return taskId === undefined ? spec : { ...spec, taskId };
   } catch (error) {
     if (error instanceof HostError) throw cliErrorOf(error, { exit: EXIT.usage });

@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { HostError } from '../../actors/errors.js';
 import type { TaskSpecInput } from '../../objects/index.js';
 import { createSupervisor, type Supervisor } from '../../actors/supervisor.js';
 import type { SendResult } from '../../actors/task-actor.js';
 import { sendViaService, serviceFor } from '../service/cli-route.js';
 import { z } from 'zod';
-import { CliError, EXIT, cliErrorOf, emit, parseJson, type Io } from '../cli-io.js';
+import { EXIT, cliErrorOf, emit, parseJson, readSpecFile, type Io } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
 
 /** Boots a supervisor on the state root for one command (taking its lock), then stops it. */
@@ -36,16 +35,7 @@ export const taskCreate = command({
     spec: stringFlag('FILE', 'the JSON spec of the Task', z.string({ error: 'required' }).min(1, 'must not be empty')),
   },
   async run(values, io) {
-    let text: string;
-    try {
-      text = readFileSync(values.spec, 'utf8');
-    } catch (error) {
-      throw new CliError('spec_unreadable', `cannot read ${values.spec}: ${(error as Error).message}`, {
-        exit: EXIT.usage,
-        cause: error,
-      });
-    }
-    const spec = parseJson(text, values.spec);
+    const spec = readSpecFile(values.spec);
     return withSupervisor(values.state, async (sup) => {
       try {
         const created = await sup.createTask(spec as TaskSpecInput);

@@ -15,18 +15,35 @@ function configExamples(page: string): unknown[] {
     .filter((value) => 'harnesses' in value);
 }
 
-describe('the configuration examples in the README and docs/drivers.md', () => {
-  const env = { OPENAI_API_KEY: 'sk-example', OPENROUTER_API_KEY: 'or-example' };
-  for (const page of ['README.md', 'docs/drivers.md'])
+describe('the configuration examples in the README, docs/drivers.md and docs/stages.md', () => {
+  /** An environment that sets every variable the example names in `envFrom`. */
+  const envFor = (example: unknown) =>
+    Object.fromEntries(
+      Object.values((example as { harnesses: Record<string, { envFrom?: string[] }> }).harnesses)
+        .flatMap((h) => h.envFrom ?? [])
+        .map((name) => [name, `${name.toLowerCase()}-example`]),
+    );
+  for (const page of ['README.md', 'docs/drivers.md', 'docs/stages.md'])
     it(`${page}: each parses as printed, and names its keys in envFrom`, () => {
       const examples = configExamples(page);
       assert.ok(examples.length > 0, `${page} has a configuration example`);
       for (const example of examples) {
-        assert.deepEqual(parseHostConfig(example, env), example);
+        assert.deepEqual(parseHostConfig(example, envFor(example)), example);
         assert.throws(
           () => parseHostConfig(example, {}),
           (error: unknown) => error instanceof HostError && error.code === 'env_missing',
         );
       }
     });
+});
+
+describe("the README's real-agent recipes", () => {
+  it('are examples/agents.config.json as it is: the file the real-agent tests launch from', () => {
+    const readme = readFileSync(`${root}/README.md`, 'utf8');
+    const at = readme.indexOf('\n## Real agents\n');
+    assert.notEqual(at, -1);
+    const block = /```json\n([\s\S]*?)```/.exec(readme.slice(at));
+    const file = JSON.parse(readFileSync(`${root}/examples/agents.config.json`, 'utf8')) as unknown;
+    assert.deepEqual(JSON.parse(block![1]!), file);
+  });
 });

@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** The first ```sh block under the README heading `heading`. */
+function shellBlockUnder(heading: string): string {
+  const readme = readFileSync(`${ROOT}README.md`, 'utf8');
+  const at = readme.indexOf(`\n## ${heading}\n`);
+  assert.notEqual(at, -1, `README has a "## ${heading}" section`);
+  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(at));
+  assert.ok(block, `a sh block under "## ${heading}"`);
+  return block[1]!;
+}
+
+describe("the README's worked example", () => {
+  it('runs as printed: your own Task spec, your own agent behind the command driver, ordivon run to the outcome', () => {
+    const script = shellBlockUnder('Your own Task: a worked example');
+    const r = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout, /completed: task quickstart-1, outcome sha256:[0-9a-f]{64}/);
+    assert.match(
+      r.stdout,
+      /result \(report\.md\):\n# Milliseconds parse again/,
+      'the result is the report.md the agent wrote',
+    );
+    for (const step of [
+      /investigate g1\s+run succeeded; artifacts findings\.json/,
+      /fix g2\s+verification passed → completed/,
+    ])
+      assert.match(r.stderr, step);
+  });
+});
