@@ -55,6 +55,7 @@ export async function dispatchRun(ctx: HostEffectContext, task: TaskHandle): Pro
     policy: { approvals: harness.approvals ?? ctx.options.approvals ?? DEFAULT_APPROVALS },
     ...(harness.model ? { model: harness.model } : {}),
     ...(harness.clientFs !== undefined ? { clientFs: harness.clientFs } : {}),
+    ...(harness.sandbox !== undefined ? { sandbox: harness.sandbox } : {}),
   };
   ctx.step(task, `dispatching ${assignment.purpose} to ${assignment.harness} as ${requestId}`);
   let jobId: string | undefined;

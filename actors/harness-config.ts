@@ -1,6 +1,6 @@
 import { z, type ZodError } from 'zod';
 import { issuePath } from '../base/index.js';
-import { DriverKind, EnvName } from '../drivers/index.js';
+import { DriverKind, DriverRunInput, EnvName } from '../drivers/index.js';
 import { HostError } from './errors.js';
 import type { HarnessFactory } from './host-effects-options.js';
 
@@ -41,6 +41,8 @@ export const HarnessConfig = z
      * default true). An agent that cannot create a file through it (Gemini CLI) writes itself when false.
      */
     clientFs: z.boolean().optional(),
+    /** Codex only: the sandbox of its tool commands (default `workspace-write`; see DriverRunInput.sandbox). */
+    sandbox: DriverRunInput.shape.sandbox,
   })
   .superRefine((harness, ctx) => {
     for (const [i, name] of (harness.envFrom ?? []).entries())

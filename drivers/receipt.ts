@@ -51,6 +51,11 @@ export const DriverRunInput = z.object({
    * Absent means true (what every run did before the field existed).
    */
   clientFs: z.boolean().optional(),
+  /**
+   * Codex only: the sandbox its tool commands run in (`thread/start.sandbox`; default
+   * `workspace-write`). `danger-full-access` lifts it, for commands the sandbox refuses.
+   */
+  sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).optional(),
   policy: z
     .object({
       /** Answer to provider approval / permission requests. */

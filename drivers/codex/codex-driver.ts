@@ -18,7 +18,7 @@ export type CodexSandboxMode = 'read-only' | 'workspace-write' | 'danger-full-ac
 export interface CodexRunOptions {
   /** When Codex asks before acting (`thread/start.approvalPolicy`); default `on-request`. */
   approvalPolicy?: CodexApprovalPolicy;
-  /** Codex's sandbox for tool commands (`thread/start.sandbox`); default `workspace-write`. */
+  /** Codex's sandbox for tool commands (`thread/start.sandbox`); default the input's `sandbox`, else `workspace-write`. */
   sandbox?: CodexSandboxMode;
   /** Malformed lines tolerated before the run ends with `protocol_error`; default 64. */
   maxMalformedLines?: number;
@@ -123,7 +123,7 @@ export async function runCodex(
       cwd: input.cwd,
       model: input.model ?? null,
       approvalPolicy: options.approvalPolicy ?? 'on-request',
-      sandbox: options.sandbox ?? 'workspace-write',
+      sandbox: options.sandbox ?? input.sandbox ?? 'workspace-write',
     });
     if (!thread.ok) return rpcFailure('thread/start', thread);
     const threadResult = ThreadStartResult.safeParse(thread.result);
