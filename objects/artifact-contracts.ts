@@ -8,7 +8,7 @@ import type { RequiredArtifact, TaskSpec } from './task-spec.js';
  * Artifact contracts: what the Host checks an artifact's bytes against before it retains them as
  * evidence. What a provider says about its work never enters here; only the files it left do.
  *
- * Inline JSON Schemas are compiled with ajv (draft 2020-12, strict): a maintained validator of
+ * Inline JSON Schemas are compiled with ajv (draft 2020-12, strict about keywords): a maintained validator of
  * the standard users write their schemas in, whose strict mode turns a misspelt keyword into an
  * error when the Task is created instead of a check that silently passes. Converting JSON Schema
  * to zod would cover only the keywords a converter knows. Compiled validators are cached by the
@@ -32,7 +32,18 @@ export interface ContractIssue {
   message: string;
 }
 
-const ajv = new Ajv2020({ allErrors: false, strict: true });
+// strictSchema: an unknown keyword (a typo) fails compilation instead of being ignored. The other
+// strict checks (a `required` property not under `properties`, keywords without a `type`) refuse
+// schemas that are valid JSON Schema, so they stay off.
+const ajv = new Ajv2020({
+  allErrors: false,
+  strictSchema: true,
+  strictNumbers: true,
+  strictTypes: false,
+  strictTuples: false,
+  strictRequired: false,
+  allowUnionTypes: true,
+});
 const compiled = new Map<string, ValidateFunction>();
 
 function jsonSchemaValidator(schema: unknown): ValidateFunction {
