@@ -5,7 +5,7 @@ import { StoreError, type StoreErrorCode } from '../store/index.js';
 /**
  * Error and refusal codes of the Host (actors/). Refusals of an event are returned as data by
  * `send`; these classes are thrown only where a call cannot answer at all (boot failed, not
- * serving, bad spec). Codes are listed in the README's error table.
+ * serving, bad spec). Codes are listed in the error table (docs/errors.md).
  */
 export const HOST_ERROR_CODES = [
   // refusals and rejections of events
@@ -69,7 +69,7 @@ export class HostError extends CodedError<HostErrorCode> {
 
 /**
  * The Host's code for each of the store's. Total: a new store code does not compile until it is
- * given one here (and the README's table names it).
+ * given one here (and docs/errors.md names it).
  */
 const HOST_CODE_OF_STORE: Record<StoreErrorCode, HostErrorCode> = {
   revision_conflict: 'revision_conflict',

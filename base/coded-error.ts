@@ -5,7 +5,7 @@
  * converts another's error by reading those fields, without casts.
  */
 export interface ErrorData<C extends string = string> {
-  /** Stable string code: the contract, listed in the README's error table. */
+  /** Stable string code: the contract, listed in the error table (docs/errors.md). */
   code: C;
   /** For people; never parsed. */
   message: string;

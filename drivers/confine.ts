@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { lstatSync, openSync, readSync, closeSync, fstatSync, realpathSync, constants } from 'node:fs';
 import { isAbsolute, join, normalize, relative, sep } from 'node:path';
 
-/** Refusal codes for workspace access; each is documented in the README error table. */
+/** Refusal codes for workspace access; each is documented in the error table (docs/errors.md). */
 export type ConfineCode = 'path_escape' | 'symlink_escape' | 'artifact_missing' | 'artifact_too_large' | 'not_a_file';
 
 export type ConfineResult<T> = { ok: true; value: T } | { ok: false; code: ConfineCode; detail: string };

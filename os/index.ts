@@ -10,7 +10,7 @@ export {
   bootId,
   type ProcStat,
 } from './proc-stat.js';
-export { pidExists, processAlive, processRunning } from './process-identity.js';
+export { pidExists, processAlive, processRunning, isExecutable } from './process-identity.js';
 export { spawnGroup, signalGroup, groupAlive } from './process-group.js';
 export { livingGroupMembers, groupRunning } from './group-members.js';
 export { descendantsOf, memberRunning, signalMembers, mergeMembers, type TreeMember } from './process-tree.js';

@@ -1,3 +1,4 @@
+import { accessSync, constants } from 'node:fs';
 import { isLiveState, procStat, readProcStat } from './proc-stat.js';
 
 /**
@@ -34,4 +35,14 @@ export function processRunning(pid: number): boolean {
   if (stat === 'gone') return false;
   if (stat === 'unreadable') return pidExists(pid);
   return isLiveState(stat.state);
+}
+
+/** Whether `path` is a file this process may execute (a provider binary found before spawning it). */
+export function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }

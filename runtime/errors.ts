@@ -3,7 +3,7 @@ import { CodedError, describeIssues, zodIssue, type CodedErrorOptions } from '..
 import type { ConfineCode } from '../drivers/confine.js';
 
 /**
- * Every code a Runtime call can fail with. Stable strings: the README error table documents them and
+ * Every code a Runtime call can fail with. Stable strings: the error table (docs/errors.md) documents them and
  * callers branch on them. Confine refusal codes are included so a refused workspace read can be thrown
  * as a `RuntimeError` too.
  */

@@ -13,7 +13,7 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 /** Exit codes of the `ordivon` CLI; stable. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
-/** Codes the CLI adds to those of the layers it reports (README, "Error codes"). */
+/** Codes the CLI adds to those of the layers it reports (docs/errors.md). */
 export const CLI_ERROR_CODES = [
   'usage',
   'invalid_json',

@@ -22,6 +22,9 @@ export const FINDINGS = {
   },
 };
 
+/** The fix, as scripted/fix.patch records it: the unit alternation tries `ms` before `m`. */
+const UNIT_ORDER_FIX = 's/(h|m|s|ms)/(ms|h|m|s)/';
+
 export const NOTES =
   '# Milliseconds parse again\n\n`250ms` and friends were read as minutes followed by a stray `s`.\n';
 
@@ -45,7 +48,7 @@ export function durationCodexSteps(stage: DurationStage, workload: Workload): Re
     ];
   if (stage === 'fix')
     return [
-      { type: 'shell', command: writeFile('src/duration.js', workload.file('scripted/duration.js').trimEnd()), usage },
+      { type: 'shell', command: ['sed', '-i', UNIT_ORDER_FIX, 'src/duration.js'], usage },
       { type: 'shell', command: writeFile('fix.patch', workload.file('scripted/fix.patch').trimEnd()), usage },
       { type: 'shell', command: writeFile('notes.md', NOTES.trimEnd()), usage },
       { type: 'message', text: 'Fixed; fix.patch and notes.md written.', usage },
@@ -79,7 +82,7 @@ export function durationOpencodeScript(stage: DurationStage, workload: Workload)
   if (stage === 'fix')
     return {
       turns: [
-        write('src/duration.js', workload.file('scripted/duration.js').trimEnd()),
+        bash(`sed -i '${UNIT_ORDER_FIX}' src/duration.js`, 'Try "ms" before "m"'),
         write('fix.patch', workload.file('scripted/fix.patch').trimEnd()),
         write('notes.md', NOTES.trimEnd()),
         done('Fixed the unit order; fix.patch and notes.md written.'),

@@ -1,6 +1,7 @@
-import { accessSync, constants, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isExecutable } from '../../os/index.js';
 
 /**
  * What the launch helpers know about each real ACP agent installed by `npm run agents:install`
@@ -80,15 +81,6 @@ export function defaultAgentsDir(): string {
   return join(dir, '.agents');
 }
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export type AgentCommand =
   { ok: true; command: string; args: string[] } | { ok: false; code: 'agent_not_installed'; detail: string };
 
@@ -101,7 +93,7 @@ export function agentCommand(agent: AcpAgent, agentsDir: string): AgentCommand {
   const native = agent.native?.();
   if (native) {
     const binary = join(modules, native.package, native.path);
-    if (executable(binary)) return { ok: true, command: binary, args: [] };
+    if (isExecutable(binary)) return { ok: true, command: binary, args: [] };
   }
   const script = join(modules, agent.package, agent.script);
   if (existsSync(script)) return { ok: true, command: process.execPath, args: [script] };

@@ -1,9 +1,10 @@
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { describeIssues, zodIssue } from '../../base/index.js';
 import { CodexLaunchError } from './errors.js';
+import { isExecutable } from '../../os/index.js';
 
 /** How to start `codex app-server`: the native binary, or the npm shim run by this Node. */
 export interface CodexCommand {
@@ -28,15 +29,6 @@ function tryResolve(require: NodeJS.Require, specifier: string): string | undefi
   }
 }
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Resolves how to launch the installed `@openai/codex` as an app-server. Prefers the native
  * binary of the platform package (no Node shim in between: one process, signals land directly);
@@ -55,7 +47,7 @@ export function codexCommand():
       const pkgJson = tryResolve(require, `${platform.pkg}/package.json`);
       if (pkgJson === undefined) continue;
       const binary = join(dirname(pkgJson), 'vendor', platform.triple, 'bin', 'codex');
-      if (executable(binary)) return { ok: true, value: { command: binary, args: ['app-server'], via: 'native' } };
+      if (isExecutable(binary)) return { ok: true, value: { command: binary, args: ['app-server'], via: 'native' } };
     }
   }
   if (shimPackage !== undefined) {

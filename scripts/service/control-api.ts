@@ -53,7 +53,7 @@ const parsed = <T>(result: z.ZodSafeParseResult<T>, code: 'invalid_request' | 'i
 };
 
 /**
- * The control API over a running supervisor (routes in the README's service section). Every
+ * The control API over a running supervisor (routes in docs/service.md). Every
  * path parameter, query and body is parsed with zod before the supervisor sees it; a refused
  * request writes nothing. Errors are `{ error: { code, message, path? } }`; `send` answers
  * with the library's `SendResult` and a status from `statusOfSend`.

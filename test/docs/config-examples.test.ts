@@ -15,7 +15,7 @@ function configExamples(page: string): unknown[] {
     .filter((value) => 'harnesses' in value);
 }
 
-describe('the configuration examples in the README, docs/drivers.md and docs/stages.md', () => {
+describe('the configuration examples in the README and docs/', () => {
   /** An environment that sets every variable the example names in `envFrom`. */
   const envFor = (example: unknown) =>
     Object.fromEntries(
@@ -23,7 +23,7 @@ describe('the configuration examples in the README, docs/drivers.md and docs/sta
         .flatMap((h) => h.envFrom ?? [])
         .map((name) => [name, `${name.toLowerCase()}-example`]),
     );
-  for (const page of ['README.md', 'docs/drivers.md', 'docs/stages.md'])
+  for (const page of ['README.md', 'docs/drivers.md', 'docs/stages.md', 'docs/agents.md'])
     it(`${page}: each parses as printed, and names its keys in envFrom`, () => {
       const examples = configExamples(page);
       assert.ok(examples.length > 0, `${page} has a configuration example`);
@@ -37,12 +37,10 @@ describe('the configuration examples in the README, docs/drivers.md and docs/sta
     });
 });
 
-describe("the README's real-agent recipes", () => {
+describe('the real-agent recipes of docs/agents.md', () => {
   it('are examples/agents.config.json as it is: the file the real-agent tests launch from', () => {
-    const readme = readFileSync(`${root}/README.md`, 'utf8');
-    const at = readme.indexOf('\n## Real agents\n');
-    assert.notEqual(at, -1);
-    const block = /```json\n([\s\S]*?)```/.exec(readme.slice(at));
+    const page = readFileSync(`${root}/docs/agents.md`, 'utf8');
+    const block = /```json\n([\s\S]*?)```/.exec(page);
     const file = JSON.parse(readFileSync(`${root}/examples/agents.config.json`, 'utf8')) as unknown;
     assert.deepEqual(JSON.parse(block![1]!), file);
   });

@@ -45,7 +45,7 @@ describe('a failed DriverResult as data', () => {
     assert.equal(DriverResult.safeParse({ ...stored, code: '' }).success, false);
   });
 
-  it('documents every kind and every specific code in the README error table', () => {
+  it('documents every kind and every specific code in the error table (docs/errors.md)', () => {
     const codes = [
       ...Object.keys(DRIVER_FAILURE_CODES),
       ...Object.keys(DRIVER_ERROR_CODES),
