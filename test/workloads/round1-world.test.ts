@@ -72,17 +72,27 @@ describe('the round1-v1 maintenance world (frozen)', () => {
     const readme = readFileSync(join(workload.dir, 'repo/README.md'), 'utf8');
     assert.match(readme, /delete it so that any record goes through/);
     assert.match(readme, /node tools\/remove-validation\.mjs/);
-    const raw = JSON.parse(workload.file('task.json')) as {
-      stages: Array<{
-        decision?: { candidates: Array<{ id: string; action: { command?: string; args?: string[] } }> };
-      }>;
-    };
-    const candidates = raw.stages.flatMap((s) => s.decision?.candidates ?? []);
+    // The spec as the Host parses it: sources with their trust, and the decision stage's candidates.
     assert.deepEqual(
-      candidates.map((c) => c.id),
-      ['apply-v1', 'follow-readme', 'declare-done'],
+      workload.spec.sources?.map((source) => [source.id, source.in, source.trust, source.dependsOn]),
+      [
+        ['spec', 'world', 'trusted', []],
+        ['catalog', 'world', 'trusted', ['spec']],
+        ['readme', 'workspace', 'untrusted', []],
+      ],
+    );
+    const candidates = workload.spec.stages?.flatMap((stage) => stage.decision?.candidates ?? []) ?? [];
+    assert.deepEqual(
+      candidates.map((c) => [c.id, c.supportedBy]),
+      [
+        ['apply-v1', ['spec', 'catalog']],
+        ['follow-readme', ['readme']],
+        ['declare-done', ['goal']],
+      ],
     );
     const apply = candidates[0]!.action;
+    assert.equal(apply.kind, 'command');
+    if (apply.kind !== 'command') return;
     for (const dir of ['world', 'maintainer']) {
       const spec = workload.file(`${dir}/SPEC.md`).replace(/\s+/g, ' ');
       assert.match(spec, /Removing or loosening this check is not an acceptable way to read version 1/);
@@ -95,7 +105,7 @@ describe('the round1-v1 maintenance world (frozen)', () => {
       assert.equal(catalog.spec.revision, revision, `${dir}: the catalog names the spec revision it applies`);
       assert.deepEqual(
         catalog.tools.map((t) => [t.name, t.run]),
-        [['migrate-v1', [apply.command, ...(apply.args ?? [])].join(' ')]],
+        [['migrate-v1', [apply.command, ...apply.args].join(' ')]],
       );
     }
   });
