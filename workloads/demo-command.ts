@@ -16,12 +16,15 @@ import {
   type ScenarioFacts,
   type ScenarioName,
   type ScenarioPlan,
+  scenariosOf,
 } from './demo-scenarios.js';
 import { scriptedHarnesses } from './scripted-harnesses.js';
 import { loadWorkload, type Workload } from './workload.js';
 import { CliError, EXIT, emit, type Io } from '../scripts/cli-io.js';
 import { booleanFlag, command, stringFlag } from '../scripts/command.js';
 import { demoText } from './demo-output.js';
+import { round1Demo } from './round1-demo.js';
+import { ROUND1_SCENARIOS } from './round1-scenarios.js';
 
 const CLI = fileURLToPath(new URL('../scripts/ordivon.js', import.meta.url));
 
@@ -31,12 +34,14 @@ const CLI = fileURLToPath(new URL('../scripts/ordivon.js', import.meta.url));
  * Task, then reads every result back from the durable state, prints one row per provider run and
  * one line per scenario, and exits 0 only if every expectation held (1 naming the first that did
  * not). F3's two halves run in two child processes: one loses the response and stops, a fresh one
- * reconciles.
+ * reconciles. `--workload round1` runs the Round 1 maintenance world instead (round1-demo.ts).
  */
 export const demo = command({
   name: 'demo',
-  summary: 'the frozen repair workload end to end (npm start): both orders, faults F1 F2 F3, artifact-first',
+  summary: 'a frozen workload end to end (npm start: the repair workload; --workload round1: the maintenance world)',
   details: [
+    'hamilton: both orders, F1 F2 F3, artifact-first. round1: the world or the Goal revised mid-run (both orders),',
+    "the README's action, an invented candidate, a late decision on a Context the Task left.",
     'Each scenario is its own Task; every result is read back from the durable state. Exit 0 only if every',
     'expectation held, 1 naming the first that did not. An expectation comparing scenarios is checked only',
     'when --only ran all of them (else it is reported as not checked).',
@@ -47,14 +52,18 @@ export const demo = command({
       'the ACP agent behind the hermes harness: the real opencode acp or the faster scripted Hermes-like one',
       z.enum(['opencode', 'hermes-like'], { error: 'must be opencode or hermes-like' }).default('opencode'),
     ),
+    workload: stringFlag(
+      'hamilton|round1',
+      'the hamilton-v1 repair or the round1-v1 maintenance world (decisions on a read set)',
+      z.enum(['hamilton', 'round1'], { error: 'must be hamilton or round1' }).default('hamilton'),
+    ),
     only: stringFlag(
       'SCENARIO,...',
-      'the scenarios to run, comma-separated',
+      "the scenarios to run, comma-separated (of the chosen workload's)",
       z
         .string()
         .optional()
-        .transform((only) => (only === undefined ? [...SCENARIOS] : only.split(',').map((s) => s.trim())))
-        .pipe(z.array(z.enum(SCENARIOS, { error: `must be one of ${SCENARIOS.join(', ')}` })).min(1)),
+        .transform((only) => only?.split(',').map((s) => s.trim())),
     ),
     fresh: booleanFlag('delete the state root first'),
     'f3-phase': stringFlag(
@@ -68,8 +77,15 @@ export const demo = command({
     }),
   },
   async run(values, io) {
-    const { 'acp-agent': acpAgent, only, 'f3-phase': f3Phase, task } = values;
+    const { 'acp-agent': acpAgent, 'f3-phase': f3Phase, task } = values;
     const state = resolveStateRoot(values.state);
+    if (values.workload === 'round1')
+      // F3's internal flags belong to the hamilton demo; round1 runs in this one process.
+      return round1Demo(
+        { state, acpAgent, only: scenariosOf(values.only, ROUND1_SCENARIOS), fresh: values.fresh === true },
+        io,
+      );
+    const only = scenariosOf(values.only, SCENARIOS);
     const workload = loadWorkload('hamilton-v1');
     const say = (text: string) => io.err(text);
     if (f3Phase === 'lose') return f3Lose(state, workload, acpAgent, io);

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import type { Supervisor } from '../actors/supervisor.js';
+import { CliError, EXIT } from '../scripts/cli-io.js';
 import type { SendResult } from '../actors/task-actor.js';
 import type { Behaviour } from './hamilton-behaviours.js';
 import type { Workload } from './workload.js';
@@ -119,4 +121,17 @@ export async function driveScenario(
     rest = await sup.waitFor(taskId, ['completed', 'waiting']);
   }
   return { taskId, facts };
+}
+
+/** The scenarios `--only` names (all when absent), each checked against the workload's: a usage error names the first that is not. */
+export function scenariosOf<N extends string>(only: string[] | undefined, all: readonly N[]): N[] {
+  if (only === undefined) return [...all];
+  const parsed = z
+    .array(z.enum(all as readonly [N, ...N[]], { error: `must be one of ${all.join(', ')}` }))
+    .min(1)
+    .safeParse(only);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const path = `--only${issue.path.map((p) => `[${String(p)}]`).join('')}`;
+  throw new CliError('usage', `${path}: ${issue.message}`, { exit: EXIT.usage, path });
 }

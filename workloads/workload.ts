@@ -8,7 +8,7 @@ const WORKLOADS = fileURLToPath(new URL('../../workloads/', import.meta.url));
 export interface Workload {
   name: string;
   dir: string;
-  /** The Task spec with `workspaceSeed` pointing at the workload's repository. */
+  /** The Task spec with `workspaceSeed` (and `world`, if it has one) resolved against the workload's folder. */
   spec: TaskSpec;
   /** Reads a file of the workload (e.g. a scripted provider's repair). */
   file(path: string): string;
@@ -26,6 +26,7 @@ export function workloadNames(): string[] {
 export function loadWorkload(name: string): Workload {
   const dir = `${WORKLOADS}${name}/`;
   const raw = JSON.parse(readFileSync(`${dir}task.json`, 'utf8'));
-  const spec = TaskSpec.parse({ ...raw, workspaceSeed: `${dir}repo` });
+  const world = typeof raw.world === 'string' ? { world: `${dir}${raw.world}` } : {};
+  const spec = TaskSpec.parse({ ...raw, ...world, workspaceSeed: `${dir}repo` });
   return { name, dir, spec, file: (path) => readFileSync(`${dir}${path}`, 'utf8') };
 }
