@@ -34,8 +34,10 @@ export interface TaskRun {
   finalText: FinalTextKind;
   /** The first characters of the final text, for display. */
   finalTextSample: string | null;
-  /** Artifacts retained as evidence from this run, name → digest. */
+  /** Artifacts retained as evidence from this run, name → digest (none when the run's result was refused). */
   evidence: Record<string, string>;
+  /** The code its result was retained and refused with (`context_stale`, `stale_assignment`, …); null when admitted. */
+  refusedAs: string | null;
   /** Artifacts this run wrote that were not retained, name → why. */
   refused: Record<string, string>;
   /** Host-computed source digest when the run ended (artifacts excluded), when recorded. */
@@ -101,7 +103,8 @@ export function taskRuns(source: RunSource): TaskRun[] {
       generation = a.generation ?? generation + 1;
       assignments.set(generation, { harness: a.harness, purpose: a.purpose });
     }
-    if (event.type === 'run.observe') runs.push(runOf(source, event.revision, event.data, assignments));
+    if (event.type === 'run.observe')
+      runs.push(runOf(source, event.revision, event.data, assignments, event.disposition));
   }
   return runs;
 }
@@ -111,8 +114,10 @@ function runOf(
   revision: number,
   raw: unknown,
   assignments: Map<number, { harness: string; purpose: string }>,
+  disposition: EventRecord['disposition'],
 ): TaskRun {
   const data = ObserveData.parse(raw);
+  const refusedAs = disposition.admitted ? null : disposition.code;
   const receipt = HarnessRunReceipt.parse(source.object(data.receiptDigest));
   const assignment = assignments.get(data.generation);
   return {
@@ -134,7 +139,9 @@ function runOf(
     tokens: tokensOf(receipt.usage),
     finalText: finalTextKind(receipt.finalText),
     finalTextSample: receipt.finalText?.trim() ? receipt.finalText.trim().slice(0, 80) : null,
-    evidence: data.evidence,
+    // A refused result's artifacts were written with it but never held as evidence.
+    evidence: refusedAs === null ? data.evidence : {},
+    refusedAs,
     refused: data.refused,
     sourceDigest: data.sourceDigest ?? null,
     receiptDigest: data.receiptDigest,

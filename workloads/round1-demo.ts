@@ -93,9 +93,8 @@ export async function round1Demo(
 }
 
 /** What a run left as evidence: nothing when its result itself was refused (its Context moved). */
-function evidenceOf(report: Round1Report, run: TaskRun): string {
-  const refused = report.rejections.find((x) => x.revision === run.revision);
-  if (refused) return `none (run refused ${refused.reason})`;
+function evidenceOf(run: TaskRun): string {
+  if (run.refusedAs) return `none (run refused ${run.refusedAs})`;
   return Object.keys(run.evidence).join(', ') || 'none';
 }
 
@@ -106,7 +105,7 @@ export function round1Text(reports: Round1Report[], failed: Round1Expectation[],
       `${r.name} g${run.generation}`,
       `${run.harness} (${run.provider})`,
       run.purpose,
-      evidenceOf(r, run),
+      evidenceOf(run),
       run.finalText,
     ]),
   );
