@@ -41,3 +41,11 @@ export {
   type RunSource,
   type FinalTextKind,
 } from './task-runs.js';
+export {
+  taskProvenance,
+  TaskContextView,
+  ContextItemView,
+  CandidateView,
+  RefusalCause,
+  type TaskRefusal,
+} from './task-contexts.js';

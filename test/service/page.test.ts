@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { findExecutable, optionalPart } from '../support/optional-part.js';
 import { SPEC } from '../support/tasks.js';
+import { runFixture } from '../scripts/run-fixture.js';
 import { tempDir } from '../support/temp.js';
 import { http, startServe } from './serve-child.js';
 
@@ -103,6 +104,60 @@ describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
         await page.screenshot({ path: join(ARTIFACTS, 'service-page.png'), fullPage: true });
         const foreign = requests.filter((u) => !u.startsWith(`${api.url}/`));
         assert.deepEqual(foreign, [], 'the page requests nothing but the service');
+      } finally {
+        await context?.close();
+        assert.equal((await serve.stop()).code, 0, serve.stderr());
+      }
+    },
+  );
+  it(
+    "lists each Context's items with trust and claim, and follows a second Context compiled for the next stage",
+    { skip: CHROMIUM.skip },
+    async () => {
+      const executablePath = CHROMIUM.need();
+      // Real provider processes behind the command driver: investigate writes findings.json, fix nothing.
+      const f = runFixture();
+      f.configure('fix-nothing');
+      const serve = await startServe(
+        ['--state', f.state, '--port', '0', '--config', join(f.dir, 'ordivon.config.json')],
+        {},
+        { cwd: f.dir },
+      );
+      let context: Awaited<ReturnType<typeof chromium.launchPersistentContext>> | undefined;
+      try {
+        context = await chromium.launchPersistentContext(join(f.dir, 'profile'), {
+          executablePath,
+          headless: true,
+          args: ARGS,
+        });
+        const api = serve.ready;
+        const spec = JSON.parse(readFileSync(f.spec, 'utf8'));
+        assert.equal((await http(api, 'POST', '/tasks', { body: spec })).status, 201);
+        const page = context.pages()[0] ?? (await context.newPage());
+        await page.goto(`${api.url}/#run-1`);
+
+        const send = (body: object) => http(api, 'POST', '/tasks/run-1/events', { body });
+        assert.equal((await send({ type: 'assignment.commit', harness: 'a', stage: 'investigate' })).status, 200);
+        const first = page.locator('#contexts table.context[data-generation="1"]');
+        await first.locator('tr.item[data-source="workspace"]').waitFor();
+        assert.match((await first.locator('caption').textContent()) ?? '', /^context r3 g1 investigate [0-9a-f]{16}/);
+        const cells = async (table: typeof first, source: string) =>
+          (await table.locator(`tr.item[data-source="${source}"] td`).allTextContents()).slice(0, 3);
+        assert.deepEqual(await cells(first, 'task-spec'), ['task-spec', 'trusted', 'unverified']);
+        assert.deepEqual(await cells(first, 'workspace'), ['workspace', 'untrusted', 'unverified']);
+
+        await page.locator('g.state.current[data-state="waiting"]').waitFor();
+        assert.equal((await send({ type: 'assignment.commit', harness: 'b', stage: 'fix' })).status, 200);
+        const second = page.locator('#contexts table.context[data-generation="2"]');
+        await second.locator('tr.item[data-source="evidence:findings.json"]').waitFor();
+        assert.deepEqual(await cells(second, 'evidence:findings.json'), [
+          'evidence:findings.json',
+          'untrusted',
+          'unverified',
+        ]);
+        assert.equal(await page.locator('#contexts table.context').count(), 2);
+        mkdirSync(ARTIFACTS, { recursive: true });
+        await page.screenshot({ path: join(ARTIFACTS, 'service-page-contexts.png'), fullPage: true });
       } finally {
         await context?.close();
         assert.equal((await serve.stop()).code, 0, serve.stderr());
