@@ -3,6 +3,7 @@ import type { TaskHandle } from './effects.js';
 import { HostError } from './errors.js';
 import { DEFAULT_APPROVALS } from './harness-config.js';
 import { clientRequestId, type HostEffectContext } from './host-effects-options.js';
+import { assignedStage } from './stages.js';
 
 /**
  * `dispatch`: persists the intent with its clientRequestId, then calls the Runtime; a response
@@ -27,6 +28,8 @@ export async function dispatchRun(ctx: HostEffectContext, task: TaskHandle): Pro
           taskId: task.taskId,
           generation: context.generation,
           purpose: assignment.purpose,
+          stage: assignedStage(task).name,
+          contextDigest: context.contextDigest!,
           workspace,
         })
       : configured;
@@ -36,7 +39,7 @@ export async function dispatchRun(ctx: HostEffectContext, task: TaskHandle): Pro
     clientRequestId: requestId,
   });
   if (!intended.written) return;
-  const prompt = task.store.getObject<{ prompt: string }>(context.contextDigest!, 'context').body.prompt;
+  const prompt = promptOf(task);
   const input: DriverRunInput = {
     driver: harness.driver,
     runId: requestId,
@@ -77,6 +80,13 @@ export async function dispatchRun(ctx: HostEffectContext, task: TaskHandle): Pro
     return;
   }
   await task.send({ type: 'dispatch.ack', clientRequestId: requestId, jobId });
+}
+
+/** The prompt of the current Context: its own object, or inside a Context written before read sets. */
+function promptOf(task: TaskHandle): string {
+  const { promptDigest, contextDigest } = task.context;
+  if (promptDigest) return task.store.getObject<{ text: string }>(promptDigest, 'prompt').body.text;
+  return task.store.getObject<{ prompt: string }>(contextDigest!, 'context').body.prompt;
 }
 
 /**

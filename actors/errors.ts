@@ -22,6 +22,12 @@ export const HOST_ERROR_CODES = [
   'missing_artifact',
   'context_mismatch',
   'verification_failed',
+  'goal_revision_mismatch',
+  'context_stale',
+  'superseded',
+  'candidate_unknown',
+  'untrusted_authority',
+  'action_failed',
   // boot and doctor findings: recovery's (recovery/errors.ts)
   ...RECOVERY_FINDING_CODES,
   // the store's, passed on as they are (HOST_CODE_OF_STORE)

@@ -11,6 +11,10 @@ export type HarnessFactory = (assignment: {
   taskId: string;
   generation: number;
   purpose: string;
+  /** The spec's stage the Assignment runs. */
+  stage: string;
+  /** The Context the run is bound to (a decision names it). */
+  contextDigest: string;
   workspace: string;
 }) => HarnessConfig | Promise<HarnessConfig>;
 
@@ -32,9 +36,30 @@ export interface HostEffectsOptions {
 }
 
 /** Deterministic per Task Attempt, Assignment generation and what is run: the same intent always gets the same id. */
-export function clientRequestId(taskId: string, attempt: number, generation: number, what: 'run' | 'verify'): string {
+export function clientRequestId(
+  taskId: string,
+  attempt: number,
+  generation: number,
+  what: 'run' | 'verify' | 'action',
+): string {
   return `${taskId}/a${attempt}/g${generation}/${what}`;
 }
+
+/**
+ * The job a deterministic request id names: the one the Runtime already has (a crash came between
+ * starting it and recording its result), else the one `start` starts — never a second.
+ */
+export async function jobOf(
+  ctx: HostEffectContext,
+  requestId: string,
+  start: () => Promise<{ jobId: string }>,
+): Promise<string> {
+  const existing = await ctx.options.runtime.findJobs({ clientRequestId: requestId });
+  return existing[0]?.jobId ?? (await start()).jobId;
+}
+
+/** What names a Task Attempt's workspace. */
+export type WorkspaceOwner = Pick<TaskHandle, 'taskId' | 'context' | 'spec'>;
 
 /** What every Host effect shares: the options, progress output, the Task Attempt's workspace, the artifact names. */
 export interface HostEffectContext {
@@ -42,7 +67,7 @@ export interface HostEffectContext {
   /** Reports a step the Host takes (`onStep`). */
   step(task: TaskHandle, text: string): void;
   /** The Task Attempt's workspace (created, seeded, on first use). */
-  workspaceOf(task: TaskHandle): Promise<string>;
+  workspaceOf(task: WorkspaceOwner): Promise<string>;
   /** The names of the Task's required artifacts (excluded from its source digest). */
   artifactNames(task: TaskHandle): string[];
   /** The artifacts the current Assignment's stage writes (what its run is told to look for). */

@@ -1,9 +1,17 @@
 import type { FrontierWork } from '../machines/index.js';
 import { sourceDigest } from '../runtime/index.js';
+import { sourcesOf } from '../objects/index.js';
 import { compileContext } from './context-compiler.js';
+import { act, rerun, submitStageDecision } from './decisions.js';
+import { readSource, type SourceLocation, type SourceRead } from './read-set.js';
 import { dispatchRun, reconcileRun } from './dispatch-run.js';
 import type { EffectRunner, TaskHandle } from './effects.js';
-import { hostEffectContext, type HostEffectContext, type HostEffectsOptions } from './host-effects-options.js';
+import {
+  hostEffectContext,
+  type HostEffectContext,
+  type HostEffectsOptions,
+  type WorkspaceOwner,
+} from './host-effects-options.js';
 import { observeRun } from './observe-run.js';
 import { assignedStage } from './stages.js';
 import { verifyAcceptance } from './verify-acceptance.js';
@@ -29,7 +37,12 @@ export {
  *   stage's artifacts it does not hold); one that does proposes completion, which the statechart
  *   admits only with every required artifact held;
  * - `verify`: run the acceptance command as a Runtime job, recompute the source digest and the
- *   frozen test digests on the Host, and commit the outcome only if all agree.
+ *   frozen test digests on the Host, and commit the outcome only if all agree;
+ * - `act`: perform the admitted decision's candidate action (decisions.ts);
+ * - `rerun`: the Context moved under the Assignment; run its stage again under the next generation.
+ *
+ * `readSource` gives the kernel the current digest of a spec source, for re-validating a read set
+ * at admission.
  *
  * Every step is idempotent: if the process dies anywhere, boot derives the same step from the
  * committed state and the Runtime answers a repeated dispatch with the job it already has.
@@ -56,9 +69,18 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
           return evaluate(ctx, task);
         case 'verify':
           return verifyAcceptance(ctx, task, signal);
+        case 'act':
+          return act(ctx, task, signal);
+        case 'rerun':
+          return rerun(ctx, task);
         case 'none':
           return;
       }
+    },
+    async readSource(task: WorkspaceOwner, location: SourceLocation): Promise<string | null> {
+      return (
+        (await readSource({ workspace: await ctx.workspaceOf(task), world: task.spec.world }, location))?.digest ?? null
+      );
     },
   };
 }
@@ -66,20 +88,33 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
 /** `compile_context`: compiles and commits the Context before any provider runs. */
 async function compile(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
   const workspace = await ctx.workspaceOf(task);
-  const compiled = compileContext(
-    task.store,
-    task.spec,
-    task.context,
-    assignedStage(task),
-    await sourceDigest(workspace, { exclude: ctx.artifactNames(task) }),
-  );
+  const sources = new Map<string, SourceRead | null>();
+  for (const source of sourcesOf(task.spec))
+    sources.set(source.id, await readSource({ workspace, world: task.spec.world }, source));
+  const compiled = compileContext(task.store, task.spec, task.context, assignedStage(task), {
+    workspaceDigest: await sourceDigest(workspace, { exclude: ctx.artifactNames(task) }),
+    sources,
+  });
+  const { items, candidates } = compiled.body;
+  const trusted = items.filter((i) => i.trust === 'trusted').length;
   ctx.step(
     task,
-    `context compiled for generation ${task.context.generation} (${compiled.body.sources.length} sources)`,
+    `context compiled for generation ${task.context.generation} (${items.length} items, ${trusted} trusted` +
+      `${candidates.length ? `, ${candidates.length} candidates` : ''})`,
   );
   await task.send(
-    { type: 'context.compile', generation: task.context.generation, contextDigest: compiled.digest },
-    { objects: [{ kind: 'context', body: compiled.body }] },
+    {
+      type: 'context.compile',
+      generation: task.context.generation,
+      contextDigest: compiled.digest,
+      promptDigest: compiled.prompt.digest,
+    },
+    {
+      objects: [
+        { kind: 'context', body: compiled.body },
+        { kind: 'prompt', body: compiled.prompt.body },
+      ],
+    },
   );
 }
 
@@ -91,6 +126,7 @@ async function compile(ctx: HostEffectContext, task: TaskHandle): Promise<void> 
 async function evaluate(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
   const { context } = task;
   const stage = assignedStage(task);
+  if (await submitStageDecision(ctx, task, stage)) return;
   if (!stage.proposesCompletion) {
     const missing = stage.produces.filter((name) => context.evidence[name]?.generation !== context.generation);
     ctx.step(

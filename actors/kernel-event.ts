@@ -6,6 +6,7 @@ import { fingerprint, type EventInput, type Refusal } from './event-input.js';
 import { dataOf } from '../recovery/index.js';
 import type { TaskSpec } from '../objects/index.js';
 import { resolveStage } from './stages.js';
+import type { AdmissionFacts } from './admission-facts.js';
 
 /** Where a sent event is taken: its Task, the committed context, and the revision the event will occupy. */
 export interface KernelFacts {
@@ -17,6 +18,8 @@ export interface KernelFacts {
   prepareObject: (object: NewObject) => PreparedObject;
   /** The Task's spec, which an Assignment's stage must name (absent for a bare kernel: not checked). */
   spec?: TaskSpec | undefined;
+  /** What the kernel found when it re-validated the event's Context (`admissionFacts`). */
+  facts?: AdmissionFacts | undefined;
 }
 
 /** A sent event as the kernel takes it: the statechart's event and the objects written with it. */
@@ -93,15 +96,59 @@ export function kernelEvent(input: EventInput, at: KernelFacts): KernelEvent | {
         contextDigest: input.contextDigest ?? context.contextDigest ?? 'none',
         proposalDigest: proposal.digest,
         evidence: input.evidence,
+        ...staleField(at.facts),
       };
       return { event, prepared: [proposal] };
     }
+    case 'goal.revise': {
+      const goalRevision = input.goalRevision ?? context.goal.revision + 1;
+      if (goalRevision !== context.goal.revision + 1) {
+        return {
+          refusal: {
+            code: 'goal_revision_mismatch',
+            detail: `the next Goal revision is ${context.goal.revision + 1}, not ${goalRevision}`,
+            path: 'goalRevision',
+          },
+        };
+      }
+      const goal = at.prepareObject({
+        kind: 'goal',
+        body: { taskId, revision: goalRevision, goal: input.goal, reason: input.reason },
+      });
+      return { event: { type: input.type, revision, origin, goalRevision, goalDigest: goal.digest }, prepared: [goal] };
+    }
+    case 'decision.submit': {
+      const { contextDigest, candidateId, rationale, decider } = input;
+      const decision = at.prepareObject({
+        kind: 'decision',
+        body: { taskId, contextDigest, candidateId, rationale, decider },
+      });
+      const facts = at.facts ?? { stale: [], known: false, generation: 0, authority: null };
+      const event: TaskEvent = {
+        type: input.type,
+        revision,
+        origin,
+        contextDigest,
+        candidateId,
+        decisionDigest: decision.digest,
+        generation: facts.generation ?? 0,
+        known: facts.known ?? false,
+        authority: facts.authority ?? null,
+        ...staleField(facts),
+      };
+      return { event, prepared: [decision] };
+    }
     default: {
-      // Every other event is sent as the statechart takes it.
+      // Every other event is sent as the statechart takes it (with what moved under its Context).
       const { eventId: _eventId, ...fields } = input;
-      return { event: { ...fields, revision, origin }, prepared: [] };
+      return { event: { ...fields, revision, origin, ...staleField(at.facts) } as TaskEvent, prepared: [] };
     }
   }
+}
+
+/** The event's `stale` field: present only when something moved (an event without it re-validated clean, or had no read set). */
+function staleField(facts: AdmissionFacts | undefined): { stale?: AdmissionFacts['stale'] } {
+  return facts && facts.stale.length > 0 ? { stale: facts.stale } : {};
 }
 
 /**

@@ -265,9 +265,13 @@ export class Supervisor {
   /** Keeps a Task actor (and its spec) for the Task at `revision`, its commits reported to `committed`. */
   private track(taskId: string, snapshot: TaskSnapshot, revision: number, spec: TaskSpec): TaskActor {
     const { store, clock, options } = this;
+    const { effects } = options;
     const task = new TaskActor(taskId, snapshot, revision, store!, clock, (c) => this.committed(c), {
       inspect: options.inspect,
       spec,
+      readSource: effects?.readSource
+        ? (location, context) => effects.readSource!({ taskId, context, spec }, location)
+        : undefined,
     });
     this.tasks.set(taskId, task);
     this.specs.set(taskId, spec);

@@ -16,6 +16,8 @@ import type { Clock } from './clock.js';
 import { hostCodeOf } from './errors.js';
 import { fingerprint, parseEventInput, type EventInput, type Refusal } from './event-input.js';
 import { claimsFor, eventRecord, kernelEvent, type KernelEvent } from './kernel-event.js';
+import { admissionFacts } from './admission-facts.js';
+import type { SourceLocation } from './read-set.js';
 import type { Attachments, Committed, SendResult } from './send-result.js';
 
 export type { TaskSnapshot };
@@ -28,6 +30,11 @@ export interface TaskActorOptions {
   inspect?: ((event: InspectionEvent) => void) | undefined;
   /** The Task's spec: an Assignment must name one of its stages (a bare kernel without one checks none). */
   spec?: TaskSpec | undefined;
+  /**
+   * Reads a spec source's current digest when admission re-validates a Context's read set (the
+   * Host's effects know the workspace and the world); without one only the Goal is re-validated.
+   */
+  readSource?: ((location: SourceLocation, context: TaskContext) => Promise<string | null>) | undefined;
 }
 
 /**
@@ -194,6 +201,9 @@ export class TaskActor {
       });
 
     const context = this.snapshot.context;
+    const { readSource } = this.options;
+    const read = readSource ? (location: SourceLocation) => readSource(location, context) : undefined;
+    const facts = await admissionFacts(this.store, this.taskId, context, input, read);
     const taken = kernelEvent(input, {
       taskId: this.taskId,
       context,
@@ -201,6 +211,7 @@ export class TaskActor {
       origin,
       prepareObject: (object) => this.store.prepareObject(object),
       spec: this.options.spec,
+      facts,
     });
     if ('refusal' in taken) return this.refuse(taken.refusal);
     const { event } = taken;

@@ -2,7 +2,7 @@ import { readArtifact, sourceDigest } from '../runtime/index.js';
 import { digestOf } from '../store/index.js';
 import type { TaskHandle } from './effects.js';
 import { HostError } from './errors.js';
-import { clientRequestId, type HostEffectContext } from './host-effects-options.js';
+import { clientRequestId, jobOf, type HostEffectContext } from './host-effects-options.js';
 import { untilAborted } from './until-aborted.js';
 
 /**
@@ -19,20 +19,17 @@ export async function verifyAcceptance(ctx: HostEffectContext, task: TaskHandle,
   if (!acceptance)
     throw new HostError('invalid_spec', `task ${task.taskId} declares no acceptance command; it cannot be verified`);
   const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'verify');
-  const existing = await ctx.options.runtime.findJobs({ clientRequestId: requestId });
-  const jobId =
-    existing[0]?.jobId ??
-    (
-      await ctx.options.runtime.verify({
-        clientRequestId: requestId,
-        workspace,
-        command: acceptance.command,
-        args: acceptance.args,
-        frozenTests: acceptance.frozenTests,
-        sourceExclude: exclude,
-        timeoutMs: acceptance.timeoutMs,
-      })
-    ).jobId;
+  const jobId = await jobOf(ctx, requestId, () =>
+    ctx.options.runtime.verify({
+      clientRequestId: requestId,
+      workspace,
+      command: acceptance.command,
+      args: acceptance.args,
+      frozenTests: acceptance.frozenTests,
+      sourceExclude: exclude,
+      timeoutMs: acceptance.timeoutMs,
+    }),
+  );
   ctx.step(task, `acceptance verification running as ${requestId}`);
   const job = await untilAborted(ctx.options.runtime.observe(jobId, { signal }), signal);
   const reported = job.verification;

@@ -23,6 +23,7 @@ export {
   claimsOf,
   EventOrigin,
   Envelope,
+  StaleSource,
   type TaskEventType,
   type TaskEventDefinition,
   type RefKind,

@@ -1,6 +1,15 @@
 /** Rejection codes the statechart records when it retains an event without acting on it. */
 export type RejectionReason =
-  'stale_assignment' | 'missing_artifact' | 'context_mismatch' | 'identity_conflict' | 'verification_failed';
+  | 'stale_assignment'
+  | 'missing_artifact'
+  | 'context_mismatch'
+  | 'identity_conflict'
+  | 'verification_failed'
+  | 'context_stale'
+  | 'superseded'
+  | 'candidate_unknown'
+  | 'untrusted_authority'
+  | 'action_failed';
 
 export interface Rejection {
   event: string;
@@ -21,13 +30,21 @@ export interface TaskContext {
   generation: number;
   specDigest: string | null;
   requiredArtifacts: string[];
+  /** The Goal's current revision: 1 is the spec's goal (digest null), each `goal.revise` the next. */
+  goal: { revision: number; digest: string | null };
   assignment: { generation: number; harness: string; purpose: string; digest: string } | null;
   contextDigest: string | null;
+  /** The prompt rendered from the current Context (null before it, and for Contexts that held their prompt). */
+  promptDigest: string | null;
   dispatch: { clientRequestId: string; status: DispatchStatus; jobId: string | null; generation: number } | null;
   /** Validated Artifacts held as evidence: name → digest and the generation that produced it. */
   evidence: Record<string, { digest: string; generation: number }>;
   lastReceipt: string | null;
   proposal: { generation: number; digest: string } | null;
+  /** The decision admitted for the current Assignment's Context (a decision stage), null before one. */
+  decision: { generation: number; contextDigest: string; candidateId: string; digest: string } | null;
+  /** The admitted candidate's action, once the Host performed it. */
+  action: { generation: number; candidateId: string; ok: boolean } | null;
   verification: { generation: number; digest: string; passed: boolean; sourceDigest: string } | null;
   outcome: { digest: string; revision: number } | null;
   /**
@@ -47,12 +64,16 @@ export const EMPTY_TASK_CONTEXT: TaskContext = {
   generation: 0,
   specDigest: null,
   requiredArtifacts: [],
+  goal: { revision: 1, digest: null },
   assignment: null,
   contextDigest: null,
+  promptDigest: null,
   dispatch: null,
   evidence: {},
   lastReceipt: null,
   proposal: null,
+  decision: null,
+  action: null,
   verification: null,
   outcome: null,
   rejected: 0,

@@ -23,7 +23,17 @@ export type Envelope = z.infer<typeof Envelope>;
 
 /** What an event's ref names: one of the Host's object kinds (objects/object-kinds.ts), or a blob (artifact bytes). */
 export type RefKind =
-  'task-spec' | 'assignment' | 'context' | 'receipt' | 'proposal' | 'verification' | 'outcome' | 'blob';
+  | 'task-spec'
+  | 'assignment'
+  | 'context'
+  | 'prompt'
+  | 'goal'
+  | 'decision'
+  | 'receipt'
+  | 'proposal'
+  | 'verification'
+  | 'outcome'
+  | 'blob';
 
 /** Identity index kinds an event's field may claim for its Task alone (the store's `IndexKind`). */
 export type ClaimKind = 'request';
@@ -36,11 +46,27 @@ const Label = z.string().min(1).max(200);
 /** Artifacts by name → digest of their bytes. */
 const EvidenceMap = z.record(z.string().min(1), Digest);
 
+/**
+ * What the kernel found moved when it re-validated the read set of the Context an event was made
+ * against: each trusted source (or a source depending on one that moved), bound and current
+ * (`sha256:…`, or `revision N` for the Goal; current null: gone). Recorded in the event, so replay
+ * decides as the first admission did without reading the world again. Callers never send it.
+ */
+export const StaleSource = z.object({
+  sourceId: Id,
+  bound: z.string().min(1),
+  current: z.string().min(1).nullable(),
+  /** The moved source this one depends on, when it did not move itself. */
+  via: Id.optional(),
+});
+export type StaleSource = z.infer<typeof StaleSource>;
+const Stale = z.array(StaleSource).optional();
+
 type Fields = Record<string, z.ZodType>;
 
-/** Fields that can name stored objects: a digest, a nullable one, or a name → digest map. */
+/** Fields that can name stored objects: a digest, a nullable or optional one, or a name → digest map. */
 type DigestField<F extends Fields> = {
-  [K in keyof F]: z.output<F[K]> extends string | null | Record<string, string> ? K : never;
+  [K in keyof F]: Exclude<z.output<F[K]>, undefined> extends string | null | Record<string, string> ? K : never;
 }[keyof F];
 
 /** Per-event rules: what, beside its fields, the kernel needs to know of an event type. */
@@ -128,10 +154,15 @@ export const TASK_EVENTS = [
   ),
   taskEvent(
     'context.compile',
-    { generation: Generation, contextDigest: Digest },
+    {
+      generation: Generation,
+      contextDigest: Digest,
+      /** The prompt rendered from the Context (absent in events written before read sets). */
+      promptDigest: Digest.optional(),
+    },
     {
       external: false,
-      refs: { contextDigest: 'context' },
+      refs: { contextDigest: 'context', promptDigest: 'prompt' },
     },
   ),
   taskEvent(
@@ -159,8 +190,9 @@ export const TASK_EVENTS = [
       refused: z.record(z.string().min(1).max(1_000), z.string().max(2_000)).optional(),
       /** Host-computed digest of the workspace source (artifacts excluded) when the run ended (recorded, not used by guards). */
       sourceDigest: Digest.optional(),
+      stale: Stale,
     },
-    { external: false, refs: { receiptDigest: 'receipt', evidence: 'blob' } },
+    { external: false, refs: { receiptDigest: 'receipt', evidence: 'blob' }, writes: ['stale'] },
   ),
   taskEvent(
     'completion.propose',
@@ -171,11 +203,12 @@ export const TASK_EVENTS = [
       proposalDigest: Digest,
       /** The evidence the proposal relies on, name → digest; must match what the Host holds. */
       evidence: EvidenceMap.default({}),
+      stale: Stale,
     },
     {
       external: true,
       refs: { proposalDigest: 'proposal' },
-      writes: ['proposalDigest'],
+      writes: ['proposalDigest', 'stale'],
       sent: {
         /** The current Context when absent. */
         contextDigest: Digest.optional(),
@@ -203,8 +236,63 @@ export const TASK_EVENTS = [
       sourceDigest: Digest,
       /** Present when `passed`: the TaskOutcome object the Host wrote before this event. */
       outcomeDigest: Digest.nullable().default(null),
+      stale: Stale,
     },
-    { external: false, refs: { verificationDigest: 'verification', outcomeDigest: 'outcome' } },
+    { external: false, refs: { verificationDigest: 'verification', outcomeDigest: 'outcome' }, writes: ['stale'] },
+  ),
+  taskEvent(
+    'decision.submit',
+    {
+      /** The Context the decision was made against. */
+      contextDigest: Digest,
+      candidateId: Label,
+      decisionDigest: Digest,
+      /** The named Context's Assignment generation (0: not a Context of this Task). */
+      generation: z.number().int().nonnegative(),
+      /** Whether the named Context was compiled for this Task. */
+      known: z.boolean(),
+      /** The candidate's authority in the named Context; null: not one of its candidates. */
+      authority: z.enum(['trusted', 'untrusted']).nullable(),
+      stale: Stale,
+    },
+    {
+      external: true,
+      refs: { decisionDigest: 'decision' },
+      writes: ['decisionDigest', 'generation', 'known', 'authority', 'stale'],
+      sent: {
+        /** Kept in the Decision object the kernel writes. */
+        rationale: z.string().max(20_000).default(''),
+        decider: z.string().min(1).max(200).default('external'),
+      },
+    },
+  ),
+  taskEvent(
+    'action.record',
+    {
+      generation: Generation,
+      candidateId: Label,
+      /** The Runtime job that ran the action's command (null: the action runs nothing). */
+      jobId: Id.nullable(),
+      exitCode: z.number().int().nullable(),
+      ok: z.boolean(),
+    },
+    { external: false },
+  ),
+  taskEvent(
+    'goal.revise',
+    { goalRevision: z.number().int().min(2), goalDigest: Digest },
+    {
+      external: true,
+      refs: { goalDigest: 'goal' },
+      writes: ['goalDigest'],
+      sent: {
+        /** Kept in the Goal object the kernel writes. */
+        goal: z.string().min(1).max(20_000),
+        reason: z.string().max(2_000).default(''),
+        /** Optional fence: the revision the caller expects to create (current + 1); the next one when absent. */
+        goalRevision: z.number().int().min(2).optional(),
+      },
+    },
   ),
   taskEvent('task.cancel', { reason: z.string().min(1).max(2_000) }, { external: true }),
 ] as const satisfies readonly TaskEventDefinition[];

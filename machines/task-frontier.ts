@@ -12,6 +12,8 @@ export type FrontierWork =
   | 'observe_run' // assigned.running: observe the job to terminal
   | 'evaluate' // evaluating: validate the run's artifacts, propose completion or settle
   | 'verify' // verifying: run independent acceptance verification
+  | 'act' // acting: perform the admitted decision's candidate action
+  | 'rerun' // stale: the Context moved under the Assignment; commit the next generation for the same stage
   | 'none'; // open, waiting, blocked, completed, cancelled: nothing until an event arrives
 
 /** Dotted name of a Task state value, e.g. `assigned.ready`. */
@@ -29,6 +31,8 @@ const FRONTIER: Record<string, FrontierWork> = {
   'assigned.running': 'observe_run',
   evaluating: 'evaluate',
   verifying: 'verify',
+  acting: 'act',
+  stale: 'rerun',
 };
 
 export function taskFrontier(value: StateValue): FrontierWork {

@@ -41,8 +41,12 @@ function describeGuard(guard: unknown): string | undefined {
   if (typeof guard === 'object' && 'type' in guard && typeof guard.type === 'string') return guard.type;
   if (typeof guard === 'function') {
     const g = guard as { guards?: unknown[]; check?: { name?: string } };
-    const parts = (g.guards ?? []).map((x) => describeGuard(x) ?? '?');
     const kind = g.check?.name ?? '';
+    // An `or` inside an `and` (or a `not`) is parenthesised, so the label reads as the guard does.
+    const parts = (g.guards ?? []).map((x) => {
+      const text = describeGuard(x) ?? '?';
+      return kind !== 'checkOr' && text.includes(' || ') ? `(${text})` : text;
+    });
     if (kind === 'checkNot') return `!${parts.length === 1 ? parts[0] : `(${parts.join(' && ')})`}`;
     const joined = parts.join(kind === 'checkOr' ? ' || ' : ' && ');
     return parts.length > 1 ? joined : joined || guard.name || 'guard';

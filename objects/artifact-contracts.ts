@@ -1,6 +1,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { z } from 'zod';
-import { canonicalJson } from '../store/index.js';
+import { Digest, canonicalJson } from '../store/index.js';
 import { zodIssue } from '../base/index.js';
 import type { RequiredArtifact, TaskSpec } from './task-spec.js';
 
@@ -18,8 +18,16 @@ import type { RequiredArtifact, TaskSpec } from './task-spec.js';
 /** zod schemas an embedder registers by name (`openHost({ artifactContracts })`). */
 export type ArtifactContracts = Readonly<Record<string, z.ZodType>>;
 
-/** Always registered: any JSON value. */
-export const BUILT_IN_CONTRACTS: ArtifactContracts = { json: z.unknown() };
+/** A decision stage's artifact: the Context the provider was given, the candidate it chose, and why. */
+export const DecisionArtifact = z.object({
+  contextDigest: Digest,
+  candidateId: z.string().min(1).max(100),
+  rationale: z.string().max(20_000).default(''),
+});
+export type DecisionArtifact = z.infer<typeof DecisionArtifact>;
+
+/** Always registered: `json` (any JSON value) and `decision` (a decision stage's choice). */
+export const BUILT_IN_CONTRACTS: ArtifactContracts = { json: z.unknown(), decision: DecisionArtifact };
 
 /** A failed check names the field that does not parse (`path`) when there is one. */
 export type ArtifactCheck =

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { HarnessRunReceipt } from '../drivers/receipt.js';
 import { Digest, TaskId } from '../store/index.js';
-import { TaskSpec } from './task-spec.js';
+import { CandidateAction, TaskSpec } from './task-spec.js';
 
 /**
  * The immutable objects the Host keeps, one zod schema per kind. The store validates a body
@@ -19,8 +19,54 @@ export const AssignmentObject = z.object({
   instructions: z.string().default(''),
 });
 
-/** A compiled Context: what the provider is given, each source with identity, trust and reason. */
-export const ContextObject = z.object({
+export const Trust = z.enum(['trusted', 'untrusted']);
+export type Trust = z.infer<typeof Trust>;
+
+/**
+ * One entry of a Context's read set: what was read (identity and revision or digest), how far it
+ * may be believed (trust: authority or data; claim: `asserted` by an authority, `verified` by the
+ * Host itself, `unverified` otherwise), why it was selected, and what it is only valid with.
+ */
+export const ReadSetItem = z.object({
+  sourceId: z.string().min(1),
+  /** The Goal's revision (the Goal item only). */
+  revision: z.number().int().positive().optional(),
+  digest: Digest,
+  trust: Trust,
+  claim: z.enum(['asserted', 'unverified', 'verified']),
+  selectedBy: z.string().min(1),
+  dependsOn: z.array(z.string().min(1)),
+  /** Where admission re-reads a spec source. */
+  location: z.object({ in: z.enum(['workspace', 'world']), path: z.string().min(1) }).optional(),
+});
+export type ReadSetItem = z.infer<typeof ReadSetItem>;
+
+/** A candidate as compiled into a Context: its action and the trust of each source that supports it. */
+export const CompiledCandidate = z.object({
+  id: z.string().min(1),
+  summary: z.string(),
+  action: CandidateAction,
+  supportedBy: z.array(z.object({ sourceId: z.string().min(1), trust: Trust })),
+  authority: Trust,
+});
+export type CompiledCandidate = z.infer<typeof CompiledCandidate>;
+
+/**
+ * A compiled Context: the read set a provider's work is bound to (and candidates, for a decision
+ * stage). Its digest is what results, proposals and decisions name; admission re-validates it.
+ */
+export const ReadSetContext = z.object({
+  taskId: TaskId,
+  generation: z.number().int().positive(),
+  stage: z.string().min(1),
+  goal: z.object({ revision: z.number().int().positive(), digest: Digest }),
+  items: z.array(ReadSetItem),
+  candidates: z.array(CompiledCandidate),
+});
+export type ReadSetContext = z.infer<typeof ReadSetContext>;
+
+/** A Context written before read sets: sources with a trust word, and the prompt inside it. */
+export const SourcesContext = z.object({
   taskId: TaskId,
   generation: z.number().int().positive(),
   sources: z.array(
@@ -32,6 +78,29 @@ export const ContextObject = z.object({
     }),
   ),
   prompt: z.string(),
+});
+
+export const ContextObject = z.union([ReadSetContext, SourcesContext]);
+export type ContextObject = z.infer<typeof ContextObject>;
+
+/** The prompt rendered from a Context; separate because it shows the Context's digest. */
+export const PromptObject = z.object({ taskId: TaskId, context: Digest, text: z.string() });
+
+/** A revision of the Task's Goal (`goal.revise`). */
+export const GoalObject = z.object({
+  taskId: TaskId,
+  revision: z.number().int().positive(),
+  goal: z.string().min(1),
+  reason: z.string().default(''),
+});
+
+/** A decision as it was sent: the Context it names, the candidate chosen, why, and by whom. */
+export const DecisionObject = z.object({
+  taskId: TaskId,
+  contextDigest: Digest,
+  candidateId: z.string().min(1),
+  rationale: z.string().default(''),
+  decider: z.string().default('external'),
 });
 
 export const ProposalObject = z.object({
@@ -80,6 +149,9 @@ export const OBJECT_KINDS = {
   'task-spec': TaskSpec,
   assignment: AssignmentObject,
   context: ContextObject,
+  prompt: PromptObject,
+  goal: GoalObject,
+  decision: DecisionObject,
   proposal: ProposalObject,
   evidence: EvidenceObject,
   receipt: HarnessRunReceipt,

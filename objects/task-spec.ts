@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { Digest, TaskId } from '../store/index.js';
 
@@ -41,6 +42,70 @@ export const RequiredArtifact = z.object({
 });
 export type RequiredArtifact = z.infer<typeof RequiredArtifact>;
 
+/** A source id: what the Context and candidates name it by. */
+const SourceId = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[a-z][a-z0-9_.-]*$/, 'lower-case letters, digits, "_", "." and "-", starting with a letter');
+
+/** Ids the Host gives the Task's own items; a spec's sources cannot take them. */
+export const HOST_SOURCE_IDS = ['goal', 'task-spec', 'assignment', 'workspace'] as const;
+
+/**
+ * Something the Context reads besides the Task's own objects: a file or directory in the
+ * workspace, or in the spec's `world` (a shared upstream outside the workspace that others may
+ * revise). A trusted source is authority: if it moves before a result made against it is
+ * admitted, the result is stale. Everything not declared trusted is data.
+ */
+export const Source = z.object({
+  id: SourceId,
+  path: WorkspacePath,
+  in: z.enum(['workspace', 'world']).default('workspace'),
+  trust: z.enum(['trusted', 'untrusted']).default('untrusted'),
+  description: z.string().max(2_000).optional(),
+  /** Other sources (ids) this one is only valid with: if one moves, this one is stale too; untrusted taints it. */
+  dependsOn: z.array(SourceId).default([]),
+});
+export type Source = z.infer<typeof Source>;
+
+/** What the Host does when a candidate is admitted: run a command in the workspace, or nothing. */
+export const CandidateAction = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('none') }),
+  z.object({
+    kind: z.literal('command'),
+    command: z.string().min(1),
+    args: z.array(z.string()).default([]),
+    timeoutMs: z.number().int().positive().default(120_000),
+  }),
+]);
+export type CandidateAction = z.infer<typeof CandidateAction>;
+
+/** One action a decision stage may choose, and the sources that give it authority. */
+export const Candidate = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(100)
+    .regex(/^[a-z0-9][a-z0-9_.-]*$/, 'lower-case letters, digits, "_", "." and "-"'),
+  summary: z.string().min(1).max(2_000),
+  /** Source ids (or `goal`) that support the action; its authority is trusted only if every one is. */
+  supportedBy: z.array(SourceId).default([]),
+  action: CandidateAction,
+});
+export type Candidate = z.infer<typeof Candidate>;
+
+/** A decision stage: the provider chooses one candidate, in an artifact the Host admits; the Host acts. */
+export const Decision = z.object({
+  /** The artifact (one of the stage's `produces`, contract `decision`) the choice is written to. */
+  artifact: WorkspacePath,
+  candidates: z.array(Candidate).min(1),
+});
+export type Decision = z.infer<typeof Decision>;
+
+/** The built-in contract of a decision artifact: which Context, which candidate, and why. */
+export const DECISION_CONTRACT = 'decision';
+
 /** One stage of the Task's work: an Assignment names it. */
 export const Stage = z.object({
   name: z
@@ -56,6 +121,8 @@ export const Stage = z.object({
   produces: z.array(WorkspacePath).default([]),
   /** After its run the Host proposes completion (else the Task waits for the next Assignment). */
   proposesCompletion: z.boolean().default(false),
+  /** A decision stage: the candidates its provider chooses among (see `Decision`). */
+  decision: Decision.optional(),
 });
 export type Stage = z.infer<typeof Stage>;
 
@@ -82,6 +149,13 @@ export const TaskSpec = z
       .optional(),
     /** Directory copied into each Task Attempt's workspace. */
     workspaceSeed: z.string().min(1).optional(),
+    /**
+     * Directory of the sources declared `in: "world"`: outside the workspace, re-read at every
+     * admission. Absolute (`ordivon` resolves a spec file's relative one against the file).
+     */
+    world: z.string().min(1).refine(isAbsolute, 'must be an absolute path').optional(),
+    /** What the Context reads besides the Task's own objects, with its trust. */
+    sources: z.array(Source).optional(),
     labels: z.record(z.string(), z.string()).default({}),
   })
   .superRefine((spec, ctx) => {
@@ -121,10 +195,87 @@ export const TaskSpec = z
           });
       });
     });
+    checkSources(spec, ctx);
+    spec.stages?.forEach((stage, i) => {
+      if (stage.decision) checkDecision(spec, stage, i, ctx);
+    });
     if (spec.result !== undefined && !names.has(spec.result))
       ctx.addIssue({ code: 'custom', path: ['result'], message: `${spec.result} is not one of requiredArtifacts` });
   });
 export type TaskSpec = z.infer<typeof TaskSpec>;
+
+type SpecIn = Pick<TaskSpec, 'sources' | 'world' | 'requiredArtifacts'>;
+
+/** The spec's sources (none when it declares none). */
+export function sourcesOf(spec: Pick<TaskSpec, 'sources'>): Source[] {
+  return spec.sources ?? [];
+}
+
+/** Source ids unique and not the Host's, dependencies declared and acyclic, a `world` for world sources. */
+function checkSources(spec: SpecIn, ctx: z.RefinementCtx): void {
+  const ids = new Map<string, number>();
+  sourcesOf(spec).forEach((source, i) => {
+    if ((HOST_SOURCE_IDS as readonly string[]).includes(source.id))
+      ctx.addIssue({ code: 'custom', path: ['sources', i, 'id'], message: `${source.id} is the Host's own item` });
+    else if (ids.has(source.id))
+      ctx.addIssue({ code: 'custom', path: ['sources', i, 'id'], message: `source ${source.id} is declared twice` });
+    ids.set(source.id, i);
+    if (source.in === 'world' && spec.world === undefined)
+      ctx.addIssue({ code: 'custom', path: ['sources', i, 'in'], message: "a world source needs the spec's world" });
+  });
+  sourcesOf(spec).forEach((source, i) =>
+    source.dependsOn.forEach((id, j) => {
+      if (!ids.has(id) && id !== 'goal')
+        ctx.addIssue({ code: 'custom', path: ['sources', i, 'dependsOn', j], message: `no source ${id}` });
+    }),
+  );
+  const visiting = new Set<string>();
+  const done = new Set<string>();
+  const cyclic = (id: string): boolean => {
+    if (done.has(id)) return false;
+    if (visiting.has(id)) return true;
+    visiting.add(id);
+    const i = ids.get(id);
+    const found = i !== undefined && sourcesOf(spec)[i]!.dependsOn.some(cyclic);
+    visiting.delete(id);
+    done.add(id);
+    return found;
+  };
+  sourcesOf(spec).forEach((source, i) => {
+    if (cyclic(source.id))
+      ctx.addIssue({ code: 'custom', path: ['sources', i, 'dependsOn'], message: `${source.id} depends on itself` });
+  });
+}
+
+/** A decision's artifact is one the stage writes, with the decision contract; candidate ids unique and supported by declared sources. */
+function checkDecision(spec: SpecIn, stage: Stage, i: number, ctx: z.RefinementCtx): void {
+  const decision = stage.decision!;
+  const at = ['stages', i, 'decision'];
+  if (!stage.produces.includes(decision.artifact))
+    ctx.addIssue({ code: 'custom', path: [...at, 'artifact'], message: `${decision.artifact} is not in produces` });
+  const artifact = spec.requiredArtifacts.find((a) => a.name === decision.artifact);
+  if (artifact && (artifact.kind !== 'json' || artifact.schema !== DECISION_CONTRACT))
+    ctx.addIssue({
+      code: 'custom',
+      path: [...at, 'artifact'],
+      message: `${decision.artifact} must be declared kind json with schema "${DECISION_CONTRACT}"`,
+    });
+  const sources = new Set(['goal', ...sourcesOf(spec).map((s) => s.id)]);
+  const ids = new Set<string>();
+  decision.candidates.forEach((candidate, j) => {
+    if (ids.has(candidate.id))
+      ctx.addIssue({
+        code: 'custom',
+        path: [...at, 'candidates', j, 'id'],
+        message: `${candidate.id} is declared twice`,
+      });
+    ids.add(candidate.id);
+    candidate.supportedBy.forEach((id, k) => {
+      if (!sources.has(id))
+        ctx.addIssue({ code: 'custom', path: [...at, 'candidates', j, 'supportedBy', k], message: `no source ${id}` });
+    });
+  });
+}
 export type TaskSpecInput = z.input<typeof TaskSpec>;
 
 /** The stage of a spec without `stages`: every artifact, and it proposes completion. */

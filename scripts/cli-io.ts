@@ -178,8 +178,8 @@ export function throttledProgress(
 
 /**
  * Reads a Task spec file as the CLI takes it: `spec_unreadable` (path `--spec`) or `invalid_json`
- * (exit 2). A relative `workspaceSeed` names a directory beside the spec file, as a user writing
- * the spec next to their repository means it, and is made absolute here.
+ * (exit 2). A relative `workspaceSeed` or `world` names a directory beside the spec file, as a
+ * user writing the spec next to their repository means it, and is made absolute here.
  */
 export function readSpecFile(file: string): unknown {
   let text: string;
@@ -194,8 +194,11 @@ export function readSpecFile(file: string): unknown {
   }
   const raw = parseJson(text, file);
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
-  const seed = (raw as { workspaceSeed?: unknown }).workspaceSeed;
-  return typeof seed === 'string' && seed !== '' && !isAbsolute(seed)
-    ? { ...raw, workspaceSeed: resolve(dirname(resolve(file)), seed) }
-    : raw;
+  const resolved: Record<string, unknown> = { ...raw };
+  for (const field of ['workspaceSeed', 'world']) {
+    const dir = resolved[field];
+    if (typeof dir === 'string' && dir !== '' && !isAbsolute(dir))
+      resolved[field] = resolve(dirname(resolve(file)), dir);
+  }
+  return resolved;
 }

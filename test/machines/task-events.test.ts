@@ -30,9 +30,18 @@ describe('Task event definitions', () => {
       'completion.propose',
       'evaluation.settle',
       'verification.record',
+      'decision.submit',
+      'action.record',
+      'goal.revise',
       'task.cancel',
     ]);
-    assert.deepEqual(EXTERNAL_EVENT_TYPES, ['assignment.commit', 'completion.propose', 'task.cancel']);
+    assert.deepEqual(EXTERNAL_EVENT_TYPES, [
+      'assignment.commit',
+      'completion.propose',
+      'decision.submit',
+      'goal.revise',
+      'task.cancel',
+    ]);
   });
 
   it('leave the digests the kernel writes out of what callers send', () => {

@@ -72,6 +72,7 @@ describe('the Task statechart graph', () => {
       observe.map((t) => [t.guard, t.targets]),
       [
         ['fromHost && currentGeneration && sameRequest && !contextMatches', []],
+        ['fromHost && currentGeneration && sameRequest && stale', ['stale']],
         ['fromHost && currentGeneration && sameRequest', ['evaluating']],
       ],
     );
@@ -83,7 +84,7 @@ describe('the Task statechart graph', () => {
     assert.equal(r.stdout, toMermaid(graph));
     assert.match(r.stdout, /^stateDiagram-v2\n/);
     for (const s of config.states) assert.ok(r.stdout.includes(`state "${s}" as ${s.replace(/\./g, '_')}`), s);
-    for (const e of TASK_EVENT_TYPES) assert.ok(r.stdout.includes(` : ${e}`) || r.stdout.includes(`    ${e} [`), e);
+    for (const e of TASK_EVENT_TYPES) assert.ok(r.stdout.includes(` : ${e}`) || r.stdout.includes(`    ${e} `), e);
     const topNonFinal = graph.states.filter((s) => s.parent === null && s.type !== 'final').length;
     const expected = graph.transitions.reduce(
       (n, t) => n + (t.source === '' ? (t.targets.length ? topNonFinal : 0) : Math.max(1, t.targets.length)),

@@ -1,0 +1,114 @@
+import { DecisionArtifact, type CompiledCandidate, type Stage } from '../objects/index.js';
+import type { TaskHandle } from './effects.js';
+import { HostError } from './errors.js';
+import { clientRequestId, jobOf, type HostEffectContext } from './host-effects-options.js';
+import { contextOf } from './read-set.js';
+import { untilAborted } from './until-aborted.js';
+
+/**
+ * Decision stages (DESIGN §10): the provider only chooses one of the candidates the Host compiled
+ * into its Context, in an artifact; the Host admits the choice (exact Context, a known candidate,
+ * trusted authority, nothing moved, not overtaken) and then performs the candidate's action itself.
+ */
+
+/**
+ * `evaluate` of a decision stage not yet decided: submits the decision its provider wrote. Without
+ * one held from this generation the stage settles naming it (the Task waits). Returns false when
+ * the stage has been decided (the caller proposes or settles as for any stage).
+ */
+export async function submitStageDecision(ctx: HostEffectContext, task: TaskHandle, stage: Stage): Promise<boolean> {
+  const { context } = task;
+  const decision = stage.decision;
+  if (!decision || context.decision?.generation === context.generation) return false;
+  const held = context.evidence[decision.artifact];
+  if (!held || held.generation !== context.generation) {
+    ctx.step(task, `stage ${stage.name} settled without ${decision.artifact}: nothing to decide on`);
+    await task.send({ type: 'evaluation.settle', generation: context.generation, missing: [decision.artifact] });
+    return true;
+  }
+  // Retained only after its contract (`decision`) held, so it parses.
+  const chosen = DecisionArtifact.parse(JSON.parse(task.store.getBlob(held.digest).toString('utf8')));
+  const result = await task.send({
+    type: 'decision.submit',
+    contextDigest: chosen.contextDigest,
+    candidateId: chosen.candidateId,
+    rationale: chosen.rationale,
+    decider: `${context.assignment!.harness} (${decision.artifact})`,
+  });
+  ctx.step(
+    task,
+    result.admitted
+      ? `decision ${chosen.candidateId} admitted: the Host acts on it`
+      : `decision ${chosen.candidateId} refused: ${result.code}${result.detail ? ` (${result.detail})` : ''}`,
+  );
+  return true;
+}
+
+/** The admitted decision's candidate, from the Context it was admitted against. */
+function admittedCandidate(task: TaskHandle): CompiledCandidate {
+  const decision = task.context.decision!;
+  const candidate = contextOf(task.store, task.taskId, decision.contextDigest)?.readSet?.candidates.find(
+    (c) => c.id === decision.candidateId,
+  );
+  // The statechart admitted it as a candidate of that Context, so it is there.
+  if (!candidate) throw new HostError('candidate_unknown', `no candidate ${decision.candidateId} in its Context`);
+  return candidate;
+}
+
+/**
+ * `act`: performs the admitted candidate's action. A command runs as a Runtime job in the
+ * workspace under a deterministic request id, found again rather than run twice if the process
+ * dies before the result is recorded; `none` runs nothing.
+ */
+export async function act(ctx: HostEffectContext, task: TaskHandle, signal: AbortSignal): Promise<void> {
+  const { context } = task;
+  const candidate = admittedCandidate(task);
+  const record = { type: 'action.record', generation: context.generation, candidateId: candidate.id };
+  if (candidate.action.kind === 'none') {
+    ctx.step(task, `candidate ${candidate.id}: no action to perform`);
+    await task.send({ ...record, jobId: null, exitCode: null, ok: true });
+    return;
+  }
+  const { command, args, timeoutMs } = candidate.action;
+  const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'action');
+  const workspace = await ctx.workspaceOf(task);
+  const jobId = await jobOf(ctx, requestId, () =>
+    ctx.options.runtime.dispatch({
+      clientRequestId: requestId,
+      workspace,
+      run: { kind: 'command', command, args },
+      timeoutMs,
+    }),
+  );
+  ctx.step(task, `performing ${candidate.id}: ${[command, ...args].join(' ')} as ${requestId}`);
+  const job = await untilAborted(ctx.options.runtime.observe(jobId, { signal }), signal);
+  const exitCode = job.exitCode ?? null;
+  ctx.step(task, `${candidate.id} ended ${job.state} (exit ${exitCode ?? 'none'})`);
+  await task.send({ ...record, jobId, exitCode, ok: job.state === 'succeeded' && exitCode === 0 });
+}
+
+/**
+ * `rerun`: a trusted source the Assignment's Context read moved before its work was admitted, so
+ * the same stage runs again on the same harness under the next generation, compiled at the
+ * current revisions.
+ */
+export async function rerun(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
+  const { context } = task;
+  const assignment = context.assignment!;
+  const body = task.store.getObject<{ stage?: string; purpose: string; instructions: string }>(
+    assignment.digest,
+    'assignment',
+  ).body;
+  const result = await task.send({
+    type: 'assignment.commit',
+    harness: assignment.harness,
+    generation: context.generation + 1,
+    ...(body.stage !== undefined ? { stage: body.stage } : { purpose: body.purpose }),
+    instructions: body.instructions,
+  });
+  ctx.step(
+    task,
+    `Context moved under generation ${context.generation}: ${body.stage ?? body.purpose} runs again as generation ${context.generation + 1}` +
+      (result.admitted ? '' : ` (refused: ${result.code})`),
+  );
+}

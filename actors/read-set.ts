@@ -1,0 +1,241 @@
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { StaleSource, TaskContext } from '../machines/index.js';
+import { sourceDigest } from '../runtime/index.js';
+import { sha256, sha256Text, type EventStore } from '../store/index.js';
+import {
+  ReadSetContext,
+  type CompiledCandidate,
+  type ReadSetItem,
+  type Source,
+  type Stage,
+  type TaskSpec,
+  type Trust,
+  sourcesOf,
+} from '../objects/index.js';
+
+/**
+ * A Context as a read set (DESIGN §10): every item the provider's work is bound to, with its
+ * identity, revision or digest, trust, claim status, why it was selected and what it depends on.
+ * Trust is declared by the spec and propagates: a source that depends on an untrusted one is
+ * untrusted, and a candidate has trusted authority only if every source supporting it is trusted.
+ * Admission re-reads the trusted items and refuses work whose read set moved (`staleSources`).
+ */
+
+/** Where a spec source is: relative to the Task Attempt's workspace or to the spec's `world`. */
+export type SourceLocation = Pick<Source, 'in' | 'path'>;
+
+/** A source as read now: its digest (a tree digest for a directory) and, for small UTF-8 files, its text. */
+export interface SourceRead {
+  digest: string;
+  text: string | null;
+}
+
+/** Reads a source's current digest; null when it is absent. */
+export type SourceReader = (location: SourceLocation) => Promise<string | null>;
+
+/** Larger files are bound by digest only, their text not shown. */
+const TEXT_LIMIT = 64 * 1024;
+
+/** Reads a source under its root (`dirs.world` undefined: no world, the source is absent). */
+export async function readSource(
+  dirs: { workspace: string; world?: string | undefined },
+  location: SourceLocation,
+): Promise<SourceRead | null> {
+  const root = location.in === 'world' ? dirs.world : dirs.workspace;
+  if (root === undefined) return null;
+  const path = join(root, location.path);
+  const info = await stat(path).catch(() => undefined);
+  if (!info) return null;
+  if (info.isDirectory()) return { digest: await sourceDigest(path), text: null };
+  const bytes = await readFile(path);
+  let text: string | null = null;
+  if (bytes.length <= TEXT_LIMIT) {
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      text = null;
+    }
+  }
+  return { digest: sha256(bytes), text };
+}
+
+/** The Task's Goal now: its revision, the digest an item binds, and its text. */
+export function currentGoal(
+  store: EventStore,
+  spec: TaskSpec,
+  context: TaskContext,
+): { revision: number; digest: string; text: string } {
+  const { revision, digest } = context.goal ?? { revision: 1, digest: null };
+  if (digest === null) return { revision, digest: sha256Text(spec.goal), text: spec.goal };
+  return { revision, digest, text: store.getObject<{ goal: string }>(digest, 'goal').body.goal };
+}
+
+/** Each spec source's trust after propagation: trusted only if declared so and all it depends on is. */
+export function sourceTrust(spec: TaskSpec): Map<string, Trust> {
+  const declared = new Map(sourcesOf(spec).map((s) => [s.id, s]));
+  const trust = new Map<string, Trust>([['goal', 'trusted']]);
+  const of = (id: string): Trust => {
+    const known = trust.get(id);
+    if (known) return known;
+    const source = declared.get(id);
+    // The spec's check refuses cycles; an unknown id has no authority.
+    const value: Trust =
+      source?.trust === 'trusted' && source.dependsOn.every((dep) => of(dep) === 'trusted') ? 'trusted' : 'untrusted';
+    trust.set(id, value);
+    return value;
+  };
+  for (const id of declared.keys()) of(id);
+  return trust;
+}
+
+/** What the compiler binds besides the Task's own objects. */
+export interface ReadSetInput {
+  spec: TaskSpec;
+  context: TaskContext;
+  stage: Stage;
+  goal: { revision: number; digest: string };
+  workspaceDigest: string;
+  /** Each spec source as read now (null: absent). */
+  sources: ReadonlyMap<string, SourceRead | null>;
+}
+
+/** The read set of the current Assignment's Context, and its candidates for a decision stage. */
+export function compileReadSet(input: ReadSetInput): Pick<ReadSetContext, 'items' | 'candidates'> {
+  const { spec, context, stage, goal } = input;
+  const assignment = context.assignment!;
+  const trust = sourceTrust(spec);
+  const items: ReadSetItem[] = [
+    {
+      sourceId: 'goal',
+      revision: goal.revision,
+      digest: goal.digest,
+      trust: 'trusted',
+      claim: 'asserted',
+      selectedBy:
+        goal.revision === 1 ? "the Task's Goal, as the spec states it" : `the Goal as revised (${goal.revision})`,
+      dependsOn: [],
+    },
+    {
+      sourceId: 'task-spec',
+      digest: context.specDigest!,
+      trust: 'trusted',
+      claim: 'asserted',
+      selectedBy: 'the stages, artifact contracts and sources',
+      dependsOn: [],
+    },
+    {
+      sourceId: 'assignment',
+      digest: assignment.digest,
+      trust: 'trusted',
+      claim: 'asserted',
+      selectedBy: `stage ${stage.name} by ${assignment.harness}, generation ${assignment.generation}`,
+      dependsOn: ['goal'],
+    },
+    {
+      sourceId: 'workspace',
+      digest: input.workspaceDigest,
+      trust: 'untrusted',
+      claim: 'verified',
+      selectedBy: 'the source tree the provider works on (digest computed by the Host)',
+      dependsOn: [],
+    },
+  ];
+  sourcesOf(spec).forEach((source, i) => {
+    const read = input.sources.get(source.id) ?? null;
+    const itemTrust = trust.get(source.id) ?? 'untrusted';
+    items.push({
+      sourceId: source.id,
+      digest: read?.digest ?? ABSENT,
+      trust: itemTrust,
+      claim: itemTrust === 'trusted' ? 'asserted' : 'unverified',
+      selectedBy: `declared by the spec (sources.${i}${source.description ? `: ${source.description}` : ''})`,
+      dependsOn: source.dependsOn,
+      location: { in: source.in, path: source.path },
+    });
+  });
+  for (const name of Object.keys(context.evidence).sort()) {
+    const held = context.evidence[name]!;
+    items.push({
+      sourceId: `evidence:${name}`,
+      digest: held.digest,
+      trust: 'untrusted',
+      claim: 'unverified',
+      selectedBy: `${name} written by the provider of generation ${held.generation}; the Host checked its form only`,
+      dependsOn: [],
+    });
+  }
+  const candidates: CompiledCandidate[] = (stage.decision?.candidates ?? []).map((candidate) => {
+    const supportedBy = candidate.supportedBy.map((sourceId) => ({
+      sourceId,
+      trust: trust.get(sourceId) ?? ('untrusted' as const),
+    }));
+    const trusted = supportedBy.length > 0 && supportedBy.every((s) => s.trust === 'trusted');
+    return {
+      id: candidate.id,
+      summary: candidate.summary,
+      action: candidate.action,
+      supportedBy,
+      authority: trusted ? 'trusted' : 'untrusted',
+    };
+  });
+  return { items, candidates };
+}
+
+/** The digest an item binds for a source that was absent when compiled (no bytes hash to it). */
+export const ABSENT = `sha256:${'0'.repeat(64)}`;
+
+/**
+ * What moved in a Context's read set since it was compiled: the Goal's revision, and each trusted
+ * source re-read through `read` (the Task's own objects are immutable; untrusted items carry no
+ * authority, so their moving does not invalidate). A trusted item depending on a moved one is
+ * stale through it. Without a reader (a bare kernel) only the Goal is checked.
+ */
+export async function staleSources(
+  body: ReadSetContext,
+  goal: { revision: number },
+  read: SourceReader | undefined,
+): Promise<StaleSource[]> {
+  const stale: StaleSource[] = [];
+  for (const item of body.items) {
+    if (item.sourceId === 'goal' && item.revision !== goal.revision) {
+      stale.push({ sourceId: 'goal', bound: `revision ${item.revision}`, current: `revision ${goal.revision}` });
+    } else if (item.trust === 'trusted' && item.location && read) {
+      const current = await read(item.location);
+      const bound = item.digest === ABSENT ? null : item.digest;
+      if (current !== bound) stale.push({ sourceId: item.sourceId, bound: bound ?? 'absent', current });
+    }
+  }
+  const moved = new Set(stale.map((s) => s.sourceId));
+  // Propagate through dependsOn until nothing more is reached (the spec refuses cycles).
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const item of body.items) {
+      if (item.trust !== 'trusted' || moved.has(item.sourceId)) continue;
+      const via = item.dependsOn.find((id) => moved.has(id));
+      if (via === undefined) continue;
+      stale.push({ sourceId: item.sourceId, bound: item.digest, current: item.digest, via });
+      moved.add(item.sourceId);
+      grew = true;
+    }
+  }
+  return stale;
+}
+
+/**
+ * A Context this Task compiled, by digest: its generation, and its read set (undefined for a
+ * Context written before read sets: nothing to re-validate). Undefined when the digest names no
+ * Context of this Task (absent, another kind of object, another Task's).
+ */
+export function contextOf(
+  store: EventStore,
+  taskId: string,
+  digest: string,
+): { generation: number; readSet: ReadSetContext | undefined } | undefined {
+  const object = store.storedDigest(digest);
+  if (object === undefined || (object !== 'legacy' && object.in !== 'object')) return undefined;
+  const { kind, body } = store.getObject<{ taskId: string; generation: number }>(digest);
+  if (kind !== 'context' || body.taskId !== taskId) return undefined;
+  const parsed = ReadSetContext.safeParse(body);
+  return { generation: body.generation, readSet: parsed.success ? parsed.data : undefined };
+}
