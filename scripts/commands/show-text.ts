@@ -1,4 +1,5 @@
-import type { RefusalCause, TaskContextView } from '../../actors/task-contexts.js';
+import type { RefusalCause, TaskContextView } from '../../actors/task-context-view.js';
+import type { CandidateAction } from '../../objects/index.js';
 import type { ShowView } from '../service/cli-route.js';
 
 const HEX = 'sha256:'.length;
@@ -6,6 +7,10 @@ const HEX = 'sha256:'.length;
 const short = (digest: string) => (digest.startsWith('sha256:') ? `${digest.slice(0, HEX + 12)}…` : digest);
 /** A Context's digest as its heading shows it: the first 16 hex digits. */
 const head16 = (digest: string) => (digest.startsWith('sha256:') ? digest.slice(HEX, HEX + 16) : digest);
+
+/** What the Host would do for a candidate: nothing, or the command line it runs in the workspace. */
+export const describeAction = (action: CandidateAction) =>
+  action.kind === 'none' ? 'none' : [action.command, ...action.args].join(' ');
 
 function columns(rows: string[][]): string[] {
   const widths = rows.reduce<number[]>((w, row) => row.map((cell, i) => Math.max(w[i] ?? 0, cell.length)), []);
@@ -25,7 +30,7 @@ export function contextLines(c: TaskContextView): string[] {
       i.claim,
       short(i.digest),
       [
-        i.revision !== null ? `revision ${i.revision}` : '',
+        i.revision !== undefined ? `revision ${i.revision}` : '',
         i.location ? `${i.location.in} ${i.location.path}` : '',
         i.dependsOn.length ? `depends on ${i.dependsOn.join(', ')}` : '',
         `selected: ${i.selectedBy}`,
@@ -34,11 +39,13 @@ export function contextLines(c: TaskContextView): string[] {
         .join('  '),
     ]),
   );
-  const candidates = c.candidates.map(
-    (k) =>
-      `    candidate ${k.id}  ${k.authority}  supported by ${
-        k.supportedBy.map((s) => `${s.sourceId} (${s.trust})`).join(', ') || 'nothing'
-      }  action: ${k.action}`,
+  const candidates = columns(
+    c.candidates.map((k) => [
+      `    candidate ${k.id}`,
+      k.authority,
+      `supported by ${k.supportedBy.map((s) => `${s.sourceId} (${s.trust})`).join(', ') || 'nothing'}`,
+      `action: ${describeAction(k.action)}`,
+    ]),
   );
   return [heading, ...items, ...candidates];
 }
@@ -65,6 +72,9 @@ export function causeLines(causes: RefusalCause[]): string[] {
         lines.push(
           `    candidate ${JSON.stringify(cause.candidateId)} is not one of the Context's: ${cause.known.join(', ') || 'none'}`,
         );
+        break;
+      case 'action':
+        lines.push(`    candidate ${cause.candidateId}: job ${cause.jobId ?? '-'} exited ${cause.exitCode ?? '-'}`);
         break;
       case 'context':
         lines.push(

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { zodIssue } from '../../base/index.js';
 import type { SendResult } from '../../actors/task-actor.js';
-import { RefusalCause, TaskContextView } from '../../actors/task-contexts.js';
+import { RefusalCause, TaskContextView } from '../../actors/task-context-view.js';
 import { resolveStateRoot } from '../../store/index.js';
 import { CliError, EXIT, isCliErrorCode, type CliErrorCode } from '../cli-io.js';
 import { callService, type ServiceResponse } from './service-client.js';

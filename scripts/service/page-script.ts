@@ -93,6 +93,7 @@ function causeText(k) {
   if (k.kind === 'stale') return 'stale ' + k.sourceId + ': bound ' + digest12(k.bound) + ', now ' + (k.current === null ? 'gone' : digest12(k.current)) + (k.via ? ' (via ' + k.via + ')' : '');
   if (k.kind === 'support') return 'candidate ' + k.candidateId + ' supported by ' + k.sourceId + ' (' + k.trust + ')';
   if (k.kind === 'candidate') return 'candidate "' + k.candidateId + '" is not one of the Context\'s: ' + (k.known.join(', ') || 'none');
+  if (k.kind === 'action') return 'candidate ' + k.candidateId + ': job ' + (k.jobId || '-') + ' exited ' + (k.exitCode === null ? '-' : k.exitCode);
   if (k.kind === 'context') return 'named context ' + (digest16(k.named) || '-') + ', current ' + (k.current === null ? 'none' : digest16(k.current)) + (k.decidedAt !== null ? ' (already decided at r' + k.decidedAt + ')' : '');
   return k.kind;
 }
@@ -103,14 +104,14 @@ function renderContexts(list) {
   return '<div id="contexts">' + list.map(function (c) {
     var items = c.items.map(function (i) {
       var where = i.location ? i.location.in + ' ' + i.location.path : '';
-      return '<tr class="item" data-source="' + esc(i.sourceId) + '"><td>' + esc(i.sourceId) + (i.revision !== null ? ' (revision ' + i.revision + ')' : '') + '</td>' +
+      return '<tr class="item" data-source="' + esc(i.sourceId) + '"><td>' + esc(i.sourceId) + (i.revision !== undefined ? ' (revision ' + i.revision + ')' : '') + '</td>' +
         '<td class="' + esc(i.trust) + '">' + esc(i.trust) + '</td><td>' + esc(i.claim) + '</td><td><code>' + esc(digest12(i.digest)) + '</code></td>' +
         '<td>' + esc(where) + '</td><td>' + esc(i.dependsOn.join(', ')) + '</td><td>' + esc(i.selectedBy) + '</td></tr>';
     }).join('');
     var candidates = c.candidates.map(function (k) {
       return '<tr class="candidate" data-candidate="' + esc(k.id) + '"><td>candidate ' + esc(k.id) + '</td><td class="' + esc(k.authority) + '">' + esc(k.authority) + '</td>' +
         '<td colspan="3">supported by ' + esc(k.supportedBy.map(function (s) { return s.sourceId + ' (' + s.trust + ')'; }).join(', ') || 'nothing') + '</td>' +
-        '<td colspan="2">action: <code>' + esc(k.action) + '</code></td></tr>';
+        '<td colspan="2">action: <code>' + esc(k.action.kind === 'none' ? 'none' : [k.action.command].concat(k.action.args).join(' ')) + '</code></td></tr>';
     }).join('');
     return '<table class="context" data-generation="' + c.generation + '"><caption>context r' + c.revision + ' g' + c.generation + ' ' + esc(c.stage || '-') +
       ' <code>' + esc(digest16(c.contextDigest)) + '</code>' + (c.goalRevision !== null ? ' · goal revision ' + c.goalRevision : '') +
@@ -149,8 +150,13 @@ function refresh() {
   }).then(function () { document.body.dataset.revision = String(Date.now()); });
 }
 
-var pending = null;
-function schedule() { if (!pending) pending = Promise.resolve().then(refresh).finally(function () { pending = null; }); }
+// One refresh at a time; a commit heard during one (which may have read the Task before it) runs
+// one more after it, so the page always ends on the latest state.
+var pending = null, again = false;
+function schedule() {
+  if (pending) { again = true; return; }
+  pending = Promise.resolve().then(refresh).finally(function () { pending = null; if (again) { again = false; schedule(); } });
+}
 window.addEventListener('hashchange', schedule);
 get('/graph').then(function (g) { graph = g; return refresh(); }).then(function () {
   var stream = new EventSource('/events' + (token ? '?access_token=' + encodeURIComponent(token) : ''));
