@@ -30,11 +30,13 @@ export interface KernelEvent {
 }
 
 /**
- * Completes what a caller sent into the statechart's event: adds the revision and origin, and
- * for the two events whose objects only the kernel writes, writes them and names their digests.
- * An Assignment takes the next generation only (`generation_mismatch` for another fence) and
- * names one of the spec's stages (`stage_unknown`); a proposal made without naming its Context
- * names the current one.
+ * Completes what a caller sent into the statechart's event: adds the revision and origin, for
+ * the events whose objects only the kernel writes (assignment, proposal, goal, decision) writes
+ * them and names their digests, and adds what admission found about the event's Context
+ * (`facts`: what moved, and for a decision its Context and candidate). An Assignment takes the
+ * next generation only (`generation_mismatch` for another fence) and names one of the spec's
+ * stages (`stage_unknown`); a Goal revision takes the next revision only
+ * (`goal_revision_mismatch`); a proposal made without naming its Context names the current one.
  */
 export function kernelEvent(input: EventInput, at: KernelFacts): KernelEvent | { refusal: Refusal } {
   const { taskId, context, revision, origin } = at;

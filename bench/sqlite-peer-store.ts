@@ -40,6 +40,7 @@ export class SqlitePeerStore {
     const s = {
       head: db.prepare('SELECT revision, digest FROM heads WHERE task_id = ?'),
       event: db.prepare('SELECT body FROM events WHERE task_id = ? AND revision = ?').pluck(),
+      object: db.prepare('SELECT body FROM objects WHERE digest = ?').pluck(),
       hasObject: db
         .prepare('SELECT 1 FROM objects WHERE digest = ? UNION ALL SELECT 1 FROM blobs WHERE digest = ? LIMIT 1')
         .pluck(),
@@ -95,6 +96,23 @@ export class SqlitePeerStore {
   /** Validates an object against its kind and returns its id, exactly as EventStore does. */
   prepareObject(object: NewObject): PreparedObject {
     return prepareObject(this.kinds, object);
+  }
+
+  hasObject(digest: string): boolean {
+    return this.statements.hasObject.get(digest, digest) !== undefined;
+  }
+
+  /** Reads an object, re-checking its digest and kind schema, as EventStore does (admission reads Contexts). */
+  getObject<T = unknown>(digest: string, kind?: string): { kind: string; body: T } {
+    const text = this.statements.object.get(digest) as string | undefined;
+    if (text === undefined) throw new StoreError('object_missing', `object ${digest} is missing`, { object: digest });
+    const value = JSON.parse(text) as { kind: string; body: T };
+    const schema = this.kinds[value.kind];
+    if (sha256(text) !== digest || !schema?.safeParse(value.body).success || (kind && value.kind !== kind))
+      throw new StoreError('object_corrupt', `object ${digest} is not a valid ${kind ?? value.kind}`, {
+        object: digest,
+      });
+    return value;
   }
 
   event(taskId: string, revision: number): EventRecord | undefined {

@@ -1,7 +1,6 @@
 import { and, assertEvent, assign, not, or, setup, type SnapshotFrom } from 'xstate';
-import type { TaskEvent } from './task-events.js';
+import type { StaleSource, TaskEvent } from './task-events.js';
 import { EMPTY_TASK_CONTEXT, type Rejection, type RejectionReason, type TaskContext } from './task-context.js';
-import type { StaleSource } from './task-events.js';
 
 /**
  * Version of the statechart's shape and semantics. Stored with every projection; a stored

@@ -57,7 +57,7 @@ export const taskCreate = command({
  */
 export const send = command({
   name: 'send',
-  summary: 'send an event (assignment.commit, completion.propose, task.cancel)',
+  summary: 'send an event (assignment.commit, completion.propose, decision.submit, goal.revise, task.cancel)',
   details: [
     'Exit 0 admitted, 1 refused or retained with a code, 2 malformed input (nothing written). While a service',
     'holds the state root, the event goes through its control API.',
