@@ -91,11 +91,21 @@ function digest16(d) { return String(d).indexOf('sha256:') === 0 ? String(d).sli
 // What caused a refusal, in the words ordivon show uses (scripts/commands/show-text.ts).
 function causeText(k) {
   if (k.kind === 'stale') return 'stale ' + k.sourceId + ': bound ' + digest12(k.bound) + ', now ' + (k.current === null ? 'gone' : digest12(k.current)) + (k.via ? ' (via ' + k.via + ')' : '');
-  if (k.kind === 'support') return 'candidate ' + k.candidateId + ' supported by ' + k.sourceId + ' (' + k.trust + ')';
   if (k.kind === 'candidate') return 'candidate "' + k.candidateId + '" is not one of the Context\'s: ' + (k.known.join(', ') || 'none');
   if (k.kind === 'action') return 'candidate ' + k.candidateId + ': job ' + (k.jobId || '-') + ' exited ' + (k.exitCode === null ? '-' : k.exitCode);
   if (k.kind === 'context') return 'named context ' + (digest16(k.named) || '-') + ', current ' + (k.current === null ? 'none' : digest16(k.current)) + (k.decidedAt !== null ? ' (already decided at r' + k.decidedAt + ')' : '');
   return k.kind;
+}
+
+// One line per cause, a candidate's supporting sources on one line (as ordivon show prints them).
+function causeLines(causes) {
+  var lines = [], support = {};
+  causes.forEach(function (k) {
+    if (k.kind !== 'support') return lines.push(causeText(k));
+    (support[k.candidateId] = support[k.candidateId] || []).push(k.sourceId + ' (' + k.trust + ')');
+  });
+  Object.keys(support).forEach(function (id) { lines.push('candidate ' + id + ' supported by ' + support[id].join(', ')); });
+  return lines;
 }
 
 // One table per Context: its items with trust and claim, then its candidates with their support.
@@ -135,7 +145,7 @@ function renderTask(v) {
     rows(Object.keys(c.evidence), function (n) { return '<tr><td>' + esc(n) + '</td><td><code>' + esc(c.evidence[n].digest.slice(0, 19)) + '…</code></td><td>' + c.evidence[n].generation + '</td></tr>'; }) + '</table>' +
     '<h3>Contexts</h3>' + renderContexts(v.contexts) +
     '<h3>Rejections</h3><table id="rejections"><tr><th>revision</th><th>event</th><th>generation</th><th>code</th><th>detail</th><th>caused by</th></tr>' +
-    rows(v.rejections, function (r) { return '<tr class="rejected"><td>' + r.revision + '</td><td>' + esc(r.event) + '</td><td>' + (r.generation === null ? '-' : r.generation) + '</td><td><code>' + esc(r.reason) + '</code></td><td>' + esc(r.detail || '') + '</td><td class="causes">' + (r.causes || []).map(function (k) { return esc(causeText(k)); }).join('<br>') + '</td></tr>'; }) + '</table>' +
+    rows(v.rejections, function (r) { return '<tr class="rejected"><td>' + r.revision + '</td><td>' + esc(r.event) + '</td><td>' + (r.generation === null ? '-' : r.generation) + '</td><td><code>' + esc(r.reason) + '</code></td><td>' + esc(r.detail || '') + '</td><td class="causes">' + causeLines(r.causes || []).map(esc).join('<br>') + '</td></tr>'; }) + '</table>' +
     '<h3>Events</h3><table id="events"><tr><th>#</th><th>at</th><th>origin</th><th>type</th><th>disposition</th></tr>' +
     rows(v.events.slice().reverse(), function (e) { return '<tr class="' + (e.disposition.admitted ? '' : 'rejected') + '"><td>' + e.revision + '</td><td>' + esc(e.at) + '</td><td>' + esc(e.origin) + '</td><td>' + esc(e.type) + '</td><td>' + (e.disposition.admitted ? 'admitted' : '<code>' + esc(e.disposition.code) + '</code>') + '</td></tr>'; }) + '</table>';
 }
