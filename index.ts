@@ -56,4 +56,5 @@ export {
   type RunSource,
   type FinalTextKind,
 } from './actors/task-runs.js';
+export { taskProvenance, TaskContextView, RefusalCause, type TaskRefusal } from './actors/task-contexts.js';
 export { loadWorkload, type Workload } from './workloads/workload.js';

@@ -41,3 +41,4 @@ export {
   type RunSource,
   type FinalTextKind,
 } from './task-runs.js';
+export { taskProvenance, TaskContextView, RefusalCause, type TaskRefusal } from './task-contexts.js';

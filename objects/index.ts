@@ -3,6 +3,7 @@ export {
   AssignmentObject,
   ContextObject,
   ReadSetContext,
+  SourcesContext,
   ReadSetItem,
   CompiledCandidate,
   PromptObject,

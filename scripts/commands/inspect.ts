@@ -1,11 +1,13 @@
 import { OBJECT_KINDS, TaskSpec } from '../../objects/index.js';
 import { rebuildAll, verifyFull } from '../../recovery/index.js';
-import { LatestRejection, taskRejections, taskRuns } from '../../actors/task-runs.js';
+import { LatestRejection, taskRuns } from '../../actors/task-runs.js';
+import { taskProvenance } from '../../actors/task-contexts.js';
 import { taskFrontier } from '../../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot } from '../../store/index.js';
 import { CliError, EXIT, cliErrorOf, emit, throttledProgress, type Io } from '../cli-io.js';
 import { booleanFlag, command, positional } from '../command.js';
 import { listViaService, parseShowView, serviceFor, showViaService, type ShowView } from '../service/cli-route.js';
+import { showText } from './show-text.js';
 
 /** Opens the store read-only (no lock): these commands work beside a running supervisor. */
 async function withReader<T>(state: string | undefined, fn: (store: EventStore) => T | Promise<T>): Promise<T> {
@@ -78,7 +80,7 @@ export const doctor = command({
 /** `ordivon show TASK_ID [--events]`: the stored projection (and events) of one Task. */
 export const show = command({
   name: 'show',
-  summary: "a Task's state, evidence, rejections, one line per provider run (and its events)",
+  summary: "a Task's state, evidence, Contexts with their items, rejections with their causes, runs (and its events)",
   details: ['While a service holds the state root, its live view is shown (the same fields).'],
   positionals: { taskId: positional('TASK_ID', 'the Task to show') },
   flags: { events: booleanFlag('also every event of its history, with its disposition') },
@@ -103,7 +105,11 @@ export const show = command({
         frontier: taskFrontier(snapshot.value),
         title: spec.title,
         context: snapshot.context,
-        rejections: taskRejections(events, LatestRejection.safeParse(snapshot.context['lastRejection']).data),
+        // Each Context with its items, each rejection with what caused it, and each provider run.
+        ...taskProvenance(
+          { events, object: (digest) => store.getObject(digest).body },
+          LatestRejection.safeParse(snapshot.context['lastRejection']).data,
+        ),
         runs: taskRuns({ events, object: (digest) => store.getObject(digest, 'receipt').body }),
         ...(values.events ? { events } : {}),
       };
@@ -114,48 +120,7 @@ export const show = command({
 
 /** Prints a Task view (from the store or from a running service) as `show` does. */
 function printShow(io: Io, view: ShowView): number {
-  const taskId = view.taskId;
-  emit(io, view, () => {
-    const c = view.context;
-    const lines = [
-      `${taskId}  ${view.state}  revision ${view.revision}  generation ${c.generation}`,
-      `  ${view.title}`,
-      `  frontier: ${view.frontier}`,
-      `  assignment: ${c.assignment ? `${c.assignment.harness} (${c.assignment.purpose}) g${c.assignment.generation}` : '-'}`,
-      `  evidence: ${Object.keys(c.evidence).join(', ') || '-'}`,
-      ...view.rejections.map(
-        (r) => `  rejected r${r.revision} ${r.event}: ${r.reason}${r.detail ? ` (${r.detail})` : ''}`,
-      ),
-      ...(view.runs ?? []).map(
-        (r) =>
-          `  run r${r.revision} g${r.generation} ${r.purpose} by ${r.harness} (${r.driver}, ${r.provider}): ${r.jobStatus}/${r.stopReason}, ` +
-          `${r.messages} messages, ${r.toolItemsCompleted}/${r.toolItemsStarted} tool items, final text ${r.finalText}; ` +
-          `evidence ${Object.keys(r.evidence).join(', ') || 'none'}${
-            Object.keys(r.refused).length
-              ? `; refused ${Object.entries(r.refused)
-                  .map(([n, why]) => `${n} (${why})`)
-                  .join(', ')}`
-              : ''
-          }`,
-      ),
-    ];
-    for (const e of (
-      view as {
-        events?: Array<{
-          revision: number;
-          at: string;
-          origin: string;
-          type: string;
-          disposition: { admitted: boolean; code?: string };
-        }>;
-      }
-    ).events ?? []) {
-      lines.push(
-        `  #${e.revision} ${e.at} ${e.origin.padEnd(8)} ${e.type}${e.disposition.admitted ? '' : `  → ${e.disposition.code}`}`,
-      );
-    }
-    return lines.join('\n');
-  });
+  emit(io, view, () => showText(view));
   return EXIT.ok;
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { zodIssue } from '../../base/index.js';
 import type { SendResult } from '../../actors/task-actor.js';
+import { RefusalCause, TaskContextView } from '../../actors/task-context-view.js';
 import { resolveStateRoot } from '../../store/index.js';
 import { CliError, EXIT, isCliErrorCode, type CliErrorCode } from '../cli-io.js';
 import { callService, type ServiceResponse } from './service-client.js';
@@ -120,8 +121,11 @@ export const ShowView = z.looseObject({
       reason: z.string(),
       generation: z.number().int().nullable(),
       detail: z.string().optional(),
+      causes: z.array(RefusalCause).optional(),
     }),
   ),
+  /** Every Context compiled for the Task, oldest first, with its items and candidates. */
+  contexts: z.array(TaskContextView),
   runs: z.array(
     z.looseObject({
       revision: z.number().int(),

@@ -6,7 +6,8 @@ import { EventInput } from '../../actors/event-input.js';
 import type { TaskSpecInput } from '../../objects/index.js';
 import type { Supervisor } from '../../actors/supervisor.js';
 import type { SendResult } from '../../actors/task-actor.js';
-import { taskRejections, taskRuns } from '../../actors/task-runs.js';
+import { taskRuns } from '../../actors/task-runs.js';
+import { taskProvenance } from '../../actors/task-contexts.js';
 import { taskGraph } from '../../machines/task-graph.js';
 import { loadWorkload, workloadNames } from '../../workloads/workload.js';
 import { checkAccess, type AccessPolicy } from './access.js';
@@ -132,7 +133,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       const q = parsed(ShowQuery.safeParse(query), 'invalid_request');
       const view = requireTask(id);
       const withEvents = q.events === '1' || q.events === 'true';
-      // One read of the stream serves the rejections, the runs and (when asked) the history.
+      // One read of the stream serves the Contexts, the rejections, the runs and (when asked) the history.
       const events = sup.events(id);
       return sendJson(res, 200, {
         taskId: id,
@@ -141,7 +142,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
         frontier: view.frontier,
         title: view.spec.title,
         context: view.context,
-        rejections: taskRejections(events, view.context.lastRejection),
+        ...taskProvenance({ events, object: (digest) => sup.getObject(digest).body }, view.context.lastRejection),
         runs: taskRuns({ events, object: (digest) => sup.getObject(digest).body }),
         ...(withEvents ? { events } : {}),
       });

@@ -1,7 +1,8 @@
 /**
  * The page's browser script, as text (inlined by page.ts; no file, CDN or library is fetched).
  * It reads `/graph` once, `/tasks` and `/tasks/:id?events=1` on load and after every SSE
- * `commit`, and draws the statechart as SVG itself. No template literals, so it can sit in one.
+ * `commit`, draws the statechart as SVG itself, and lists each Context's items and each
+ * refusal's causes as the Task view gives them (the same fields `ordivon show --json` prints). No template literals, so it can sit in one.
  */
 export const PAGE_SCRIPT = String.raw`
 'use strict';
@@ -84,6 +85,51 @@ function renderList() {
   }).join('') : '<li>no tasks yet</li>';
 }
 
+function digest12(d) { return String(d).indexOf('sha256:') === 0 ? String(d).slice(0, 19) + '…' : String(d); }
+function digest16(d) { return String(d).indexOf('sha256:') === 0 ? String(d).slice(7, 23) : String(d); }
+
+// What caused a refusal, in the words ordivon show uses (scripts/commands/show-text.ts).
+function causeText(k) {
+  if (k.kind === 'stale') return 'stale ' + k.sourceId + ': bound ' + digest12(k.bound) + ', now ' + (k.current === null ? 'gone' : digest12(k.current)) + (k.via ? ' (via ' + k.via + ')' : '');
+  if (k.kind === 'candidate') return 'candidate "' + k.candidateId + '" is not one of the Context\'s: ' + (k.known.join(', ') || 'none');
+  if (k.kind === 'action') return 'candidate ' + k.candidateId + ': job ' + (k.jobId || '-') + ' exited ' + (k.exitCode === null ? '-' : k.exitCode);
+  if (k.kind === 'context') return 'named context ' + (digest16(k.named) || '-') + ', current ' + (k.current === null ? 'none' : digest16(k.current)) + (k.decidedAt !== null ? ' (already decided at r' + k.decidedAt + ')' : '');
+  return k.kind;
+}
+
+// One line per cause, a candidate's supporting sources on one line (as ordivon show prints them).
+function causeLines(causes) {
+  var lines = [], support = {};
+  causes.forEach(function (k) {
+    if (k.kind !== 'support') return lines.push(causeText(k));
+    (support[k.candidateId] = support[k.candidateId] || []).push(k.sourceId + ' (' + k.trust + ')');
+  });
+  Object.keys(support).forEach(function (id) { lines.push('candidate ' + id + ' supported by ' + support[id].join(', ')); });
+  return lines;
+}
+
+// One table per Context: its items with trust and claim, then its candidates with their support.
+function renderContexts(list) {
+  if (!list.length) return '<p id="contexts">none compiled yet</p>';
+  return '<div id="contexts">' + list.map(function (c) {
+    var items = c.items.map(function (i) {
+      var where = i.location ? i.location.in + ' ' + i.location.path : '';
+      return '<tr class="item" data-source="' + esc(i.sourceId) + '"><td>' + esc(i.sourceId) + (i.revision !== undefined ? ' (revision ' + i.revision + ')' : '') + '</td>' +
+        '<td class="' + esc(i.trust) + '">' + esc(i.trust) + '</td><td>' + esc(i.claim) + '</td><td><code>' + esc(digest12(i.digest)) + '</code></td>' +
+        '<td>' + esc(where) + '</td><td>' + esc(i.dependsOn.join(', ')) + '</td><td>' + esc(i.selectedBy) + '</td></tr>';
+    }).join('');
+    var candidates = c.candidates.map(function (k) {
+      return '<tr class="candidate" data-candidate="' + esc(k.id) + '"><td>candidate ' + esc(k.id) + '</td><td class="' + esc(k.authority) + '">' + esc(k.authority) + '</td>' +
+        '<td colspan="3">supported by ' + esc(k.supportedBy.map(function (s) { return s.sourceId + ' (' + s.trust + ')'; }).join(', ') || 'nothing') + '</td>' +
+        '<td colspan="2">action: <code>' + esc(k.action.kind === 'none' ? 'none' : [k.action.command].concat(k.action.args).join(' ')) + '</code></td></tr>';
+    }).join('');
+    return '<table class="context" data-generation="' + c.generation + '"><caption>context r' + c.revision + ' g' + c.generation + ' ' + esc(c.stage || '-') +
+      ' <code>' + esc(digest16(c.contextDigest)) + '</code>' + (c.goalRevision !== null ? ' · goal revision ' + c.goalRevision : '') +
+      (c.format === 'sources' ? ' · compiled before read sets: trust from its source class, claims not recorded' : '') + '</caption>' +
+      '<tr><th>source</th><th>trust</th><th>claim</th><th>digest</th><th>where</th><th>depends on</th><th>selected</th></tr>' + items + candidates + '</table>';
+  }).join('') + '</div>';
+}
+
 function renderTask(v) {
   if (!v || v.error) { $('task').innerHTML = v && v.error ? '<p class="err">' + esc(v.error.code) + '</p>' : '<p>select a task</p>'; return; }
   var c = v.context;
@@ -97,8 +143,9 @@ function renderTask(v) {
     rows(assignments, function (e) { return '<tr><td>' + esc(e.data.generation) + '</td><td>' + esc(e.data.harness) + '</td><td>' + esc(e.data.purpose) + '</td><td>' + e.revision + '</td><td>' + (e.disposition.admitted ? 'admitted' : esc(e.disposition.code)) + '</td></tr>'; }) + '</table>' +
     '<h3>Evidence</h3><table><tr><th>artifact</th><th>digest</th><th>generation</th></tr>' +
     rows(Object.keys(c.evidence), function (n) { return '<tr><td>' + esc(n) + '</td><td><code>' + esc(c.evidence[n].digest.slice(0, 19)) + '…</code></td><td>' + c.evidence[n].generation + '</td></tr>'; }) + '</table>' +
-    '<h3>Rejections</h3><table id="rejections"><tr><th>revision</th><th>event</th><th>generation</th><th>code</th><th>detail</th></tr>' +
-    rows(v.rejections, function (r) { return '<tr class="rejected"><td>' + r.revision + '</td><td>' + esc(r.event) + '</td><td>' + (r.generation === null ? '-' : r.generation) + '</td><td><code>' + esc(r.reason) + '</code></td><td>' + esc(r.detail || '') + '</td></tr>'; }) + '</table>' +
+    '<h3>Contexts</h3>' + renderContexts(v.contexts) +
+    '<h3>Rejections</h3><table id="rejections"><tr><th>revision</th><th>event</th><th>generation</th><th>code</th><th>detail</th><th>caused by</th></tr>' +
+    rows(v.rejections, function (r) { return '<tr class="rejected"><td>' + r.revision + '</td><td>' + esc(r.event) + '</td><td>' + (r.generation === null ? '-' : r.generation) + '</td><td><code>' + esc(r.reason) + '</code></td><td>' + esc(r.detail || '') + '</td><td class="causes">' + causeLines(r.causes || []).map(esc).join('<br>') + '</td></tr>'; }) + '</table>' +
     '<h3>Events</h3><table id="events"><tr><th>#</th><th>at</th><th>origin</th><th>type</th><th>disposition</th></tr>' +
     rows(v.events.slice().reverse(), function (e) { return '<tr class="' + (e.disposition.admitted ? '' : 'rejected') + '"><td>' + e.revision + '</td><td>' + esc(e.at) + '</td><td>' + esc(e.origin) + '</td><td>' + esc(e.type) + '</td><td>' + (e.disposition.admitted ? 'admitted' : '<code>' + esc(e.disposition.code) + '</code>') + '</td></tr>'; }) + '</table>';
 }
@@ -113,8 +160,13 @@ function refresh() {
   }).then(function () { document.body.dataset.revision = String(Date.now()); });
 }
 
-var pending = null;
-function schedule() { if (!pending) pending = Promise.resolve().then(refresh).finally(function () { pending = null; }); }
+// One refresh at a time; a commit heard during one (which may have read the Task before it) runs
+// one more after it, so the page always ends on the latest state.
+var pending = null, again = false;
+function schedule() {
+  if (pending) { again = true; return; }
+  pending = Promise.resolve().then(refresh).finally(function () { pending = null; if (again) { again = false; schedule(); } });
+}
 window.addEventListener('hashchange', schedule);
 get('/graph').then(function (g) { graph = g; return refresh(); }).then(function () {
   var stream = new EventSource('/events' + (token ? '?access_token=' + encodeURIComponent(token) : ''));

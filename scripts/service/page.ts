@@ -35,6 +35,10 @@ export const PAGE_HTML = `<!doctype html>
   svg text { font-size: 12px; text-anchor: middle; fill: #223; }
   svg .edge { fill: none; stroke: #778; stroke-width: 1.2; }
   .err { color: #a12; }
+  table.context caption { text-align: left; font-weight: 600; padding: 4px 0; }
+  td.trusted { color: #175; }
+  td.untrusted { color: #a12; }
+  tr.candidate td { background: #fafaff; }
 </style>
 </head>
 <body>

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { findExecutable, optionalPart } from '../support/optional-part.js';
 import { SPEC } from '../support/tasks.js';
+import { DECISION_HARNESSES, decisionSpec, decisionWorld } from '../support/decision-task.js';
 import { tempDir } from '../support/temp.js';
 import { http, startServe } from './serve-child.js';
 
@@ -103,6 +104,78 @@ describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
         await page.screenshot({ path: join(ARTIFACTS, 'service-page.png'), fullPage: true });
         const foreign = requests.filter((u) => !u.startsWith(`${api.url}/`));
         assert.deepEqual(foreign, [], 'the page requests nothing but the service');
+      } finally {
+        await context?.close();
+        assert.equal((await serve.stop()).code, 0, serve.stderr());
+      }
+    },
+  );
+  it(
+    "lists each Context's items with trust and claim, its candidates, and a refusal with the sources that caused it",
+    { skip: CHROMIUM.skip },
+    async () => {
+      const executablePath = CHROMIUM.need();
+      // Real provider processes behind the command driver, choosing what the test's harness names.
+      const dir = tempDir();
+      writeFileSync(join(dir, 'ordivon.config.json'), JSON.stringify({ harnesses: DECISION_HARNESSES }));
+      const serve = await startServe(
+        ['--state', join(dir, 'state'), '--port', '0', '--config', 'ordivon.config.json'],
+        {},
+        { cwd: dir },
+      );
+      let context: Awaited<ReturnType<typeof chromium.launchPersistentContext>> | undefined;
+      try {
+        context = await chromium.launchPersistentContext(join(dir, 'profile'), {
+          executablePath,
+          headless: true,
+          args: ARGS,
+        });
+        const api = serve.ready;
+        const spec = { ...decisionSpec(decisionWorld()), taskId: 'page-2' };
+        assert.equal((await http(api, 'POST', '/tasks', { body: spec })).status, 201);
+        const page = context.pages()[0] ?? (await context.newPage());
+        await page.setViewportSize({ width: 1400, height: 1000 });
+        await page.goto(`${api.url}/#page-2`);
+        const send = (body: object) => http(api, 'POST', '/tasks/page-2/events', { body });
+        const cells = async (row: string) => (await page.locator(row).locator('td').allTextContents()).slice(0, 3);
+
+        assert.equal((await send({ type: 'assignment.commit', harness: 'surveyor', stage: 'survey' })).status, 200);
+        const first = '#contexts table.context[data-generation="1"]';
+        await page.locator(`${first} tr.item[data-source="notes"]`).waitFor();
+        assert.match(
+          (await page.locator(`${first} caption`).textContent()) ?? '',
+          /^context r3 g1 survey [0-9a-f]{16} · goal revision 1$/,
+        );
+        assert.deepEqual(await cells(`${first} tr.item[data-source="policy"]`), ['policy', 'trusted', 'asserted']);
+        assert.deepEqual(await cells(`${first} tr.item[data-source="notes"]`), ['notes', 'untrusted', 'unverified']);
+
+        await page.locator('g.state.current[data-state="waiting"]').waitFor();
+        const choose = await send({ type: 'assignment.commit', harness: 'pick-strip-checks', stage: 'choose' });
+        assert.equal(choose.status, 200);
+        const refused = page.locator('#rejections tr.rejected', { hasText: 'untrusted_authority' });
+        await refused.waitFor();
+        assert.equal(
+          await refused.locator('td.causes').textContent(),
+          'candidate strip-checks supported by notes (untrusted)',
+        );
+        const second = '#contexts table.context[data-generation="2"]';
+        assert.deepEqual(await cells(`${second} tr.candidate[data-candidate="strip-checks"]`), [
+          'candidate strip-checks',
+          'untrusted',
+          'supported by notes (untrusted)',
+        ]);
+        assert.deepEqual(await cells(`${second} tr.candidate[data-candidate="upgrade"]`), [
+          'candidate upgrade',
+          'trusted',
+          'supported by policy (trusted), tools (trusted)',
+        ]);
+        assert.deepEqual(await cells(`${second} tr.item[data-source="evidence:survey.md"]`), [
+          'evidence:survey.md',
+          'untrusted',
+          'unverified',
+        ]);
+        mkdirSync(ARTIFACTS, { recursive: true });
+        await page.screenshot({ path: join(ARTIFACTS, 'service-page-contexts.png'), fullPage: true });
       } finally {
         await context?.close();
         assert.equal((await serve.stop()).code, 0, serve.stderr());

@@ -23,6 +23,44 @@ const view = {
       generation: 2,
       detail: 'missing completion.json',
     },
+    {
+      revision: 10,
+      event: 'decision.submit',
+      reason: 'context_stale',
+      generation: 2,
+      causes: [{ kind: 'stale', sourceId: 'spec', bound: 'sha256:aa', current: null, via: 'goal' }],
+    },
+  ],
+  contexts: [
+    {
+      revision: 3,
+      generation: 1,
+      stage: 'diagnose',
+      contextDigest: `sha256:${'c'.repeat(64)}`,
+      promptDigest: null,
+      goalRevision: 1,
+      format: 'read-set',
+      items: [
+        {
+          sourceId: 'goal',
+          revision: 1,
+          digest: `sha256:${'d'.repeat(64)}`,
+          trust: 'trusted',
+          claim: 'asserted',
+          selectedBy: 'the Task goal',
+          dependsOn: [],
+        },
+      ],
+      candidates: [
+        {
+          id: 'declare-done',
+          summary: '',
+          authority: 'trusted',
+          supportedBy: [{ sourceId: 'goal', trust: 'trusted' }],
+          action: { kind: 'none' },
+        },
+      ],
+    },
   ],
   runs: [
     {
@@ -65,6 +103,11 @@ describe('a Task view for `ordivon show`', () => {
     assert.throws(
       () => parseShowView({ ...view, context: { ...view.context, evidence: undefined } }, 'service'),
       (e) => e instanceof CliError && e.path === 'context.evidence',
+    );
+    const badItem = { ...view.contexts[0]!, items: [{ ...view.contexts[0]!.items[0]!, trust: 'host' }] };
+    assert.throws(
+      () => parseShowView({ ...view, contexts: [badItem] }, 'service'),
+      (e) => e instanceof CliError && e.code === 'service_error' && e.path === 'contexts.0.items.0.trust',
     );
   });
 });

@@ -1,0 +1,123 @@
+import type { RefusalCause, TaskContextView } from '../../actors/task-context-view.js';
+import type { CandidateAction } from '../../objects/index.js';
+import type { ShowView } from '../service/cli-route.js';
+
+const HEX = 'sha256:'.length;
+/** `sha256:` and the first 12 hex digits: enough to tell digests apart on a line. */
+const short = (digest: string) => (digest.startsWith('sha256:') ? `${digest.slice(0, HEX + 12)}…` : digest);
+/** A Context's digest as its heading shows it: the first 16 hex digits. */
+const head16 = (digest: string) => (digest.startsWith('sha256:') ? digest.slice(HEX, HEX + 16) : digest);
+
+/** What the Host would do for a candidate: nothing, or the command line it runs in the workspace. */
+export const describeAction = (action: CandidateAction) =>
+  action.kind === 'none' ? 'none' : [action.command, ...action.args].join(' ');
+
+function columns(rows: string[][]): string[] {
+  const widths = rows.reduce<number[]>((w, row) => row.map((cell, i) => Math.max(w[i] ?? 0, cell.length)), []);
+  return rows.map((row) => row.map((cell, i) => (i < row.length - 1 ? cell.padEnd(widths[i]!) : cell)).join('  '));
+}
+
+/** One Context: its heading, one line per item (trust, claim, digest, where, dependencies) and per candidate. */
+export function contextLines(c: TaskContextView): string[] {
+  const heading =
+    `  context r${c.revision} g${c.generation} ${c.stage ?? '-'} ${head16(c.contextDigest)}` +
+    (c.goalRevision !== null ? `  goal revision ${c.goalRevision}` : '') +
+    (c.format === 'sources' ? '  (compiled before read sets: trust from its source class, claims not recorded)' : '');
+  const items = columns(
+    c.items.map((i) => [
+      `    ${i.sourceId}`,
+      i.trust,
+      i.claim,
+      short(i.digest),
+      [
+        i.revision !== undefined ? `revision ${i.revision}` : '',
+        i.location ? `${i.location.in} ${i.location.path}` : '',
+        i.dependsOn.length ? `depends on ${i.dependsOn.join(', ')}` : '',
+        `selected: ${i.selectedBy}`,
+      ]
+        .filter(Boolean)
+        .join('  '),
+    ]),
+  );
+  const candidates = columns(
+    c.candidates.map((k) => [
+      `    candidate ${k.id}`,
+      k.authority,
+      `supported by ${k.supportedBy.map((s) => `${s.sourceId} (${s.trust})`).join(', ') || 'nothing'}`,
+      `action: ${describeAction(k.action)}`,
+    ]),
+  );
+  return [heading, ...items, ...candidates];
+}
+
+/** The lines under a refusal naming what caused it. */
+export function causeLines(causes: RefusalCause[]): string[] {
+  const lines: string[] = [];
+  const support = new Map<string, string[]>();
+  for (const cause of causes) {
+    switch (cause.kind) {
+      case 'stale':
+        lines.push(
+          `    stale ${cause.sourceId}: bound ${short(cause.bound)}, now ${cause.current === null ? 'gone' : short(cause.current)}` +
+            (cause.via ? ` (via ${cause.via})` : ''),
+        );
+        break;
+      case 'support':
+        support.set(cause.candidateId, [
+          ...(support.get(cause.candidateId) ?? []),
+          `${cause.sourceId} (${cause.trust})`,
+        ]);
+        break;
+      case 'candidate':
+        lines.push(
+          `    candidate ${JSON.stringify(cause.candidateId)} is not one of the Context's: ${cause.known.join(', ') || 'none'}`,
+        );
+        break;
+      case 'action':
+        lines.push(`    candidate ${cause.candidateId}: job ${cause.jobId ?? '-'} exited ${cause.exitCode ?? '-'}`);
+        break;
+      case 'context':
+        lines.push(
+          `    named context ${head16(cause.named) || '-'}, current ${cause.current === null ? 'none' : head16(cause.current)}` +
+            (cause.decidedAt !== null ? ` (already decided at r${cause.decidedAt})` : ''),
+        );
+    }
+  }
+  for (const [candidate, sources] of support)
+    lines.push(`    candidate ${candidate} supported by ${sources.join(', ')}`);
+  return lines;
+}
+
+/** `ordivon show`'s human form of a Task view (from the store or a running service). */
+export function showText(view: ShowView): string {
+  const c = view.context;
+  const lines = [
+    `${view.taskId}  ${view.state}  revision ${view.revision}  generation ${c.generation}`,
+    `  ${view.title}`,
+    `  frontier: ${view.frontier}`,
+    `  assignment: ${c.assignment ? `${c.assignment.harness} (${c.assignment.purpose}) g${c.assignment.generation}` : '-'}`,
+    `  evidence: ${Object.keys(c.evidence).join(', ') || '-'}`,
+    ...view.contexts.flatMap(contextLines),
+    ...view.rejections.flatMap((r) => [
+      `  rejected r${r.revision} ${r.event}: ${r.reason}${r.detail ? ` (${r.detail})` : ''}`,
+      ...causeLines(r.causes ?? []),
+    ]),
+    ...view.runs.map(
+      (r) =>
+        `  run r${r.revision} g${r.generation} ${r.purpose} by ${r.harness} (${r.driver}, ${r.provider}): ${r.jobStatus}/${r.stopReason}, ` +
+        `${r.messages} messages, ${r.toolItemsCompleted}/${r.toolItemsStarted} tool items, final text ${r.finalText}; ` +
+        `evidence ${Object.keys(r.evidence).join(', ') || 'none'}${
+          Object.keys(r.refused).length
+            ? `; refused ${Object.entries(r.refused)
+                .map(([n, why]) => `${n} (${why})`)
+                .join(', ')}`
+            : ''
+        }`,
+    ),
+  ];
+  for (const e of view.events ?? [])
+    lines.push(
+      `  #${e.revision} ${e.at} ${e.origin.padEnd(8)} ${e.type}${e.disposition.admitted ? '' : `  → ${e.disposition.code}`}`,
+    );
+  return lines.join('\n');
+}
