@@ -106,7 +106,7 @@ export function showText(view: ShowView): string {
       (r) =>
         `  run r${r.revision} g${r.generation} ${r.purpose} by ${r.harness} (${r.driver}, ${r.provider}): ${r.jobStatus}/${r.stopReason}, ` +
         `${r.messages} messages, ${r.toolItemsCompleted}/${r.toolItemsStarted} tool items, final text ${r.finalText}; ` +
-        `evidence ${Object.keys(r.evidence).join(', ') || 'none'}${
+        `evidence ${r.refusedAs ? `none (run refused ${r.refusedAs})` : Object.keys(r.evidence).join(', ') || 'none'}${
           Object.keys(r.refused).length
             ? `; refused ${Object.entries(r.refused)
                 .map(([n, why]) => `${n} (${why})`)

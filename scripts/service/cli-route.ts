@@ -141,6 +141,8 @@ export const ShowView = z.looseObject({
       toolItemsCompleted: z.number(),
       finalText: z.string(),
       evidence: z.record(z.string(), z.string()),
+      /** The code the run's result was refused with (absent from services older than it). */
+      refusedAs: z.string().nullable().optional(),
       refused: z.record(z.string(), z.string()),
     }),
   ),
