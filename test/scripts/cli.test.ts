@@ -93,7 +93,10 @@ describe('ordivon CLI', () => {
 
   it("--help after any command prints that command's usage and exits 0 without touching a state root", () => {
     for (const [args, synopsis] of [
-      [['demo', '--help'], /^usage: ordivon demo \[--acp-agent opencode\|hermes-like\] \[--only SCENARIO,\.\.\.\]/],
+      [
+        ['demo', '--help'],
+        /^usage: ordivon demo \[--acp-agent opencode\|hermes-like\] \[--workload hamilton\|round1\]\n\s+\[--only SCENARIO,\.\.\.\]/,
+      ],
       [['doctor', '-h'], /^usage: ordivon doctor \[--full\] \[--state DIR\] \[--json\]\n/],
       [['task', 'create', '--help'], /^usage: ordivon task create --spec FILE \[--state DIR\] \[--json\]\n/],
       [['help', 'task', 'create'], /^usage: ordivon task create --spec FILE/],
@@ -109,7 +112,10 @@ describe('ordivon CLI', () => {
       const r = ordivon(...args);
       assert.equal(r.status, 0, args.join(' '));
       assert.match(r.stdout, /^ordivon — durable supervisor for agent work/);
-      assert.match(r.stdout, /\n  demo \[--acp-agent opencode\|hermes-like\] \[--only SCENARIO,\.\.\.\] \[--fresh\]\n/);
+      assert.match(
+        r.stdout,
+        /\n  demo \[--acp-agent opencode\|hermes-like\] \[--workload hamilton\|round1\] \[--only SCENARIO,\.\.\.\]\n\s+\[--fresh\]\n/,
+      );
       assert.match(r.stdout, /\n  send TASK_ID EVENT_JSON \[--event-id ID\]\n/);
     }
   });
