@@ -5,7 +5,18 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.agents/**', 'workloads/*/**', '**/*.mjs', '**/*.js'] },
+  // workloads/*/ are frozen fixture repositories (their own style); round1-ledger is Host-side TypeScript.
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      '.agents/**',
+      'workloads/*/**',
+      '!workloads/round1-ledger/**',
+      '**/*.mjs',
+      '**/*.js',
+    ],
+  },
   {
     files: ['**/*.ts', '**/*.cts'],
     languageOptions: {
