@@ -88,13 +88,36 @@ export async function act(ctx: HostEffectContext, task: TaskHandle, signal: Abor
 }
 
 /**
+ * How many times in a row the Host reruns a stage whose Context moved before it settles the Task
+ * to wait for a new Assignment: a trusted source that moves under every run would otherwise buy
+ * provider runs without end.
+ */
+export const MAX_CONSECUTIVE_RERUNS = 3;
+
+/** `context_stale` refusals since the last Assignment sent from outside the Host. */
+function staleSinceLastAssignment(task: TaskHandle): number {
+  let stale = 0;
+  for (const { event } of task.store.stream(task.taskId)) {
+    if (event.type === 'assignment.commit' && event.origin === 'external') stale = 0;
+    if (!event.disposition.admitted && event.disposition.code === 'context_stale') stale++;
+  }
+  return stale;
+}
+
+/**
  * `rerun`: a trusted source the Assignment's Context read moved before its work was admitted, so
  * the same stage runs again on the same harness under the next generation, compiled at the
- * current revisions.
+ * current revisions — at most `MAX_CONSECUTIVE_RERUNS` times in a row.
  */
 export async function rerun(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
   const { context } = task;
   const assignment = context.assignment!;
+  const stale = staleSinceLastAssignment(task);
+  if (stale > MAX_CONSECUTIVE_RERUNS) {
+    ctx.step(task, `the Context moved under ${stale} runs in a row: not rerun; the Task waits for a new Assignment`);
+    await task.send({ type: 'evaluation.settle', generation: context.generation });
+    return;
+  }
   const body = task.store.getObject<{ stage?: string; purpose: string; instructions: string }>(
     assignment.digest,
     'assignment',

@@ -393,7 +393,11 @@ export const taskMachine = setup({
      * commits the next generation for the same stage (frontier `rerun`), compiled at the current revision.
      */
     stale: {
-      on: { 'assignment.commit': { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' } },
+      on: {
+        'assignment.commit': { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
+        // The Host gave up rerunning (the Context kept moving): the Task waits for a new Assignment.
+        'evaluation.settle': { guard: and(['fromHost', 'currentGeneration']), target: 'waiting' },
+      },
     },
     verifying: {
       on: {

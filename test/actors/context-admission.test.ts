@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { openHost } from '../../actors/host.js';
 import { DATA_HEADING } from '../../actors/context-compiler.js';
+import { MAX_CONSECUTIVE_RERUNS } from '../../actors/decisions.js';
 import { workspacePath } from '../../runtime/index.js';
 import { EventStore, sha256 } from '../../store/index.js';
 import { OBJECT_KINDS, ReadSetContext } from '../../objects/index.js';
@@ -132,6 +133,36 @@ describe('Context read sets: admission re-validates what the work was bound to',
     ]);
     assert.deepEqual(compiled[2]!.context.goal.revision, 2);
     assert.ok(compiled[2]!.prompt.includes('\nMove to record format 2 only.\n'));
+  });
+
+  it('a source that moves under every run is rerun at most MAX_CONSECUTIVE_RERUNS times, then the Task waits', async () => {
+    const { host, taskId, dirs, state } = await started();
+    const sup = host.supervisor;
+    try {
+      let revision = 1;
+      const stop = sup.subscribe((c) => {
+        if (c.taskId === taskId && c.type === 'context.compile')
+          writeFileSync(join(dirs.world, 'POLICY.md'), `# Policy, revision ${++revision}\n`);
+      });
+      await sup.send(taskId, { type: 'assignment.commit', harness: 'pick-upgrade', stage: 'choose' });
+      assert.equal(await sup.waitFor(taskId, ['completed', 'waiting']), 'waiting');
+      stop();
+    } finally {
+      await host.stop();
+    }
+    const { events } = readBack(state, taskId);
+    assert.equal(events.filter((e) => e.code === 'context_stale').length, MAX_CONSECUTIVE_RERUNS + 1);
+    assert.equal(
+      events.filter((e) => e.type === 'assignment.commit' && e.origin === 'host').length,
+      MAX_CONSECUTIVE_RERUNS,
+    );
+    assert.deepEqual(
+      events.slice(-2).map((e) => [e.type, e.code]),
+      [
+        ['run.observe', 'context_stale'],
+        ['evaluation.settle', undefined],
+      ],
+    );
   });
 
   it('refuses a Goal revision that is not the next one (goal_revision_mismatch), writing nothing', async () => {
