@@ -74,6 +74,12 @@ describe('ordivon CLI', () => {
     const cases: Array<[string[], string, RegExp?]> = [
       [['send', 'cli-task', '{"type":"completion.propose","generation":0}'], 'invalid_event', /generation/],
       [['send', 'cli-task', '{not json'], 'invalid_json'],
+      [['send', 'cli-task', '{"type":"goal.revise","goal":""}'], 'invalid_event', /"path":"goal"/],
+      [
+        ['send', 'cli-task', '{"type":"decision.submit","contextDigest":"sha256:nope","candidateId":"x"}'],
+        'invalid_event',
+        /"path":"contextDigest"/,
+      ],
       [['task', 'create', '--spec', bad], 'invalid_spec', /requiredArtifacts\.0\.schema/],
       [['task', 'create', '--spec', join(dir, 'missing.json')], 'spec_unreadable'],
       [['send', 'cli-task'], 'usage'],
