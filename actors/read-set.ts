@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StaleSource, TaskContext } from '../machines/index.js';
-import { sourceDigest } from '../runtime/index.js';
+import { resolveInside, sourceDigest } from '../runtime/index.js';
 import { StoreError, sha256, sha256Text, type EventStore } from '../store/index.js';
 import {
   ReadSetContext,
@@ -37,14 +37,24 @@ export type SourceReader = (location: SourceLocation) => Promise<string | null>;
 /** Larger files are bound by digest only, their text not shown. */
 const TEXT_LIMIT = 64 * 1024;
 
-/** Reads a source under its root (`dirs.world` undefined: no world, the source is absent). */
+/**
+ * Reads a source under its root (`dirs.world` undefined: no world, the source is absent). A
+ * workspace source is read only inside the workspace: a provider can write there, and a symlink
+ * it left at a source's path must not carry a file from elsewhere into the next prompt, so one
+ * that leads out reads as absent. The world is the spec author's and is read as it is.
+ */
 export async function readSource(
   dirs: { workspace: string; world?: string | undefined },
   location: SourceLocation,
 ): Promise<SourceRead | null> {
   const root = location.in === 'world' ? dirs.world : dirs.workspace;
   if (root === undefined) return null;
-  const path = join(root, location.path);
+  let path = join(root, location.path);
+  if (location.in === 'workspace') {
+    const confined = resolveInside(root, location.path);
+    if (!confined.ok) return null;
+    path = confined.value;
+  }
   const info = await stat(path).catch(() => undefined);
   if (!info) return null;
   if (info.isDirectory()) return { digest: await sourceDigest(path), text: null };

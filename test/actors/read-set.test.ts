@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ABSENT, readSource, sourceTrust, staleSources } from '../../actors/read-set.js';
@@ -50,6 +50,17 @@ describe('read sets', () => {
       { sourceId: 'upstream', bound: before!.digest, current: after!.digest },
       { sourceId: 'plan', bound: ABSENT, current: ABSENT, via: 'upstream' },
     ]);
+  });
+
+  it('a workspace source that is a symlink leading out of the workspace reads as absent, never as the file it names', async () => {
+    const workspace = tempDir();
+    const outside = join(tempDir(), 'secret.txt');
+    writeFileSync(outside, 'a secret outside the workspace');
+    symlinkSync(outside, join(workspace, 'README.md'));
+    assert.equal(await readSource({ workspace }, { in: 'workspace', path: 'README.md' }), null);
+    writeFileSync(join(workspace, 'NOTES.md'), 'inside');
+    symlinkSync(join(workspace, 'NOTES.md'), join(workspace, 'LINK.md'));
+    assert.equal((await readSource({ workspace }, { in: 'workspace', path: 'LINK.md' }))?.text, 'inside');
   });
 
   it('a source absent when compiled and present at admission has moved; untrusted ones never invalidate', async () => {
