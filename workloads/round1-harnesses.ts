@@ -1,19 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { HarnessConfig, HarnessFactory } from '../actors/host-effects.js';
-import { opencodeCommand, opencodeEnv } from '../drivers/acp/opencode.js';
-import { startChatModel } from '../drivers/scripted/chat-model.js';
-import { hermesLikeLaunch } from '../drivers/scripted/hermes-script.js';
-import { scriptedCodexLaunch } from '../drivers/scripted/responses-codex.js';
-import { startResponsesModel } from '../drivers/scripted/responses-model.js';
+import type { HarnessFactory } from '../actors/host-effects.js';
 import {
   round1CodexSteps,
   round1HermesLikeScript,
   round1OpencodeScript,
   type Round1Behaviour,
 } from './round1-behaviours.js';
-import type { AcpAgent, ScriptedHarnesses } from './scripted-harnesses.js';
+import { scriptedLaunchers, type AcpAgent, type ScriptedHarnesses } from './scripted-harnesses.js';
 
 /** What the harness factory is told about the run it launches. */
 export interface Round1Run {
@@ -36,11 +28,7 @@ export function round1Harnesses(options: {
   before?: (run: Round1Run) => Promise<void>;
   timeoutMs?: number;
 }): ScriptedHarnesses {
-  const homes = mkdtempSync(join(tmpdir(), 'ordivon-round1-providers-'));
-  const closers: Array<() => Promise<void>> = [];
-  const timeoutMs = options.timeoutMs ?? 180_000;
-  let runs = 0;
-  const home = () => join(homes, `run-${++runs}`);
+  const launch = scriptedLaunchers(options.timeoutMs);
   const prepare = async (a: Parameters<HarnessFactory>[0]) => {
     const run: Round1Run = {
       taskId: a.taskId,
@@ -51,35 +39,15 @@ export function round1Harnesses(options: {
     await options.before?.(run);
     return { behaviour: options.behaviourOf(run), contextDigest: run.contextDigest };
   };
-
   const codex: HarnessFactory = async (a) => {
     const { behaviour, contextDigest } = await prepare(a);
-    const model = await startResponsesModel({ script: round1CodexSteps(behaviour, { contextDigest }) });
-    closers.push(() => model.close());
-    return {
-      driver: 'codex',
-      ...scriptedCodexLaunch({ modelUrl: model.url, home: home() }),
-      timeoutMs,
-    } satisfies HarnessConfig;
+    return launch.codex(round1CodexSteps(behaviour, { contextDigest }));
   };
   const hermes: HarnessFactory = async (a) => {
     const { behaviour, contextDigest } = await prepare(a);
     if (options.acpAgent === 'hermes-like')
-      return { driver: 'acp', ...hermesLikeLaunch(round1HermesLikeScript(behaviour, { contextDigest })), timeoutMs };
-    const model = await startChatModel({ script: round1OpencodeScript(behaviour, { contextDigest }) });
-    closers.push(() => model.close());
-    return {
-      driver: 'acp',
-      ...opencodeCommand(),
-      env: opencodeEnv({ home: home(), modelUrl: model.url, permission: 'ask' }),
-      timeoutMs,
-    };
+      return launch.hermesLike(round1HermesLikeScript(behaviour, { contextDigest }));
+    return launch.opencode(round1OpencodeScript(behaviour, { contextDigest }));
   };
-  return {
-    harnesses: { codex, hermes },
-    async close() {
-      await Promise.all(closers.splice(0).map((c) => c()));
-      rmSync(homes, { recursive: true, force: true });
-    },
-  };
+  return { harnesses: { codex, hermes }, close: () => launch.close() };
 }

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HarnessConfig, HarnessFactory } from '../actors/host-effects.js';
 import { opencodeCommand, opencodeEnv } from '../drivers/acp/opencode.js';
-import { startChatModel, type ChatReply } from '../drivers/scripted/chat-model.js';
-import { hermesLikeLaunch } from '../drivers/scripted/hermes-script.js';
+import { startChatModel, type ChatModelScriptIn, type ChatReply } from '../drivers/scripted/chat-model.js';
+import { hermesLikeLaunch, type HermesScriptIn } from '../drivers/scripted/hermes-script.js';
 import { scriptedCodexLaunch } from '../drivers/scripted/responses-codex.js';
 import { startResponsesModel } from '../drivers/scripted/responses-model.js';
 import type { ResponsesStep } from '../drivers/scripted/responses-script.js';
@@ -124,6 +124,50 @@ export interface ScriptedHarnesses {
   close(): Promise<void>;
 }
 
+/** Launch configurations of the real agents, each run against its own loopback scripted model. */
+export interface ScriptedLaunchers {
+  /** The REAL `codex app-server`, its model replaying `steps`. */
+  codex(steps: ResponsesStep[]): Promise<HarnessConfig>;
+  /** The REAL `opencode acp`, its model replaying `script`. */
+  opencode(script: ChatModelScriptIn): Promise<HarnessConfig>;
+  /** The scripted Hermes-like ACP agent (no model). */
+  hermesLike(script: HermesScriptIn): HarnessConfig;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts one scripted model server and one throwaway home per run; `close` stops every server and
+ * removes the homes. Nothing leaves the machine.
+ */
+export function scriptedLaunchers(timeoutMs = 180_000): ScriptedLaunchers {
+  const homes = mkdtempSync(join(tmpdir(), 'ordivon-providers-'));
+  const closers: Array<() => Promise<void>> = [];
+  let runs = 0;
+  const home = () => join(homes, `run-${++runs}`);
+  return {
+    async codex(steps) {
+      const model = await startResponsesModel({ script: steps });
+      closers.push(() => model.close());
+      return { driver: 'codex', ...scriptedCodexLaunch({ modelUrl: model.url, home: home() }), timeoutMs };
+    },
+    async opencode(script) {
+      const model = await startChatModel({ script });
+      closers.push(() => model.close());
+      return {
+        driver: 'acp',
+        ...opencodeCommand(),
+        env: opencodeEnv({ home: home(), modelUrl: model.url, permission: 'ask' }),
+        timeoutMs,
+      };
+    },
+    hermesLike: (script) => ({ driver: 'acp', ...hermesLikeLaunch(script), timeoutMs }),
+    async close() {
+      await Promise.all(closers.splice(0).map((c) => c()));
+      rmSync(homes, { recursive: true, force: true });
+    },
+  };
+}
+
 /**
  * Harnesses for the demo and the workload tests: the REAL `codex app-server` and the REAL
  * `opencode acp` (or the scripted Hermes-like ACP agent), each pointed at a loopback SCRIPTED
@@ -135,41 +179,14 @@ export function scriptedHarnesses(options: {
   behaviourOf: BehaviourOf;
   timeoutMs?: number;
 }): ScriptedHarnesses {
-  const homes = mkdtempSync(join(tmpdir(), 'ordivon-providers-'));
-  const closers: Array<() => Promise<void>> = [];
-  const timeoutMs = options.timeoutMs ?? 180_000;
-  let runs = 0;
-  const home = () => join(homes, `run-${++runs}`);
-
-  const codex: HarnessFactory = async (a) => {
-    const model = await startResponsesModel({ script: codexSteps(options.behaviourOf(a)) });
-    closers.push(() => model.close());
-    return {
-      driver: 'codex',
-      ...scriptedCodexLaunch({ modelUrl: model.url, home: home() }),
-      timeoutMs,
-    } satisfies HarnessConfig;
-  };
-  const hermes: HarnessFactory = async (a) => {
+  const launch = scriptedLaunchers(options.timeoutMs);
+  const codex: HarnessFactory = (a) => launch.codex(codexSteps(options.behaviourOf(a)));
+  const hermes: HarnessFactory = (a) => {
     const behaviour = options.behaviourOf(a);
-    if (options.acpAgent === 'hermes-like')
-      return { driver: 'acp', ...hermesLikeLaunch(hermesLikeScript(options.workload, behaviour)), timeoutMs };
-    const model = await startChatModel({ script: { turns: opencodeTurns(behaviour, a.workspace, options.workload) } });
-    closers.push(() => model.close());
-    return {
-      driver: 'acp',
-      ...opencodeCommand(),
-      env: opencodeEnv({ home: home(), modelUrl: model.url, permission: 'ask' }),
-      timeoutMs,
-    };
+    if (options.acpAgent === 'hermes-like') return launch.hermesLike(hermesLikeScript(options.workload, behaviour));
+    return launch.opencode({ turns: opencodeTurns(behaviour, a.workspace, options.workload) });
   };
-  return {
-    harnesses: { codex, hermes },
-    async close() {
-      await Promise.all(closers.splice(0).map((c) => c()));
-      rmSync(homes, { recursive: true, force: true });
-    },
-  };
+  return { harnesses: { codex, hermes }, close: () => launch.close() };
 }
 
 /** The demo workload's scripted harnesses as a service runs them: each stage's own behaviour. */
