@@ -22,7 +22,7 @@ function staleOf(event: TaskEvent): StaleSource[] {
 const short = (value: string) => (value.startsWith('sha256:') ? value.slice(0, 19) : value);
 
 /** `spec sha256:ab… → sha256:cd…; catalog (via spec)`: each moved source, for the reader. */
-export function describeStale(stale: readonly StaleSource[]): string {
+function describeStale(stale: readonly StaleSource[]): string {
   return stale
     .map((s) =>
       s.via !== undefined
