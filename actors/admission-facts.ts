@@ -1,4 +1,5 @@
 import type { StaleSource, TaskContext } from '../machines/index.js';
+import { DecisionRequestObject, type CandidateAction } from '../objects/index.js';
 import type { EventStore } from '../store/index.js';
 import type { EventInput } from './event-input.js';
 import { contextOf, staleSources, type SourceReader } from './read-set.js';
@@ -14,6 +15,12 @@ export interface AdmissionFacts {
   known?: boolean;
   generation?: number;
   authority?: 'trusted' | 'untrusted' | null;
+  /** The chosen candidate's action kind (a decision). */
+  action?: CandidateAction['kind'] | null;
+  /** The Host's clock, epoch ms (an answer: expiry is decided on it). */
+  now?: number;
+  /** Whether the answer is one the request takes (an answer). */
+  allowed?: boolean;
 }
 
 /** Events whose admission depends on the Context they were made against. */
@@ -35,7 +42,9 @@ export async function admissionFacts(
   context: TaskContext,
   input: EventInput,
   read: SourceReader | undefined,
+  now: number,
 ): Promise<AdmissionFacts | undefined> {
+  if (input.type === 'request.answer') return answerFacts(store, taskId, context, input, read, now);
   if (!READ_SET_EVENTS.has(input.type)) return undefined;
   const named = ('contextDigest' in input && input.contextDigest) || context.contextDigest;
   const current = named !== null && named === context.contextDigest;
@@ -48,5 +57,36 @@ export async function admissionFacts(
   const candidate = compiled.readSet?.candidates.find((c) => c.id === input.candidateId);
   const stale =
     current && candidate && compiled.readSet ? await staleSources(compiled.readSet, context.goal, read) : [];
-  return { stale, known: true, generation: compiled.generation, authority: candidate?.authority ?? null };
+  return {
+    stale,
+    known: true,
+    generation: compiled.generation,
+    authority: candidate?.authority ?? null,
+    action: candidate?.action.kind ?? null,
+  };
+}
+
+/**
+ * An answer to a DecisionRequest: the Host's clock, whether the request takes the answer, and
+ * what moved in the world the request is bound to (the read set of its Context, re-read). An
+ * answer naming no request of this Task gets empty facts (the statechart refuses it).
+ */
+async function answerFacts(
+  store: EventStore,
+  taskId: string,
+  context: TaskContext,
+  input: Extract<EventInput, { type: 'request.answer' }>,
+  read: SourceReader | undefined,
+  now: number,
+): Promise<AdmissionFacts> {
+  const held = Object.hasOwn(context.requests, input.requestId) ? context.requests[input.requestId] : undefined;
+  if (!held) return { stale: [], now, allowed: false };
+  const request = DecisionRequestObject.parse(store.getObject(held.digest, 'decision-request').body);
+  const allowed = request.allowed.includes(input.answer);
+  // Only a pending request bound to the current Context is re-read: any other is refused on its status.
+  const readSet =
+    held.status === 'pending' && held.contextDigest !== null && held.contextDigest === context.contextDigest
+      ? contextOf(store, taskId, held.contextDigest)?.readSet
+      : undefined;
+  return { stale: readSet ? await staleSources(readSet, context.goal, read) : [], now, allowed };
 }

@@ -3,6 +3,7 @@ import type { TaskHandle } from './effects.js';
 import { HostError } from './errors.js';
 import { clientRequestId, jobOf, type HostEffectContext } from './host-effects-options.js';
 import { contextOf } from './read-set.js';
+import { performEffect, reconcileEffect } from './effect-actions.js';
 import { untilAborted } from './until-aborted.js';
 
 /**
@@ -58,18 +59,23 @@ function admittedCandidate(task: TaskHandle): CompiledCandidate {
 /**
  * `act`: performs the admitted candidate's action. A command runs as a Runtime job in the
  * workspace under a deterministic request id, found again rather than run twice if the process
- * dies before the result is recorded; `none` runs nothing.
+ * dies before the result is recorded; an Effect goes through its adapter (effect-actions.ts); a
+ * `reconcile` looks the unknown Effect up; `none` runs nothing.
  */
 export async function act(ctx: HostEffectContext, task: TaskHandle, signal: AbortSignal): Promise<void> {
   const { context } = task;
   const candidate = admittedCandidate(task);
   const record = { type: 'action.record', generation: context.generation, candidateId: candidate.id };
-  if (candidate.action.kind === 'none') {
+  const { action } = candidate;
+  if (action.kind === 'effect') return performEffect(ctx, task, { ...candidate, action });
+  if (action.kind === 'reconcile' && context.effect?.status === 'unknown') return reconcileEffect(ctx, task);
+  if (action.kind !== 'command') {
+    // `none`; `reconcile` or `abandon` with no unknown Effect (the statechart refuses `abandon` of one).
     ctx.step(task, `candidate ${candidate.id}: no action to perform`);
     await task.send({ ...record, jobId: null, exitCode: null, ok: true });
     return;
   }
-  const { command, args, timeoutMs } = candidate.action;
+  const { command, args, timeoutMs } = action;
   const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'action');
   const workspace = await ctx.workspaceOf(task);
   const jobId = await jobOf(ctx, requestId, () =>

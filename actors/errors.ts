@@ -28,6 +28,17 @@ export const HOST_ERROR_CODES = [
   'candidate_unknown',
   'untrusted_authority',
   'action_failed',
+  'effect_failed',
+  'effect_unknown',
+  'decision_unknown',
+  'decision_not_pending',
+  'decision_expired',
+  'decision_revoked',
+  'decision_stale',
+  'answer_not_allowed',
+  // Effects: an adapter the spec names is not registered; an adapter answered what does not parse
+  'effect_adapter_unknown',
+  'effect_answer_invalid',
   // boot and doctor findings: recovery's (recovery/errors.ts)
   ...RECOVERY_FINDING_CODES,
   // the store's, passed on as they are (HOST_CODE_OF_STORE)

@@ -3,6 +3,8 @@ import type { ArtifactContracts } from '../objects/index.js';
 import type { TaskHandle } from './effects.js';
 import type { ApprovalPolicy, HarnessConfig } from './harness-config.js';
 import { assignedStage } from './stages.js';
+import { systemClock, type Clock } from './clock.js';
+import type { EffectAdapter } from './effect-actions.js';
 
 export type { HarnessConfig } from './harness-config.js';
 
@@ -33,6 +35,10 @@ export interface HostEffectsOptions {
   maxArtifactBytes?: number;
   /** zod schemas a spec's artifacts may name (`openHost({ artifactContracts })`). */
   artifactContracts?: ArtifactContracts;
+  /** Effect adapters by the name a candidate's `effect` action gives (docs/effects.md). */
+  effectAdapters?: Record<string, EffectAdapter>;
+  /** The clock DecisionRequest deadlines are set on (the supervisor's). */
+  clock?: Clock;
 }
 
 /** Deterministic per Task Attempt, Assignment generation and what is run: the same intent always gets the same id. */
@@ -40,7 +46,7 @@ export function clientRequestId(
   taskId: string,
   attempt: number,
   generation: number,
-  what: 'run' | 'verify' | 'action',
+  what: 'run' | 'verify' | 'action' | 'effect',
 ): string {
   return `${taskId}/a${attempt}/g${generation}/${what}`;
 }
@@ -64,6 +70,7 @@ export type WorkspaceOwner = Pick<TaskHandle, 'taskId' | 'context' | 'spec'>;
 /** What every Host effect shares: the options, progress output, the Task Attempt's workspace, the artifact names. */
 export interface HostEffectContext {
   readonly options: HostEffectsOptions;
+  readonly clock: Clock;
   /** Reports a step the Host takes (`onStep`). */
   step(task: TaskHandle, text: string): void;
   /** The Task Attempt's workspace (created, seeded, on first use). */
@@ -78,6 +85,7 @@ export interface HostEffectContext {
 export function hostEffectContext(options: HostEffectsOptions): HostEffectContext {
   return {
     options,
+    clock: options.clock ?? systemClock,
     step: (task, text) => options.onStep?.(task.taskId, text),
     workspaceOf: (task) =>
       createWorkspace({

@@ -3,6 +3,7 @@ import { sourceDigest } from '../runtime/index.js';
 import { sourcesOf } from '../objects/index.js';
 import { compileContext } from './context-compiler.js';
 import { act, rerun, submitStageDecision } from './decisions.js';
+import { confirmEffect, escalateEffect, reconcileEffect } from './effect-actions.js';
 import { readSource, type SourceLocation, type SourceRead } from './read-set.js';
 import { dispatchRun, reconcileRun } from './dispatch-run.js';
 import type { EffectRunner, TaskHandle } from './effects.js';
@@ -39,7 +40,10 @@ export {
  * - `verify`: run the acceptance command as a Runtime job, recompute the source digest and the
  *   frozen test digests on the Host, and commit the outcome only if all agree;
  * - `act`: perform the admitted decision's candidate action (decisions.ts);
- * - `rerun`: the Context moved under the Assignment; run its stage again under the next generation.
+ * - `rerun`: the Context moved under the Assignment; run its stage again under the next generation;
+ * - `confirm_effect`, `reconcile_effect`, `escalate_effect`: an Effect whose answer was not
+ *   recorded is unknown, looked up by its request id, and put to an operator when nothing is
+ *   found (effect-actions.ts).
  *
  * `readSource` gives the kernel the current digest of a spec source, for re-validating a read set
  * at admission.
@@ -73,6 +77,12 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
           return act(ctx, task, signal);
         case 'rerun':
           return rerun(ctx, task);
+        case 'confirm_effect':
+          return confirmEffect(ctx, task);
+        case 'reconcile_effect':
+          return reconcileEffect(ctx, task);
+        case 'escalate_effect':
+          return escalateEffect(ctx, task);
         case 'none':
           return;
       }

@@ -14,6 +14,8 @@ export interface HostOptions extends Omit<SupervisorOptions, 'effects'> {
   /** Driver pool threads (default 2). */
   maxThreads?: number;
   dropDispatchResponse?: HostEffectsOptions['dropDispatchResponse'];
+  /** Effect adapters by the name a candidate's `effect` action gives (docs/effects.md). */
+  effectAdapters?: HostEffectsOptions['effectAdapters'];
   onStep?: HostEffectsOptions['onStep'];
 }
 
@@ -65,6 +67,8 @@ export async function openHost(options: HostOptions): Promise<Host> {
     ...(options.artifactContracts ? { artifactContracts: options.artifactContracts } : {}),
     ...(options.dropDispatchResponse ? { dropDispatchResponse: options.dropDispatchResponse } : {}),
     ...(options.onStep ? { onStep: options.onStep } : {}),
+    ...(options.effectAdapters ? { effectAdapters: options.effectAdapters } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   const supervisor = createSupervisor({ ...options, state: root, effects });
   try {

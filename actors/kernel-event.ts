@@ -33,7 +33,8 @@ export interface KernelEvent {
  * Completes what a caller sent into the statechart's event: adds the revision and origin, for
  * the events whose objects only the kernel writes (assignment, proposal, goal, decision) writes
  * them and names their digests, and adds what admission found about the event's Context
- * (`facts`: what moved, and for a decision its Context and candidate). An Assignment takes the
+ * (`facts`: what moved, for a decision its Context and candidate, for an answer to a
+ * DecisionRequest the Host's clock and whether the request takes it). An Assignment takes the
  * next generation only (`generation_mismatch` for another fence) and names one of the spec's
  * stages (`stage_unknown`); a Goal revision takes the next revision only
  * (`goal_revision_mismatch`); a proposal made without naming its Context names the current one.
@@ -136,9 +137,27 @@ export function kernelEvent(input: EventInput, at: KernelFacts): KernelEvent | {
         generation: facts.generation ?? 0,
         known: facts.known ?? false,
         authority: facts.authority ?? null,
+        action: facts.action ?? null,
         ...staleField(facts),
       };
       return { event, prepared: [decision] };
+    }
+    case 'request.answer': {
+      const { requestId, answer, answeredBy, note } = input;
+      const facts = at.facts ?? { stale: [], now: 0, allowed: false };
+      const event: TaskEvent = {
+        type: input.type,
+        revision,
+        origin,
+        requestId,
+        answer,
+        answeredBy,
+        note,
+        now: facts.now ?? 0,
+        allowed: facts.allowed ?? false,
+        ...staleField(facts),
+      };
+      return { event, prepared: [] };
     }
     default: {
       // Every other event is sent as the statechart takes it (with what moved under its Context).

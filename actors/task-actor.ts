@@ -203,7 +203,7 @@ export class TaskActor {
     const context = this.snapshot.context;
     const { readSource } = this.options;
     const read = readSource ? (location: SourceLocation) => readSource(location, context) : undefined;
-    const facts = await admissionFacts(this.store, this.taskId, context, input, read);
+    const facts = await admissionFacts(this.store, this.taskId, context, input, read, Date.parse(this.clock.wall()));
     const taken = kernelEvent(input, {
       taskId: this.taskId,
       context,

@@ -9,7 +9,15 @@ export type RejectionReason =
   | 'superseded'
   | 'candidate_unknown'
   | 'untrusted_authority'
-  | 'action_failed';
+  | 'action_failed'
+  | 'effect_failed'
+  | 'effect_unknown'
+  | 'decision_unknown'
+  | 'decision_not_pending'
+  | 'decision_expired'
+  | 'decision_revoked'
+  | 'decision_stale'
+  | 'answer_not_allowed';
 
 export interface Rejection {
   event: string;
@@ -21,6 +29,39 @@ export interface Rejection {
 }
 
 export type DispatchStatus = 'intended' | 'acknowledged' | 'unknown' | 'observed';
+
+/**
+ * An external Effect's status: `intended` once its intent is durable (the adapter may be called),
+ * `recorded` with a receipt, `unknown` when no answer came back (never performed again),
+ * `failed` when the adapter said nothing was performed, `abandoned` when an operator classified it.
+ */
+export type EffectStatus = 'intended' | 'recorded' | 'unknown' | 'failed' | 'abandoned';
+
+export interface EffectState {
+  requestId: string;
+  generation: number;
+  candidateId: string;
+  intentDigest: string;
+  status: EffectStatus;
+  /** How a lost answer is reconciled: by the Host's lookup, or by the next decision. */
+  reconcile: 'host' | 'decision';
+  receiptDigest: string | null;
+}
+
+export type RequestStatus = 'pending' | 'answered' | 'expired' | 'revoked';
+
+/** A DecisionRequest as the statechart keeps it; the full request is the object `digest` names. */
+export interface RequestState {
+  generation: number;
+  digest: string;
+  about: 'effect' | 'permission' | 'operator';
+  contextDigest: string | null;
+  /** Epoch ms after which an answer is expired; null: none. */
+  expiresAt: number | null;
+  status: RequestStatus;
+  /** The admitted answer (status `answered`). */
+  answer: string | null;
+}
 
 /** The Task statechart's context: plain JSON, nothing derived from the clock or the process. */
 export interface TaskContext {
@@ -45,6 +86,10 @@ export interface TaskContext {
   decision: { generation: number; contextDigest: string; candidateId: string; digest: string } | null;
   /** The admitted candidate's action, once the Host performed it. */
   action: { generation: number; candidateId: string; ok: boolean } | null;
+  /** The Task's latest external Effect (machine version 4), null before one. */
+  effect: EffectState | null;
+  /** DecisionRequests by id (machine version 4): each consumed at most once. */
+  requests: Record<string, RequestState>;
   verification: { generation: number; digest: string; passed: boolean; sourceDigest: string } | null;
   outcome: { digest: string; revision: number } | null;
   /**
@@ -74,6 +119,8 @@ export const EMPTY_TASK_CONTEXT: TaskContext = {
   proposal: null,
   decision: null,
   action: null,
+  effect: null,
+  requests: {},
   verification: null,
   outcome: null,
   rejected: 0,

@@ -29,6 +29,9 @@ export type RefKind =
   | 'prompt'
   | 'goal'
   | 'decision'
+  | 'effect-intent'
+  | 'effect-receipt'
+  | 'decision-request'
   | 'receipt'
   | 'proposal'
   | 'verification'
@@ -64,9 +67,11 @@ const Stale = z.array(StaleSource).optional();
 
 type Fields = Record<string, z.ZodType>;
 
-/** Fields that can name stored objects: a digest, a nullable or optional one, or a name → digest map. */
+/** Fields that can name stored objects: a digest, a nullable or optional one, a list of them, or a name → digest map. */
 type DigestField<F extends Fields> = {
-  [K in keyof F]: Exclude<z.output<F[K]>, undefined> extends string | null | Record<string, string> ? K : never;
+  [K in keyof F]: Exclude<z.output<F[K]>, undefined> extends string | null | string[] | Record<string, string>
+    ? K
+    : never;
 }[keyof F];
 
 /** Per-event rules: what, beside its fields, the kernel needs to know of an event type. */
@@ -253,12 +258,14 @@ export const TASK_EVENTS = [
       known: z.boolean(),
       /** The candidate's authority in the named Context; null: not one of its candidates. */
       authority: z.enum(['trusted', 'untrusted']).nullable(),
+      /** The candidate's action kind (absent in events written before Effects). */
+      action: z.enum(['none', 'command', 'effect', 'reconcile', 'abandon']).nullable().optional(),
       stale: Stale,
     },
     {
       external: true,
       refs: { decisionDigest: 'decision' },
-      writes: ['decisionDigest', 'generation', 'known', 'authority', 'stale'],
+      writes: ['decisionDigest', 'generation', 'known', 'authority', 'action', 'stale'],
       sent: {
         /** Kept in the Decision object the kernel writes. */
         rationale: z.string().max(20_000).default(''),
@@ -278,6 +285,71 @@ export const TASK_EVENTS = [
     },
     { external: false },
   ),
+  taskEvent(
+    'effect.intend',
+    {
+      generation: Generation,
+      requestId: Id,
+      candidateId: Label,
+      intentDigest: Digest,
+      /** Who reconciles a lost answer: the Host by lookup, or the next decision. */
+      reconcile: z.enum(['host', 'decision']),
+    },
+    { external: false, refs: { intentDigest: 'effect-intent' }, claims: { requestId: 'request' } },
+  ),
+  taskEvent(
+    'effect.record',
+    { requestId: Id, receiptDigest: Digest },
+    { external: false, refs: { receiptDigest: 'effect-receipt' } },
+  ),
+  taskEvent('effect.lost', { requestId: Id, reason: z.string().max(2_000) }, { external: false }),
+  taskEvent('effect.fail', { requestId: Id, code: Label, reason: z.string().max(2_000) }, { external: false }),
+  taskEvent(
+    'effect.reconcile',
+    {
+      requestId: Id,
+      /** The receipts `lookup` found under the request id (recorded as objects), none, one or more. */
+      receiptDigests: z.array(Digest),
+    },
+    { external: false, refs: { receiptDigests: 'effect-receipt' } },
+  ),
+  taskEvent(
+    'request.open',
+    {
+      requestId: Id,
+      requestDigest: Digest,
+      generation: z.number().int().nonnegative(),
+      about: z.enum(['effect', 'permission', 'operator']),
+      contextDigest: Digest.nullable(),
+      /** Epoch milliseconds after which an answer is expired; null: no deadline. */
+      expiresAt: z.number().int().nonnegative().nullable(),
+    },
+    { external: false, refs: { requestDigest: 'decision-request' } },
+  ),
+  taskEvent(
+    'request.answer',
+    {
+      requestId: Id,
+      answer: Label,
+      answeredBy: Label,
+      note: z.string().max(2_000),
+      /** The Host's clock (epoch ms) when the kernel admitted the answer: expiry is decided on it. */
+      now: z.number().int().nonnegative(),
+      /** Whether the answer is one the request allows. */
+      allowed: z.boolean(),
+      stale: Stale,
+    },
+    {
+      external: true,
+      writes: ['now', 'allowed', 'stale'],
+      sent: {
+        answeredBy: Label.default('external'),
+        note: z.string().max(2_000).default(''),
+      },
+    },
+  ),
+  taskEvent('request.expire', { requestId: Id, now: z.number().int().nonnegative() }, { external: false }),
+  taskEvent('request.revoke', { requestId: Id, reason: z.string().min(1).max(2_000) }, { external: false }),
   taskEvent(
     'goal.revise',
     { goalRevision: z.number().int().min(2), goalDigest: Digest },
@@ -334,8 +406,8 @@ function valueOf(event: TaskEvent, field: string): unknown {
 
 /**
  * Object and blob digests the event references (each must exist before it is written), in the
- * order its rules list the fields: a digest field's value, a name → digest map's values; a null
- * digest names nothing.
+ * order its rules list the fields: a digest field's value, a list's or a name → digest map's
+ * values; a null digest names nothing.
  */
 export function refsOf(event: TaskEvent): string[] {
   const refs: string[] = [];

@@ -14,7 +14,10 @@ export type FrontierWork =
   | 'verify' // verifying: run independent acceptance verification
   | 'act' // acting: perform the admitted decision's candidate action
   | 'rerun' // stale: the Context moved under the Assignment; commit the next generation for the same stage
-  | 'none'; // open, waiting, blocked, completed, cancelled: nothing until an event arrives
+  | 'confirm_effect' // effecting: intent durable, answer not recorded; the Effect is unknown
+  | 'reconcile_effect' // effect_unknown.checking: look the Effect up by its exact request id
+  | 'escalate_effect' // effect_unknown.escalating: nothing found; open a DecisionRequest for an operator
+  | 'none'; // open, waiting, effect_unknown.held, blocked, completed, cancelled: nothing until an event arrives
 
 /** Dotted name of a Task state value, e.g. `assigned.ready`. */
 export function stateName(value: StateValue): string {
@@ -33,6 +36,9 @@ const FRONTIER: Record<string, FrontierWork> = {
   verifying: 'verify',
   acting: 'act',
   stale: 'rerun',
+  effecting: 'confirm_effect',
+  'effect_unknown.checking': 'reconcile_effect',
+  'effect_unknown.escalating': 'escalate_effect',
 };
 
 export function taskFrontier(value: StateValue): FrontierWork {

@@ -1,6 +1,12 @@
 import { and, assertEvent, assign, not, or, setup, type SnapshotFrom } from 'xstate';
 import type { StaleSource, TaskEvent } from './task-events.js';
-import { EMPTY_TASK_CONTEXT, type Rejection, type RejectionReason, type TaskContext } from './task-context.js';
+import {
+  EMPTY_TASK_CONTEXT,
+  type Rejection,
+  type RejectionReason,
+  type RequestState,
+  type TaskContext,
+} from './task-context.js';
 
 /**
  * Version of the statechart's shape and semantics. Stored with every projection; a stored
@@ -8,7 +14,7 @@ import { EMPTY_TASK_CONTEXT, type Rejection, type RejectionReason, type TaskCont
  * guards or context, and add a persisted-snapshot fixture for the new version under
  * test/fixtures/machines/.
  */
-export const TASK_MACHINE_VERSION = 3;
+export const TASK_MACHINE_VERSION = 4;
 
 function generationOf(event: TaskEvent): number | undefined {
   return 'generation' in event ? event.generation : undefined;
@@ -50,6 +56,36 @@ function decisionDetail(
   return undefined;
 }
 
+/** The DecisionRequest an event names, if the Task has it. */
+function requestOf(context: TaskContext, event: TaskEvent): RequestState | undefined {
+  return 'requestId' in event && Object.hasOwn(context.requests, event.requestId)
+    ? context.requests[event.requestId]
+    : undefined;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Why an answer to a DecisionRequest was refused, for the reader. */
+function answerDetail(
+  context: TaskContext,
+  event: Extract<TaskEvent, { type: 'request.answer' }>,
+  reason: RejectionReason,
+): string | undefined {
+  const request = requestOf(context, event);
+  if (reason === 'decision_unknown') return `no request ${event.requestId} on this Task`;
+  if (!request) return undefined;
+  if (reason === 'decision_not_pending')
+    return request.status === 'answered' ? `already answered ${request.answer}` : `request is ${request.status}`;
+  if (reason === 'decision_expired')
+    return `expired at ${request.expiresAt === null ? 'its deadline' : iso(request.expiresAt)}, answered at ${iso(event.now)}`;
+  if (reason === 'decision_stale')
+    return staleOf(event).length
+      ? describeStale(staleOf(event))
+      : `bound to Context ${request.contextDigest ? short(request.contextDigest) : 'none'}; the Task is at ${context.contextDigest ? short(context.contextDigest) : 'none'}`;
+  if (reason === 'answer_not_allowed') return `${event.answer} is not an answer request ${event.requestId} takes`;
+  return undefined;
+}
+
 /** Required artifacts not held as evidence, or held with another digest than the proposal names. */
 export function missingEvidence(context: TaskContext, claimed: Record<string, string>): string[] {
   return context.requiredArtifacts.filter((name) => {
@@ -63,8 +99,13 @@ export function missingEvidence(context: TaskContext, claimed: Record<string, st
 /** What was missing, mismatched or moved, for the reader (undefined when the code says it all). */
 function rejectionDetail(context: TaskContext, event: TaskEvent, reason: RejectionReason): string | undefined {
   const generation = generationOf(event) ?? context.generation;
+  if (event.type === 'request.answer') return answerDetail(context, event, reason);
   if (reason === 'context_stale') return describeStale(staleOf(event));
-  if (event.type === 'decision.submit') return decisionDetail(context, event, reason);
+  if (event.type === 'decision.submit') {
+    if (reason === 'effect_unknown')
+      return `Effect ${context.effect?.requestId} is unknown: only reconcile is taken, not ${event.action} (${event.candidateId})`;
+    return decisionDetail(context, event, reason);
+  }
   if (reason === 'missing_artifact' && event.type === 'completion.propose')
     return `missing ${missingEvidence(context, event.evidence).join(', ')}`;
   if (reason === 'context_mismatch' && 'contextDigest' in event)
@@ -72,6 +113,9 @@ function rejectionDetail(context: TaskContext, event: TaskEvent, reason: Rejecti
   if (reason === 'stale_assignment') return `generation ${generation} < current ${context.generation}`;
   if (reason === 'identity_conflict' && event.type === 'dispatch.reconcile')
     return `${event.jobIds.length} jobs claim ${event.clientRequestId}`;
+  if (reason === 'identity_conflict' && event.type === 'effect.reconcile')
+    return `${event.receiptDigests.length} receipts under ${event.requestId}`;
+  if (reason === 'effect_failed' && event.type === 'effect.fail') return `${event.code}: ${event.reason}`;
   if (reason === 'action_failed' && event.type === 'action.record')
     return `${event.candidateId}: exit ${event.exitCode ?? 'none'}`;
   return undefined;
@@ -105,7 +149,33 @@ const DECISION = [
   { guard: not('candidateKnown'), target: '#task.waiting', actions: 'rejectCandidate' },
   { guard: 'stale', target: '#task.stale', actions: 'rejectStaleContext' },
   { guard: not('trustedAuthority'), target: '#task.waiting', actions: 'rejectAuthority' },
+  { guard: 'effectBlocks', target: '#task.waiting', actions: 'rejectEffectUnknown' },
   { target: '#task.acting', actions: 'decide' },
+] as const;
+
+/**
+ * How an answer to a DecisionRequest is refused, in order (each retained with its code, the
+ * request consumed at most once): unknown, already consumed, past its deadline (marking it
+ * expired), revoked, bound to a world or Context that moved (marking it revoked), or not one of
+ * its answers. An answer passing all of them is admitted.
+ */
+const ANSWER_REFUSALS = [
+  { guard: not('requestKnown'), actions: 'rejectRequestUnknown' },
+  { guard: 'requestAnswered', actions: 'rejectNotPending' },
+  { guard: 'requestExpired', actions: ['expireRequest', 'rejectExpired'] },
+  { guard: 'requestRevoked', actions: 'rejectRevoked' },
+  { guard: 'requestStale', actions: ['revokeRequest', 'rejectRequestStale'] },
+  { guard: not('answerAllowed'), actions: 'rejectAnswer' },
+] as const;
+
+/**
+ * What a lookup of the Effect's request id found: one receipt records it, more than one blocks
+ * the Task (fail-closed, as for dispatch), none leaves it unknown and asks an operator.
+ */
+const EFFECT_RECONCILE = [
+  { guard: and(['fromHost', 'sameEffect', 'oneReceipt']), target: '#task.evaluating', actions: 'recordEffect' },
+  { guard: and(['fromHost', 'sameEffect', 'manyReceipts']), target: '#task.blocked', actions: 'rejectIdentity' },
+  { guard: and(['fromHost', 'sameEffect']), target: '#task.effect_unknown.escalating' },
 ] as const;
 
 /**
@@ -159,6 +229,39 @@ export const taskMachine = setup({
     candidateKnown: ({ event }) => event.type === 'decision.submit' && event.authority !== null,
     trustedAuthority: ({ event }) => event.type === 'decision.submit' && event.authority === 'trusted',
     actionOk: ({ event }) => event.type === 'action.record' && event.ok,
+    sameEffect: ({ context, event }) => 'requestId' in event && context.effect?.requestId === event.requestId,
+    reconcileByHost: ({ context }) => context.effect?.reconcile === 'host',
+    oneReceipt: ({ event }) => event.type === 'effect.reconcile' && event.receiptDigests.length === 1,
+    manyReceipts: ({ event }) => event.type === 'effect.reconcile' && event.receiptDigests.length > 1,
+    // While an Effect is unknown nothing may perform another or declare it failed: only a lookup can tell.
+    effectBlocks: ({ context, event }) =>
+      event.type === 'decision.submit' &&
+      context.effect?.status === 'unknown' &&
+      (event.action === 'effect' || event.action === 'abandon'),
+    requestNew: ({ context, event }) => 'requestId' in event && !Object.hasOwn(context.requests, event.requestId),
+    requestKnown: ({ context, event }) => requestOf(context, event) !== undefined,
+    requestPending: ({ context, event }) => requestOf(context, event)?.status === 'pending',
+    requestAnswered: ({ context, event }) => requestOf(context, event)?.status === 'answered',
+    requestRevoked: ({ context, event }) => requestOf(context, event)?.status === 'revoked',
+    // Decided on the clock reading the kernel wrote into the event, so replay decides the same way.
+    requestExpired: ({ context, event }) => {
+      const request = requestOf(context, event);
+      if (request?.status === 'expired') return true;
+      const now = 'now' in event ? event.now : undefined;
+      return (
+        request?.status === 'pending' && request.expiresAt !== null && now !== undefined && now >= request.expiresAt
+      );
+    },
+    requestStale: ({ context, event }) => {
+      const request = requestOf(context, event);
+      return (
+        staleOf(event).length > 0 || (request?.contextDigest != null && request.contextDigest !== context.contextDigest)
+      );
+    },
+    answerAllowed: ({ event }) => event.type === 'request.answer' && event.allowed,
+    effectRequest: ({ context, event }) => requestOf(context, event)?.about === 'effect',
+    answersReconcile: ({ event }) => event.type === 'request.answer' && event.answer === 'reconcile',
+    answersAbandon: ({ event }) => event.type === 'request.answer' && event.answer === 'abandon',
   },
   actions: {
     rejectStale: reject('stale_assignment'),
@@ -171,6 +274,66 @@ export const taskMachine = setup({
     rejectCandidate: reject('candidate_unknown'),
     rejectAuthority: reject('untrusted_authority'),
     rejectAction: reject('action_failed'),
+    rejectEffectFailed: reject('effect_failed'),
+    rejectEffectUnknown: reject('effect_unknown'),
+    rejectRequestUnknown: reject('decision_unknown'),
+    rejectNotPending: reject('decision_not_pending'),
+    rejectExpired: reject('decision_expired'),
+    rejectRevoked: reject('decision_revoked'),
+    rejectRequestStale: reject('decision_stale'),
+    rejectAnswer: reject('answer_not_allowed'),
+    intendEffect: assign(({ event }) => {
+      assertEvent(event, 'effect.intend');
+      const { requestId, generation, candidateId, intentDigest, reconcile } = event;
+      return {
+        effect: {
+          requestId,
+          generation,
+          candidateId,
+          intentDigest,
+          reconcile,
+          status: 'intended' as const,
+          receiptDigest: null,
+        },
+      };
+    }),
+    recordEffect: assign(({ context, event }) => {
+      assertEvent(event, ['effect.record', 'effect.reconcile']);
+      const receiptDigest = event.type === 'effect.record' ? event.receiptDigest : event.receiptDigests[0]!;
+      return { effect: { ...context.effect!, status: 'recorded' as const, receiptDigest } };
+    }),
+    loseEffect: assign({ effect: ({ context }) => ({ ...context.effect!, status: 'unknown' as const }) }),
+    failEffect: assign({ effect: ({ context }) => ({ ...context.effect!, status: 'failed' as const }) }),
+    abandonEffect: assign({ effect: ({ context }) => ({ ...context.effect!, status: 'abandoned' as const }) }),
+    openRequest: assign(({ context, event }) => {
+      assertEvent(event, 'request.open');
+      const { requestId, generation, requestDigest, about, contextDigest, expiresAt } = event;
+      const request: RequestState = {
+        generation,
+        digest: requestDigest,
+        about,
+        contextDigest,
+        expiresAt,
+        status: 'pending',
+        answer: null,
+      };
+      return { requests: { ...context.requests, [requestId]: request } };
+    }),
+    answerRequest: assign(({ context, event }) => {
+      assertEvent(event, 'request.answer');
+      const request = { ...context.requests[event.requestId]!, status: 'answered' as const, answer: event.answer };
+      return { requests: { ...context.requests, [event.requestId]: request } };
+    }),
+    expireRequest: assign(({ context, event }) => {
+      assertEvent(event, ['request.answer', 'request.expire']);
+      const request = { ...context.requests[event.requestId]!, status: 'expired' as const };
+      return { requests: { ...context.requests, [event.requestId]: request } };
+    }),
+    revokeRequest: assign(({ context, event }) => {
+      assertEvent(event, ['request.answer', 'request.revoke']);
+      const request = { ...context.requests[event.requestId]!, status: 'revoked' as const };
+      return { requests: { ...context.requests, [event.requestId]: request } };
+    }),
     create: assign(({ event }) => {
       assertEvent(event, 'task.created');
       return {
@@ -180,10 +343,18 @@ export const taskMachine = setup({
         requiredArtifacts: [...event.requiredArtifacts].sort(),
       };
     }),
-    commitAssignment: assign(({ event }) => {
+    commitAssignment: assign(({ context, event }) => {
       assertEvent(event, 'assignment.commit');
       const { generation, harness, purpose, assignmentDigest } = event;
+      // A new generation revokes what the previous Assignment asked: its answers would bind stale work.
+      const requests = Object.fromEntries(
+        Object.entries(context.requests).map(([id, r]) => [
+          id,
+          r.status === 'pending' ? { ...r, status: 'revoked' as const } : r,
+        ]),
+      );
       return {
+        requests,
         generation,
         assignment: { generation, harness, purpose, digest: assignmentDigest },
         contextDigest: null,
@@ -276,6 +447,12 @@ export const taskMachine = setup({
     // The Goal moves under in-flight work; whatever was made against the old one is stale at admission.
     'goal.revise': { actions: 'reviseGoal' },
     'task.cancel': { target: '.cancelled', actions: 'cancel' },
+    // DecisionRequests live beside the lifecycle: opened by the Host, answered from outside, expired
+    // at their deadline, revoked when what they were bound to moved.
+    'request.open': { guard: and(['fromHost', 'requestNew']), actions: 'openRequest' },
+    'request.answer': [...ANSWER_REFUSALS, { actions: 'answerRequest' }],
+    'request.expire': { guard: and(['fromHost', 'requestPending', 'requestExpired']), actions: 'expireRequest' },
+    'request.revoke': { guard: and(['fromHost', 'requestPending']), actions: 'revokeRequest' },
   },
   states: {
     new: {
@@ -378,6 +555,14 @@ export const taskMachine = setup({
     acting: {
       on: {
         'assignment.commit': { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
+        // An Effect: its intent (request id, operation, target, input digest) is durable before the adapter is called.
+        'effect.intend': {
+          guard: and(['fromHost', 'currentGeneration']),
+          target: 'effecting',
+          actions: 'intendEffect',
+        },
+        // A `reconcile` candidate: the Host looked the unknown Effect up by its request id.
+        'effect.reconcile': EFFECT_RECONCILE,
         'action.record': [
           { guard: and(['fromHost', 'currentGeneration', 'actionOk']), target: 'evaluating', actions: 'recordAction' },
           {
@@ -386,6 +571,60 @@ export const taskMachine = setup({
             actions: ['recordAction', 'rejectAction'],
           },
         ],
+      },
+    },
+    /**
+     * The adapter is being called under the committed request id (frontier `confirm_effect`: a
+     * Host that finds the Task here after a restart cannot know whether it was called, so the
+     * Effect is unknown). Not reassignable: whatever happens is recorded first.
+     */
+    effecting: {
+      on: {
+        'effect.record': { guard: and(['fromHost', 'sameEffect']), target: 'evaluating', actions: 'recordEffect' },
+        'effect.lost': [
+          {
+            guard: and(['fromHost', 'sameEffect', 'reconcileByHost']),
+            target: 'effect_unknown',
+            actions: 'loseEffect',
+          },
+          { guard: and(['fromHost', 'sameEffect']), target: 'waiting', actions: 'loseEffect' },
+        ],
+        'effect.fail': {
+          guard: and(['fromHost', 'sameEffect']),
+          target: 'waiting',
+          actions: ['failEffect', 'rejectEffectFailed'],
+        },
+      },
+    },
+    /**
+     * No answer came back for the Effect: it may have happened. Never performed again; the Host
+     * looks it up by its request id (`checking`); when nothing is found it asks an operator
+     * (`escalating` opens the DecisionRequest, `held` waits for the answer or a new Assignment).
+     */
+    effect_unknown: {
+      initial: 'checking',
+      on: {
+        'assignment.commit': { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
+      },
+      states: {
+        checking: { on: { 'effect.reconcile': EFFECT_RECONCILE } },
+        escalating: {
+          on: { 'request.open': { guard: and(['fromHost', 'requestNew']), target: 'held', actions: 'openRequest' } },
+        },
+        held: {
+          on: {
+            'request.answer': [
+              ...ANSWER_REFUSALS,
+              { guard: and(['effectRequest', 'answersReconcile']), target: 'checking', actions: 'answerRequest' },
+              {
+                guard: and(['effectRequest', 'answersAbandon']),
+                target: '#task.waiting',
+                actions: ['answerRequest', 'abandonEffect'],
+              },
+              { actions: 'answerRequest' },
+            ],
+          },
+        },
       },
     },
     /**

@@ -14,6 +14,10 @@ export {
   EvidenceObject,
   VerificationObject,
   OutcomeObject,
+  EffectIntentObject,
+  EffectReceiptObject,
+  DecisionRequestObject,
+  RequestAbout,
 } from './object-kinds.js';
 export {
   TaskSpec,

@@ -145,6 +145,77 @@ export const OutcomeObject = z.object({
   resultArtifact: z.string().optional(),
 });
 
+/**
+ * An Effect's intent, committed before the adapter is called: what is performed, where, with which
+ * input, under which request id. The request id is deterministic (Task, attempt, generation), so a
+ * Host that dies before recording the answer finds the same one again.
+ */
+export const EffectIntentObject = z.object({
+  taskId: TaskId,
+  generation: z.number().int().positive(),
+  requestId: z.string().min(1),
+  candidateId: z.string().min(1),
+  adapter: z.string().min(1),
+  /** The adapter's binding identity (e.g. its endpoint), as the embedder registered it. */
+  endpoint: z.string(),
+  operation: z.string().min(1),
+  target: z.string().min(1),
+  input: z.record(z.string(), z.unknown()),
+  inputDigest: Digest,
+});
+export type EffectIntentObject = z.infer<typeof EffectIntentObject>;
+
+/** What the adapter answered for an Effect: the receipt of `perform`, or one found by `lookup`. */
+export const EffectReceiptObject = z.object({
+  taskId: TaskId,
+  requestId: z.string().min(1),
+  via: z.enum(['perform', 'lookup']),
+  receipt: z.unknown(),
+});
+export type EffectReceiptObject = z.infer<typeof EffectReceiptObject>;
+
+/** What a DecisionRequest is about: an Effect left unknown, a provider's permission request, an operator question. */
+export const RequestAbout = z.enum(['effect', 'permission', 'operator']);
+export type RequestAbout = z.infer<typeof RequestAbout>;
+
+/**
+ * A DecisionRequest: everything a person (or a policy) needs to answer it without reading the
+ * journal, and everything the Host needs to refuse an answer that came too late. Written before
+ * the `request.open` event that makes it pending, so nobody is shown a request that is not durable.
+ */
+export const DecisionRequestObject = z.object({
+  taskId: TaskId,
+  requestId: z.string().min(1),
+  generation: z.number().int().nonnegative(),
+  about: RequestAbout,
+  /** The Context the request is bound to (an answer after the Task left it is `decision_stale`). */
+  contextDigest: Digest.nullable(),
+  /** The action waiting on the answer, in words. */
+  pendingAction: z.string().min(1),
+  /** Who is responsible for answering. */
+  participant: z.string().min(1),
+  alternatives: z.array(z.object({ id: z.string().min(1), summary: z.string().min(1) })).min(1),
+  evidence: z.array(z.string()),
+  unresolvedClaims: z.array(z.string()),
+  consequence: z.string(),
+  reversibility: z.enum(['reversible', 'irreversible', 'unknown']),
+  /** Whose authority the action needs. */
+  authority: z.string(),
+  budgetImpact: z.string(),
+  /** The world revision the request is bound to: each trusted source's digest when it was opened. */
+  worldRevision: z.array(z.object({ sourceId: z.string().min(1), digest: z.string().min(1) })),
+  /** ISO time after which an answer is `decision_expired`; null: no deadline. */
+  expiresAt: z.string().nullable(),
+  /** What revokes the request before it is answered. */
+  revokedWhen: z.array(z.string()),
+  costOfDelay: z.string(),
+  /** Answer ids the request takes (the alternatives' ids). */
+  allowed: z.array(z.string().min(1)).min(1),
+  /** A provider permission request this one escalates: its stable key and what it asked. */
+  permission: z.record(z.string(), z.unknown()).optional(),
+});
+export type DecisionRequestObject = z.infer<typeof DecisionRequestObject>;
+
 export const OBJECT_KINDS = {
   'task-spec': TaskSpec,
   assignment: AssignmentObject,
@@ -157,4 +228,7 @@ export const OBJECT_KINDS = {
   receipt: HarnessRunReceipt,
   verification: VerificationObject,
   outcome: OutcomeObject,
+  'effect-intent': EffectIntentObject,
+  'effect-receipt': EffectReceiptObject,
+  'decision-request': DecisionRequestObject,
 } as const;

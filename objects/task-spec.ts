@@ -69,7 +69,20 @@ export const Source = z.object({
 });
 export type Source = z.infer<typeof Source>;
 
-/** What the Host does when a candidate is admitted: run a command in the workspace, or nothing. */
+/** A JSON object given to an Effect adapter as its input. */
+const JsonObject = z.record(z.string(), z.unknown());
+
+/**
+ * What the Host does when a candidate is admitted:
+ * - `none`: nothing;
+ * - `command`: run a command in the workspace (a Runtime job);
+ * - `effect`: perform an external operation through the Effect adapter the embedder registered as
+ *   `adapter` (docs/effects.md): intent and request id are committed first, a lost response makes
+ *   the Effect `unknown`, and `reconcile` says who reconciles it — the Host by lookup (`host`), or
+ *   the next decision (`decision`);
+ * - `reconcile`: look the Task's unknown Effect up by its retained request id;
+ * - `abandon`: classify the Task's Effect as failed (refused while it is unknown).
+ */
 export const CandidateAction = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('none') }),
   z.object({
@@ -78,6 +91,16 @@ export const CandidateAction = z.discriminatedUnion('kind', [
     args: z.array(z.string()).default([]),
     timeoutMs: z.number().int().positive().default(120_000),
   }),
+  z.object({
+    kind: z.literal('effect'),
+    adapter: z.string().min(1).max(100),
+    operation: z.string().min(1).max(200),
+    target: z.string().min(1).max(2_000),
+    input: JsonObject.default({}),
+    reconcile: z.enum(['host', 'decision']).default('host'),
+  }),
+  z.object({ kind: z.literal('reconcile') }),
+  z.object({ kind: z.literal('abandon') }),
 ]);
 export type CandidateAction = z.infer<typeof CandidateAction>;
 

@@ -8,9 +8,12 @@ const short = (digest: string) => (digest.startsWith('sha256:') ? `${digest.slic
 /** A Context's digest as its heading shows it: the first 16 hex digits. */
 const head16 = (digest: string) => (digest.startsWith('sha256:') ? digest.slice(HEX, HEX + 16) : digest);
 
-/** What the Host would do for a candidate: nothing, or the command line it runs in the workspace. */
-export const describeAction = (action: CandidateAction) =>
-  action.kind === 'none' ? 'none' : [action.command, ...action.args].join(' ');
+/** What the Host would do for a candidate: the command line it runs, the Effect it performs, or the kind. */
+export function describeAction(action: CandidateAction): string {
+  if (action.kind === 'command') return [action.command, ...action.args].join(' ');
+  if (action.kind === 'effect') return `effect ${action.adapter}: ${action.operation} ${action.target}`;
+  return action.kind;
+}
 
 function columns(rows: string[][]): string[] {
   const widths = rows.reduce<number[]>((w, row) => row.map((cell, i) => Math.max(w[i] ?? 0, cell.length)), []);

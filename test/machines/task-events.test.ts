@@ -32,6 +32,15 @@ describe('Task event definitions', () => {
       'verification.record',
       'decision.submit',
       'action.record',
+      'effect.intend',
+      'effect.record',
+      'effect.lost',
+      'effect.fail',
+      'effect.reconcile',
+      'request.open',
+      'request.answer',
+      'request.expire',
+      'request.revoke',
       'goal.revise',
       'task.cancel',
     ]);
@@ -39,6 +48,7 @@ describe('Task event definitions', () => {
       'assignment.commit',
       'completion.propose',
       'decision.submit',
+      'request.answer',
       'goal.revise',
       'task.cancel',
     ]);
@@ -130,11 +140,32 @@ describe('Task event definitions', () => {
     });
   }
 
-  it('a dispatch intent claims its request id; no other event claims anything', () => {
+  it('an effect.reconcile names every receipt its lookup found', () => {
+    const event: TaskEvent = {
+      type: 'effect.reconcile',
+      ...host,
+      requestId: 't/a1/g1/effect',
+      receiptDigests: [d('1'), d('2')],
+    };
+    assert.deepEqual(refsOf(event), [d('1'), d('2')]);
+    assert.ok(TaskEvent.safeParse(event).success);
+  });
+
+  it('dispatch and Effect intents claim their request id; no other event claims anything', () => {
     for (const [event] of cases)
       assert.deepEqual(
         claimsOf(event),
         event.type === 'dispatch.intend' ? [{ kind: 'request', key: event.clientRequestId }] : [],
       );
+    const intend = {
+      type: 'effect.intend',
+      ...host,
+      generation: 1,
+      requestId: 't/a1/g1/effect',
+      candidateId: 'apply',
+      intentDigest: d('3'),
+      reconcile: 'host',
+    } as const;
+    assert.deepEqual(claimsOf(intend), [{ kind: 'request', key: 't/a1/g1/effect' }]);
   });
 });

@@ -1,0 +1,73 @@
+import { type DecisionRequestObject, OBJECT_KINDS, type RequestAbout } from '../objects/index.js';
+import { digestOf } from '../store/index.js';
+import type { TaskHandle } from './effects.js';
+import type { HostEffectContext } from './host-effects-options.js';
+import { contextOf } from './read-set.js';
+
+/**
+ * DecisionRequests (DESIGN §10, docs/decision-requests.md): a durable question to a person or a
+ * policy. The request object (pending action, alternatives, evidence, consequence, authority,
+ * world revision, expiry, …) is written with the `request.open` event that makes it pending, so
+ * nobody is shown a request that a crash could lose; answers go through the Task's `send`
+ * (`request.answer`), where the statechart refuses any answer that comes too late.
+ */
+
+/** What the opener says; the Host adds the Task, generation, bound Context and world revision, and the deadline. */
+export type RequestInput = Omit<
+  DecisionRequestObject,
+  'taskId' | 'generation' | 'contextDigest' | 'worldRevision' | 'expiresAt' | 'about'
+> & {
+  /** How long an answer is taken; null or absent: no deadline. */
+  ttlMs?: number | null;
+};
+
+/**
+ * Opens the DecisionRequest `requestId` (a deterministic id: the same question asked again, after a
+ * restart or a replayed provider request, names the same request) bound to the Task's current
+ * Context and the trusted sources it read. Opening an id the Task already has writes nothing.
+ * Returns whether the request is (now) the Task's.
+ */
+export async function openDecisionRequest(
+  ctx: HostEffectContext,
+  task: TaskHandle,
+  about: RequestAbout,
+  { ttlMs, ...input }: RequestInput,
+): Promise<boolean> {
+  const { context } = task;
+  if (Object.hasOwn(context.requests, input.requestId)) return true;
+  const bound = context.contextDigest;
+  const readSet = bound ? contextOf(task.store, task.taskId, bound)?.readSet : undefined;
+  const worldRevision = (readSet?.items ?? [])
+    .filter((item) => item.trust === 'trusted' && item.location)
+    .map((item) => ({ sourceId: item.sourceId, digest: item.digest }));
+  const now = Date.parse(ctx.clock.wall());
+  const expiresAt = ttlMs == null ? null : now + ttlMs;
+  const body = OBJECT_KINDS['decision-request'].parse({
+    ...input,
+    taskId: task.taskId,
+    generation: context.generation,
+    about,
+    contextDigest: bound,
+    worldRevision,
+    expiresAt: expiresAt === null ? null : new Date(expiresAt).toISOString(),
+  });
+  const result = await task.send(
+    {
+      type: 'request.open',
+      requestId: input.requestId,
+      requestDigest: digestOf({ kind: 'decision-request', body }),
+      generation: context.generation,
+      about,
+      contextDigest: bound,
+      expiresAt,
+    },
+    { objects: [{ kind: 'decision-request', body }] },
+  );
+  ctx.step(
+    task,
+    result.written
+      ? `decision request ${input.requestId} opened for ${input.participant}: ${input.pendingAction}`
+      : `decision request ${input.requestId} not opened: ${result.code}`,
+  );
+  return result.written;
+}
