@@ -85,6 +85,12 @@ function renderList() {
   }).join('') : '<li>no tasks yet</li>';
 }
 
+// As show-text.ts describeAction: the command line, the Effect, or the kind.
+function describeAction(a) {
+  if (a.kind === 'command') return [a.command].concat(a.args).join(' ');
+  if (a.kind === 'effect') return 'effect ' + a.adapter + ': ' + a.operation + ' ' + a.target;
+  return a.kind;
+}
 function digest12(d) { return String(d).indexOf('sha256:') === 0 ? String(d).slice(0, 19) + '…' : String(d); }
 function digest16(d) { return String(d).indexOf('sha256:') === 0 ? String(d).slice(7, 23) : String(d); }
 
@@ -121,7 +127,7 @@ function renderContexts(list) {
     var candidates = c.candidates.map(function (k) {
       return '<tr class="candidate" data-candidate="' + esc(k.id) + '"><td>candidate ' + esc(k.id) + '</td><td class="' + esc(k.authority) + '">' + esc(k.authority) + '</td>' +
         '<td colspan="3">supported by ' + esc(k.supportedBy.map(function (s) { return s.sourceId + ' (' + s.trust + ')'; }).join(', ') || 'nothing') + '</td>' +
-        '<td colspan="2">action: <code>' + esc(k.action.kind === 'none' ? 'none' : [k.action.command].concat(k.action.args).join(' ')) + '</code></td></tr>';
+        '<td colspan="2">action: <code>' + esc(describeAction(k.action)) + '</code></td></tr>';
     }).join('');
     return '<table class="context" data-generation="' + c.generation + '"><caption>context r' + c.revision + ' g' + c.generation + ' ' + esc(c.stage || '-') +
       ' <code>' + esc(digest16(c.contextDigest)) + '</code>' + (c.goalRevision !== null ? ' · goal revision ' + c.goalRevision : '') +
