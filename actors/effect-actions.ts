@@ -157,12 +157,8 @@ export async function reconcileEffect(ctx: HostEffectContext, task: TaskHandle):
 export async function escalateEffect(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
   const effect = task.context.effect!;
   const intent = OBJECT_KINDS['effect-intent'].parse(task.store.getObject(effect.intentDigest, 'effect-intent').body);
-  // One request per escalation: an operator who answered `reconcile` and whose lookup found nothing
-  // again is asked again under the next number (a consumed request is never reopened).
-  const prefix = `${effect.requestId}/operator/`;
-  const asked = Object.keys(task.context.requests).filter((id) => id.startsWith(prefix)).length;
   await openDecisionRequest(ctx, task, 'effect', {
-    requestId: `${prefix}${asked + 1}`,
+    requestId: `${effect.requestId}/operator`,
     pendingAction: `${intent.operation} ${intent.target} through ${intent.adapter} (${effect.requestId})`,
     participant: 'operator',
     alternatives: [
