@@ -142,6 +142,7 @@ export function round1Text(
     ]),
   );
   const width = Math.max(...reports.map((r) => r.name.length));
+  const inspect = Math.max(width, ...(continuation?.trajectories.map((t) => t.name.length) ?? []));
   const held = reports.reduce((n, r) => n + r.expectations.length, 0) + (continuation?.expectations.length ?? 0);
   const scenarios = reports.length
     ? [
@@ -156,8 +157,7 @@ export function round1Text(
     ...scenarios,
     ...(continuation ? [...continuationText(continuation), ''] : []),
     `Inspect any Task: ordivon show TASK_ID --events --state ${state}`,
-    ...reports.map((r) => `  ${r.name.padEnd(width)}  ${r.taskId}`),
-    ...(continuation?.trajectories.map((t) => `  ${t.name}  ${t.taskId}`) ?? []),
+    ...[...reports, ...(continuation?.trajectories ?? [])].map((r) => `  ${r.name.padEnd(inspect)}  ${r.taskId}`),
     '',
     failed.length === 0
       ? `all ${held} expectations held`
