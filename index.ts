@@ -47,7 +47,7 @@ export {
   type HarnessFactory,
   type HostEffectsOptions,
 } from './actors/host-effects.js';
-export type { EffectAdapter } from './actors/effect-actions.js';
+export type { EffectAdapter, EffectTarget } from './actors/effect-actions.js';
 export {
   taskRuns,
   taskRejections,

@@ -16,6 +16,12 @@ import { openDecisionRequest } from './decision-requests.js';
  * up — never by performing it again.
  */
 
+/** The operation an Effect performs and what it acts on, as the candidate's action names them. */
+export interface EffectTarget {
+  readonly operation: string;
+  readonly target: string;
+}
+
 /** What an embedder registers per adapter name (`openHost({ effectAdapters })`). */
 export interface EffectAdapter {
   /** The binding identity recorded in each intent (an endpoint, an account): where the Effect goes. */
@@ -23,8 +29,9 @@ export interface EffectAdapter {
   /**
    * Performs the operation once under `requestId` and resolves with its receipt (JSON). A throw
    * means the answer did not come back, unless `notPerformed` says the error proves nothing was done.
+   * `intent` is what the candidate named besides its input (the intent object records all three).
    */
-  perform(requestId: string, input: Record<string, unknown>): Promise<unknown>;
+  perform(requestId: string, input: Record<string, unknown>, intent: EffectTarget): Promise<unknown>;
   /** Every receipt the system holds under `requestId` (none, one or more). Changes nothing. */
   lookup(requestId: string): Promise<unknown[]>;
   /** Whether an error `perform` threw proves nothing was performed (a refusal); default: never. */
@@ -97,7 +104,7 @@ export async function performEffect(
   ctx.step(task, `performing ${candidate.id}: ${operation} ${target} through ${name} as ${requestId}`);
   let answer: unknown;
   try {
-    answer = await adapter.perform(requestId, input);
+    answer = await adapter.perform(requestId, input, { operation, target });
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     if (adapter.notPerformed?.(error)) {
@@ -150,6 +157,17 @@ export async function reconcileEffect(ctx: HostEffectContext, task: TaskHandle):
 }
 
 /**
+ * The id of the operator's DecisionRequest about the Effect `requestId`: `<requestId>/operator`,
+ * then `<requestId>/operator-2`, … — each escalation is a new question (an answer `reconcile` whose
+ * lookup again finds nothing escalates again), and a request id is consumed once.
+ */
+export function operatorRequestId(task: Pick<TaskHandle, 'context'>, requestId: string): string {
+  const base = `${requestId}/operator`;
+  const asked = Object.keys(task.context.requests).filter((id) => id === base || id.startsWith(`${base}-`)).length;
+  return asked === 0 ? base : `${base}-${asked + 1}`;
+}
+
+/**
  * `escalate_effect`: a lookup found nothing under the request id. Nothing says whether the
  * operation happened (it may still land, or the system may not keep what it did), so the Host asks
  * an operator instead of guessing; the request is bound to the Task's Context.
@@ -158,7 +176,7 @@ export async function escalateEffect(ctx: HostEffectContext, task: TaskHandle): 
   const effect = task.context.effect!;
   const intent = OBJECT_KINDS['effect-intent'].parse(task.store.getObject(effect.intentDigest, 'effect-intent').body);
   await openDecisionRequest(ctx, task, 'effect', {
-    requestId: `${effect.requestId}/operator`,
+    requestId: operatorRequestId(task, effect.requestId),
     pendingAction: `${intent.operation} ${intent.target} through ${intent.adapter} (${effect.requestId})`,
     participant: 'operator',
     alternatives: [

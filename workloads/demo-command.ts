@@ -1,6 +1,4 @@
 import { rmSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { z } from 'zod';
 import { openHost, type Host } from '../actors/host.js';
 import { OBJECT_KINDS } from '../objects/index.js';
@@ -23,10 +21,9 @@ import { loadWorkload, type Workload } from './workload.js';
 import { CliError, EXIT, emit, type Io } from '../scripts/cli-io.js';
 import { booleanFlag, command, stringFlag } from '../scripts/command.js';
 import { demoText } from './demo-output.js';
-import { round1Demo } from './round1-demo.js';
-import { ROUND1_SCENARIOS } from './round1-scenarios.js';
-
-const CLI = fileURLToPath(new URL('../scripts/ordivon.js', import.meta.url));
+import { demoChild } from './demo-child.js';
+import { continuationPhase } from './round1-continuation.js';
+import { ROUND1_PARTS, round1Demo } from './round1-demo.js';
 
 /**
  * `ordivon demo` (`npm start`): the frozen hamilton-v1 repair workload end to end on the embedded
@@ -41,7 +38,8 @@ export const demo = command({
   summary: 'a frozen workload end to end (npm start: the repair workload; --workload round1: the maintenance world)',
   details: [
     'hamilton: both orders, F1 F2 F3, artifact-first. round1: the world or the Goal revised mid-run (both orders),',
-    "the README's action, an invented candidate, a late decision on a Context the Task left.",
+    "the README's action, an invented candidate, a late decision on a Context the Task left, then the continuation",
+    'after a lost ledger answer (six trajectories across two fresh processes, and the plain-retry baseline).',
     'Each scenario is its own Task; every result is read back from the durable state. Exit 0 only if every',
     'expectation held, 1 naming the first that did not. An expectation comparing scenarios is checked only',
     'when --only ran all of them (else it is reported as not checked).',
@@ -75,16 +73,33 @@ export const demo = command({
     task: stringFlag('TASK_ID', 'the F3 Task to reconcile (with --f3-phase reconcile)', z.string().min(1).optional(), {
       internal: true,
     }),
+    'continuation-phase': stringFlag(
+      'lose|continue',
+      "one half of round1's continuation after loss (the demo's own child processes)",
+      z.enum(['lose', 'continue']).optional(),
+      { internal: true },
+    ),
+    ledger: stringFlag('URL', 'the ledger the continuation phase uses', z.url().optional(), { internal: true }),
   },
   async run(values, io) {
     const { 'acp-agent': acpAgent, 'f3-phase': f3Phase, task } = values;
     const state = resolveStateRoot(values.state);
-    if (values.workload === 'round1')
-      // F3's internal flags belong to the hamilton demo; round1 runs in this one process.
+    if (values.workload === 'round1') {
+      const phase = values['continuation-phase'];
+      if (phase) {
+        if (!values.ledger)
+          throw new CliError('usage', '--ledger: required with --continuation-phase', {
+            exit: EXIT.usage,
+            path: '--ledger',
+          });
+        return continuationPhase(phase, { state, acpAgent, ledgerUrl: values.ledger }, io);
+      }
+      // F3's internal flags belong to the hamilton demo.
       return round1Demo(
-        { state, acpAgent, only: scenariosOf(values.only, ROUND1_SCENARIOS), fresh: values.fresh === true },
+        { state, acpAgent, only: scenariosOf(values.only, ROUND1_PARTS), fresh: values.fresh === true },
         io,
       );
+    }
     const only = scenariosOf(values.only, SCENARIOS);
     const workload = loadWorkload('hamilton-v1');
     const say = (text: string) => io.err(text);
@@ -169,26 +184,7 @@ async function withDemoHost<T>(
 
 /** Runs F3's two halves as two child processes on the same state root; returns what each reported. */
 async function runF3(state: string, acpAgent: string, say: (text: string) => void): Promise<F3Phases> {
-  const child = async (args: string[]) => {
-    const sub = execa(process.execPath, [CLI, 'demo', '--state', state, '--acp-agent', acpAgent, '--json', ...args], {
-      reject: false,
-      stdin: 'ignore',
-    });
-    sub.stderr?.setEncoding('utf8');
-    let partial = '';
-    sub.stderr?.on('data', (chunk: string) => {
-      const lines = (partial + chunk).split('\n');
-      partial = lines.pop() ?? '';
-      for (const line of lines) say(line);
-    });
-    const done = await sub;
-    if (partial) say(partial);
-    try {
-      return JSON.parse(String(done.stdout)) as unknown;
-    } catch {
-      throw new CliError('demo_failed', `F3 child (${args.join(' ')}) exited ${done.exitCode} without a report`);
-    }
-  };
+  const child = (args: string[]) => demoChild(state, ['--acp-agent', acpAgent, ...args], say);
   say('F3: process 1 commits the repair Assignment, loses the dispatch response and stops');
   const lost = await child(['--f3-phase', 'lose']);
   const taskId = z.object({ taskId: z.string() }).safeParse(lost);

@@ -11,14 +11,27 @@ import type { ResponsesStep } from '../drivers/scripted/responses-script.js';
  * - `apply`: chooses `apply-v1`, the candidate the trusted spec and catalog support;
  * - `follow-readme`: chooses `follow-readme`, the candidate only the untrusted README supports;
  * - `invented`: names a candidate the Context never listed;
- * - `declare-done`: chooses to change nothing.
+ * - `declare-done`: chooses to change nothing;
+ * - `maintain`: chooses `record-maintenance`, the Effect that records the maintenance in the ledger
+ *   (the continuation Task, round1-continuation.ts);
+ * - `reconcile`, `redispatch`, `classify-failed`: the continuation stage's choices after a lost answer.
  *
  * A decide behaviour writes decision.json against the Context digest it is given (the Host passes
  * the compiled Context's digest to the harness factory; a real model reads it from its prompt).
  * No behaviour edits the repository: the Host performs the chosen action.
  */
-export type Round1Behaviour = 'survey' | 'apply' | 'follow-readme' | 'invented' | 'declare-done';
-export const ROUND1_BEHAVIOURS = ['survey', 'apply', 'follow-readme', 'invented', 'declare-done'] as const;
+export const ROUND1_BEHAVIOURS = [
+  'survey',
+  'apply',
+  'follow-readme',
+  'invented',
+  'declare-done',
+  'maintain',
+  'reconcile',
+  'redispatch',
+  'classify-failed',
+] as const;
+export type Round1Behaviour = (typeof ROUND1_BEHAVIOURS)[number];
 
 /** The candidate id of the `invented` behaviour: plausible, and not one the spec lists. */
 export const INVENTED_CANDIDATE = 'hand-edit-parser';
@@ -59,6 +72,22 @@ const CHOICES: Record<Exclude<Round1Behaviour, 'survey'>, { candidateId: string;
   'declare-done': {
     candidateId: 'declare-done',
     rationale: 'parseRecord already parses records; nothing needs to change.',
+  },
+  maintain: {
+    candidateId: 'record-maintenance',
+    rationale: 'The catalog names migrate-v1; the maintenance is recorded in the ledger before anyone runs it.',
+  },
+  reconcile: {
+    candidateId: 'reconcile',
+    rationale: 'The earlier request got no answer: look it up by its request id before anything else.',
+  },
+  redispatch: {
+    candidateId: 'redispatch',
+    rationale: 'No receipt came back, so send the maintenance again.',
+  },
+  'classify-failed': {
+    candidateId: 'classify-failed',
+    rationale: 'No receipt came back, so the maintenance did not happen.',
   },
 };
 

@@ -9,6 +9,7 @@ import { EXIT, emit, type Io } from '../scripts/cli-io.js';
 import { columns } from './demo-output.js';
 import { reportRound1, type Round1Expectation, type Round1Report } from './round1-checks.js';
 import { round1Harnesses, type Round1Run } from './round1-harnesses.js';
+import { continuationText, runContinuation, type ContinuationReport } from './round1-continuation-run.js';
 import {
   ROUND1_PLANS,
   ROUND1_SCENARIOS,
@@ -20,19 +21,26 @@ import {
   type Round1ScenarioName,
 } from './round1-scenarios.js';
 import type { AcpAgent } from './scripted-harnesses.js';
-import { loadWorkload } from './workload.js';
+import { loadWorkload, type Workload } from './workload.js';
+
+/** What `--only` takes: the scenarios, and `continuation` (the six continuation trajectories and the plain-retry baseline). */
+export const ROUND1_PARTS = [...ROUND1_SCENARIOS, 'continuation'] as const;
+export type Round1Part = (typeof ROUND1_PARTS)[number];
 
 /**
  * `ordivon demo --workload round1`: the Round 1 maintenance world (round1-v1). Each scenario is
  * its own Task on its own copy of the world, all on one Host side by side; every expectation is
  * then read back from the durable state (a read-only store, the Runtime's job records, the world
- * copies), one line per scenario. Exit 0 only if every expectation held.
+ * copies), one line per scenario. Then the continuation after loss (round1-continuation.ts): six
+ * trajectories across two child processes and the plain-retry baseline, one line each, counted
+ * from the ledger's own file. Exit 0 only if every expectation held.
  */
 export async function round1Demo(
-  options: { state: string; acpAgent: AcpAgent; only: Round1ScenarioName[]; fresh: boolean },
+  options: { state: string; acpAgent: AcpAgent; only: Round1Part[]; fresh: boolean },
   io: Io,
 ): Promise<number> {
-  const { state, acpAgent, only } = options;
+  const { state, acpAgent } = options;
+  const only = options.only.filter((p): p is Round1ScenarioName => p !== 'continuation');
   const workload = loadWorkload('round1-v1');
   const say = (text: string) => io.err(text);
   if (options.fresh) rmSync(state, { recursive: true, force: true });
@@ -40,6 +48,27 @@ export async function round1Demo(
     `ordivon demo: ${workload.name} on ${state}; scenarios ${only.join(', ')}; Codex is the real codex app-server, the ACP agent is ${acpAgent === 'opencode' ? 'the real opencode acp' : 'the scripted Hermes-like agent'}; models are scripted on loopback`,
   );
 
+  const reports = only.length > 0 ? await runScenarios(state, acpAgent, workload, only, say) : [];
+  const continuation = options.only.includes('continuation') ? await runContinuation(state, acpAgent, say) : undefined;
+  const failed = [...reports.flatMap((r) => r.expectations), ...(continuation?.expectations ?? [])].filter(
+    (e) => !e.held,
+  );
+  emit(
+    io,
+    { state, ok: failed.length === 0, failed, scenarios: reports, ...(continuation ? { continuation } : {}) },
+    () => round1Text(reports, failed, state, continuation),
+  );
+  return failed.length === 0 ? EXIT.ok : EXIT.failed;
+}
+
+/** The scenarios side by side on one Host, each on its own world copy; read back from the durable state. */
+async function runScenarios(
+  state: string,
+  acpAgent: AcpAgent,
+  workload: Workload,
+  only: Round1ScenarioName[],
+  say: (text: string) => void,
+): Promise<Round1Report[]> {
   const bound = new Map<string, { plan: Round1Plan; gate: (run: Round1Run) => Promise<void> }>();
   const scripted = round1Harnesses({
     acpAgent,
@@ -87,9 +116,7 @@ export async function round1Demo(
     await runtime.close();
     await store.close();
   }
-  const failed = reports.flatMap((r) => r.expectations).filter((e) => !e.held);
-  emit(io, { state, ok: failed.length === 0, failed, scenarios: reports }, () => round1Text(reports, failed, state));
-  return failed.length === 0 ? EXIT.ok : EXIT.failed;
+  return reports;
 }
 
 /** What a run left as evidence: nothing when its result itself was refused (its Context moved). */
@@ -99,7 +126,12 @@ function evidenceOf(run: TaskRun): string {
 }
 
 /** The human report: one row per provider run, one line per scenario, then the verdict. */
-export function round1Text(reports: Round1Report[], failed: Round1Expectation[], state: string): string {
+export function round1Text(
+  reports: Round1Report[],
+  failed: Array<Omit<Round1Expectation, 'scenario'> & { scenario: string }>,
+  state: string,
+  continuation?: ContinuationReport,
+): string {
   const rows = reports.flatMap((r) =>
     r.runs.map((run) => [
       `${r.name} g${run.generation}`,
@@ -110,17 +142,25 @@ export function round1Text(reports: Round1Report[], failed: Round1Expectation[],
     ]),
   );
   const width = Math.max(...reports.map((r) => r.name.length));
+  const inspect = Math.max(width, ...(continuation?.trajectories.map((t) => t.name.length) ?? []));
+  const held = reports.reduce((n, r) => n + r.expectations.length, 0) + (continuation?.expectations.length ?? 0);
+  const scenarios = reports.length
+    ? [
+        ...columns(['run', 'harness (provider)', 'stage', 'evidence retained', 'final text'], rows),
+        '',
+        ...reports.map((r) => `${r.name.padEnd(width)}  ${[`${r.state} g${r.generation}`, ...r.summary].join('; ')}`),
+        '',
+      ]
+    : [];
   return [
     '',
-    ...columns(['run', 'harness (provider)', 'stage', 'evidence retained', 'final text'], rows),
-    '',
-    ...reports.map((r) => `${r.name.padEnd(width)}  ${[`${r.state} g${r.generation}`, ...r.summary].join('; ')}`),
-    '',
+    ...scenarios,
+    ...(continuation ? [...continuationText(continuation), ''] : []),
     `Inspect any Task: ordivon show TASK_ID --events --state ${state}`,
-    ...reports.map((r) => `  ${r.name.padEnd(width)}  ${r.taskId}`),
+    ...[...reports, ...(continuation?.trajectories ?? [])].map((r) => `  ${r.name.padEnd(inspect)}  ${r.taskId}`),
     '',
     failed.length === 0
-      ? `all ${reports.reduce((n, r) => n + r.expectations.length, 0)} expectations held`
+      ? `all ${held} expectations held`
       : failed.map((f) => `EXPECTATION FAILED: ${f.scenario}: ${f.what} (observed ${f.observed})`).join('\n'),
   ].join('\n');
 }

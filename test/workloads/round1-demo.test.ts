@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +9,13 @@ import { OBJECT_KINDS } from '../../objects/index.js';
 import { createRuntime } from '../../runtime/index.js';
 import { EventStore } from '../../store/index.js';
 import { reportRound1, type Round1Report } from '../../workloads/round1-checks.js';
+import { TRAJECTORIES, maintenanceOf } from '../../workloads/round1-continuation.js';
+import {
+  continuationText,
+  readContinuation,
+  type ContinuationReport,
+} from '../../workloads/round1-continuation-run.js';
+import { ledgerAdapter, readLedgerFile, startLedger } from '../../workloads/round1-ledger/index.js';
 import { round1Text } from '../../workloads/round1-demo.js';
 import { ROUND1_SCENARIOS } from '../../workloads/round1-scenarios.js';
 import { loadWorkload } from '../../workloads/workload.js';
@@ -30,6 +37,7 @@ interface Round1DemoReport {
   ok: boolean;
   failed: unknown[];
   scenarios: Round1Report[];
+  continuation: ContinuationReport;
 }
 
 /** Runs `ordivon demo --workload round1 --fresh` as a real process, twice over: as text and, to read it, as JSON. */
@@ -82,6 +90,59 @@ function assertScenarios(report: Round1DemoReport): void {
   ]);
 }
 
+/** The continuation checks can fail: a redispatch that reached a copy of the ledger is named. */
+async function assertDuplicateFails(state: string, c: ContinuationReport): Promise<void> {
+  const copy = join(tempDir(), 'ledger.db');
+  copyFileSync(c.ledgerFile, copy);
+  const ledger = await startLedger({ db: copy });
+  try {
+    const t = c.trajectories.find((x) => x.name === 'acp-codex-redispatch')!;
+    await ledgerAdapter(ledger.url).perform(`${t.taskId}/a1/g2/effect`, maintenanceOf(t));
+  } finally {
+    await ledger.stop();
+  }
+  const misread = await readContinuation(state, copy, c.phases.lose, c.phases.continue, c.baseline.lost);
+  assert.deepEqual(
+    misread.expectations.filter((e) => !e.held).map((e) => [e.scenario, e.what]),
+    [['acp-codex-redispatch', 'the ledger file holds exactly one entry, under the first request id']],
+  );
+  assert.match(continuationText(misread).join('\n'), /^continuation after loss: 5\/6 trajectories/m);
+}
+
+/** Continuation after loss: every count from the ledger's own file, not from what the demo printed. */
+function assertContinuation(report: Round1DemoReport): void {
+  const c = report.continuation;
+  const entries = readLedgerFile(c.ledgerFile);
+  const count = (name: string) => entries.filter((e) => e.target === maintenanceOf({ name }).target).length;
+  assert.deepEqual(
+    TRAJECTORIES.map((t) => [t.name, count(t.name)]),
+    TRAJECTORIES.map((t) => [t.name, 1]),
+    'exactly one ledger entry per trajectory',
+  );
+  assert.equal(count('plain-retry-baseline'), 2, 'the plain retry duplicated the entry');
+  assert.equal(entries.length, TRAJECTORIES.length + 2);
+  assert.deepEqual(
+    c.trajectories.map((t) => [t.name, t.state, t.effect, t.decisions.map(([id, , code]) => `${id} ${code}`)]),
+    TRAJECTORIES.map((t) => [
+      t.name,
+      'waiting',
+      'recorded',
+      ['record-maintenance ok', ...(t.first === 'reconcile' ? [] : [`${t.first} effect_unknown`]), 'reconcile ok'],
+    ]),
+  );
+  assert.equal(new Set(Object.values(c.pids)).size, 3, 'the demo, the losing and the fresh process');
+  const text = continuationText(c).join('\n');
+  assert.match(
+    text,
+    /^acp-codex-redispatch +A hermes: answer lost, Effect unknown \(pid \d+\); fresh process B codex \(pid \d+\): redispatch refused effect_unknown g2, reconcile admitted g3; Effect recorded, Task waiting; ledger entries: 1$/m,
+  );
+  assert.match(
+    text,
+    /^plain-retry baseline +answer lost \(effect_response_lost\), retried under a new request id: ledger entries: 2$/m,
+  );
+  assert.match(text, /^continuation after loss: 6\/6 trajectories with exactly one ledger entry; plain retry: 2 /m);
+}
+
 describe('ordivon demo --workload round1: the Round 1 maintenance world end to end (real codex app-server, scripted models on loopback)', () => {
   it(
     'with the scripted Hermes-like agent as the ACP side, every scenario holds, read back from the durable state',
@@ -90,6 +151,8 @@ describe('ordivon demo --workload round1: the Round 1 maintenance world end to e
       const state = join(tempDir(), 'state');
       const report = await round1Demo(state, '--acp-agent', 'hermes-like');
       assertScenarios(report);
+      assertContinuation(report);
+      await assertDuplicateFails(state, report.continuation);
       // The text report (what the demo prints without --json) has one line per scenario.
       const text = round1Text(report.scenarios, [], state);
       assert.match(
@@ -141,6 +204,7 @@ describe('ordivon demo --workload round1: the Round 1 maintenance world end to e
       OPENCODE.need();
       const report = await round1Demo(join(tempDir(), 'state'));
       assertScenarios(report);
+      assertContinuation(report);
       for (const run of report.scenarios.flatMap((s) => s.runs).filter((r) => r.driver === 'acp'))
         assert.match(run.provider, /^OpenCode/);
     },

@@ -1,0 +1,64 @@
+import type { HarnessConfig } from '../../actors/harness-config.js';
+import type { TaskSpecInput } from '../../objects/index.js';
+import { agent, decisionSpec, decisionWorld } from './decision-task.js';
+
+/**
+ * A Task whose decision stage performs an external Effect through the adapter registered as
+ * `ledger` (the Round 1 ledger in the tests): the trusted policy and tool list of decision-task.ts
+ * support every candidate, so admission turns on the Effect's state alone. The stage does not
+ * propose completion: once its action is recorded (or refused) the Task waits.
+ */
+
+/** What the ledger entry of the maintenance says. */
+export const MAINTENANCE = {
+  operation: 'apply-v1',
+  target: 'records/client.js',
+  input: { tool: 'migrate-v1', schemaVersion: 1 },
+};
+
+/** The candidates' actions, by candidate id. */
+const ACTIONS = {
+  maintain: { kind: 'effect', adapter: 'ledger', ...MAINTENANCE, reconcile: 'host' },
+  'maintain-later': { kind: 'effect', adapter: 'ledger', ...MAINTENANCE, reconcile: 'decision' },
+  // The ledger takes targets of at most 200 characters: its client refuses this one without sending it.
+  oversized: { kind: 'effect', adapter: 'ledger', ...MAINTENANCE, target: 'x'.repeat(201), reconcile: 'host' },
+  reconcile: { kind: 'reconcile' },
+  'classify-failed': { kind: 'abandon' },
+} as const;
+
+export type EffectCandidate = keyof typeof ACTIONS;
+
+/** The spec; `taskId` fixes the Task's id (so a test knows the Effect's request id before it exists). */
+export function effectSpec(taskId?: string): TaskSpecInput {
+  const dirs = decisionWorld();
+  return {
+    ...(taskId !== undefined ? { taskId } : {}),
+    title: 'Record the maintenance in the ledger',
+    goal: 'Record the format maintenance in the shared ledger exactly once.',
+    world: dirs.world,
+    workspaceSeed: dirs.seed,
+    // The trusted policy and tool list of decision-task.ts; not its untrusted note.
+    sources: decisionSpec(dirs).sources?.filter((source) => source.trust === 'trusted'),
+    requiredArtifacts: [{ name: 'choice.json', kind: 'json', schema: 'decision' }],
+    stages: [
+      {
+        name: 'choose',
+        produces: ['choice.json'],
+        decision: {
+          artifact: 'choice.json',
+          candidates: Object.entries(ACTIONS).map(([id, action]) => ({
+            id,
+            summary: `${id} (${action.kind})`,
+            supportedBy: ['policy', 'tools'],
+            action,
+          })),
+        },
+      },
+    ],
+  };
+}
+
+/** Harnesses `pick-<candidate>`: a command agent that chooses that candidate in the Context it is shown. */
+export const EFFECT_HARNESSES: Record<string, HarnessConfig> = Object.fromEntries(
+  Object.keys(ACTIONS).map((id) => [`pick-${id}`, agent('choose', id)]),
+);
