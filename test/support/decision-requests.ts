@@ -1,5 +1,10 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import type { OperatorRequestInput } from '../../actors/operator-requests.js';
 import type { Supervisor } from '../../actors/supervisor.js';
+import { startService, type RunningService } from '../../scripts/service/start-service.js';
+
+const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
 
 /** An operator question with two answers (`ship`, `hold`); `ttlMs` null: no deadline. */
 export function operatorRequest(requestId: string, ttlMs: number | null = null): OperatorRequestInput {
@@ -38,3 +43,25 @@ export function requestEvents(sup: Supervisor, taskId: string) {
 }
 
 export const HOUR = 3_600_000;
+
+/** Serves the control API of a started supervisor on 127.0.0.1 (an ephemeral port), writing its service.json. */
+export function serveInProcess(sup: Supervisor): Promise<RunningService> {
+  return startService({ supervisor: sup, listener: { kind: 'tcp', host: '127.0.0.1', port: 0 } });
+}
+
+/** Runs the built CLI in a child process without blocking this one (an in-process service must answer it). */
+export function ordivon(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], (error, stdout, stderr) => {
+      // A non-zero exit is an answer here, not a failure: its code is the status.
+      const status = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+/** `ordivon decide … --json`: the exit code and the answer it printed. */
+export async function decideCli(state: string, taskId: string, requestId: string, ...flags: string[]) {
+  const r = await ordivon('decide', taskId, requestId, '--state', state, '--json', ...flags);
+  return { status: r.status, answer: JSON.parse(r.stdout || r.stderr) as Record<string, any>, stderr: r.stderr };
+}
