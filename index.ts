@@ -18,7 +18,9 @@ export type { SendResult, Committed, Attachments } from './actors/task-actor.js'
 export type { EffectRunner, TaskHandle } from './actors/effects.js';
 export { TaskSpec, type TaskSpecInput } from './objects/index.js';
 export { EventInput, type EventInputIn } from './actors/event-input.js';
-export { systemClock, manualClock, type Clock } from './actors/clock.js';
+export { systemClock, manualClock, realTimer, type Clock, type ManualClock } from './actors/clock.js';
+export { OperatorRequestInput } from './actors/operator-requests.js';
+export { taskRequests, TaskRequestView } from './actors/task-requests.js';
 export { rebuildAll, type RecoveryReport } from './recovery/index.js';
 export {
   taskMachine,

@@ -28,7 +28,7 @@ export type RequestInput = Omit<
  * Returns whether the request is (now) the Task's.
  */
 export async function openDecisionRequest(
-  ctx: HostEffectContext,
+  ctx: Pick<HostEffectContext, 'clock' | 'step'>,
   task: TaskHandle,
   about: RequestAbout,
   { ttlMs, ...input }: RequestInput,

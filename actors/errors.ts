@@ -36,6 +36,8 @@ export const HOST_ERROR_CODES = [
   'decision_revoked',
   'decision_stale',
   'answer_not_allowed',
+  // an operator DecisionRequest (`Supervisor.openRequest`) that does not parse
+  'invalid_request',
   // Effects: an adapter the spec names is not registered; an adapter answered what does not parse
   'effect_adapter_unknown',
   'effect_answer_invalid',

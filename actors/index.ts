@@ -30,7 +30,7 @@ export {
   assertEnvFrom,
 } from './harness-config.js';
 export { EventInput, type EventInputIn } from './event-input.js';
-export { systemClock, manualClock, type Clock } from './clock.js';
+export { systemClock, manualClock, realTimer, type Clock, type ManualClock } from './clock.js';
 export type { EffectRunner, TaskHandle } from './effects.js';
 export {
   taskRuns,
@@ -42,3 +42,6 @@ export {
   type FinalTextKind,
 } from './task-runs.js';
 export { taskProvenance, TaskContextView, RefusalCause, type TaskRefusal } from './task-contexts.js';
+export { OperatorRequestInput } from './operator-requests.js';
+export { RequestDeadlines } from './request-deadlines.js';
+export { taskRequests, TaskRequestView, AnswerView, type RequestSource } from './task-requests.js';

@@ -34,3 +34,15 @@ export interface Committed {
   admitted: boolean;
   code?: string;
 }
+
+/** `send`'s answer for a Task the supervisor does not have (nothing written). */
+export function taskNotFound(taskId: string): SendResult {
+  return {
+    admitted: false,
+    written: false,
+    code: 'task_not_found',
+    detail: `no task ${taskId}`,
+    revision: 0,
+    state: 'none',
+  };
+}

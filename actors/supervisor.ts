@@ -8,6 +8,8 @@ import { FrontierScheduler } from './frontier-scheduler.js';
 import { newTask } from './new-task.js';
 import type { TaskSpec, TaskSpecInput } from '../objects/index.js';
 import { openStore } from './open-store.js';
+import { openOperatorRequest, type OperatorRequestInput } from './operator-requests.js';
+import { RequestDeadlines } from './request-deadlines.js';
 import {
   DEFAULT_CHECKPOINT_EVERY,
   checkSupervisorOptions,
@@ -18,6 +20,7 @@ import {
 import { validateBoot } from './validate-boot.js';
 import { waitForState } from './wait-for-state.js';
 import { TaskActor, type Committed, type SendResult, type TaskSnapshot } from './task-actor.js';
+import { taskNotFound } from './send-result.js';
 
 export type { BootSummary, CheckpointStats, SendOptions, SupervisorOptions, TaskView };
 
@@ -39,6 +42,7 @@ export class Supervisor {
   private readonly clock: Clock;
   private readonly frontier: FrontierScheduler;
   private readonly checkpointer: CheckpointScheduler;
+  private readonly deadlines: RequestDeadlines;
   readonly root: string;
   readonly actor: Actor<typeof supervisorMachine>;
   /** The error a lifecycle step failed with, as a HostError (what `start()` rejects with). */
@@ -60,6 +64,7 @@ export class Supervisor {
       store,
       specs: this.specs,
     });
+    this.deadlines = new RequestDeadlines(this.clock);
     const logic = supervisorMachine.provide({
       actors: {
         open: fromPromise(async () => this.step(() => this.open())),
@@ -116,15 +121,7 @@ export class Supervisor {
   async send(taskId: string, event: unknown, options: SendOptions = {}): Promise<SendResult> {
     this.serving();
     const task = this.tasks.get(taskId);
-    if (!task)
-      return {
-        admitted: false,
-        written: false,
-        code: 'task_not_found',
-        detail: `no task ${taskId}`,
-        revision: 0,
-        state: 'none',
-      };
+    if (!task) return taskNotFound(taskId);
     const withId =
       options.eventId && typeof event === 'object' && event !== null ? { ...event, eventId: options.eventId } : event;
     return task.send(withId, 'external', {});
@@ -151,6 +148,17 @@ export class Supervisor {
   /** The stored events of a Task, in revision order. */
   events(taskId: string): Array<{ revision: number } & EventRecord> {
     return [...this.serving().stream(taskId)].map(({ revision, event }) => ({ revision, ...event }));
+  }
+
+  /**
+   * Opens an `operator` DecisionRequest as the Host (`request.open` is never taken from `send`);
+   * docs/decision-requests.md. Throws `task_not_found` or `invalid_request`, writing nothing.
+   */
+  async openRequest(taskId: string, input: OperatorRequestInput): Promise<boolean> {
+    const store = this.serving();
+    const task = this.tasks.get(taskId);
+    if (!task) throw new HostError('task_not_found', `no task ${taskId}`);
+    return openOperatorRequest(task, store, this.specs.get(taskId)!, this.clock, input);
   }
 
   /** Reads an immutable object (receipt, evidence, outcome, …) by digest, re-checked against its digest. */
@@ -239,12 +247,15 @@ export class Supervisor {
     return summary;
   }
 
-  /** Unknown dispatches are looked up by their exact clientRequestId before anything is served. */
+  /** Before anything is served: unknown dispatches looked up by their clientRequestId, past deadlines expired. */
   private async reconcile(): Promise<{ reconciled: number }> {
-    return { reconciled: await this.frontier.reconcile(this.tasks.values()) };
+    const reconciled = await this.frontier.reconcile(this.tasks.values());
+    await this.deadlines.boot(this.tasks.values());
+    return { reconciled };
   }
 
   private async drain(): Promise<void> {
+    this.deadlines.stop();
     this.frontier.abortAll(new HostError('not_serving', 'supervisor is draining'));
     await Promise.all([...this.tasks.values()].map((t) => t.settled()));
     await this.options.effects?.close?.();
@@ -290,6 +301,7 @@ export class Supervisor {
     if (!task) return;
     this.frontier.committed(task);
     this.checkpointer.committed(committed, task);
+    this.deadlines.committed(task);
   }
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { backup, restore } from './commands/backup.js';
 import { demo } from '../workloads/demo-command.js';
+import { decide } from './commands/decide.js';
 import { graph } from './commands/graph.js';
 import { doctor, list, show } from './commands/inspect.js';
 import { run } from './commands/run.js';
@@ -13,7 +14,20 @@ import { parseCommandLine } from './command-line.js';
 import { errorAnswer } from './error-answer.js';
 
 /** Every command, in usage order: its flags, usage and handler are one definition (scripts/commands/). */
-const COMMANDS: readonly Command[] = [demo, run, taskCreate, send, show, list, doctor, backup, restore, serve, graph];
+const COMMANDS: readonly Command[] = [
+  demo,
+  run,
+  taskCreate,
+  send,
+  decide,
+  show,
+  list,
+  doctor,
+  backup,
+  restore,
+  serve,
+  graph,
+];
 
 export const ORDIVON: Program = {
   name: 'ordivon',

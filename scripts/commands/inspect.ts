@@ -2,6 +2,7 @@ import { OBJECT_KINDS, TaskSpec } from '../../objects/index.js';
 import { rebuildAll, verifyFull } from '../../recovery/index.js';
 import { LatestRejection, taskRuns } from '../../actors/task-runs.js';
 import { taskProvenance } from '../../actors/task-contexts.js';
+import { taskRequests } from '../../actors/task-requests.js';
 import { taskFrontier } from '../../machines/index.js';
 import { EventStore, StoreError, resolveStateRoot } from '../../store/index.js';
 import { CliError, EXIT, cliErrorOf, emit, throttledProgress, type Io } from '../cli-io.js';
@@ -111,6 +112,10 @@ export const show = command({
           LatestRejection.safeParse(snapshot.context['lastRejection']).data,
         ),
         runs: taskRuns({ events, object: (digest) => store.getObject(digest, 'receipt').body }),
+        requests: taskRequests(
+          { events, object: (digest) => store.getObject(digest).body },
+          snapshot.context['requests'],
+        ),
         ...(values.events ? { events } : {}),
       };
       return printShow(io, parseShowView(view, 'store'));

@@ -1,6 +1,7 @@
 import type { RefusalCause, TaskContextView } from '../../actors/task-context-view.js';
 import type { CandidateAction } from '../../objects/index.js';
 import type { ShowView } from '../service/cli-route.js';
+import { requestLines } from './request-text.js';
 
 const HEX = 'sha256:'.length;
 /** `sha256:` and the first 12 hex digits: enough to tell digests apart on a line. */
@@ -105,6 +106,7 @@ export function showText(view: ShowView): string {
       `  rejected r${r.revision} ${r.event}: ${r.reason}${r.detail ? ` (${r.detail})` : ''}`,
       ...causeLines(r.causes ?? []),
     ]),
+    ...(view.requests ?? []).flatMap(requestLines),
     ...view.runs.map(
       (r) =>
         `  run r${r.revision} g${r.generation} ${r.purpose} by ${r.harness} (${r.driver}, ${r.provider}): ${r.jobStatus}/${r.stopReason}, ` +

@@ -1,4 +1,5 @@
 import { HostError } from '../../actors/errors.js';
+import type { EffectRunner } from '../../actors/effects.js';
 import type { TaskSpecInput } from '../../objects/index.js';
 import { createSupervisor, type Supervisor } from '../../actors/supervisor.js';
 import type { SendResult } from '../../actors/task-actor.js';
@@ -7,9 +8,20 @@ import { z } from 'zod';
 import { EXIT, cliErrorOf, emit, parseJson, readSpecFile, type Io } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
 
-/** Boots a supervisor on the state root for one command (taking its lock), then stops it. */
-async function withSupervisor<T>(state: string | undefined, fn: (sup: Supervisor) => Promise<T>): Promise<T> {
-  const sup = createSupervisor({ ...(state ? { state } : {}), purpose: `ordivon cli pid ${process.pid}` });
+/**
+ * Boots a supervisor on the state root for one command (taking its lock), then stops it; `effects`
+ * (e.g. `ordivon decide`'s world reader) is its effect runner, none by default.
+ */
+export async function withSupervisor<T>(
+  state: string | undefined,
+  fn: (sup: Supervisor) => Promise<T>,
+  effects?: EffectRunner,
+): Promise<T> {
+  const sup = createSupervisor({
+    ...(state ? { state } : {}),
+    purpose: `ordivon cli pid ${process.pid}`,
+    ...(effects ? { effects } : {}),
+  });
   try {
     await sup.start();
   } catch (error) {

@@ -2,9 +2,11 @@ import { z } from 'zod';
 import { zodIssue } from '../../base/index.js';
 import type { SendResult } from '../../actors/task-actor.js';
 import { RefusalCause, TaskContextView } from '../../actors/task-context-view.js';
+import { TaskRequestView } from '../../actors/task-requests.js';
 import { resolveStateRoot } from '../../store/index.js';
 import { CliError, EXIT, isCliErrorCode, type CliErrorCode } from '../cli-io.js';
 import { callService, type ServiceResponse } from './service-client.js';
+import { DecideAnswer, type AnswerBody } from './decide-answer.js';
 import { runningService, type ServiceFile } from './service-file.js';
 
 /** The running service that holds the state root, if any (`ordivon send/show/list` then talk to it). */
@@ -93,6 +95,23 @@ export async function sendViaService(
   return parseSendAnswer(res.body);
 }
 
+/**
+ * `decide` through the service: `POST /tasks/:id/requests/:requestId/answer`. An answer the Task
+ * took or refused comes back as the `DecideAnswer` the local command prints; a malformed request
+ * or an unreachable service is a CliError.
+ */
+export async function decideViaService(
+  info: ServiceFile,
+  taskId: string,
+  requestId: string,
+  body: AnswerBody,
+): Promise<DecideAnswer> {
+  const path = `/tasks/${encodeURIComponent(taskId)}/requests/${encodeURIComponent(requestId)}/answer`;
+  const res = await call(info, 'POST', path, body);
+  if (typeof res.body !== 'object' || res.body === null || !('admitted' in res.body)) throw refused(res);
+  return answer(DecideAnswer, res.body, 'the service answered an answer');
+}
+
 /** Parses a service's answer to a send (without an `error`): the `SendResult`, or `service_error` naming the field. */
 export function parseSendAnswer(body: unknown): SendResult {
   const { taskId: _ignored, ...result } = answer(SendAnswer, body, 'the service answered a send');
@@ -146,6 +165,8 @@ export const ShowView = z.looseObject({
       refused: z.record(z.string(), z.string()),
     }),
   ),
+  /** Every DecisionRequest (absent from services older than them). */
+  requests: z.array(TaskRequestView).optional(),
   events: z
     .array(
       z.looseObject({

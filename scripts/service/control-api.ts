@@ -8,12 +8,14 @@ import type { Supervisor } from '../../actors/supervisor.js';
 import type { SendResult } from '../../actors/task-actor.js';
 import { taskRuns } from '../../actors/task-runs.js';
 import { taskProvenance } from '../../actors/task-contexts.js';
+import { taskRequests } from '../../actors/task-requests.js';
 import { taskGraph } from '../../machines/task-graph.js';
 import { loadWorkload, workloadNames } from '../../workloads/workload.js';
 import { checkAccess, type AccessPolicy } from './access.js';
 import { ShowQuery, StreamQuery, TaskIdParam, WorkloadRequest } from './api-schemas.js';
 import { ApiError, apiErrorOf, readJson, sendError, sendJson } from './http-io.js';
 import { PAGE_HTML } from './page.js';
+import { answerRequest, listRequests } from './request-routes.js';
 import { SseHub } from './sse-hub.js';
 
 export interface ControlApiOptions {
@@ -144,6 +146,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
         context: view.context,
         ...taskProvenance({ events, object: (digest) => sup.getObject(digest).body }, view.context.lastRejection),
         runs: taskRuns({ events, object: (digest) => sup.getObject(digest).body }),
+        requests: taskRequests({ events, object: (digest) => sup.getObject(digest).body }, view.context.requests),
         ...(withEvents ? { events } : {}),
       });
     }
@@ -174,6 +177,15 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       // The raw body goes to the supervisor, which parses it again: one code path with the library's.
       const result = await sup.send(id, body);
       return sendJson(res, statusOfSend(result), { taskId: id, ...result });
+    }
+    if (parts[0] === 'tasks' && parts.length === 3 && parts[2] === 'requests') {
+      only('GET');
+      return sendJson(res, 200, listRequests(sup, taskId(parts[1]!)));
+    }
+    if (parts[0] === 'tasks' && parts.length === 5 && parts[2] === 'requests' && parts[4] === 'answer') {
+      only('POST');
+      const answered = await answerRequest(sup, taskId(parts[1]!), decodeURIComponent(parts[3]!), req);
+      return sendJson(res, answered.status, answered.body);
     }
     throw new ApiError(404, 'route_not_found', `no route ${method} ${url.pathname}`);
   }

@@ -149,6 +149,7 @@ function renderTask(v) {
     rows(assignments, function (e) { return '<tr><td>' + esc(e.data.generation) + '</td><td>' + esc(e.data.harness) + '</td><td>' + esc(e.data.purpose) + '</td><td>' + e.revision + '</td><td>' + (e.disposition.admitted ? 'admitted' : esc(e.disposition.code)) + '</td></tr>'; }) + '</table>' +
     '<h3>Evidence</h3><table><tr><th>artifact</th><th>digest</th><th>generation</th></tr>' +
     rows(Object.keys(c.evidence), function (n) { return '<tr><td>' + esc(n) + '</td><td><code>' + esc(c.evidence[n].digest.slice(0, 19)) + '…</code></td><td>' + c.evidence[n].generation + '</td></tr>'; }) + '</table>' +
+    renderRequests(v) +
     '<h3>Contexts</h3>' + renderContexts(v.contexts) +
     '<h3>Rejections</h3><table id="rejections"><tr><th>revision</th><th>event</th><th>generation</th><th>code</th><th>detail</th><th>caused by</th></tr>' +
     rows(v.rejections, function (r) { return '<tr class="rejected"><td>' + r.revision + '</td><td>' + esc(r.event) + '</td><td>' + (r.generation === null ? '-' : r.generation) + '</td><td><code>' + esc(r.reason) + '</code></td><td>' + esc(r.detail || '') + '</td><td class="causes">' + causeLines(r.causes || []).map(esc).join('<br>') + '</td></tr>'; }) + '</table>' +

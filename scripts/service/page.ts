@@ -1,3 +1,4 @@
+import { PAGE_REQUESTS_SCRIPT } from './page-requests.js';
 import { PAGE_SCRIPT } from './page-script.js';
 
 /**
@@ -45,7 +46,7 @@ export const PAGE_HTML = `<!doctype html>
 <header><h1>Ordivon Host</h1><span id="live">connecting</span></header>
 <nav><ul id="tasks"></ul></nav>
 <main id="task"><p>loading…</p></main>
-<script>${PAGE_SCRIPT}</script>
+<script>${PAGE_SCRIPT}${PAGE_REQUESTS_SCRIPT}</script>
 </body>
 </html>
 `;

@@ -1,0 +1,85 @@
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { EffectRunner } from '../../actors/effects.js';
+import { readSource } from '../../actors/read-set.js';
+import { workspacePath } from '../../runtime/index.js';
+import { resolveStateRoot } from '../../store/index.js';
+import { EXIT, emit, type Io } from '../cli-io.js';
+import { command, positional, stringFlag } from '../command.js';
+import { decideViaService, serviceFor } from '../service/cli-route.js';
+import { decideAnswer, type DecideAnswer } from '../service/decide-answer.js';
+import { withSupervisor } from './write.js';
+
+/**
+ * What the local `decide` reads the world with: the Task's world and its Attempt's workspace
+ * under the state root (as `ordivon serve` lays them out), so an answer to a request bound to a
+ * source that moved is `decision_stale` here too. It performs no frontier work: the Task stays at
+ * its frontier for the Host that serves it.
+ */
+function worldReader(state: string | undefined): EffectRunner {
+  const workspaces = join(resolveStateRoot(state), 'workspaces');
+  return {
+    perform: async () => {},
+    readSource: async (task, location) =>
+      (
+        await readSource(
+          { workspace: workspacePath(workspaces, task.taskId, task.context.attempt), world: task.spec.world },
+          location,
+        )
+      )?.digest ?? null,
+  };
+}
+
+/**
+ * `ordivon decide TASK_ID REQUEST_ID --answer ID [--by NAME] [--note TEXT]`: answers a
+ * DecisionRequest. Exit 0 admitted, 1 refused with its code (decision_unknown,
+ * decision_not_pending, decision_expired, decision_revoked, decision_stale, answer_not_allowed,
+ * task_not_found, …), 2 malformed input (nothing written).
+ */
+export const decide = command({
+  name: 'decide',
+  summary: 'answer a DecisionRequest (exit 1 with the refusal code when it is not taken)',
+  details: [
+    'The statechart decides on the Host clock: an answer at or past the deadline is decision_expired, one to a',
+    'request already answered decision_not_pending (naming the answer). While a service holds the state root,',
+    'the answer goes through its control API.',
+  ],
+  positionals: {
+    taskId: positional('TASK_ID', 'the Task the request belongs to'),
+    requestId: positional('REQUEST_ID', 'the DecisionRequest (ordivon show lists them)'),
+  },
+  flags: {
+    answer: stringFlag('ID', 'one of the answers the request takes', z.string({ error: 'required' }).min(1).max(200)),
+    by: stringFlag('NAME', 'who answers (default: external)', z.string().min(1).max(200).optional()),
+    note: stringFlag('TEXT', 'a note kept with the answer', z.string().max(2_000).optional()),
+  },
+  async run(values, io) {
+    const { taskId, requestId } = values;
+    const body = {
+      answer: values.answer,
+      ...(values.by !== undefined ? { answeredBy: values.by } : {}),
+      ...(values.note !== undefined ? { note: values.note } : {}),
+    };
+    const service = serviceFor(values.state);
+    if (service) return report(io, await decideViaService(service, taskId, requestId, body));
+    return withSupervisor(
+      values.state,
+      async (sup) =>
+        report(
+          io,
+          decideAnswer(taskId, requestId, await sup.send(taskId, { type: 'request.answer', requestId, ...body })),
+        ),
+      worldReader(values.state),
+    );
+  },
+});
+
+function report(io: Io, answer: DecideAnswer): number {
+  emit(io, answer, () =>
+    answer.error
+      ? `${answer.written ? 'retained' : 'refused'}: ${answer.error.code} at ${answer.error.path} (${answer.error.message}); task is ${answer.state} at revision ${answer.revision}`
+      : `answered ${answer.requestId} at revision ${answer.revision}; task is ${answer.state}`,
+  );
+  if (!answer.error) return EXIT.ok;
+  return answer.error.code === 'invalid_event' ? EXIT.usage : EXIT.failed;
+}
