@@ -9,6 +9,7 @@ import { EXIT, emit, type Io } from '../scripts/cli-io.js';
 import { columns } from './demo-output.js';
 import { reportRound1, type Round1Expectation, type Round1Report } from './round1-checks.js';
 import { round1Harnesses, type Round1Run } from './round1-harnesses.js';
+import { attentionOracleLine, runAttentionOracle } from './round1-oracle.js';
 import {
   ROUND1_PLANS,
   ROUND1_SCENARIOS,
@@ -88,7 +89,10 @@ export async function round1Demo(
     await store.close();
   }
   const failed = reports.flatMap((r) => r.expectations).filter((e) => !e.held);
-  emit(io, { state, ok: failed.length === 0, failed, scenarios: reports }, () => round1Text(reports, failed, state));
+  const attention = runAttentionOracle();
+  emit(io, { state, ok: failed.length === 0, failed, scenarios: reports, attention }, () =>
+    [round1Text(reports, failed, state), attentionOracleLine(attention)].join('\n'),
+  );
   return failed.length === 0 ? EXIT.ok : EXIT.failed;
 }
 
