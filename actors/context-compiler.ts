@@ -70,13 +70,13 @@ function decisionSection(stage: Stage, candidates: CompiledCandidate[], contextD
   ];
 }
 
-/** Permission requests a person allowed: trusted (the Host's own record of an answered DecisionRequest). */
+/** Permission requests a person answered: trusted (the Host's own record of answered DecisionRequests). */
 function grantedSection(grants: ReadSetContext['grants']): string[] {
   if (!grants?.length) return [];
   return [
     '',
-    'Permissions granted for this Task (answered DecisionRequests; the Host allows exactly these requests):',
-    ...grants.map((g) => `- Granted by ${g.by}: ${g.action} (${g.requestId})`),
+    'Permissions answered for this Task (DecisionRequests; the Host allows exactly the granted requests and refuses the others):',
+    ...grants.map((g) => `- ${g.answer === 'allow' ? 'Granted' : 'Refused'} by ${g.by}: ${g.action} (${g.requestId})`),
   ];
 }
 

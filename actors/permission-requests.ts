@@ -47,7 +47,7 @@ export async function openPermissionRequests(
       participant: 'operator',
       alternatives: [
         { id: 'allow', summary: 'allow exactly this request in the next Assignment' },
-        { id: 'refuse', summary: 'leave it refused' },
+        { id: 'refuse', summary: 'refuse exactly this request in the next Assignment' },
       ],
       evidence: [
         `asked during run ${receipt.runId} (${receipt.driver}, ${receipt.provider.name})`,
@@ -61,7 +61,7 @@ export async function openPermissionRequests(
       authority: `the Task's operator (the Task's own authority is ${e.authority})`,
       budgetImpact: e.budget === 'none' ? 'none visible in the request' : e.budget,
       revokedWhen: ['never by a new Assignment; an allow is used only while its bound world holds'],
-      costOfDelay: 'the run went on without it; the next Assignment asks again unless allowed',
+      costOfDelay: 'the run went on without it; until it is answered, a later run that asks the same is declined again',
       allowed: ['allow', 'refuse'],
       permission: {
         key: e.key,
@@ -78,15 +78,16 @@ export async function openPermissionRequests(
   return ids;
 }
 
-/** The Task's answered `allow`s of permission requests, as the next Context records them. */
+/** The Task's answered permission requests, as the next Context records them. */
 export function grantsOf(store: Pick<EventStore, 'getObject'>, context: TaskContext): ReadSetContext['grants'] {
   const grants: NonNullable<ReadSetContext['grants']> = [];
   for (const [requestId, held] of Object.entries(context.requests).sort(([a], [b]) => a.localeCompare(b))) {
-    if (held.about !== 'permission' || held.status !== 'answered' || held.answer !== 'allow') continue;
+    if (held.about !== 'permission' || held.status !== 'answered') continue;
+    if (held.answer !== 'allow' && held.answer !== 'refuse') continue;
     const request = DecisionRequestObject.parse(store.getObject(held.digest, 'decision-request').body);
     const key = request.permission?.['key'];
     if (typeof key !== 'string') continue;
-    grants.push({ requestId, key, action: request.pendingAction, by: request.participant });
+    grants.push({ requestId, key, action: request.pendingAction, by: request.participant, answer: held.answer });
   }
   return grants.length ? grants : undefined;
 }
@@ -105,6 +106,7 @@ export function runGrants(
     const held = context.requests[grant.requestId]!;
     const request = DecisionRequestObject.parse(store.getObject(held.digest, 'decision-request').body);
     const moved = request.worldRevision.some((bound) => now.get(bound.sourceId) !== bound.digest);
-    return { key: grant.key, requestId: grant.requestId, by: grant.by, world: moved ? 'moved' : 'current' };
+    const world = moved ? ('moved' as const) : ('current' as const);
+    return { key: grant.key, requestId: grant.requestId, by: grant.by, answer: grant.answer, world };
   });
 }

@@ -85,13 +85,16 @@ export function decidePermission(evidence: PermissionEvidence): PermissionVerdic
 }
 
 /**
- * An answered DecisionRequest that allowed one permission request (by key), as the Host hands it
- * to the next run. `world` is `moved` when a source the request was bound to changed since.
+ * An answered DecisionRequest about one permission request (by key), as the Host hands it to the
+ * next run: `allow` is a current approval of exactly that request, `refuse` forbids it (the
+ * person with the authority said no). `world` is `moved` when a source the request was bound to
+ * changed since.
  */
 export const PermissionGrant = z.strictObject({
   key: z.string().min(1),
   requestId: z.string().min(1),
   by: z.string().min(1),
+  answer: z.enum(['allow', 'refuse']).default('allow'),
   world: z.enum(['current', 'moved']).default('current'),
 });
 export type PermissionGrant = z.infer<typeof PermissionGrant>;

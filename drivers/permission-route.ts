@@ -58,14 +58,16 @@ export function permissionKey(ask: PermissionAsk, cwd: string): string {
  * Task Attempt's workspace is private and reversible (the workspace is the Attempt's own; the
  * Host re-reads and digests it); a delete is irreversible; a command's or a fetch's consequence is
  * unknown until someone looks; a fetch touches the shared network; a path outside the workspace
- * is shared. Spend is not visible on the wire (`budget: none`). The policy's `forbid` kinds are
- * forbidden authority; a grant of the same key is a current approval, bound to a world that may
- * have moved since.
+ * is shared. Spend is not visible on the wire (`budget: none`). The policy's `forbid` kinds, and
+ * a request a person refused, are forbidden authority; an allowed one of the same key is a current
+ * approval, bound to a world that may have moved since.
  */
 export function evidenceOf(ask: PermissionAsk, cwd: string, policy: RunPolicy): PermissionEvidence {
   const key = permissionKey(ask, cwd);
   const insideWorkspace = ask.paths.every((p) => inside(cwd, p) !== null);
-  const grant = policy.grants.find((g) => g.key === key);
+  const answered = policy.grants.find((g) => g.key === key);
+  const refused = answered?.answer === 'refuse';
+  const grant = refused ? undefined : answered;
   const touchesFiles = ask.kind === 'read' || ask.kind === 'edit' || ask.kind === 'delete';
   const reversible =
     ask.kind === 'read' || (ask.kind === 'edit' && insideWorkspace)
@@ -82,7 +84,7 @@ export function evidenceOf(ask: PermissionAsk, cwd: string, policy: RunPolicy): 
     insideWorkspace,
     reversible,
     ownership: ask.kind === 'fetch' || !insideWorkspace ? 'shared' : 'private',
-    authority: policy.forbid.includes(ask.kind) ? 'forbidden' : insideWorkspace ? 'held' : 'not_held',
+    authority: refused || policy.forbid.includes(ask.kind) ? 'forbidden' : insideWorkspace ? 'held' : 'not_held',
     approval: grant ? { status: 'current', by: grant.by } : null,
     world: { bound: grant?.world === 'moved' ? `granted by ${grant.requestId}` : 'run', current: 'run' },
     budget: 'none',

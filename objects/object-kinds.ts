@@ -63,11 +63,20 @@ export const ReadSetContext = z.object({
   items: z.array(ReadSetItem),
   candidates: z.array(CompiledCandidate),
   /**
-   * Provider permission requests a person allowed (answered DecisionRequests about `permission`):
-   * the run of this Context is allowed exactly these (docs/permissions.md). Absent: none.
+   * Provider permission requests a person answered (DecisionRequests about `permission`): the run
+   * of this Context is allowed exactly the `allow`ed ones and refused the others
+   * (docs/permissions.md). Absent: none.
    */
   grants: z
-    .array(z.object({ requestId: z.string().min(1), key: z.string().min(1), action: z.string(), by: z.string() }))
+    .array(
+      z.object({
+        requestId: z.string().min(1),
+        key: z.string().min(1),
+        action: z.string(),
+        by: z.string(),
+        answer: z.enum(['allow', 'refuse']),
+      }),
+    )
     .optional(),
 });
 export type ReadSetContext = z.infer<typeof ReadSetContext>;

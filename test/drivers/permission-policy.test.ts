@@ -111,7 +111,7 @@ describe('evidenceOf: what a request asked, as evidence', () => {
         assert.deepEqual(evidence[field as keyof PermissionEvidence], value, field);
     });
 
-  it('marks a forbidden kind and a granted key', () => {
+  it('marks a forbidden kind, an allowed key, a refused key and an allow whose world moved', () => {
     const ask = { kind: 'execute' as const, title: 'run', command: 'make deploy', paths: [] };
     const key = permissionKey(ask, cwd);
     const forbid = evidenceOf(ask, cwd, RunPolicy.parse({ forbid: ['execute'] }));
@@ -119,6 +119,11 @@ describe('evidenceOf: what a request asked, as evidence', () => {
     const granted = evidenceOf(ask, cwd, RunPolicy.parse({ grants: [{ key, requestId: 'r', by: 'operator' }] }));
     assert.deepEqual(granted.approval, { status: 'current', by: 'operator' });
     assert.deepEqual(decidePermission(granted).answer, 'allow');
+    const refused = RunPolicy.parse({ grants: [{ key, requestId: 'r', by: 'operator', answer: 'refuse' }] });
+    assert.deepEqual(decidePermission(evidenceOf(ask, cwd, refused)), {
+      answer: 'refuse',
+      reason: 'authority_forbids',
+    });
     const moved = RunPolicy.parse({ grants: [{ key, requestId: 'r', by: 'operator', world: 'moved' }] });
     assert.deepEqual(decidePermission(evidenceOf(ask, cwd, moved)), { answer: 'escalate', reason: 'stale_world' });
   });
