@@ -10,6 +10,7 @@ import {
   type TaskSpec,
   sourcesOf,
 } from '../objects/index.js';
+import { grantsOf } from './permission-requests.js';
 import { compileReadSet, currentGoal, type SourceRead } from './read-set.js';
 
 export interface CompiledContext {
@@ -66,6 +67,16 @@ function decisionSection(stage: Stage, candidates: CompiledCandidate[], contextD
     'Decision: choose exactly one candidate by its id. The Host performs the chosen action, you do not; it admits only a candidate whose every supporting source is trusted.',
     ...candidates.map((c) => `- ${c.id}: ${c.summary} (supported by ${support(c)})`),
     `Write ${decision.artifact} as JSON: {"contextDigest": "${contextDigest}", "candidateId": "<one id above>", "rationale": "<why>"}`,
+  ];
+}
+
+/** Permission requests a person answered: trusted (the Host's own record of answered DecisionRequests). */
+function grantedSection(grants: ReadSetContext['grants']): string[] {
+  if (!grants?.length) return [];
+  return [
+    '',
+    'Permissions answered for this Task (DecisionRequests; the Host allows exactly the granted requests and refuses the others):',
+    ...grants.map((g) => `- ${g.answer === 'allow' ? 'Granted' : 'Refused'} by ${g.by}: ${g.action} (${g.requestId})`),
   ];
 }
 
@@ -129,6 +140,8 @@ export function compileContext(
     items,
     candidates,
   };
+  const grants = grantsOf(store, context);
+  if (grants) body.grants = grants;
   const digest = digestOf({ kind: 'context', body });
 
   const evidenceText = new Map<string, string>();
@@ -185,6 +198,7 @@ export function compileContext(
     ...(acceptance && !placed.has('acceptance') ? ['', acceptance] : []),
     ...(assignmentBody.instructions ? ['', assignmentBody.instructions] : []),
     ...(trusted.length ? ['', "Trusted sources: the Task's authority, each bound by its digest.", ...trusted] : []),
+    ...grantedSection(grants),
     ...decisionSection(stage, candidates, digest),
     ...(placed.has('evidence') ? [] : rest(evidenceText, placed)),
     ...(untrusted.length ? ['', DATA_HEADING, ...untrusted] : []),

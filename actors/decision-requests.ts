@@ -19,6 +19,11 @@ export type RequestInput = Omit<
 > & {
   /** How long an answer is taken; null or absent: no deadline. */
   ttlMs?: number | null;
+  /**
+   * Bind the answer to the Task's current Context (default true). A permission request is not: it
+   * outlives the Assignment that asked it, and its answer is for the next one.
+   */
+  bindContext?: boolean;
 };
 
 /**
@@ -31,12 +36,14 @@ export async function openDecisionRequest(
   ctx: Pick<HostEffectContext, 'clock' | 'step'>,
   task: TaskHandle,
   about: RequestAbout,
-  { ttlMs, ...input }: RequestInput,
+  { ttlMs, bindContext = true, ...input }: RequestInput,
 ): Promise<boolean> {
   const { context } = task;
   if (Object.hasOwn(context.requests, input.requestId)) return true;
-  const bound = context.contextDigest;
-  const readSet = bound ? contextOf(task.store, task.taskId, bound)?.readSet : undefined;
+  const bound = bindContext ? context.contextDigest : null;
+  const readSet = context.contextDigest
+    ? contextOf(task.store, task.taskId, context.contextDigest)?.readSet
+    : undefined;
   const worldRevision = (readSet?.items ?? [])
     .filter((item) => item.trust === 'trusted' && item.location)
     .map((item) => ({ sourceId: item.sourceId, digest: item.digest }));

@@ -1,8 +1,10 @@
 import type { DriverRunInput } from '../drivers/receipt.js';
 import type { TaskHandle } from './effects.js';
 import { HostError } from './errors.js';
-import { DEFAULT_APPROVALS } from './harness-config.js';
+import { DEFAULT_APPROVALS, runApprovals } from './harness-config.js';
 import { clientRequestId, type HostEffectContext } from './host-effects-options.js';
+import { runGrants } from './permission-requests.js';
+import { contextOf } from './read-set.js';
 import { assignedStage } from './stages.js';
 
 /**
@@ -55,7 +57,10 @@ export async function dispatchRun(ctx: HostEffectContext, task: TaskHandle): Pro
     graceMs: 2_000,
     expectedArtifacts: ctx.stageArtifacts(task),
     maxArtifactBytes: ctx.options.maxArtifactBytes ?? 1 << 20,
-    policy: { approvals: harness.approvals ?? ctx.options.approvals ?? DEFAULT_APPROVALS },
+    policy: {
+      ...runApprovals(harness.approvals ?? ctx.options.approvals ?? DEFAULT_APPROVALS),
+      grants: grantsOfRun(task),
+    },
     ...(harness.model ? { model: harness.model } : {}),
     ...(harness.clientFs !== undefined ? { clientFs: harness.clientFs } : {}),
     ...(harness.sandbox !== undefined ? { sandbox: harness.sandbox } : {}),
@@ -80,6 +85,12 @@ export async function dispatchRun(ctx: HostEffectContext, task: TaskHandle): Pro
     return;
   }
   await task.send({ type: 'dispatch.ack', clientRequestId: requestId, jobId });
+}
+
+/** The grants the current Context records, for the run's permission policy. */
+function grantsOfRun(task: TaskHandle) {
+  const body = contextOf(task.store, task.taskId, task.context.contextDigest!)?.readSet;
+  return body ? runGrants(task.store, task.context, body) : [];
 }
 
 /** The prompt of the current Context: its own object, or inside a Context written before read sets. */

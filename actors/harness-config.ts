@@ -1,19 +1,38 @@
 import { z, type ZodError } from 'zod';
 import { issuePath } from '../base/index.js';
-import { DriverKind, DriverRunInput, EnvName } from '../drivers/index.js';
+import { DriverKind, DriverRunInput, EnvName, PermissionKind, type RunPolicy } from '../drivers/index.js';
 import { HostError } from './errors.js';
 import type { HarnessFactory } from './host-effects-options.js';
 
-/** How the Host answers a provider's approval / permission requests (Codex approvals, ACP `session/request_permission`). */
-export const ApprovalPolicy = z.enum(['accept', 'decline'], { error: 'must be accept or decline' });
+/**
+ * How the Host answers a provider's approval / permission requests (Codex approvals, ACP
+ * `session/request_permission`; docs/permissions.md): `route` decides each by its evidence
+ * (`decidePermission`), `{ policy: 'route', forbid: [kinds] }` routes with kinds the Task's
+ * authority forbids, and `accept` / `decline` answer every request alike for an embedder who
+ * chooses that.
+ */
+export const ApprovalPolicy = z.union(
+  [
+    z.enum(['route', 'accept', 'decline']),
+    z.strictObject({ policy: z.literal('route'), forbid: z.array(PermissionKind).optional() }),
+  ],
+  { error: "must be route, accept, decline or { policy: 'route', forbid: [kinds] }" },
+);
 export type ApprovalPolicy = z.infer<typeof ApprovalPolicy>;
 
 /**
- * The policy when neither the harness nor the configuration names one: `accept`, because a
- * provider runs confined to its own Task Attempt's workspace and its output is evidence the Host
- * checks, and agents that wait for an answer nobody gives stall the run.
+ * The policy when neither the harness nor the configuration names one: `route`, so a provider
+ * does at once only what is private, reversible and inside its Attempt's workspace, is refused
+ * what the Task forbids, and every other request is asked of a person after the run.
  */
-export const DEFAULT_APPROVALS: ApprovalPolicy = 'accept';
+export const DEFAULT_APPROVALS: ApprovalPolicy = 'route';
+
+/** The run's policy of a configured one, before the Host adds the Task's grants. */
+export function runApprovals(policy: ApprovalPolicy): Pick<RunPolicy, 'approvals' | 'forbid'> {
+  return typeof policy === 'string'
+    ? { approvals: policy, forbid: [] }
+    : { approvals: 'route', forbid: policy.forbid ?? [] };
+}
 
 /**
  * How to launch one harness: which driver speaks to it, the process to start, and what its

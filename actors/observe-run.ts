@@ -3,6 +3,7 @@ import { digestOf } from '../store/index.js';
 import { checkArtifact, contractLabel } from '../objects/index.js';
 import type { TaskHandle } from './effects.js';
 import type { HostEffectContext } from './host-effects-options.js';
+import { openPermissionRequests } from './permission-requests.js';
 import { assignedStage } from './stages.js';
 import { untilAborted } from './until-aborted.js';
 
@@ -30,6 +31,9 @@ export async function observeRun(ctx: HostEffectContext, task: TaskHandle, signa
   const workspace = await ctx.workspaceOf(task);
   const receipt = job.harness?.receipt ?? missingReceipt(job, context.contextDigest!);
   ctx.step(task, `run ${job.jobId} ended ${job.state} (${receipt.stopReason})`);
+  // Escalated permission requests are asked before the run is observed, so none is lost to a crash
+  // between the two: a boot that observes the job again finds them open under the same ids.
+  await openPermissionRequests(ctx, task, receipt);
   const changed = new Map((job.files?.changed ?? []).map((f) => [f.name, f.digest]));
   const objects: Array<{ kind: string; body: unknown }> = [{ kind: 'receipt', body: receipt }];
   const blobs: Buffer[] = [];

@@ -8,6 +8,24 @@ export {
   DriverFailureKind,
   DriverResult,
 } from './receipt.js';
+export {
+  decidePermission,
+  PermissionAnswer,
+  PermissionEvidence,
+  PermissionGrant,
+  PermissionKind,
+  PermissionReason,
+  RunPolicy,
+  type PermissionVerdict,
+} from './permission-policy.js';
+export {
+  evidenceOf,
+  permissionKey,
+  PermissionLog,
+  PermissionRecord,
+  routePermission,
+  type PermissionAsk,
+} from './permission-route.js';
 export { resolveEnvFrom } from './env-from.js';
 export { createDriverPool, type DriverPool, type DriverRunOptions } from './pool.js';
 export { collectArtifacts, ARTIFACT_UNREADABLE } from './artifacts.js';

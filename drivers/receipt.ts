@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { RunPolicy } from './permission-policy.js';
+import { PermissionRecord } from './permission-route.js';
 
 /**
  * What the Host hands a driver for one provider run. Plain data: it crosses a worker-thread
@@ -56,12 +58,11 @@ export const DriverRunInput = z.object({
    * `workspace-write`). `danger-full-access` lifts it, for commands the sandbox refuses.
    */
   sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).optional(),
-  policy: z
-    .object({
-      /** Answer to provider approval / permission requests. */
-      approvals: z.enum(['accept', 'decline']).default('accept'),
-    })
-    .default({ approvals: 'accept' }),
+  /**
+   * How provider approval / permission requests are answered (docs/permissions.md): by default
+   * `route`d through the evidence-rich policy, with no kinds forbidden and no grants.
+   */
+  policy: RunPolicy.default({ approvals: 'route', forbid: [], grants: [] }),
 });
 export type DriverRunInput = z.infer<typeof DriverRunInput>;
 export type DriverRunInputIn = z.input<typeof DriverRunInput>;
@@ -106,6 +107,8 @@ export const HarnessRunReceipt = z.object({
   exitCode: z.number().int().nullable().optional(),
   signal: z.string().nullable().optional(),
   finalText: z.string().optional(),
+  /** The provider's permission requests and how the run's policy answered each (absent: none asked). */
+  permissions: z.array(PermissionRecord).optional(),
   timings: z.object({
     startedAt: z.string(),
     endedAt: z.string(),

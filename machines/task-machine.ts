@@ -347,10 +347,12 @@ export const taskMachine = setup({
       assertEvent(event, 'assignment.commit');
       const { generation, harness, purpose, assignmentDigest } = event;
       // A new generation revokes what the previous Assignment asked: its answers would bind stale work.
+      // A provider's permission request is the Task's, not the generation's: its answer is for the
+      // next Assignment (docs/permissions.md), so it stays pending.
       const requests = Object.fromEntries(
         Object.entries(context.requests).map(([id, r]) => [
           id,
-          r.status === 'pending' ? { ...r, status: 'revoked' as const } : r,
+          r.status === 'pending' && r.about !== 'permission' ? { ...r, status: 'revoked' as const } : r,
         ]),
       );
       return {

@@ -62,6 +62,22 @@ export const ReadSetContext = z.object({
   goal: z.object({ revision: z.number().int().positive(), digest: Digest }),
   items: z.array(ReadSetItem),
   candidates: z.array(CompiledCandidate),
+  /**
+   * Provider permission requests a person answered (DecisionRequests about `permission`): the run
+   * of this Context is allowed exactly the `allow`ed ones and refused the others
+   * (docs/permissions.md). Absent: none.
+   */
+  grants: z
+    .array(
+      z.object({
+        requestId: z.string().min(1),
+        key: z.string().min(1),
+        action: z.string(),
+        by: z.string(),
+        answer: z.enum(['allow', 'refuse']),
+      }),
+    )
+    .optional(),
 });
 export type ReadSetContext = z.infer<typeof ReadSetContext>;
 

@@ -10,6 +10,7 @@ import { columns } from './demo-output.js';
 import { reportRound1, type Round1Expectation, type Round1Report } from './round1-checks.js';
 import { round1Harnesses, type Round1Run } from './round1-harnesses.js';
 import { continuationText, runContinuation, type ContinuationReport } from './round1-continuation-run.js';
+import { attentionOracleLine, runAttentionOracle, type OracleCount } from './round1-oracle.js';
 import {
   ROUND1_PLANS,
   ROUND1_SCENARIOS,
@@ -50,13 +51,23 @@ export async function round1Demo(
 
   const reports = only.length > 0 ? await runScenarios(state, acpAgent, workload, only, say) : [];
   const continuation = options.only.includes('continuation') ? await runContinuation(state, acpAgent, say) : undefined;
-  const failed = [...reports.flatMap((r) => r.expectations), ...(continuation?.expectations ?? [])].filter(
-    (e) => !e.held,
-  );
+  const attention = runAttentionOracle();
+  const failed = [
+    ...reports.flatMap((r) => r.expectations),
+    ...(continuation?.expectations ?? []),
+    attentionExpectation(attention),
+  ].filter((e) => !e.held);
   emit(
     io,
-    { state, ok: failed.length === 0, failed, scenarios: reports, ...(continuation ? { continuation } : {}) },
-    () => round1Text(reports, failed, state, continuation),
+    {
+      state,
+      ok: failed.length === 0,
+      failed,
+      scenarios: reports,
+      ...(continuation ? { continuation } : {}),
+      attention,
+    },
+    () => [round1Text(reports, failed, state, continuation), attentionOracleLine(attention)].join('\n'),
   );
   return failed.length === 0 ? EXIT.ok : EXIT.failed;
 }
@@ -123,6 +134,17 @@ async function runScenarios(
 function evidenceOf(run: TaskRun): string {
   if (run.refusedAs) return `none (run refused ${run.refusedAs})`;
   return Object.keys(run.evidence).join(', ') || 'none';
+}
+
+/** The oracle's verdict as an expectation: the evidence-rich policy (the drivers') gets every case right. */
+function attentionExpectation(counts: OracleCount[]) {
+  const evidence = counts.find((c) => c.policy === 'evidence-rich');
+  return {
+    scenario: 'attention-oracle',
+    what: 'the evidence-rich policy interrupts exactly the consequential cases, with no stale approval',
+    held: evidence !== undefined && evidence.wrong.length === 0,
+    observed: evidence ? `wrong: ${evidence.wrong.join(', ') || 'none'}` : 'no evidence-rich policy',
+  };
 }
 
 /** The human report: one row per provider run, one line per scenario, then the verdict. */

@@ -157,6 +157,9 @@ export function scriptedLaunchers(timeoutMs = 180_000): ScriptedLaunchers {
         driver: 'acp',
         ...opencodeCommand(),
         env: opencodeEnv({ home: home(), modelUrl: model.url, permission: 'ask' }),
+        // Its scripted `bash` steps are the workload's own, run in the Attempt's workspace; the
+        // default policy would ask a person about each command (docs/permissions.md).
+        approvals: 'accept',
         timeoutMs,
       };
     },

@@ -4,7 +4,8 @@ import { DriverRunInput, type DriverFailureKind, type DriverResult, type Harness
 import { AgentProcess, type ShutdownReport } from './agent-process.js';
 import { buildReceipt } from './acp-receipt.js';
 import { AcpRunError, type AcpFailureCode } from './errors.js';
-import { pickPermission } from './permission.js';
+import { PermissionLog } from '../permission-route.js';
+import { acpPermissionAsk, pickPermission } from './permission.js';
 import { WireLedger, type WireObserver } from './wire-ledger.js';
 import { within } from './within.js';
 import { readWorkspaceText, writeWorkspaceText, type FsRefusal } from './workspace-fs.js';
@@ -23,7 +24,7 @@ type First = Settled | { tag: 'stopped'; reason: 'timeout' | 'aborted' } | { tag
 /**
  * Runs one ACP turn: `initialize` → `session/new` → `session/prompt`, serving confined
  * `fs/read_text_file` / `fs/write_text_file` (unless `input.clientFs` is false) and answering
- * permissions from `input.policy`
+ * permissions through `input.policy` (docs/permissions.md; each answer is kept in the receipt)
  * (no terminal capability is advertised). The receipt is built from the raw ndjson stream.
  * `ok: true` means the protocol run finished (any stop reason), not that the task is done;
  * missing artifacts are still `ok: true`. The agent gets exactly `input.env`, nothing inherited.
@@ -119,10 +120,11 @@ async function converse(
     );
     return work;
   };
+  const permissions = new PermissionLog(run.cwd, run.policy);
   const client = acp
     .client({ name: 'ordivon-acp' })
     .onRequest(acp.methods.client.session.requestPermission, ({ params }) => ({
-      outcome: pickPermission(params.options, run.policy.approvals, cancelling),
+      outcome: pickPermission(params.options, permissions.route(acpPermissionAsk(params.toolCall)).answer, cancelling),
     }));
   // Without the capability the methods are not served either (the SDK answers "method not found").
   const clientFs = run.clientFs !== false;
@@ -244,6 +246,7 @@ async function converse(
     run,
     ledger,
     fsRefusals,
+    permissions,
     stopReason,
     exit: shutdown,
     startedAt,

@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
 import { collectArtifacts } from '../artifacts.js';
+import type { PermissionLog } from '../permission-route.js';
 import { HarnessRunReceipt, type DriverRunInput } from '../receipt.js';
 import type { ProcessExit } from './agent-process.js';
 import type { WireLedger } from './wire-ledger.js';
@@ -9,6 +10,7 @@ export interface ReceiptParts {
   run: DriverRunInput;
   ledger: WireLedger;
   fsRefusals: readonly FsRefusal[];
+  permissions: PermissionLog;
   stopReason: string;
   exit: ProcessExit | undefined;
   startedAt: Date;
@@ -57,5 +59,5 @@ export function buildReceipt(parts: ReceiptParts): HarnessRunReceipt {
     receipt.signal = parts.exit.signal;
   }
   if (ledger.finalText !== undefined) receipt.finalText = ledger.finalText;
-  return HarnessRunReceipt.parse(receipt);
+  return HarnessRunReceipt.parse({ ...receipt, ...parts.permissions.receiptField() });
 }

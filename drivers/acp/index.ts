@@ -18,7 +18,7 @@ export {
   type ScriptedAgentLaunchResult,
   type ScriptedLaunchOptions,
 } from './agent-recipe.js';
-export { pickPermission, type PermissionOption, type PermissionOutcome } from './permission.js';
+export { acpPermissionAsk, pickPermission, type PermissionOption, type PermissionOutcome } from './permission.js';
 export { WireLedger, type WireDirection, type WireObserver } from './wire-ledger.js';
 export { readWorkspaceText, writeWorkspaceText, type FsRefusal } from './workspace-fs.js';
 export { buildReceipt } from './acp-receipt.js';

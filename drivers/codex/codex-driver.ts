@@ -3,7 +3,8 @@ import { signalGroup } from '../../os/index.js';
 import { collectArtifacts } from '../artifacts.js';
 import { describeThrown, driverFailure, invalidInputFailure } from '../failures.js';
 import { DriverRunInput, type DriverFailureKind, type DriverResult, type DriverRunInputIn } from '../receipt.js';
-import { answerServerRequest } from './codex-approvals.js';
+import { PermissionLog } from '../permission-route.js';
+import { answerServerRequest, CodexAsks, isApproval } from './codex-approvals.js';
 import { CodexConnection, type RpcOutcome, type WireDirection } from './codex-connection.js';
 import { CodexProcess } from './codex-process.js';
 import { CodexTally, type TurnEnd } from './codex-tally.js';
@@ -66,7 +67,9 @@ export async function runCodex(
   const parsed = DriverRunInput.safeParse(raw);
   if (!parsed.success) return invalidInputFailure(parsed.error);
   const input = parsed.data;
-  const tally = new CodexTally(input);
+  const permissions = new PermissionLog(input.cwd, input.policy);
+  const tally = new CodexTally(input, permissions);
+  const asks = new CodexAsks();
   if (signal.aborted) {
     return driverFailure('aborted', 'codex_aborted', 'the signal was aborted before the app-server started', {
       receipt: tally.receipt({ stopReason: 'aborted', artifacts: [], artifactRefusals: [] }),
@@ -84,8 +87,12 @@ export async function runCodex(
   const fatalOutcome = new Promise<Outcome>((resolve) => (fatal = resolve));
   const maxMalformed = options.maxMalformedLines ?? 64;
   const conn = new CodexConnection(proc.stdin, proc.stdout, {
-    onNotification: (n) => tally.observe(n),
-    onServerRequest: (request) => answerServerRequest(request, input.policy.approvals),
+    onNotification: (n) => {
+      tally.observe(n);
+      asks.observe(n);
+    },
+    onServerRequest: (request) =>
+      answerServerRequest(request, isApproval(request.method) ? permissions.route(asks.ask(request)).answer : 'refuse'),
     onProtocolError: (detail) => {
       if (tally.protocolError() > maxMalformed) {
         fatal({

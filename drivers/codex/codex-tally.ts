@@ -1,3 +1,4 @@
+import type { PermissionLog } from '../permission-route.js';
 import type { ArtifactFound, DriverRunInput, HarnessRunReceipt } from '../receipt.js';
 import type { ServerNotification } from './codex-wire.js';
 import { ErrorParams, ItemParams, TokenUsageParams, TOOL_ITEM_TYPES, TurnParams } from './codex-wire.js';
@@ -50,8 +51,11 @@ export class CodexTally {
   turnEnd: TurnEnd | undefined;
   readonly #turnEnded: { promise: Promise<TurnEnd>; resolve: (end: TurnEnd) => void };
 
-  constructor(input: DriverRunInput) {
+  readonly #permissions: PermissionLog | undefined;
+
+  constructor(input: DriverRunInput, permissions?: PermissionLog) {
     this.#input = input;
+    this.#permissions = permissions;
     let resolve!: (end: TurnEnd) => void;
     const promise = new Promise<TurnEnd>((r) => (resolve = r));
     this.#turnEnded = { promise, resolve };
@@ -165,6 +169,6 @@ export class CodexTally {
     if (this.finalText !== undefined) receipt.finalText = this.finalText;
     if (end.exitCode !== undefined) receipt.exitCode = end.exitCode;
     if (end.signal !== undefined) receipt.signal = end.signal;
-    return receipt;
+    return { ...receipt, ...this.#permissions?.receiptField() };
   }
 }

@@ -7,7 +7,7 @@ export {
   type CodexEnvOptions,
   type CodexProviderOptions,
 } from './codex-launch.js';
-export { answerServerRequest, APPROVAL_METHODS, type ApprovalPolicy } from './codex-approvals.js';
+export { answerServerRequest, APPROVAL_METHODS, CodexAsks, isApproval } from './codex-approvals.js';
 export {
   CodexConnection,
   type CodexConnectionHandlers,

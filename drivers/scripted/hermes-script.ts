@@ -41,11 +41,18 @@ export const HermesStep = z.discriminatedUnion('do', [
     status: z.enum(['pending', 'in_progress', 'completed', 'failed']).optional(),
     text: z.string().optional(),
   }),
-  /** `session/request_permission` with an allow_once and a reject_once option. */
+  /**
+   * `session/request_permission` with an allow_once and a reject_once option; the tool call
+   * carries `kind`, `locations` (workspace-relative paths are made absolute) and `command` as
+   * `rawInput.command` when given.
+   */
   z.object({
     do: z.literal('permission'),
     id: z.string(),
     title: z.string(),
+    kind: ToolKind.optional(),
+    locations: z.array(z.string()).optional(),
+    command: z.string().optional(),
     onReject: z.enum(['continue', 'end_turn']).default('continue'),
   }),
   /** `fs/read_text_file`; the content is kept under `into` for later `write.from`. */

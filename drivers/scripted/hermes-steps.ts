@@ -1,6 +1,6 @@
 import * as acp from '@agentclientprotocol/sdk/unstable';
 import { spawn } from 'node:child_process';
-import { isAbsolute } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import type { HermesStep } from './hermes-script.js';
 
 /** What one scripted turn needs from the agent around it. */
@@ -72,9 +72,17 @@ export async function runSteps(steps: readonly HermesStep[], ctx: TurnContext): 
         });
         break;
       case 'permission': {
+        const toolCall: acp.RequestPermissionRequest['toolCall'] = {
+          toolCallId: step.id,
+          title: step.title,
+          status: 'pending',
+          ...(step.kind ? { kind: step.kind } : {}),
+          ...(step.locations ? { locations: step.locations.map((p) => ({ path: resolve(ctx.cwd, p) })) } : {}),
+          ...(step.command ? { rawInput: { command: step.command } } : {}),
+        };
         const answer = await ctx.client.request(acp.methods.client.session.requestPermission, {
           sessionId: ctx.sessionId,
-          toolCall: { toolCallId: step.id, title: step.title, status: 'pending' },
+          toolCall,
           options: [
             { optionId: 'allow', name: 'Allow once', kind: 'allow_once' },
             { optionId: 'deny', name: 'Deny', kind: 'reject_once' },

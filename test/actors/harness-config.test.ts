@@ -83,6 +83,18 @@ describe('parseHostConfig', () => {
       'harnesses.a.approvals',
     ],
     ['a bad default approval policy', { harnesses: {}, approvals: true }, 'invalid_config', 'approvals'],
+    [
+      'a route policy forbidding an unknown kind',
+      { harnesses: {}, approvals: { policy: 'route', forbid: ['nuke'] } },
+      'invalid_config',
+      'approvals',
+    ],
+    [
+      'a route policy with an unknown setting',
+      { harnesses: { a: { ...ok, approvals: { policy: 'route', allow: ['edit'] } } } },
+      'invalid_config',
+      'harnesses.a.approvals.allow',
+    ],
     ['no harnesses', {}, 'invalid_config', 'harnesses'],
     ['harnesses as a list', { harnesses: [ok] }, 'invalid_config', 'harnesses'],
     ['a configuration that is not an object', [], 'invalid_config', '(root)'],
@@ -117,6 +129,8 @@ describe('parseHostConfig', () => {
           approvals: 'accept',
         },
         sh: ok,
+        routed: { ...ok, approvals: { policy: 'route', forbid: ['execute'] } },
+        plain: { ...ok, approvals: 'route' },
       },
     };
     assert.deepEqual(parseHostConfig(config, ENV), config);

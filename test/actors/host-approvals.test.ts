@@ -24,7 +24,7 @@ function committed(sup: Supervisor, taskId: string, type: string): Promise<void>
   });
 }
 
-describe('the Host passes the configured approval policy and envFrom names to each run', () => {
+describe('the Host passes the configured permission policy and envFrom names to each run', () => {
   it("uses a harness's own policy over the configuration's default, and hands the Runtime names, not values", async () => {
     const state = tempDir();
     process.env[NAME] = 'a value only the provider may see';
@@ -46,24 +46,29 @@ describe('the Host passes the configured approval policy and envFrom names to ea
     };
     const effects = createHostEffects({
       runtime,
-      harnesses: { plain: node, own: { ...node, approvals: 'accept' } },
+      harnesses: {
+        plain: node,
+        own: { ...node, approvals: 'accept' },
+        routed: { ...node, approvals: { policy: 'route', forbid: ['execute', 'delete'] } },
+      },
       approvals: 'decline',
       workspaces: join(state, 'workspaces'),
     });
     const sup = createSupervisor({ state, effects });
     await sup.start();
     try {
-      for (const harness of ['plain', 'own']) {
+      for (const harness of ['plain', 'own', 'routed']) {
         const { taskId } = await sup.createTask({ ...SPEC, taskId: `t-${harness}` });
         const observed = committed(sup, taskId, 'run.observe');
         await sup.send(taskId, { type: 'assignment.commit', harness, stage: 'work' });
         await observed;
       }
       assert.deepEqual(
-        seen.map((input) => [input.runId.split('/')[0], input.policy.approvals, input.envFrom, input.env[NAME]]),
+        seen.map((input) => [input.runId.split('/')[0], input.policy, input.envFrom, input.env[NAME]]),
         [
-          ['t-plain', 'decline', [NAME], undefined],
-          ['t-own', 'accept', [NAME], undefined],
+          ['t-plain', { approvals: 'decline', forbid: [], grants: [] }, [NAME], undefined],
+          ['t-own', { approvals: 'accept', forbid: [], grants: [] }, [NAME], undefined],
+          ['t-routed', { approvals: 'route', forbid: ['execute', 'delete'], grants: [] }, [NAME], undefined],
         ],
       );
       const job = (await runtime.findJobs({ clientRequestId: seen[0]!.runId }))[0]!;

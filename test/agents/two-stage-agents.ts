@@ -209,7 +209,7 @@ function acpAgent(
       }
       const { command, args, env, clientFs } = launch.value;
       return {
-        config: { driver: 'acp', command, args, env, clientFs, timeoutMs: TIMEOUT_MS },
+        config: { driver: 'acp', command, args, env, clientFs, approvals: 'accept', timeoutMs: TIMEOUT_MS },
         model: agentModel(model),
       };
     },
@@ -243,7 +243,8 @@ export const REAL_AGENTS: RealAgent[] = [
       const model = await startChatModel({ script: { turns } });
       const env = opencodeEnv({ home, modelUrl: model.url, permission: 'ask' });
       return {
-        config: { driver: 'acp', ...opencodeCommand(), env, timeoutMs: TIMEOUT_MS },
+        // The stage's scripted shell steps would be asked of a person under the default policy.
+        config: { driver: 'acp', ...opencodeCommand(), env, approvals: 'accept', timeoutMs: TIMEOUT_MS },
         model: chatModel(model, turns.length),
       };
     },

@@ -77,7 +77,13 @@ describe('acp driver against the scripted Hermes-like agent', () => {
         steps: [
           { do: 'thought', text: 'considering step {i}', repeat: 25 },
           { do: 'tool_call', id: 'tc-0123456789ab', title: 'write_file result.json', kind: 'edit' },
-          { do: 'permission', id: 'tc-0123456789ab', title: 'write result.json' },
+          {
+            do: 'permission',
+            id: 'tc-0123456789ab',
+            title: 'write result.json',
+            kind: 'edit',
+            locations: ['out/result.json'],
+          },
           { do: 'write', path: 'out/result.json', json: { verdict: 'repaired' } },
           { do: 'message', text: '', repeat: 3 },
           { do: 'usage', used: 4321, size: 200000, cost: { amount: 0.02, currency: 'USD' } },

@@ -16,51 +16,58 @@ const alwaysOnly = [
 describe('pickPermission', () => {
   const rows = [
     {
-      title: 'accept picks allow_once over allow_always',
+      title: 'allow picks allow_once over allow_always',
       options: opencode,
-      policy: 'accept',
+      answer: 'allow',
       cancelling: false,
       want: { outcome: 'selected', optionId: 'once' },
     },
     {
-      title: 'decline picks reject_once',
+      title: 'refuse picks reject_once',
       options: opencode,
-      policy: 'decline',
+      answer: 'refuse',
       cancelling: false,
       want: { outcome: 'selected', optionId: 'reject' },
     },
     {
-      title: 'accept falls back to allow_always when no allow_once is offered',
+      title: 'allow falls back to allow_always when no allow_once is offered',
       options: alwaysOnly,
-      policy: 'accept',
+      answer: 'allow',
       cancelling: false,
       want: { outcome: 'selected', optionId: 'proceed_always' },
     },
     {
-      title: 'decline falls back to reject_always',
+      title: 'refuse falls back to reject_always',
       options: alwaysOnly,
-      policy: 'decline',
+      answer: 'refuse',
       cancelling: false,
       want: { outcome: 'selected', optionId: 'cancel' },
     },
     {
+      title: 'escalate picks reject_once too: a run cannot wait for a person',
+      options: opencode,
+      answer: 'escalate',
+      cancelling: false,
+      want: { outcome: 'selected', optionId: 'reject' },
+    },
+    {
       title: 'an agent offering no option of the wanted kind gets cancelled',
       options: [{ optionId: 'x', kind: 'allow_once' }],
-      policy: 'decline',
+      answer: 'refuse',
       cancelling: false,
       want: { outcome: 'cancelled' },
     },
     {
       title: 'every request is answered cancelled once the turn is being cancelled',
       options: opencode,
-      policy: 'accept',
+      answer: 'allow',
       cancelling: true,
       want: { outcome: 'cancelled' },
     },
   ] as const;
   for (const row of rows) {
     it(row.title, () => {
-      assert.deepEqual(pickPermission(row.options, row.policy, row.cancelling), row.want);
+      assert.deepEqual(pickPermission(row.options, row.answer, row.cancelling), row.want);
     });
   }
 });

@@ -64,7 +64,7 @@ const CASES: Case[] = [
         { type: 'shell', command: ['sh', '-c', 'printf %s "$0" > "$1"', content, file] },
       ),
     tools: ['exec_command'],
-    // approval_policy "untrusted": both commands go through the Host's approval policy.
+    // approval_policy "untrusted": both commands go through the Host's permission policy.
     asked: ['session/request_permission', 'session/request_permission'],
     // Only a usage_update: the last request's context (300 + 30), the model's window.
     usage: (u) => assert.deepEqual([u.lastUsageUpdate.used, u.promptResponse], [330, undefined]),
@@ -155,6 +155,8 @@ describe('acp driver against real ACP agents from npm, offline', () => {
           timeoutMs: 150_000,
           graceMs: 1_500,
           expectedArtifacts: ['result.json'],
+          // The scripted shell step is a command: the default policy would decline it and ask a person.
+          policy: { approvals: 'accept' },
         });
         const asked: string[] = [];
         const said: string[] = [];

@@ -8,34 +8,34 @@ import { answerServerRequest, turnFailureRetryable } from '../../drivers/codex/i
 const request = (method: string, params: unknown = {}) => ({ id: 7, method, params });
 
 describe('answerServerRequest', () => {
-  const cases: [string, unknown, 'accept' | 'decline', unknown][] = [
-    ['item/commandExecution/requestApproval', {}, 'accept', { result: { decision: 'accept' } }],
-    ['item/commandExecution/requestApproval', {}, 'decline', { result: { decision: 'decline' } }],
-    ['item/fileChange/requestApproval', {}, 'accept', { result: { decision: 'accept' } }],
-    ['item/fileChange/requestApproval', {}, 'decline', { result: { decision: 'decline' } }],
+  const cases: [string, unknown, 'allow' | 'refuse' | 'escalate', unknown][] = [
+    ['item/commandExecution/requestApproval', {}, 'allow', { result: { decision: 'accept' } }],
+    ['item/commandExecution/requestApproval', {}, 'refuse', { result: { decision: 'decline' } }],
+    ['item/fileChange/requestApproval', {}, 'allow', { result: { decision: 'accept' } }],
+    ['item/fileChange/requestApproval', {}, 'refuse', { result: { decision: 'decline' } }],
     [
       'item/permissions/requestApproval',
       { permissions: { network: { enabled: true }, fileSystem: null } },
-      'accept',
+      'allow',
       { result: { permissions: { network: { enabled: true } }, scope: 'turn' } },
     ],
     [
       'item/permissions/requestApproval',
       { permissions: { network: { enabled: true } } },
-      'decline',
+      'refuse',
       { result: { permissions: {}, scope: 'turn' } },
     ],
-    ['execCommandApproval', {}, 'accept', { result: { decision: 'approved' } }],
+    ['execCommandApproval', {}, 'allow', { result: { decision: 'approved' } }],
     [
       'applyPatchApproval',
       {},
-      'decline',
-      { result: { decision: { denied: { rejection: 'declined by the Host approval policy' } } } },
+      'escalate',
+      { result: { decision: { denied: { rejection: 'declined for now: the Host asks a person after this run' } } } },
     ],
-    ['mcpServer/elicitation/request', {}, 'accept', { result: { action: 'decline', content: null, _meta: null } }],
+    ['mcpServer/elicitation/request', {}, 'allow', { result: { action: 'decline', content: null, _meta: null } }],
   ];
   for (const [method, params, policy, expected] of cases) {
-    it(`answers ${method} under the ${policy} policy`, () => {
+    it(`answers ${method} when the policy answers ${policy}`, () => {
       assert.deepEqual(answerServerRequest(request(method, params), policy), expected);
     });
   }
@@ -48,7 +48,7 @@ describe('answerServerRequest', () => {
     'future/unknown',
   ]) {
     it(`answers ${method} with a JSON-RPC method-not-found error, never silence`, () => {
-      const reply = answerServerRequest(request(method), 'accept');
+      const reply = answerServerRequest(request(method), 'allow');
       assert.ok('error' in reply);
       assert.equal(reply.error.code, -32601);
       assert.match(reply.error.message, new RegExp(method.replaceAll('/', '\\/')));

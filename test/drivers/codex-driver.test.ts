@@ -305,7 +305,7 @@ describe('codex driver against the real codex app-server', () => {
     assert.equal(r.model.requests.length, 0);
   });
 
-  it('answers a command approval with accept: the escalated command runs', async (t) => {
+  it('answers a command approval with accept under an explicit accept policy: the escalated command runs', async (t) => {
     const r = await rig(t, [
       {
         type: 'shell',
@@ -314,7 +314,11 @@ describe('codex driver against the real codex app-server', () => {
       },
       { type: 'message', text: 'done' },
     ]);
-    const result = await runCodex(r.input, new AbortController().signal, r.options);
+    const result = await runCodex(
+      { ...r.input, policy: { approvals: 'accept' } },
+      new AbortController().signal,
+      r.options,
+    );
     assert.equal(result.ok, true, JSON.stringify(result));
     const [request] = received(r.wire, 'item/commandExecution/requestApproval');
     assert.ok(request !== undefined && 'id' in request, 'codex asked for approval');
@@ -322,6 +326,41 @@ describe('codex driver against the real codex app-server', () => {
     assert.equal(readFileSync(join(r.workspace, 'approved.txt'), 'utf8'), 'approved');
     assert.equal(result.receipt.counts.toolItemsCompleted, 1);
     assertTreeGone(r);
+  });
+
+  it('routes a command approval by default: escalated and declined, then accepted under a grant of its key', async (t) => {
+    const script = [
+      {
+        type: 'shell' as const,
+        command: 'printf approved > approved.txt',
+        escalate: { justification: 'scripted: needs approval' },
+      },
+      { type: 'message' as const, text: 'done' },
+    ];
+    const first = await rig(t, script);
+    const asked = await runCodex(first.input, new AbortController().signal, first.options);
+    assert.equal(asked.ok, true, JSON.stringify(asked));
+    const [request] = received(first.wire, 'item/commandExecution/requestApproval');
+    assert.deepEqual(replyTo(first.wire, request!), { id: request!['id'], result: { decision: 'decline' } });
+    assert.equal(existsSync(join(first.workspace, 'approved.txt')), false);
+    const [record] = asked.receipt.permissions ?? [];
+    assert.deepEqual(
+      [record?.answer, record?.reason, record?.evidence.kind],
+      ['escalate', 'unknown_consequence', 'execute'],
+    );
+    assert.match(record!.evidence.command ?? '', /printf approved > approved\.txt/);
+
+    const later = await rig(t, script);
+    const grants = [{ key: record!.evidence.key, requestId: 't/permission/x', by: 'operator' }];
+    const allowed = await runCodex({ ...later.input, policy: { grants } }, new AbortController().signal, later.options);
+    assert.equal(allowed.ok, true, JSON.stringify(allowed));
+    const [again] = received(later.wire, 'item/commandExecution/requestApproval');
+    assert.deepEqual(replyTo(later.wire, again!), { id: again!['id'], result: { decision: 'accept' } });
+    assert.equal(readFileSync(join(later.workspace, 'approved.txt'), 'utf8'), 'approved');
+    assert.deepEqual(
+      allowed.receipt.permissions?.map((p) => [p.evidence.key, p.answer, p.reason]),
+      [[record!.evidence.key, 'allow', 'approved']],
+    );
   });
 
   it('answers a command approval with decline under a decline policy: nothing runs', async (t) => {
@@ -377,7 +416,7 @@ describe('codex driver against the real codex app-server', () => {
     assert.equal(result.receipt.finalText, 'went on');
   });
 
-  it('answers a file-change approval (a patch outside the writable roots) with decline', async (t) => {
+  it('escalates a file-change approval (a patch outside the workspace) by default: declined, its path in the evidence', async (t) => {
     const root = tempDir('ordivon-codex-outside-');
     const outside = join(root, 'outside.txt');
     const patch = `apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: ${outside}\n+hello\n*** End Patch\nEOF`;
@@ -390,12 +429,11 @@ describe('codex driver against the real codex app-server', () => {
       ],
       ['-c', 'sandbox_workspace_write.exclude_slash_tmp=true'],
     );
-    const result = await runCodex(
-      { ...r.input, policy: { approvals: 'decline' } },
-      new AbortController().signal,
-      r.options,
-    );
+    const result = await runCodex(r.input, new AbortController().signal, r.options);
     assert.equal(result.ok, true, JSON.stringify(result));
+    const [record] = result.receipt.permissions ?? [];
+    assert.deepEqual([record?.answer, record?.reason, record?.evidence.kind], ['escalate', 'not_private', 'edit']);
+    assert.ok(record?.evidence.paths.includes(outside), JSON.stringify(record?.evidence));
     const [request] = received(r.wire, 'item/fileChange/requestApproval');
     assert.ok(request !== undefined, 'codex asked to approve the file change');
     assert.deepEqual(replyTo(r.wire, request), { id: request['id'], result: { decision: 'decline' } });
