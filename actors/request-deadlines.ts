@@ -56,13 +56,6 @@ export class RequestDeadlines {
     await Promise.all(all.map((task) => task.settled()));
   }
 
-  /** Deadlines armed now (for tests and `health`). */
-  get size(): number {
-    let n = 0;
-    for (const armed of this.armed.values()) n += armed.size;
-    return n;
-  }
-
   /** Cancels every timer; nothing more is armed or sent (the Supervisor drains). */
   stop(): void {
     this.stopped = true;
