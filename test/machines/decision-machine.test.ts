@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { stateName, taskFrontier, taskMachine, type TaskEvent } from '../../machines/index.js';
+import { D, observedAssignment } from '../support/machine-events.js';
 
 type Snap = SnapshotFrom<typeof taskMachine>;
-const D = (c: string) => `sha256:${c.repeat(64).slice(0, 64)}`;
 
 /** Takes each event with pure transitions; a `false` expectation means the state must not take it. */
 function take(snap: Snap, event: Record<string, unknown>, revision: number): Snap {
@@ -18,19 +18,7 @@ function evaluating(): Snap {
   let snap = initialTransition(taskMachine)[0];
   const events = [
     { type: 'task.created', taskId: 't1', attempt: 1, specDigest: D('a'), requiredArtifacts: ['choice.json'] },
-    { type: 'assignment.commit', generation: 1, harness: 'codex', purpose: 'choose', assignmentDigest: D('1') },
-    { type: 'context.compile', generation: 1, contextDigest: D('c'), promptDigest: D('p') },
-    { type: 'dispatch.intend', generation: 1, clientRequestId: 't1/a1/g1/run' },
-    { type: 'dispatch.ack', clientRequestId: 't1/a1/g1/run', jobId: 'job-1' },
-    {
-      type: 'run.observe',
-      generation: 1,
-      clientRequestId: 't1/a1/g1/run',
-      contextDigest: D('c'),
-      receiptDigest: D('r'),
-      jobStatus: 'succeeded',
-      evidence: { 'choice.json': D('e') },
-    },
+    ...observedAssignment(1, D('c')),
   ];
   events.forEach((e, i) => (snap = take(snap, e, i + 1)));
   assert.equal(stateName(snap.value), 'evaluating');

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { stateName, taskFrontier, taskMachine, type TaskEvent } from '../../machines/index.js';
+import { D, observedAssignment } from '../support/machine-events.js';
 
 type Snap = SnapshotFrom<typeof taskMachine>;
-const D = (c: string) => `sha256:${c.repeat(64).slice(0, 64)}`;
 const EFFECT = 't1/a1/g1/effect';
 const OPERATOR = `${EFFECT}/operator`;
 const T0 = Date.UTC(2026, 0, 1);
@@ -29,19 +29,7 @@ function acting(): Snap {
   let snap = initialTransition(taskMachine)[0];
   for (const e of [
     { type: 'task.created', taskId: 't1', attempt: 1, specDigest: D('a'), requiredArtifacts: ['choice.json'] },
-    { type: 'assignment.commit', generation: 1, harness: 'codex', purpose: 'decide', assignmentDigest: D('1') },
-    { type: 'context.compile', generation: 1, contextDigest: D('c'), promptDigest: D('p') },
-    { type: 'dispatch.intend', generation: 1, clientRequestId: 't1/a1/g1/run' },
-    { type: 'dispatch.ack', clientRequestId: 't1/a1/g1/run', jobId: 'job-1' },
-    {
-      type: 'run.observe',
-      generation: 1,
-      clientRequestId: 't1/a1/g1/run',
-      contextDigest: D('c'),
-      receiptDigest: D('r'),
-      jobStatus: 'succeeded',
-      evidence: { 'choice.json': D('e') },
-    },
+    ...observedAssignment(1, D('c'), { purpose: 'decide' }),
     decision({ candidateId: 'apply', action: 'effect' }),
   ])
     snap = take(snap, e);
@@ -167,28 +155,7 @@ describe('Effects in the Task statechart', () => {
     let snap = take(take(acting(), intend('decision')), { type: 'effect.lost', requestId: EFFECT, reason: 'reset' });
     assert.deepEqual([state(snap), snap.context.effect?.status], ['waiting', 'unknown']);
     // The next Assignment (another provider) runs the continuation stage against a new Context.
-    for (const e of [
-      {
-        type: 'assignment.commit',
-        origin: 'external',
-        generation: 2,
-        harness: 'b',
-        purpose: 'continue',
-        assignmentDigest: D('2'),
-      },
-      { type: 'context.compile', generation: 2, contextDigest: D('f'), promptDigest: D('p') },
-      { type: 'dispatch.intend', generation: 2, clientRequestId: 't1/a1/g2/run' },
-      { type: 'dispatch.ack', clientRequestId: 't1/a1/g2/run', jobId: 'job-2' },
-      {
-        type: 'run.observe',
-        generation: 2,
-        clientRequestId: 't1/a1/g2/run',
-        contextDigest: D('f'),
-        receiptDigest: D('r'),
-        jobStatus: 'succeeded',
-        evidence: { 'choice.json': D('8') },
-      },
-    ])
+    for (const e of observedAssignment(2, D('f'), { harness: 'b', purpose: 'continue', evidenceDigest: D('8') }))
       snap = take(snap, e);
     const next = (over: Record<string, unknown>) => decision({ contextDigest: D('f'), generation: 2, ...over });
     for (const action of ['effect', 'abandon']) {
