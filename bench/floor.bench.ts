@@ -3,14 +3,22 @@
 // the events alone (what issue 7's 2.45 s prototype figure measured), and every database the
 // verified path reads (events, objects, artifact blobs, heads, projections).
 //
+// A third floor is the statechart's own: XState's step alone over the same events — decoded into
+// machine events in memory beforehand (untimed), then one actor per Task started and sent every
+// event, nothing else (no digests, dispositions, objects or projections).
+//
 // tinybench, 3 timed runs per row (5 up to 100k events) after the recovery scenario warmed the
 // page cache.
 //
 //   node dist/bench/floor.bench.js [--quick]
 import { pathToFileURL } from 'node:url';
+import { createActor } from 'xstate';
+import { taskMachine, type TaskEvent } from '../machines/index.js';
+import { machineEventOf } from '../recovery/task-events-codec.js';
 import { OBJECT_KINDS } from '../objects/index.js';
 import { EventStore } from '../store/index.js';
 import { generateRoot } from './generate.js';
+import { FLOOR_ALL, FLOOR_EVENTS, XSTATE_FLOOR } from './headline.js';
 import { progress } from './recovery.bench.js';
 import { FULL_SIZES, QUICK_SIZES, type BenchContext, type BenchRow, type Size } from './results-model.js';
 import { scenarioArgs, timeIt } from './util.js';
@@ -34,6 +42,41 @@ export async function scanFloor(root: string, which: 'events' | 'all'): Promise<
   return { ms: performance.now() - started, values };
 }
 
+/** Every Task's events of `root` as the statechart takes them, in stream order (read untimed, for `stepFloor`). */
+export async function machineEvents(root: string): Promise<TaskEvent[][]> {
+  const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
+  const streams: TaskEvent[][] = [];
+  try {
+    let taskId: string | undefined;
+    let stream: TaskEvent[] = [];
+    for (const { key, value } of store.databases.events.getRange({})) {
+      const [id, revision] = key;
+      if (id !== taskId) {
+        if (stream.length > 0) streams.push(stream);
+        taskId = id;
+        stream = [];
+      }
+      stream.push(machineEventOf(value as Parameters<typeof machineEventOf>[0], revision));
+    }
+    if (stream.length > 0) streams.push(stream);
+  } finally {
+    await store.close();
+  }
+  return streams;
+}
+
+/** XState's step alone: per stream, one started actor sent every event; resolves with the ms taken. */
+export function stepFloor(streams: TaskEvent[][]): number {
+  const started = performance.now();
+  for (const events of streams) {
+    const actor = createActor(taskMachine).start();
+    for (const event of events) actor.send(event);
+    if (actor.getSnapshot().status === 'error') throw new Error('the statechart failed on a generated stream');
+    actor.stop();
+  }
+  return performance.now() - started;
+}
+
 export async function runFloorBench(ctx: BenchContext & { sizes?: Size[] }): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   for (const size of ctx.sizes ?? (ctx.quick ? QUICK_SIZES : FULL_SIZES)) {
@@ -53,10 +96,7 @@ export async function runFloorBench(ctx: BenchContext & { sizes?: Size[] }): Pro
       );
       rows.push({
         scenario: 'floor',
-        name:
-          which === 'events'
-            ? 'floor: open + scan + decode events'
-            : 'floor: open + scan + decode everything recovery reads',
+        name: which === 'events' ? FLOOR_EVENTS : FLOOR_ALL,
         tasks: size.tasks,
         events,
         ...t,
@@ -65,6 +105,17 @@ export async function runFloorBench(ctx: BenchContext & { sizes?: Size[] }): Pro
         detail: { values },
       });
     }
+    const streams = await machineEvents(root);
+    const step = await timeIt('xstate step', () => stepFloor(streams), { iterations, warmup: true });
+    rows.push({
+      scenario: 'floor',
+      name: XSTATE_FLOOR,
+      tasks: size.tasks,
+      events,
+      ...step,
+      rate: events / (step.medianMs / 1000),
+      rateUnit: 'events/s',
+    });
   }
   return rows;
 }

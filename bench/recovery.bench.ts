@@ -17,6 +17,7 @@ import { createSupervisor } from '../actors/supervisor.js';
 import { EventStore } from '../store/index.js';
 import { baselineRebuildAll } from './baseline-rebuild.js';
 import { generateRoot } from './generate.js';
+import { VERIFIED } from './headline.js';
 import { FULL_SIZES, QUICK_SIZES, type BenchContext, type BenchRow, type Size } from './results-model.js';
 import { scenarioArgs, timeIt } from './util.js';
 
@@ -75,12 +76,7 @@ export async function runRecoveryBench(
       rateUnit: 'events/s',
       ...(detail ? { detail } : {}),
     });
-    rows.push(
-      row(
-        'verified recovery: supervisor boot → serving (full checks)',
-        await timeIt('boot', () => timedBoot(root, 'full'), { iterations }),
-      ),
-    );
+    rows.push(row(VERIFIED, await timeIt('boot', () => timedBoot(root, 'full'), { iterations })));
     rows.push(
       row(
         'rebuild only, worker threads (rebuildParallel)',
