@@ -12,12 +12,14 @@ export { planTask, materialize, benchTaskId, BENCH_SPEC, type Step, type StepKin
 export { SqlitePeerStore, asKernelStore, type KernelStore } from './sqlite-peer-store.js';
 export { rebuildPeer, rebuildPeerParallel } from './sqlite-peer-recovery.js';
 export { runRecoveryBench, timedBoot, timedRebuild } from './recovery.bench.js';
-export { runFloorBench, scanFloor } from './floor.bench.js';
-export { runCheckpointBench } from './checkpoint.bench.js';
+export { runFloorBench, scanFloor, machineEvents, stepFloor } from './floor.bench.js';
+export { runCheckpointBench, checkpointFloor } from './checkpoint.bench.js';
 export { rewindCheckpoints } from './checkpoint-rewind.js';
 export { runAdmissionBench } from './admission.bench.js';
 export { runPeerBench, peerBoot, peerFloor } from './peer.bench.js';
 export { runReconciliationHook } from './reconciliation-hook.js';
+export { runDiskFloorBench, fdatasyncFloor, lmdbPutFloor } from './disk-floor.bench.js';
+export { runTemporalPeerBench, taskHistory, temporalReplay } from './temporal-peer.bench.js';
 export { baselineRebuildAll } from './baseline-rebuild.js';
 export { headline, type Headline } from './headline.js';
 export { recoveryPlot, type Series } from './plot.js';

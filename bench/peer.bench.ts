@@ -19,7 +19,7 @@ import { progress } from './recovery.bench.js';
 import { FULL_SIZES, QUICK_SIZES, type BenchContext, type BenchRow, type Size } from './results-model.js';
 import { rebuildPeer, rebuildPeerParallel } from './sqlite-peer-recovery.js';
 import { SqlitePeerStore, asKernelStore } from './sqlite-peer-store.js';
-import { scenarioArgs, timeIt } from './util.js';
+import { historyRow, scenarioArgs, timeIt, type Timing } from './util.js';
 
 /** Peer "boot to serving": verified rebuild, then specs and a live TaskActor per Task, as the supervisor does. */
 export async function peerBoot(path: string, parallel: boolean): Promise<number> {
@@ -59,15 +59,7 @@ export async function runPeerBench(ctx: BenchContext & { sizes?: Size[] }): Prom
       `peer: ${events.toLocaleString()} events (${generated.cached ? 'cached' : `generated in ${(generated.generateMs / 1000).toFixed(0)} s`})`,
     );
     const iterations = ctx.quick ? 2 : events >= 1_000_000 ? 2 : 3;
-    const row = (name: string, t: Awaited<ReturnType<typeof timeIt>>): BenchRow => ({
-      scenario: 'peer',
-      name,
-      tasks: size.tasks,
-      events,
-      ...t,
-      rate: events / (t.medianMs / 1000),
-      rateUnit: 'events/s',
-    });
+    const row = (name: string, t: Timing) => historyRow('peer', name, size, t);
     rows.push(
       row(
         'peer: SQLite verified recovery → live Tasks, worker threads',

@@ -19,7 +19,7 @@ import { baselineRebuildAll } from './baseline-rebuild.js';
 import { generateRoot } from './generate.js';
 import { VERIFIED } from './headline.js';
 import { FULL_SIZES, QUICK_SIZES, type BenchContext, type BenchRow, type Size } from './results-model.js';
-import { scenarioArgs, timeIt } from './util.js';
+import { historyRow, scenarioArgs, timeIt, type Timing } from './util.js';
 
 /** Boots a supervisor on `root` and resolves with the milliseconds to `serving` (stop is not timed). */
 export async function timedBoot(root: string, recovery: 'full' | 'checkpoint'): Promise<number> {
@@ -62,20 +62,7 @@ export async function runRecoveryBench(
       `recovery: ${events.toLocaleString()} events (${generated.cached ? 'cached' : `generated in ${(generated.generateMs / 1000).toFixed(0)} s`})`,
     );
     await timedBoot(root, 'full'); // warm-up: page cache, JIT, checkpoints
-    const row = (
-      name: string,
-      t: { medianMs: number; minMs: number; maxMs: number; iterations: number },
-      detail?: BenchRow['detail'],
-    ): BenchRow => ({
-      scenario: 'recovery',
-      name,
-      tasks: size.tasks,
-      events,
-      ...t,
-      rate: events / (t.medianMs / 1000),
-      rateUnit: 'events/s',
-      ...(detail ? { detail } : {}),
-    });
+    const row = (name: string, t: Timing) => historyRow('recovery', name, size, t);
     rows.push(row(VERIFIED, await timeIt('boot', () => timedBoot(root, 'full'), { iterations })));
     rows.push(
       row(

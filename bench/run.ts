@@ -6,7 +6,7 @@
 // the floors and the SQLite peer).
 //
 // Options: --quick (small sizes, < 2 minutes), --only recovery,floor,peer,checkpoint,disk,
-// admission,reconciliation, --sizes 100x100,1000x100, --no-baseline (skip the core commit's rebuildAll),
+// admission,temporal,reconciliation, --sizes 100x100,1000x100, --no-baseline (skip the core commit's rebuildAll),
 // --out DIR. Generated histories are cached (see generate.ts).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -22,11 +22,21 @@ import { runPeerBench } from './peer.bench.js';
 import { recoveryPlot } from './plot.js';
 import { runReconciliationHook } from './reconciliation-hook.js';
 import { runRecoveryBench } from './recovery.bench.js';
+import { runTemporalPeerBench } from './temporal-peer.bench.js';
 import type { BenchContext, BenchRow, Size } from './results-model.js';
 import { parseScriptArgs, scriptArgsOrExit } from '../scripts/cli-io.js';
 import { formatMs, machine } from './util.js';
 
-const SCENARIOS = ['recovery', 'floor', 'peer', 'checkpoint', 'disk', 'admission', 'reconciliation'] as const;
+const SCENARIOS = [
+  'recovery',
+  'floor',
+  'peer',
+  'checkpoint',
+  'disk',
+  'admission',
+  'temporal',
+  'reconciliation',
+] as const;
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only ${SCENARIOS.join(',')}] [--sizes TASKSxEVENTS,...] [--no-baseline] [--out DIR]`;
 
@@ -94,6 +104,7 @@ export async function main(argv: string[]): Promise<number> {
   await run('checkpoint', () => runCheckpointBench(ctx));
   await run('disk', () => runDiskFloorBench(ctx));
   await run('admission', () => runAdmissionBench(ctx));
+  await run('temporal', () => runTemporalPeerBench(ctx));
   await run('reconciliation', async () => {
     const result = await runReconciliationHook(ctx);
     if (result.note) notes.push(result.note);

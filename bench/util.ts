@@ -2,6 +2,7 @@ import { cpus, totalmem } from 'node:os';
 import { Bench } from 'tinybench';
 import { z } from 'zod';
 import { scriptArgsOrExit } from '../scripts/cli-io.js';
+import type { BenchRow, Size } from './results-model.js';
 
 /** Shared builders of the benchmark suites: a seeded PRNG, a timing harness on tinybench, machine facts. */
 
@@ -79,6 +80,27 @@ export async function timeIt(
     minMs: result.latency.min,
     maxMs: result.latency.max,
     iterations: result.latency.samplesCount,
+  };
+}
+
+/** A row timing a whole history of `size` (Tasks × events per Task), with its events/s. */
+export function historyRow(
+  scenario: BenchRow['scenario'],
+  name: string,
+  size: Size,
+  t: Timing,
+  detail?: BenchRow['detail'],
+): BenchRow {
+  const events = size.tasks * size.events;
+  return {
+    scenario,
+    name,
+    tasks: size.tasks,
+    events,
+    ...t,
+    rate: events / (t.medianMs / 1000),
+    rateUnit: 'events/s',
+    ...(detail ? { detail } : {}),
   };
 }
 
