@@ -1,6 +1,6 @@
 import type { Database, RootDatabase } from 'lmdb';
 import { join } from 'node:path';
-import { appendEvent, type AppendInput, type AppendResult } from './append.js';
+import { AppendsInFlight, appendEvent, type AppendInput, type AppendResult } from './append.js';
 import { sha256, sha256Bytes } from './canonical.js';
 import { EVENT_STRUCTURES, borrowBytes, openDatabases, type StoreDatabases } from './databases.js';
 import { StoreError } from './errors.js';
@@ -31,8 +31,9 @@ const MAX_REVISION = Number.MAX_SAFE_INTEGER;
  * keyed `[taskId, revision]` and chained by digest, heads, projections and identity indexes.
  *
  * Reads are synchronous. `append` resolves only once its commit is on disk (`flushed`);
- * appends made concurrently share one commit and one sync (lmdb-js batches them), each in its
- * own child transaction so one refused append never takes another with it.
+ * appends made concurrently share one commit and one sync (lmdb-js batches them), each checked
+ * before it is written and written as one conditional batch, so one refused append never takes
+ * another with it; appends to one stream are checked one after another.
  */
 export class EventStore {
   private readonly env: RootDatabase;
@@ -45,6 +46,7 @@ export class EventStore {
   private readonly projections: Database<unknown, string>;
   private readonly indexes: Database<unknown, [string, string, string]>;
   private readonly meta: Database<unknown, [string, string]>;
+  private readonly inFlight = new AppendsInFlight();
 
   private constructor(
     readonly root: string,
@@ -251,15 +253,17 @@ export class EventStore {
    * Appends one event to a Task's stream with revision compare-and-set.
    *
    * Objects and blobs are written first, then event, head, identity claims and projection, all in
-   * one transaction. If the head is not `expectedRevision`: an already stored event with the same
-   * id at `expectedRevision + 1` acknowledges the retry without writing (`duplicate`); anything
-   * else fails `revision_conflict`. A claim on a key another Task holds fails `identity_conflict`;
-   * a ref that names no stored object fails `object_missing`. On any failure nothing is written.
-   * The promise resolves once the commit is durable.
+   * one transaction, on the condition that the event's key is still free. The checks see what
+   * is committed once this stream's previous append has settled: if the head is not
+   * `expectedRevision`, an already stored event with the same id at `expectedRevision + 1`
+   * acknowledges the retry without writing (`duplicate`); anything else fails
+   * `revision_conflict`. A claim on a key another Task holds, or claims in an append not yet
+   * durable, fails `identity_conflict`; a ref that names no stored object fails `object_missing`.
+   * On any failure nothing is written. The promise resolves once the commit is durable.
    */
   async append(input: AppendInput): Promise<AppendResult> {
     this.writable();
-    return appendEvent(this, this.dbs, this.streamWarnAt, input);
+    return appendEvent(this, this.dbs, this.streamWarnAt, input, this.inFlight);
   }
 
   // ---- values as stored, for verification (recovery/, doctor) ----------------------------------

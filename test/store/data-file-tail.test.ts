@@ -57,7 +57,7 @@ async function rootWithFreeTail(): Promise<{ root: string; stats: Stats; events:
     await env.transaction(() => {
       for (let i = 0; i < 300; i++) void meta.remove(['scratch', String(i)]);
     });
-    for (let i = 21; i <= 26; i++, events++)
+    for (let i = 21; i <= 40; i++, events++)
       await store.append({ taskId: 't1', expectedRevision: i - 1, event: event(`e${i}`), projection: projection(i) });
   } finally {
     await store.close();
