@@ -7,7 +7,7 @@ import { StoreError } from './errors.js';
 import { isCanonicalObjectBytes, objectMatches, objectValue, type RawObject } from './object-bytes.js';
 import { prepareObject, type NewObject, type ObjectKinds, type PreparedObject } from './prepare-object.js';
 import { decodeOrFail, parseOrFail } from './record-read.js';
-import { EventRecord, Head, IndexEntry, Projection, StreamWarning, type IndexKind } from './records.js';
+import { EventRecord, Head, IndexEntry, Projection, StreamWarning, safeParseHead, type IndexKind } from './records.js';
 import { checkFormat } from './state-root.js';
 import { acquireLock } from './state-lock.js';
 import { enterEnvGate } from './env-gate.js';
@@ -181,7 +181,8 @@ export class EventStore {
   head(taskId: string): Head | undefined {
     const raw = this.heads.get(taskId);
     if (raw === undefined) return undefined;
-    return parseOrFail(Head, raw, { taskId, object: 'head' });
+    const fast = safeParseHead(raw);
+    return fast.success ? fast.data : parseOrFail(Head, raw, { taskId, object: 'head' });
   }
 
   projection(taskId: string): Projection | undefined {

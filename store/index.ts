@@ -18,6 +18,7 @@ export { checkDataFileTail, type TailCheck } from './lmdb-tail.js';
 export {
   EventRecord,
   safeParseEventRecord,
+  safeParseHead,
   EventDisposition,
   Head,
   Projection,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { eventRecordArb } from '../support/arbitraries.js';
-import { EventRecord, safeParseEventRecord } from '../../store/index.js';
+import { EventRecord, Head, safeParseEventRecord, safeParseHead } from '../../store/index.js';
 
 const valid = eventRecordArb();
 
@@ -69,5 +69,38 @@ describe('safeParseEventRecord', () => {
       { ...base, extra: 1 },
     ];
     for (const value of cases) same(value);
+  });
+});
+
+describe('safeParseHead', () => {
+  const digest = fc.stringMatching(/^sha256:[0-9a-f]{64}$/);
+  const head = fc.record({ revision: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), digest });
+  const damagedHead = fc
+    .tuple(head, fc.constantFrom('revision', 'digest', 'extra'), fc.anything(), fc.boolean())
+    .map(([value, key, replacement, remove]) => {
+      const copy: Record<string, unknown> = { ...value };
+      if (remove) delete copy[key];
+      else copy[key] = replacement;
+      return copy;
+    });
+  const sameHead = (value: unknown) => {
+    const fast = safeParseHead(value);
+    const zod = Head.safeParse(value);
+    assert.equal(fast.success, zod.success);
+    if (fast.success && zod.success) assert.deepStrictEqual(fast.data, zod.data);
+  };
+
+  it('gives what Head.safeParse gives for valid, damaged and arbitrary values', () => {
+    fc.assert(fc.property(head, sameHead), { numRuns: 1_000 });
+    fc.assert(fc.property(damagedHead, sameHead), { numRuns: 2_000 });
+    fc.assert(fc.property(fc.anything(), sameHead), { numRuns: 1_000 });
+    for (const value of [
+      { revision: 1.5, digest: 'sha256:' + '0'.repeat(64) },
+      { revision: 0, digest: 'sha256:' + '0'.repeat(64) },
+      { revision: 2 ** 60, digest: 'sha256:' + '0'.repeat(64) },
+      { revision: 1, digest: 'sha256:' + 'A'.repeat(64) },
+      Object.assign(Object.create(null), { revision: 1, digest: 'sha256:' + '0'.repeat(64) }),
+    ])
+      sameHead(value);
   });
 });
