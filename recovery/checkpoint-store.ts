@@ -114,8 +114,7 @@ function parseJson(text: string): unknown {
 
 /** sha256 of a projection's stored bytes, or undefined when there is none. */
 export function projectionBytesDigest(store: EventStore, taskId: string): string | undefined {
-  const bytes = store.projectionBytes(taskId);
-  return bytes === undefined ? undefined : sha256Bytes(bytes);
+  return store.projectionSha256(taskId);
 }
 
 export interface CheckpointInput {

@@ -279,6 +279,16 @@ export class EventStore {
     return this.projections.get(taskId);
   }
 
+  /**
+   * sha256 of a projection's stored bytes, hashed where lmdb-js reads them (no copy), undefined
+   * when absent: a checkpointed start checks one per Task, and copying each projection cost
+   * about as much as hashing it.
+   */
+  projectionSha256(taskId: string): string | undefined {
+    const bytes = borrowBytes(this.projections as Database<Buffer, string>, taskId);
+    return bytes === undefined ? undefined : sha256Bytes(bytes);
+  }
+
   /** A projection's stored bytes (a copy), undefined when absent. */
   projectionBytes(taskId: string): Uint8Array | undefined {
     return this.projections.getBinary(taskId);
