@@ -52,6 +52,9 @@ export const HOST_ERROR_CODES = [
   'object_invalid',
   'record_corrupt',
   'storage_failed',
+  // many Hosts (store/postgres/): another Host took the Task; this Host no longer holds it
+  'lease_lost',
+  'task_elsewhere',
   // lifecycle
   'harness_unknown',
   'invalid_config',
@@ -102,6 +105,7 @@ const HOST_CODE_OF_STORE: Record<StoreErrorCode, HostErrorCode> = {
   object_invalid: 'object_invalid',
   record_corrupt: 'record_corrupt',
   storage_failed: 'storage_failed',
+  lease_lost: 'lease_lost',
 };
 
 /** The Host's code for a store code. */

@@ -114,6 +114,11 @@ export class FrontierScheduler {
     return reconciled;
   }
 
+  /** Aborts the work in flight for one Task (it is no longer served here). */
+  abort(taskId: string, reason: unknown): void {
+    this.working.get(taskId)?.controller.abort(reason);
+  }
+
   /** Aborts all work in flight with `reason` (draining); each settles on its own. */
   abortAll(reason: unknown): void {
     for (const { controller } of this.working.values()) controller.abort(reason);

@@ -1,4 +1,4 @@
-import { EventStore, StoreError } from '../store/index.js';
+import { EventStore, StoreError, type StoreAuthority } from '../store/index.js';
 import { HostError, hostCodeOf, hostErrorOf } from './errors.js';
 import { OBJECT_KINDS } from '../objects/index.js';
 
@@ -8,13 +8,17 @@ import { OBJECT_KINDS } from '../objects/index.js';
  * system's own failures (a numeric errno or MDB code, `EIO`, `ENOSPC`, …) become `storage_failed`.
  * Anything else is a defect and is rethrown as it is.
  */
-export function openStore(root: string, options: { purpose: string; streamWarnAt?: number | undefined }): EventStore {
+export function openStore(
+  root: string,
+  options: { purpose: string; streamWarnAt?: number | undefined; authority?: StoreAuthority | undefined },
+): EventStore {
   try {
     return EventStore.open({
       root,
       kinds: OBJECT_KINDS,
       purpose: options.purpose,
       ...(options.streamWarnAt ? { streamWarnAt: options.streamWarnAt } : {}),
+      ...(options.authority ? { authority: options.authority } : {}),
     });
   } catch (error) {
     if (error instanceof StoreError)

@@ -56,6 +56,12 @@ export class RequestDeadlines {
     await Promise.all(all.map((task) => task.settled()));
   }
 
+  /** Cancels one Task's timers (it is no longer served here). */
+  forget(taskId: string): void {
+    for (const cancel of this.armed.get(taskId)?.values() ?? []) cancel();
+    this.armed.delete(taskId);
+  }
+
   /** Cancels every timer; nothing more is armed or sent (the Supervisor drains). */
   stop(): void {
     this.stopped = true;

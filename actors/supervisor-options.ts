@@ -3,14 +3,26 @@ import { z } from 'zod';
 import { zodIssue } from '../base/index.js';
 import type { FrontierWork, TaskContext } from '../machines/index.js';
 import type { Clock } from './clock.js';
+import type { ClusterOptions } from './cluster.js';
 import type { EffectRunner } from './effects.js';
 import { HostError } from './errors.js';
 import type { ArtifactContracts, TaskSpec } from '../objects/index.js';
 import type { ProgressListener, RecoveryMode } from '../recovery/index.js';
 
 export interface SupervisorOptions {
-  /** State root directory; default `ORDIVON_STATE` or `./.ordivon`. */
+  /**
+   * State root directory; default `ORDIVON_STATE` or `./.ordivon`. With `store`, it holds this
+   * Host's mirror of the Tasks it serves (one state root per Host process).
+   */
   state?: string;
+  /**
+   * `postgres://…`: share the Task history with other Hosts on one PostgreSQL database
+   * (docs/many-hosts.md); each Task is served by the Host holding its lease. Default: the
+   * embedded LMDB store of the state root alone.
+   */
+  store?: string | undefined;
+  /** Lease and keeper settings with `store` (the URL itself is `store`). */
+  cluster?: Omit<ClusterOptions, 'url'> | undefined;
   clock?: Clock;
   /** XState inspection observer passed to the supervisor actor and every Task actor. */
   inspect?: (event: InspectionEvent) => void;
@@ -40,6 +52,22 @@ export interface SupervisorOptions {
 
 /** The scalar options, checked when a supervisor is created (`invalid_option` with the field). */
 const ScalarOptions = z.object({
+  store: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL')
+    .optional(),
+  cluster: z
+    .object({
+      hostId: z
+        .string()
+        .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 'letters, digits, . _ : - (not first), at most 128')
+        .optional(),
+      leaseMs: z.number().int().min(100).optional(),
+      renewEveryMs: z.number().int().min(10).optional(),
+      statementTimeoutMs: z.number().int().min(10).optional(),
+    })
+    .strict()
+    .optional(),
   streamWarnAt: z.number().int().positive().optional(),
   recovery: z.enum(['full', 'checkpoint']).optional(),
   checkpointEvery: z.number().int().nonnegative().optional(),

@@ -1,12 +1,14 @@
 import { createActor, fromPromise, initialTransition, waitFor as waitForSnapshot, type Actor } from 'xstate';
 import { supervisorMachine, taskMachine, type BootSummary, type SupervisorFailure } from '../machines/index.js';
 import { resolveStateRoot, type EventRecord, type EventStore } from '../store/index.js';
+import { rebuildTask } from '../recovery/index.js';
 import { CheckpointScheduler, type CheckpointStats } from './checkpoint-scheduler.js';
+import { Cluster, type ClusterHooks } from './cluster.js';
 import { systemClock, type Clock } from './clock.js';
 import { HostError, bootErrorOf, isHostErrorCode } from './errors.js';
 import { FrontierScheduler } from './frontier-scheduler.js';
 import { newTask } from './new-task.js';
-import type { TaskSpec, TaskSpecInput } from '../objects/index.js';
+import { TaskSpec, type TaskSpecInput } from '../objects/index.js';
 import { openStore } from './open-store.js';
 import { openOperatorRequest, type OperatorRequestInput } from './operator-requests.js';
 import { RequestDeadlines } from './request-deadlines.js';
@@ -47,6 +49,8 @@ export class Supervisor {
   readonly actor: Actor<typeof supervisorMachine>;
   /** The error a lifecycle step failed with, as a HostError (what `start()` rejects with). */
   private failedWith: HostError | undefined;
+  /** Membership of a cluster on PostgreSQL (`options.store`), from `open` to the end of `drain`. */
+  private cluster: Cluster | undefined;
 
   constructor(private readonly options: SupervisorOptions = {}) {
     checkSupervisorOptions(options);
@@ -96,6 +100,21 @@ export class Supervisor {
       throw this.failedWith ?? new HostError('boot_failed', failure?.message ?? 'supervisor did not start');
     }
     for (const task of this.tasks.values()) this.frontier.kick(task);
+    this.cluster?.start(() => this.store, this.clusterHooks());
+  }
+
+  /** This Host's name among the Hosts sharing a PostgreSQL history (undefined on an embedded store). */
+  get hostId(): string | undefined {
+    return this.cluster?.hostId;
+  }
+
+  /**
+   * One round of the cluster keeper now (renew leases, stop Tasks another Host took, claim and
+   * adopt free ones), as its timer does every `renewEveryMs`; resolves when it is over. For tests
+   * and operators that moved leases by hand. A no-op on an embedded store.
+   */
+  async clusterTick(): Promise<void> {
+    await this.cluster?.tick(() => this.store, this.clusterHooks());
   }
 
   /** Creates a Task from a spec; fails `invalid_spec` (with the field path) or `task_exists`. */
@@ -121,7 +140,7 @@ export class Supervisor {
   async send(taskId: string, event: unknown, options: SendOptions = {}): Promise<SendResult> {
     this.serving();
     const task = this.tasks.get(taskId);
-    if (!task) return taskNotFound(taskId);
+    if (!task) return this.notHere(taskId);
     const withId =
       options.eventId && typeof event === 'object' && event !== null ? { ...event, eventId: options.eventId } : event;
     return task.send(withId, 'external', {});
@@ -230,8 +249,20 @@ export class Supervisor {
   }
 
   private async open(): Promise<void> {
-    const { purpose, streamWarnAt } = this.options;
-    this.store = openStore(this.root, { purpose: purpose ?? `supervisor pid ${process.pid}`, streamWarnAt });
+    const { purpose, streamWarnAt, store } = this.options;
+    if (store) this.cluster = await Cluster.join({ url: store, ...this.options.cluster });
+    try {
+      this.store = openStore(this.root, {
+        purpose: purpose ?? `supervisor pid ${process.pid}`,
+        streamWarnAt,
+        authority: this.cluster?.journal,
+      });
+      await this.cluster?.prepare(this.store);
+    } catch (error) {
+      await this.cluster?.leave();
+      this.cluster = undefined;
+      throw error;
+    }
   }
 
   private async validate(): Promise<BootSummary> {
@@ -261,6 +292,7 @@ export class Supervisor {
     await this.options.effects?.close?.();
     await this.checkpointer.stop(this.tasks.values());
     for (const task of this.tasks.values()) task.stop();
+    await this.cluster?.leave();
     await this.store?.close();
     this.store = undefined;
   }
@@ -283,10 +315,64 @@ export class Supervisor {
       readSource: effects?.readSource
         ? (location, context) => effects.readSource!({ taskId, context, spec }, location)
         : undefined,
+      onStoreRefusal: (code) => {
+        if (!this.cluster) return;
+        // Another Host holds the Task now; or the write's outcome is unknown, so the mirror may
+        // lag the authority: serve it again only once copied anew.
+        if (code === 'lease_lost') this.lose(taskId);
+        if (code === 'storage_failed') {
+          this.lose(taskId, false);
+          this.cluster.markForReload(taskId);
+        }
+      },
     });
     this.tasks.set(taskId, task);
     this.specs.set(taskId, spec);
     return task;
+  }
+
+  /** A refusal for a Task this Host does not serve: on a cluster, `task_elsewhere` names the Host that holds it. */
+  private async notHere(taskId: string): Promise<SendResult> {
+    const owner = await this.cluster?.journal.owner(taskId).catch(() => undefined);
+    if (owner === undefined) return taskNotFound(taskId);
+    return {
+      admitted: false,
+      written: false,
+      code: 'task_elsewhere',
+      detail: `task ${taskId} is served by ${owner ?? 'no Host right now (its lease is free)'}; send it there`,
+      revision: 0,
+      state: 'unknown',
+    };
+  }
+
+  /** Stops serving a Task (another Host took it); `drop` also forgets its lease here. */
+  private lose(taskId: string, drop = true): void {
+    const task = this.tasks.get(taskId);
+    if (drop) this.cluster?.journal.drop(taskId);
+    if (!task) return;
+    this.tasks.delete(taskId);
+    this.specs.delete(taskId);
+    this.frontier.abort(taskId, new HostError('lease_lost', `task ${taskId} is no longer served by this Host`));
+    this.deadlines.forget(taskId);
+    task.stop();
+  }
+
+  private clusterHooks(): ClusterHooks {
+    return {
+      serves: (taskId) => this.tasks.has(taskId),
+      lost: (taskId) => this.lose(taskId),
+      adopt: async (taskId) => {
+        if (this.status !== 'serving') return;
+        const store = this.store!;
+        const { task, findings } = rebuildTask(store, taskId);
+        if (!task) throw new HostError(findings[0]?.code ?? 'boot_failed', findings[0]?.message ?? `task ${taskId}`);
+        const spec = task.spec ?? TaskSpec.parse(store.getObject(task.snapshot.context.specDigest!, 'task-spec').body);
+        const actor = this.track(taskId, task.snapshot, task.revision, spec);
+        await this.frontier.reconcile([actor]);
+        await this.deadlines.boot([actor]);
+        this.frontier.kick(actor);
+      },
+    };
   }
 
   private committed(committed: Committed): void {

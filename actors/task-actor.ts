@@ -35,6 +35,8 @@ export interface TaskActorOptions {
    * Host's effects know the workspace and the world); without one only the Goal is re-validated.
    */
   readSource?: ((location: SourceLocation, context: TaskContext) => Promise<string | null>) | undefined;
+  /** Told of every store failure of an append (the event is refused with its code): the Supervisor stops serving a Task whose lease was lost. */
+  onStoreRefusal?: ((code: StoreError['code']) => void) | undefined;
 }
 
 /**
@@ -270,7 +272,10 @@ export class TaskActor {
         },
       });
     } catch (error) {
-      if (error instanceof StoreError) return this.refuse({ code: hostCodeOf(error.code), detail: error.message });
+      if (error instanceof StoreError) {
+        this.options.onStoreRefusal?.(error.code);
+        return this.refuse({ code: hostCodeOf(error.code), detail: error.message });
+      }
       throw error;
     }
     if (appended.duplicate) return this.duplicate(appended.revision);

@@ -1,6 +1,7 @@
 export { RECOVERY_FINDING_CODES, type RecoveryFindingCode, type Finding } from './errors.js';
 export {
   rebuildAll,
+  rebuildTask,
   verifyStore,
   headWeights,
   headTotals,

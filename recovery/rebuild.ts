@@ -61,6 +61,21 @@ export function rebuildAll(
 }
 
 /**
+ * Rebuilds and checks one Task as `rebuildAll` does every Task (without the cross-Task identity
+ * check, which the authority's claims enforce when several Hosts share a history): for a Host
+ * taking a Task over. Findings are returned, not thrown; `task` is absent when there are any.
+ */
+export function rebuildTask(store: EventStore, taskId: string): { task?: RebuiltTask; findings: Finding[] } {
+  const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS);
+  let rebuilt: RebuiltTask | undefined;
+  verifyStore(store, verifier, { from: taskId, to: `${taskId}\u0000` }, true, (task) => {
+    rebuilt = rebuiltOf(task, task.snapshot!);
+  });
+  const findings = verifier.findings;
+  return findings.length === 0 && rebuilt ? { task: rebuilt, findings } : { findings };
+}
+
+/**
  * Verifies every Task whose id is in [from, to): each stream read by one cursor, then Tasks that
  * have a head but no events at all. Calls `onTask` for each Task that passed every check.
  */

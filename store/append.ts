@@ -1,3 +1,4 @@
+import type { StoreAuthority } from './authority.js';
 import { digestOf, sha256 } from './canonical.js';
 import type { StoreDatabases } from './databases.js';
 import { StoreError } from './errors.js';
@@ -50,13 +51,14 @@ export async function appendEvent(
   streamWarnAt: number,
   input: AppendInput,
   inFlight: AppendsInFlight,
+  authority?: StoreAuthority,
 ): Promise<AppendResult> {
   const { taskId } = input;
   const before = inFlight.streams.get(taskId);
   const settled = () => undefined;
   const run = before
-    ? before.then(settled, settled).then(() => appendChecked(store, dbs, streamWarnAt, input, inFlight))
-    : appendChecked(store, dbs, streamWarnAt, input, inFlight);
+    ? before.then(settled, settled).then(() => appendChecked(store, dbs, streamWarnAt, input, inFlight, authority))
+    : appendChecked(store, dbs, streamWarnAt, input, inFlight, authority);
   inFlight.streams.set(taskId, run);
   try {
     return await run;
@@ -79,6 +81,7 @@ async function appendChecked(
   streamWarnAt: number,
   input: AppendInput,
   inFlight: AppendsInFlight,
+  authority: StoreAuthority | undefined,
 ): Promise<AppendResult> {
   const prepared = (input.objects ?? []).map((o) => store.prepareObject(o));
   if (input.prepared) prepared.push(...input.prepared);
@@ -120,6 +123,21 @@ async function appendChecked(
   const claimed = exclusive.map(claimKey).filter((key) => !inFlight.claims.has(key));
   for (const key of claimed) inFlight.claims.set(key, taskId);
   try {
+    if (authority) {
+      // The authority decides (fenced by the Host's lease there); this store only mirrors what it took.
+      const decided = await authority.commit({
+        taskId,
+        expectedRevision,
+        revision,
+        record,
+        digest,
+        objects: prepared,
+        blobs,
+        claims: (input.claims ?? []).map((claim) => ({ ...claim, exclusive: EXCLUSIVE_CLAIMS.has(claim.kind) })),
+        projection: input.projection,
+      });
+      if (decided.duplicate) return { revision, digest: decided.digest, duplicate: true };
+    }
     const written = await durable(
       dbs.env,
       dbs.events.ifNoExists([taskId, revision], () => {

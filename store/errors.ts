@@ -16,6 +16,7 @@ export const STORE_ERROR_CODES = [
   'object_invalid',
   'record_corrupt',
   'storage_failed',
+  'lease_lost',
 ] as const;
 export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number];
 

@@ -1,12 +1,13 @@
 import type { Database, RootDatabase } from 'lmdb';
 import { join } from 'node:path';
 import { AppendsInFlight, appendEvent, type AppendInput, type AppendResult } from './append.js';
-import { sha256, sha256Bytes } from './canonical.js';
+import type { StoreAuthority } from './authority.js';
+import { digestOf, sha256, sha256Bytes } from './canonical.js';
 import { EVENT_STRUCTURES, borrowBytes, openDatabases, type StoreDatabases } from './databases.js';
 import { StoreError } from './errors.js';
 import { isCanonicalObjectBytes, objectMatches, objectValue, type RawObject } from './object-bytes.js';
 import { prepareObject, type NewObject, type ObjectKinds, type PreparedObject } from './prepare-object.js';
-import { decodeOrFail, parseOrFail } from './record-read.js';
+import { decodeOrFail, durable, parseOrFail } from './record-read.js';
 import { EventRecord, Head, IndexEntry, Projection, StreamWarning, safeParseHead, type IndexKind } from './records.js';
 import { checkFormat } from './state-root.js';
 import { acquireLock } from './state-lock.js';
@@ -22,6 +23,22 @@ export interface OpenOptions {
   streamWarnAt?: number;
   /** Who holds the lock (shown to a second opener). */
   purpose?: string;
+  /**
+   * Where appends are decided when several Hosts share one history (store/postgres/): this store
+   * then mirrors the Tasks its Host owns, written after the authority committed.
+   */
+  authority?: StoreAuthority;
+}
+
+/** One Task as the authority holds it, to be copied into a mirror (`EventStore.copyIn`). */
+export interface TaskCopyIn {
+  taskId: string;
+  /** Events after the mirror's head, in revision order. */
+  events: ReadonlyArray<{ revision: number; digest: string; record: EventRecord }>;
+  projection: Projection | undefined;
+  objects: ReadonlyArray<{ digest: string; bytes: Uint8Array }>;
+  blobs: ReadonlyArray<{ digest: string; bytes: Uint8Array }>;
+  claims: ReadonlyArray<{ kind: IndexKind; key: string; entry: IndexEntry }>;
 }
 
 const MAX_REVISION = Number.MAX_SAFE_INTEGER;
@@ -55,6 +72,7 @@ export class EventStore {
     private readonly kinds: ObjectKinds,
     private readonly streamWarnAt: number,
     private readonly release: () => void,
+    private readonly authority: StoreAuthority | undefined,
   ) {
     this.env = dbs.env;
     this.objects = dbs.objects;
@@ -74,7 +92,8 @@ export class EventStore {
     const release = readOnly ? () => {} : acquireLock(options.root, options.purpose ?? 'ordivon');
     try {
       const dbs = openDatabases(options.root, readOnly);
-      return new EventStore(options.root, readOnly, dbs, options.kinds, options.streamWarnAt ?? 10_000, release);
+      const { kinds, streamWarnAt, authority } = options;
+      return new EventStore(options.root, readOnly, dbs, kinds, streamWarnAt ?? 10_000, release, authority);
     } catch (error) {
       release();
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
@@ -264,7 +283,69 @@ export class EventStore {
    */
   async append(input: AppendInput): Promise<AppendResult> {
     this.writable();
-    return appendEvent(this, this.dbs, this.streamWarnAt, input, this.inFlight);
+    return appendEvent(this, this.dbs, this.streamWarnAt, input, this.inFlight, this.authority);
+  }
+
+  /** Whether appends are decided by an authority (several Hosts on one history) rather than here. */
+  get mirrored(): boolean {
+    return this.authority !== undefined;
+  }
+
+  /**
+   * Copies a Task from the authority into this mirror, after its head: the events must continue
+   * the stream stored here (each `prev` the digest before it, each digest its record's), or
+   * nothing is written and it fails `record_corrupt`. Durable when it resolves.
+   */
+  async copyIn(copy: TaskCopyIn): Promise<void> {
+    this.writable();
+    const { taskId } = copy;
+    let head = this.head(taskId);
+    for (const { revision, digest, record } of copy.events) {
+      const expected = (head?.revision ?? 0) + 1;
+      if (revision !== expected || record.prev !== (head?.digest ?? null) || digestOf(record) !== digest)
+        throw new StoreError(
+          'record_corrupt',
+          `task ${taskId} revision ${revision} from the authority does not continue this store's stream at ${expected - 1}`,
+          { taskId, revision },
+        );
+      head = { revision, digest };
+    }
+    const dbs = this.dbs;
+    await durable(
+      dbs.env,
+      dbs.env.transaction(() => {
+        for (const { digest, bytes } of copy.objects)
+          if (!dbs.objects.doesExist(digest)) void dbs.objects.put(digest, Buffer.from(bytes));
+        for (const { digest, bytes } of copy.blobs)
+          if (!dbs.blobs.doesExist(digest)) void dbs.blobs.put(digest, Buffer.from(bytes));
+        for (const { revision, record } of copy.events) void dbs.events.put([taskId, revision], record);
+        if (head) void dbs.heads.put(taskId, head);
+        for (const { kind, key, entry } of copy.claims) void dbs.indexes.put([kind, key, taskId], entry);
+        if (copy.projection) void dbs.projections.put(taskId, copy.projection);
+      }),
+      { taskId },
+    );
+  }
+
+  /** Removes a Task's stream, head, projection and claims from this mirror (its objects stay: they are content-addressed). */
+  async forget(taskId: string): Promise<void> {
+    this.writable();
+    const dbs = this.dbs;
+    const claims = [...dbs.indexes.getKeys({ start: ['', '', ''], end: ['\uffff', '', ''] })].filter(
+      (key) => key[2] === taskId,
+    );
+    await durable(
+      dbs.env,
+      dbs.env.transaction(() => {
+        for (const { key } of dbs.events.getRange({ start: [taskId, 0], end: [taskId, MAX_REVISION] }))
+          void dbs.events.remove(key);
+        void dbs.heads.remove(taskId);
+        void dbs.projections.remove(taskId);
+        for (const key of claims) void dbs.indexes.remove(key);
+        void dbs.meta.remove(['warning', taskId]);
+      }),
+      { taskId },
+    );
   }
 
   // ---- values as stored, for verification (recovery/, doctor) ----------------------------------

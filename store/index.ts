@@ -1,4 +1,5 @@
-export { EventStore, type OpenOptions } from './event-store.js';
+export { EventStore, type OpenOptions, type TaskCopyIn } from './event-store.js';
+export type { StoreAuthority, AuthorityCommit } from './authority.js';
 export type { AppendInput, AppendResult } from './append.js';
 export { prepareObject, type NewObject, type PreparedObject, type ObjectKinds } from './prepare-object.js';
 export type { StoreDatabases } from './databases.js';

@@ -1,4 +1,5 @@
 import { openHost } from '../../actors/host.js';
+import { redact } from '../../store/postgres/index.js';
 import { HostError } from '../../actors/errors.js';
 import {
   createSupervisor,
@@ -86,6 +87,32 @@ export const serve = command({
       "the inspector's WebSocket",
       z.string().min(1, 'must not be empty').default('ws://127.0.0.1:8080'),
     ),
+    store: stringFlag(
+      'URL',
+      'postgres://…: share Tasks with other Hosts on one PostgreSQL database (else ORDIVON_STORE; default the embedded store)',
+      z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL')
+        .optional(),
+    ),
+    'host-id': stringFlag(
+      'ID',
+      "with --store, this Host's name in lease rows (default <hostname>-<pid>-<random>)",
+      z
+        .string()
+        .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 'letters, digits, . _ : - (not first), at most 128')
+        .optional(),
+    ),
+    'lease-ms': stringFlag(
+      'N',
+      'with --store, how long a Task stays with a silent Host before another takes it (default 10000)',
+      z
+        .string()
+        .regex(/^[0-9]+$/, 'expected a whole number of milliseconds, at least 100')
+        .transform(Number)
+        .refine((n) => n >= 100, 'expected a whole number of milliseconds, at least 100')
+        .optional(),
+    ),
     recovery: stringFlag(
       'full|checkpoint',
       'boot by replaying every event, or from verified checkpoints',
@@ -111,6 +138,12 @@ export const serve = command({
     const listener: Listener =
       values.socket !== undefined ? { kind: 'socket', path: values.socket } : { kind: 'tcp', host: values.host, port };
     const state = resolveStateRoot(values.state);
+    const store = storeUrl(values.store);
+    if (store === undefined && (values['host-id'] !== undefined || values['lease-ms'] !== undefined))
+      throw new CliError('usage', '--host-id and --lease-ms: only with --store (or ORDIVON_STORE)', {
+        exit: EXIT.usage,
+        path: values['host-id'] !== undefined ? '--host-id' : '--lease-ms',
+      });
     const say = (text: string) => {
       if (!io.json) io.err(text);
     };
@@ -120,6 +153,15 @@ export const serve = command({
       state,
       purpose: `ordivon serve pid ${process.pid}`,
       recovery,
+      ...(store
+        ? {
+            store,
+            cluster: {
+              ...(values['host-id'] !== undefined ? { hostId: values['host-id'] } : {}),
+              ...(values['lease-ms'] !== undefined ? { leaseMs: values['lease-ms'] } : {}),
+            },
+          }
+        : {}),
       ...(checkpointEvery !== undefined ? { checkpointEvery } : {}),
       ...(inspector ? { inspect: inspector.inspect } : {}),
       // A long history takes a while to verify: say how far it got (every 2 s; nothing with --json).
@@ -154,6 +196,8 @@ export const serve = command({
       ...(service.listener.kind === 'socket' ? { socket: service.listener.path } : { port: service.listener.port }),
       pid: process.pid,
       state,
+      store: store ? redact(store) : 'embedded',
+      hostId: supervisor.hostId ?? null,
       harnesses: opened.label,
       config: harnesses.kind === 'config' ? harnesses.loaded.file : null,
       tokenRequired: token !== undefined,
@@ -172,7 +216,7 @@ export const serve = command({
     if (io.json) io.out(JSON.stringify({ listening: ready }));
     else {
       say(
-        `ordivon serve: ${ready.url}${'socket' in ready ? ` (socket ${ready.socket})` : ''}, state ${state}, harnesses ${ready.harnesses}`,
+        `ordivon serve: ${ready.url}${'socket' in ready ? ` (socket ${ready.socket})` : ''}, state ${state}${ready.hostId ? `, store ${ready.store} as ${ready.hostId}` : ''}, harnesses ${ready.harnesses}`,
       );
       if (ready.boot) say(`ordivon serve: validated ${bootLine(ready.boot)}`);
       if (service.listener.kind === 'tcp' && !token) say(`page: ${ready.url}/`);
@@ -191,6 +235,19 @@ export const serve = command({
     return EXIT.ok;
   },
 });
+
+/** `--store`, else `ORDIVON_STORE` (checked like the flag: `usage` naming it), else undefined: the embedded store. */
+function storeUrl(flag: string | undefined): string | undefined {
+  if (flag !== undefined) return flag;
+  const env = process.env.ORDIVON_STORE;
+  if (env === undefined || env === '') return undefined;
+  if (!/^postgres(ql)?:\/\//.test(env))
+    throw new CliError('usage', 'ORDIVON_STORE: expected a postgres:// or postgresql:// URL', {
+      exit: EXIT.usage,
+      path: 'ORDIVON_STORE',
+    });
+  return env;
+}
 
 /**
  * Which harnesses the flags ask for: at most one of `--config`, `--demo-harnesses`,

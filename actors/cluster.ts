@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { StoreError, type EventStore } from '../store/index.js';
+import { PgJournal, DEFAULT_LEASE_MS, redact } from '../store/postgres/index.js';
+import { HostError, hostErrorOf } from './errors.js';
+
+/** How a Host joins several others on one PostgreSQL history (`createSupervisor({ store })`). */
+export interface ClusterOptions {
+  /** `postgres://…`: the shared history (`--store`, `ORDIVON_STORE`). */
+  url: string;
+  /** This Host's name in lease and job rows; default `<hostname>-<pid>-<random>` (unique per process). */
+  hostId?: string | undefined;
+  /** A lease's length on the database clock (default 10 s): how long a silent Host keeps its Tasks. */
+  leaseMs?: number | undefined;
+  /** How often leases are renewed and free Tasks claimed (default a third of the lease). */
+  renewEveryMs?: number | undefined;
+  /** Client-side limit on one statement, so a blackholed connection fails instead of hanging (default: the lease). */
+  statementTimeoutMs?: number | undefined;
+}
+
+/** What the Supervisor does when the cluster hands it a Task or takes one away. */
+export interface ClusterHooks {
+  /** A Task this Host now holds and whose events are in the mirror: rebuild and serve it. */
+  adopt(taskId: string): Promise<void>;
+  /** A Task another Host took (or this Host gave up): stop serving it at once. */
+  lost(taskId: string): void;
+  /** Whether the Supervisor serves the Task now. */
+  serves(taskId: string): boolean;
+}
+
+export function isPostgresUrl(value: string): boolean {
+  return /^postgres(ql)?:\/\//.test(value);
+}
+
+export function defaultHostId(): string {
+  return `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+}
+
+/**
+ * This Host's membership of a cluster sharing one PostgreSQL history (docs/many-hosts.md): the
+ * local store mirrors the Tasks it holds; a keeper renews their leases, notices the ones another
+ * Host took (the Task stops here) and claims Tasks whose lease expired — a Host that died or
+ * stopped answering — copying each into the mirror before the Supervisor rebuilds it. Time only
+ * decides who may take a Task over; safety comes from the epoch every append is fenced with.
+ */
+export class Cluster {
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private stopped = false;
+  /** Tasks to copy again from the authority before serving them (a write's outcome was unknown). */
+  private readonly reload = new Set<string>();
+
+  private constructor(
+    readonly journal: PgJournal,
+    private readonly renewEveryMs: number,
+  ) {}
+
+  static async join(options: ClusterOptions): Promise<Cluster> {
+    const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    try {
+      const journal = await PgJournal.open({
+        url: options.url,
+        hostId: options.hostId ?? defaultHostId(),
+        leaseMs,
+        statementTimeoutMs: options.statementTimeoutMs ?? leaseMs,
+      });
+      return new Cluster(journal, options.renewEveryMs ?? Math.max(50, Math.floor(leaseMs / 3)));
+    } catch (error) {
+      if (error instanceof StoreError) throw hostErrorOf(error);
+      throw new HostError('storage_failed', `cannot join ${redact(options.url)}: ${(error as Error).message}`);
+    }
+  }
+
+  get hostId(): string {
+    return this.journal.hostId;
+  }
+
+  /**
+   * Before validation: claims every free Task, drops from the mirror the Tasks this Host no longer
+   * holds, and copies the held ones up to the authority's head. Validation then checks exactly the
+   * Tasks this Host serves.
+   */
+  async prepare(store: EventStore): Promise<void> {
+    await this.journal.claim();
+    for (const taskId of store.taskIds()) if (!this.journal.holds(taskId)) await store.forget(taskId);
+    for (const { taskId } of this.journal.leases()) await this.copy(store, taskId);
+  }
+
+  /** Starts the keeper (after the Supervisor serves). */
+  start(store: () => EventStore | undefined, hooks: ClusterHooks): void {
+    const run = () => {
+      if (this.stopped) return;
+      this.ticking = this.tick(store, hooks).finally(() => {
+        this.ticking = undefined;
+        if (!this.stopped) this.timer = setTimeout(run, this.renewEveryMs);
+      });
+    };
+    this.timer = setTimeout(run, this.renewEveryMs);
+  }
+
+  /**
+   * One keeper round: renew (Tasks whose epoch moved are lost here), copy again the Tasks marked
+   * for reload, claim free Tasks and adopt them. Never throws: a database that cannot be reached
+   * is tried again next round (the leases run out meanwhile, and the Tasks move to a Host that can).
+   */
+  async tick(store: () => EventStore | undefined, hooks: ClusterHooks): Promise<void> {
+    try {
+      for (const taskId of await this.journal.renew()) hooks.lost(taskId);
+      const open = store();
+      if (!open || this.stopped) return;
+      for (const taskId of [...this.reload]) {
+        this.reload.delete(taskId);
+        if (!this.journal.holds(taskId)) continue;
+        await open.forget(taskId);
+        await this.copy(open, taskId);
+        await hooks.adopt(taskId);
+      }
+      for (const { taskId } of await this.journal.claim()) {
+        if (this.stopped) return;
+        if (hooks.serves(taskId)) hooks.lost(taskId);
+        await this.copy(open, taskId);
+        await hooks.adopt(taskId);
+      }
+    } catch {
+      // Unreachable database or a Task that cannot be copied: the next round tries again.
+    }
+  }
+
+  /** A write to `taskId` failed with its outcome unknown: serve it again only after copying it from the authority. */
+  markForReload(taskId: string): void {
+    this.reload.add(taskId);
+  }
+
+  /** Stops the keeper, releases every lease (another Host may take the Tasks at once) and leaves. */
+  async leave(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.ticking;
+    try {
+      await this.journal.release();
+      await this.journal.leave();
+    } catch {
+      // Unreachable: the leases run out on their own.
+    }
+    await this.journal.close().catch(() => undefined);
+  }
+
+  /** Copies a Task from the authority into the mirror, after what the mirror holds (all of it when they disagree). */
+  private async copy(store: EventStore, taskId: string): Promise<void> {
+    const after = store.head(taskId)?.revision ?? 0;
+    try {
+      await store.copyIn(await this.journal.copyTask(taskId, after));
+    } catch (error) {
+      if (!(error instanceof StoreError) || error.code !== 'record_corrupt' || after === 0) throw error;
+      await store.forget(taskId);
+      await store.copyIn(await this.journal.copyTask(taskId, 0));
+    }
+  }
+}

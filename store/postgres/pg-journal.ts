@@ -1,0 +1,397 @@
+import pg from 'pg';
+import { z } from 'zod';
+import type { AuthorityCommit, StoreAuthority } from '../authority.js';
+import { StoreError } from '../errors.js';
+import type { TaskCopyIn } from '../event-store.js';
+import { EventRecord, IndexKind, Projection } from '../records.js';
+import { SCHEMA_SQL, SCHEMA_VERSION } from './schema.js';
+
+export interface PgJournalOptions {
+  /** `postgres://…` */
+  url: string;
+  /** This Host's name in lease rows, job rows and the hosts table; unique among live Hosts. */
+  hostId: string;
+  /** How long a lease lasts without renewal (database clock). */
+  leaseMs?: number;
+  /** Connections in the pool (appends of different Tasks run in parallel, one per connection). */
+  poolSize?: number;
+  /** Client-side limit on one statement: a blackholed connection fails instead of hanging. */
+  statementTimeoutMs?: number;
+}
+
+export const DEFAULT_LEASE_MS = 10_000;
+
+/** A Task whose lease this Host holds, at the epoch it was acquired with. */
+export interface HeldLease {
+  taskId: string;
+  epoch: number;
+}
+
+/** Everything of one Task a Host needs in its mirror, after a revision (what `EventStore.copyIn` takes). */
+export type TaskCopy = TaskCopyIn;
+
+const TaskRow = z.object({ task_id: z.string(), lease_epoch: z.coerce.number().int().positive() });
+const EventRow = z.object({
+  revision: z.coerce.number().int().positive(),
+  digest: z.string(),
+  record: z.string(),
+});
+const BytesRow = z.object({ digest: z.string(), bytes: z.instanceof(Uint8Array) });
+const ClaimRow = z.object({
+  kind: IndexKind,
+  key: z.string(),
+  revision: z.coerce.number().int().positive(),
+  digest: z.string().nullable(),
+});
+const ProjectionRow = z.object({ record: z.string() });
+
+/** Our own SQLSTATEs raised by `ordivon_append` (schema.ts). */
+const RAISED: Record<string, 'lease_lost' | 'revision_conflict' | 'identity_conflict'> = {
+  OR001: 'lease_lost',
+  OR002: 'revision_conflict',
+  OR003: 'identity_conflict',
+};
+
+/**
+ * The shared history on PostgreSQL, and this Host's leases on it. Every append is one call of
+ * `ordivon_append` (one round trip, one transaction): the lease epoch this Host acquired the Task
+ * with is compared there, beside the revision, so a Host that lost the Task — paused past its
+ * lease, partitioned, or simply slower — writes nothing and hears `lease_lost`.
+ */
+export class PgJournal implements StoreAuthority {
+  readonly hostId: string;
+  readonly leaseMs: number;
+  /** The epoch of each Task this Host holds. */
+  private readonly held = new Map<string, number>();
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    options: PgJournalOptions,
+  ) {
+    this.hostId = options.hostId;
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  }
+
+  /** Connects, creates the tables when absent (`format_unknown` for another schema version) and registers this Host. */
+  static async open(options: PgJournalOptions): Promise<PgJournal> {
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.poolSize ?? 8,
+      ...(options.statementTimeoutMs ? { query_timeout: options.statementTimeoutMs } : {}),
+      connectionTimeoutMillis: options.statementTimeoutMs ?? 10_000,
+    });
+    // An idle client's connection error (the server went away) must not crash the Host: the next query fails instead.
+    pool.on('error', () => undefined);
+    const journal = new PgJournal(pool, options);
+    try {
+      await journal.ensureSchema();
+      await journal.heartbeat();
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw storeErrorOf(error, { url: redact(options.url) });
+    }
+    return journal;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  private async ensureSchema(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      // One creator at a time: Hosts starting together on an empty database would otherwise race
+      // in CREATE … IF NOT EXISTS. A transaction-scoped lock, for the DDL only (fencing never uses one).
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock(7070701)');
+      await client.query(SCHEMA_SQL);
+      await client.query(`INSERT INTO ordivon_meta (name, value) VALUES ('schema', $1) ON CONFLICT (name) DO NOTHING`, [
+        String(SCHEMA_VERSION),
+      ]);
+      const found = await client.query(`SELECT value FROM ordivon_meta WHERE name = 'schema'`);
+      await client.query('COMMIT');
+      const version = z.object({ value: z.string() }).parse(found.rows[0]).value;
+      if (version !== String(SCHEMA_VERSION))
+        throw new StoreError('format_unknown', `the database has schema ${version}; this Host reads ${SCHEMA_VERSION}`);
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  // ---- leases ----------------------------------------------------------------------------------
+
+  /** Tasks this Host holds, with the epoch of each. */
+  leases(): HeldLease[] {
+    return [...this.held].map(([taskId, epoch]) => ({ taskId, epoch }));
+  }
+
+  holds(taskId: string): boolean {
+    return this.held.has(taskId);
+  }
+
+  /**
+   * Takes up to `limit` Tasks nobody holds or whose lease expired (database clock), each at a new
+   * epoch. Rows an append holds are skipped (`SKIP LOCKED`): the next claim takes them.
+   */
+  async claim(limit = 1000): Promise<HeldLease[]> {
+    const { rows } = await this.query(
+      `WITH free AS (
+         SELECT task_id FROM ordivon_tasks
+         WHERE revision > 0 AND (lease_owner IS NULL OR lease_until < now())
+         ORDER BY task_id LIMIT $2 FOR UPDATE SKIP LOCKED),
+       claimed AS (
+         UPDATE ordivon_tasks t SET lease_owner = $1, lease_epoch = t.lease_epoch + 1,
+           lease_until = now() + $3 * interval '1 millisecond'
+         FROM free WHERE t.task_id = free.task_id
+         RETURNING t.task_id, t.lease_epoch),
+       logged AS (
+         INSERT INTO ordivon_lease_log (task_id, lease_epoch, host_id, at)
+         SELECT task_id, lease_epoch, $1, now() FROM claimed)
+       SELECT task_id, lease_epoch FROM claimed`,
+      [this.hostId, limit, this.leaseMs],
+    );
+    const taken = rows.map((row) => TaskRow.parse(row)).map((r) => ({ taskId: r.task_id, epoch: r.lease_epoch }));
+    for (const { taskId, epoch } of taken) this.held.set(taskId, epoch);
+    return taken;
+  }
+
+  /** Extends every lease still held at its epoch; returns the Tasks whose lease was lost (another Host took them). */
+  async renew(): Promise<string[]> {
+    const held = this.leases();
+    if (held.length === 0) {
+      await this.heartbeat();
+      return [];
+    }
+    const { rows } = await this.query(
+      `WITH renewed AS (
+         UPDATE ordivon_tasks t SET lease_until = now() + $4 * interval '1 millisecond'
+         FROM unnest($2::text[], $3::bigint[]) AS h(task_id, epoch)
+         WHERE t.task_id = h.task_id AND t.lease_owner = $1 AND t.lease_epoch = h.epoch
+         RETURNING t.task_id),
+       beat AS (
+         UPDATE ordivon_hosts SET heartbeat_until = now() + $4 * interval '1 millisecond' WHERE host_id = $1)
+       SELECT task_id FROM renewed`,
+      [this.hostId, held.map((h) => h.taskId), held.map((h) => h.epoch), this.leaseMs],
+    );
+    const kept = new Set(rows.map((row) => z.object({ task_id: z.string() }).parse(row).task_id));
+    const lost = held.filter((h) => !kept.has(h.taskId)).map((h) => h.taskId);
+    for (const taskId of lost) this.held.delete(taskId);
+    return lost;
+  }
+
+  /** Gives Tasks up (drain): another Host may claim them at once. */
+  async release(taskIds: string[] = [...this.held.keys()]): Promise<void> {
+    const held = taskIds.flatMap((taskId) => {
+      const epoch = this.held.get(taskId);
+      return epoch === undefined ? [] : [{ taskId, epoch }];
+    });
+    for (const { taskId } of held) this.held.delete(taskId);
+    if (held.length === 0) return;
+    await this.query(
+      `UPDATE ordivon_tasks t SET lease_owner = NULL, lease_until = now()
+       FROM unnest($2::text[], $3::bigint[]) AS h(task_id, epoch)
+       WHERE t.task_id = h.task_id AND t.lease_owner = $1 AND t.lease_epoch = h.epoch`,
+      [this.hostId, held.map((h) => h.taskId), held.map((h) => h.epoch)],
+    );
+  }
+
+  /** Forgets a lease locally (after `lease_lost`), so this Host stops renewing it. */
+  drop(taskId: string): void {
+    this.held.delete(taskId);
+  }
+
+  /** Records that this Host is alive until now + the lease time (database clock). */
+  async heartbeat(): Promise<void> {
+    await this.query(
+      `INSERT INTO ordivon_hosts (host_id, pid, started_at, heartbeat_until) VALUES ($1, $2, now(), now() + $3 * interval '1 millisecond')
+       ON CONFLICT (host_id) DO UPDATE SET pid = EXCLUDED.pid, heartbeat_until = EXCLUDED.heartbeat_until, stopped = false`,
+      [this.hostId, process.pid, this.leaseMs],
+    );
+  }
+
+  /** Whether a Host's heartbeat is current (database clock); false for a Host never seen or stopped. */
+  async hostAlive(hostId: string): Promise<boolean> {
+    const { rows } = await this.query(
+      `SELECT (heartbeat_until >= now() AND NOT stopped) AS alive FROM ordivon_hosts WHERE host_id = $1`,
+      [hostId],
+    );
+    return rows.length > 0 && z.object({ alive: z.boolean() }).parse(rows[0]).alive;
+  }
+
+  /** Marks this Host stopped (after its leases were released). */
+  async leave(): Promise<void> {
+    await this.query(`UPDATE ordivon_hosts SET stopped = true, heartbeat_until = now() WHERE host_id = $1`, [
+      this.hostId,
+    ]);
+  }
+
+  // ---- appends -----------------------------------------------------------------------------------
+
+  async commit(append: AuthorityCommit): Promise<{ duplicate: false } | { duplicate: true; digest: string }> {
+    const { taskId, expectedRevision, record, claims } = append;
+    const epoch = this.held.get(taskId) ?? 0;
+    if (expectedRevision > 0 && epoch === 0)
+      throw new StoreError('lease_lost', `this Host (${this.hostId}) holds no lease on task ${taskId}`, {
+        taskId,
+        revision: append.revision,
+      });
+    let stored: string | null;
+    try {
+      const { rows } = await this.pool.query(
+        `SELECT ordivon_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) AS stored`,
+        [
+          taskId,
+          expectedRevision,
+          this.hostId,
+          epoch,
+          this.leaseMs,
+          record.id,
+          append.digest,
+          JSON.stringify(record),
+          record.refs,
+          append.objects.map((o) => o.digest),
+          append.objects.map((o) => Buffer.from(o.text)),
+          append.blobs.map((b) => b.digest),
+          append.blobs.map((b) => Buffer.from(b.bytes)),
+          claims.map((c) => c.kind),
+          claims.map((c) => c.key),
+          claims.map((c) => c.digest ?? null),
+          claims.map((c) => c.exclusive),
+          JSON.stringify(append.projection),
+        ],
+      );
+      stored = z.object({ stored: z.string().nullable() }).parse(rows[0]).stored;
+    } catch (error) {
+      const details = { taskId, revision: append.revision };
+      const code = RAISED[(error as { code?: string }).code ?? ''];
+      if (code === 'lease_lost') this.held.delete(taskId);
+      if (code) {
+        const detail = (error as { detail?: string }).detail ?? '';
+        throw new StoreError(
+          code,
+          (error as Error).message,
+          code === 'identity_conflict'
+            ? { ...details, owner: detail }
+            : code === 'revision_conflict'
+              ? { ...details, expectedRevision, revision: Number(detail) }
+              : details,
+          { retryable: code === 'revision_conflict' },
+        );
+      }
+      // Two appends racing for one exclusive key: the loser meets the unique index.
+      if ((error as { constraint?: string }).constraint === 'ordivon_claims_exclusive')
+        throw new StoreError('identity_conflict', (error as Error).message, details);
+      throw storeErrorOf(error, details);
+    }
+    if (expectedRevision === 0 && stored === null) this.held.set(taskId, 1);
+    return stored === null ? { duplicate: false } : { duplicate: true, digest: stored };
+  }
+
+  // ---- reads -------------------------------------------------------------------------------------
+
+  /** Who holds a Task's lease now: a Host id, null when nobody does (it is free or expired), undefined when there is no such Task. */
+  async owner(taskId: string): Promise<string | null | undefined> {
+    const { rows } = await this.query(
+      `SELECT CASE WHEN lease_until >= now() THEN lease_owner END AS owner FROM ordivon_tasks WHERE task_id = $1 AND revision > 0`,
+      [taskId],
+    );
+    return rows.length === 0 ? undefined : z.object({ owner: z.string().nullable() }).parse(rows[0]).owner;
+  }
+
+  /** Every Task's head revision (for listings of the whole cluster). */
+  async heads(): Promise<Map<string, { revision: number; owner: string | null }>> {
+    const { rows } = await this.query(`SELECT task_id, revision, lease_owner FROM ordivon_tasks WHERE revision > 0`);
+    const Row = z.object({ task_id: z.string(), revision: z.coerce.number(), lease_owner: z.string().nullable() });
+    return new Map(
+      rows.map((r) => Row.parse(r)).map((r) => [r.task_id, { revision: r.revision, owner: r.lease_owner }]),
+    );
+  }
+
+  /** A Task's events after revision `after`, its projection, claims and the objects it wrote or named. */
+  async copyTask(taskId: string, after = 0): Promise<TaskCopy> {
+    const client = await this.pool.connect();
+    try {
+      // One snapshot: events, projection and claims agree with each other.
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const events = await client.query(
+        `SELECT revision, digest, record FROM ordivon_events WHERE task_id = $1 AND revision > $2 ORDER BY revision`,
+        [taskId, after],
+      );
+      const projection = await client.query(`SELECT record FROM ordivon_projections WHERE task_id = $1`, [taskId]);
+      const claims = await client.query(`SELECT kind, key, revision, digest FROM ordivon_claims WHERE task_id = $1`, [
+        taskId,
+      ]);
+      const objects = await client.query(
+        `SELECT o.digest, o.bytes FROM ordivon_task_objects l JOIN ordivon_objects o USING (digest) WHERE l.task_id = $1`,
+        [taskId],
+      );
+      const blobs = await client.query(
+        `SELECT b.digest, b.bytes FROM ordivon_task_objects l JOIN ordivon_blobs b USING (digest) WHERE l.task_id = $1`,
+        [taskId],
+      );
+      await client.query('COMMIT');
+      const details = { taskId };
+      return {
+        taskId,
+        events: events.rows.map((row) => {
+          const { revision, digest, record } = EventRow.parse(row);
+          return { revision, digest, record: parseStored(EventRecord, record, { ...details, revision }) };
+        }),
+        projection:
+          projection.rows.length === 0
+            ? undefined
+            : parseStored(Projection, ProjectionRow.parse(projection.rows[0]).record, {
+                ...details,
+                object: 'projection',
+              }),
+        objects: objects.rows.map((row) => BytesRow.parse(row)),
+        blobs: blobs.rows.map((row) => BytesRow.parse(row)),
+        claims: claims.rows.map((row) => {
+          const { kind, key, revision, digest } = ClaimRow.parse(row);
+          return { kind, key, entry: digest === null ? { revision } : { revision, digest } };
+        }),
+      };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw storeErrorOf(error, { taskId });
+    } finally {
+      client.release();
+    }
+  }
+
+  private async query(text: string, values: unknown[] = []): Promise<pg.QueryResult> {
+    try {
+      return await this.pool.query(text, values);
+    } catch (error) {
+      throw storeErrorOf(error, {});
+    }
+  }
+}
+
+function parseStored<T>(schema: z.ZodType<T>, text: string, details: Record<string, unknown>): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new StoreError('record_corrupt', `stored record ${JSON.stringify(details)} is not JSON`, details);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success)
+    throw new StoreError('record_corrupt', `stored record ${JSON.stringify(details)} is malformed`, details);
+  return parsed.data;
+}
+
+/** A database failure (unreachable, timed out, refused): `storage_failed`, retryable; an append's outcome is then unknown. */
+function storeErrorOf(error: unknown, details: Record<string, unknown>): StoreError {
+  if (error instanceof StoreError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new StoreError('storage_failed', `PostgreSQL: ${message}`, details, { retryable: true, cause: error });
+}
+
+/** A connection string without its password, for messages. */
+export function redact(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+}
