@@ -55,6 +55,7 @@ export const HOST_ERROR_CODES = [
   // many Hosts (store/postgres/): another Host took the Task; this Host no longer holds it
   'lease_lost',
   'task_elsewhere',
+  'state_mirrored',
   // lifecycle
   'harness_unknown',
   'invalid_config',
@@ -106,6 +107,7 @@ const HOST_CODE_OF_STORE: Record<StoreErrorCode, HostErrorCode> = {
   record_corrupt: 'record_corrupt',
   storage_failed: 'storage_failed',
   lease_lost: 'lease_lost',
+  state_mirrored: 'state_mirrored',
 };
 
 /** The Host's code for a store code. */

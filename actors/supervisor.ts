@@ -335,6 +335,15 @@ export class Supervisor {
   private async notHere(taskId: string): Promise<SendResult> {
     const owner = await this.cluster?.journal.owner(taskId).catch(() => undefined);
     if (owner === undefined) return taskNotFound(taskId);
+    if (owner === this.cluster!.hostId)
+      return {
+        admitted: false,
+        written: false,
+        code: 'storage_failed',
+        detail: `task ${taskId} is being copied again from the database (an append's outcome was unknown); retry`,
+        revision: 0,
+        state: 'unknown',
+      };
     return {
       admitted: false,
       written: false,

@@ -17,6 +17,7 @@ export const STORE_ERROR_CODES = [
   'record_corrupt',
   'storage_failed',
   'lease_lost',
+  'state_mirrored',
 ] as const;
 export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number];
 

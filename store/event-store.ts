@@ -93,6 +93,7 @@ export class EventStore {
     try {
       const dbs = openDatabases(options.root, readOnly);
       const { kinds, streamWarnAt, authority } = options;
+      if (!readOnly) markMirror(options.root, dbs, authority !== undefined);
       return new EventStore(options.root, readOnly, dbs, kinds, streamWarnAt ?? 10_000, release, authority);
     } catch (error) {
       release();
@@ -400,4 +401,25 @@ export class EventStore {
     if (this.readOnly)
       throw new StoreError('read_only', `the store at ${this.root} is open read-only`, { root: this.root });
   }
+}
+
+const MIRROR_KEY: [string, string] = ['mirror', 'authority'];
+
+/**
+ * A state root that mirrors a shared history is written only through its authority: written
+ * directly (a CLI `send` while its Host is down), the mirror would run ahead of the database and
+ * no longer be a copy of it. The first writable open with an authority marks the root; a writable
+ * open without one is then refused `state_mirrored` (closing the environment again).
+ */
+function markMirror(root: string, dbs: StoreDatabases, withAuthority: boolean): void {
+  const marked = dbs.meta.get(MIRROR_KEY) !== undefined;
+  if (withAuthority && !marked) dbs.meta.putSync(MIRROR_KEY, true);
+  if (withAuthority || !marked) return;
+  const leave = enterEnvGate(join(root, 'lmdb'));
+  void dbs.env.close().finally(leave);
+  throw new StoreError(
+    'state_mirrored',
+    `the state root ${root} mirrors a Host's Tasks in a shared PostgreSQL history: write through that Host (ordivon serve --store …)`,
+    { root },
+  );
 }

@@ -146,6 +146,9 @@ describe('many Hosts on one PostgreSQL database', { skip: part.skip }, () => {
       } finally {
         await a2.stop();
       }
+      // The mirror is written only through the database: a Host on the embedded store is refused it.
+      const embedded = createSupervisor({ state: rootA });
+      await assert.rejects(embedded.start(), (e) => (e as { code?: string }).code === 'state_mirrored');
     } finally {
       await b.stop();
     }
