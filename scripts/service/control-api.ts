@@ -103,6 +103,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       return sendJson(res, 200, {
         status: sup.status,
         root: sup.root,
+        hostId: sup.hostId ?? null,
         pid: process.pid,
         tasks: sup.listTasks().length,
         boot: sup.bootReport(),

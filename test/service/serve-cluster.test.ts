@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { SPEC } from '../support/tasks.js';
+import { createDatabase, postgresPart, startPostgres, type PostgresServer } from '../support/postgres.js';
+import { tempDir } from '../support/temp.js';
+import { http, startServe, type ServeChild } from './serve-child.js';
+
+const part = postgresPart();
+
+/** Polls until `probe` gives a value (each round waits for the answers it asked for, no fixed sleep), or fails after `rounds`. */
+async function until<T>(what: string, probe: () => Promise<T | undefined>, rounds = 2_000): Promise<T> {
+  for (let i = 0; i < rounds; i++) {
+    const found = await probe();
+    if (found !== undefined) return found;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`gave up waiting: ${what}`);
+}
+
+describe('ordivon serve --store: three Hosts on one PostgreSQL database, one command each', { skip: part.skip }, () => {
+  let server: PostgresServer;
+  before(async () => {
+    part.need();
+    server = await startPostgres();
+  });
+  after(async () => server?.stop());
+
+  it('each Host serves the Tasks it holds; when one is killed, the others take its Tasks over and admit events for them', async () => {
+    const url = await createDatabase(server.url, 'three_hosts');
+    const hosts: ServeChild[] = [];
+    try {
+      for (const name of ['host-a', 'host-b', 'host-c'])
+        hosts.push(
+          await startServe(
+            ['--state', tempDir(), '--host-id', name, '--port', '0', '--no-harnesses', '--lease-ms', '600'],
+            { ORDIVON_STORE: url },
+          ),
+        );
+      const [a, b, c] = hosts.map((h) => h.ready) as [ServeChild['ready'], ServeChild['ready'], ServeChild['ready']];
+      assert.deepEqual(
+        hosts.map((h) => (h.ready as { hostId?: string }).hostId),
+        ['host-a', 'host-b', 'host-c'],
+      );
+
+      const created = await http(a, 'POST', '/tasks', { body: { ...SPEC, taskId: 'served-by-a' } });
+      assert.equal(created.status, 201, created.text);
+      const elsewhere = await http(b, 'POST', '/tasks/served-by-a/events', {
+        body: { type: 'task.cancel', reason: 'from b' },
+      });
+      assert.equal(elsewhere.body.code, 'task_elsewhere', elsewhere.text);
+      assert.match(elsewhere.body.detail, /host-a/);
+
+      hosts[0]!.child.kill('SIGKILL');
+      await hosts[0]!.exited;
+      // Its lease runs out (600 ms on the database clock); a keeper round of b or c claims the Task.
+      const taker = await until('a Host serves served-by-a again', async () => {
+        for (const target of [b, c])
+          if ((await http(target, 'GET', '/tasks/served-by-a')).status === 200) return target;
+        return undefined;
+      });
+      const sent = await http(taker, 'POST', '/tasks/served-by-a/events', {
+        body: { type: 'task.cancel', reason: 'after the takeover' },
+      });
+      assert.equal(sent.status, 200, sent.text);
+      assert.equal(sent.body.written, true);
+      assert.equal(sent.body.revision, 2);
+      assert.equal(sent.body.state, 'cancelled');
+    } finally {
+      await Promise.all(hosts.map((h) => (h.child.exitCode === null ? h.stop() : undefined)));
+    }
+  });
+});
