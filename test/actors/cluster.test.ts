@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import pg from 'pg';
 import { createSupervisor, type Supervisor } from '../../actors/supervisor.js';
 import { SPEC, driveToRunning } from '../support/tasks.js';
-import { createDatabase, postgresPart, startPostgres, type PostgresServer } from '../support/postgres.js';
+import { createDatabase, postgresPart, sharedPostgres } from '../support/postgres.js';
 import { tempDir } from '../support/temp.js';
 
 const part = postgresPart();
@@ -30,15 +30,10 @@ async function expireLeases(url: string, hostId: string): Promise<void> {
 }
 
 describe('many Hosts on one PostgreSQL database', { skip: part.skip }, () => {
-  let server: PostgresServer;
-  before(async () => {
-    part.need();
-    server = await startPostgres();
-  });
-  after(async () => server?.stop());
+  const server = sharedPostgres();
 
   it('a Task created on one Host is served there only; another Host answers task_elsewhere naming it', async () => {
-    const url = await createDatabase(server.url, 'elsewhere');
+    const url = await createDatabase(server().url, 'elsewhere');
     const a = await host(url, 'host-a');
     const b = await host(url, 'host-b');
     try {
@@ -56,7 +51,7 @@ describe('many Hosts on one PostgreSQL database', { skip: part.skip }, () => {
   });
 
   it('a Host whose lease lapsed is fenced: its append is refused lease_lost, writes nothing, and the Task moves to the Host that claimed it', async () => {
-    const url = await createDatabase(server.url, 'fenced');
+    const url = await createDatabase(server().url, 'fenced');
     const a = await host(url, 'host-a');
     const b = await host(url, 'host-b');
     try {
@@ -91,7 +86,7 @@ describe('many Hosts on one PostgreSQL database', { skip: part.skip }, () => {
   });
 
   it('a keeper round tells a Host which Tasks another Host took; a clean stop hands its Tasks over at once', async () => {
-    const url = await createDatabase(server.url, 'handover');
+    const url = await createDatabase(server().url, 'handover');
     const a = await host(url, 'host-a');
     const b = await host(url, 'host-b');
     try {
@@ -125,7 +120,7 @@ describe('many Hosts on one PostgreSQL database', { skip: part.skip }, () => {
   });
 
   it('a Host restarted on its old state root serves only the Tasks it holds again, each up to the shared head', async () => {
-    const url = await createDatabase(server.url, 'restart');
+    const url = await createDatabase(server().url, 'restart');
     const rootA = tempDir();
     const a1 = createSupervisor({ state: rootA, store: url, cluster: { hostId: 'host-a', leaseMs: 600_000 } });
     await a1.start();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { SPEC } from '../support/tasks.js';
-import { createDatabase, postgresPart, startPostgres, type PostgresServer } from '../support/postgres.js';
+import { createDatabase, postgresPart, sharedPostgres } from '../support/postgres.js';
 import { tempDir } from '../support/temp.js';
 import { http, startServe, type ServeChild } from './serve-child.js';
 
@@ -18,15 +18,10 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, round
 }
 
 describe('ordivon serve --store: three Hosts on one PostgreSQL database, one command each', { skip: part.skip }, () => {
-  let server: PostgresServer;
-  before(async () => {
-    part.need();
-    server = await startPostgres();
-  });
-  after(async () => server?.stop());
+  const server = sharedPostgres();
 
   it('each Host serves the Tasks it holds; when one is killed, the others take its Tasks over and admit events for them', async () => {
-    const url = await createDatabase(server.url, 'three_hosts');
+    const url = await createDatabase(server().url, 'three_hosts');
     const hosts: ServeChild[] = [];
     try {
       for (const name of ['host-a', 'host-b', 'host-c'])
@@ -66,7 +61,9 @@ describe('ordivon serve --store: three Hosts on one PostgreSQL database, one com
       assert.equal(sent.body.revision, 2);
       assert.equal(sent.body.state, 'cancelled');
     } finally {
-      await Promise.all(hosts.map((h) => (h.child.exitCode === null ? h.stop() : undefined)));
+      await Promise.all(
+        hosts.filter((h) => h.child.exitCode === null && h.child.signalCode === null).map((h) => h.stop()),
+      );
     }
   });
 });

@@ -4,6 +4,7 @@ import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import pg from 'pg';
 import { findExecutable, optionalPart, type OptionalPart } from './optional-part.js';
 
@@ -283,4 +284,18 @@ async function stopServer(child: ChildProcess): Promise<void> {
   }
   child.kill('SIGKILL');
   await exited;
+}
+
+/**
+ * For a `describe` whose tests need a server: starts one before them (failing under CI=true when
+ * PostgreSQL is missing) and stops it after; returns the accessor the tests read it with.
+ */
+export function sharedPostgres(): () => PostgresServer {
+  let server: PostgresServer | undefined;
+  before(async () => {
+    postgresPart().need();
+    server = await startPostgres();
+  });
+  after(async () => server?.stop());
+  return () => server!;
 }
