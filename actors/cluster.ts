@@ -22,7 +22,7 @@ export interface ClusterOptions {
 export interface ClusterHooks {
   /** A Task this Host now holds and whose events are in the mirror: rebuild and serve it. */
   adopt(taskId: string): Promise<void>;
-  /** A Task another Host took (or this Host gave up): stop serving it at once. */
+  /** A Task this Host no longer serves (another Host took it, or it is to be copied again): stop serving it at once. */
   lost(taskId: string): void;
   /** Whether the Supervisor serves the Task now. */
   serves(taskId: string): boolean;
@@ -49,6 +49,12 @@ export class Cluster {
   private stopped = false;
   /** Tasks to copy again from the authority before serving them (a write's outcome was unknown). */
   private readonly reload = new Set<string>();
+  /**
+   * Tasks this Host holds but could not serve (copying or rebuilding failed: damaged history, a
+   * database error), with why. They stay held — another Host would fail the same way — and are
+   * tried again each round until they can be served.
+   */
+  private readonly unserved = new Map<string, string>();
 
   private constructor(
     readonly journal: PgJournal,
@@ -108,21 +114,36 @@ export class Cluster {
       for (const taskId of await this.journal.renew()) hooks.lost(taskId);
       const open = store();
       if (!open || this.stopped) return;
-      for (const taskId of [...this.reload]) {
+      for (const taskId of [...this.reload, ...this.unserved.keys()]) {
         this.reload.delete(taskId);
-        if (!this.journal.holds(taskId)) continue;
-        await open.forget(taskId);
-        await this.copy(open, taskId);
-        await hooks.adopt(taskId);
+        if (this.journal.holds(taskId)) await this.serve(open, taskId, hooks, true);
+        else this.unserved.delete(taskId);
       }
       for (const { taskId } of await this.journal.claim()) {
         if (this.stopped) return;
+        // Its own lease ran out unrenewed (this Host was paused past it) and it claimed the Task
+        // again at a new epoch: the actor of the old epoch goes, a fresh one is built.
         if (hooks.serves(taskId)) hooks.lost(taskId);
-        await this.copy(open, taskId);
-        await hooks.adopt(taskId);
+        await this.serve(open, taskId, hooks, false);
       }
     } catch {
-      // Unreachable database or a Task that cannot be copied: the next round tries again.
+      // Unreachable database: the next round tries again (meanwhile the leases run out).
+    }
+  }
+
+  /** What the keeper holds and could not serve yet, with why (for /health and operators). */
+  problems(): Array<{ taskId: string; problem: string }> {
+    return [...this.unserved].map(([taskId, problem]) => ({ taskId, problem }));
+  }
+
+  private async serve(store: EventStore, taskId: string, hooks: ClusterHooks, fresh: boolean): Promise<void> {
+    try {
+      if (fresh) await store.forget(taskId);
+      await this.copy(store, taskId);
+      await hooks.adopt(taskId);
+      this.unserved.delete(taskId);
+    } catch (error) {
+      this.unserved.set(taskId, error instanceof Error ? error.message : String(error));
     }
   }
 

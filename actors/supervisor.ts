@@ -108,6 +108,11 @@ export class Supervisor {
     return this.cluster?.hostId;
   }
 
+  /** Tasks this Host holds on a shared history but could not serve yet, with why (empty on an embedded store). */
+  clusterProblems(): Array<{ taskId: string; problem: string }> {
+    return this.cluster?.problems() ?? [];
+  }
+
   /**
    * One round of the cluster keeper now (renew leases, stop Tasks another Host took, claim and
    * adopt free ones), as its timer does every `renewEveryMs`; resolves when it is over. For tests
@@ -321,7 +326,7 @@ export class Supervisor {
         // lag the authority: serve it again only once copied anew.
         if (code === 'lease_lost') this.lose(taskId);
         if (code === 'storage_failed') {
-          this.lose(taskId, false);
+          this.lose(taskId);
           this.cluster.markForReload(taskId);
         }
       },
@@ -354,10 +359,9 @@ export class Supervisor {
     };
   }
 
-  /** Stops serving a Task (another Host took it); `drop` also forgets its lease here. */
-  private lose(taskId: string, drop = true): void {
+  /** Stops serving a Task (another Host took it, or it is to be copied again). The journal keeps the leases. */
+  private lose(taskId: string): void {
     const task = this.tasks.get(taskId);
-    if (drop) this.cluster?.journal.drop(taskId);
     if (!task) return;
     this.tasks.delete(taskId);
     this.specs.delete(taskId);

@@ -104,6 +104,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
         status: sup.status,
         root: sup.root,
         hostId: sup.hostId ?? null,
+        unserved: sup.clusterProblems(),
         pid: process.pid,
         tasks: sup.listTasks().length,
         boot: sup.bootReport(),

@@ -198,11 +198,6 @@ export class PgJournal implements StoreAuthority {
     );
   }
 
-  /** Forgets a lease locally (after `lease_lost`), so this Host stops renewing it. */
-  drop(taskId: string): void {
-    this.held.delete(taskId);
-  }
-
   /** Records that this Host is alive until now + the lease time (database clock). */
   async heartbeat(): Promise<void> {
     await this.query(

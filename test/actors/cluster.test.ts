@@ -16,17 +16,20 @@ async function host(url: string, hostId: string): Promise<Supervisor> {
   return sup;
 }
 
-/** Ends every lease `hostId` holds now, as if it had stopped renewing long ago (database clock). */
-async function expireLeases(url: string, hostId: string): Promise<void> {
+/** Runs one statement on its own connection. */
+async function sql(url: string, text: string, values: unknown[] = []): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(`UPDATE ordivon_tasks SET lease_until = now() - interval '1 second' WHERE lease_owner = $1`, [
-      hostId,
-    ]);
+    await client.query(text, values);
   } finally {
     await client.end();
   }
+}
+
+/** Ends every lease `hostId` holds now, as if it had stopped renewing long ago (database clock). */
+async function expireLeases(url: string, hostId: string): Promise<void> {
+  await sql(url, `UPDATE ordivon_tasks SET lease_until = now() - interval '1 second' WHERE lease_owner = $1`, [hostId]);
 }
 
 describe('many Hosts on one PostgreSQL database', { skip: part.skip }, () => {
@@ -146,6 +149,29 @@ describe('many Hosts on one PostgreSQL database', { skip: part.skip }, () => {
       await assert.rejects(embedded.start(), (e) => (e as { code?: string }).code === 'state_mirrored');
     } finally {
       await b.stop();
+    }
+  });
+
+  it('a Task whose shared history does not check out is held but never served, and named with why', async () => {
+    const url = await createDatabase(server().url, 'damaged');
+    const a = await host(url, 'host-a');
+    const b = await host(url, 'host-b');
+    try {
+      await a.createTask({ ...SPEC, taskId: 'task-7' });
+      assert.equal((await a.send('task-7', { type: 'task.cancel', reason: 'done' })).written, true);
+      await sql(
+        url,
+        `UPDATE ordivon_events SET record = replace(record, '"done"', '"forged"') WHERE task_id = 'task-7' AND revision = 2`,
+      );
+      await expireLeases(url, 'host-a');
+      await b.clusterTick();
+      assert.equal(b.getTask('task-7'), undefined);
+      const [problem, ...more] = b.clusterProblems();
+      assert.deepEqual(more, []);
+      assert.equal(problem?.taskId, 'task-7');
+      assert.match(problem!.problem, /task-7 revision 2/);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
     }
   });
 });
