@@ -15,13 +15,22 @@ describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, (
     [['--checkpoint-every=-1'], '--checkpoint-every:'],
     [['--checkpoint-every', '2.5'], '--checkpoint-every:'],
     [['--recovery', 'fast'], '--recovery:'],
+    [['--store', 'mysql://db/ordivon'], '--store:'],
+    [['--host-id', 'a'], '--host-id and --lease-ms: only with --store'],
+    [['--store', 'postgres://127.0.0.1:1/x', '--lease-ms', '50'], '--lease-ms:'],
+    [['--store', 'postgres://127.0.0.1:1/x', '--host-id', '-a'], '--host-id:'],
+    [['ORDIVON_STORE=sqlite:x'], 'ORDIVON_STORE: expected a postgres:// or postgresql:// URL'],
   ] as const) {
     it(`refuses ${flags.join(' ')} with usage (exit 2) before opening the state root`, () => {
       const state = join(tempDir(), 'state');
+      const env = flags[0].startsWith('ORDIVON_STORE=')
+        ? { ORDIVON_STORE: flags[0].slice('ORDIVON_STORE='.length) }
+        : {};
+      const args = flags[0].startsWith('ORDIVON_STORE=') ? [] : flags;
       const r = spawnSync(
         process.execPath,
-        [CLI, 'serve', '--state', state, '--port', '0', '--no-harnesses', '--json', ...flags],
-        { encoding: 'utf8' },
+        [CLI, 'serve', '--state', state, '--port', '0', '--no-harnesses', '--json', ...args],
+        { encoding: 'utf8', env: { ...process.env, ...env } },
       );
       assert.equal(r.status, 2, r.stderr);
       const error = JSON.parse(r.stdout).error as { code: string; message: string };
@@ -30,6 +39,31 @@ describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, (
       assert.equal(existsSync(state), false);
     });
   }
+
+  it('fails storage_failed (exit 1) when the --store database cannot be reached, naming it without its password, and creates no state root', () => {
+    const state = join(tempDir(), 'state');
+    const r = spawnSync(
+      process.execPath,
+      [
+        CLI,
+        'serve',
+        '--state',
+        state,
+        '--port',
+        '0',
+        '--no-harnesses',
+        '--json',
+        '--store',
+        'postgres://u:secret@127.0.0.1:1/x',
+      ],
+      { encoding: 'utf8' },
+    );
+    assert.equal(r.status, 1, r.stderr);
+    const error = JSON.parse(r.stdout).error as { code: string; message: string };
+    assert.equal(error.code, 'storage_failed');
+    assert.doesNotMatch(error.message, /secret/);
+    assert.equal(existsSync(state), false);
+  });
 
   it('reports both settings when ready, counts the checkpoints taken while serving, and a later service boots from the checkpoints the first left', async () => {
     const state = join(tempDir(), 'state');
