@@ -48,6 +48,9 @@ describe('many Hosts on one PostgreSQL database', { skip: part.skip }, () => {
       assert.equal(b.getTask(taskId), undefined);
       const unknown = await b.send('no-such-task', { type: 'task.cancel', reason: 'x' });
       assert.equal(unknown.code, 'task_not_found');
+      // The id is taken in the whole cluster: the database refuses a second stream for it.
+      await assert.rejects(b.createTask({ ...SPEC, taskId }), (e) => (e as { code?: string }).code === 'task_exists');
+      assert.equal(b.getTask(taskId), undefined);
     } finally {
       await Promise.all([a.stop(), b.stop()]);
     }
