@@ -136,7 +136,17 @@ async function appendChecked(
         claims: (input.claims ?? []).map((claim) => ({ ...claim, exclusive: EXCLUSIVE_CLAIMS.has(claim.kind) })),
         projection: input.projection,
       });
-      if (decided.duplicate) return { revision, digest: decided.digest, duplicate: true };
+      // The authority already holds this event id at this revision, although this store's head is
+      // still before it: a retry of an append whose answer never came back. Its record (time,
+      // projection) is the authority's, not this call's, so it is not written from here: the Host
+      // copies the Task again on this code, and the retry after that is a duplicate here too.
+      if (decided.duplicate)
+        throw new StoreError(
+          'storage_failed',
+          `task ${taskId} revision ${revision} is committed in the shared history but not in this Host's copy; retry once the Task is copied again`,
+          { taskId, revision, digest: decided.digest },
+          { retryable: true },
+        );
     }
     const written = await durable(
       dbs.env,

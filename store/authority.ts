@@ -22,7 +22,8 @@ export interface AuthorityCommit {
  * Where a store's appends are decided when several Hosts share one history (store/postgres/): the
  * local LMDB store becomes a mirror of the Tasks this Host owns, written only after the authority
  * committed. `commit` resolves once the append is durable there (`duplicate` when the same event
- * id is already stored at that revision), and throws a StoreError otherwise: `lease_lost` (another
+ * id is already stored at that revision: the local store, whose head is before it, then answers
+ * `storage_failed` so the Host copies the Task again), and throws a StoreError otherwise: `lease_lost` (another
  * Host took the Task: nothing was written), `revision_conflict`, `identity_conflict`, or
  * `storage_failed` (retryable; the append may or may not have been committed — the Host reloads
  * the Task from the authority before it writes again).
