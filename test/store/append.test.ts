@@ -2,38 +2,20 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { z } from 'zod';
-import { EventStore, StoreError, digestOf, type AppendInput } from '../../store/index.js';
-import { eventRows, storeBackends, type BackendOpenOptions, type OpenedStore } from '../support/store-backends.js';
+import { EventStore, digestOf } from '../../store/index.js';
+import {
+  NOTE_KINDS,
+  appendInput as input,
+  eventRows,
+  storeCode as code,
+  storeBackends,
+  testEvent as event,
+  type BackendOpenOptions,
+  type OpenedStore,
+} from '../support/store-backends.js';
 import { tempDir } from '../support/temp.js';
 
-const kinds = { note: z.object({ text: z.string() }) };
-
-function event(id: string, refs: string[] = []): AppendInput['event'] {
-  return {
-    id,
-    type: 'note.add',
-    origin: 'host',
-    at: '2026-01-01T00:00:00.000Z',
-    mono: 1,
-    data: {},
-    refs,
-    disposition: { admitted: true },
-  };
-}
-
-function projection(revision: number) {
-  return { revision, machineVersion: 1, state: 'open', snapshot: { value: 'open' } };
-}
-
-/** An append of `id` at `expectedRevision`, with the projection of the revision it makes. */
-function input(taskId: string, expectedRevision: number, id: string, more: Partial<AppendInput> = {}): AppendInput {
-  return { taskId, expectedRevision, event: event(id), projection: projection(expectedRevision + 1), ...more };
-}
-
-function code(error: unknown): string | undefined {
-  return error instanceof StoreError ? error.code : undefined;
-}
+const kinds = NOTE_KINDS;
 
 /** Where the store has an authority, it holds exactly `count` events too: a refused append or a retry wrote nothing there either. */
 async function assertAuthorityEvents(opened: OpenedStore, count: number): Promise<void> {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { z } from 'zod';
-import { EventStore, type ObjectKinds, type OpenOptions } from '../../store/index.js';
+import { EventStore, StoreError, type AppendInput, type ObjectKinds, type OpenOptions } from '../../store/index.js';
 import { PgJournal } from '../../store/postgres/index.js';
 import { createDatabase, postgresPart, startPostgres, type PostgresServer } from './postgres.js';
 import { tempDir } from './temp.js';
@@ -46,7 +46,8 @@ export interface StoreBackend {
   stop(): Promise<void>;
 }
 
-const NOTE_KINDS: ObjectKinds = { note: z.object({ text: z.string() }) };
+/** The object kinds contract tests use unless they need the Host's own. */
+export const NOTE_KINDS: ObjectKinds = { note: z.object({ text: z.string() }) };
 
 /** The options of `EventStore.open` both backends take alike (the postgres one adds its authority). */
 function storeOptions(options: BackendOpenOptions): OpenOptions {
@@ -158,4 +159,40 @@ export async function eventRows(url: string, taskId?: string): Promise<number> {
     [taskId ?? null],
   );
   return z.object({ n: z.number() }).parse(rows[0]).n;
+}
+
+/** An event of the `note` kinds for contract tests: what it references is `refs`. */
+export function testEvent(id: string, refs: string[] = []): AppendInput['event'] {
+  return {
+    id,
+    type: 'note.add',
+    origin: 'host',
+    at: '2026-01-01T00:00:00.000Z',
+    mono: 1,
+    data: {},
+    refs,
+    disposition: { admitted: true },
+  };
+}
+
+/** An append of event `id` at `expectedRevision`, with the projection of the revision it makes; `more` overrides. */
+export function appendInput(
+  taskId: string,
+  expectedRevision: number,
+  id: string,
+  more: Partial<AppendInput> = {},
+): AppendInput {
+  const revision = expectedRevision + 1;
+  return {
+    taskId,
+    expectedRevision,
+    event: testEvent(id),
+    projection: { revision, machineVersion: 1, state: 'open', snapshot: { value: 'open' } },
+    ...more,
+  };
+}
+
+/** A StoreError's code, undefined for anything else: for `assert.rejects(…, (e) => storeCode(e) === …)`. */
+export function storeCode(error: unknown): string | undefined {
+  return error instanceof StoreError ? error.code : undefined;
 }
