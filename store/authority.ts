@@ -29,4 +29,13 @@ export interface AuthorityCommit {
  */
 export interface StoreAuthority {
   commit(append: AuthorityCommit): Promise<{ duplicate: false } | { duplicate: true; digest: string }>;
+  /**
+   * Stores objects and blobs ahead of the event that will reference them (`EventStore.putObjects`):
+   * an append sends only the objects it carries, and a Host copying the Task reads the others
+   * from here. Content-addressed, so idempotent and not fenced. Throws `storage_failed` (retryable).
+   */
+  putObjects(
+    objects: ReadonlyArray<{ digest: string; text: string }>,
+    blobs: ReadonlyArray<{ digest: string; bytes: Uint8Array }>,
+  ): Promise<void>;
 }

@@ -57,6 +57,33 @@ for (const backend of storeBackends()) {
         }
       });
 
+      it('keeps objects and blobs written ahead of their event (putObjects) like those written with it', async () => {
+        const opened = await backend.open({ kinds: OBJECT_KINDS });
+        const { store } = opened;
+        try {
+          const blob = Buffer.from('diagnosis');
+          const ahead = await store.putObjects([ASSIGNMENT], [blob]);
+          await store.append(appendInput('t-1', 0, 'e1', { event: testEvent('e1', ahead) }));
+          assert.deepEqual(store.getObject(ahead[0]!, 'assignment'), ASSIGNMENT);
+          assert.deepEqual(store.getBlob(ahead[1]!), blob);
+          // Another Host taking the Task over copies its objects from the authority.
+          const held = await authorityBytes(opened);
+          if (held && opened.journal) {
+            assert.deepEqual(
+              ahead.map((d) => held.get(d)),
+              ahead,
+            );
+            const copy = await opened.journal.copyTask('t-1');
+            assert.deepEqual(
+              [...copy.objects, ...copy.blobs].map((o) => o.digest),
+              ahead,
+            );
+          }
+        } finally {
+          await opened.close();
+        }
+      });
+
       it("storedDigest hashes values in place, from a few bytes to past lmdb's read buffer, and tells absence apart", async () => {
         // lmdb's reusable read buffer starts small and grows; values beyond it take another path.
         const blobs = [Buffer.from('x'), Buffer.alloc(40_000, 7), Buffer.alloc(3_000_000, 9)];
