@@ -120,6 +120,10 @@ async function appendChecked(
   // nothing behind. Each put's own promise is the commit's, awaited by `durable`.
   const record: EventRecord = { ...input.event, prev: head?.digest ?? null };
   const digest = digestOf(record);
+  // The authority keeps the projection as JSON, which has no undefined (XState's persisted
+  // snapshot carries `output: undefined`); the mirror stores the same value, so a Task copied in
+  // from the authority later is byte for byte the one written here (a checkpoint's hash holds).
+  const projection = authority ? (JSON.parse(JSON.stringify(input.projection)) as Projection) : input.projection;
   const claimed = exclusive.map(claimKey).filter((key) => !inFlight.claims.has(key));
   for (const key of claimed) inFlight.claims.set(key, taskId);
   try {
@@ -134,7 +138,7 @@ async function appendChecked(
         objects: prepared,
         blobs,
         claims: (input.claims ?? []).map((claim) => ({ ...claim, exclusive: EXCLUSIVE_CLAIMS.has(claim.kind) })),
-        projection: input.projection,
+        projection,
       });
       if (decided.duplicate) return { revision, digest: decided.digest, duplicate: true };
     }
@@ -152,7 +156,7 @@ async function appendChecked(
             claim.digest === undefined ? { revision } : { revision, digest: claim.digest },
           );
         }
-        void dbs.projections.put(taskId, input.projection);
+        void dbs.projections.put(taskId, projection);
         if (revision === streamWarnAt) {
           const warning: StreamWarning = { taskId, revision, threshold: streamWarnAt, at: input.event.at };
           void dbs.meta.put(['warning', taskId], warning);

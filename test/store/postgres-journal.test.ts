@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { z } from 'zod';
-import { type EventStore, IndexKind, digestOf, sha256Bytes, type EventRecord } from '../../store/index.js';
+import { createSupervisor } from '../../actors/supervisor.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
+import { rebuildTask } from '../../recovery/rebuild.js';
+import { EventStore, IndexKind, digestOf, sha256Bytes, type EventRecord } from '../../store/index.js';
 import {
   appendInput as input,
   eventRows,
@@ -11,7 +14,9 @@ import {
   testEvent,
   type OpenedStore,
 } from '../support/store-backends.js';
+import { SPEC, driveToRunning, observeRun } from '../support/tasks.js';
 import { startProxy } from '../support/tcp-proxy.js';
+import { tempDir } from '../support/temp.js';
 
 const backend = storeBackends().find((b) => b.name === 'postgres')!;
 
@@ -183,6 +188,38 @@ describe('two Hosts on one PostgreSQL database: the authority behind the store',
       assert.equal(await eventRows(url), 2);
       assert.deepEqual(await taskRow(url, 't1'), { revision: 2, digest, lease_owner: 'host-a', lease_epoch: 1 });
     }));
+
+  it('a Task copied from the authority into a fresh mirror is byte for byte the one its Host wrote, and rebuilds', async () => {
+    const first = await backend.open({ hostId: 'host-c', kinds: OBJECT_KINDS });
+    const url = first.url!;
+    const root = tempDir();
+    const sup = createSupervisor({ state: root, store: url, cluster: { hostId: 'host-a', leaseMs: 600_000 } });
+    await sup.start();
+    let taskId: string;
+    try {
+      ({ taskId } = await sup.createTask({ ...SPEC, taskId: 'task-1' }));
+      const run = await driveToRunning(sup, taskId, 1);
+      await observeRun(sup, taskId, 1, run, { 'diagnosis.json': '{"location":"alloc.js:12"}' });
+    } finally {
+      await sup.stop();
+    }
+    const written = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
+    try {
+      const fresh = first.store;
+      await fresh.copyIn(await first.journal!.copyTask(taskId));
+      const expected = contents(written, taskId);
+      assert.ok(Object.keys(expected.blobs).length > 0, 'the Task carries artifact bytes');
+      assert.ok(expected.claims.length > 0, 'the Task holds identity claims');
+      assert.deepEqual(contents(fresh, taskId), expected);
+
+      const rebuilt = rebuildTask(fresh, taskId);
+      assert.deepEqual(rebuilt.findings, []);
+      assert.deepEqual(rebuilt.task, rebuildTask(written, taskId).task);
+    } finally {
+      await written.close();
+      await first.close();
+    }
+  });
 
   for (const [what, doctored, by] of [
     ['a record whose digest no longer matches', `jsonb_set(record::jsonb, '{mono}', '99')::text`, 'copyIn'],
