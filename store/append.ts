@@ -127,6 +127,7 @@ async function appendChecked(
   const claimed = exclusive.map(claimKey).filter((key) => !inFlight.claims.has(key));
   for (const key of claimed) inFlight.claims.set(key, taskId);
   try {
+    let duplicate = false;
     if (authority) {
       // The authority decides (fenced by the Host's lease there); this store only mirrors what it took.
       const decided = await authority.commit({
@@ -140,7 +141,12 @@ async function appendChecked(
         claims: (input.claims ?? []).map((claim) => ({ ...claim, exclusive: EXCLUSIVE_CLAIMS.has(claim.kind) })),
         projection,
       });
-      if (decided.duplicate) return { revision, digest: decided.digest, duplicate: true };
+      // An earlier attempt reached the authority but not this mirror. When it stored this very
+      // record, the mirror takes it now, so that a duplicate's event can be read here as on a
+      // store without an authority; another record under the same id cannot be (the Host copies
+      // the Task again).
+      if (decided.duplicate && decided.digest !== digest) return { revision, digest: decided.digest, duplicate: true };
+      duplicate = decided.duplicate;
     }
     const written = await durable(
       dbs.env,
@@ -167,7 +173,7 @@ async function appendChecked(
     // The event's key was taken after the checks: by a writer this store did not see (none
     // should exist behind the state-root lock); answered from what is stored, as a moved head.
     if (!written) return stored(store, input, revision);
-    return { revision, digest, duplicate: false };
+    return { revision, digest, duplicate };
   } finally {
     for (const key of claimed) inFlight.claims.delete(key);
   }

@@ -185,6 +185,8 @@ describe('two Hosts on one PostgreSQL database: the authority behind the store',
       assert.equal(a.store.head('t1')?.revision, 1);
 
       assert.deepEqual(await a.store.append(retried), { revision: 2, digest, duplicate: true });
+      assert.deepEqual(a.store.head('t1'), { revision: 2, digest }, 'the mirror now holds the event');
+      assert.equal(a.store.event('t1', 2)?.id, 'e2');
       assert.equal(await eventRows(url), 2);
       assert.deepEqual(await taskRow(url, 't1'), { revision: 2, digest, lease_owner: 'host-a', lease_epoch: 1 });
     }));
