@@ -120,9 +120,14 @@ async function appendChecked(
   // nothing behind. Each put's own promise is the commit's, awaited by `durable`.
   const record: EventRecord = { ...input.event, prev: head?.digest ?? null };
   const digest = digestOf(record);
+  // The authority keeps the projection as JSON, which has no undefined (XState's persisted
+  // snapshot carries `output: undefined`); the mirror stores the same value, so a Task copied in
+  // from the authority later is byte for byte the one written here (a checkpoint's hash holds).
+  const projection = authority ? (JSON.parse(JSON.stringify(input.projection)) as Projection) : input.projection;
   const claimed = exclusive.map(claimKey).filter((key) => !inFlight.claims.has(key));
   for (const key of claimed) inFlight.claims.set(key, taskId);
   try {
+    let duplicate = false;
     if (authority) {
       // The authority decides (fenced by the Host's lease there); this store only mirrors what it took.
       const decided = await authority.commit({
@@ -134,19 +139,22 @@ async function appendChecked(
         objects: prepared,
         blobs,
         claims: (input.claims ?? []).map((claim) => ({ ...claim, exclusive: EXCLUSIVE_CLAIMS.has(claim.kind) })),
-        projection: input.projection,
+        projection,
       });
-      // The authority already holds this event id at this revision, although this store's head is
-      // still before it: a retry of an append whose answer never came back. Its record (time,
-      // projection) is the authority's, not this call's, so it is not written from here: the Host
-      // copies the Task again on this code, and the retry after that is a duplicate here too.
-      if (decided.duplicate)
+      // An earlier attempt reached the authority but not this mirror (its answer was lost). When
+      // the authority stored this very record, the mirror takes it now, so that the duplicate's
+      // event can be read here as on a store without an authority. Another record under the same
+      // id (another time, so another projection) is the authority's, not this call's, and is not
+      // written from here: the Host copies the Task again on this code, and a retry after that is
+      // a duplicate here too.
+      if (decided.duplicate && decided.digest !== digest)
         throw new StoreError(
           'storage_failed',
           `task ${taskId} revision ${revision} is committed in the shared history but not in this Host's copy; retry once the Task is copied again`,
           { taskId, revision, digest: decided.digest },
           { retryable: true },
         );
+      duplicate = decided.duplicate;
     }
     const written = await durable(
       dbs.env,
@@ -162,7 +170,7 @@ async function appendChecked(
             claim.digest === undefined ? { revision } : { revision, digest: claim.digest },
           );
         }
-        void dbs.projections.put(taskId, input.projection);
+        void dbs.projections.put(taskId, projection);
         if (revision === streamWarnAt) {
           const warning: StreamWarning = { taskId, revision, threshold: streamWarnAt, at: input.event.at };
           void dbs.meta.put(['warning', taskId], warning);
@@ -173,7 +181,7 @@ async function appendChecked(
     // The event's key was taken after the checks: by a writer this store did not see (none
     // should exist behind the state-root lock); answered from what is stored, as a moved head.
     if (!written) return stored(store, input, revision);
-    return { revision, digest, duplicate: false };
+    return { revision, digest, duplicate };
   } finally {
     for (const key of claimed) inFlight.claims.delete(key);
   }

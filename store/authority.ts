@@ -21,13 +21,23 @@ export interface AuthorityCommit {
 /**
  * Where a store's appends are decided when several Hosts share one history (store/postgres/): the
  * local LMDB store becomes a mirror of the Tasks this Host owns, written only after the authority
- * committed. `commit` resolves once the append is durable there (`duplicate` when the same event
- * id is already stored at that revision: the local store, whose head is before it, then answers
- * `storage_failed` so the Host copies the Task again), and throws a StoreError otherwise: `lease_lost` (another
- * Host took the Task: nothing was written), `revision_conflict`, `identity_conflict`, or
+ * committed. `commit` resolves once the append is durable there (`duplicate`, with the stored
+ * digest, when the same event id is already stored at that revision: the local store takes that
+ * record when it is the very one it was about to write, and answers `storage_failed` otherwise, so
+ * the Host copies the Task again), and throws a StoreError otherwise: `lease_lost` (another Host
+ * took the Task: nothing was written), `revision_conflict`, `identity_conflict`, or
  * `storage_failed` (retryable; the append may or may not have been committed — the Host reloads
  * the Task from the authority before it writes again).
  */
 export interface StoreAuthority {
   commit(append: AuthorityCommit): Promise<{ duplicate: false } | { duplicate: true; digest: string }>;
+  /**
+   * Stores objects and blobs ahead of the event that will reference them (`EventStore.putObjects`):
+   * an append sends only the objects it carries, and a Host copying the Task reads the others
+   * from here. Content-addressed, so idempotent and not fenced. Throws `storage_failed` (retryable).
+   */
+  putObjects(
+    objects: ReadonlyArray<{ digest: string; text: string }>,
+    blobs: ReadonlyArray<{ digest: string; bytes: Uint8Array }>,
+  ): Promise<void>;
 }

@@ -178,22 +178,26 @@ export class EventStore {
     return Buffer.from(bytes);
   }
 
-  /** Writes objects ahead of the event that will reference them (idempotent; content-addressed). */
+  /**
+   * Writes objects ahead of the event that will reference them (idempotent; content-addressed).
+   * With an authority they are stored there first: an append sends only the objects it carries,
+   * and a Host taking the Task over copies the rest from the authority.
+   */
   async putObjects(objects: NewObject[], blobs: Uint8Array[] = []): Promise<string[]> {
     this.writable();
     const prepared = objects.map((o) => this.prepareObject(o));
+    const named = blobs.map((bytes) => ({ digest: sha256(bytes), bytes }));
+    await this.authority?.putObjects(prepared, named);
     // A put inside a transaction callback joins that transaction; its promise is the
     // transaction's commit, awaited here, so each put's own promise is deliberately dropped.
     await this.env.childTransaction(() => {
       for (const { digest, text } of prepared)
         if (!this.objects.doesExist(digest)) void this.objects.put(digest, Buffer.from(text));
-      for (const bytes of blobs) {
-        const digest = sha256(bytes);
+      for (const { digest, bytes } of named)
         if (!this.blobs.doesExist(digest)) void this.blobs.put(digest, Buffer.from(bytes));
-      }
     });
     await this.env.flushed;
-    return [...prepared.map((p) => p.digest), ...blobs.map((b) => sha256(b))];
+    return [...prepared.map((p) => p.digest), ...named.map((b) => b.digest)];
   }
 
   // ---- streams -------------------------------------------------------------------------------

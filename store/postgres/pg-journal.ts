@@ -285,6 +285,22 @@ export class PgJournal implements StoreAuthority {
     return stored === null ? { duplicate: false } : { duplicate: true, digest: stored };
   }
 
+  async putObjects(
+    objects: ReadonlyArray<{ digest: string; text: string }>,
+    blobs: ReadonlyArray<{ digest: string; bytes: Uint8Array }>,
+  ): Promise<void> {
+    await this.query(
+      `WITH o AS (INSERT INTO ordivon_objects (digest, bytes) SELECT * FROM unnest($1::text[], $2::bytea[]) ON CONFLICT DO NOTHING)
+       INSERT INTO ordivon_blobs (digest, bytes) SELECT * FROM unnest($3::text[], $4::bytea[]) ON CONFLICT DO NOTHING`,
+      [
+        objects.map((o) => o.digest),
+        objects.map((o) => Buffer.from(o.text)),
+        blobs.map((b) => b.digest),
+        blobs.map((b) => Buffer.from(b.bytes)),
+      ],
+    );
+  }
+
   // ---- reads -------------------------------------------------------------------------------------
 
   /** Who holds a Task's lease now: a Host id, null when nobody does (it is free or expired), undefined when there is no such Task. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { open } from 'lmdb';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { RecoveryVerifier, eventDigest, lmdbVerifySource, type RawEvent } from '../../recovery/index.js';
@@ -10,70 +10,139 @@ import {
   canonicalJson,
   digestOf,
   safeParseEventRecord,
+  sha256,
   sha256Text,
   type EventRecord,
 } from '../../store/index.js';
+import { appendInput, sql, storeBackends, testEvent, type OpenedStore } from '../support/store-backends.js';
 import { twoTaskRoot } from '../support/tamper.js';
 import { tempDir } from '../support/temp.js';
 
-describe('objects are stored as their canonical JSON bytes', () => {
-  it('stores exactly the bytes the digest is taken of, and reads them back checked', async () => {
-    const root = tempDir();
-    const store = EventStore.open({ root, kinds: OBJECT_KINDS });
-    try {
-      const object = {
-        kind: 'assignment',
-        body: { taskId: 't-1', attempt: 1, generation: 1, harness: 'codex', purpose: 'diagnose', instructions: 'look' },
-      };
-      const [digest] = await store.putObjects([object]);
-      const bytes = store.databases.objects.getBinary(digest!)!;
-      assert.equal(Buffer.from(bytes).toString('utf8'), canonicalJson(object));
-      assert.equal(sha256Text(canonicalJson(object)), digest);
-      assert.deepEqual(store.getObject(digest!, 'assignment'), object);
-    } finally {
-      await store.close();
-    }
-  });
+const ASSIGNMENT = {
+  kind: 'assignment',
+  body: { taskId: 't-1', attempt: 1, generation: 1, harness: 'codex', purpose: 'diagnose', instructions: 'look' },
+};
 
-  it("storedDigest hashes values in place, from a few bytes to past lmdb's read buffer, and tells damage and absence apart", async () => {
+/** Where the store has an authority: each object and blob it holds there, with the sha256 of the bytes it holds. */
+async function authorityBytes(opened: OpenedStore): Promise<Map<string, string> | undefined> {
+  if (opened.url === undefined) return undefined;
+  const { rows } = await sql(
+    opened.url,
+    `SELECT digest, 'sha256:' || encode(sha256(bytes), 'hex') AS sha FROM ordivon_objects
+     UNION ALL SELECT digest, 'sha256:' || encode(sha256(bytes), 'hex') FROM ordivon_blobs`,
+  );
+  return new Map(rows.map((row: { digest: string; sha: string }) => [row.digest, row.sha]));
+}
+
+for (const backend of storeBackends()) {
+  describe(backend.name, { skip: backend.skip }, () => {
+    after(() => backend.stop());
+
+    describe('objects are stored as their canonical JSON bytes', () => {
+      it('stores exactly the bytes the digest is taken of, and reads them back checked', async () => {
+        const opened = await backend.open({ kinds: OBJECT_KINDS });
+        const { store } = opened;
+        try {
+          const digest = digestOf(ASSIGNMENT);
+          await store.append(appendInput('t-1', 0, 'e1', { event: testEvent('e1', [digest]), objects: [ASSIGNMENT] }));
+          const raw = store.rawObject(digest);
+          assert.ok(raw && 'bytes' in raw);
+          assert.equal(Buffer.from(raw.bytes).toString('utf8'), canonicalJson(ASSIGNMENT));
+          assert.equal(sha256Text(canonicalJson(ASSIGNMENT)), digest);
+          assert.deepEqual(store.getObject(digest, 'assignment'), ASSIGNMENT);
+          const held = await authorityBytes(opened);
+          if (held) assert.deepEqual([...held], [[digest, digest]]);
+        } finally {
+          await opened.close();
+        }
+      });
+
+      it('keeps objects and blobs written ahead of their event (putObjects) like those written with it', async () => {
+        const opened = await backend.open({ kinds: OBJECT_KINDS });
+        const { store } = opened;
+        try {
+          const blob = Buffer.from('diagnosis');
+          const ahead = await store.putObjects([ASSIGNMENT], [blob]);
+          await store.append(appendInput('t-1', 0, 'e1', { event: testEvent('e1', ahead) }));
+          assert.deepEqual(store.getObject(ahead[0]!, 'assignment'), ASSIGNMENT);
+          assert.deepEqual(store.getBlob(ahead[1]!), blob);
+          // Another Host taking the Task over copies its objects from the authority.
+          const held = await authorityBytes(opened);
+          if (held && opened.journal) {
+            assert.deepEqual(
+              ahead.map((d) => held.get(d)),
+              ahead,
+            );
+            const copy = await opened.journal.copyTask('t-1');
+            assert.deepEqual(
+              [...copy.objects, ...copy.blobs].map((o) => o.digest),
+              ahead,
+            );
+          }
+        } finally {
+          await opened.close();
+        }
+      });
+
+      it("storedDigest hashes values in place, from a few bytes to past lmdb's read buffer, and tells absence apart", async () => {
+        // lmdb's reusable read buffer starts small and grows; values beyond it take another path.
+        const blobs = [Buffer.from('x'), Buffer.alloc(40_000, 7), Buffer.alloc(3_000_000, 9)];
+        const digests = [digestOf(ASSIGNMENT), ...blobs.map((b) => sha256(b))];
+        const opened = await backend.open({ kinds: OBJECT_KINDS });
+        try {
+          await opened.store.append(
+            appendInput('t-1', 0, 'e1', { event: testEvent('e1', digests), objects: [ASSIGNMENT], blobs }),
+          );
+          // a read of a larger value first, then the smaller ones: each is cut to its own length
+          const reader = opened.reopen({ readOnly: true });
+          try {
+            const order = [digests[3]!, digests[0]!, digests[1]!, digests[2]!, digests[3]!];
+            assert.deepEqual(
+              order.map((d) => reader.storedDigest(d)),
+              [
+                { in: 'blob', matches: true },
+                { in: 'object', matches: true },
+                { in: 'blob', matches: true },
+                { in: 'blob', matches: true },
+                { in: 'blob', matches: true },
+              ],
+            );
+            assert.equal(reader.storedDigest(sha256Text('never stored')), undefined);
+          } finally {
+            await reader.close();
+          }
+          const held = await authorityBytes(opened);
+          if (held)
+            assert.deepEqual(
+              digests.map((d) => held.get(d)),
+              digests,
+            );
+        } finally {
+          await opened.close();
+        }
+      });
+    });
+  });
+}
+
+// LMDB's byte layout, not the store contract: these write the environment's files directly.
+describe('objects are stored as their canonical JSON bytes (lmdb layout)', () => {
+  it('storedDigest tells a damaged blob from a sound one', async () => {
     const root = tempDir();
-    const object = {
-      kind: 'assignment',
-      body: { taskId: 't-2', attempt: 1, generation: 1, harness: 'codex', purpose: 'diagnose', instructions: 'look' },
-    };
-    // lmdb's reusable read buffer starts small and grows; values beyond it take another path.
-    const blobs = [Buffer.from('x'), Buffer.alloc(40_000, 7), Buffer.alloc(3_000_000, 9)];
+    const blobs = [Buffer.alloc(40_000, 7), Buffer.alloc(3_000_000, 9)];
     let store = EventStore.open({ root, kinds: OBJECT_KINDS });
-    const digests = await store.putObjects([object], blobs);
+    const digests = await store.putObjects([], blobs);
     await store.close();
-    // a read of a larger value first, then the smaller ones: each is cut to its own length
-    store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
-    try {
-      const order = [digests[3]!, digests[0]!, digests[1]!, digests[2]!, digests[3]!];
-      assert.deepEqual(
-        order.map((d) => store.storedDigest(d)),
-        [
-          { in: 'blob', matches: true },
-          { in: 'object', matches: true },
-          { in: 'blob', matches: true },
-          { in: 'blob', matches: true },
-          { in: 'blob', matches: true },
-        ],
-      );
-      assert.equal(store.storedDigest(sha256Text('never stored')), undefined);
-    } finally {
-      await store.close();
-    }
     const env = open({ path: join(root, 'lmdb'), maxDbs: 16 });
     const raw = env.openDB('blobs', { encoding: 'binary' });
-    const damaged = Buffer.from(blobs[2]!);
+    const damaged = Buffer.from(blobs[1]!);
     damaged[1_500_000] = damaged[1_500_000]! ^ 1;
-    await raw.put(digests[3]!, damaged);
+    await raw.put(digests[1]!, damaged);
     await env.close();
     store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
     try {
       assert.deepEqual(
-        [store.storedDigest(digests[3]!), store.storedDigest(digests[2]!)],
+        [store.storedDigest(digests[1]!), store.storedDigest(digests[0]!)],
         [
           { in: 'blob', matches: false },
           { in: 'blob', matches: true },
