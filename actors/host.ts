@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import { createDriverPool, type DriverPool } from '../drivers/index.js';
-import { createRuntime, type Runtime } from '../runtime/index.js';
+import { createRuntime, journalJobRegistry, type Runtime } from '../runtime/index.js';
 import { resolveStateRoot } from '../store/index.js';
 import { checkHostHarnesses, type ApprovalPolicy } from './harness-config.js';
+import { defaultHostId } from './cluster.js';
 import { createHostEffects, type HostEffectsOptions } from './host-effects.js';
 import { createSupervisor, type Supervisor, type SupervisorOptions } from './supervisor.js';
 
@@ -43,17 +44,30 @@ export interface Host {
  * The Runtime opens first (its recovery marks jobs whose executor process is gone `abandoned`;
  * it never touches a live executor's jobs), so the supervisor's `reconciling` step can look up
  * every unknown dispatch before it serves.
+ *
+ * With `store` (many Hosts on PostgreSQL) the Runtime records its jobs in the cluster's job
+ * registry as well (docs/many-hosts.md, "Jobs across Hosts"), so a Host taking a Task over finds
+ * its dispatch by exact clientRequestId. The registry uses the Supervisor's journal, which exists
+ * from the Supervisor's join to its stop: records the Runtime makes outside that time (recovery
+ * at open, the stop of its jobs at `stop()`) are put when it next can, or not at all; a Host then
+ * finds such a job still running under a stopped Host, which counts as its executor gone.
  */
 export async function openHost(options: HostOptions): Promise<Host> {
   // Before anything opens: a bad harness configuration or a missing envFrom variable writes nothing.
   const harnesses = checkHostHarnesses(options.harnesses, options.approvals, process.env);
   const root = resolveStateRoot(options.state);
   const pool = createDriverPool({ maxThreads: options.maxThreads ?? 2 });
+  // The Host id is settled here, before the Supervisor joins, so the Runtime's registry names it.
+  const cluster = options.store
+    ? { ...options.cluster, hostId: options.cluster?.hostId ?? defaultHostId() }
+    : undefined;
+  let supervisor: Supervisor | undefined;
   let runtime: Runtime;
   try {
     runtime = await createRuntime({
       root: join(root, 'runtime'),
       harness: (input, signal) => pool.run(input, { signal }),
+      ...(cluster ? { registry: journalJobRegistry(cluster.hostId, () => supervisor?.journal) } : {}),
     });
   } catch (error) {
     await pool.close();
@@ -70,7 +84,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     ...(options.effectAdapters ? { effectAdapters: options.effectAdapters } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   });
-  const supervisor = createSupervisor({ ...options, state: root, effects });
+  supervisor = createSupervisor({ ...options, ...(cluster ? { cluster } : {}), state: root, effects });
   try {
     await supervisor.start();
   } catch (error) {

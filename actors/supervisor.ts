@@ -3,6 +3,7 @@ import { supervisorMachine, taskMachine, type BootSummary, type SupervisorFailur
 import { resolveStateRoot, type EventRecord, type EventStore } from '../store/index.js';
 import { rebuildTask } from '../recovery/index.js';
 import { CheckpointScheduler, type CheckpointStats } from './checkpoint-scheduler.js';
+import type { PgJournal } from '../store/postgres/index.js';
 import { Cluster, type ClusterHooks } from './cluster.js';
 import { systemClock, type Clock } from './clock.js';
 import { HostError, bootErrorOf, isHostErrorCode } from './errors.js';
@@ -111,6 +112,11 @@ export class Supervisor {
   /** Tasks this Host holds on a shared history but could not serve yet, with why (empty on an embedded store). */
   clusterProblems(): Array<{ taskId: string; problem: string }> {
     return this.cluster?.problems() ?? [];
+  }
+
+  /** The cluster's PostgreSQL journal, from the join in `start()` to the end of `stop()`; undefined on an embedded store. */
+  get journal(): PgJournal | undefined {
+    return this.cluster?.journal;
   }
 
   /**

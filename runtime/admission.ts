@@ -7,6 +7,7 @@ import type { ExecutionContext, TerminalPatch } from './job-execution.js';
 import type { ExecutorIdentity, JobRecord, StoredRun } from './job-record.js';
 import type { JobStore } from './job-store.js';
 import type { RuntimeOptions } from './runtime-options.js';
+import type { SharedJob } from './shared-jobs.js';
 
 /** The answer to `dispatch` / `verify`: the job id, and whether it already existed for that clientRequestId. */
 export interface DispatchResult {
@@ -30,7 +31,14 @@ export interface AdmissionContext {
   /** The Runtime's running jobs; admission registers each job it starts here. */
   active: Map<string, ActiveJob>;
   now: () => string;
+  /** Tells listeners (and the job registry, when there is one) of a record just made durable. */
   emit: (record: JobRecord) => void;
+  /**
+   * With a job registry: puts a `starting` record there before anything is spawned (see
+   * `SharedJobs.announce`); then `notify` tells only the listeners of it.
+   */
+  announce?: ((record: JobRecord) => Promise<SharedJob | undefined>) | undefined;
+  notify: (record: JobRecord) => void;
   /** Keeps `promise` among the writes `Runtime.close` waits for. */
   track: <T>(promise: Promise<T>) => Promise<T>;
 }
@@ -133,10 +141,42 @@ export class Admission {
       job.fail(error);
       throw error;
     }
-    this.ctx.emit(record);
     const forget = () => this.ctx.active.delete(record.jobId);
+    if (this.ctx.announce !== undefined) {
+      let holder: SharedJob | undefined;
+      try {
+        holder = await this.ctx.announce(record);
+      } catch (error) {
+        // The registry may or may not hold the `starting` record now: the job ends `failed` without
+        // being spawned, so whichever Host finds it under this clientRequestId sees it end.
+        const detail = (error as Error).message;
+        this.ctx.notify(record);
+        this.ctx
+          .track(job.start(async () => ({ state: 'failed', error: { code: 'registry_unavailable', detail } })))
+          .then(forget, forget);
+        throw error;
+      }
+      if (holder !== undefined) return this.yieldTo(record, job, holder, request);
+      this.ctx.notify(record);
+    } else {
+      this.ctx.emit(record);
+    }
     this.ctx.track(job.start((ctx) => body({ ...ctx, jobId: record.jobId }))).then(forget, forget);
     return { jobId: record.jobId, existing: false };
+  }
+
+  /** Another Host's job holds the clientRequestId in the registry: ours never ran and is deleted; the request names that job. */
+  private async yieldTo(
+    record: JobRecord,
+    job: ActiveJob,
+    holder: SharedJob,
+    request: JobRequest,
+  ): Promise<DispatchResult> {
+    this.ctx.active.delete(record.jobId);
+    this.ctx.store.removeJob(record.jobId);
+    await this.ctx.store.flushed();
+    job.fail(new RuntimeError('identity_conflict', `${record.clientRequestId} is held by job ${holder.record.jobId}`));
+    return this.existing(record.clientRequestId, holder.record, request);
   }
 }
 

@@ -21,12 +21,14 @@ export type RuntimeErrorCode =
   | 'store_write_failed'
   | 'format_unknown'
   | 'runtime_closed'
+  | 'registry_unavailable'
   | ConfineCode;
 
 const RETRYABLE: ReadonlySet<RuntimeErrorCode> = new Set<RuntimeErrorCode>([
   'executor_unavailable',
   'store_open_failed',
   'store_write_failed',
+  'registry_unavailable',
 ]);
 
 /**

@@ -34,6 +34,13 @@ export { currentExecutor, executorAlive } from './executor-identity.js';
 export { processAlive } from '../os/index.js';
 export type { HarnessExecutor } from './harness-job.js';
 export type { RecoveryReport } from './recovery.js';
+export {
+  journalJobRegistry,
+  registryError,
+  type JobRegistry,
+  type JobJournal,
+  type RegistryJob,
+} from './job-registry.js';
 export { RuntimeError, isRuntimeError, confineError, type RuntimeErrorCode } from './errors.js';
 export { createWorkspace, workspacePath, WorkspaceRequest } from './workspace.js';
 export { sourceDigest, SOURCE_DIGEST_HEADER, type SourceDigestOptions } from './source-digest.js';

@@ -140,8 +140,14 @@ export const JobRecord = z.object({
   exitCode: z.number().int().nullable().optional(),
   signal: z.string().nullable().optional(),
   stopReason: StopReason.optional(),
-  /** False when some process of the group was still alive when the record was written. */
+  /** False when some process of the group was still alive when the record was written, or could not be checked. */
   groupGone: z.boolean().optional(),
+  /**
+   * Set when another Host recorded the job `abandoned` because the Host that ran it stopped
+   * heartbeating (runtime/job-registry.ts): its processes are on that Host's machine, so they were
+   * neither checked nor stopped from here (`groupGone: false`).
+   */
+  abandonedBy: z.object({ hostId: z.string(), detail: z.string() }).optional(),
   stdout: OutputEvidence.optional(),
   stderr: OutputEvidence.optional(),
   files: FilesEvidence.optional(),

@@ -157,6 +157,23 @@ export class JobStore {
   }
 
   /**
+   * Deletes a job that never ran: its record and index entries, in one transaction. Only for a job
+   * whose `starting` record the job registry refused because another Host's job holds its
+   * clientRequestId (nothing was spawned, and no listener heard of it). Not durable on return.
+   */
+  removeJob(jobId: string): void {
+    this.write(() =>
+      this.env.transactionSync(() => {
+        const record = this.getJob(jobId);
+        if (record === undefined) return;
+        this.jobs.removeSync(jobId);
+        this.index.removeSync(['request', record.clientRequestId, jobId]);
+        this.index.removeSync(['active', jobId]);
+      }),
+    );
+  }
+
+  /**
    * Low-level bulk insert, for benchmarks and for tests that simulate corruption (two jobs under one
    * clientRequestId). Writes exactly what `dispatch` writes for a record — the record, its
    * `['request', …]` entry and, when not terminal, its `['active', …]` entry — but skips the

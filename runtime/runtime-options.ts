@@ -1,6 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import type { HarnessExecutor } from './harness-job.js';
+import type { JobRegistry } from './job-registry.js';
 
 /** Milliseconds since the epoch, like `Date.now`. Injected so tests control recorded timestamps. */
 export type Clock = () => number;
@@ -42,7 +43,21 @@ export const RuntimeOptions = z.strictObject({
     .int()
     .positive()
     .default(4 << 20),
-  /** Poll interval of `observe` for jobs run by another live Runtime process. */
+  /**
+   * Where the jobs of every Host sharing a cluster are recorded (runtime/job-registry.ts): each job
+   * record this Runtime makes durable is put there too, and jobs of other Hosts are found there.
+   */
+  registry: z
+    .custom<JobRegistry>(
+      (v) =>
+        typeof v === 'object' &&
+        v !== null &&
+        typeof (v as JobRegistry).hostId === 'string' &&
+        ['put', 'find', 'get', 'alive'].every((name) => typeof (v as Record<string, unknown>)[name] === 'function'),
+      'must be a JobRegistry (hostId, put, find, get, alive)',
+    )
+    .optional(),
+  /** Poll interval of `observe` for jobs run by another live Runtime process or another live Host. */
   foreignPollMs: z.number().int().positive().default(250),
 });
 export type RuntimeOptions = z.infer<typeof RuntimeOptions>;

@@ -11,6 +11,7 @@ import { isTerminal, type ExecutorIdentity, type JobRecord } from './job-record.
 import { JobStore } from './job-store.js';
 import { abandonOrphan, ownerGone, type RecoveryReport } from './recovery.js';
 import { RuntimeOptions, type RuntimeOptionsIn } from './runtime-options.js';
+import { SharedJobs, type SharedJob } from './shared-jobs.js';
 import { storedCommandRun, storedHarnessRun, storedVerifyRun } from './stored-run.js';
 
 function parse<S extends z.ZodType>(schema: S, raw: unknown, code: 'invalid_dispatch' | 'invalid_options'): z.infer<S> {
@@ -19,9 +20,14 @@ function parse<S extends z.ZodType>(schema: S, raw: unknown, code: 'invalid_disp
   return parsed.data;
 }
 
+/** A job as a Runtime finds it: in its own store, or (`shared` set) in the job registry, run by another Host. */
+type FoundJob = { record: JobRecord; shared?: undefined } | { record: JobRecord; shared: SharedJob };
+
 /**
  * Owns processes and jobs in one LMDB environment of its own. Task meaning stays with the Host: a
  * job record is evidence (exit, output digests, files, harness result), never a Task outcome.
+ * With a job registry (`registry`, many Hosts on one cluster) every record it makes durable is
+ * also put there, and jobs of other Hosts are found, observed and abandoned through it.
  */
 export class Runtime {
   readonly root: string;
@@ -32,6 +38,7 @@ export class Runtime {
   private readonly admission: Admission;
   private readonly pending = new Set<Promise<unknown>>();
   private readonly listeners = new Set<(record: JobRecord) => void>();
+  private readonly shared: SharedJobs | undefined;
   private closed = false;
   private readonly stopSpawnWatch: () => void;
 
@@ -41,6 +48,8 @@ export class Runtime {
     this.root = options.root;
     this.store = store;
     this.executor = currentExecutor(options.executorId);
+    this.shared = options.registry === undefined ? undefined : new SharedJobs(options.registry, () => this.now());
+    const shared = this.shared;
     this.admission = new Admission({
       store,
       options,
@@ -48,6 +57,8 @@ export class Runtime {
       active: this.active,
       now: () => this.now(),
       emit: (record) => this.emit(record),
+      announce: shared === undefined ? undefined : (record) => shared.announce(record),
+      notify: (record) => this.notify(record),
       track: (promise) => this.track(promise),
     });
     // Harness runs execute elsewhere (the driver pool's threads); the pool reports each provider
@@ -69,7 +80,11 @@ export class Runtime {
    * Rejects `invalid_dispatch` (nothing written),
    * `executor_unavailable` (harness job without an executor), `workspace_missing`,
    * `identity_conflict` (several jobs already indexed under the id), `store_write_failed`,
-   * `runtime_closed`.
+   * `runtime_closed`. With a job registry, the `starting` record is put there too before the
+   * process is spawned; a clientRequestId another Host's job holds there answers that job (as a
+   * known id does), and `registry_unavailable` means the put's outcome is unknown: the job is
+   * recorded `failed` (error `registry_unavailable`) without being spawned, and the same id
+   * answers it from then on.
    */
   async dispatch(raw: DispatchInputIn): Promise<DispatchResult> {
     this.assertOpen();
@@ -98,41 +113,53 @@ export class Runtime {
     return this.admission.admit(input, storedVerifyRun(input), (ctx) => executeVerify(input, ctx));
   }
 
-  /** Every job indexed under exactly this clientRequestId (0, 1, or — after corruption — more). */
+  /**
+   * Every job indexed under exactly this clientRequestId (0, 1, or — after corruption — more): this
+   * Runtime's own, then (with a job registry) those other Hosts recorded there. Rejects
+   * `record_corrupt` (a record or registry row that does not parse, naming it) or
+   * `registry_unavailable`.
+   */
   async findJobs(query: { clientRequestId: string }): Promise<JobRecord[]> {
     this.assertOpen();
-    return this.store.findJobs(query.clientRequestId);
+    const local = this.store.findJobs(query.clientRequestId);
+    if (this.shared === undefined) return local;
+    await this.shared.flush();
+    const here = new Set(local.map((record) => record.jobId));
+    const shared = await this.shared.find(query.clientRequestId);
+    return [...local, ...shared.filter((job) => !here.has(job.record.jobId)).map((job) => job.record)];
   }
 
-  /** The stored record of one job; rejects `job_not_found` or `record_corrupt`. */
+  /** The record of one job, stored here or (with a job registry) by another Host; rejects `job_not_found`, `record_corrupt` or `registry_unavailable`. */
   async getJob(jobId: string): Promise<JobRecord> {
-    this.assertOpen();
-    const record = this.store.getJob(jobId);
-    if (record === undefined) throw new RuntimeError('job_not_found', `no job ${jobId}`);
-    return record;
+    return (await this.lookup(jobId)).record;
   }
 
   /**
    * Resolves with the job's terminal record: at once for a job already terminal on disk, when it ends
-   * for a job of this Runtime, and by polling the store for a job run by another live Runtime. A job
-   * whose executor turns out dead is abandoned on the spot. Rejects `job_not_found`,
-   * `record_corrupt`, `runtime_closed`, or with an `AbortError` when `signal` aborts the wait.
+   * for a job of this Runtime, and by polling the store for a job run by another live Runtime (the
+   * job registry for a job another live Host runs). A job whose executor turns out dead is
+   * abandoned on the spot — for another Host's job, once that Host's heartbeat expired or it
+   * stopped: recorded `abandoned` in the registry (`executor_gone`, `groupGone: false`: its
+   * processes are on that Host's machine, not checked from here). Rejects `job_not_found`,
+   * `record_corrupt`, `registry_unavailable`, `runtime_closed`, or with an `AbortError` when
+   * `signal` aborts the wait.
    */
   async observe(jobId: string, options: { signal?: AbortSignal } = {}): Promise<JobRecord> {
     for (;;) {
       const job = this.active.get(jobId);
       if (job !== undefined) return job.done;
-      const record = await this.getJob(jobId);
-      if (isTerminal(record.state)) return record;
-      if (ownerGone(record, this.executor)) return this.abandon(record);
+      const found = await this.lookup(jobId);
+      if (isTerminal(found.record.state)) return found.record;
+      if (await this.executorGone(found)) return this.abandon(found);
       await delay(this.options.foreignPollMs, undefined, { signal: options.signal });
     }
   }
 
   /**
    * Cancels a job: SIGTERM to its whole process group, SIGKILL after the grace, then the `cancelled`
-   * record. Resolves with the terminal record; a job already terminal is returned unchanged. Rejects
-   * `job_not_found`, or `job_foreign` for a job running under another live executor.
+   * record. Resolves with the terminal record; a job already terminal is returned unchanged, one
+   * whose executor is gone is abandoned (as `observe` does). Rejects `job_not_found`, or
+   * `job_foreign` for a job running under another live executor (or on another live Host).
    */
   async cancel(jobId: string): Promise<JobRecord> {
     this.assertOpen();
@@ -141,12 +168,14 @@ export class Runtime {
       job.controller.abort('cancel');
       return job.done;
     }
-    const record = await this.getJob(jobId);
+    const found = await this.lookup(jobId);
+    const { record } = found;
     if (isTerminal(record.state)) return record;
-    if (ownerGone(record, this.executor)) return this.abandon(record);
+    if (await this.executorGone(found)) return this.abandon(found);
+    const where = found.shared ? ` on host ${found.shared.hostId}` : '';
     throw new RuntimeError(
       'job_foreign',
-      `job ${jobId} runs under live executor ${record.executorId}; cancel it there`,
+      `job ${jobId} runs under live executor ${record.executorId}${where}; cancel it there`,
     );
   }
 
@@ -166,6 +195,7 @@ export class Runtime {
    */
   async recover(): Promise<RecoveryReport> {
     this.assertOpen();
+    await this.shared?.flush();
     const report: RecoveryReport = { abandoned: [], skipped: [], corrupt: [] };
     for (const jobId of this.store.activeJobIds()) {
       if (this.active.has(jobId)) continue;
@@ -177,7 +207,7 @@ export class Runtime {
         continue;
       }
       if (record === undefined || isTerminal(record.state)) continue;
-      if (ownerGone(record, this.executor)) report.abandoned.push(await this.abandon(record));
+      if (ownerGone(record, this.executor)) report.abandoned.push(await this.abandon({ record }));
       else report.skipped.push({ jobId, executorId: record.executorId });
     }
     return report;
@@ -196,6 +226,8 @@ export class Runtime {
     if (options.jobs !== 'finish') for (const job of this.active.values()) job.controller.abort('runtime_closed');
     await Promise.allSettled([...this.active.values()].map((job) => job.done));
     await Promise.allSettled([...this.pending]);
+    // Records a failed put left behind get one more try; the registry may be gone by now.
+    await this.shared?.flush();
     await this.store.close();
   }
 
@@ -214,7 +246,13 @@ export class Runtime {
     return promise;
   }
 
+  /** A record was just made durable here: put it in the job registry too, and tell the listeners. */
   private emit(record: JobRecord): void {
+    if (this.shared !== undefined) void this.track(this.shared.publish(record));
+    this.notify(record);
+  }
+
+  private notify(record: JobRecord): void {
     for (const listener of this.listeners) {
       try {
         listener(record);
@@ -224,8 +262,28 @@ export class Runtime {
     }
   }
 
-  private abandon(record: JobRecord): Promise<JobRecord> {
-    const done = abandonOrphan(this.store, record, {
+  /** The job in this Runtime's store, else (with a job registry) as another Host recorded it; `job_not_found` when neither has it. */
+  private async lookup(jobId: string): Promise<FoundJob> {
+    this.assertOpen();
+    const record = this.store.getJob(jobId);
+    if (record !== undefined) return { record };
+    const shared = await this.shared?.get(jobId);
+    if (shared === undefined) throw new RuntimeError('job_not_found', `no job ${jobId}`);
+    return { record: shared.record, shared };
+  }
+
+  private async executorGone(found: FoundJob): Promise<boolean> {
+    if (found.shared === undefined) return ownerGone(found.record, this.executor);
+    return this.shared!.executorGone(found.shared);
+  }
+
+  private abandon(found: FoundJob): Promise<JobRecord> {
+    if (found.shared !== undefined) {
+      // Recorded in the registry only: the job was never this Runtime's.
+      const shared = found.shared;
+      return this.track(this.shared!.abandon(shared).then((abandoned) => (this.notify(abandoned), abandoned)));
+    }
+    const done = abandonOrphan(this.store, found.record, {
       now: () => this.now(),
       reapTimeoutMs: this.options.reapTimeoutMs,
     });

@@ -5,5 +5,6 @@ export {
   type PgJournalOptions,
   type HeldLease,
   type TaskCopy,
+  type JobRow,
 } from './pg-journal.js';
 export { SCHEMA_SQL, SCHEMA_VERSION } from './schema.js';

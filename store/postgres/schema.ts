@@ -71,6 +71,8 @@ CREATE TABLE IF NOT EXISTS ordivon_projections (
   revision bigint NOT NULL,
   record text NOT NULL
 );
+-- Each Host's heartbeat, renewed with its leases: a Host past heartbeat_until (database clock) or
+-- stopped counts as gone, and so do the executors of its Runtime jobs.
 CREATE TABLE IF NOT EXISTS ordivon_hosts (
   host_id text PRIMARY KEY,
   pid integer NOT NULL,
@@ -78,13 +80,18 @@ CREATE TABLE IF NOT EXISTS ordivon_hosts (
   heartbeat_until timestamptz NOT NULL,
   stopped boolean NOT NULL DEFAULT false
 );
+-- Every Host's Runtime jobs (runtime/job-registry.ts), so a Host taking a Task over finds its
+-- dispatch by exact clientRequestId. host_id is the Host whose Runtime ran the job (kept when
+-- another Host records it abandoned); a final record is never replaced (the first terminal write
+-- wins); one job per clientRequestId, so two Hosts cannot both start a request.
 CREATE TABLE IF NOT EXISTS ordivon_jobs (
   job_id text PRIMARY KEY,
   host_id text NOT NULL,
   client_request_id text NOT NULL,
-  record text NOT NULL
+  record text NOT NULL,
+  final boolean NOT NULL DEFAULT false
 );
-CREATE INDEX IF NOT EXISTS ordivon_jobs_request ON ordivon_jobs (client_request_id);
+CREATE UNIQUE INDEX IF NOT EXISTS ordivon_jobs_request ON ordivon_jobs (client_request_id);
 
 -- One transition, fenced: returns the digest stored at the revision when the same event id is
 -- already there (a retry), else null. Raises OR001 lease_lost, OR002 revision_conflict (DETAIL:

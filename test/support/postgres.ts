@@ -194,6 +194,17 @@ export async function createDatabase(url: string, name: string): Promise<string>
   return made.toString();
 }
 
+/** Runs one statement on its own connection to `url` (a test moving leases or heartbeats by hand, or reading rows). */
+export async function sql(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(text, values);
+  } finally {
+    await client.end();
+  }
+}
+
 function remove(dir: string): void {
   rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
   running.delete(dir);
