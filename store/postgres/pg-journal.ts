@@ -5,6 +5,7 @@ import { StoreError } from '../errors.js';
 import type { TaskCopyIn } from '../event-store.js';
 import { EventRecord, IndexKind, Projection } from '../records.js';
 import { SCHEMA_SQL, SCHEMA_VERSION } from './schema.js';
+import { parseStored, storeErrorOf } from './stored.js';
 
 export interface PgJournalOptions {
   /** `postgres://…` */
@@ -458,26 +459,6 @@ function jobRowOf(row: unknown, details: Record<string, unknown>): JobRow {
   } catch {
     throw new StoreError('record_corrupt', `the record of job ${jobId} is not JSON`, { ...details, jobId });
   }
-}
-
-function parseStored<T>(schema: z.ZodType<T>, text: string, details: Record<string, unknown>): T {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new StoreError('record_corrupt', `stored record ${JSON.stringify(details)} is not JSON`, details);
-  }
-  const parsed = schema.safeParse(value);
-  if (!parsed.success)
-    throw new StoreError('record_corrupt', `stored record ${JSON.stringify(details)} is malformed`, details);
-  return parsed.data;
-}
-
-/** A database failure (unreachable, timed out, refused): `storage_failed`, retryable; an append's outcome is then unknown. */
-function storeErrorOf(error: unknown, details: Record<string, unknown>): StoreError {
-  if (error instanceof StoreError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new StoreError('storage_failed', `PostgreSQL: ${message}`, details, { retryable: true, cause: error });
 }
 
 /** A connection string without its password, for messages. */
