@@ -8,3 +8,6 @@ export {
   type JobRow,
 } from './pg-journal.js';
 export { SCHEMA_SQL, SCHEMA_VERSION } from './schema.js';
+export { TaskWatch, DEFAULT_POLL_MS, type TaskWatchOptions, type WatchedCommits } from './task-watch.js';
+export { CommitNotifier, COMMITS_CHANNEL, MAX_PAYLOAD_BYTES, notifyPayloads } from './commit-notifier.js';
+export type { SharedEvent, SharedTask } from './task-reads.js';

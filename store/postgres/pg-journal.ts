@@ -6,6 +6,9 @@ import type { TaskCopyIn } from '../event-store.js';
 import { EventRecord, IndexKind, Projection } from '../records.js';
 import { SCHEMA_SQL, SCHEMA_VERSION } from './schema.js';
 import { parseStored, storeErrorOf } from './stored.js';
+import { COMMITS_CHANNEL, CommitNotifier } from './commit-notifier.js';
+import { readEvents, readTask, type SharedEvent, type SharedTask } from './task-reads.js';
+import { TaskWatch, type TaskWatchOptions } from './task-watch.js';
 
 export interface PgJournalOptions {
   /** `postgres://…` */
@@ -18,6 +21,12 @@ export interface PgJournalOptions {
   poolSize?: number;
   /** Client-side limit on one statement: a blackholed connection fails instead of hanging. */
   statementTimeoutMs?: number;
+  /**
+   * NOTIFY `ordivon_commits` with the Task ids committed, once per `notifyWindowMs` (default 20),
+   * from a statement of its own: a hint for other Hosts' watches (default true).
+   */
+  notify?: boolean;
+  notifyWindowMs?: number;
 }
 
 export const DEFAULT_LEASE_MS = 10_000;
@@ -74,13 +83,19 @@ export class PgJournal implements StoreAuthority {
   readonly leaseMs: number;
   /** The epoch of each Task this Host holds. */
   private readonly held = new Map<string, number>();
+  private readonly notifier: CommitNotifier | undefined;
 
   private constructor(
     private readonly pool: pg.Pool,
-    options: PgJournalOptions,
+    private readonly options: PgJournalOptions,
   ) {
     this.hostId = options.hostId;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    if (options.notify !== false)
+      this.notifier = new CommitNotifier(
+        (payloads) => pool.query(`SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, [COMMITS_CHANNEL, payloads]),
+        options.notifyWindowMs,
+      );
   }
 
   /** Connects, creates the tables when absent (`format_unknown` for another schema version) and registers this Host. */
@@ -105,6 +120,7 @@ export class PgJournal implements StoreAuthority {
   }
 
   async close(): Promise<void> {
+    await this.notifier?.close();
     await this.pool.end();
   }
 
@@ -349,6 +365,8 @@ export class PgJournal implements StoreAuthority {
       throw storeErrorOf(error, details);
     }
     if (expectedRevision === 0 && stored === null) this.held.set(taskId, 1);
+    // A hint for other Hosts' watches, sent later from a statement of its own: this append neither waits for it nor fails with it.
+    if (stored === null) this.notifier?.note(taskId);
     return stored === null ? { duplicate: false } : { duplicate: true, digest: stored };
   }
 
@@ -438,6 +456,26 @@ export class PgJournal implements StoreAuthority {
     } finally {
       client.release();
     }
+  }
+
+  /** A Task as the shared history holds it now, read in one snapshot (for a Host that does not serve it). */
+  readTask(taskId: string): Promise<SharedTask | undefined> {
+    return readTask(this.pool, taskId);
+  }
+
+  /** A Task's events in (after, upTo], each with the Host that wrote it. */
+  readEvents(taskId: string, after: number, upTo: number): Promise<SharedEvent[]> {
+    return readEvents(this.pool, taskId, after, upTo);
+  }
+
+  /** A watch of every Task's head on this journal's pool (and a LISTEN connection of its own); call `start()`. */
+  watch(options: Omit<TaskWatchOptions, 'url' | 'hostId' | 'statementTimeoutMs'>): TaskWatch {
+    return new TaskWatch(this.pool, {
+      ...options,
+      url: this.options.url,
+      hostId: this.hostId,
+      statementTimeoutMs: this.options.statementTimeoutMs,
+    });
   }
 
   private async query(text: string, values: unknown[] = []): Promise<pg.QueryResult> {
