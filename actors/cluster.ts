@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { StoreError, type EventStore } from '../store/index.js';
-import { PgJournal, DEFAULT_LEASE_MS, redact } from '../store/postgres/index.js';
+import { PgJournal, DEFAULT_LEASE_MS, redact, type TaskWatch, type WatchedCommits } from '../store/postgres/index.js';
 import { HostError, hostErrorOf } from './errors.js';
 
 /** How a Host joins several others on one PostgreSQL history (`createSupervisor({ store })`). */
@@ -16,6 +16,16 @@ export interface ClusterOptions {
   renewEveryMs?: number | undefined;
   /** Client-side limit on one statement, so a blackholed connection fails instead of hanging (default: the lease). */
   statementTimeoutMs?: number | undefined;
+  /**
+   * How often this Host reads every Task's head to report other Hosts' commits to its subscribers
+   * (default 1000 ms): the rule; a NOTIFY only makes a poll early (docs/many-hosts.md#wake-ups).
+   */
+  pollMs?: number | undefined;
+  /**
+   * Send a NOTIFY after commits and LISTEN for other Hosts' (default true). Turn it off where
+   * LISTEN cannot work, as behind pgbouncer in transaction mode: polling alone then reports commits.
+   */
+  notify?: boolean | undefined;
 }
 
 /** What the Supervisor does when the cluster hands it a Task or takes one away. */
@@ -26,6 +36,8 @@ export interface ClusterHooks {
   lost(taskId: string): void;
   /** Whether the Supervisor serves the Task now. */
   serves(taskId: string): boolean;
+  /** Commits of a Task that another Host made, as the watch found them (one Task at a time, in order). */
+  commits(commits: WatchedCommits): Promise<void>;
 }
 
 export function isPostgresUrl(value: string): boolean {
@@ -55,10 +67,12 @@ export class Cluster {
    * tried again each round until they can be served.
    */
   private readonly unserved = new Map<string, string>();
+  private watch: TaskWatch | undefined;
 
   private constructor(
     readonly journal: PgJournal,
     private readonly renewEveryMs: number,
+    private readonly watchOptions: { pollMs?: number | undefined; listen: boolean },
   ) {}
 
   static async join(options: ClusterOptions): Promise<Cluster> {
@@ -69,8 +83,12 @@ export class Cluster {
         hostId: options.hostId ?? defaultHostId(),
         leaseMs,
         statementTimeoutMs: options.statementTimeoutMs ?? leaseMs,
+        notify: options.notify !== false,
       });
-      return new Cluster(journal, options.renewEveryMs ?? Math.max(50, Math.floor(leaseMs / 3)));
+      return new Cluster(journal, options.renewEveryMs ?? Math.max(50, Math.floor(leaseMs / 3)), {
+        pollMs: options.pollMs,
+        listen: options.notify !== false,
+      });
     } catch (error) {
       if (error instanceof StoreError) throw hostErrorOf(error);
       throw new HostError('storage_failed', `cannot join ${redact(options.url)}: ${(error as Error).message}`);
@@ -92,8 +110,12 @@ export class Cluster {
     for (const { taskId } of this.journal.leases()) await this.copy(store, taskId);
   }
 
-  /** Starts the keeper (after the Supervisor serves). */
-  start(store: () => EventStore | undefined, hooks: ClusterHooks): void {
+  /**
+   * Starts the keeper and the watch of other Hosts' commits (after the Supervisor serves);
+   * resolves once the watch has learnt every head, so commits made after it are reported. The
+   * database being unreachable then does not fail it: the watch learns the heads at its next poll.
+   */
+  async start(store: () => EventStore | undefined, hooks: ClusterHooks): Promise<void> {
     const run = () => {
       if (this.stopped) return;
       this.ticking = this.tick(store, hooks).finally(() => {
@@ -102,6 +124,14 @@ export class Cluster {
       });
     };
     this.timer = setTimeout(run, this.renewEveryMs);
+    if (this.stopped) return;
+    this.watch = this.journal.watch({ ...this.watchOptions, onCommits: (commits) => hooks.commits(commits) });
+    await this.watch.start();
+  }
+
+  /** One poll of the watch now (after the one running, if any); resolves when its commits were handed on. */
+  async poll(): Promise<void> {
+    await this.watch?.poll();
   }
 
   /**
@@ -156,6 +186,7 @@ export class Cluster {
   async leave(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    await this.watch?.close();
     await this.ticking;
     try {
       await this.journal.release();

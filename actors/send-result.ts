@@ -33,6 +33,11 @@ export interface Committed {
   frontier: FrontierWork;
   admitted: boolean;
   code?: string;
+  /**
+   * With a cluster (`store: 'postgres://…'`): the Host that wrote the event. A subscriber hears
+   * this Host's own commits and, from the watch, those of Tasks other Hosts serve.
+   */
+  host?: string;
 }
 
 /** `send`'s answer for a Task the supervisor does not have (nothing written). */

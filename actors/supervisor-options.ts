@@ -65,6 +65,8 @@ const ScalarOptions = z.object({
       leaseMs: z.number().int().min(100).optional(),
       renewEveryMs: z.number().int().min(10).optional(),
       statementTimeoutMs: z.number().int().min(10).optional(),
+      pollMs: z.number().int().min(10).optional(),
+      notify: z.boolean().optional(),
     })
     .strict()
     .optional(),

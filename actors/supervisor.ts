@@ -22,10 +22,12 @@ import {
 } from './supervisor-options.js';
 import { validateBoot } from './validate-boot.js';
 import { waitForState } from './wait-for-state.js';
+import { RemoteCommits } from './remote-commits.js';
+import { readElsewhere, type TaskReading } from './task-reading.js';
 import { TaskActor, type Committed, type SendResult, type TaskSnapshot } from './task-actor.js';
 import { taskNotFound } from './send-result.js';
 
-export type { BootSummary, CheckpointStats, SendOptions, SupervisorOptions, TaskView };
+export type { BootSummary, CheckpointStats, SendOptions, SupervisorOptions, TaskView, TaskReading };
 
 /**
  * The Host's supervisor (DESIGN §6), embeddable in any Node service.
@@ -52,6 +54,8 @@ export class Supervisor {
   private failedWith: HostError | undefined;
   /** Membership of a cluster on PostgreSQL (`options.store`), from `open` to the end of `drain`. */
   private cluster: Cluster | undefined;
+  /** With a cluster: other Hosts' commits as subscribers hear them. */
+  private remote: RemoteCommits | undefined;
 
   constructor(private readonly options: SupervisorOptions = {}) {
     checkSupervisorOptions(options);
@@ -101,7 +105,7 @@ export class Supervisor {
       throw this.failedWith ?? new HostError('boot_failed', failure?.message ?? 'supervisor did not start');
     }
     for (const task of this.tasks.values()) this.frontier.kick(task);
-    this.cluster?.start(() => this.store, this.clusterHooks());
+    await this.cluster?.start(() => this.store, this.clusterHooks());
   }
 
   /** This Host's name among the Hosts sharing a PostgreSQL history (undefined on an embedded store). */
@@ -121,11 +125,13 @@ export class Supervisor {
 
   /**
    * One round of the cluster keeper now (renew leases, stop Tasks another Host took, claim and
-   * adopt free ones), as its timer does every `renewEveryMs`; resolves when it is over. For tests
-   * and operators that moved leases by hand. A no-op on an embedded store.
+   * adopt free ones), as its timer does every `renewEveryMs`, then one poll of the watch (other
+   * Hosts' commits to subscribers), as its timer does every `pollMs`; resolves when both are over.
+   * For tests and operators that moved leases by hand. A no-op on an embedded store.
    */
   async clusterTick(): Promise<void> {
     await this.cluster?.tick(() => this.store, this.clusterHooks());
+    await this.cluster?.poll();
   }
 
   /** Creates a Task from a spec; fails `invalid_spec` (with the field path) or `task_exists`. */
@@ -175,9 +181,30 @@ export class Supervisor {
     }));
   }
 
-  /** The stored events of a Task, in revision order. */
+  /** The stored events of a Task this Host serves, in revision order (`readTask` for any Task of a cluster). */
   events(taskId: string): Array<{ revision: number } & EventRecord> {
     return [...this.serving().stream(taskId)].map(({ revision, event }) => ({ revision, ...event }));
+  }
+
+  /**
+   * A Task with its events and objects, wherever it is served: this Host's own Tasks as `getTask`,
+   * `events` and `getObject` give them; with a cluster, a Task another Host serves read from the
+   * shared history in one snapshot, `elsewhere` and read-only (a send answers `task_elsewhere`).
+   * Undefined when there is no such Task; `storage_failed` when the database cannot be read.
+   */
+  async readTask(taskId: string): Promise<TaskReading | undefined> {
+    const store = this.serving();
+    const view = this.getTask(taskId);
+    const hostId = this.cluster?.hostId;
+    if (view)
+      return {
+        view,
+        elsewhere: false,
+        ...(hostId ? { servedBy: hostId } : {}),
+        events: this.events(taskId),
+        getObject: (digest) => store.getObject(digest),
+      };
+    return this.cluster ? readElsewhere(this.cluster.journal, taskId) : undefined;
   }
 
   /**
@@ -261,7 +288,11 @@ export class Supervisor {
 
   private async open(): Promise<void> {
     const { purpose, streamWarnAt, store } = this.options;
-    if (store) this.cluster = await Cluster.join({ url: store, ...this.options.cluster });
+    if (store) {
+      const cluster = await Cluster.join({ url: store, ...this.options.cluster });
+      this.cluster = cluster;
+      this.remote = new RemoteCommits((taskId, after, upTo) => cluster.journal.readEvents(taskId, after, upTo));
+    }
     try {
       this.store = openStore(this.root, {
         purpose: purpose ?? `supervisor pid ${process.pid}`,
@@ -391,10 +422,26 @@ export class Supervisor {
         await this.deadlines.boot([actor]);
         this.frontier.kick(actor);
       },
+      commits: async (commits) => {
+        if (this.status !== 'serving' || !this.remote) return;
+        for (const committed of await this.remote.committedOf(commits)) this.tell(committed);
+      },
     };
   }
 
   private committed(committed: Committed): void {
+    if (this.remote) {
+      this.remote.reportedHere(committed.taskId, committed.revision);
+      this.tell({ ...committed, host: this.cluster!.hostId });
+    } else this.tell(committed);
+    const task = this.tasks.get(committed.taskId);
+    if (!task) return;
+    this.frontier.committed(task);
+    this.checkpointer.committed(committed, task);
+    this.deadlines.committed(task);
+  }
+
+  private tell(committed: Committed): void {
     for (const listener of this.listeners) {
       try {
         listener(committed);
@@ -402,11 +449,6 @@ export class Supervisor {
         /* a listener's failure is its own */
       }
     }
-    const task = this.tasks.get(committed.taskId);
-    if (!task) return;
-    this.frontier.committed(task);
-    this.checkpointer.committed(committed, task);
-    this.deadlines.committed(task);
   }
 }
 
