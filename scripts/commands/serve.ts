@@ -106,12 +106,15 @@ export const serve = command({
     'lease-ms': stringFlag(
       'N',
       'with --store, how long a Task stays with a silent Host before another takes it (default 10000)',
-      z
-        .string()
-        .regex(/^[0-9]+$/, 'expected a whole number of milliseconds, at least 100')
-        .transform(Number)
-        .refine((n) => n >= 100, 'expected a whole number of milliseconds, at least 100')
-        .optional(),
+      millisecondsAtLeast(100),
+    ),
+    'poll-ms': stringFlag(
+      'N',
+      "with --store, how often other Hosts' commits are looked for, for subscribers and SSE (default 1000; a NOTIFY comes sooner)",
+      millisecondsAtLeast(10),
+    ),
+    'no-notify': booleanFlag(
+      'with --store, send no NOTIFY and LISTEN for none (behind pgbouncer in transaction mode): polling alone',
     ),
     recovery: stringFlag(
       'full|checkpoint',
@@ -139,11 +142,18 @@ export const serve = command({
       values.socket !== undefined ? { kind: 'socket', path: values.socket } : { kind: 'tcp', host: values.host, port };
     const state = resolveStateRoot(values.state);
     const store = storeUrl(values.store);
-    if (store === undefined && (values['host-id'] !== undefined || values['lease-ms'] !== undefined))
-      throw new CliError('usage', '--host-id and --lease-ms: only with --store (or ORDIVON_STORE)', {
-        exit: EXIT.usage,
-        path: values['host-id'] !== undefined ? '--host-id' : '--lease-ms',
-      });
+    const clusterFlag = (['host-id', 'lease-ms', 'poll-ms', 'no-notify'] as const).find(
+      (flag) => values[flag] !== undefined && values[flag] !== false,
+    );
+    if (store === undefined && clusterFlag !== undefined)
+      throw new CliError(
+        'usage',
+        '--host-id, --lease-ms, --poll-ms and --no-notify: only with --store (or ORDIVON_STORE)',
+        {
+          exit: EXIT.usage,
+          path: `--${clusterFlag}`,
+        },
+      );
     const say = (text: string) => {
       if (!io.json) io.err(text);
     };
@@ -159,6 +169,8 @@ export const serve = command({
             cluster: {
               ...(values['host-id'] !== undefined ? { hostId: values['host-id'] } : {}),
               ...(values['lease-ms'] !== undefined ? { leaseMs: values['lease-ms'] } : {}),
+              ...(values['poll-ms'] !== undefined ? { pollMs: values['poll-ms'] } : {}),
+              ...(values['no-notify'] ? { notify: false } : {}),
             },
           }
         : {}),
@@ -222,7 +234,9 @@ export const serve = command({
       if (service.listener.kind === 'tcp' && !token) say(`page: ${ready.url}/`);
       // Progress on a terminal: one line per commit.
       supervisor.subscribe((c) =>
-        say(`  ${c.taskId} r${c.revision} ${c.type} → ${c.state}${c.admitted ? '' : ` (${c.code})`}`),
+        say(
+          `  ${c.taskId} r${c.revision} ${c.type} → ${c.state}${c.admitted ? '' : ` (${c.code})`}${c.host && c.host !== ready.hostId ? ` on ${c.host}` : ''}`,
+        ),
       );
     }
 
@@ -235,6 +249,17 @@ export const serve = command({
     return EXIT.ok;
   },
 });
+
+/** A flag's whole number of milliseconds, at least `min`. */
+function millisecondsAtLeast(min: number) {
+  const message = `expected a whole number of milliseconds, at least ${min}`;
+  return z
+    .string()
+    .regex(/^[0-9]+$/, message)
+    .transform(Number)
+    .refine((n) => n >= min, message)
+    .optional();
+}
 
 /** `--store`, else `ORDIVON_STORE` (checked like the flag: `usage` naming it), else undefined: the embedded store. */
 function storeUrl(flag: string | undefined): string | undefined {

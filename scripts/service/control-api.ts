@@ -69,10 +69,11 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
   let draining = false;
 
   const taskId = (raw: string): string => parsed(TaskIdParam.safeParse(decodeURIComponent(raw)), 'invalid_request');
-  const requireTask = (id: string) => {
-    const view = sup.getTask(id);
-    if (!view) throw new ApiError(404, 'task_not_found', `no task ${id}`);
-    return view;
+  // Any Task of the cluster, read-only when another Host serves it (`elsewhere`).
+  const requireTask = async (id: string) => {
+    const reading = await sup.readTask(id);
+    if (!reading) throw new ApiError(404, 'task_not_found', `no task ${id}`);
+    return reading;
   };
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -118,7 +119,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
     if (parts[0] === 'events' && parts.length === 1) {
       only('GET');
       const q = parsed(StreamQuery.safeParse(query), 'invalid_request');
-      if (q.taskId) requireTask(q.taskId);
+      if (q.taskId) await requireTask(q.taskId);
       hub.open(res, q.taskId);
       return;
     }
@@ -135,20 +136,21 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       only('GET');
       const id = taskId(parts[1]!);
       const q = parsed(ShowQuery.safeParse(query), 'invalid_request');
-      const view = requireTask(id);
+      const { view, events, getObject, servedBy, elsewhere } = await requireTask(id);
       const withEvents = q.events === '1' || q.events === 'true';
       // One read of the stream serves the Contexts, the rejections, the runs and (when asked) the history.
-      const events = sup.events(id);
+      const object = (digest: string) => getObject(digest).body;
       return sendJson(res, 200, {
         taskId: id,
         revision: view.revision,
         state: view.state,
         frontier: view.frontier,
         title: view.spec.title,
+        ...(servedBy !== undefined ? { servedBy, elsewhere } : {}),
         context: view.context,
-        ...taskProvenance({ events, object: (digest) => sup.getObject(digest).body }, view.context.lastRejection),
-        runs: taskRuns({ events, object: (digest) => sup.getObject(digest).body }),
-        requests: taskRequests({ events, object: (digest) => sup.getObject(digest).body }, view.context.requests),
+        ...taskProvenance({ events, object }, view.context.lastRejection),
+        runs: taskRuns({ events, object }),
+        requests: taskRequests({ events, object }, view.context.requests),
         ...(withEvents ? { events } : {}),
       });
     }
@@ -156,8 +158,8 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       only('GET', 'POST');
       const id = taskId(parts[1]!);
       if (method === 'GET') {
-        requireTask(id);
-        return sendJson(res, 200, { taskId: id, events: sup.events(id) });
+        const { events, servedBy, elsewhere } = await requireTask(id);
+        return sendJson(res, 200, { taskId: id, ...(servedBy !== undefined ? { servedBy, elsewhere } : {}), events });
       }
       const body = await readJson(req);
       const event = EventInput.safeParse(body);
@@ -182,7 +184,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
     }
     if (parts[0] === 'tasks' && parts.length === 3 && parts[2] === 'requests') {
       only('GET');
-      return sendJson(res, 200, listRequests(sup, taskId(parts[1]!)));
+      return sendJson(res, 200, await listRequests(sup, taskId(parts[1]!)));
     }
     if (parts[0] === 'tasks' && parts.length === 5 && parts[2] === 'requests' && parts[4] === 'answer') {
       only('POST');

@@ -5,14 +5,12 @@ import { taskRequests } from '../../actors/task-requests.js';
 import { AnswerBody, RequestIdParam, decideAnswer, statusOfAnswer, type DecideAnswer } from './decide-answer.js';
 import { ApiError, readJson } from './http-io.js';
 
-/** `GET /tasks/:id/requests`: every DecisionRequest of the Task with its fields, status, answer and refusals. */
-export function listRequests(sup: Supervisor, taskId: string) {
-  const view = sup.getTask(taskId);
-  if (!view) throw new ApiError(404, 'task_not_found', `no task ${taskId}`);
-  const requests = taskRequests(
-    { events: sup.events(taskId), object: (digest) => sup.getObject(digest).body },
-    view.context.requests,
-  );
+/** `GET /tasks/:id/requests`: every DecisionRequest of the Task (another Host's too, read from the shared history) with its fields, status, answer and refusals. */
+export async function listRequests(sup: Supervisor, taskId: string) {
+  const reading = await sup.readTask(taskId);
+  if (!reading) throw new ApiError(404, 'task_not_found', `no task ${taskId}`);
+  const { view, events, getObject } = reading;
+  const requests = taskRequests({ events, object: (digest) => getObject(digest).body }, view.context.requests);
   return { taskId, requests };
 }
 

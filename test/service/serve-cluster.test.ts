@@ -49,8 +49,11 @@ describe('ordivon serve --store: three Hosts on one PostgreSQL database, one com
       await hosts[0]!.exited;
       // Its lease runs out (600 ms on the database clock); a keeper round of b or c claims the Task.
       const taker = await until('a Host serves served-by-a again', async () => {
-        for (const target of [b, c])
-          if ((await http(target, 'GET', '/tasks/served-by-a')).status === 200) return target;
+        for (const target of [b, c]) {
+          // Every Host answers for the Task (read from the database); the one serving it says it is not elsewhere.
+          const task = await http(target, 'GET', '/tasks/served-by-a');
+          if (task.status === 200 && task.body.elsewhere === false) return target;
+        }
         return undefined;
       });
       const sent = await http(taker, 'POST', '/tasks/served-by-a/events', {
