@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import pg from 'pg';
 import { createSupervisor, type Supervisor, type SupervisorOptions } from '../../actors/supervisor.js';
 import type { Committed } from '../../actors/task-actor.js';
 import { SPEC, driveToRunning } from '../support/tasks.js';
-import { createDatabase, postgresPart, startPostgres, type PostgresServer } from '../support/postgres.js';
+import { createDatabase, postgresPart, sharedPostgres } from '../support/postgres.js';
 import { tempDir } from '../support/temp.js';
 
 const part = postgresPart();
@@ -67,15 +67,10 @@ async function sql(url: string, text: string, values: unknown[] = []): Promise<p
 const ofTask = (records: Committed[], taskId: string) => records.filter((c) => c.taskId === taskId);
 
 describe('other Hosts’ commits reach subscribers (the watch)', { skip: part.skip }, () => {
-  let server: PostgresServer;
-  before(async () => {
-    part.need();
-    server = await startPostgres();
-  });
-  after(async () => server?.stop());
+  const server = sharedPostgres();
 
   it('a subscriber on Host B hears every commit of a Task only A serves, once each, in revision order, as A’s own subscriber heard it, with the Host that wrote it', async () => {
-    const url = await createDatabase(server.url, 'order');
+    const url = await createDatabase(server().url, 'order');
     const a = await host(url, 'host-a');
     const b = await host(url, 'host-b', { notify: false });
     const onA = listen(a);
@@ -123,7 +118,7 @@ describe('other Hosts’ commits reach subscribers (the watch)', { skip: part.sk
   });
 
   it('with NOTIFY working, a commit on A wakes B’s watch early: B hears it with its poll ten minutes away', async () => {
-    const url = await createDatabase(server.url, 'notify');
+    const url = await createDatabase(server().url, 'notify');
     const a = await host(url, 'host-a');
     const b = await host(url, 'host-b');
     const onB = listen(b);
@@ -144,7 +139,7 @@ describe('other Hosts’ commits reach subscribers (the watch)', { skip: part.sk
   });
 
   it('with B’s LISTEN connection killed, polling still brings A’s commits', async () => {
-    const url = await createDatabase(server.url, 'listen-killed');
+    const url = await createDatabase(server().url, 'listen-killed');
     const a = await host(url, 'host-a');
     const b = await host(url, 'host-b', { pollMs: 50 });
     const onB = listen(b);
@@ -171,7 +166,7 @@ describe('other Hosts’ commits reach subscribers (the watch)', { skip: part.sk
   });
 
   it('with notify off (no NOTIFY sent, no LISTEN), polling alone brings A’s commits', async () => {
-    const url = await createDatabase(server.url, 'notify-off');
+    const url = await createDatabase(server().url, 'notify-off');
     const a = await host(url, 'host-a', { notify: false });
     const b = await host(url, 'host-b', { notify: false, pollMs: 50 });
     const onB = listen(b);
@@ -189,7 +184,7 @@ describe('other Hosts’ commits reach subscribers (the watch)', { skip: part.sk
   });
 
   it('B reads a Task A serves from the shared history, read-only and marked as served by A; getTask stays this Host’s', async () => {
-    const url = await createDatabase(server.url, 'read');
+    const url = await createDatabase(server().url, 'read');
     const a = await host(url, 'host-a');
     const b = await host(url, 'host-b');
     try {
@@ -213,7 +208,7 @@ describe('other Hosts’ commits reach subscribers (the watch)', { skip: part.sk
   });
 
   it('across a handover each Host’s subscribers hear every commit once: the new owner’s from itself, the old owner’s from the watch', async () => {
-    const url = await createDatabase(server.url, 'handover');
+    const url = await createDatabase(server().url, 'handover');
     const a = await host(url, 'host-a', { notify: false });
     const b = await host(url, 'host-b', { notify: false });
     const onA = listen(a);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import pg from 'pg';
 import {
   COMMITS_CHANNEL,
@@ -7,7 +7,7 @@ import {
   MAX_PAYLOAD_BYTES,
   notifyPayloads,
 } from '../../../store/postgres/commit-notifier.js';
-import { createDatabase, postgresPart, startPostgres, type PostgresServer } from '../../support/postgres.js';
+import { createDatabase, postgresPart, sharedPostgres } from '../../support/postgres.js';
 
 const part = postgresPart();
 
@@ -45,14 +45,11 @@ describe('notifyPayloads', () => {
 });
 
 describe('CommitNotifier on a real PostgreSQL', { skip: part.skip }, () => {
-  let server: PostgresServer;
+  const server = sharedPostgres();
   let url: string;
   before(async () => {
-    part.need();
-    server = await startPostgres();
-    url = await createDatabase(server.url, 'notifier');
+    url = await createDatabase(server().url, 'notifier');
   });
-  after(async () => server?.stop());
 
   it('sends the Tasks noted in one window as NOTIFYs under 8000 bytes each, naming each Task', async () => {
     const listener = new pg.Client({ connectionString: url });

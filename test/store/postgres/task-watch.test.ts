@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import pg from 'pg';
 import { createSupervisor } from '../../../actors/supervisor.js';
 import { PgJournal, type WatchedCommits } from '../../../store/postgres/index.js';
 import { SPEC } from '../../support/tasks.js';
-import { createDatabase, postgresPart, startPostgres, type PostgresServer } from '../../support/postgres.js';
+import { createDatabase, postgresPart, sharedPostgres } from '../../support/postgres.js';
 import { tempDir } from '../../support/temp.js';
 
 const part = postgresPart();
@@ -26,15 +26,10 @@ function signal<T>(what: string): { promise: Promise<T>; resolve: (value: T) => 
 }
 
 describe('TaskWatch on a real PostgreSQL', { skip: part.skip }, () => {
-  let server: PostgresServer;
-  before(async () => {
-    part.need();
-    server = await startPostgres();
-  });
-  after(async () => server?.stop());
+  const server = sharedPostgres();
 
   it('after its LISTEN connection is killed it listens again, polls, and a NOTIFY wakes it once more', async () => {
-    const url = await createDatabase(server.url, 'relisten');
+    const url = await createDatabase(server().url, 'relisten');
     const writer = createSupervisor({ state: tempDir(), store: url, cluster: { hostId: 'writer', leaseMs: 600_000 } });
     await writer.start();
     const journal = await PgJournal.open({ url, hostId: 'watcher', notify: false });
@@ -84,7 +79,7 @@ describe('TaskWatch on a real PostgreSQL', { skip: part.skip }, () => {
   });
 
   it('polls after listening again: a commit whose NOTIFY came while it was not listening is reported', async () => {
-    const url = await createDatabase(server.url, 'missed');
+    const url = await createDatabase(server().url, 'missed');
     const writer = createSupervisor({ state: tempDir(), store: url, cluster: { hostId: 'writer', leaseMs: 600_000 } });
     await writer.start();
     const journal = await PgJournal.open({ url, hostId: 'watcher', notify: false });
@@ -100,7 +95,7 @@ describe('TaskWatch on a real PostgreSQL', { skip: part.skip }, () => {
       },
     });
     // On another database of the server: this one refuses new connections for a while.
-    const admin = new pg.Client({ connectionString: server.url });
+    const admin = new pg.Client({ connectionString: server().url });
     await admin.connect();
     try {
       await watch.start();
@@ -125,7 +120,7 @@ describe('TaskWatch on a real PostgreSQL', { skip: part.skip }, () => {
   });
 
   it('leaves out the events the watching Host wrote itself', async () => {
-    const url = await createDatabase(server.url, 'own');
+    const url = await createDatabase(server().url, 'own');
     const sup = createSupervisor({ state: tempDir(), store: url, cluster: { hostId: 'self', leaseMs: 600_000 } });
     await sup.start();
     const journal = await PgJournal.open({ url, hostId: 'self', notify: false });
