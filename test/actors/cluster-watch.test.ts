@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import pg from 'pg';
 import { createSupervisor, type Supervisor, type SupervisorOptions } from '../../actors/supervisor.js';
 import type { Committed } from '../../actors/task-actor.js';
 import { SPEC, driveToRunning } from '../support/tasks.js';
-import { createDatabase, postgresPart, sharedPostgres } from '../support/postgres.js';
+import { createDatabase, postgresPart, sharedPostgres, sql } from '../support/postgres.js';
 import { tempDir } from '../support/temp.js';
 
 const part = postgresPart();
@@ -52,16 +51,6 @@ function listen(sup: Supervisor) {
       });
     },
   };
-}
-
-async function sql(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await client.query(text, values);
-  } finally {
-    await client.end();
-  }
 }
 
 const ofTask = (records: Committed[], taskId: string) => records.filter((c) => c.taskId === taskId);

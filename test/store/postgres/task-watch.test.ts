@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import pg from 'pg';
 import { createSupervisor } from '../../../actors/supervisor.js';
 import { PgJournal, type WatchedCommits } from '../../../store/postgres/index.js';
 import { SPEC } from '../../support/tasks.js';
-import { createDatabase, postgresPart, sharedPostgres } from '../../support/postgres.js';
+import { createDatabase, postgresPart, sharedPostgres, sql } from '../../support/postgres.js';
 import { tempDir } from '../../support/temp.js';
 
 const part = postgresPart();
@@ -51,12 +50,10 @@ describe('TaskWatch on a real PostgreSQL', { skip: part.skip }, () => {
     try {
       await watch.start();
       assert.equal(listening, 1);
-      const admin = new pg.Client({ connectionString: url });
-      await admin.connect();
-      const killed = await admin.query(
+      const killed = await sql(
+        url,
         `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = 'ordivon-listen:watcher'`,
       );
-      await admin.end();
       assert.equal(killed.rows.length, 1);
       await relistened.promise;
       // The poll that follows every (re)LISTEN is over: only a NOTIFY can bring what comes next.
@@ -94,25 +91,23 @@ describe('TaskWatch on a real PostgreSQL', { skip: part.skip }, () => {
         if (++listening === 2) relistened.resolve();
       },
     });
-    // On another database of the server: this one refuses new connections for a while.
-    const admin = new pg.Client({ connectionString: server().url });
-    await admin.connect();
+    // Statements on another database of the server: this one refuses new connections for a while.
+    const admin = (text: string) => sql(server().url, text);
     try {
       await watch.start();
       // The listener cannot come back until connections are allowed again; pools keep the ones they have.
-      await admin.query(`ALTER DATABASE missed ALLOW_CONNECTIONS false`);
-      const killed = await admin.query(
+      await admin(`ALTER DATABASE missed ALLOW_CONNECTIONS false`);
+      const killed = await admin(
         `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = 'ordivon-listen:watcher'`,
       );
       assert.equal(killed.rows.length, 1);
       await writer.createTask({ ...SPEC, taskId: 'task-3' });
-      await admin.query(`ALTER DATABASE missed ALLOW_CONNECTIONS true`);
+      await admin(`ALTER DATABASE missed ALLOW_CONNECTIONS true`);
       await relistened.promise;
       const commits = await heard.promise;
       assert.deepEqual([commits.taskId, commits.events.map((e) => e.revision)], ['task-3', [1]]);
     } finally {
-      await admin.query(`ALTER DATABASE missed ALLOW_CONNECTIONS true`).catch(() => undefined);
-      await admin.end();
+      await admin(`ALTER DATABASE missed ALLOW_CONNECTIONS true`).catch(() => undefined);
       await watch.close();
       await journal.close();
       await writer.stop();
