@@ -107,7 +107,35 @@ export class PgJournal implements StoreAuthority {
     await this.pool.end();
   }
 
+  /**
+   * Uses a database already at this schema version as it is, creates the tables in an empty one,
+   * and refuses (`format_unknown`) one at another version before touching it. The DDL runs only on
+   * a database without a schema: `CREATE INDEX IF NOT EXISTS` takes its table's SHARE lock even when
+   * the index exists, so a Host re-running it while others append deadlocked with them and failed
+   * to start (found by the cluster torture).
+   */
   private async ensureSchema(): Promise<void> {
+    let version = await this.schemaVersion();
+    if (version === undefined) {
+      await this.createSchema();
+      version = await this.schemaVersion();
+    }
+    if (version !== String(SCHEMA_VERSION))
+      throw new StoreError('format_unknown', `the database has schema ${version}; this Host reads ${SCHEMA_VERSION}`);
+  }
+
+  /** The schema version the database records; undefined when it has no ordivon_meta table or no version in it. */
+  private async schemaVersion(): Promise<string | undefined> {
+    try {
+      const { rows } = await this.pool.query(`SELECT value FROM ordivon_meta WHERE name = 'schema'`);
+      return rows.length === 0 ? undefined : z.object({ value: z.string() }).parse(rows[0]).value;
+    } catch (error) {
+      if ((error as { code?: string }).code === '42P01') return undefined; // undefined_table
+      throw error;
+    }
+  }
+
+  private async createSchema(): Promise<void> {
     const client = await this.pool.connect();
     try {
       // One creator at a time: Hosts starting together on an empty database would otherwise race
@@ -118,11 +146,7 @@ export class PgJournal implements StoreAuthority {
       await client.query(`INSERT INTO ordivon_meta (name, value) VALUES ('schema', $1) ON CONFLICT (name) DO NOTHING`, [
         String(SCHEMA_VERSION),
       ]);
-      const found = await client.query(`SELECT value FROM ordivon_meta WHERE name = 'schema'`);
       await client.query('COMMIT');
-      const version = z.object({ value: z.string() }).parse(found.rows[0]).value;
-      if (version !== String(SCHEMA_VERSION))
-        throw new StoreError('format_unknown', `the database has schema ${version}; this Host reads ${SCHEMA_VERSION}`);
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
