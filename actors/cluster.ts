@@ -46,6 +46,11 @@ export function defaultHostId(): string {
 export class Cluster {
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private renewing: Promise<void> | undefined;
+  /** The Supervisor's hooks, once it serves; Tasks lost before that wait in `lostEarly`. */
+  private hooks: ClusterHooks | undefined;
+  private readonly lostEarly = new Set<string>();
   private stopped = false;
   /** Tasks to copy again from the authority before serving them (a write's outcome was unknown). */
   private readonly reload = new Set<string>();
@@ -88,12 +93,16 @@ export class Cluster {
    */
   async prepare(store: EventStore): Promise<void> {
     await this.journal.claim();
+    this.startRenewing();
     for (const taskId of store.taskIds()) if (!this.journal.holds(taskId)) await store.forget(taskId);
     for (const { taskId } of this.journal.leases()) await this.copy(store, taskId);
   }
 
   /** Starts the keeper (after the Supervisor serves). */
   start(store: () => EventStore | undefined, hooks: ClusterHooks): void {
+    this.hooks = hooks;
+    for (const taskId of this.lostEarly) hooks.lost(taskId);
+    this.lostEarly.clear();
     const run = () => {
       if (this.stopped) return;
       this.ticking = this.tick(store, hooks).finally(() => {
@@ -147,6 +156,34 @@ export class Cluster {
     }
   }
 
+  /**
+   * Renews every `renewEveryMs` on a timer of its own, from the first claim until `leave`: copying
+   * and adopting many Tasks (at boot, in a keeper round after a Host died) can take longer than a
+   * lease, and renewal waiting behind it lost every lease this Host held, to be taken over and
+   * taken back in turn (found by the cluster torture).
+   */
+  private startRenewing(): void {
+    const run = () => {
+      if (this.stopped) return;
+      this.renewing = this.renewOnce().finally(() => {
+        this.renewing = undefined;
+        if (!this.stopped) this.renewTimer = setTimeout(run, this.renewEveryMs);
+      });
+    };
+    this.renewTimer = setTimeout(run, this.renewEveryMs);
+  }
+
+  private async renewOnce(): Promise<void> {
+    try {
+      for (const taskId of await this.journal.renew()) {
+        if (this.hooks) this.hooks.lost(taskId);
+        else this.lostEarly.add(taskId);
+      }
+    } catch {
+      // Unreachable database: the next renewal tries again (and the leases run out meanwhile).
+    }
+  }
+
   /** A write to `taskId` failed with its outcome unknown: serve it again only after copying it from the authority. */
   markForReload(taskId: string): void {
     this.reload.add(taskId);
@@ -156,7 +193,8 @@ export class Cluster {
   async leave(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    await this.ticking;
+    if (this.renewTimer) clearTimeout(this.renewTimer);
+    await Promise.all([this.ticking, this.renewing]);
     try {
       await this.journal.release();
       await this.journal.leave();

@@ -211,7 +211,9 @@ export class PgJournal implements StoreAuthority {
       [this.hostId, held.map((h) => h.taskId), held.map((h) => h.epoch), this.leaseMs],
     );
     const kept = new Set(rows.map((row) => z.object({ task_id: z.string() }).parse(row).task_id));
-    const lost = held.filter((h) => !kept.has(h.taskId)).map((h) => h.taskId);
+    // A Task claimed again meanwhile (its lease had run out, and this Host took it back at a new
+    // epoch while the renewal was in flight) is held, not lost.
+    const lost = held.filter((h) => !kept.has(h.taskId) && this.held.get(h.taskId) === h.epoch).map((h) => h.taskId);
     for (const taskId of lost) this.held.delete(taskId);
     return lost;
   }
