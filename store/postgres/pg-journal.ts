@@ -180,10 +180,10 @@ export class PgJournal implements StoreAuthority {
          UPDATE ordivon_tasks t SET lease_owner = $1, lease_epoch = t.lease_epoch + 1,
            lease_until = now() + $3 * interval '1 millisecond'
          FROM free WHERE t.task_id = free.task_id
-         RETURNING t.task_id, t.lease_epoch),
+         RETURNING t.task_id, t.lease_epoch, t.revision),
        logged AS (
-         INSERT INTO ordivon_lease_log (task_id, lease_epoch, host_id, at)
-         SELECT task_id, lease_epoch, $1, now() FROM claimed)
+         INSERT INTO ordivon_lease_log (task_id, lease_epoch, host_id, at, revision)
+         SELECT task_id, lease_epoch, $1, now(), revision FROM claimed)
        SELECT task_id, lease_epoch FROM claimed`,
       [this.hostId, limit, this.leaseMs],
     );
