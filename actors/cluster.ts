@@ -149,7 +149,11 @@ export class Cluster {
     try {
       if (fresh) await store.forget(taskId);
       await this.copy(store, taskId);
-      await hooks.adopt(taskId);
+      // A round may work through hundreds of Tasks; the renewer can learn meanwhile that another
+      // Host took this one. Serving it then would answer lease_lost, not task_elsewhere, and show a
+      // Task this Host does not hold (found by the cluster torture, after a pause).
+      if (this.journal.holds(taskId)) await hooks.adopt(taskId);
+      if (!this.journal.holds(taskId)) hooks.lost(taskId);
       this.unserved.delete(taskId);
     } catch (error) {
       this.unserved.set(taskId, error instanceof Error ? error.message : String(error));

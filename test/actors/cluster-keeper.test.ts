@@ -57,4 +57,56 @@ describe('the cluster keeper', { skip: part.skip }, () => {
       await admin.end();
     }
   });
+  it('does not serve a Task its keeper round claimed when the lease was lost before the round got to it (regression: it was adopted, then answered lease_lost)', async () => {
+    const url = await createDatabase(server().url, 'keeper_lost_meanwhile');
+    const admin = new pg.Pool({ connectionString: url, max: 2 });
+    const a = createSupervisor({
+      state: tempDir(),
+      store: url,
+      cluster: { hostId: 'host-a', leaseMs: 600_000, renewEveryMs: 50 },
+    });
+    // host-b's keeper stays quiet: only this test moves its leases.
+    const b = createSupervisor({
+      state: tempDir(),
+      store: url,
+      cluster: { hostId: 'host-b', leaseMs: 600_000, renewEveryMs: 600_000 },
+    });
+    await a.start();
+    await b.start();
+    const blocker = await admin.connect();
+    const expire = (taskId: string) =>
+      admin.query(`UPDATE ordivon_tasks SET lease_until = now() - interval '1 second' WHERE task_id = $1`, [taskId]);
+    try {
+      await b.createTask({ ...SPEC, taskId: 'lost-meanwhile' });
+      await b.createTask({ ...SPEC, taskId: 'claimed-later' });
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE ordivon_task_objects IN ACCESS EXCLUSIVE MODE');
+      await expire('lost-meanwhile');
+      await until('host-a claimed lost-meanwhile', 30_000, async () => a.journal!.holds('lost-meanwhile') || undefined);
+
+      // While host-a's round is stuck in the copy, a third Host takes the Task, and host-a's renewer learns it.
+      await admin.query(
+        `UPDATE ordivon_tasks SET lease_owner = 'host-z', lease_epoch = lease_epoch + 1 WHERE task_id = 'lost-meanwhile'`,
+      );
+      await until(
+        'host-a dropped lost-meanwhile',
+        30_000,
+        async () => !a.journal!.holds('lost-meanwhile') || undefined,
+      );
+      await expire('claimed-later');
+      await blocker.query('ROLLBACK');
+
+      // The next round (which claims claimed-later) starts only after the stuck one is over.
+      await until('host-a serves claimed-later', 30_000, async () => a.getTask('claimed-later') && true);
+      assert.equal(a.getTask('lost-meanwhile'), undefined);
+      const elsewhere = await a.send('lost-meanwhile', { type: 'task.cancel', reason: 'wrong Host' });
+      assert.equal(elsewhere.code, 'task_elsewhere');
+      assert.match(elsewhere.detail ?? '', /host-z/);
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+      blocker.release();
+      await Promise.all([a.stop(), b.stop()]);
+      await admin.end();
+    }
+  });
 });
