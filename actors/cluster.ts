@@ -28,6 +28,15 @@ export interface ClusterHooks {
   serves(taskId: string): boolean;
 }
 
+/**
+ * The most free Tasks a Host claims at a time (at boot, and in each keeper round). Claimed Tasks
+ * are copied and adopted one by one before the round ends, so a large claim — a thousand Tasks of
+ * a Host that died — kept the round busy for a minute, its Tasks unserved meanwhile and no other
+ * lease claimed (the cluster torture's takeovers ran out of time). In small batches every live
+ * Host takes a share, and each round is over in about a second.
+ */
+export const CLAIM_BATCH = 32;
+
 export function isPostgresUrl(value: string): boolean {
   return /^postgres(ql)?:\/\//.test(value);
 }
@@ -87,12 +96,12 @@ export class Cluster {
   }
 
   /**
-   * Before validation: claims every free Task, drops from the mirror the Tasks this Host no longer
+   * Before validation: claims free Tasks (a batch of them; the keeper takes more), drops from the mirror the Tasks this Host no longer
    * holds, and copies the held ones up to the authority's head. Validation then checks exactly the
    * Tasks this Host serves.
    */
   async prepare(store: EventStore): Promise<void> {
-    await this.journal.claim();
+    await this.journal.claim(CLAIM_BATCH);
     this.startRenewing();
     for (const taskId of store.taskIds()) if (!this.journal.holds(taskId)) await store.forget(taskId);
     for (const { taskId } of this.journal.leases()) await this.copy(store, taskId);
@@ -128,7 +137,7 @@ export class Cluster {
         if (this.journal.holds(taskId)) await this.serve(open, taskId, hooks, true);
         else this.unserved.delete(taskId);
       }
-      for (const { taskId } of await this.journal.claim()) {
+      for (const { taskId } of await this.journal.claim(CLAIM_BATCH)) {
         if (this.stopped) return;
         // Its own lease ran out unrenewed (this Host was paused past it) and it claimed the Task
         // again at a new epoch: the actor of the old epoch goes, a fresh one is built.

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pg from 'pg';
+import { CLAIM_BATCH } from '../../actors/cluster.js';
 import { createSupervisor } from '../../actors/supervisor.js';
 import { SPEC } from '../support/tasks.js';
 import { createDatabase, postgresPart, sharedPostgres } from '../support/postgres.js';
@@ -107,6 +108,26 @@ describe('the cluster keeper', { skip: part.skip }, () => {
       blocker.release();
       await Promise.all([a.stop(), b.stop()]);
       await admin.end();
+    }
+  });
+  it('takes free Tasks CLAIM_BATCH at a time, at boot and in each keeper round, so a round stays short and other Hosts take a share', async () => {
+    const url = await createDatabase(server().url, 'keeper_batches');
+    // Quiet keepers: only the rounds this test runs claim.
+    const cluster = (hostId: string) => ({ hostId, leaseMs: 600_000, renewEveryMs: 600_000 });
+    const b = createSupervisor({ state: tempDir(), store: url, cluster: cluster('host-b') });
+    await b.start();
+    const count = CLAIM_BATCH + 3;
+    for (let i = 0; i < count; i++) await b.createTask({ ...SPEC, taskId: `task-${i}` });
+    await b.stop();
+
+    const a = createSupervisor({ state: tempDir(), store: url, cluster: cluster('host-a') });
+    await a.start();
+    try {
+      assert.equal(a.listTasks().length, CLAIM_BATCH, 'a boot claims one batch');
+      await a.clusterTick();
+      assert.equal(a.listTasks().length, count, 'the next round takes the rest');
+    } finally {
+      await a.stop();
     }
   });
 });
