@@ -165,15 +165,22 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
         } else if (fault === 'pause') {
           counts.pauses++;
           host.signal('SIGSTOP');
-          taken = await takeover(host.hostId);
-          host.resumed = true;
-          host.signal('SIGCONT');
+          try {
+            taken = await takeover(host.hostId);
+          } finally {
+            // Also when the wait failed: the audit and the final restart need every Host reachable.
+            host.resumed = true;
+            host.signal('SIGCONT');
+          }
         } else {
           counts.blackholes++;
           proxies[index]!.blackhole();
-          taken = await takeover(host.hostId);
-          host.resumed = true;
-          proxies[index]!.heal();
+          try {
+            taken = await takeover(host.hostId);
+          } finally {
+            host.resumed = true;
+            proxies[index]!.heal();
+          }
         }
         counts.takeovers += taken;
         options.onRound?.({
