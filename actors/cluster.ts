@@ -40,6 +40,15 @@ export interface ClusterHooks {
   commits(commits: WatchedCommits): Promise<void>;
 }
 
+/**
+ * The most free Tasks a Host claims at a time (at boot, and in each keeper round). Claimed Tasks
+ * are copied and adopted one by one before the round ends, so a large claim — a thousand Tasks of
+ * a Host that died — kept the round busy for a minute, its Tasks unserved meanwhile and no other
+ * lease claimed (the cluster torture's takeovers ran out of time). In small batches every live
+ * Host takes a share, and each round is over in about a second.
+ */
+export const CLAIM_BATCH = 32;
+
 export function isPostgresUrl(value: string): boolean {
   return /^postgres(ql)?:\/\//.test(value);
 }
@@ -58,6 +67,11 @@ export function defaultHostId(): string {
 export class Cluster {
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private renewing: Promise<void> | undefined;
+  /** The Supervisor's hooks, once it serves; Tasks lost before that wait in `lostEarly`. */
+  private hooks: ClusterHooks | undefined;
+  private readonly lostEarly = new Set<string>();
   private stopped = false;
   /** Tasks to copy again from the authority before serving them (a write's outcome was unknown). */
   private readonly reload = new Set<string>();
@@ -100,12 +114,13 @@ export class Cluster {
   }
 
   /**
-   * Before validation: claims every free Task, drops from the mirror the Tasks this Host no longer
+   * Before validation: claims free Tasks (a batch of them; the keeper takes more), drops from the mirror the Tasks this Host no longer
    * holds, and copies the held ones up to the authority's head. Validation then checks exactly the
    * Tasks this Host serves.
    */
   async prepare(store: EventStore): Promise<void> {
-    await this.journal.claim();
+    await this.journal.claim(CLAIM_BATCH);
+    this.startRenewing();
     for (const taskId of store.taskIds()) if (!this.journal.holds(taskId)) await store.forget(taskId);
     for (const { taskId } of this.journal.leases()) await this.copy(store, taskId);
   }
@@ -116,6 +131,9 @@ export class Cluster {
    * database being unreachable then does not fail it: the watch learns the heads at its next poll.
    */
   async start(store: () => EventStore | undefined, hooks: ClusterHooks): Promise<void> {
+    this.hooks = hooks;
+    for (const taskId of this.lostEarly) hooks.lost(taskId);
+    this.lostEarly.clear();
     const run = () => {
       if (this.stopped) return;
       this.ticking = this.tick(store, hooks).finally(() => {
@@ -149,7 +167,7 @@ export class Cluster {
         if (this.journal.holds(taskId)) await this.serve(open, taskId, hooks, true);
         else this.unserved.delete(taskId);
       }
-      for (const { taskId } of await this.journal.claim()) {
+      for (const { taskId } of await this.journal.claim(CLAIM_BATCH)) {
         if (this.stopped) return;
         // Its own lease ran out unrenewed (this Host was paused past it) and it claimed the Task
         // again at a new epoch: the actor of the old epoch goes, a fresh one is built.
@@ -170,10 +188,42 @@ export class Cluster {
     try {
       if (fresh) await store.forget(taskId);
       await this.copy(store, taskId);
-      await hooks.adopt(taskId);
+      // A round may work through hundreds of Tasks; the renewer can learn meanwhile that another
+      // Host took this one. Serving it then would answer lease_lost, not task_elsewhere, and show a
+      // Task this Host does not hold (found by the cluster torture, after a pause).
+      if (this.journal.holds(taskId)) await hooks.adopt(taskId);
+      if (!this.journal.holds(taskId)) hooks.lost(taskId);
       this.unserved.delete(taskId);
     } catch (error) {
       this.unserved.set(taskId, error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  /**
+   * Renews every `renewEveryMs` on a timer of its own, from the first claim until `leave`: copying
+   * and adopting many Tasks (at boot, in a keeper round after a Host died) can take longer than a
+   * lease, and renewal waiting behind it lost every lease this Host held, to be taken over and
+   * taken back in turn (found by the cluster torture).
+   */
+  private startRenewing(): void {
+    const run = () => {
+      if (this.stopped) return;
+      this.renewing = this.renewOnce().finally(() => {
+        this.renewing = undefined;
+        if (!this.stopped) this.renewTimer = setTimeout(run, this.renewEveryMs);
+      });
+    };
+    this.renewTimer = setTimeout(run, this.renewEveryMs);
+  }
+
+  private async renewOnce(): Promise<void> {
+    try {
+      for (const taskId of await this.journal.renew()) {
+        if (this.hooks) this.hooks.lost(taskId);
+        else this.lostEarly.add(taskId);
+      }
+    } catch {
+      // Unreachable database: the next renewal tries again (and the leases run out meanwhile).
     }
   }
 
@@ -186,8 +236,9 @@ export class Cluster {
   async leave(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.renewTimer) clearTimeout(this.renewTimer);
     await this.watch?.close();
-    await this.ticking;
+    await Promise.all([this.ticking, this.renewing]);
     try {
       await this.journal.release();
       await this.journal.leave();

@@ -124,7 +124,35 @@ export class PgJournal implements StoreAuthority {
     await this.pool.end();
   }
 
+  /**
+   * Uses a database already at this schema version as it is, creates the tables in an empty one,
+   * and refuses (`format_unknown`) one at another version before touching it. The DDL runs only on
+   * a database without a schema: `CREATE INDEX IF NOT EXISTS` takes its table's SHARE lock even when
+   * the index exists, so a Host re-running it while others append deadlocked with them and failed
+   * to start (found by the cluster torture).
+   */
   private async ensureSchema(): Promise<void> {
+    let version = await this.schemaVersion();
+    if (version === undefined) {
+      await this.createSchema();
+      version = await this.schemaVersion();
+    }
+    if (version !== String(SCHEMA_VERSION))
+      throw new StoreError('format_unknown', `the database has schema ${version}; this Host reads ${SCHEMA_VERSION}`);
+  }
+
+  /** The schema version the database records; undefined when it has no ordivon_meta table or no version in it. */
+  private async schemaVersion(): Promise<string | undefined> {
+    try {
+      const { rows } = await this.pool.query(`SELECT value FROM ordivon_meta WHERE name = 'schema'`);
+      return rows.length === 0 ? undefined : z.object({ value: z.string() }).parse(rows[0]).value;
+    } catch (error) {
+      if ((error as { code?: string }).code === '42P01') return undefined; // undefined_table
+      throw error;
+    }
+  }
+
+  private async createSchema(): Promise<void> {
     const client = await this.pool.connect();
     try {
       // One creator at a time: Hosts starting together on an empty database would otherwise race
@@ -135,11 +163,7 @@ export class PgJournal implements StoreAuthority {
       await client.query(`INSERT INTO ordivon_meta (name, value) VALUES ('schema', $1) ON CONFLICT (name) DO NOTHING`, [
         String(SCHEMA_VERSION),
       ]);
-      const found = await client.query(`SELECT value FROM ordivon_meta WHERE name = 'schema'`);
       await client.query('COMMIT');
-      const version = z.object({ value: z.string() }).parse(found.rows[0]).value;
-      if (version !== String(SCHEMA_VERSION))
-        throw new StoreError('format_unknown', `the database has schema ${version}; this Host reads ${SCHEMA_VERSION}`);
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
@@ -173,10 +197,10 @@ export class PgJournal implements StoreAuthority {
          UPDATE ordivon_tasks t SET lease_owner = $1, lease_epoch = t.lease_epoch + 1,
            lease_until = now() + $3 * interval '1 millisecond'
          FROM free WHERE t.task_id = free.task_id
-         RETURNING t.task_id, t.lease_epoch),
+         RETURNING t.task_id, t.lease_epoch, t.revision),
        logged AS (
-         INSERT INTO ordivon_lease_log (task_id, lease_epoch, host_id, at)
-         SELECT task_id, lease_epoch, $1, now() FROM claimed)
+         INSERT INTO ordivon_lease_log (task_id, lease_epoch, host_id, at, revision)
+         SELECT task_id, lease_epoch, $1, now(), revision FROM claimed)
        SELECT task_id, lease_epoch FROM claimed`,
       [this.hostId, limit, this.leaseMs],
     );
@@ -204,7 +228,9 @@ export class PgJournal implements StoreAuthority {
       [this.hostId, held.map((h) => h.taskId), held.map((h) => h.epoch), this.leaseMs],
     );
     const kept = new Set(rows.map((row) => z.object({ task_id: z.string() }).parse(row).task_id));
-    const lost = held.filter((h) => !kept.has(h.taskId)).map((h) => h.taskId);
+    // A Task claimed again meanwhile (its lease had run out, and this Host took it back at a new
+    // epoch while the renewal was in flight) is held, not lost.
+    const lost = held.filter((h) => !kept.has(h.taskId) && this.held.get(h.taskId) === h.epoch).map((h) => h.taskId);
     for (const taskId of lost) this.held.delete(taskId);
     return lost;
   }

@@ -33,12 +33,15 @@ CREATE TABLE IF NOT EXISTS ordivon_events (
   lease_epoch bigint NOT NULL,
   PRIMARY KEY (task_id, revision)
 );
--- Every acquisition of a Task's lease: which Host got which epoch, when (database clock).
+-- Every acquisition of a Task's lease: which Host got which epoch, when (database clock), and the
+-- Task's head then. Every event written under an earlier epoch is at or below that revision: the
+-- acquisition holds the row lock, so no later append of the old holder can get past the fence.
 CREATE TABLE IF NOT EXISTS ordivon_lease_log (
   task_id text NOT NULL,
   lease_epoch bigint NOT NULL,
   host_id text NOT NULL,
   at timestamptz NOT NULL,
+  revision bigint NOT NULL,
   PRIMARY KEY (task_id, lease_epoch)
 );
 CREATE TABLE IF NOT EXISTS ordivon_objects (
@@ -121,7 +124,7 @@ BEGIN
       FROM ordivon_tasks WHERE task_id = p_task FOR NO KEY UPDATE;
     IF v_revision = 0 AND v_owner = p_host THEN
       p_epoch := v_epoch;
-      INSERT INTO ordivon_lease_log (task_id, lease_epoch, host_id, at) VALUES (p_task, v_epoch, p_host, now());
+      INSERT INTO ordivon_lease_log (task_id, lease_epoch, host_id, at, revision) VALUES (p_task, v_epoch, p_host, now(), 0);
     END IF;
   END IF;
   IF NOT FOUND THEN

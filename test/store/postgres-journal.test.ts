@@ -279,7 +279,7 @@ describe('two Hosts on one PostgreSQL database: the authority behind the store',
       }));
   }
 
-  it('renew reports the Tasks another Host took; release lets another Host claim at once; every acquisition is logged with a higher epoch', () =>
+  it('renew reports the Tasks another Host took; release lets another Host claim at once; every acquisition is logged with a higher epoch and the head it was acquired at', () =>
     twoHosts(async (a, b, url) => {
       await a.store.append(input('t1', 0, 'e1'));
       await a.store.append(input('t2', 0, 'e1'));
@@ -300,14 +300,15 @@ describe('two Hosts on one PostgreSQL database: the authority behind the store',
       assert.deepEqual(await a.journal!.claim(), [{ taskId: 't1', epoch: 3 }]);
       const { rows } = await sql(
         url,
-        `SELECT task_id, lease_epoch::int, host_id FROM ordivon_lease_log ORDER BY task_id, lease_epoch`,
+        `SELECT task_id, lease_epoch::int, host_id, revision::int FROM ordivon_lease_log ORDER BY task_id, lease_epoch`,
       );
+      // With the head each lease was acquired at: a new stream's at 0, before its first event.
       assert.deepEqual(rows, [
-        { task_id: 't1', lease_epoch: 1, host_id: 'host-a' },
-        { task_id: 't1', lease_epoch: 2, host_id: 'host-b' },
-        { task_id: 't1', lease_epoch: 3, host_id: 'host-a' },
-        { task_id: 't2', lease_epoch: 1, host_id: 'host-a' },
-        { task_id: 't2', lease_epoch: 2, host_id: 'host-b' },
+        { task_id: 't1', lease_epoch: 1, host_id: 'host-a', revision: 0 },
+        { task_id: 't1', lease_epoch: 2, host_id: 'host-b', revision: 1 },
+        { task_id: 't1', lease_epoch: 3, host_id: 'host-a', revision: 1 },
+        { task_id: 't2', lease_epoch: 1, host_id: 'host-a', revision: 0 },
+        { task_id: 't2', lease_epoch: 2, host_id: 'host-b', revision: 1 },
       ]);
     }));
 
