@@ -170,6 +170,8 @@ export async function runClusterBench(ctx: BenchContext): Promise<{ rows: BenchR
           leaseMs,
           renewEveryMs: renewEvery(leaseMs),
           claimedMs: median(runs.map((r) => r.claimedMs)),
+          // From the last claim to the last Task served, per run: copying the Tasks and rebuilding them.
+          adoptedAfterClaimMs: median(runs.map((r) => r.servedMs - r.claimedMs)),
           leaseLeftAtKillMs: median(runs.map((r) => r.remainingMs)),
           watchEveryMs: WATCH_EVERY_MS,
           ...settings,

@@ -237,7 +237,7 @@ function clusterFigures(rows: BenchRow[], out: Headline[]): void {
     out.push({
       key: `cluster_takeover_${d.leaseMs}`,
       value: row.medianMs,
-      text: `takeover after SIGKILL of 1 of 3 Hosts (${row.tasks} Tasks): served elsewhere after ${s(row.medianMs)}, claimed after ${s(Number(d.claimedMs))}; lease ${s(Number(d.leaseMs))} renewed every ${s(Number(d.renewEveryMs))}, ${s(Number(d.leaseLeftAtKillMs))} of it left at the kill`,
+      text: `takeover after SIGKILL of 1 of 3 Hosts (${row.tasks} Tasks): served elsewhere after ${s(row.medianMs)}, claimed after ${s(Number(d.claimedMs))} (copied and rebuilt ${s(Number(d.adoptedAfterClaimMs))} after the claim); lease ${s(Number(d.leaseMs))} renewed every ${s(Number(d.renewEveryMs))}, ${s(Number(d.leaseLeftAtKillMs))} of it left at the kill`,
     });
   }
 }

@@ -39,6 +39,7 @@ describe('cluster scenario (--quick)', { skip: part.skip }, () => {
     // A claim takes only a lease that ran out (database clock), and a Host serves a Task only after claiming it.
     assert.ok(Number(d.claimedMs) >= Number(d.leaseLeftAtKillMs), JSON.stringify(d));
     assert.ok(takeover.medianMs >= Number(d.claimedMs), JSON.stringify({ served: takeover.medianMs, ...d }));
+    assert.equal(d.adoptedAfterClaimMs, takeover.medianMs - Number(d.claimedMs));
 
     const keys = headline(rows).map((h) => h.key);
     assert.deepEqual(keys, ['cluster_vs_lmdb', 'cluster_takeover_5000']);
