@@ -25,20 +25,25 @@ import { SqlitePeerStore, asKernelStore } from './sqlite-peer-store.js';
 import { scenarioArgs, seededRandom, timeIt } from './util.js';
 import { BENCH_SPEC, benchTaskId, materialize, type Step, type StepKind } from './workload.js';
 
-const CYCLE: StepKind[] = ['assign', 'compile', 'intend', 'ack', 'observe', 'settle'];
+/** One Host cycle of a Task: six admitted transitions. */
+export const CYCLE: StepKind[] = ['assign', 'compile', 'intend', 'ack', 'observe', 'settle'];
 
-interface Driven {
+export interface Driven {
   taskId: string;
   context(): TaskContext;
   send(step: Step): Promise<SendResult>;
 }
 
-/** Runs `cycles` Host cycles on every Task concurrently; resolves with the number of admitted transitions. */
-async function drive(tasks: Driven[], cycles: number): Promise<number> {
+/**
+ * Runs `cycles` Host cycles on every Task concurrently; resolves with the number of admitted
+ * transitions. Task i draws its random bytes from seed `firstSeed + i`: Hosts sharing one history
+ * pass distinct ranges, so no two Tasks write the same artifact bytes.
+ */
+export async function drive(tasks: Driven[], cycles: number, firstSeed = 9_973): Promise<number> {
   let admitted = 0;
   await Promise.all(
     tasks.map(async (task, i) => {
-      const random = seededRandom(9_973 + i);
+      const random = seededRandom(firstSeed + i);
       for (let c = 0; c < cycles; c++) {
         for (const kind of CYCLE) {
           const result = await task.send(materialize(kind, task.taskId, task.context(), random));
@@ -49,6 +54,18 @@ async function drive(tasks: Driven[], cycles: number): Promise<number> {
     }),
   );
   return admitted;
+}
+
+/** Creates a bench Task on a serving Supervisor and drives it as the Host would: Assignments through `send`, Host events on its actor. */
+export async function createDriven(sup: Supervisor, taskId: string): Promise<Driven> {
+  await sup.createTask(BENCH_SPEC(taskId));
+  const actor = sup.taskActor(taskId)!;
+  return {
+    taskId,
+    context: () => actor.context,
+    send: (step) =>
+      step.origin === 'external' ? sup.send(taskId, step.event) : actor.send(step.event, 'host', step.attachments),
+  };
 }
 
 type Target = 'supervisor' | 'kernel-lmdb' | 'kernel-sqlite';
@@ -65,17 +82,7 @@ async function prepare(target: Target, count: number): Promise<Prepared> {
     const sup: Supervisor = createSupervisor({ state: dir, purpose: 'bench admission' });
     await sup.start();
     const tasks: Driven[] = [];
-    for (let i = 0; i < count; i++) {
-      const taskId = benchTaskId(i);
-      await sup.createTask(BENCH_SPEC(taskId));
-      const actor = sup.taskActor(taskId)!;
-      tasks.push({
-        taskId,
-        context: () => actor.context,
-        send: (step) =>
-          step.origin === 'external' ? sup.send(taskId, step.event) : actor.send(step.event, 'host', step.attachments),
-      });
-    }
+    for (let i = 0; i < count; i++) tasks.push(await createDriven(sup, benchTaskId(i)));
     return { tasks, close: async () => (await sup.stop(), clean()) };
   }
   const lmdb =
@@ -112,12 +119,16 @@ const LABEL: Record<Target, string> = {
   'kernel-sqlite': 'admission: kernel (TaskActor), SQLite peer',
 };
 
+/** Host cycles per Task for about the same number of transitions per run at every concurrency. */
+export function admissionCycles(quick: boolean, concurrency: number): number {
+  // 12,000 transitions (was 3,000, a window of ~0.17 s at 256 Tasks on a fast disk — too short to be steady).
+  return Math.max(2, Math.round((quick ? 600 : 12_000) / (concurrency * CYCLE.length)));
+}
+
 export async function runAdmissionBench(ctx: BenchContext): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   for (const concurrency of [1, 16, 256]) {
-    // About the same number of transitions per run at every concurrency: 12,000 (was 3,000, a
-    // window of ~0.17 s at 256 Tasks on a fast disk — too short to be steady).
-    const cycles = Math.max(2, Math.round((ctx.quick ? 600 : 12_000) / (concurrency * CYCLE.length)));
+    const cycles = admissionCycles(ctx.quick, concurrency);
     for (const target of ['supervisor', 'kernel-lmdb', 'kernel-sqlite'] as const) {
       let prepared: Prepared | undefined;
       let admitted = 0;

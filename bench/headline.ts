@@ -27,6 +27,11 @@ export const CHECKPOINT_START = 'checkpointed start: boot → serving, checkpoin
 export const CHECKPOINT_FLOOR = 'floor: open + read + JSON.parse every checkpoint';
 export const TEMPORAL = 'Temporal: Worker.runReplayHistories of the same Task lifecycles';
 export const TEMPORAL_OURS = 'verified boot of the same Tasks (supervisor → serving)';
+export const CLUSTER_LMDB = 'cluster: one Host on LMDB (embedded), its own process';
+export const clusterPostgres = (hosts: number) =>
+  `cluster: ${hosts} Host${hosts === 1 ? '' : 's'} on PostgreSQL, a process each`;
+export const clusterTakeover = (leaseMs: number) =>
+  `cluster: takeover after SIGKILL of 1 of 3 Hosts, lease ${leaseMs / 1000} s`;
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const x = (r: number) => `${r.toFixed(2)}×`;
 const perS = (rate: number) => `${Math.round(rate).toLocaleString('en-US')}/s`;
@@ -96,6 +101,7 @@ export function headline(rows: BenchRow[]): Headline[] {
       });
   }
   checkpointGoals(rows, out);
+  clusterFigures(rows, out);
   const temporal = rows.find((r) => r.scenario === 'temporal' && r.name === TEMPORAL);
   const ours = rows.find((r) => r.scenario === 'temporal' && r.name === TEMPORAL_OURS);
   if (temporal && ours) {
@@ -209,6 +215,29 @@ function checkpointGoals(rows: BenchRow[], out: Headline[]): void {
       goal: 'flat (≤ 1.5×)',
       met: judged ? r <= 1.5 : undefined,
       text: `checkpointed start with 10× the history: ${s(long.medianMs)} vs ${s(short.medianMs)} = ${x(r)}; goal flat (≤ 1.5×)`,
+    });
+  }
+}
+
+/** Admission on PostgreSQL with 1–3 Hosts against one Host on LMDB, and the takeover times beside their leases (issue 20; no goals). */
+function clusterFigures(rows: BenchRow[], out: Headline[]): void {
+  const find = (name: string) => rows.find((r) => r.scenario === 'cluster' && r.name === name);
+  const lmdb = find(CLUSTER_LMDB);
+  const pg = [1, 2, 3].map((hosts) => find(clusterPostgres(hosts))).filter((r) => r !== undefined);
+  if (lmdb && pg.length > 0) {
+    const last = pg.at(-1)!;
+    out.push({
+      key: 'cluster_vs_lmdb',
+      value: last.rate! / lmdb.rate!,
+      text: `${lmdb.tasks}-Task admission on PostgreSQL (fsync, synchronous_commit on): ${pg.map((r) => `${r.detail?.hosts} Host${r.detail?.hosts === 1 ? '' : 's'} ${perS(r.rate!)} = ${x(r.rate! / lmdb.rate!)}`).join(', ')} one Host on LMDB (${perS(lmdb.rate!)})`,
+    });
+  }
+  for (const row of rows.filter((r) => r.scenario === 'cluster' && r.name.includes('takeover'))) {
+    const d = row.detail ?? {};
+    out.push({
+      key: `cluster_takeover_${d.leaseMs}`,
+      value: row.medianMs,
+      text: `takeover after SIGKILL of 1 of 3 Hosts (${row.tasks} Tasks): served elsewhere after ${s(row.medianMs)}, claimed after ${s(Number(d.claimedMs))} (copied and rebuilt ${s(Number(d.adoptedAfterClaimMs))} after the claim); lease ${s(Number(d.leaseMs))} renewed every ${s(Number(d.renewEveryMs))}, ${s(Number(d.leaseLeftAtKillMs))} of it left at the kill`,
     });
   }
 }

@@ -16,6 +16,7 @@ export { runFloorBench, scanFloor, machineEvents, stepFloor } from './floor.benc
 export { runCheckpointBench, checkpointFloor } from './checkpoint.bench.js';
 export { rewindCheckpoints } from './checkpoint-rewind.js';
 export { runAdmissionBench } from './admission.bench.js';
+export { runClusterBench } from './cluster.bench.js';
 export { runPeerBench, peerBoot, peerFloor } from './peer.bench.js';
 export { runReconciliationHook } from './reconciliation-hook.js';
 export { runDiskFloorBench, fdatasyncFloor, lmdbPutFloor } from './disk-floor.bench.js';

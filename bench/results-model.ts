@@ -1,6 +1,7 @@
 /** One measured figure of a scenario, as printed in the table and written to the results JSON. */
 export interface BenchRow {
-  scenario: 'recovery' | 'floor' | 'checkpoint' | 'admission' | 'reconciliation' | 'peer' | 'disk' | 'temporal';
+  scenario:
+    'recovery' | 'floor' | 'checkpoint' | 'admission' | 'reconciliation' | 'peer' | 'disk' | 'temporal' | 'cluster';
   /** What exactly was timed. */
   name: string;
   tasks?: number;

@@ -6,7 +6,7 @@
 // the floors and the SQLite peer).
 //
 // Options: --quick (small sizes, < 2 minutes), --only recovery,floor,peer,checkpoint,disk,
-// admission,temporal,reconciliation, --sizes 100x100,1000x100, --no-baseline (skip the core commit's rebuildAll),
+// admission,temporal,reconciliation,cluster, --sizes 100x100,1000x100, --no-baseline (skip the core commit's rebuildAll),
 // --out DIR. Generated histories are cached (see generate.ts).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { runAdmissionBench } from './admission.bench.js';
 import { runCheckpointBench } from './checkpoint.bench.js';
+import { runClusterBench } from './cluster.bench.js';
 import { runDiskFloorBench } from './disk-floor.bench.js';
 import { runFloorBench } from './floor.bench.js';
 import { FLOOR_ALL, FLOOR_EVENTS, VERIFIED, headline, type Headline } from './headline.js';
@@ -36,6 +37,7 @@ const SCENARIOS = [
   'admission',
   'temporal',
   'reconciliation',
+  'cluster',
 ] as const;
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only ${SCENARIOS.join(',')}] [--sizes TASKSxEVENTS,...] [--no-baseline] [--out DIR]`;
@@ -105,11 +107,14 @@ export async function main(argv: string[]): Promise<number> {
   await run('disk', () => runDiskFloorBench(ctx));
   await run('admission', () => runAdmissionBench(ctx));
   await run('temporal', () => runTemporalPeerBench(ctx));
-  await run('reconciliation', async () => {
-    const result = await runReconciliationHook(ctx);
+  // Scenarios that may be skipped say why in a note of the run.
+  const noted = async (pending: Promise<{ rows: BenchRow[]; note?: string }>) => {
+    const result = await pending;
     if (result.note) notes.push(result.note);
     return result.rows;
-  });
+  };
+  await run('reconciliation', () => noted(runReconciliationHook(ctx)));
+  await run('cluster', () => noted(runClusterBench(ctx)));
 
   const heads = headline(rows);
   const when = new Date();

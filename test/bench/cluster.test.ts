@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { runClusterBench } from '../../bench/cluster.bench.js';
+import { CLUSTER_LMDB, clusterPostgres, clusterTakeover, headline } from '../../bench/headline.js';
+import { CYCLE } from '../../bench/admission.bench.js';
+import { postgresPart } from '../support/postgres.js';
+
+const part = postgresPart();
+
+describe('cluster scenario (--quick)', { skip: part.skip }, () => {
+  it('measures admission on LMDB and on PostgreSQL with 1, 2 and 3 Host processes, and a takeover after SIGKILL whose claims all come after the lease ran out', async () => {
+    const { rows, note } = await runClusterBench({ quick: true, log: () => {} });
+    assert.equal(note, undefined);
+    assert.deepEqual(
+      rows.map((r) => r.name),
+      [CLUSTER_LMDB, clusterPostgres(1), clusterPostgres(2), clusterPostgres(3), clusterTakeover(5_000)],
+    );
+    const [lmdb, ...admission] = rows.slice(0, 4);
+    for (const row of [lmdb!, ...admission]) {
+      assert.equal(row.scenario, 'cluster');
+      assert.equal(row.tasks, 48);
+      // Every Task ran its two Host cycles on the Host that created it: nothing refused, nothing lost.
+      assert.equal(row.detail?.transitions, 48 * 2 * CYCLE.length);
+      assert.equal(row.rate, (48 * 2 * CYCLE.length) / (row.medianMs / 1000));
+    }
+    assert.deepEqual(
+      admission.map((r) => [r.detail?.hosts, r.detail?.store, r.detail?.fsync, r.detail?.synchronous_commit]),
+      [
+        [1, 'postgres', 'on', 'on'],
+        [2, 'postgres', 'on', 'on'],
+        [3, 'postgres', 'on', 'on'],
+      ],
+    );
+    for (const row of admission) assert.equal(row.detail?.vsLmdb, row.rate! / lmdb!.rate!);
+
+    const takeover = rows[4]!;
+    const d = takeover.detail!;
+    assert.deepEqual([takeover.tasks, d.hosts, d.tasksTotal, d.leaseMs, d.renewEveryMs], [16, 3, 48, 5_000, 1_666]);
+    // A claim takes only a lease that ran out (database clock), and a Host serves a Task only after claiming it.
+    assert.ok(Number(d.claimedMs) >= Number(d.leaseLeftAtKillMs), JSON.stringify(d));
+    assert.ok(takeover.medianMs >= Number(d.claimedMs), JSON.stringify({ served: takeover.medianMs, ...d }));
+    assert.equal(d.adoptedAfterClaimMs, takeover.medianMs - Number(d.claimedMs));
+
+    const keys = headline(rows).map((h) => h.key);
+    assert.deepEqual(keys, ['cluster_vs_lmdb', 'cluster_takeover_5000']);
+  });
+});
