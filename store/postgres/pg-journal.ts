@@ -153,8 +153,7 @@ export class PgJournal implements StoreAuthority {
   }
 
   private async createSchema(): Promise<void> {
-    const client = await this.pool.connect();
-    try {
+    await this.withClient(async (client) => {
       // One creator at a time: Hosts starting together on an empty database would otherwise race
       // in CREATE … IF NOT EXISTS. A transaction-scoped lock, for the DDL only (fencing never uses one).
       await client.query('BEGIN');
@@ -164,12 +163,26 @@ export class PgJournal implements StoreAuthority {
         String(SCHEMA_VERSION),
       ]);
       await client.query('COMMIT');
+    });
+  }
+
+  /**
+   * Runs `work` on one pooled connection. A connection whose work failed is closed, not pooled
+   * again: after a statement timeout it may wait forever for an answer a partition dropped (every
+   * later statement queued behind it), or sit inside the transaction it began; closing it ends
+   * that transaction on the server too.
+   */
+  private async withClient<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let result: T;
+    try {
+      result = await work(client);
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      client.release(error instanceof Error ? error : true);
       throw error;
-    } finally {
-      client.release();
     }
+    client.release();
+    return result;
   }
 
   // ---- leases ----------------------------------------------------------------------------------
@@ -434,8 +447,7 @@ export class PgJournal implements StoreAuthority {
 
   /** A Task's events after revision `after`, its projection, claims and the objects it wrote or named. */
   async copyTask(taskId: string, after = 0): Promise<TaskCopy> {
-    const client = await this.pool.connect();
-    try {
+    const read = async (client: pg.PoolClient) => {
       // One snapshot: events, projection and claims agree with each other.
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       const events = await client.query(
@@ -476,11 +488,11 @@ export class PgJournal implements StoreAuthority {
           return { kind, key, entry: digest === null ? { revision } : { revision, digest } };
         }),
       };
+    };
+    try {
+      return await this.withClient(read);
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
       throw storeErrorOf(error, { taskId });
-    } finally {
-      client.release();
     }
   }
 

@@ -16,6 +16,7 @@ import {
 } from '../support/store-backends.js';
 import { SPEC, driveToRunning, observeRun } from '../support/tasks.js';
 import { startProxy } from '../support/tcp-proxy.js';
+import { PgJournal } from '../../store/postgres/index.js';
 import { tempDir } from '../support/temp.js';
 
 const backend = storeBackends().find((b) => b.name === 'postgres')!;
@@ -312,12 +313,44 @@ describe('two Hosts on one PostgreSQL database: the authority behind the store',
       ]);
     }));
 
-  it('an append over a blackholed connection fails storage_failed (retryable) at the statement timeout and writes nothing into the mirror', async () => {
+  /** A store on a fresh database, and a TCP proxy in front of the database's server (`proxied`: the URL through it). */
+  async function behindProxy() {
     const direct = await backend.open({ hostId: 'host-direct' });
     const url = direct.url!;
     const proxy = await startProxy(Number(new URL(url).port));
     const proxied = new URL(url);
     proxied.port = String(proxy.port);
+    return { direct, url, proxy, proxied };
+  }
+
+  it('a copy cut off by a partition leaves no broken connection in the pool: after the partition heals the next copy works (regression: the timed-out client went back to the pool)', async () => {
+    const { direct, proxy, proxied } = await behindProxy();
+    // One connection, so the copy after the partition gets the one the partition cut off, unless it was dropped.
+    const journal = await PgJournal.open({
+      url: proxied.toString(),
+      hostId: 'host-a',
+      poolSize: 1,
+      statementTimeoutMs: 1_000,
+    });
+    try {
+      await direct.store.append(input('t1', 0, 'e1'));
+      proxy.blackhole();
+      await assert.rejects(journal.copyTask('t1'), (e) => code(e) === 'storage_failed');
+      proxy.heal();
+      const copy = await journal.copyTask('t1');
+      assert.deepEqual(
+        copy.events.map((e) => e.revision),
+        [1],
+      );
+    } finally {
+      await proxy.close();
+      await journal.close();
+      await direct.close();
+    }
+  });
+
+  it('an append over a blackholed connection fails storage_failed (retryable) at the statement timeout and writes nothing into the mirror', async () => {
+    const { direct, url, proxy, proxied } = await behindProxy();
     const host = await backend.open({ url: proxied.toString(), hostId: 'host-a', statementTimeoutMs: 1_000 });
     try {
       const first = await host.store.append(input('t1', 0, 'e1'));
