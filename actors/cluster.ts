@@ -41,11 +41,11 @@ export interface ClusterHooks {
 }
 
 /**
- * The most free Tasks a Host claims at a time (at boot, and in each keeper round). Claimed Tasks
- * are copied and adopted one by one before the round ends, so a large claim — a thousand Tasks of
- * a Host that died — kept the round busy for a minute, its Tasks unserved meanwhile and no other
- * lease claimed (the cluster torture's takeovers ran out of time). In small batches every live
- * Host takes a share, and each round is over in about a second.
+ * The most free Tasks a Host claims at a time (one batch at boot; batch after batch in a keeper
+ * round). Claimed Tasks are copied and adopted one by one, so a single large claim — a thousand
+ * Tasks of a Host that died — left them all claimed by one Host and unserved until the last was
+ * adopted (the cluster torture's takeovers ran out of time). In small batches every live Host
+ * takes a share, and each claimed Task is served within seconds.
  */
 export const CLAIM_BATCH = 32;
 
@@ -167,12 +167,19 @@ export class Cluster {
         if (this.journal.holds(taskId)) await this.serve(open, taskId, hooks, true);
         else this.unserved.delete(taskId);
       }
-      for (const { taskId } of await this.journal.claim(CLAIM_BATCH)) {
-        if (this.stopped) return;
-        // Its own lease ran out unrenewed (this Host was paused past it) and it claimed the Task
-        // again at a new epoch: the actor of the old epoch goes, a fresh one is built.
-        if (hooks.serves(taskId)) hooks.lost(taskId);
-        await this.serve(open, taskId, hooks, false);
+      // Batch after batch until one comes back short: the Tasks of a Host that died are served
+      // within this round, not one batch per renewal interval, while the other Hosts' rounds take
+      // batches of their own beside it (the claim skips rows another claim holds).
+      for (;;) {
+        const claimed = await this.journal.claim(CLAIM_BATCH);
+        for (const { taskId } of claimed) {
+          if (this.stopped) return;
+          // Its own lease ran out unrenewed (this Host was paused past it) and it claimed the Task
+          // again at a new epoch: the actor of the old epoch goes, a fresh one is built.
+          if (hooks.serves(taskId)) hooks.lost(taskId);
+          await this.serve(open, taskId, hooks, false);
+        }
+        if (claimed.length < CLAIM_BATCH || this.stopped) break;
       }
     } catch {
       // Unreachable database: the next round tries again (meanwhile the leases run out).
