@@ -35,8 +35,11 @@ async function main(): Promise<void> {
         return post({ type: 'created', count: driven.length });
       case 'drive': {
         const startedAt = Date.now();
+        const cpu = process.cpuUsage();
         const admitted = await drive(driven, message.cycles, message.firstSeed);
-        return post({ type: 'driven', admitted, startedAt, endedAt: Date.now() });
+        const used = process.cpuUsage(cpu);
+        const cpuMs = (used.user + used.system) / 1000;
+        return post({ type: 'driven', admitted, startedAt, endedAt: Date.now(), cpuMs });
       }
       case 'watch': {
         const seen = new Set<string>();

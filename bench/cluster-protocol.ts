@@ -42,6 +42,8 @@ export const FromHost = z.discriminatedUnion('type', [
     admitted: z.number().int().nonnegative(),
     startedAt: z.number(),
     endedAt: z.number(),
+    /** CPU time this Host process spent (every thread: user + system) from start to end. */
+    cpuMs: z.number().nonnegative(),
   }),
   /** The answer to `watch`: the Tasks served here now. */
   z.object({ type: z.literal('watching'), taskIds: z.array(z.string()), at: z.number() }),

@@ -10,13 +10,18 @@
 //
 // Takeover: 3 Hosts hold the Tasks (one Host cycle of history each); one is killed (SIGKILL) and
 // the time runs until every Task it held is served by another Host, as the survivors report it
-// (each looks every WATCH_EVERY_MS); the lease log gives when each was claimed. Takeover ≈ what was left of
-// the lease at the kill + up to one keeper round + copying and rebuilding the Tasks.
+// (each looks every WATCH_EVERY_MS); the lease log gives when each was claimed. Takeover ≈ what was
+// left of the lease at the kill + up to one keeper interval + claiming, copying and rebuilding the
+// Tasks (one round, batch after batch).
+//
+// Each admission row says where the CPU went (the Host processes' and the server's CPU time over
+// the timed windows): on a machine whose cores are all busy, more Hosts only share them.
 //
 // The scenario runs its own PostgreSQL server (test/support/postgres.ts), fsync and
 // synchronous_commit on, in the temp directory where the Hosts' state roots are: the same disk.
 //
 //   node dist/bench/cluster.bench.js [--quick]
+import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { DEFAULT_LEASE_MS } from '../store/postgres/index.js';
@@ -27,6 +32,7 @@ import { HostGroup, renewEvery, sql } from './host-group.js';
 import { CLUSTER_LMDB, clusterPostgres, clusterTakeover } from './headline.js';
 import type { BenchContext, BenchRow } from './results-model.js';
 import { scenarioArgs, timeIt, type Timing } from './util.js';
+import { treeCpuMs } from './process-cpu.js';
 import { takeover, type Takeover } from './takeover.js';
 
 /** Server settings of the run; what the server reports back (`SHOW`) goes into each row. */
@@ -59,19 +65,40 @@ const FULL: Size = {
 // renewals for a second or two, and its Tasks would move before the kill.
 const QUICK: Size = { tasks: 48, cycles: admissionCycles(true, 48), iterations: 1, leases: [5_000], takeovers: 1 };
 
+/**
+ * Where the CPU went over every timed window of a row: the cores the Host processes and the
+ * server kept busy on average, and the share of the machine's cores both took. On a machine whose
+ * cores are all busy, more Host processes only share them.
+ */
+export interface CpuShare {
+  cores: number;
+  hostCores: number;
+  serverCores: number;
+  machineBusy: number;
+}
+
+/** The server's CPU meter (the postmaster's pid and its backends), or none for LMDB rows. */
+type ServerCpu = (() => number) | undefined;
+
 /** Admission with `hosts` Hosts (on PostgreSQL at a fresh database each run when `freshDb` is given). */
 async function admission(
   size: Size,
   hosts: number,
   freshDb?: () => Promise<string>,
-): Promise<{ t: Timing; admitted: number }> {
+  serverCpu?: ServerCpu,
+): Promise<{ t: Timing; admitted: number; cpu: CpuShare }> {
   let running: HostGroup | undefined;
   let admitted = 0;
+  const sum = { windowMs: 0, hostMs: 0, serverMs: 0 };
   try {
     const t = await timeIt(
       `cluster ${hosts} ${freshDb ? 'postgres' : 'lmdb'}`,
       async () => {
+        const before = serverCpu?.() ?? 0;
         const driven = await running!.drive(size.cycles);
+        sum.serverMs += (serverCpu?.() ?? 0) - before;
+        sum.windowMs += driven.windowMs;
+        sum.hostMs += driven.cpuMs;
         admitted = driven.admitted;
         return driven.windowMs;
       },
@@ -82,7 +109,10 @@ async function admission(
         cleanup: async () => void (await running?.stop()),
       },
     );
-    return { t, admitted };
+    const cores = availableParallelism();
+    const hostCores = sum.hostMs / sum.windowMs;
+    const serverCores = sum.serverMs / sum.windowMs;
+    return { t, admitted, cpu: { cores, hostCores, serverCores, machineBusy: (hostCores + serverCores) / cores } };
   } finally {
     // A run that failed midway left its Hosts running (after a clean stop this only removes the roots).
     await running?.kill();
@@ -110,7 +140,7 @@ export async function runClusterBench(ctx: BenchContext): Promise<{ rows: BenchR
     ...base,
     ...lmdb.t,
     rate: lmdbRate,
-    detail: { hosts: 1, store: 'lmdb', transitions: lmdb.admitted, durable: true },
+    detail: { hosts: 1, store: 'lmdb', transitions: lmdb.admitted, durable: true, ...lmdb.cpu },
   });
   ctx.log(`cluster: LMDB, 1 Host: ${lmdbRate.toFixed(0)} transitions/s`);
 
@@ -125,8 +155,9 @@ export async function runClusterBench(ctx: BenchContext): Promise<{ rows: BenchR
     const settings = Object.fromEntries(shown.map((s) => [s.name, s.setting]));
     let databases = 0;
     const freshDb = () => createDatabase(server.url, `bench_cluster_${++databases}`);
+    const serverCpu = () => treeCpuMs(server.pid);
     for (const hosts of [1, 2, 3]) {
-      const { t, admitted } = await admission(size, hosts, freshDb);
+      const { t, admitted, cpu } = await admission(size, hosts, freshDb, serverCpu);
       const rate = admitted / (t.medianMs / 1000);
       rows.push({
         scenario: 'cluster',
@@ -142,6 +173,7 @@ export async function runClusterBench(ctx: BenchContext): Promise<{ rows: BenchR
           vsLmdb: rate / lmdbRate,
           leaseMs: DEFAULT_LEASE_MS,
           renewEveryMs: renewEvery(DEFAULT_LEASE_MS),
+          ...cpu,
           ...settings,
         },
       });

@@ -231,6 +231,17 @@ function clusterFigures(rows: BenchRow[], out: Headline[]): void {
       value: last.rate! / lmdb.rate!,
       text: `${lmdb.tasks}-Task admission on PostgreSQL (fsync, synchronous_commit on): ${pg.map((r) => `${r.detail?.hosts} Host${r.detail?.hosts === 1 ? '' : 's'} ${perS(r.rate!)} = ${x(r.rate! / lmdb.rate!)}`).join(', ')} one Host on LMDB (${perS(lmdb.rate!)})`,
     });
+    const cores = (r: BenchRow) => {
+      const d = r.detail ?? {};
+      const server = d.serverCores ? ` + server ${Number(d.serverCores).toFixed(2)}` : '';
+      return `${Number(d.hostCores).toFixed(2)}${server} cores = ${(Number(d.machineBusy) * 100).toFixed(0)}% of ${d.cores}`;
+    };
+    if (lmdb.detail?.cores !== undefined)
+      out.push({
+        key: 'cluster_cpu',
+        value: Number(last.detail?.machineBusy),
+        text: `CPU busy during admission (Host processes + PostgreSQL server): LMDB ${cores(lmdb)}; ${pg.map((r) => `${r.detail?.hosts} on PostgreSQL ${cores(r)}`).join('; ')}`,
+      });
   }
   for (const row of rows.filter((r) => r.scenario === 'cluster' && r.name.includes('takeover'))) {
     const d = row.detail ?? {};

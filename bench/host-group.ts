@@ -56,8 +56,8 @@ export class HostGroup {
     return ids;
   }
 
-  /** Every Host drives its Tasks for `cycles` Host cycles at once; the admitted count and the window's length. */
-  async drive(cycles: number): Promise<{ admitted: number; windowMs: number }> {
+  /** Every Host drives its Tasks for `cycles` Host cycles at once; the admitted count, the window's length and the Hosts' CPU time. */
+  async drive(cycles: number): Promise<{ admitted: number; windowMs: number; cpuMs: number }> {
     const answers = await Promise.all(
       this.list.map((h, k) => h.request({ type: 'drive', cycles, firstSeed: 9_973 + k * 1_000_000 }, 'driven')),
     );
@@ -65,6 +65,7 @@ export class HostGroup {
     return {
       admitted,
       windowMs: Math.max(...answers.map((a) => a.endedAt)) - Math.min(...answers.map((a) => a.startedAt)),
+      cpuMs: answers.reduce((sum, a) => sum + a.cpuMs, 0),
     };
   }
 

@@ -32,6 +32,15 @@ describe('cluster scenario (--quick)', { skip: part.skip }, () => {
       ],
     );
     for (const row of admission) assert.equal(row.detail?.vsLmdb, row.rate! / lmdb!.rate!);
+    // Where the CPU went: every row's Hosts used some, the server only on PostgreSQL rows (its
+    // backends, read from /proc), and the machine's share is the two over its cores.
+    for (const row of [lmdb!, ...admission]) {
+      const d = row.detail!;
+      assert.ok(Number(d.hostCores) > 0, JSON.stringify(d));
+      assert.equal(d.machineBusy, (Number(d.hostCores) + Number(d.serverCores)) / Number(d.cores));
+    }
+    assert.equal(lmdb!.detail?.serverCores, 0);
+    for (const row of admission) assert.ok(Number(row.detail?.serverCores) > 0, JSON.stringify(row.detail));
 
     const takeover = rows[4]!;
     const d = takeover.detail!;
@@ -42,6 +51,6 @@ describe('cluster scenario (--quick)', { skip: part.skip }, () => {
     assert.equal(d.adoptedAfterClaimMs, takeover.medianMs - Number(d.claimedMs));
 
     const keys = headline(rows).map((h) => h.key);
-    assert.deepEqual(keys, ['cluster_vs_lmdb', 'cluster_takeover_5000']);
+    assert.deepEqual(keys, ['cluster_vs_lmdb', 'cluster_cpu', 'cluster_takeover_5000']);
   });
 });

@@ -86,6 +86,8 @@ export interface PostgresServer {
   url: string;
   host: string;
   port: number;
+  /** The postmaster's pid (its backends, one per connection, are its children). */
+  pid: number;
   /** The temp directory: data/ (the cluster) and the Unix socket; removed by stop(). */
   dir: string;
   /** Fast shutdown (SIGINT: clients cut, a shutdown checkpoint), SIGQUIT then SIGKILL if it lingers; then the directory is removed. */
@@ -169,6 +171,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
         url,
         host: HOST,
         port,
+        pid: server.pid!,
         dir,
         stop: () => (stopping ??= stopServer(server).finally(() => remove(dir))),
       };
