@@ -1,5 +1,5 @@
-import { createActor, type Actor, type StateValue } from 'xstate';
-import { stateName, taskFrontier, taskMachine, type FrontierWork } from '../machines/index.js';
+import { createActor, type Actor } from 'xstate';
+import { snapshotView, taskMachine, type FrontierWork } from '../machines/index.js';
 import { machineEventOf } from '../recovery/index.js';
 import type { Projection } from '../store/index.js';
 import type { SharedEvent, WatchedCommits } from '../store/postgres/index.js';
@@ -68,7 +68,7 @@ export class RemoteCommits {
     const atHead = projection?.revision === top.revision ? projection : undefined;
     if (fresh.length === 1 && atHead) {
       this.keep(taskId, atHead.revision, atHead.snapshot);
-      return [viewOf(atHead.snapshot)];
+      return [snapshotView(atHead.snapshot)];
     }
     // Replay from the snapshot kept here (from the Task's start without one), reading the events
     // between it and the fresh ones: this Host's own, which the watch leaves out, around a handover.
@@ -81,13 +81,13 @@ export class RemoteCommits {
     const after = new Map<number, { state: string; frontier: FrontierWork }>();
     for (const event of replay) {
       actor.send(machineEventOf(event.record, event.revision));
-      after.set(event.revision, viewOf(actor.getSnapshot()));
+      after.set(event.revision, snapshotView(actor.getSnapshot()));
     }
     const replayed = actor.getPersistedSnapshot() as Record<string, unknown>;
     actor.stop();
-    if (atHead) after.set(top.revision, viewOf(atHead.snapshot));
+    if (atHead) after.set(top.revision, snapshotView(atHead.snapshot));
     this.keep(taskId, top.revision, atHead?.snapshot ?? replayed);
-    return fresh.map((e) => after.get(e.revision) ?? viewOf(atHead?.snapshot ?? replayed));
+    return fresh.map((e) => after.get(e.revision) ?? snapshotView(atHead?.snapshot ?? replayed));
   }
 
   private keep(taskId: string, revision: number, snapshot: Record<string, unknown>): void {
@@ -95,10 +95,4 @@ export class RemoteCommits {
     this.snapshots.set(taskId, { revision, snapshot });
     if (this.snapshots.size > SNAPSHOTS_KEPT) this.snapshots.delete(this.snapshots.keys().next().value!);
   }
-}
-
-/** The state name and frontier of a (persisted) snapshot. */
-function viewOf(snapshot: { value?: unknown; status?: unknown }): { state: string; frontier: FrontierWork } {
-  const value = snapshot.value as StateValue;
-  return { state: stateName(value), frontier: snapshot.status === 'done' ? 'none' : taskFrontier(value) };
 }

@@ -3,7 +3,7 @@ import {
   TASK_MACHINE_VERSION,
   classifyTransition,
   stateName,
-  taskFrontier,
+  snapshotView,
   taskMachine,
   type EventOrigin,
   type FrontierWork,
@@ -93,7 +93,7 @@ export class TaskActor {
   }
 
   get frontier(): FrontierWork {
-    return this.snapshot.status === 'done' ? 'none' : taskFrontier(this.snapshot.value);
+    return snapshotView(this.snapshot).frontier;
   }
 
   get done(): boolean {

@@ -1,5 +1,5 @@
 import type { StateValue } from 'xstate';
-import { stateName, taskFrontier, type TaskContext } from '../machines/index.js';
+import { snapshotView, type TaskContext } from '../machines/index.js';
 import { OBJECT_KINDS, TaskSpec } from '../objects/index.js';
 import { StoreError, objectMatches, objectValue, type EventRecord, type ObjectKinds } from '../store/index.js';
 import type { PgJournal, SharedTask } from '../store/postgres/index.js';
@@ -52,8 +52,7 @@ function readingOf(shared: SharedTask): TaskReading {
     view: {
       taskId,
       revision: projection.revision,
-      state: stateName(snapshot.value),
-      frontier: snapshot.status === 'done' ? 'none' : taskFrontier(snapshot.value),
+      ...snapshotView(snapshot),
       context,
       spec,
     },

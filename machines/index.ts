@@ -31,6 +31,7 @@ export {
 } from './task-events.js';
 export {
   taskFrontier,
+  snapshotView,
   stateName,
   classifyTransition,
   FINAL_TASK_STATES,

@@ -45,6 +45,15 @@ export function taskFrontier(value: StateValue): FrontierWork {
   return FRONTIER[stateName(value)] ?? 'none';
 }
 
+/** The state name and frontier of a Task's (persisted) snapshot: a finished actor has no work left. */
+export function snapshotView(snapshot: { value?: unknown; status?: unknown }): {
+  state: string;
+  frontier: FrontierWork;
+} {
+  const value = snapshot.value as StateValue;
+  return { state: stateName(value), frontier: snapshot.status === 'done' ? 'none' : taskFrontier(value) };
+}
+
 /** States in which a Task takes no further events. */
 export const FINAL_TASK_STATES: readonly string[] = ['completed', 'cancelled'];
 

@@ -184,7 +184,8 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
     }
     if (parts[0] === 'tasks' && parts.length === 3 && parts[2] === 'requests') {
       only('GET');
-      return sendJson(res, 200, await listRequests(sup, taskId(parts[1]!)));
+      const id = taskId(parts[1]!);
+      return sendJson(res, 200, listRequests(id, await requireTask(id)));
     }
     if (parts[0] === 'tasks' && parts.length === 5 && parts[2] === 'requests' && parts[4] === 'answer') {
       only('POST');

@@ -1,15 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import { zodIssue } from '../../base/index.js';
-import type { Supervisor } from '../../actors/supervisor.js';
+import type { Supervisor, TaskReading } from '../../actors/supervisor.js';
 import { taskRequests } from '../../actors/task-requests.js';
 import { AnswerBody, RequestIdParam, decideAnswer, statusOfAnswer, type DecideAnswer } from './decide-answer.js';
 import { ApiError, readJson } from './http-io.js';
 
 /** `GET /tasks/:id/requests`: every DecisionRequest of the Task (another Host's too, read from the shared history) with its fields, status, answer and refusals. */
-export async function listRequests(sup: Supervisor, taskId: string) {
-  const reading = await sup.readTask(taskId);
-  if (!reading) throw new ApiError(404, 'task_not_found', `no task ${taskId}`);
-  const { view, events, getObject } = reading;
+export function listRequests(taskId: string, { view, events, getObject }: TaskReading) {
   const requests = taskRequests({ events, object: (digest) => getObject(digest).body }, view.context.requests);
   return { taskId, requests };
 }

@@ -7,7 +7,7 @@ import { EventRecord, IndexKind, Projection } from '../records.js';
 import { SCHEMA_SQL, SCHEMA_VERSION } from './schema.js';
 import { parseStored, storeErrorOf } from './stored.js';
 import { COMMITS_CHANNEL, CommitNotifier } from './commit-notifier.js';
-import { readEvents, readTask, type SharedEvent, type SharedTask } from './task-reads.js';
+import { readEvents, readOwner, readTask, type SharedEvent, type SharedTask } from './task-reads.js';
 import { TaskWatch, type TaskWatchOptions } from './task-watch.js';
 
 export interface PgJournalOptions {
@@ -61,8 +61,6 @@ const AppendedRow = z.object({ stored: z.string().nullable() });
 const RenewedRow = z.object({ task_id: z.string() });
 const MetaRow = z.object({ value: z.string() });
 const AliveRow = z.object({ alive: z.boolean() });
-const OwnerRow = z.object({ owner: z.string().nullable() });
-const HeadRow = z.object({ task_id: z.string(), revision: z.coerce.number(), lease_owner: z.string().nullable() });
 
 /** One row of `ordivon_jobs`: a Runtime job as its Host recorded it (the record is the Runtime's, parsed there). */
 export interface JobRow {
@@ -438,19 +436,11 @@ export class PgJournal implements StoreAuthority {
 
   /** Who holds a Task's lease now: a Host id, null when nobody does (it is free or expired), undefined when there is no such Task. */
   async owner(taskId: string): Promise<string | null | undefined> {
-    const { rows } = await this.query(
-      `SELECT CASE WHEN lease_until >= now() THEN lease_owner END AS owner FROM ordivon_tasks WHERE task_id = $1 AND revision > 0`,
-      [taskId],
-    );
-    return rows.length === 0 ? undefined : OwnerRow.parse(rows[0]).owner;
-  }
-
-  /** Every Task's head revision (for listings of the whole cluster). */
-  async heads(): Promise<Map<string, { revision: number; owner: string | null }>> {
-    const { rows } = await this.query(`SELECT task_id, revision, lease_owner FROM ordivon_tasks WHERE revision > 0`);
-    return new Map(
-      rows.map((r) => HeadRow.parse(r)).map((r) => [r.task_id, { revision: r.revision, owner: r.lease_owner }]),
-    );
+    try {
+      return await readOwner(this.pool, taskId);
+    } catch (error) {
+      throw storeErrorOf(error, { taskId });
+    }
   }
 
   /** A Task's events after revision `after`, its projection, claims and the objects it wrote or named. */

@@ -64,6 +64,15 @@ export async function readEvents(pool: pg.Pool, taskId: string, after: number, u
   }
 }
 
+/** Who holds a Task's lease now (null: nobody, or it expired), or undefined when there is no such Task. */
+export async function readOwner(db: pg.Pool | pg.PoolClient, taskId: string): Promise<string | null | undefined> {
+  const { rows } = await db.query(
+    `SELECT CASE WHEN lease_until >= now() THEN lease_owner END AS owner FROM ordivon_tasks WHERE task_id = $1 AND revision > 0`,
+    [taskId],
+  );
+  return rows.length === 0 ? undefined : OwnerRow.parse(rows[0]).owner;
+}
+
 /** A whole Task as the shared history holds it now (one snapshot), or undefined when there is none. */
 export async function readTask(pool: pg.Pool, taskId: string): Promise<SharedTask | undefined> {
   const client = await pool.connect().catch((error: unknown) => {
@@ -71,11 +80,8 @@ export async function readTask(pool: pg.Pool, taskId: string): Promise<SharedTas
   });
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const owner = await client.query(
-      `SELECT CASE WHEN lease_until >= now() THEN lease_owner END AS owner FROM ordivon_tasks WHERE task_id = $1 AND revision > 0`,
-      [taskId],
-    );
-    if (owner.rows.length === 0) {
+    const owner = await readOwner(client, taskId);
+    if (owner === undefined) {
       await client.query('COMMIT');
       return undefined;
     }
@@ -93,7 +99,7 @@ export async function readTask(pool: pg.Pool, taskId: string): Promise<SharedTas
     await client.query('COMMIT');
     return {
       taskId,
-      owner: OwnerRow.parse(owner.rows[0]).owner,
+      owner,
       events: events.rows.map(eventOf),
       projection: projection.rows.length === 0 ? undefined : projectionOf(projection.rows[0]).projection,
       objects: objects.rows.map((row) => BytesRow.parse(row)),
