@@ -1,6 +1,8 @@
 import { CodedError, type CodedErrorOptions } from '../base/index.js';
-import { RECOVERY_FINDING_CODES, type Finding as FindingOf } from '../recovery/index.js';
-import { StoreError, type StoreErrorCode } from '../store/index.js';
+// The error modules of recovery/ and store/, not their barrels: this file is on the path of every
+// CLI command that reports a code, and the barrels load LMDB, the statechart and every schema.
+import { RECOVERY_FINDING_CODES, type Finding as FindingOf } from '../recovery/errors.js';
+import { StoreError, type StoreErrorCode } from '../store/errors.js';
 
 /**
  * Error and refusal codes of the Host (actors/). Refusals of an event are returned as data by

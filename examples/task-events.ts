@@ -12,7 +12,9 @@
  * The command line is parsed like `ordivon`'s (scripts/command-line.ts): one definition per action.
  */
 import { z } from 'zod';
-import { CliError, EXIT, isCliErrorCode } from '../scripts/cli-io.js';
+import { CliError, EXIT } from '../scripts/cli-io.js';
+import { isCliErrorCode } from '../scripts/cli-codes.js';
+import { packageVersion } from '../scripts/version.js';
 import { errorAnswer } from '../scripts/error-answer.js';
 import { command, positional, stringFlag, type Program } from '../scripts/command.js';
 import { parseCommandLine } from '../scripts/command-line.js';
@@ -128,6 +130,10 @@ const line = parseCommandLine(PROGRAM, process.argv.slice(2));
 if (line.kind === 'usage') {
   console.log(line.text);
   process.exit(line.exit);
+}
+if (line.kind === 'version') {
+  console.log(JSON.stringify({ version: packageVersion() }));
+  process.exit(EXIT.ok);
 }
 if (line.kind === 'error') fail(line.error);
 else {

@@ -1,16 +1,6 @@
 // The operating system's side of processes: identity read from /proc, process groups, their stop.
 // A leaf: imports only node:* and execa.
-export {
-  parseProcStat,
-  readProcStat,
-  procStat,
-  processStartTicks,
-  isLiveState,
-  listPids,
-  bootId,
-  type ProcStat,
-} from './proc-stat.js';
-export { pidExists, processAlive, processRunning, isExecutable } from './process-identity.js';
+export * from './identity.js';
 export { spawnGroup, signalGroup, groupAlive } from './process-group.js';
 export { livingGroupMembers, groupRunning } from './group-members.js';
 export { descendantsOf, memberRunning, signalMembers, mergeMembers, type TreeMember } from './process-tree.js';

@@ -1,12 +1,13 @@
+// Every command imports this file, so it imports no other layer's values: `ordivon --help` loads
+// the command table and nothing of the Host (the commands load what they use when they run).
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
 import { CodedError, zodIssue, type CodedErrorOptions } from '../base/index.js';
-import { HOST_ERROR_CODES } from '../actors/errors.js';
 import type { ProgressListener, RecoveryProgress } from '../recovery/index.js';
-import { STORE_ERROR_CODES, type StoreErrorCode } from '../store/index.js';
-import { API_ERROR_CODES, type ApiErrorCode } from './service/http-io.js';
+import type { StoreErrorCode } from '../store/index.js';
+import type { ApiErrorCode } from './service/http-io.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -28,21 +29,10 @@ export const CLI_ERROR_CODES = [
   'service_unreachable',
   'service_error',
   'service_not_running',
+  'package_missing',
 ] as const;
 /** What the CLI reports: its own codes, the control API's (which include the Host's) and the store's. */
 export type CliErrorCode = (typeof CLI_ERROR_CODES)[number] | ApiErrorCode | StoreErrorCode;
-
-const CLI_CODES: ReadonlySet<string> = new Set([
-  ...CLI_ERROR_CODES,
-  ...API_ERROR_CODES,
-  ...HOST_ERROR_CODES,
-  ...STORE_ERROR_CODES,
-]);
-
-/** Whether `code` (from a service's JSON answer) is one the CLI reports. */
-export function isCliErrorCode(code: string): code is CliErrorCode {
-  return CLI_CODES.has(code);
-}
 
 export interface CliErrorOptions extends CodedErrorOptions {
   /** The exit code (default 1; 2: the input was malformed). */

@@ -16,6 +16,7 @@ import { commandSynopsis, commandUsage, programUsage } from './command-usage.js'
 /** What a command line asks for. `json` says whether `--json` was given (also when parsing failed). */
 export type CommandLine =
   | { kind: 'usage'; json: boolean; text: string; exit: number }
+  | { kind: 'version'; json: boolean }
   | { kind: 'run'; json: boolean; command: Command; run(io: Io): Promise<number> }
   | { kind: 'error'; json: boolean; error: CliError; hint?: string };
 
@@ -91,6 +92,7 @@ export function parseCommandLine(program: Program, argv: string[]): CommandLine 
   };
 
   if (argv.length === 0) return { kind: 'usage', json, text: programUsage(program), exit: EXIT.usage };
+  if (options.some((t) => t.name === 'version')) return { kind: 'version', json };
   if (words[0]?.value === 'help') {
     const asked = words.slice(1).map((w) => w.value);
     if (asked.length === 0) return { kind: 'usage', json, text: programUsage(program), exit: EXIT.ok };

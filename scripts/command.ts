@@ -74,6 +74,7 @@ export const GLOBAL_FLAGS = {
   ),
   json: booleanFlag('answer with JSON on stdout; an error as {"error": {"code", "message", "path"?}}'),
   help: booleanFlag('print the usage (of the command, when one is named) and exit 0', { short: 'h' }),
+  version: booleanFlag("print ordivon's version and exit 0", { short: 'V' }),
 } as const;
 
 /** What a command's handler receives: every flag and positional parsed by its schema, the global flags included. */

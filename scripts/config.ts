@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { HostError } from '../actors/errors.js';
-import { parseHostConfig, type HostConfig } from '../actors/harness-config.js';
+import type { HostConfig } from '../actors/harness-config.js';
 import { CliError, EXIT } from './cli-io.js';
 import { stringFlag } from './command.js';
 
@@ -32,10 +31,10 @@ export interface LoadedConfig {
  * `path` `harnesses.<name>.envFrom.<i>`). Values of `envFrom` variables are only checked for
  * presence here; they are read again where each provider is spawned.
  */
-export function loadConfig(
+export async function loadConfig(
   file: string | undefined,
   options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
-): LoadedConfig | undefined {
+): Promise<LoadedConfig | undefined> {
   const path = resolve(options.cwd ?? process.cwd(), file ?? CONFIG_FILE);
   let text: string;
   try {
@@ -58,6 +57,10 @@ export function loadConfig(
       cause: error,
     });
   }
+  const [{ HostError }, { parseHostConfig }] = await Promise.all([
+    import('../actors/errors.js'),
+    import('../actors/harness-config.js'),
+  ]);
   try {
     return { file: path, config: parseHostConfig(value, options.env ?? process.env) };
   } catch (error) {

@@ -1,17 +1,20 @@
 #!/usr/bin/env node
 import { backup, restore } from './commands/backup.js';
-import { demo } from '../workloads/demo-command.js';
+import { demo } from '../workloads/demo-cli.js';
 import { decide } from './commands/decide.js';
 import { graph } from './commands/graph.js';
 import { doctor, list, show } from './commands/inspect.js';
-import { run } from './commands/run.js';
-import { serve } from './commands/serve.js';
+import { run } from './commands/run-command.js';
+import { serve } from './commands/serve-command.js';
 import { send, taskCreate } from './commands/write.js';
-import { isCommitFailure } from '../store/index.js';
+// Only the command table and the parser load here; each command imports the Host's modules when
+// it runs (an installed package's `ordivon --help` loads no store, no agent and no workload).
+import { isCommitFailure } from '../store/record-read.js';
 import { CliError, EXIT, type Io } from './cli-io.js';
 import type { Command, Program } from './command.js';
 import { parseCommandLine } from './command-line.js';
 import { errorAnswer } from './error-answer.js';
+import { packageVersion } from './version.js';
 
 /** Every command, in usage order: its flags, usage and handler are one definition (scripts/commands/). */
 const COMMANDS: readonly Command[] = [
@@ -51,6 +54,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
       case 'usage':
         out.out(line.text);
         return line.exit;
+      case 'version':
+        out.out(out.json ? JSON.stringify({ name: 'ordivon', version: packageVersion() }) : packageVersion());
+        return EXIT.ok;
       case 'error':
         if (!out.json && line.hint) out.err(`ordivon: ${line.error.code}: ${line.error.message}\n${line.hint}`);
         else report(out, line.error);

@@ -1,37 +1,7 @@
-import { z } from 'zod';
 import { stageNamed, type TaskSpec } from '../objects/index.js';
 import type { EventRecord } from '../store/index.js';
 import { CliError, EXIT } from './cli-io.js';
-
-/** One step of `ordivon run`: a stage of the spec and the harness that runs it. */
-export interface PlannedStage {
-  stage: string;
-  harness: string;
-}
-
-/** `--stages NAME=HARNESS,…` as the command line gives it: pairs, in order, each stage once. */
-export const StagesFlag = z
-  .string({ error: 'required: NAME=HARNESS,… (the stages to run, in order)' })
-  .transform((text) => text.split(',').map((pair) => pair.trim()))
-  .pipe(
-    z
-      .array(
-        z
-          .string()
-          .regex(/^[^=\s]+=[^=\s]+$/, 'must be NAME=HARNESS')
-          .transform((pair): PlannedStage => {
-            const [stage, harness] = pair.split('=') as [string, string];
-            return { stage, harness };
-          }),
-      )
-      .min(1)
-      .superRefine((plan, ctx) => {
-        plan.forEach((step, i) => {
-          if (plan.findIndex((other) => other.stage === step.stage) !== i)
-            ctx.addIssue({ code: 'custom', path: [i], message: `stage ${step.stage} is named twice` });
-        });
-      }),
-  );
+import type { PlannedStage } from './stages-flag.js';
 
 /**
  * Checks the plan against the spec and the configured harnesses before anything is opened: a

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { bootId, isLiveState, pidExists, procStat, processStartTicks } from '../os/index.js';
+import { bootId, isLiveState, pidExists, procStat, processStartTicks } from '../os/identity.js';
 
 /**
  * Files created exclusively that name the process holding them (the LMDB open/close gate, and the

@@ -2,7 +2,7 @@ import { closeSync, fsyncSync, openSync, readFileSync, statSync, unlinkSync, wri
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { pidExists } from '../os/index.js';
+import { pidExists } from '../os/identity.js';
 import { StoreError } from './errors.js';
 import { removeStale, safeJson, unlinkQuietly } from './holder-file.js';
 

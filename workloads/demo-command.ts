@@ -19,133 +19,77 @@ import {
 import { scriptedHarnesses } from './scripted-harnesses.js';
 import { loadWorkload, type Workload } from './workload.js';
 import { CliError, EXIT, emit, type Io } from '../scripts/cli-io.js';
-import { booleanFlag, command, stringFlag } from '../scripts/command.js';
+import type { DemoArgs } from './demo-cli.js';
 import { demoText } from './demo-output.js';
 import { demoChild } from './demo-child.js';
 import { continuationPhase } from './round1-continuation.js';
 import { ROUND1_PARTS, round1Demo } from './round1-demo.js';
 
-/**
- * `ordivon demo` (`npm start`): the frozen hamilton-v1 repair workload end to end on the embedded
- * store. Runs both replacement orders, faults F1–F3 and the artifact-first case, each as its own
- * Task, then reads every result back from the durable state, prints one row per provider run and
- * one line per scenario, and exits 0 only if every expectation held (1 naming the first that did
- * not). F3's two halves run in two child processes: one loses the response and stops, a fresh one
- * reconciles. `--workload round1` runs the Round 1 maintenance world instead (round1-demo.ts).
- */
-export const demo = command({
-  name: 'demo',
-  summary: 'a frozen workload end to end (npm start: the repair workload; --workload round1: the maintenance world)',
-  details: [
-    'hamilton: both orders, F1 F2 F3, artifact-first. round1: the world or the Goal revised mid-run (both orders),',
-    "the README's action, an invented candidate, a late decision on a Context the Task left, then the continuation",
-    'after a lost ledger answer (six trajectories across two fresh processes, and the plain-retry baseline).',
-    'Each scenario is its own Task; every result is read back from the durable state. Exit 0 only if every',
-    'expectation held, 1 naming the first that did not. An expectation comparing scenarios is checked only',
-    'when --only ran all of them (else it is reported as not checked).',
-  ],
-  flags: {
-    'acp-agent': stringFlag(
-      'opencode|hermes-like',
-      'the ACP agent behind the hermes harness: the real opencode acp or the faster scripted Hermes-like one',
-      z.enum(['opencode', 'hermes-like'], { error: 'must be opencode or hermes-like' }).default('opencode'),
-    ),
-    workload: stringFlag(
-      'hamilton|round1',
-      'the hamilton-v1 repair or the round1-v1 maintenance world (decisions on a read set)',
-      z.enum(['hamilton', 'round1'], { error: 'must be hamilton or round1' }).default('hamilton'),
-    ),
-    only: stringFlag(
-      'SCENARIO,...',
-      "the scenarios to run, comma-separated (of the chosen workload's)",
-      z
-        .string()
-        .optional()
-        .transform((only) => only?.split(',').map((s) => s.trim())),
-    ),
-    fresh: booleanFlag('delete the state root first'),
-    'f3-phase': stringFlag(
-      'lose|reconcile',
-      "one half of F3 (the demo's own child processes)",
-      z.enum(['lose', 'reconcile']).optional(),
-      { internal: true },
-    ),
-    task: stringFlag('TASK_ID', 'the F3 Task to reconcile (with --f3-phase reconcile)', z.string().min(1).optional(), {
-      internal: true,
-    }),
-    'continuation-phase': stringFlag(
-      'lose|continue',
-      "one half of round1's continuation after loss (the demo's own child processes)",
-      z.enum(['lose', 'continue']).optional(),
-      { internal: true },
-    ),
-    ledger: stringFlag('URL', 'the ledger the continuation phase uses', z.url().optional(), { internal: true }),
-  },
-  async run(values, io) {
-    const { 'acp-agent': acpAgent, 'f3-phase': f3Phase, task } = values;
-    const state = resolveStateRoot(values.state);
-    if (values.workload === 'round1') {
-      const phase = values['continuation-phase'];
-      if (phase) {
-        if (!values.ledger)
-          throw new CliError('usage', '--ledger: required with --continuation-phase', {
-            exit: EXIT.usage,
-            path: '--ledger',
-          });
-        return continuationPhase(phase, { state, acpAgent, ledgerUrl: values.ledger }, io);
-      }
-      // F3's internal flags belong to the hamilton demo.
-      return round1Demo(
-        { state, acpAgent, only: scenariosOf(values.only, ROUND1_PARTS), fresh: values.fresh === true },
-        io,
-      );
+/** `ordivon demo` (demo-cli.ts defines its flags and what it does). */
+export async function runDemo(values: DemoArgs, io: Io): Promise<number> {
+  const { 'acp-agent': acpAgent, 'f3-phase': f3Phase, task } = values;
+  const state = resolveStateRoot(values.state);
+  if (values.workload === 'round1') {
+    const phase = values['continuation-phase'];
+    if (phase) {
+      if (!values.ledger)
+        throw new CliError('usage', '--ledger: required with --continuation-phase', {
+          exit: EXIT.usage,
+          path: '--ledger',
+        });
+      return continuationPhase(phase, { state, acpAgent, ledgerUrl: values.ledger }, io);
     }
-    const only = scenariosOf(values.only, SCENARIOS);
-    const workload = loadWorkload('hamilton-v1');
-    const say = (text: string) => io.err(text);
-    if (f3Phase === 'lose') return f3Lose(state, workload, acpAgent, io);
-    if (f3Phase === 'reconcile') {
-      if (!task)
-        throw new CliError('usage', '--task: required with --f3-phase reconcile', { exit: EXIT.usage, path: '--task' });
-      return f3Reconcile(state, workload, acpAgent, task, io);
-    }
-    if (values.fresh) rmSync(state, { recursive: true, force: true });
-
-    say(
-      `ordivon demo: ${workload.name} on ${state}; scenarios ${only.join(', ')}; Codex is the real codex app-server, the ACP agent is ${acpAgent === 'opencode' ? 'the real opencode acp' : 'the scripted Hermes-like agent'}; models are scripted on loopback`,
-    );
-    const driven: Array<{ name: ScenarioName; taskId: string; facts: ScenarioFacts }> = [];
-    const inProcess = only.filter((n) => n !== 'F3');
-    if (inProcess.length > 0) {
-      // Independent Tasks run side by side on one Host, as a service would run them.
-      const results = await withDemoHost(state, workload, acpAgent, say, async (host, bind) =>
-        Promise.all(
-          inProcess.map(async (name) => ({
-            name,
-            ...(await driveScenario(host.supervisor, workload, PLANS[name], (taskId) => bind(taskId, PLANS[name]))),
-          })),
-        ),
-      );
-      driven.push(...results);
-    }
-    let f3: F3Phases | undefined;
-    if (only.includes('F3')) {
-      f3 = await runF3(state, acpAgent, say);
-      driven.push({ name: 'F3', taskId: f3.lost.taskId, facts: {} });
-    }
-
-    const reports = await readBack(state, driven, f3);
-    // Expectations that compare scenarios are checked only when all of them ran (`--only` may run a subset).
-    const cross = crossChecks(reports);
-    const failed = [...reports.flatMap((r) => r.expectations), ...cross.expectations].filter((e) => !e.held);
-    emit(
+    // F3's internal flags belong to the hamilton demo.
+    return round1Demo(
+      { state, acpAgent, only: scenariosOf(values.only, ROUND1_PARTS), fresh: values.fresh === true },
       io,
-      { state, ok: failed.length === 0, failed, unchecked: cross.unchecked, scenarios: reports, ...(f3 ? { f3 } : {}) },
-      () => demoText(reports, failed, state, cross.unchecked),
     );
-    return failed.length === 0 ? EXIT.ok : EXIT.failed;
-  },
-});
+  }
+  const only = scenariosOf(values.only, SCENARIOS);
+  const workload = loadWorkload('hamilton-v1');
+  const say = (text: string) => io.err(text);
+  if (f3Phase === 'lose') return f3Lose(state, workload, acpAgent, io);
+  if (f3Phase === 'reconcile') {
+    if (!task)
+      throw new CliError('usage', '--task: required with --f3-phase reconcile', { exit: EXIT.usage, path: '--task' });
+    return f3Reconcile(state, workload, acpAgent, task, io);
+  }
+  if (values.fresh) rmSync(state, { recursive: true, force: true });
+
+  say(
+    `ordivon demo: ${workload.name} on ${state}; scenarios ${only.join(', ')}; Codex is the real codex app-server, the ACP agent is ${acpAgent === 'opencode' ? 'the real opencode acp' : 'the scripted Hermes-like agent'}; models are scripted on loopback`,
+  );
+  const driven: Array<{ name: ScenarioName; taskId: string; facts: ScenarioFacts }> = [];
+  const inProcess = only.filter((n) => n !== 'F3');
+  if (inProcess.length > 0) {
+    // Independent Tasks run side by side on one Host, as a service would run them.
+    const results = await withDemoHost(state, workload, acpAgent, say, async (host, bind) =>
+      Promise.all(
+        inProcess.map(async (name) => ({
+          name,
+          ...(await driveScenario(host.supervisor, workload, PLANS[name], (taskId) => bind(taskId, PLANS[name]))),
+        })),
+      ),
+    );
+    driven.push(...results);
+  }
+  let f3: F3Phases | undefined;
+  if (only.includes('F3')) {
+    f3 = await runF3(state, acpAgent, say);
+    driven.push({ name: 'F3', taskId: f3.lost.taskId, facts: {} });
+  }
+
+  const reports = await readBack(state, driven, f3);
+  // Expectations that compare scenarios are checked only when all of them ran (`--only` may run a subset).
+  const cross = crossChecks(reports);
+  const failed = [...reports.flatMap((r) => r.expectations), ...cross.expectations].filter((e) => !e.held);
+  emit(
+    io,
+    { state, ok: failed.length === 0, failed, unchecked: cross.unchecked, scenarios: reports, ...(f3 ? { f3 } : {}) },
+    () => demoText(reports, failed, state, cross.unchecked),
+  );
+  return failed.length === 0 ? EXIT.ok : EXIT.failed;
+}
 
 /** Opens a Host with the scripted harnesses, whose behaviour follows the scenario each Task is bound to. */
 async function withDemoHost<T>(

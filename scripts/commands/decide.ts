@@ -1,13 +1,9 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { EffectRunner } from '../../actors/effects.js';
-import { readSource } from '../../actors/read-set.js';
-import { workspacePath } from '../../runtime/index.js';
-import { resolveStateRoot } from '../../store/index.js';
 import { EXIT, emit, type Io } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
-import { decideViaService, serviceFor } from '../service/cli-route.js';
-import { decideAnswer, type DecideAnswer } from '../service/decide-answer.js';
+import type { DecideAnswer } from '../service/decide-answer.js';
 import { withSupervisor } from './write.js';
 
 /**
@@ -16,7 +12,12 @@ import { withSupervisor } from './write.js';
  * source that moved is `decision_stale` here too. It performs no frontier work: the Task stays at
  * its frontier for the Host that serves it.
  */
-function worldReader(state: string | undefined): EffectRunner {
+async function worldReader(state: string | undefined): Promise<EffectRunner> {
+  const [{ readSource }, { workspacePath }, { resolveStateRoot }] = await Promise.all([
+    import('../../actors/read-set.js'),
+    import('../../runtime/index.js'),
+    import('../../store/index.js'),
+  ]);
   const workspaces = join(resolveStateRoot(state), 'workspaces');
   return {
     perform: async () => {},
@@ -60,8 +61,10 @@ export const decide = command({
       ...(values.by !== undefined ? { answeredBy: values.by } : {}),
       ...(values.note !== undefined ? { note: values.note } : {}),
     };
+    const { decideViaService, serviceFor } = await import('../service/cli-route.js');
     const service = serviceFor(values.state);
     if (service) return report(io, await decideViaService(service, taskId, requestId, body));
+    const { decideAnswer } = await import('../service/decide-answer.js');
     return withSupervisor(
       values.state,
       async (sup) =>
@@ -69,7 +72,7 @@ export const decide = command({
           io,
           decideAnswer(taskId, requestId, await sup.send(taskId, { type: 'request.answer', requestId, ...body })),
         ),
-      worldReader(values.state),
+      await worldReader(values.state),
     );
   },
 });

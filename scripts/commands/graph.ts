@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { taskGraph, toDot, toMermaid } from '../../machines/task-graph.js';
 import { EXIT } from '../cli-io.js';
 import { command, stringFlag } from '../command.js';
 
@@ -19,6 +18,7 @@ export const graph = command({
   },
   async run(values, io) {
     const format = values.format ?? (values.json ? 'json' : 'mermaid');
+    const { taskGraph, toDot, toMermaid } = await import('../../machines/task-graph.js');
     const g = taskGraph();
     if (format === 'json') io.out(JSON.stringify(g, null, 2));
     else if (format === 'mermaid') io.out(toMermaid(g).trimEnd());

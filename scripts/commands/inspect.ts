@@ -1,20 +1,24 @@
-import { OBJECT_KINDS, TaskSpec } from '../../objects/index.js';
-import { rebuildAll, verifyFull } from '../../recovery/index.js';
-import { LatestRejection, taskRuns } from '../../actors/task-runs.js';
-import { taskProvenance } from '../../actors/task-contexts.js';
-import { taskRequests } from '../../actors/task-requests.js';
-import { taskFrontier } from '../../machines/index.js';
-import { EventStore, StoreError, resolveStateRoot } from '../../store/index.js';
+import type { ObjectKinds, EventStore } from '../../store/index.js';
 import { CliError, EXIT, cliErrorOf, emit, throttledProgress, type Io } from '../cli-io.js';
 import { booleanFlag, command, positional } from '../command.js';
-import { listViaService, parseShowView, serviceFor, showViaService, type ShowView } from '../service/cli-route.js';
+import type { ShowView } from '../service/show-view.js';
 import { showText } from './show-text.js';
 
-/** Opens the store read-only (no lock): these commands work beside a running supervisor. */
-async function withReader<T>(state: string | undefined, fn: (store: EventStore) => T | Promise<T>): Promise<T> {
+// The Host's modules are imported when a command runs, not with the command table (cli-io.ts).
+
+/**
+ * Opens the store read-only (no lock): these commands work beside a running supervisor. `kinds`
+ * are the object kinds it may read (`list` reads none, so it does not load their schemas).
+ */
+async function withReader<T>(
+  state: string | undefined,
+  kinds: ObjectKinds,
+  fn: (store: EventStore) => T | Promise<T>,
+): Promise<T> {
+  const { EventStore, StoreError, resolveStateRoot } = await import('../../store/index.js');
   let store: EventStore;
   try {
-    store = EventStore.open({ root: resolveStateRoot(state), kinds: OBJECT_KINDS, readOnly: true });
+    store = EventStore.open({ root: resolveStateRoot(state), kinds, readOnly: true });
   } catch (error) {
     if (error instanceof StoreError) throw cliErrorOf(error);
     throw error;
@@ -45,7 +49,11 @@ export const doctor = command({
     // A long history takes a while: say how far it got (on stderr, every 2 s; nothing with --json).
     const onProgress = io.json ? undefined : throttledProgress((line) => io.err(line), 'doctor: checked ');
     const progress = onProgress ? { onProgress } : {};
-    const report = await withReader(values.state, async (store) => ({
+    const [{ OBJECT_KINDS }, { rebuildAll, verifyFull }] = await Promise.all([
+      import('../../objects/index.js'),
+      import('../../recovery/index.js'),
+    ]);
+    const report = await withReader(values.state, OBJECT_KINDS, async (store) => ({
       ...(values.full ? await verifyFull(store, progress) : rebuildAll(store, { bodies: true, ...progress })),
       warnings: store.warnings(),
       root: store.root,
@@ -87,10 +95,22 @@ export const show = command({
   flags: { events: booleanFlag('also every event of its history, with its disposition') },
   async run(values, io) {
     const taskId = values.taskId;
+    const [{ serviceFor }, { parseShowView, showViaService }] = await Promise.all([
+      import('../service/cli-route.js'),
+      import('../service/show-view.js'),
+    ]);
     // While a service holds the state root, its live view is shown (the same fields).
     const service = serviceFor(values.state);
     if (service) return printShow(io, await showViaService(service, taskId, values.events));
-    return withReader(values.state, (store) => {
+    const [{ OBJECT_KINDS, TaskSpec }, { LatestRejection, taskRuns }, { taskProvenance }, { taskRequests }] =
+      await Promise.all([
+        import('../../objects/index.js'),
+        import('../../actors/task-runs.js'),
+        import('../../actors/task-contexts.js'),
+        import('../../actors/task-requests.js'),
+      ]);
+    const { taskFrontier } = await import('../../machines/index.js');
+    return withReader(values.state, OBJECT_KINDS, async (store) => {
       const projection = store.projection(taskId);
       if (!projection) throw new CliError('task_not_found', `no task ${taskId}`);
       const snapshot = projection.snapshot as {
@@ -134,6 +154,7 @@ export const list = command({
   name: 'list',
   summary: 'every Task with its state, revision and generation',
   async run(values, io) {
+    const { listViaService, serviceFor } = await import('../service/cli-route.js');
     const service = serviceFor(values.state);
     if (service) {
       const rows = await listViaService(service);
@@ -144,7 +165,8 @@ export const list = command({
       );
       return EXIT.ok;
     }
-    return withReader(values.state, (store) => {
+    // A list reads projections only: no object kind is needed.
+    return withReader(values.state, {}, (store) => {
       const rows = store.taskIds().map((taskId) => {
         const p = store.projection(taskId);
         const context = (p?.snapshot as { context?: { generation?: number } } | undefined)?.context;

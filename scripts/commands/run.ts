@@ -1,14 +1,14 @@
-import { z } from 'zod';
 import { HostError } from '../../actors/errors.js';
 import { openHost, type Host } from '../../actors/host.js';
 import { pinFrozenTests } from '../../actors/frozen-tests.js';
 import { parseTaskSpec } from '../../actors/new-task.js';
 import { stageNamed, type TaskSpec } from '../../objects/index.js';
-import { TaskId, digestOf } from '../../store/index.js';
+import { digestOf } from '../../store/index.js';
 import { CliError, EXIT, cliErrorOf, emit, readSpecFile, type Io } from '../cli-io.js';
-import { command, stringFlag } from '../command.js';
-import { configFlag, loadConfig } from '../config.js';
-import { StagesFlag, checkPlan, stageStatus, type PlannedStage } from '../run-plan.js';
+import { loadConfig } from '../config.js';
+import { checkPlan, stageStatus } from '../run-plan.js';
+import type { PlannedStage } from '../stages-flag.js';
+import type { RunArgs } from './run-command.js';
 import { followTask } from '../run-progress.js';
 
 /** States in which a Task does nothing until it is sent an event. */
@@ -20,73 +20,47 @@ interface NotCompleted {
   message: string;
 }
 
-/**
- * `ordivon run --spec FILE [--config FILE] --stages NAME=HARNESS,… [--task ID]`: creates the Task
- * (or resumes it by id), commits each stage's Assignment in order and waits for it, and prints the
- * outcome. Progress goes to stderr, one line per commit. Exit 0 completed; 1 not completed, naming
- * why (a stage that settled without its artifacts, a refused completion, a failed verification, a
- * cancelled or blocked Task); 2 bad input, refused before the state root is opened.
- *
- * Resuming reads only durable state: a stage one of whose Assignments settled with everything it
- * produces (or completed the Task) is skipped; an Assignment still in flight from a process that
- * died is waited for (the Host reconciles or observes it at boot), then its stage is committed
- * again if it did not finish. A stage this run commits and that does not finish ends the run.
- */
-export const run = command({
-  name: 'run',
-  summary: 'run a Task from a spec through its stages with configured harnesses; resume it by id',
-  details: [
-    "Creates the Task (or resumes it: --task ID, or the spec's taskId), then commits each stage of --stages in",
-    'order with its harness and waits for it; stages already finished are skipped. Progress on stderr.',
-    'Exit 0 completed, 1 not completed (the reason is printed), 2 bad input (nothing written).',
-  ],
-  flags: {
-    spec: stringFlag('FILE', 'the JSON spec of the Task', z.string({ error: 'required' }).min(1, 'must not be empty')),
-    config: configFlag,
-    stages: stringFlag('NAME=HARNESS,…', 'the stages to run, in order, each with its harness', StagesFlag),
-    task: stringFlag('ID', "the Task's id (else the spec's taskId, else a new one)", TaskId.optional()),
-  },
-  async run(values, io) {
-    const spec = readSpec(values.spec, values.task);
-    const loaded = loadConfig(values.config);
-    const harnesses = loaded?.config.harnesses ?? {};
-    checkPlan(values.stages, spec, Object.keys(harnesses));
-    const say = (line: string) => io.err(line);
+/** `ordivon run` (run-command.ts defines its flags and what it does). */
+export async function runTask(values: RunArgs, io: Io): Promise<number> {
+  const spec = readSpec(values.spec, values.task);
+  const loaded = await loadConfig(values.config);
+  const harnesses = loaded?.config.harnesses ?? {};
+  checkPlan(values.stages, spec, Object.keys(harnesses));
+  const say = (line: string) => io.err(line);
 
-    let host: Host;
-    try {
-      host = await openHost({
-        state: values.state,
-        purpose: `ordivon run pid ${process.pid}`,
-        harnesses,
-        ...(loaded?.config.approvals ? { approvals: loaded.config.approvals } : {}),
-      });
-    } catch (error) {
-      if (error instanceof HostError) throw cliErrorOf(error, { details: { findings: error.findings } });
-      throw error;
-    }
-    // A signal stops the Host politely (the provider is stopped, its job recorded) instead of killing
-    // the process; what was durable is resumed by running the command again.
-    let onSignal: (signal: NodeJS.Signals) => void = () => {};
-    const interrupted = new Promise<NotCompleted>((resolve) => {
-      onSignal = (signal) =>
-        resolve({ code: 'interrupted', message: `${signal}: stopped; run again with --task to resume` });
+  let host: Host;
+  try {
+    host = await openHost({
+      state: values.state,
+      purpose: `ordivon run pid ${process.pid}`,
+      harnesses,
+      ...(loaded?.config.approvals ? { approvals: loaded.config.approvals } : {}),
     });
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-    try {
-      const taskId = await createOrResume(host, spec, say);
-      const unfollow = followTask(host.supervisor, taskId, say);
-      const why = await Promise.race([runStages(host, taskId, spec, values.stages, say), interrupted]);
-      unfollow();
-      return report(io, host, taskId, why);
-    } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      await host.stop();
-    }
-  },
-});
+  } catch (error) {
+    if (error instanceof HostError) throw cliErrorOf(error, { details: { findings: error.findings } });
+    throw error;
+  }
+  // A signal stops the Host politely (the provider is stopped, its job recorded) instead of killing
+  // the process; what was durable is resumed by running the command again.
+  let onSignal: (signal: NodeJS.Signals) => void = () => {};
+  const interrupted = new Promise<NotCompleted>((resolve) => {
+    onSignal = (signal) =>
+      resolve({ code: 'interrupted', message: `${signal}: stopped; run again with --task to resume` });
+  });
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const taskId = await createOrResume(host, spec, say);
+    const unfollow = followTask(host.supervisor, taskId, say);
+    const why = await Promise.race([runStages(host, taskId, spec, values.stages, say), interrupted]);
+    unfollow();
+    return report(io, host, taskId, why);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await host.stop();
+  }
+}
 
 /** The spec file, parsed, its contracts compiled and its frozen tests pinned; `--task` sets its id. Exit 2 for anything wrong. */
 function readSpec(file: string, taskId: string | undefined): TaskSpec {

@@ -13,13 +13,10 @@ import { startService } from '../service/start-service.js';
 import { ApiError } from '../service/http-io.js';
 import { startInspector } from '../service/inspector.js';
 import type { Listener } from '../service/access.js';
-import { z } from 'zod';
-import { CliError, EXIT, cliErrorOf, count, throttledProgress } from '../cli-io.js';
-import { booleanFlag, command, stringFlag } from '../command.js';
-import { configFlag, loadConfig, type LoadedConfig } from '../config.js';
-
-/** Default TCP port of `ordivon serve` (on 127.0.0.1). */
-export const DEFAULT_PORT = 7420;
+import { CliError, EXIT, cliErrorOf, count, throttledProgress, type Io } from '../cli-io.js';
+import { loadConfig, type LoadedConfig } from '../config.js';
+import { DEFAULT_PORT, type ServeArgs } from './serve-command.js';
+import { packageVersion } from '../version.js';
 
 /** Which harnesses the service runs. */
 type Harnesses =
@@ -27,238 +24,124 @@ type Harnesses =
   | { kind: 'demo'; acpAgent: 'opencode' | 'hermes-like' }
   | { kind: 'config'; loaded: LoadedConfig };
 
-/**
- * `ordivon serve`: the supervisor as a long-running service with the JSON control API, SSE and
- * the local page. It runs the full Host with the harnesses of its configuration (`--config FILE`,
- * else `./ordivon.config.json` when present); with none, the bare supervisor (Tasks wait at their
- * frontier), as with `--no-harnesses`. `--demo-harnesses` runs the demo's scripted harnesses
- * (`codex`, `hermes`: real provider binaries against loopback scripted models) so the demo
- * workload can be driven through the API. Exits 0 after SIGTERM/SIGINT has drained it; 1 when it
- * cannot start; 2 for bad flags or a configuration it refuses (before the state root is opened).
- */
-export const serve = command({
-  name: 'serve',
-  summary: 'run the supervisor as a service: JSON control API, SSE, page at /',
-  details: [
-    'send/show/list talk to it while it holds the state root. It runs the harnesses of --config FILE or',
-    './ordivon.config.json (none: the bare supervisor); --demo-harnesses runs the scripted demo ones (codex, hermes).',
-    'Exits 0 after SIGTERM/SIGINT has drained it, 1 when it cannot start, 2 for bad flags or a refused configuration.',
-    'With --json it prints exactly one line when ready: {"listening": {url, port|socket, pid, state, ...}}.',
-  ],
-  flags: {
-    port: stringFlag(
-      'N',
-      `TCP port on --host (default ${DEFAULT_PORT}; 0 picks a free one); not with --socket`,
-      z
-        .string()
-        .regex(/^[0-9]+$/, 'must be an integer 0-65535')
-        .transform(Number)
-        .refine((n) => n <= 65535, 'must be an integer 0-65535')
-        .optional(),
-    ),
-    socket: stringFlag(
-      'PATH',
-      'listen on a Unix socket instead of TCP',
-      z.string().min(1, 'must not be empty').optional(),
-    ),
-    host: stringFlag(
-      'ADDR',
-      'the address to listen on; other than loopback it needs --token',
-      z.string().min(1, 'must not be empty').default('127.0.0.1'),
-    ),
-    token: stringFlag(
-      'T',
-      'bearer token every request must carry (else ORDIVON_TOKEN)',
-      z.string().min(1, 'must not be empty').optional(),
-    ),
-    config: configFlag,
-    'no-harnesses': booleanFlag(
-      'the bare supervisor: no harnesses (no configuration read), Tasks wait at their frontier',
-    ),
-    'demo-harnesses': booleanFlag("the demo's scripted harnesses (codex, hermes) instead of a configuration"),
-    'acp-agent': stringFlag(
-      'opencode|hermes-like',
-      'with --demo-harnesses, the ACP agent behind hermes: the real opencode acp (default) or the scripted Hermes-like one',
-      z.enum(['opencode', 'hermes-like'], { error: 'must be opencode or hermes-like' }).optional(),
-    ),
-    inspect: booleanFlag('stream actor events to the Stately inspector (see --inspect-url)'),
-    'inspect-url': stringFlag(
-      'WS',
-      "the inspector's WebSocket",
-      z.string().min(1, 'must not be empty').default('ws://127.0.0.1:8080'),
-    ),
-    store: stringFlag(
-      'URL',
-      'postgres://…: share Tasks with other Hosts on one PostgreSQL database (else ORDIVON_STORE; default the embedded store)',
-      z
-        .string()
-        .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL')
-        .optional(),
-    ),
-    'host-id': stringFlag(
-      'ID',
-      "with --store, this Host's name in lease rows (default <hostname>-<pid>-<random>)",
-      z
-        .string()
-        .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 'letters, digits, . _ : - (not first), at most 128')
-        .optional(),
-    ),
-    'lease-ms': stringFlag(
-      'N',
-      'with --store, how long a Task stays with a silent Host before another takes it (default 10000)',
-      millisecondsAtLeast(100),
-    ),
-    'poll-ms': stringFlag(
-      'N',
-      "with --store, how often other Hosts' commits are looked for, for subscribers and SSE (default 1000; a NOTIFY comes sooner)",
-      millisecondsAtLeast(10),
-    ),
-    'no-notify': booleanFlag(
-      'with --store, send no NOTIFY and LISTEN for none (behind pgbouncer in transaction mode): polling alone',
-    ),
-    recovery: stringFlag(
-      'full|checkpoint',
-      'boot by replaying every event, or from verified checkpoints',
-      z.enum(['full', 'checkpoint'], { error: 'must be full or checkpoint' }).default('full'),
-    ),
-    'checkpoint-every': stringFlag(
-      'N',
-      'checkpoint a Task every N events (0: only at boot and stop)',
-      z
-        .string()
-        .regex(/^[0-9]+$/, 'expected a whole number of events (0: checkpoints only at boot and stop)')
-        .transform(Number)
-        .optional(),
-    ),
-  },
-  async run(values, io) {
-    const { recovery, 'checkpoint-every': checkpointEvery } = values;
-    if (values.port !== undefined && values.socket !== undefined)
-      throw new CliError('usage', 'give --port or --socket, not both', { exit: EXIT.usage });
-    const port = values.port ?? DEFAULT_PORT;
-    const harnesses = chooseHarnesses(values);
-    const token = values.token ?? process.env.ORDIVON_TOKEN;
-    const listener: Listener =
-      values.socket !== undefined ? { kind: 'socket', path: values.socket } : { kind: 'tcp', host: values.host, port };
-    const state = resolveStateRoot(values.state);
-    const store = storeUrl(values.store);
-    const clusterFlag = (['host-id', 'lease-ms', 'poll-ms', 'no-notify'] as const).find(
-      (flag) => values[flag] !== undefined && values[flag] !== false,
+/** `ordivon serve` (serve-command.ts defines its flags): runs until SIGTERM/SIGINT has drained it. */
+export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
+  const { recovery, 'checkpoint-every': checkpointEvery } = values;
+  if (values.port !== undefined && values.socket !== undefined)
+    throw new CliError('usage', 'give --port or --socket, not both', { exit: EXIT.usage });
+  const port = values.port ?? DEFAULT_PORT;
+  const harnesses = await chooseHarnesses(values);
+  const token = values.token ?? process.env.ORDIVON_TOKEN;
+  const listener: Listener =
+    values.socket !== undefined ? { kind: 'socket', path: values.socket } : { kind: 'tcp', host: values.host, port };
+  const state = resolveStateRoot(values.state);
+  const store = storeUrl(values.store);
+  const clusterFlag = (['host-id', 'lease-ms', 'poll-ms', 'no-notify'] as const).find(
+    (flag) => values[flag] !== undefined && values[flag] !== false,
+  );
+  if (store === undefined && clusterFlag !== undefined)
+    throw new CliError(
+      'usage',
+      '--host-id, --lease-ms, --poll-ms and --no-notify: only with --store (or ORDIVON_STORE)',
+      {
+        exit: EXIT.usage,
+        path: `--${clusterFlag}`,
+      },
     );
-    if (store === undefined && clusterFlag !== undefined)
-      throw new CliError(
-        'usage',
-        '--host-id, --lease-ms, --poll-ms and --no-notify: only with --store (or ORDIVON_STORE)',
-        {
-          exit: EXIT.usage,
-          path: `--${clusterFlag}`,
-        },
-      );
-    const say = (text: string) => {
-      if (!io.json) io.err(text);
-    };
+  const say = (text: string) => {
+    if (!io.json) io.err(text);
+  };
 
-    const inspector = values.inspect ? await startInspector(values['inspect-url']) : undefined;
-    const base: SupervisorOptions = {
-      state,
-      purpose: `ordivon serve pid ${process.pid}`,
-      recovery,
-      ...(store
-        ? {
-            store,
-            cluster: {
-              ...(values['host-id'] !== undefined ? { hostId: values['host-id'] } : {}),
-              ...(values['lease-ms'] !== undefined ? { leaseMs: values['lease-ms'] } : {}),
-              ...(values['poll-ms'] !== undefined ? { pollMs: values['poll-ms'] } : {}),
-              ...(values['no-notify'] ? { notify: false } : {}),
-            },
-          }
-        : {}),
-      ...(checkpointEvery !== undefined ? { checkpointEvery } : {}),
-      ...(inspector ? { inspect: inspector.inspect } : {}),
-      // A long history takes a while to verify: say how far it got (every 2 s; nothing with --json).
-      ...(io.json ? {} : { onBootProgress: throttledProgress(say, 'ordivon serve: validating, ') }),
-    };
-    let opened: OpenedHost;
-    try {
-      opened = await openServeHost(harnesses, base, say);
-    } catch (error) {
-      inspector?.stop();
-      if (error instanceof HostError)
-        throw cliErrorOf(error, {
-          details: { findings: error.findings },
-          exit: error.code === 'invalid_config' || error.code === 'env_missing' ? EXIT.usage : EXIT.failed,
-        });
-      throw error;
-    }
-    const { supervisor, stop: stopHost } = opened;
+  const inspector = values.inspect ? await startInspector(values['inspect-url']) : undefined;
+  const base: SupervisorOptions = {
+    state,
+    purpose: `ordivon serve pid ${process.pid}`,
+    recovery,
+    ...(store
+      ? {
+          store,
+          cluster: {
+            ...(values['host-id'] !== undefined ? { hostId: values['host-id'] } : {}),
+            ...(values['lease-ms'] !== undefined ? { leaseMs: values['lease-ms'] } : {}),
+            ...(values['poll-ms'] !== undefined ? { pollMs: values['poll-ms'] } : {}),
+            ...(values['no-notify'] ? { notify: false } : {}),
+          },
+        }
+      : {}),
+    ...(checkpointEvery !== undefined ? { checkpointEvery } : {}),
+    ...(inspector ? { inspect: inspector.inspect } : {}),
+    // A long history takes a while to verify: say how far it got (every 2 s; nothing with --json).
+    ...(io.json ? {} : { onBootProgress: throttledProgress(say, 'ordivon serve: validating, ') }),
+  };
+  let opened: OpenedHost;
+  try {
+    opened = await openServeHost(harnesses, base, say);
+  } catch (error) {
+    inspector?.stop();
+    if (error instanceof HostError)
+      throw cliErrorOf(error, {
+        details: { findings: error.findings },
+        exit: error.code === 'invalid_config' || error.code === 'env_missing' ? EXIT.usage : EXIT.failed,
+      });
+    throw error;
+  }
+  const { supervisor, stop: stopHost } = opened;
 
-    let service;
-    try {
-      service = await startService({ supervisor, listener, ...(token ? { token } : {}) });
-    } catch (error) {
-      await stopHost();
-      inspector?.stop();
-      if (error instanceof ApiError)
-        throw cliErrorOf(error, { exit: error.code === 'token_required' ? EXIT.usage : EXIT.failed });
-      throw new CliError('listen_failed', `cannot listen: ${(error as Error).message}`, { cause: error });
-    }
-    const ready = {
-      url: service.url,
-      ...(service.listener.kind === 'socket' ? { socket: service.listener.path } : { port: service.listener.port }),
-      pid: process.pid,
-      state,
-      store: store ? redact(store) : 'embedded',
-      hostId: supervisor.hostId ?? null,
-      harnesses: opened.label,
-      config: harnesses.kind === 'config' ? harnesses.loaded.file : null,
-      tokenRequired: token !== undefined,
-      inspect: inspector ? values['inspect-url'] : null,
-      recovery,
-      checkpointEvery: checkpointEvery ?? null,
-      boot: supervisor.bootReport(),
-    };
-    // Listening before the ready line is printed: whoever reads it may send SIGTERM at once, and
-    // without a listener that signal would kill the process instead of draining it.
-    const stopped = new Promise<string>((resolve) => {
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-      process.once('SIGINT', () => resolve('SIGINT'));
-    });
-    // --json: exactly one line when ready (scripts read the port from it), nothing else.
-    if (io.json) io.out(JSON.stringify({ listening: ready }));
-    else {
-      say(
-        `ordivon serve: ${ready.url}${'socket' in ready ? ` (socket ${ready.socket})` : ''}, state ${state}${ready.hostId ? `, store ${ready.store} as ${ready.hostId}` : ''}, harnesses ${ready.harnesses}`,
-      );
-      if (ready.boot) say(`ordivon serve: validated ${bootLine(ready.boot)}`);
-      if (service.listener.kind === 'tcp' && !token) say(`page: ${ready.url}/`);
-      // Progress on a terminal: one line per commit.
-      supervisor.subscribe((c) =>
-        say(
-          `  ${c.taskId} r${c.revision} ${c.type} → ${c.state}${c.admitted ? '' : ` (${c.code})`}${c.host && c.host !== ready.hostId ? ` on ${c.host}` : ''}`,
-        ),
-      );
-    }
-
-    const signal = await stopped;
-    say(`ordivon serve: ${signal}, draining`);
-    await service.close();
+  let service;
+  try {
+    service = await startService({ supervisor, listener, ...(token ? { token } : {}) });
+  } catch (error) {
     await stopHost();
     inspector?.stop();
-    say('ordivon serve: stopped');
-    return EXIT.ok;
-  },
-});
+    if (error instanceof ApiError)
+      throw cliErrorOf(error, { exit: error.code === 'token_required' ? EXIT.usage : EXIT.failed });
+    throw new CliError('listen_failed', `cannot listen: ${(error as Error).message}`, { cause: error });
+  }
+  const ready = {
+    url: service.url,
+    version: packageVersion(),
+    ...(service.listener.kind === 'socket' ? { socket: service.listener.path } : { port: service.listener.port }),
+    pid: process.pid,
+    state,
+    store: store ? redact(store) : 'embedded',
+    hostId: supervisor.hostId ?? null,
+    harnesses: opened.label,
+    config: harnesses.kind === 'config' ? harnesses.loaded.file : null,
+    tokenRequired: token !== undefined,
+    inspect: inspector ? values['inspect-url'] : null,
+    recovery,
+    checkpointEvery: checkpointEvery ?? null,
+    boot: supervisor.bootReport(),
+  };
+  // Listening before the ready line is printed: whoever reads it may send SIGTERM at once, and
+  // without a listener that signal would kill the process instead of draining it.
+  const stopped = new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  // --json: exactly one line when ready (scripts read the port from it), nothing else.
+  if (io.json) io.out(JSON.stringify({ listening: ready }));
+  else {
+    say(
+      `ordivon serve: ${ready.url}${'socket' in ready ? ` (socket ${ready.socket})` : ''}, state ${state}${ready.hostId ? `, store ${ready.store} as ${ready.hostId}` : ''}, harnesses ${ready.harnesses}`,
+    );
+    if (ready.boot) say(`ordivon serve: validated ${bootLine(ready.boot)}`);
+    if (service.listener.kind === 'tcp' && !token) say(`page: ${ready.url}/`);
+    // Progress on a terminal: one line per commit.
+    supervisor.subscribe((c) =>
+      say(
+        `  ${c.taskId} r${c.revision} ${c.type} → ${c.state}${c.admitted ? '' : ` (${c.code})`}${c.host && c.host !== ready.hostId ? ` on ${c.host}` : ''}`,
+      ),
+    );
+  }
 
-/** A flag's whole number of milliseconds, at least `min`. */
-function millisecondsAtLeast(min: number) {
-  const message = `expected a whole number of milliseconds, at least ${min}`;
-  return z
-    .string()
-    .regex(/^[0-9]+$/, message)
-    .transform(Number)
-    .refine((n) => n >= min, message)
-    .optional();
+  const signal = await stopped;
+  say(`ordivon serve: ${signal}, draining`);
+  await service.close();
+  await stopHost();
+  inspector?.stop();
+  say('ordivon serve: stopped');
+  return EXIT.ok;
 }
 
 /** `--store`, else `ORDIVON_STORE` (checked like the flag: `usage` naming it), else undefined: the embedded store. */
@@ -279,12 +162,12 @@ function storeUrl(flag: string | undefined): string | undefined {
  * `--no-harnesses`; without any, `./ordivon.config.json` when present. The configuration is read
  * and checked here, before anything is opened (`loadConfig`'s refusals exit 2).
  */
-function chooseHarnesses(values: {
+async function chooseHarnesses(values: {
   config: string | undefined;
   'demo-harnesses': boolean;
   'no-harnesses': boolean;
   'acp-agent': 'opencode' | 'hermes-like' | undefined;
-}): Harnesses {
+}): Promise<Harnesses> {
   const given = (['config', 'demo-harnesses', 'no-harnesses'] as const).filter((flag) =>
     flag === 'config' ? values.config !== undefined : values[flag],
   );
@@ -300,7 +183,7 @@ function chooseHarnesses(values: {
     throw new CliError('usage', '--acp-agent: only with --demo-harnesses', { exit: EXIT.usage, path: '--acp-agent' });
   if (values['no-harnesses']) return { kind: 'none', why: 'flag' };
   if (values['demo-harnesses']) return { kind: 'demo', acpAgent: values['acp-agent'] ?? 'opencode' };
-  const loaded = loadConfig(values.config);
+  const loaded = await loadConfig(values.config);
   return loaded ? { kind: 'config', loaded } : { kind: 'none', why: 'no-config' };
 }
 

@@ -1,6 +1,6 @@
 import type { RefusalCause, TaskContextView } from '../../actors/task-context-view.js';
 import type { CandidateAction } from '../../objects/index.js';
-import type { ShowView } from '../service/cli-route.js';
+import type { ShowView } from '../service/show-view.js';
 import { requestLines } from './request-text.js';
 
 const HEX = 'sha256:'.length;

@@ -1,9 +1,7 @@
-import { HostError } from '../../actors/errors.js';
 import type { EffectRunner } from '../../actors/effects.js';
 import type { TaskSpecInput } from '../../objects/index.js';
-import { createSupervisor, type Supervisor } from '../../actors/supervisor.js';
+import type { Supervisor } from '../../actors/supervisor.js';
 import type { SendResult } from '../../actors/task-actor.js';
-import { sendViaService, serviceFor } from '../service/cli-route.js';
 import { z } from 'zod';
 import { EXIT, cliErrorOf, emit, parseJson, readSpecFile, type Io } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
@@ -17,6 +15,10 @@ export async function withSupervisor<T>(
   fn: (sup: Supervisor) => Promise<T>,
   effects?: EffectRunner,
 ): Promise<T> {
+  const [{ createSupervisor }, { HostError }] = await Promise.all([
+    import('../../actors/supervisor.js'),
+    import('../../actors/errors.js'),
+  ]);
   const sup = createSupervisor({
     ...(state ? { state } : {}),
     purpose: `ordivon cli pid ${process.pid}`,
@@ -48,6 +50,7 @@ export const taskCreate = command({
   },
   async run(values, io) {
     const spec = readSpecFile(values.spec);
+    const { HostError } = await import('../../actors/errors.js');
     return withSupervisor(values.state, async (sup) => {
       try {
         const created = await sup.createTask(spec as TaskSpecInput);
@@ -88,6 +91,7 @@ export const send = command({
   async run(values, io) {
     const { taskId } = values;
     const event = parseJson(values.eventJson, 'EVENT_JSON');
+    const { sendViaService, serviceFor } = await import('../service/cli-route.js');
     // While a service holds the state root, the event goes through its control API.
     const service = serviceFor(values.state);
     if (service) return reportSend(io, taskId, await sendViaService(service, taskId, event, values['event-id']));

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { zodIssue } from '../../base/index.js';
 import type { SendResult } from '../../actors/task-actor.js';
-import { RefusalCause, TaskContextView } from '../../actors/task-context-view.js';
-import { TaskRequestView } from '../../actors/task-requests.js';
 import { resolveStateRoot } from '../../store/index.js';
-import { CliError, EXIT, isCliErrorCode, type CliErrorCode } from '../cli-io.js';
+import { CliError, EXIT, type CliErrorCode } from '../cli-io.js';
+import { isCliErrorCode } from '../cli-codes.js';
 import { callService, type ServiceResponse } from './service-client.js';
 import { DecideAnswer, type AnswerBody } from './decide-answer.js';
 import { runningService, type ServiceFile } from './service-file.js';
@@ -14,7 +13,7 @@ export function serviceFor(state: string | undefined): ServiceFile | null {
   return runningService(resolveStateRoot(state));
 }
 
-async function call(info: ServiceFile, method: string, path: string, body?: unknown): Promise<ServiceResponse> {
+export async function call(info: ServiceFile, method: string, path: string, body?: unknown): Promise<ServiceResponse> {
   try {
     return await callService(info, method, path, body);
   } catch (error) {
@@ -38,7 +37,7 @@ const ErrorAnswer = z.object({
 });
 
 /** Turns an `{ error: { code, message, path? } }` answer into the CliError the local command would raise. */
-function refused(res: ServiceResponse): CliError {
+export function refused(res: ServiceResponse): CliError {
   const error = ErrorAnswer.safeParse(res.body).data?.error;
   const code: CliErrorCode = error?.code !== undefined && isCliErrorCode(error.code) ? error.code : 'service_error';
   const usage = res.status === 400 || res.status === 413 || res.status === 415;
@@ -66,7 +65,7 @@ const ListAnswer = z.array(
 );
 
 /** Parses what the service answered with `schema`; an answer that does not parse is `service_error`, naming the field. */
-function answer<S extends z.ZodType>(
+export function answer<S extends z.ZodType>(
   schema: S,
   body: unknown,
   what: string,
@@ -116,86 +115,6 @@ export async function decideViaService(
 export function parseSendAnswer(body: unknown): SendResult {
   const { taskId: _ignored, ...result } = answer(SendAnswer, body, 'the service answered a send');
   return result;
-}
-
-/**
- * A Task view as `ordivon show` prints it, whether built from the store or answered by a running
- * service: what the human form reads is checked, anything else is kept for `--json`.
- */
-export const ShowView = z.looseObject({
-  taskId: z.string(),
-  revision: z.number().int(),
-  state: z.string(),
-  frontier: z.string(),
-  title: z.string(),
-  context: z.looseObject({
-    generation: z.number().int(),
-    assignment: z.looseObject({ harness: z.string(), purpose: z.string(), generation: z.number().int() }).nullable(),
-    evidence: z.record(z.string(), z.unknown()),
-  }),
-  rejections: z.array(
-    z.looseObject({
-      revision: z.number().int(),
-      event: z.string(),
-      reason: z.string(),
-      generation: z.number().int().nullable(),
-      detail: z.string().optional(),
-      causes: z.array(RefusalCause).optional(),
-    }),
-  ),
-  /** Every Context compiled for the Task, oldest first, with its items and candidates. */
-  contexts: z.array(TaskContextView),
-  runs: z.array(
-    z.looseObject({
-      revision: z.number().int(),
-      generation: z.number().int(),
-      purpose: z.string(),
-      harness: z.string(),
-      driver: z.string(),
-      provider: z.string(),
-      jobStatus: z.string(),
-      stopReason: z.string(),
-      messages: z.number(),
-      toolItemsStarted: z.number(),
-      toolItemsCompleted: z.number(),
-      finalText: z.string(),
-      evidence: z.record(z.string(), z.string()),
-      /** The code the run's result was refused with (absent from services older than it). */
-      refusedAs: z.string().nullable().optional(),
-      refused: z.record(z.string(), z.string()),
-    }),
-  ),
-  /** Every DecisionRequest (absent from services older than them). */
-  requests: z.array(TaskRequestView).optional(),
-  events: z
-    .array(
-      z.looseObject({
-        revision: z.number().int(),
-        at: z.string(),
-        origin: z.string(),
-        type: z.string(),
-        disposition: z.looseObject({ admitted: z.boolean(), code: z.string().optional() }),
-      }),
-    )
-    .optional(),
-});
-export type ShowView = z.infer<typeof ShowView>;
-
-/**
- * Parses a Task view: a service's answer to `GET /tasks/:id` (a bad one is `service_error`) or one
- * built from a stored projection (`record_corrupt`); the error names the field.
- */
-export function parseShowView(body: unknown, from: 'service' | 'store'): ShowView {
-  return from === 'service'
-    ? answer(ShowView, body, 'the service answered a Task view')
-    : answer(ShowView, body, 'the stored projection gives a Task view', 'record_corrupt');
-}
-
-/** `show` through the service: the view `ordivon show --json` prints. */
-export async function showViaService(info: ServiceFile, taskId: string, events: boolean): Promise<ShowView> {
-  const res = await call(info, 'GET', `/tasks/${encodeURIComponent(taskId)}${events ? '?events=1' : ''}`);
-  if (res.status !== 200) throw refused(res);
-  return parseShowView(res.body, 'service');
 }
 
 /** `list` through the service: the rows `ordivon list --json` prints. */

@@ -17,6 +17,7 @@ import { ApiError, apiErrorOf, readJson, sendError, sendJson } from './http-io.j
 import { PAGE_HTML } from './page.js';
 import { answerRequest, listRequests } from './request-routes.js';
 import { SseHub } from './sse-hub.js';
+import { packageVersion } from '../version.js';
 
 export interface ControlApiOptions {
   supervisor: Supervisor;
@@ -103,6 +104,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       only('GET');
       return sendJson(res, 200, {
         status: sup.status,
+        version: packageVersion(),
         root: sup.root,
         hostId: sup.hostId ?? null,
         unserved: sup.clusterProblems(),

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CliError } from '../../scripts/cli-io.js';
-import { parseListAnswer, parseSendAnswer, parseShowView } from '../../scripts/service/cli-route.js';
+import { parseListAnswer, parseSendAnswer } from '../../scripts/service/cli-route.js';
+import { parseShowView } from '../../scripts/service/show-view.js';
 
 const view = {
   taskId: 't1',

@@ -1,0 +1,149 @@
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, extname, join, resolve } from 'node:path';
+import { open } from 'lmdb';
+import { enterEnvGate } from '../../store/env-gate.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
+import { rebuildAll, type Finding } from '../../recovery/index.js';
+import { EventStore, StoreError, acquireLock, checkFormat, resolveStateRoot } from '../../store/index.js';
+import { CliError, EXIT, cliErrorOf, emit, throttledProgress, type Io } from '../cli-io.js';
+
+// What `ordivon backup` and `restore` do (backup.ts defines the commands and loads this when one runs).
+
+const RUNTIME_ENV = join('runtime', 'runtime.lmdb');
+
+function isEmptyDir(path: string): boolean {
+  return !existsSync(path) || readdirSync(path).length === 0;
+}
+
+/**
+ * Copies one LMDB environment as of one read transaction (mdb_env_copy), opened read-only.
+ * lmdb-js keeps a path with an extension (`runtime.lmdb`) as one file, any other as a directory.
+ */
+async function copyEnv(from: string, to: string): Promise<void> {
+  // Opens and closes of one LMDB environment must not overlap across processes (store/env-gate.ts).
+  let leave = enterEnvGate(from);
+  let env: ReturnType<typeof open>;
+  try {
+    env = open({ path: from, readOnly: true, maxDbs: 16 });
+  } finally {
+    leave();
+  }
+  try {
+    mkdirSync(extname(from) ? dirname(to) : to, { recursive: true });
+    await env.backup(to, false);
+  } finally {
+    leave = enterEnvGate(from);
+    try {
+      await env.close();
+    } finally {
+      leave();
+    }
+  }
+}
+
+/** Runs the boot checks on a copy (saying how far it got every 2 s, without --json); returns its counts or the findings. */
+async function check(
+  root: string,
+  io: Io,
+  command: string,
+): Promise<{ tasks: number; events: number; findings: Finding[] }> {
+  const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
+  try {
+    const report = rebuildAll(store, {
+      bodies: true,
+      ...(io.json ? {} : { onProgress: throttledProgress((line) => io.err(line), `${command}: checked `) }),
+    });
+    return { tasks: report.tasks.length, events: report.events, findings: report.findings };
+  } finally {
+    await store.close();
+  }
+}
+
+function storeFailure(error: unknown): never {
+  if (error instanceof StoreError) throw cliErrorOf(error);
+  throw error;
+}
+
+/** `ordivon backup DEST` (backup.ts). */
+export async function backupTo(values: { state?: string | undefined; dest: string }, io: Io): Promise<number> {
+  const root = resolveStateRoot(values.state);
+  const dest = resolve(values.dest);
+  if (!isEmptyDir(dest)) throw new CliError('backup_exists', `${dest} is not empty; back up into a new directory`);
+  try {
+    checkFormat(root, false);
+  } catch (error) {
+    storeFailure(error);
+  }
+  const staged = `${dest}.partial-${process.pid}`;
+  rmSync(staged, { recursive: true, force: true });
+  try {
+    await copyEnv(join(root, 'lmdb'), join(staged, 'lmdb'));
+    if (existsSync(join(root, RUNTIME_ENV))) await copyEnv(join(root, RUNTIME_ENV), join(staged, RUNTIME_ENV));
+    cpSync(join(root, 'format.json'), join(staged, 'format.json'));
+    if (existsSync(join(root, 'workspaces')))
+      cpSync(join(root, 'workspaces'), join(staged, 'workspaces'), { recursive: true, verbatimSymlinks: true });
+    const checked = await check(staged, io, 'backup');
+    if (checked.findings.length > 0)
+      throw new CliError(checked.findings[0]!.code, `the copy failed its check: ${checked.findings[0]!.message}`);
+    const manifest = {
+      backup: 'ordivon-state',
+      source: root,
+      at: new Date().toISOString(),
+      tasks: checked.tasks,
+      events: checked.events,
+    };
+    writeFileSync(join(staged, 'backup.json'), JSON.stringify(manifest, null, 2) + '\n');
+    // Published by rename: DEST is either absent/empty or a complete, checked backup.
+    mkdirSync(dirname(dest), { recursive: true });
+    rmSync(dest, { recursive: true, force: true });
+    renameSync(staged, dest);
+    emit(
+      io,
+      { dest, ...manifest },
+      () => `backed up ${checked.tasks} tasks (${checked.events} events) from ${root} to ${dest}`,
+    );
+    return EXIT.ok;
+  } catch (error) {
+    rmSync(staged, { recursive: true, force: true });
+    return storeFailure(error);
+  }
+}
+
+/** `ordivon restore SRC [--force]` (backup.ts). */
+export async function restoreFrom(
+  values: { state?: string | undefined; src: string; force: boolean },
+  io: Io,
+): Promise<number> {
+  const root = resolveStateRoot(values.state);
+  const src = resolve(values.src);
+  if (!existsSync(join(src, 'backup.json')) || !existsSync(join(src, 'lmdb', 'data.mdb'))) {
+    throw new CliError('backup_invalid', `${src} is not an ordivon backup (no backup.json or lmdb/data.mdb)`);
+  }
+  if (!isEmptyDir(root) && !values.force)
+    throw new CliError('restore_not_empty', `${root} is not empty; pass --force to replace it`);
+  const staged = `${root}.restore-${process.pid}`;
+  rmSync(staged, { recursive: true, force: true });
+  cpSync(src, staged, { recursive: true, verbatimSymlinks: true, filter: (path) => !path.endsWith('backup.json') });
+  let release: () => void = () => {};
+  try {
+    const checked = await check(staged, io, 'restore');
+    if (checked.findings.length > 0)
+      throw new CliError(checked.findings[0]!.code, `the backup failed its check: ${checked.findings[0]!.message}`);
+    if (existsSync(join(root, 'format.json'))) release = acquireLock(root, `ordivon restore pid ${process.pid}`);
+    const old = `${root}.replaced-${process.pid}`;
+    if (existsSync(root)) renameSync(root, old);
+    renameSync(staged, root);
+    rmSync(old, { recursive: true, force: true });
+    emit(
+      io,
+      { root, src, tasks: checked.tasks, events: checked.events },
+      () => `restored ${checked.tasks} tasks (${checked.events} events) from ${src} into ${root}`,
+    );
+    return EXIT.ok;
+  } catch (error) {
+    rmSync(staged, { recursive: true, force: true });
+    return storeFailure(error);
+  } finally {
+    release();
+  }
+}

@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { ORDIVON } from '../../scripts/ordivon.js';
+import { tempDir } from '../support/temp.js';
+
+// The package as a user gets it: `npm pack` of this checkout (dist/ is built by `pretest`),
+// installed into a project of its own with `--omit=dev`, so nothing of this repository's
+// node_modules or devDependencies is reachable from it. What `npm install ordivon` in another
+// project, `npx ordivon` and a git dependency give.
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+
+let project: string;
+let bin: string;
+
+function sh(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
+  return spawnSync(command, args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 600_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+}
+
+function ordivon(args: string[], env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
+  return sh(process.execPath, [bin, ...args], project, env);
+}
+
+/** The first ```LANG block under the README heading `heading`. */
+function readmeBlock(heading: string, lang: string): string {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const at = readme.indexOf(`\n## ${heading}\n`);
+  assert.notEqual(at, -1, `README has a "## ${heading}" section`);
+  const block = new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(readme.slice(at));
+  assert.ok(block, `a ${lang} block under "## ${heading}"`);
+  return block[1]!;
+}
+
+describe('the packed package, installed without devDependencies', () => {
+  before(() => {
+    const packDir = tempDir('ordivon-pack-');
+    // dist/ is already built (pretest); --ignore-scripts: no second tsc run.
+    const packed = sh('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', packDir], ROOT);
+    assert.equal(packed.status, 0, packed.stderr);
+    const [pack] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    assert.ok(pack, 'npm pack describes the tarball');
+    const { filename, files } = pack;
+    // The allow-list: compiled library and CLI, the workloads' data, docs; no tests, no sources.
+    const paths = files.map((f) => f.path);
+    assert.ok(paths.includes('dist/scripts/ordivon.js'));
+    assert.ok(paths.includes('dist/index.d.ts'));
+    assert.deepEqual(
+      paths.filter((p) => p.startsWith('dist/test/') || (p.endsWith('.ts') && !p.endsWith('.d.ts'))),
+      [],
+    );
+    project = tempDir('ordivon-user-');
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'user-project', private: true }) + '\n');
+    const installed = sh(
+      'npm',
+      ['install', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline', join(packDir, filename)],
+      project,
+    );
+    assert.equal(installed.status, 0, `${installed.stdout}\n${installed.stderr}`);
+    bin = join(project, 'node_modules', 'ordivon', 'dist', 'scripts', 'ordivon.js');
+    // Nothing of the devDependencies came along.
+    for (const dev of ['better-sqlite3', 'typescript', '@openai/codex', '@temporalio/worker'])
+      assert.equal(existsSync(join(project, 'node_modules', dev)), false, `${dev} is not installed`);
+  });
+
+  it('ordivon --version and -V print the package version', () => {
+    for (const flag of ['--version', '-V']) {
+      const r = ordivon([flag]);
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout.trim(), PACKAGE.version);
+    }
+    const json = ordivon(['--version', '--json']);
+    assert.deepEqual(JSON.parse(json.stdout), { name: 'ordivon', version: PACKAGE.version });
+  });
+
+  it('ordivon --help and every command --help answer 0', () => {
+    const help = ordivon(['--help']);
+    assert.equal(help.status, 0, help.stderr);
+    for (const cmd of ORDIVON.commands) {
+      assert.match(help.stdout, new RegExp(`^  ${cmd.name}`, 'm'));
+      const r = ordivon([...cmd.name.split(' '), '--help']);
+      assert.equal(r.status, 0, `${cmd.name} --help: ${r.stderr}`);
+      assert.match(r.stdout, new RegExp(`^usage: ordivon ${cmd.name}`), `${cmd.name} --help prints its usage`);
+      assert.equal(r.stderr, '', `${cmd.name} --help prints nothing on stderr`);
+    }
+  });
+
+  it('the demo answers package_missing naming what to install, not a module-not-found stack', () => {
+    const r = ordivon(['demo', '--json', '--state', join(project, 'demo-state')]);
+    assert.equal(r.status, 1, r.stderr);
+    const answer = JSON.parse(r.stdout) as { error: { code: string; message: string; missing: string[] } };
+    assert.equal(answer.error.code, 'package_missing');
+    assert.ok(answer.error.missing.includes('better-sqlite3'));
+    assert.doesNotMatch(r.stderr + r.stdout, /ERR_MODULE_NOT_FOUND/);
+    assert.equal(existsSync(join(project, 'demo-state')), false, 'nothing written');
+  });
+
+  it("runs the README's worked example with its files copied in", () => {
+    // The example and the repository its spec seeds the workspace from (workspaceSeed).
+    for (const dir of [join('examples', 'quickstart'), join('workloads', 'duration-v1', 'repo')])
+      cpSync(join(ROOT, dir), join(project, dir), { recursive: true });
+    // As printed, with the installed bin in place of the clone's `node dist/scripts/ordivon.js`.
+    const script = readmeBlock('Your own Task: a worked example', 'sh').replaceAll(
+      'node dist/scripts/ordivon.js',
+      `node ${JSON.stringify(bin)}`,
+    );
+    const r = sh('bash', ['-euo', 'pipefail', '-c', script], project);
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout, /completed: task quickstart-1, outcome sha256:[0-9a-f]{64}/);
+  });
+
+  it("the README's embedding example compiles with tsc --strict against the installed package", () => {
+    const source = readmeBlock('Embedding', 'ts');
+    // Top-level await: an ES module.
+    writeFileSync(join(project, 'embed.mts'), source);
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          // The installed package's declarations and those of its dependencies, but node's types
+          // from this checkout (a user project brings its own @types/node).
+          typeRoots: [join(ROOT, 'node_modules', '@types')],
+          types: ['node'],
+          skipLibCheck: true,
+        },
+        files: ['embed.mts'],
+      }),
+    );
+    const tsc = sh(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], project);
+    assert.equal(tsc.status, 0, `${tsc.stdout}\n${tsc.stderr}`);
+    // And the package's types came from its own dist/, not from this checkout.
+    assert.ok(readdirSync(join(project, 'node_modules', 'ordivon', 'dist')).includes('index.d.ts'));
+  });
+});
