@@ -1,0 +1,31 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+};
+const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+  packages: Record<string, { os?: string[]; cpu?: string[]; optional?: boolean; devOptional?: boolean }>;
+};
+
+describe('package.json installs on any platform', () => {
+  it('lists no platform-bound package as a required dependency or devDependency', () => {
+    // npm refuses to install a package whose os/cpu do not match (EBADPLATFORM) unless it is optional.
+    const bound = Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }).filter((name) => {
+      const entry = lock.packages[`node_modules/${name}`];
+      return entry?.os !== undefined || entry?.cpu !== undefined;
+    });
+    assert.deepEqual(bound, []);
+  });
+
+  it('keeps the linux-x64 opencode binary optional', () => {
+    assert.ok(manifest.optionalDependencies?.['opencode-linux-x64']);
+    assert.equal(lock.packages['node_modules/opencode-linux-x64']?.optional, true);
+  });
+});
