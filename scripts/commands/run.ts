@@ -10,6 +10,7 @@ import { command, stringFlag } from '../command.js';
 import { configFlag, loadConfig } from '../config.js';
 import { StagesFlag, checkPlan, stageStatus, type PlannedStage } from '../run-plan.js';
 import { followTask } from '../run-progress.js';
+import { serveRun } from './run-service.js';
 
 /** States in which a Task does nothing until it is sent an event. */
 const REST = ['open', 'waiting', 'completed', 'cancelled', 'blocked'];
@@ -74,6 +75,8 @@ export const run = command({
     });
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
+    // While it holds the state root, the run answers send/decide/show/list from other shells.
+    const stopService = await serveRun(host.supervisor, say);
     try {
       const taskId = await createOrResume(host, spec, say);
       const unfollow = followTask(host.supervisor, taskId, say);
@@ -83,6 +86,7 @@ export const run = command({
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
+      await stopService();
       await host.stop();
     }
   },
