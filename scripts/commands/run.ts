@@ -10,6 +10,7 @@ import { checkPlan, stageStatus } from '../run-plan.js';
 import type { PlannedStage } from '../stages-flag.js';
 import type { RunArgs } from './run-command.js';
 import { followTask } from '../run-progress.js';
+import { serveRun } from './run-service.js';
 
 /** States in which a Task does nothing until it is sent an event. */
 const REST = ['open', 'waiting', 'completed', 'cancelled', 'blocked'];
@@ -49,6 +50,8 @@ export async function runTask(values: RunArgs, io: Io): Promise<number> {
   });
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  // While it holds the state root, the run answers send/decide/show/list from other shells.
+  const stopService = await serveRun(host.supervisor, say);
   try {
     const taskId = await createOrResume(host, spec, say);
     const unfollow = followTask(host.supervisor, taskId, say);
@@ -58,6 +61,7 @@ export async function runTask(values: RunArgs, io: Io): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    await stopService();
     await host.stop();
   }
 }

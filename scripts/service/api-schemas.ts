@@ -13,5 +13,15 @@ export const WorkloadRequest = z.strictObject({
 /** Query of `GET /tasks/:id`. */
 export const ShowQuery = z.object({ events: z.enum(['0', '1', 'true', 'false']).optional() });
 
-/** Query of `GET /events` (SSE). */
-export const StreamQuery = z.object({ taskId: TaskId.optional() });
+/** A per-Task stream's position: a revision (the id of its events). */
+export const StreamRevision = z.string().regex(/^(0|[1-9][0-9]{0,14})$/, 'expected a revision (a whole number)');
+
+/**
+ * Query of `GET /events` (SSE): `taskId` for one Task's stream; `after` (a revision) or
+ * `lastEventId` (as the header, for clients that cannot set it) for where it resumes.
+ */
+export const StreamQuery = z.object({
+  taskId: TaskId.optional(),
+  after: StreamRevision.optional(),
+  lastEventId: z.string().min(1).max(300).optional(),
+});

@@ -16,12 +16,15 @@ import { ShowQuery, StreamQuery, TaskIdParam, WorkloadRequest } from './api-sche
 import { ApiError, apiErrorOf, readJson, sendError, sendJson } from './http-io.js';
 import { PAGE_HTML } from './page.js';
 import { answerRequest, listRequests } from './request-routes.js';
-import { SseHub } from './sse-hub.js';
+import { SseHub, type SseHubOptions } from './sse-hub.js';
+import { openStream } from './stream-route.js';
 import { packageVersion } from '../version.js';
 
 export interface ControlApiOptions {
   supervisor: Supervisor;
   access: AccessPolicy;
+  /** The SSE streams' bound on a slow client and their keep-alive (docs/service.md). */
+  stream?: SseHubOptions;
 }
 
 export interface ControlApi {
@@ -64,7 +67,7 @@ const parsed = <T>(result: z.ZodSafeParseResult<T>, code: 'invalid_request' | 'i
  */
 export function createControlApi(options: ControlApiOptions): ControlApi {
   const sup = options.supervisor;
-  const hub = new SseHub();
+  const hub = new SseHub(options.stream);
   const unsubscribe = sup.subscribe((c) => hub.publish(c));
   const inflight = new Set<Promise<void>>();
   let draining = false;
@@ -122,8 +125,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       only('GET');
       const q = parsed(StreamQuery.safeParse(query), 'invalid_request');
       if (q.taskId) await requireTask(q.taskId);
-      hub.open(res, q.taskId);
-      return;
+      return openStream(req, res, q, sup, hub);
     }
     if (parts[0] === 'tasks' && parts.length === 1) {
       only('GET', 'POST');
