@@ -11,7 +11,8 @@ import { STARTUP_HELP, STARTUP_LIST, STARTUP_NODE, VERIFIED } from '../../bench/
 import { copyStateRoot, removeStateCopy } from '../../bench/state-copy.js';
 import { timingOf } from '../../bench/startup.bench.js';
 import { SCENARIOS, resolvable, runSuite, scenarioNeeds } from '../../bench/suite.js';
-import { acquireLock } from '../../store/index.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
+import { EventStore, acquireLock } from '../../store/index.js';
 import { tempDir } from '../support/temp.js';
 import { copyOf } from './fixtures.js';
 
@@ -140,6 +141,24 @@ describe('ordivon bench', () => {
     assert.equal(result.status, 1);
     assert.match(result.stderr, /ordivon: state_missing: /);
     assert.equal(existsSync(out), false);
+  });
+
+  it('refuses a state root with no events as usage on --state, writing nothing', async () => {
+    const root = join(tempDir(), 'empty');
+    await EventStore.open({ root, kinds: OBJECT_KINDS, purpose: 'test' }).close();
+    const out = join(tempDir(), 'out');
+    const result = bench(['--quick', '--json', '--state', root, '--out', out]);
+    assert.equal(result.status, 2);
+    const error = z
+      .object({ error: z.object({ code: z.string(), path: z.string(), message: z.string() }) })
+      .parse(JSON.parse(result.stdout)).error;
+    assert.deepEqual([error.code, error.path], ['usage', '--state']);
+    assert.match(error.message, /holds no events/);
+    assert.equal(existsSync(out), false);
+    assert.deepEqual(
+      readdirSync(CACHE).filter((name) => name.startsWith('state-copy-')),
+      [],
+    );
   });
 
   for (const [argv, message] of [
