@@ -20,7 +20,14 @@ import { EventStore } from '../store/index.js';
 import { generateRoot } from './generate.js';
 import { FLOOR_ALL, FLOOR_EVENTS, XSTATE_FLOOR } from './headline.js';
 import { progress } from './recovery.bench.js';
-import { FULL_SIZES, QUICK_SIZES, type BenchContext, type BenchRow, type Size } from './results-model.js';
+import {
+  FULL_SIZES,
+  QUICK_SIZES,
+  type BenchContext,
+  type BenchRow,
+  type GivenHistory,
+  type Size,
+} from './results-model.js';
 import { scenarioArgs, timeIt } from './util.js';
 
 /** Opens the root and scans `which` databases, decoding every value; resolves with the ms taken and the values read. */
@@ -71,52 +78,67 @@ export function stepFloor(streams: TaskEvent[][]): number {
   for (const events of streams) {
     const actor = createActor(taskMachine).start();
     for (const event of events) actor.send(event);
-    if (actor.getSnapshot().status === 'error') throw new Error('the statechart failed on a generated stream');
+    if (actor.getSnapshot().status === 'error') throw new Error('the statechart failed on a stream of the history');
     actor.stop();
   }
   return performance.now() - started;
 }
 
-export async function runFloorBench(ctx: BenchContext & { sizes?: Size[] }): Promise<BenchRow[]> {
+/** The floor rows: per size, of a generated history; with `history`, of that history alone (a copy of a user's state root). */
+export async function runFloorBench(
+  ctx: BenchContext & { sizes?: Size[]; history?: GivenHistory },
+): Promise<BenchRow[]> {
+  if (ctx.history)
+    return rootFloors(ctx.history.root, ctx.history, ctx.quick ? 3 : ctx.history.events >= 1_000_000 ? 3 : 5);
   const rows: BenchRow[] = [];
   for (const size of ctx.sizes ?? (ctx.quick ? QUICK_SIZES : FULL_SIZES)) {
     const events = size.tasks * size.events;
     const { root } = await generateRoot({ ...size, onProgress: progress(ctx, 'lmdb', events) });
-    const iterations = ctx.quick ? 3 : events >= 1_000_000 ? 3 : 5;
-    for (const which of ['events', 'all'] as const) {
-      let values = 0;
-      const t = await timeIt(
-        `floor ${which}`,
-        async () => {
-          const r = await scanFloor(root, which);
-          values = r.values;
-          return r.ms;
-        },
-        { iterations, warmup: true },
-      );
-      rows.push({
-        scenario: 'floor',
-        name: which === 'events' ? FLOOR_EVENTS : FLOOR_ALL,
-        tasks: size.tasks,
-        events,
-        ...t,
-        rate: events / (t.medianMs / 1000),
-        rateUnit: 'events/s',
-        detail: { values },
-      });
-    }
-    const streams = await machineEvents(root);
-    const step = await timeIt('xstate step', () => stepFloor(streams), { iterations, warmup: true });
+    rows.push(...(await rootFloors(root, { tasks: size.tasks, events }, ctx.quick ? 3 : events >= 1_000_000 ? 3 : 5)));
+  }
+  return rows;
+}
+
+/** The floors of one root: the events scan, the scan of everything recovery reads, XState's step alone. */
+async function rootFloors(
+  root: string,
+  { tasks, events }: { tasks: number; events: number },
+  iterations: number,
+): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  for (const which of ['events', 'all'] as const) {
+    let values = 0;
+    const t = await timeIt(
+      `floor ${which}`,
+      async () => {
+        const r = await scanFloor(root, which);
+        values = r.values;
+        return r.ms;
+      },
+      { iterations, warmup: true },
+    );
     rows.push({
       scenario: 'floor',
-      name: XSTATE_FLOOR,
-      tasks: size.tasks,
+      name: which === 'events' ? FLOOR_EVENTS : FLOOR_ALL,
+      tasks,
       events,
-      ...step,
-      rate: events / (step.medianMs / 1000),
+      ...t,
+      rate: events / (t.medianMs / 1000),
       rateUnit: 'events/s',
+      detail: { values },
     });
   }
+  const streams = await machineEvents(root);
+  const step = await timeIt('xstate step', () => stepFloor(streams), { iterations, warmup: true });
+  rows.push({
+    scenario: 'floor',
+    name: XSTATE_FLOOR,
+    tasks,
+    events,
+    ...step,
+    rate: events / (step.medianMs / 1000),
+    rateUnit: 'events/s',
+  });
   return rows;
 }
 

@@ -22,7 +22,6 @@ import { OBJECT_KINDS } from '../objects/index.js';
 import { TaskActor } from '../actors/task-actor.js';
 import { taskMachine } from '../machines/index.js';
 import { EventStore } from '../store/index.js';
-import { SqlitePeerStore, asKernelStore } from './sqlite-peer-store.js';
 import { scriptArgsOrExit } from '../scripts/cli-io.js';
 import { seededRandom } from './util.js';
 import { benchTaskId, materialize, planTask, type StepKind } from './workload.js';
@@ -104,6 +103,9 @@ export async function generateRoot(options: GenerateOptions): Promise<GeneratedR
         await store.close();
       }
     } else {
+      // better-sqlite3 is a devDependency: only the SQLite target loads it, so an installed
+      // package generates LMDB histories without it.
+      const { SqlitePeerStore, asKernelStore } = await import('./sqlite-peer-store.js');
       const store = SqlitePeerStore.open(join(partial, 'peer.sqlite'));
       try {
         await writeWorkload(asKernelStore(store), tasks, events, seed, options.onProgress);

@@ -32,6 +32,9 @@ export const clusterPostgres = (hosts: number) =>
   `cluster: ${hosts} Host${hosts === 1 ? '' : 's'} on PostgreSQL, a process each`;
 export const clusterTakeover = (leaseMs: number) =>
   `cluster: takeover after SIGKILL of 1 of 3 Hosts, lease ${leaseMs / 1000} s`;
+export const STARTUP_NODE = 'startup: node -e 0 (the floor of any Node program)';
+export const STARTUP_HELP = 'startup: ordivon --help, a process of its own';
+export const STARTUP_LIST = 'startup: ordivon list of a 10-Task state root, a process of its own';
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const x = (r: number) => `${r.toFixed(2)}×`;
 const perS = (rate: number) => `${Math.round(rate).toLocaleString('en-US')}/s`;
@@ -101,6 +104,7 @@ export function headline(rows: BenchRow[]): Headline[] {
       });
   }
   checkpointGoals(rows, out);
+  startupGoals(rows, out);
   clusterFigures(rows, out);
   const temporal = rows.find((r) => r.scenario === 'temporal' && r.name === TEMPORAL);
   const ours = rows.find((r) => r.scenario === 'temporal' && r.name === TEMPORAL_OURS);
@@ -215,6 +219,29 @@ function checkpointGoals(rows: BenchRow[], out: Headline[]): void {
       goal: 'flat (≤ 1.5×)',
       met: judged ? r <= 1.5 : undefined,
       text: `checkpointed start with 10× the history: ${s(long.medianMs)} vs ${s(short.medianMs)} = ${x(r)}; goal flat (≤ 1.5×)`,
+    });
+  }
+}
+
+/** `ordivon --help` and `ordivon list` each against `node -e 0` (issue 29): each ≤ 2×. */
+function startupGoals(rows: BenchRow[], out: Headline[]): void {
+  const find = (name: string) => rows.find((r) => r.scenario === 'startup' && r.name === name);
+  const node = find(STARTUP_NODE);
+  if (!node) return;
+  const ms = (v: number) => `${v.toFixed(0)} ms`;
+  for (const [key, name, what] of [
+    ['startup_help_vs_node', STARTUP_HELP, 'ordivon --help'],
+    ['startup_list_vs_node', STARTUP_LIST, 'ordivon list'],
+  ] as const) {
+    const row = find(name);
+    if (!row) continue;
+    const r = row.medianMs / node.medianMs;
+    out.push({
+      key,
+      value: r,
+      goal: '≤ 2×',
+      met: r <= 2,
+      text: `${what} ${ms(row.medianMs)} = ${x(r)} node -e 0 (${ms(node.medianMs)}; medians of ${row.iterations} runs each, in turn); goal ≤ 2×`,
     });
   }
 }

@@ -22,7 +22,20 @@ export { runReconciliationHook } from './reconciliation-hook.js';
 export { runDiskFloorBench, fdatasyncFloor, lmdbPutFloor } from './disk-floor.bench.js';
 export { runTemporalPeerBench, taskHistory, temporalReplay } from './temporal-peer.bench.js';
 export { baselineRebuildAll } from './baseline-rebuild.js';
+export { runStartupBench, timedNode, timingOf, CLI_ENTRY, STARTUP_RUNS } from './startup.bench.js';
+export { copyStateRoot, removeStateCopy } from './state-copy.js';
+export {
+  runSuite,
+  resolvable,
+  scenarioNeeds,
+  SCENARIOS,
+  type Scenario,
+  type Skipped,
+  type SuiteOptions,
+  type SuiteRun,
+  type BenchResults,
+} from './suite.js';
 export { headline, type Headline } from './headline.js';
 export { recoveryPlot, type Series } from './plot.js';
 export { seededRandom, randomHex, timeIt, machine, type Timing } from './util.js';
-export type { BenchRow, BenchContext, Size } from './results-model.js';
+export type { BenchRow, BenchContext, GivenHistory, Size } from './results-model.js';

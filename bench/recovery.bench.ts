@@ -18,8 +18,15 @@ import { EventStore } from '../store/index.js';
 import { baselineRebuildAll } from './baseline-rebuild.js';
 import { generateRoot } from './generate.js';
 import { VERIFIED } from './headline.js';
-import { FULL_SIZES, QUICK_SIZES, type BenchContext, type BenchRow, type Size } from './results-model.js';
-import { historyRow, scenarioArgs, timeIt, type Timing } from './util.js';
+import {
+  FULL_SIZES,
+  QUICK_SIZES,
+  type BenchContext,
+  type BenchRow,
+  type GivenHistory,
+  type Size,
+} from './results-model.js';
+import { historyRow, scenarioArgs, timeIt, totalsRow, type Timing } from './util.js';
 
 /** Boots a supervisor on `root` and resolves with the milliseconds to `serving` (stop is not timed). */
 export async function timedBoot(root: string, recovery: 'full' | 'checkpoint'): Promise<number> {
@@ -42,52 +49,80 @@ export async function timedRebuild(
     const report = await fn(store);
     const ms = performance.now() - started;
     if (report.findings.length > 0)
-      throw new Error(`generated root ${root} is not healthy: ${JSON.stringify(report.findings.slice(0, 3))}`);
+      throw new Error(`the state root ${root} is not healthy: ${JSON.stringify(report.findings.slice(0, 3))}`);
     return ms;
   } finally {
     await store.close();
   }
 }
 
+/**
+ * The recovery rows: per size, a generated history; with `history`, that history alone (a copy of
+ * a user's state root), on which the core commit's rebuildAll ("before") is not run: it knew only
+ * the shapes of its day, and the user's root is no comparison the generated workload gives.
+ */
 export async function runRecoveryBench(
-  ctx: BenchContext & { sizes?: Size[]; baseline?: boolean },
+  ctx: BenchContext & { sizes?: Size[]; baseline?: boolean; history?: GivenHistory },
 ): Promise<BenchRow[]> {
+  if (ctx.history) {
+    const { root, tasks, events } = ctx.history;
+    ctx.log(
+      `recovery: ${events.toLocaleString()} events of ${tasks.toLocaleString()} Tasks (copy of ${ctx.history.source})`,
+    );
+    const iterations = ctx.quick ? 2 : events >= 1_000_000 ? 2 : 3;
+    return rootRows(root, events, iterations, false, (name, t) => totalsRow('recovery', name, { tasks, events }, t));
+  }
   const rows: BenchRow[] = [];
   for (const size of ctx.sizes ?? (ctx.quick ? QUICK_SIZES : FULL_SIZES)) {
     const events = size.tasks * size.events;
     const generated = await generateRoot({ ...size, onProgress: progress(ctx, 'lmdb', events) });
-    const root = generated.root;
     const iterations = ctx.quick ? 2 : events >= 1_000_000 ? 2 : 3;
     ctx.log(
       `recovery: ${events.toLocaleString()} events (${generated.cached ? 'cached' : `generated in ${(generated.generateMs / 1000).toFixed(0)} s`})`,
     );
-    await timedBoot(root, 'full'); // warm-up: page cache, JIT, checkpoints
-    const row = (name: string, t: Timing) => historyRow('recovery', name, size, t);
-    rows.push(row(VERIFIED, await timeIt('boot', () => timedBoot(root, 'full'), { iterations })));
     rows.push(
-      row(
-        'rebuild only, worker threads (rebuildParallel)',
-        await timeIt('parallel', () => timedRebuild(root, (store) => rebuildParallel(store)), { iterations }),
-      ),
+      ...(await rootRows(generated.root, events, iterations, ctx.baseline !== false, (name, t) =>
+        historyRow('recovery', name, size, t),
+      )),
     );
+  }
+  return rows;
+}
+
+/** Every recovery row of one root of `events` events: boot, the rebuild on workers and on one thread, and "before". */
+async function rootRows(
+  root: string,
+  events: number,
+  iterations: number,
+  baseline: boolean,
+  row: (name: string, t: Timing) => BenchRow,
+): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  await timedBoot(root, 'full'); // warm-up: page cache, JIT, checkpoints
+  rows.push(row(VERIFIED, await timeIt('boot', () => timedBoot(root, 'full'), { iterations })));
+  rows.push(
+    row(
+      'rebuild only, worker threads (rebuildParallel)',
+      await timeIt('parallel', () => timedRebuild(root, (store) => rebuildParallel(store)), { iterations }),
+    ),
+  );
+  rows.push(
+    row(
+      'rebuild only, one thread (rebuildAll)',
+      await timeIt('in-thread', () => timedRebuild(root, rebuildAll), {
+        iterations: events >= 1_000_000 ? 1 : iterations,
+      }),
+    ),
+  );
+  if (baseline) {
     rows.push(
       row(
-        'rebuild only, one thread (rebuildAll)',
-        await timeIt('in-thread', () => timedRebuild(root, rebuildAll), {
-          iterations: events >= 1_000_000 ? 1 : iterations,
+        'before: rebuildAll of the core commit (one thread)',
+        await timeIt('baseline', () => timedRebuild(root, baselineRebuildAll), {
+          iterations: events > 100_000 ? 1 : iterations,
         }),
       ),
     );
-    if (ctx.baseline !== false) {
-      rows.push(
-        row(
-          'before: rebuildAll of the core commit (one thread)',
-          await timeIt('baseline', () => timedRebuild(root, baselineRebuildAll), {
-            iterations: events > 100_000 ? 1 : iterations,
-          }),
-        ),
-      );
-    }
   }
   return rows;
 }

@@ -1,7 +1,16 @@
 /** One measured figure of a scenario, as printed in the table and written to the results JSON. */
 export interface BenchRow {
   scenario:
-    'recovery' | 'floor' | 'checkpoint' | 'admission' | 'reconciliation' | 'peer' | 'disk' | 'temporal' | 'cluster';
+    | 'recovery'
+    | 'floor'
+    | 'checkpoint'
+    | 'admission'
+    | 'reconciliation'
+    | 'peer'
+    | 'disk'
+    | 'temporal'
+    | 'cluster'
+    | 'startup';
   /** What exactly was timed. */
   name: string;
   tasks?: number;
@@ -22,6 +31,22 @@ export interface BenchContext {
   quick: boolean;
   /** Progress lines go here (stderr); results are returned, not printed. */
   log: (line: string) => void;
+}
+
+/**
+ * A history the recovery and floor scenarios time instead of generating their own: a copy of a
+ * user's state root (`ordivon bench --state DIR`), with its counts.
+ */
+export interface GivenHistory {
+  /** The copy that is booted and scanned. */
+  root: string;
+  /** The state root it was copied from (never written). */
+  source: string;
+  tasks: number;
+  /** Events of all its Tasks. */
+  events: number;
+  /** How: its files as they were (no process held the root), or each LMDB environment as of one read transaction. */
+  copied: 'files' | 'read transaction';
 }
 
 /** Recovery-curve sizes: Tasks × events per Task. */

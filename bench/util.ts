@@ -104,6 +104,26 @@ export function historyRow(
   };
 }
 
+/** A row timing a whole given history (`tasks` Tasks, `events` events in all), with its events/s. */
+export function totalsRow(
+  scenario: BenchRow['scenario'],
+  name: string,
+  totals: { tasks: number; events: number },
+  t: Timing,
+  detail?: BenchRow['detail'],
+): BenchRow {
+  return {
+    scenario,
+    name,
+    tasks: totals.tasks,
+    events: totals.events,
+    ...t,
+    rate: totals.events / (t.medianMs / 1000),
+    rateUnit: 'events/s',
+    ...(detail ? { detail } : {}),
+  };
+}
+
 /** The machine the figures were measured on, stated with every result. */
 export function machine(): { cpus: number; model: string; memoryGiB: number; node: string; platform: string } {
   const list = cpus();

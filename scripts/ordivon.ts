@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { backup, restore } from './commands/backup.js';
+import { bench } from './commands/bench.js';
 import { demo } from '../workloads/demo-cli.js';
 import { decide } from './commands/decide.js';
 import { graph } from './commands/graph.js';
@@ -30,6 +31,7 @@ const COMMANDS: readonly Command[] = [
   restore,
   serve,
   graph,
+  bench,
 ];
 
 export const ORDIVON: Program = {
