@@ -119,6 +119,25 @@ describe('the packed package, installed without devDependencies', () => {
     assert.match(r.stdout, /completed: task quickstart-1, outcome sha256:[0-9a-f]{64}/);
   });
 
+  it('ordivon bench --quick runs there, skipping the scenarios whose devDependencies it lacks', () => {
+    const out = join(project, 'bench-out');
+    const r = ordivon(['bench', '--quick', '--json', '--out', out]);
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    const answer = JSON.parse(r.stdout) as {
+      files: { results: string; svg?: string };
+      skipped?: Array<{ scenario: string; reason: string }>;
+    };
+    assert.ok(existsSync(answer.files.results), 'the results file is written under --out');
+    const results = JSON.parse(readFileSync(answer.files.results, 'utf8')) as {
+      scenarios?: unknown;
+      skipped: Array<{ scenario: string; reason: string }>;
+    };
+    const skipped = new Map(results.skipped.map((s) => [s.scenario, s.reason]));
+    assert.match(skipped.get('peer') ?? '', /better-sqlite3/, 'the SQLite peer is skipped, naming its package');
+    assert.equal(skipped.has('recovery'), false, 'the recovery scenario ran');
+    assert.equal(skipped.has('startup'), false, 'the startup scenario ran');
+  });
+
   it("the README's embedding example compiles with tsc --strict against the installed package", () => {
     const source = readmeBlock('Embedding', 'ts');
     // Top-level await: an ES module.
