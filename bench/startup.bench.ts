@@ -7,12 +7,15 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generateRoot } from './generate.js';
-import { STARTUP_HELP, STARTUP_LIST, STARTUP_NODE } from './headline.js';
+import { STARTUP_HELP, STARTUP_LIST, STARTUP_LIST_FLOOR, STARTUP_NODE } from './headline.js';
 import type { BenchContext, BenchRow } from './results-model.js';
 import { scenarioArgs, type Timing } from './util.js';
 
 /** The CLI's entry, beside this file in the build (dist/bench → dist/scripts), in a clone and in an installed package. */
 export const CLI_ENTRY = fileURLToPath(new URL('../scripts/ordivon.js', import.meta.url));
+
+/** The smallest program that reads a state root as `list` must (list-floor.ts), beside this file. */
+const LIST_FLOOR = fileURLToPath(new URL('./list-floor.js', import.meta.url));
 
 /** Timed runs of each command: 15, or 5 with --quick. */
 export const STARTUP_RUNS = { full: 15, quick: 5 } as const;
@@ -49,6 +52,7 @@ export async function runStartupBench(ctx: BenchContext & { runs?: number; cli?:
     { name: STARTUP_NODE, args: ['-e', '0'] },
     { name: STARTUP_HELP, args: [cli, '--help'] },
     { name: STARTUP_LIST, args: [cli, 'list', '--state', root] },
+    { name: STARTUP_LIST_FLOOR, args: [LIST_FLOOR, root] },
   ];
   // One untimed run each: the first start reads the files from disk, the ones after from the page cache.
   for (const c of commands) timedNode(c.args, env);
@@ -61,10 +65,15 @@ export async function runStartupBench(ctx: BenchContext & { runs?: number; cli?:
     return {
       scenario: 'startup',
       name: c.name,
-      ...(i === 2 ? { tasks: size.tasks, events: size.tasks * size.events } : {}),
+      ...(i >= 2 ? { tasks: size.tasks, events: size.tasks * size.events } : {}),
       ...t,
       detail: {
-        command: i === 0 ? 'node -e 0' : `ordivon ${c.args.slice(1).join(' ').replace(root, 'ROOT')}`,
+        command:
+          i === 0
+            ? 'node -e 0'
+            : i === 3
+              ? 'node dist/bench/list-floor.js ROOT'
+              : `ordivon ${c.args.slice(1).join(' ').replace(root, 'ROOT')}`,
         vsNode: t.medianMs / floor.medianMs,
       },
     };
