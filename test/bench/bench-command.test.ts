@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { BENCH_DEFAULT_ONLY, BENCH_SCENARIOS } from '../../scripts/commands/bench.js';
-import { STARTUP_HELP, STARTUP_LIST, STARTUP_NODE, VERIFIED } from '../../bench/headline.js';
+import { STARTUP_HELP, STARTUP_LIST, STARTUP_LIST_FLOOR, STARTUP_NODE, VERIFIED } from '../../bench/headline.js';
 import { copyStateRoot, removeStateCopy } from '../../bench/state-copy.js';
 import { timingOf } from '../../bench/startup.bench.js';
 import { SCENARIOS, resolvable, runSuite, scenarioNeeds } from '../../bench/suite.js';
@@ -82,7 +82,8 @@ describe('ordivon bench', () => {
     assert.match(readFileSync(answer.files.svg, 'utf8'), /^<svg /);
     const names = (scenario: string) => results.rows.filter((r) => r.scenario === scenario).map((r) => r.name);
     assert.ok(names('recovery').includes(VERIFIED));
-    assert.deepEqual(names('startup'), [STARTUP_NODE, STARTUP_HELP, STARTUP_LIST]);
+    assert.deepEqual(names('startup'), [STARTUP_NODE, STARTUP_HELP, STARTUP_LIST, STARTUP_LIST_FLOOR]);
+    assert.ok(results.headline.some((h) => h.key === 'startup_list_floor_vs_node'));
     for (const key of ['startup_help_vs_node', 'startup_list_vs_node']) {
       const head = results.headline.find((h) => h.key === key);
       assert.ok(head, key);
