@@ -11,7 +11,7 @@ import {
   type Positionals,
   type Program,
 } from './command.js';
-import { commandSynopsis, commandUsage, programUsage } from './command-usage.js';
+import { commandSynopsis, commandUsage, groupUsage, programUsage } from './command-usage.js';
 
 /** What a command line asks for. `json` says whether `--json` was given (also when parsing failed). */
 export type CommandLine =
@@ -107,6 +107,17 @@ export function parseCommandLine(program: Program, argv: string[]): CommandLine 
   const cmd = named(2) ?? named(1);
   if (!cmd) {
     if (words.length === 0 && help) return { kind: 'usage', json, text: programUsage(program), exit: EXIT.ok };
+    // A group's word alone (`ordivon task`) or with a subcommand it lacks: its subcommands.
+    const group = program.commands.filter((c) => c.name.startsWith(`${words[0]?.value} `));
+    if (group.length > 0) {
+      const text = groupUsage(program, words[0]!.value, group);
+      if (words.length === 1 && help) return { kind: 'usage', json, text, exit: EXIT.ok };
+      const what =
+        words.length === 1
+          ? `${JSON.stringify(words[0]!.value)} needs a subcommand`
+          : `unknown command ${JSON.stringify(`${words[0]!.value} ${words[1]!.value}`)}`;
+      return fail(usage(what), text);
+    }
     const what = words.length === 0 ? 'no command given' : `unknown command ${JSON.stringify(words[0]!.value)}`;
     return fail(usage(what), `${program.name} --help lists the commands`);
   }

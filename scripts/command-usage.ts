@@ -52,16 +52,16 @@ function widthOf(...groups: Array<Array<[string, string]>>): number {
   return Math.min(Math.max(...groups.flat().map(([left]) => left.length)), 28);
 }
 
+/** The usage's rows of the flags a user gives; internal ones (a command's own child processes) are not shown. */
 function flagRows(flags: Readonly<Record<string, Flag>>): Array<[string, string]> {
-  return Object.entries(flags).map(([name, flag]) => {
-    const { fallback } = absent(flag);
-    const left = `${flag.short ? `-${flag.short}, ` : ''}--${name}${flag.type === 'string' ? ` ${flag.value ?? 'VALUE'}` : ''}`;
-    const notes = [
-      ...(flag.type === 'string' && fallback !== undefined ? [`default ${String(fallback)}`] : []),
-      ...(flag.internal ? ['internal'] : []),
-    ];
-    return [left, `${flag.description}${notes.length ? ` (${notes.join('; ')})` : ''}`];
-  });
+  return Object.entries(flags)
+    .filter(([, flag]) => !flag.internal)
+    .map(([name, flag]) => {
+      const { fallback } = absent(flag);
+      const left = `${flag.short ? `-${flag.short}, ` : ''}--${name}${flag.type === 'string' ? ` ${flag.value ?? 'VALUE'}` : ''}`;
+      const notes = flag.type === 'string' && fallback !== undefined ? [`default ${String(fallback)}`] : [];
+      return [left, `${flag.description}${notes.length ? ` (${notes.join('; ')})` : ''}`];
+    });
 }
 
 /** `ordivon <command> --help`: the synopsis, what the command does, each argument and flag with one line. */
@@ -81,6 +81,21 @@ export function commandUsage(program: Program, cmd: Command): string {
     'global flags:',
     ...table(globals, width),
     ...(program.footer?.length ? ['', ...program.footer] : []),
+  ].join('\n');
+}
+
+/** `ordivon task --help`: the subcommands of a group, each with its synopsis and summary. */
+export function groupUsage(program: Program, group: string, commands: readonly Command[]): string {
+  return [
+    `usage: ${program.name} ${group} <subcommand> [arguments] [flags]`,
+    '',
+    'subcommands:',
+    ...commands.flatMap((cmd) => [
+      wrap(`  ${cmd.name}`, items(cmd, false), cmd.name.length + 3),
+      `      ${cmd.summary}`,
+    ]),
+    '',
+    `(${program.name} ${group} <subcommand> --help says what each flag does)`,
   ].join('\n');
 }
 

@@ -14,7 +14,7 @@ export interface Flag<S extends z.ZodType = z.ZodType> {
   /** One line for the usage. */
   readonly description: string;
   readonly schema: S;
-  /** Listed in the usage but left out of the synopsis: flags a command passes to its own child processes. */
+  /** Left out of the usage and the synopsis (still parsed): flags a command passes to its own child processes. */
   readonly internal?: boolean;
 }
 

@@ -158,11 +158,7 @@ export const list = command({
     const service = serviceFor(values.state);
     if (service) {
       const rows = await listViaService(service);
-      emit(io, rows, () =>
-        rows.length
-          ? rows.map((r) => `${r.taskId}  ${r.state}  r${r.revision}  g${r.generation}`).join('\n')
-          : 'no tasks',
-      );
+      emit(io, rows, () => listText(rows));
       return EXIT.ok;
     }
     // A list reads projections only: no object kind is needed.
@@ -177,12 +173,23 @@ export const list = command({
           generation: context?.generation ?? 0,
         };
       });
-      emit(io, rows, () =>
-        rows.length
-          ? rows.map((r) => `${r.taskId}  ${r.state}  r${r.revision}  g${r.generation}`).join('\n')
-          : 'no tasks',
-      );
+      emit(io, rows, () => listText(rows));
       return EXIT.ok;
     });
   },
 });
+
+/** `list`'s table: a header row, then one aligned row per Task (`no tasks` when there is none). */
+function listText(
+  rows: ReadonlyArray<{ taskId: string; state: string; revision: number; generation: number }>,
+): string {
+  if (rows.length === 0) return 'no tasks';
+  const table = [
+    ['TASK', 'STATE', 'REVISION', 'GENERATION'],
+    ...rows.map((r) => [r.taskId, r.state, String(r.revision), String(r.generation)]),
+  ];
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+  return table
+    .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '))
+    .join('\n');
+}

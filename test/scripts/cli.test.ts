@@ -141,7 +141,10 @@ describe('ordivon CLI', () => {
     }
     const text = ordivon('list', '--state', state);
     assert.equal(text.status, 0);
-    assert.equal(text.stdout, 'cli-task  assigned.compiling  r2  g1\n');
+    assert.equal(
+      text.stdout,
+      'TASK      STATE               REVISION  GENERATION\ncli-task  assigned.compiling  2         1\n',
+    );
     assert.equal(ordivon('--state', state, 'list').stdout, text.stdout);
     const shown = ordivon('--state', state, 'show', '--json', 'cli-task').json();
     assert.deepEqual([shown.taskId, shown.revision], ['cli-task', 2]);
@@ -235,7 +238,22 @@ describe('ordivon CLI', () => {
       for (const p of Object.values(cmd.positionals ?? {}))
         assert.ok(r.out.includes(`  ${p.name}  `) && r.out.includes(p.description), `${cmd.name} ${p.name}`);
       for (const [name, flag] of Object.entries(cmd.flags ?? {}))
-        assert.ok(r.out.includes(`  --${name}`) && r.out.includes(flag.description), `${cmd.name} --${name}`);
+        if (flag.internal) assert.ok(!r.out.includes(`--${name} `), `${cmd.name} --${name} is internal: not shown`);
+        else assert.ok(r.out.includes(`  --${name}`) && r.out.includes(flag.description), `${cmd.name} --${name}`);
+    }
+  });
+
+  it('a group word lists its subcommands: ordivon task --help exits 0, ordivon task and task bogus exit 2', () => {
+    const help = ordivon('task', '--help');
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^usage: ordivon task <subcommand>/);
+    assert.match(help.stdout, /^  task create --spec FILE$/m);
+    for (const argv of [['task'], ['task', 'bogus']]) {
+      const r = ordivon(...argv);
+      assert.equal(r.status, 2, argv.join(' '));
+      assert.match(r.stderr, /^ordivon: usage: /);
+      assert.match(r.stderr, /^  task create --spec FILE$/m, 'the subcommands are listed');
+      assert.doesNotMatch(r.stderr, /unknown command "task"$/m);
     }
   });
 
