@@ -12,7 +12,7 @@ import type { ApiErrorCode } from './service/http-io.js';
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** Exit codes of the `ordivon` CLI; stable. */
-export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
 
 /** Codes the CLI adds to those of the layers it reports (docs/errors.md). */
 export const CLI_ERROR_CODES = [

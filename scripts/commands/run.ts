@@ -44,9 +44,12 @@ export async function runTask(values: RunArgs, io: Io): Promise<number> {
   // A signal stops the Host politely (the provider is stopped, its job recorded) instead of killing
   // the process; what was durable is resumed by running the command again.
   let onSignal: (signal: NodeJS.Signals) => void = () => {};
+  let signalled: NodeJS.Signals | undefined;
   const interrupted = new Promise<NotCompleted>((resolve) => {
-    onSignal = (signal) =>
+    onSignal = (signal) => {
+      signalled = signal;
       resolve({ code: 'interrupted', message: `${signal}: stopped; run again with --task to resume` });
+    };
   });
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
@@ -57,7 +60,9 @@ export async function runTask(values: RunArgs, io: Io): Promise<number> {
     const unfollow = followTask(host.supervisor, taskId, say);
     const why = await Promise.race([runStages(host, taskId, spec, values.stages, say), interrupted]);
     unfollow();
-    return report(io, host, taskId, why);
+    const exit = report(io, host, taskId, why);
+    // Ctrl-C ends with the shell's convention for SIGINT (128 + 2), so a script can tell it apart.
+    return signalled === 'SIGINT' ? EXIT.interrupted : exit;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -111,4 +111,20 @@ describe('ordivon run serves the control API on its state root', { timeout: 180_
       stopHung(f);
     }
   });
+
+  it('exits 130 on SIGINT (the shell convention for Ctrl-C), answering interrupted', async () => {
+    const f = runFixture();
+    f.configure('fix-hang-once');
+    const run = startRun(f);
+    try {
+      await hanging(f, run);
+      run.child.kill('SIGINT');
+      assert.equal(await run.exited, 130, run.stderr());
+      assert.equal(JSON.parse(run.stdout()).reason.code, 'interrupted');
+      assert.ok(!existsSync(join(f.state, 'service.json')), 'service.json removed');
+    } finally {
+      run.child.kill('SIGKILL');
+      stopHung(f);
+    }
+  });
 });
