@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../actors/clock.js';
 import type { Supervisor } from '../actors/supervisor.js';
 import type { Committed } from '../actors/task-actor.js';
 import type { EventRecord } from '../store/index.js';
@@ -49,22 +50,72 @@ export function describeEvent(event: Event): string {
   }
 }
 
+/** How often `ordivon run` says a stage is still running when nothing was committed meanwhile. */
+export const HEARTBEAT_MS = 10_000;
+
+export interface FollowOptions {
+  /**
+   * A line every `everyMs` (default HEARTBEAT_MS) of `clock` (default the system's) while the
+   * Task is not in one of the `rest` states: `  fix g2  still dispatched: 20 s since … → …`, so a
+   * long stage is not silent up to its timeout. Absent: no such lines (`--quiet`).
+   */
+  heartbeat?: { rest: readonly string[]; clock?: Clock; everyMs?: number };
+}
+
 /**
  * Prints one line per commit of the Task: the stage and generation, what happened, the state it
  * led to (`  fix g2  run succeeded; artifacts report.json → evaluating`). Returns the unsubscribe.
  */
-export function followTask(sup: Supervisor, taskId: string, print: (line: string) => void): () => void {
+export function followTask(
+  sup: Supervisor,
+  taskId: string,
+  print: (line: string) => void,
+  options: FollowOptions = {},
+): () => void {
   const stageOf = new Map<number, string>();
   for (const event of sup.events(taskId)) noteStage(stageOf, event);
-  return sup.subscribe((c: Committed) => {
+  const whereAt = (generation: number | undefined) =>
+    (generation ? `${stageOf.get(generation) ?? '?'} g${generation}` : 'task').padEnd(16);
+  const beat = options.heartbeat;
+  const clock = beat?.clock ?? systemClock;
+  let cancel = () => {};
+  let rearm = () => {};
+  let since = clock.mono();
+  let last = 'started';
+  const unsubscribe = sup.subscribe((c: Committed) => {
     if (c.taskId !== taskId) return;
     const event = sup.events(taskId).find((e) => e.revision === c.revision);
     if (!event) return;
     noteStage(stageOf, event);
     const generation = (event.data as { generation?: number }).generation ?? sup.getTask(taskId)?.context.generation;
-    const where = generation ? `${stageOf.get(generation) ?? '?'} g${generation}` : 'task';
-    print(`  ${where.padEnd(16)} ${describeEvent(event)} → ${c.state}`);
+    since = clock.mono();
+    last = describeEvent(event);
+    print(`  ${whereAt(generation)} ${last} → ${c.state}`);
+    // The next "still running" line comes a whole interval after this one.
+    rearm();
   });
+  if (!beat) return unsubscribe;
+  const every = beat.everyMs ?? HEARTBEAT_MS;
+  const setTimer = clock.setTimer ?? systemClock.setTimer!;
+  const arm = () => {
+    cancel = setTimer(every, () => {
+      const task = sup.getTask(taskId);
+      if (task && !beat.rest.includes(task.state)) {
+        const seconds = Math.round((clock.mono() - since) / 1000);
+        print(`  ${whereAt(task.context.generation)} still ${task.state}: ${seconds} s since ${last}`);
+      }
+      arm();
+    });
+  };
+  rearm = () => {
+    cancel();
+    arm();
+  };
+  arm();
+  return () => {
+    cancel();
+    unsubscribe();
+  };
 }
 
 function noteStage(stageOf: Map<number, string>, event: Event): void {

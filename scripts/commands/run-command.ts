@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { TaskId } from '../../store/records.js';
-import { command, stringFlag, type Args } from '../command.js';
+import { booleanFlag, command, stringFlag, type Args } from '../command.js';
 import { configFlag } from '../config.js';
 import { StagesFlag } from '../stages-flag.js';
 
@@ -29,6 +29,7 @@ export const run = command({
     config: configFlag,
     stages: stringFlag('NAME=HARNESS,…', 'the stages to run, in order, each with its harness', StagesFlag),
     task: stringFlag('ID', "the Task's id (else the spec's taskId, else a new one)", TaskId.optional()),
+    quiet: booleanFlag('no "still running" line every 10 s while a stage works (the line per commit stays)'),
   },
   async run(values, io): Promise<number> {
     // The Host and its harnesses load when the command runs, not with the command table.

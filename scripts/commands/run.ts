@@ -57,7 +57,7 @@ export async function runTask(values: RunArgs, io: Io): Promise<number> {
   const stopService = await serveRun(host.supervisor, say);
   try {
     const taskId = await createOrResume(host, spec, say);
-    const unfollow = followTask(host.supervisor, taskId, say);
+    const unfollow = followTask(host.supervisor, taskId, say, values.quiet ? {} : { heartbeat: { rest: REST } });
     const why = await Promise.race([runStages(host, taskId, spec, values.stages, say), interrupted]);
     unfollow();
     const exit = report(io, host, taskId, why);
