@@ -116,6 +116,24 @@ export const serve = command({
     'no-notify': booleanFlag(
       'with --store, send no NOTIFY and LISTEN for none (behind pgbouncer in transaction mode): polling alone',
     ),
+    'advertise-url': stringFlag(
+      'URL',
+      "with --store, where clients reach this Host, published for other Hosts' task_elsewhere answers (default the TCP listener's http://HOST:PORT; none on a socket)",
+      z
+        .string()
+        .regex(/^https?:\/\/\S+$/, 'expected an http:// or https:// URL')
+        .optional(),
+    ),
+    'db-connect-timeout-ms': stringFlag(
+      'N',
+      'with --store, how long opening a database connection may take before it fails storage_failed (default the statement timeout)',
+      millisecondsAtLeast(10),
+    ),
+    'db-statement-timeout-ms': stringFlag(
+      'N',
+      'with --store, how long one database statement may take before it fails storage_failed (default the lease, --lease-ms)',
+      millisecondsAtLeast(10),
+    ),
     recovery: stringFlag(
       'full|checkpoint',
       'boot by replaying every event, or from verified checkpoints',
@@ -142,13 +160,21 @@ export const serve = command({
       values.socket !== undefined ? { kind: 'socket', path: values.socket } : { kind: 'tcp', host: values.host, port };
     const state = resolveStateRoot(values.state);
     const store = storeUrl(values.store);
-    const clusterFlag = (['host-id', 'lease-ms', 'poll-ms', 'no-notify'] as const).find(
-      (flag) => values[flag] !== undefined && values[flag] !== false,
-    );
+    const clusterFlag = (
+      [
+        'host-id',
+        'lease-ms',
+        'poll-ms',
+        'no-notify',
+        'advertise-url',
+        'db-connect-timeout-ms',
+        'db-statement-timeout-ms',
+      ] as const
+    ).find((flag) => values[flag] !== undefined && values[flag] !== false);
     if (store === undefined && clusterFlag !== undefined)
       throw new CliError(
         'usage',
-        '--host-id, --lease-ms, --poll-ms and --no-notify: only with --store (or ORDIVON_STORE)',
+        `--${clusterFlag}: only with --store (or ORDIVON_STORE), as every flag of a Host sharing a database`,
         {
           exit: EXIT.usage,
           path: `--${clusterFlag}`,
@@ -171,6 +197,13 @@ export const serve = command({
               ...(values['lease-ms'] !== undefined ? { leaseMs: values['lease-ms'] } : {}),
               ...(values['poll-ms'] !== undefined ? { pollMs: values['poll-ms'] } : {}),
               ...(values['no-notify'] ? { notify: false } : {}),
+              ...(values['advertise-url'] !== undefined ? { advertisedUrl: values['advertise-url'] } : {}),
+              ...(values['db-connect-timeout-ms'] !== undefined
+                ? { connectTimeoutMs: values['db-connect-timeout-ms'] }
+                : {}),
+              ...(values['db-statement-timeout-ms'] !== undefined
+                ? { statementTimeoutMs: values['db-statement-timeout-ms'] }
+                : {}),
             },
           }
         : {}),
@@ -203,6 +236,10 @@ export const serve = command({
         throw cliErrorOf(error, { exit: error.code === 'token_required' ? EXIT.usage : EXIT.failed });
       throw new CliError('listen_failed', `cannot listen: ${(error as Error).message}`, { cause: error });
     }
+    // Published once listening (a port of 0 is known only now); a database that does not answer
+    // gets it with the next lease renewal.
+    const advertisedUrl = values['advertise-url'] ?? (service.listener.kind === 'tcp' ? service.url : null);
+    await supervisor.journal?.advertise(advertisedUrl).catch(() => undefined);
     const ready = {
       url: service.url,
       ...(service.listener.kind === 'socket' ? { socket: service.listener.path } : { port: service.listener.port }),
