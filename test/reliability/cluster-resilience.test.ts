@@ -28,7 +28,7 @@ describe('a cluster Host whose database connections fail', { skip: part.skip, ti
   });
   after(() => server?.stop());
 
-  it('keeps serving after every one of its connections is reset, three times: new events are admitted and durable, and the process never exits', async () => {
+  it('keeps serving after every one of its connections is reset, closed by the proxy, or ended by the server: new events are admitted and durable, and the process never exits', async () => {
     const url = await createDatabase(server.url, 'reset');
     const target = new URL(url);
     const proxy = await startProxy(Number(target.port), target.hostname);
@@ -51,11 +51,28 @@ describe('a cluster Host whose database connections fail', { skip: part.skip, ti
       await host.untilLine((line) => line.startsWith('booted '), WAIT_MS, 'boot');
       await host.untilMoreLines(20, WAIT_MS);
       let acksBefore = 0;
-      for (let reset = 1; reset <= 3; reset++) {
-        assert.ok(proxy.reset() > 0, `reset ${reset}: the Host had connections open`);
+      // A reset (RST), a proxy closing every connection (FIN), and the server ending every session
+      // of the database as a restart does (pg_terminate_backend), then a reset again.
+      const faults: Array<[string, () => Promise<void>]> = [
+        ['reset', async () => assert.ok(proxy.reset() > 0, 'the Host had connections open')],
+        ['proxy close', async () => proxy.cutAll()],
+        [
+          'sessions ended by the server',
+          async () => {
+            const ended = await sql(
+              server.url,
+              `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'reset' AND pid <> pg_backend_pid()`,
+            );
+            assert.ok(ended.rows.length > 0, 'the Host had sessions');
+          },
+        ],
+        ['reset', async () => assert.ok(proxy.reset() > 0, 'the Host had connections open')],
+      ];
+      for (const [what, fault] of faults) {
+        await fault();
         acksBefore = log.acks.length;
-        // Acknowledged after the reset: admitted through connections opened anew.
-        await until(`acks after reset ${reset}`, WAIT_MS, async () =>
+        // Acknowledged after the fault: admitted through connections opened anew.
+        await until(`acks after the ${what}`, WAIT_MS, async () =>
           log.acks.length >= acksBefore + 10 ? true : undefined,
         );
       }
