@@ -16,6 +16,13 @@ export interface ClusterOptions {
   renewEveryMs?: number | undefined;
   /** Client-side limit on one statement, so a blackholed connection fails instead of hanging (default: the lease). */
   statementTimeoutMs?: number | undefined;
+  /** Client-side limit on opening a database connection (default: the statement timeout). */
+  connectTimeoutMs?: number | undefined;
+  /**
+   * Where clients reach this Host's control API, published beside its heartbeat: a send to a Task
+   * another Host serves answers `task_elsewhere` with that Host's URL (`serve --advertise-url`).
+   */
+  advertisedUrl?: string | undefined;
   /**
    * How often this Host reads every Task's head to report other Hosts' commits to its subscribers
    * (default 1000 ms): the rule; a NOTIFY only makes a poll early (docs/many-hosts.md#wake-ups).
@@ -97,6 +104,8 @@ export class Cluster {
         hostId: options.hostId ?? defaultHostId(),
         leaseMs,
         statementTimeoutMs: options.statementTimeoutMs ?? leaseMs,
+        ...(options.connectTimeoutMs !== undefined ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
+        ...(options.advertisedUrl !== undefined ? { advertisedUrl: options.advertisedUrl } : {}),
         notify: options.notify !== false,
       });
       return new Cluster(journal, options.renewEveryMs ?? Math.max(50, Math.floor(leaseMs / 3)), {

@@ -14,6 +14,9 @@ export interface SendResult {
   revision: number;
   state: string;
   duplicate?: boolean;
+  /** With `task_elsewhere`: the Host serving the Task (null while its lease is free) and the URL it advertises (null: none published). */
+  host?: string | null;
+  url?: string | null;
 }
 
 /** Objects, blobs and claims the Host attaches to one of its own events (written in the same commit). */

@@ -65,6 +65,11 @@ const ScalarOptions = z.object({
       leaseMs: z.number().int().min(100).optional(),
       renewEveryMs: z.number().int().min(10).optional(),
       statementTimeoutMs: z.number().int().min(10).optional(),
+      connectTimeoutMs: z.number().int().min(10).optional(),
+      advertisedUrl: z
+        .string()
+        .regex(/^https?:\/\/\S+$/, 'expected an http:// or https:// URL')
+        .optional(),
       pollMs: z.number().int().min(10).optional(),
       notify: z.boolean().optional(),
     })

@@ -375,9 +375,25 @@ export class Supervisor {
 
   /** A refusal for a Task this Host does not serve: on a cluster, `task_elsewhere` names the Host that holds it. */
   private async notHere(taskId: string): Promise<SendResult> {
-    const owner = await this.cluster?.journal.owner(taskId).catch(() => undefined);
-    if (owner === undefined) return taskNotFound(taskId);
-    if (owner === this.cluster!.hostId)
+    if (!this.cluster) return taskNotFound(taskId);
+    let found: { owner: string | null; url: string | null } | undefined;
+    try {
+      found = await this.cluster.journal.ownerAndUrl(taskId);
+    } catch (error) {
+      // The database cannot say whether the Task exists: a Task whose creation was acknowledged
+      // must not be answered task_not_found (a client would drop its event), so this is retryable.
+      return {
+        admitted: false,
+        written: false,
+        code: 'storage_failed',
+        detail: `task ${taskId} is not served here and the database cannot be read to find it (${(error as Error).message}); retry`,
+        revision: 0,
+        state: 'unknown',
+      };
+    }
+    if (found === undefined) return taskNotFound(taskId);
+    const { owner, url } = found;
+    if (owner === this.cluster.hostId)
       return {
         admitted: false,
         written: false,
@@ -390,7 +406,9 @@ export class Supervisor {
       admitted: false,
       written: false,
       code: 'task_elsewhere',
-      detail: `task ${taskId} is served by ${owner ?? 'no Host right now (its lease is free)'}; send it there`,
+      detail: `task ${taskId} is served by ${owner ?? 'no Host right now (its lease is free)'}${url ? ` at ${url}` : ''}; send it there`,
+      host: owner,
+      url,
       revision: 0,
       state: 'unknown',
     };

@@ -8,8 +8,9 @@
  * `npm run torture -- --cluster`: the long variant of the cluster torture
  * (test/reliability/cluster-torture.test.ts): three Host processes on one PostgreSQL database
  * (a server of its own, or `--store URL`, an empty database), one fault a round (SIGKILL, SIGSTOP
- * past the lease, a blackholed connection); exit 1 on any acknowledged event lost, Task with two
- * outcomes, write accepted from a lapsed lease, Task not held by a live Host, or other problem.
+ * past the lease, a blackholed connection, every connection of a Host reset); exit 1 on any
+ * acknowledged event lost, Task with two outcomes, write accepted from a lapsed lease, Host that
+ * exited on its own, Task not held by a live Host, or other problem.
  * `--json FILE` also writes the summary there.
  *
  * usage: node dist/scripts/torture.js [--rounds N] [--seed N] [--tasks N] [--keep]
@@ -124,7 +125,7 @@ async function cluster(): Promise<number> {
   console.log(
     [
       'cluster torture summary',
-      `  rounds:                      ${summary.rounds} (${summary.kills} SIGKILL, ${summary.pauses} SIGSTOP past the lease, ${summary.blackholes} blackholed)`,
+      `  rounds:                      ${summary.rounds} (${summary.kills} SIGKILL, ${summary.pauses} SIGSTOP past the lease, ${summary.blackholes} blackholed, ${summary.resets} connections reset)`,
       `  Tasks taken over:            ${summary.takeovers}`,
       `  events acknowledged:         ${summary.acknowledged}`,
       `  lost:                        ${summary.lost}`,
@@ -132,6 +133,7 @@ async function cluster(): Promise<number> {
       `  fenced writes accepted:      ${summary.fencedAccepted}`,
       `  refused lease_lost:          ${summary.leaseLostRefusals} (${summary.refusedAfterResume} by a resumed or healed Host)`,
       `  Tasks not held by a live Host: ${summary.unowned}`,
+      `  Hosts that exited on their own: ${summary.unexpectedExits}`,
       `  events stored:               ${summary.events} in ${summary.tasks} Tasks`,
       `  other problems:              ${summary.problems.length}`,
       `  seed ${seed}, 3 Hosts × ${tasks} lanes, ${seconds} s`,
@@ -139,8 +141,16 @@ async function cluster(): Promise<number> {
   );
   for (const p of summary.problems.slice(0, 20)) console.log(`  ! ${p}`);
   if (args.json) writeFileSync(args.json, JSON.stringify(clusterResult(summary, seconds, tasks), null, 2) + '\n');
-  const zero = [summary.lost, summary.doubleOutcomes, summary.fencedAccepted, summary.unowned, summary.problems.length];
-  return zero.every((n) => n === 0) && summary.kills + summary.pauses + summary.blackholes === rounds ? 0 : 1;
+  const zero = [
+    summary.lost,
+    summary.doubleOutcomes,
+    summary.fencedAccepted,
+    summary.unowned,
+    summary.unexpectedExits,
+    summary.problems.length,
+  ];
+  const faults = summary.kills + summary.pauses + summary.blackholes + summary.resets;
+  return zero.every((n) => n === 0) && faults === rounds ? 0 : 1;
 }
 
 function clusterResult(summary: ClusterTortureSummary, seconds: number, tasks: number) {

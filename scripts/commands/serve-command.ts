@@ -94,6 +94,24 @@ export const serve = command({
     'no-notify': booleanFlag(
       'with --store, send no NOTIFY and LISTEN for none (behind pgbouncer in transaction mode): polling alone',
     ),
+    'advertise-url': stringFlag(
+      'URL',
+      "with --store, where clients reach this Host, published for other Hosts' task_elsewhere answers (default the TCP listener's http://HOST:PORT; none on a socket)",
+      z
+        .string()
+        .regex(/^https?:\/\/\S+$/, 'expected an http:// or https:// URL')
+        .optional(),
+    ),
+    'db-connect-timeout-ms': stringFlag(
+      'N',
+      'with --store, how long opening a database connection may take before it fails storage_failed (default the statement timeout)',
+      millisecondsAtLeast(10),
+    ),
+    'db-statement-timeout-ms': stringFlag(
+      'N',
+      'with --store, how long one database statement may take before it fails storage_failed (default the lease, --lease-ms)',
+      millisecondsAtLeast(10),
+    ),
     recovery: stringFlag(
       'full|checkpoint',
       'boot by replaying every event, or from verified checkpoints',

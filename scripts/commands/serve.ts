@@ -36,13 +36,21 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
     values.socket !== undefined ? { kind: 'socket', path: values.socket } : { kind: 'tcp', host: values.host, port };
   const state = resolveStateRoot(values.state);
   const store = storeUrl(values.store);
-  const clusterFlag = (['host-id', 'lease-ms', 'poll-ms', 'no-notify'] as const).find(
-    (flag) => values[flag] !== undefined && values[flag] !== false,
-  );
+  const clusterFlag = (
+    [
+      'host-id',
+      'lease-ms',
+      'poll-ms',
+      'no-notify',
+      'advertise-url',
+      'db-connect-timeout-ms',
+      'db-statement-timeout-ms',
+    ] as const
+  ).find((flag) => values[flag] !== undefined && values[flag] !== false);
   if (store === undefined && clusterFlag !== undefined)
     throw new CliError(
       'usage',
-      '--host-id, --lease-ms, --poll-ms and --no-notify: only with --store (or ORDIVON_STORE)',
+      `--${clusterFlag}: only with --store (or ORDIVON_STORE), as every flag of a Host sharing a database`,
       {
         exit: EXIT.usage,
         path: `--${clusterFlag}`,
@@ -65,6 +73,13 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
             ...(values['lease-ms'] !== undefined ? { leaseMs: values['lease-ms'] } : {}),
             ...(values['poll-ms'] !== undefined ? { pollMs: values['poll-ms'] } : {}),
             ...(values['no-notify'] ? { notify: false } : {}),
+            ...(values['advertise-url'] !== undefined ? { advertisedUrl: values['advertise-url'] } : {}),
+            ...(values['db-connect-timeout-ms'] !== undefined
+              ? { connectTimeoutMs: values['db-connect-timeout-ms'] }
+              : {}),
+            ...(values['db-statement-timeout-ms'] !== undefined
+              ? { statementTimeoutMs: values['db-statement-timeout-ms'] }
+              : {}),
           },
         }
       : {}),
@@ -97,6 +112,10 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
       throw cliErrorOf(error, { exit: error.code === 'token_required' ? EXIT.usage : EXIT.failed });
     throw new CliError('listen_failed', `cannot listen: ${(error as Error).message}`, { cause: error });
   }
+  // Published once listening (a port of 0 is known only now); a database that does not answer
+  // gets it with the next lease renewal.
+  const advertisedUrl = values['advertise-url'] ?? (service.listener.kind === 'tcp' ? service.url : null);
+  await supervisor.journal?.advertise(advertisedUrl).catch(() => undefined);
   const ready = {
     url: service.url,
     version: packageVersion(),

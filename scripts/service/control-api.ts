@@ -13,7 +13,7 @@ import { taskGraph } from '../../machines/task-graph.js';
 import { loadWorkload, workloadNames } from '../../workloads/workload.js';
 import { checkAccess, type AccessPolicy } from './access.js';
 import { ShowQuery, StreamQuery, TaskIdParam, WorkloadRequest } from './api-schemas.js';
-import { ApiError, apiErrorOf, readJson, sendError, sendJson } from './http-io.js';
+import { ApiError, apiErrorOf, httpStatusOf, readJson, sendError, sendJson } from './http-io.js';
 import { PAGE_HTML } from './page.js';
 import { answerRequest, listRequests } from './request-routes.js';
 import { SseHub, type SseHubOptions } from './sse-hub.js';
@@ -35,21 +35,10 @@ export interface ControlApi {
   readonly hub: SseHub;
 }
 
-/** HTTP status of a `send` result: 200 whenever the event was written (admitted or retained), else by code. */
+/** HTTP status of a `send` result: 200 whenever the event was written (admitted or retained), else its code's (`HTTP_STATUS_OF_CODE`). */
 export function statusOfSend(result: SendResult): number {
   if (result.written || result.duplicate) return 200;
-  switch (result.code) {
-    case 'invalid_event':
-      return 400;
-    case 'not_allowed':
-      return 403;
-    case 'task_not_found':
-      return 404;
-    case 'not_serving':
-      return 503;
-    default:
-      return 409; // invalid_transition, generation_mismatch, revision_conflict, identity_conflict, …
-  }
+  return httpStatusOf(result.code ?? 'invalid_transition');
 }
 
 /** A parsed route parameter, query or body; one that does not parse is 400 `code` at its first issue's path. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { SendResult } from '../../actors/task-actor.js';
+import { httpStatusOf } from './http-io.js';
 
 /** The body of `POST /tasks/:id/requests/:requestId/answer` (what `ordivon decide` sends). */
 export const AnswerBody = z.strictObject({
@@ -47,22 +48,8 @@ export function decideAnswer(taskId: string, requestId: string, result: SendResu
   return { taskId, requestId, ...rest, error };
 }
 
-/**
- * HTTP status of an answer: 200 admitted (or a retry of one), 404 no such Task or request, 400 an
- * answer that does not parse, 409 every other refusal (the request is not pending, expired,
- * revoked, stale, or does not take that answer; the Task takes no events).
- */
+/** HTTP status of an answer: 200 admitted (or a retry of one), else its code's (`HTTP_STATUS_OF_CODE`, docs/service.md#http-statuses). */
 export function statusOfAnswer(result: SendResult): number {
   if (result.admitted) return 200;
-  switch (result.code) {
-    case 'task_not_found':
-    case 'decision_unknown':
-      return 404;
-    case 'invalid_event':
-      return 400;
-    case 'not_serving':
-      return 503;
-    default:
-      return 409;
-  }
+  return httpStatusOf(result.code ?? 'invalid_transition');
 }

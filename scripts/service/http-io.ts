@@ -20,7 +20,7 @@ export const API_ERROR_CODES = [
 /** What the control API answers: its own codes and the library's (a HostError's, `apiErrorOf`). */
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number] | HostErrorCode;
 
-/** A refusal of a request, answered as `{ error: { code, message, path? } }` with `status`. Nothing is written. */
+/** A refusal of a request, answered as `{ error: { code, message, path? } }` with its code's status (`HTTP_STATUS_OF_CODE`, which `status` repeats). Nothing is written. */
 export class ApiError extends CodedError<ApiErrorCode> {
   constructor(
     readonly status: number,
@@ -32,21 +32,51 @@ export class ApiError extends CodedError<ApiErrorCode> {
   }
 }
 
-/** HTTP status of a HostError: 400 a spec that does not parse, 503 not serving, else 409. */
-function statusOfHostError(code: HostErrorCode): number {
-  switch (code) {
-    case 'invalid_spec':
-      return 400;
-    case 'not_serving':
-      return 503;
-    default:
-      return 409; // task_exists, …
-  }
+/**
+ * The HTTP status of every code the control API answers (a refusal's `{error: {code}}`, a
+ * `SendResult`'s or an answer's `code`). docs/service.md#http-statuses is this table, and a test
+ * compares them. 503 means "try again later, maybe elsewhere": the Host is draining, or cannot
+ * reach its database (`storage_failed`: a Task whose creation was acknowledged is never answered
+ * 404 meanwhile), or no longer holds the Task (`lease_lost`: it moved, ask again).
+ */
+export const HTTP_STATUS_OF_CODE: Readonly<Partial<Record<ApiErrorCode, number>>> = {
+  invalid_json: 400,
+  invalid_request: 400,
+  invalid_spec: 400,
+  invalid_event: 400,
+  token_required: 400,
+  socket_in_use: 400,
+  invalid_config: 400,
+  invalid_option: 400,
+  unauthorized: 401,
+  not_allowed: 403,
+  forbidden_host: 403,
+  route_not_found: 404,
+  task_not_found: 404,
+  decision_unknown: 404,
+  method_not_allowed: 405,
+  body_too_large: 413,
+  unsupported_media_type: 415,
+  internal: 500,
+  not_serving: 503,
+  storage_failed: 503,
+  lease_lost: 503,
+  // Send it to the Host the answer names (`host`, `url`).
+  task_elsewhere: 409,
+  task_exists: 409,
+};
+
+/** Every code not in `HTTP_STATUS_OF_CODE` is a conflict with the Task's state or ownership: re-read it. */
+export const DEFAULT_HTTP_STATUS = 409;
+
+/** The status a code is answered with. */
+export function httpStatusOf(code: string): number {
+  return (HTTP_STATUS_OF_CODE as Record<string, number | undefined>)[code] ?? DEFAULT_HTTP_STATUS;
 }
 
 /** A library call's HostError as the API answers it: same code, message, path (`invalid_spec`'s field) and retryability. */
 export function apiErrorOf(error: HostError): ApiError {
-  return new ApiError(statusOfHostError(error.code), error.code, error.message, {
+  return new ApiError(httpStatusOf(error.code), error.code, error.message, {
     path: error.path,
     retryable: error.retryable,
     cause: error,
@@ -97,7 +127,7 @@ export function sendError(res: ServerResponse, error: unknown): void {
     return;
   }
   if (error instanceof ApiError) {
-    sendJson(res, error.status, { error: errorAnswer(error) });
+    sendJson(res, httpStatusOf(error.code), { error: errorAnswer(error) });
     return;
   }
   const message = error instanceof Error ? error.message : String(error);

@@ -4,7 +4,7 @@ import type { AuthorityCommit, StoreAuthority } from '../authority.js';
 import { StoreError } from '../errors.js';
 import type { TaskCopyIn } from '../event-store.js';
 import { EventRecord, IndexKind, Projection } from '../records.js';
-import { SCHEMA_SQL, SCHEMA_VERSION } from './schema.js';
+import { SCHEMA_SQL, SCHEMA_UPGRADES, SCHEMA_VERSION } from './schema.js';
 import { parseStored, storeErrorOf } from './stored.js';
 import { COMMITS_CHANNEL, CommitNotifier } from './commit-notifier.js';
 import { readEvents, readOwner, readTask, type SharedEvent, type SharedTask } from './task-reads.js';
@@ -21,6 +21,10 @@ export interface PgJournalOptions {
   poolSize?: number;
   /** Client-side limit on one statement: a blackholed connection fails instead of hanging. */
   statementTimeoutMs?: number;
+  /** Client-side limit on opening a connection (default the statement timeout, else 10 s). */
+  connectTimeoutMs?: number;
+  /** Where clients reach this Host's control API, published in `ordivon_hosts` for `task_elsewhere` answers. */
+  advertisedUrl?: string | undefined;
   /**
    * NOTIFY `ordivon_commits` with the Task ids committed, once per `notifyWindowMs` (default 20),
    * from a statement of its own: a hint for other Hosts' watches (default true).
@@ -61,6 +65,7 @@ const AppendedRow = z.object({ stored: z.string().nullable() });
 const RenewedRow = z.object({ task_id: z.string() });
 const MetaRow = z.object({ value: z.string() });
 const AliveRow = z.object({ alive: z.boolean() });
+const OwnerUrlRow = z.object({ owner: z.string().nullable(), url: z.string().nullable() });
 
 /** One row of `ordivon_jobs`: a Runtime job as its Host recorded it (the record is the Runtime's, parsed there). */
 export interface JobRow {
@@ -91,6 +96,7 @@ export class PgJournal implements StoreAuthority {
   /** The epoch of each Task this Host holds. */
   private readonly held = new Map<string, number>();
   private readonly notifier: CommitNotifier | undefined;
+  private advertisedUrl: string | null;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -98,6 +104,7 @@ export class PgJournal implements StoreAuthority {
   ) {
     this.hostId = options.hostId;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.advertisedUrl = options.advertisedUrl ?? null;
     if (options.notify !== false)
       this.notifier = new CommitNotifier(
         (payloads) => pool.query(`SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, [COMMITS_CHANNEL, payloads]),
@@ -111,10 +118,9 @@ export class PgJournal implements StoreAuthority {
       connectionString: options.url,
       max: options.poolSize ?? 8,
       ...(options.statementTimeoutMs ? { query_timeout: options.statementTimeoutMs } : {}),
-      connectionTimeoutMillis: options.statementTimeoutMs ?? 10_000,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? options.statementTimeoutMs ?? 10_000,
     });
-    // An idle client's connection error (the server went away) must not crash the Host: the next query fails instead.
-    pool.on('error', () => undefined);
+    handleConnectionErrors(pool);
     const journal = new PgJournal(pool, options);
     try {
       await journal.ensureSchema();
@@ -144,6 +150,10 @@ export class PgJournal implements StoreAuthority {
       await this.createSchema();
       version = await this.schemaVersion();
     }
+    if (version !== undefined && SCHEMA_UPGRADES[Number(version)] !== undefined) {
+      await this.upgradeSchema();
+      version = await this.schemaVersion();
+    }
     if (version !== String(SCHEMA_VERSION))
       throw new StoreError('format_unknown', `the database has schema ${version}; this Host reads ${SCHEMA_VERSION}`);
   }
@@ -169,6 +179,26 @@ export class PgJournal implements StoreAuthority {
       await client.query(`INSERT INTO ordivon_meta (name, value) VALUES ('schema', $1) ON CONFLICT (name) DO NOTHING`, [
         String(SCHEMA_VERSION),
       ]);
+      await client.query('COMMIT');
+    });
+  }
+
+  /**
+   * Takes a database of an older version up to this one, step by step, under the creators' lock
+   * (a Host starting beside it waits, then finds the version current). The version is read again
+   * under the lock: another Host may have upgraded it meanwhile.
+   */
+  private async upgradeSchema(): Promise<void> {
+    await this.withClient(async (client) => {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock(7070701)');
+      const { rows } = await client.query(`SELECT value FROM ordivon_meta WHERE name = 'schema' FOR UPDATE`);
+      let version = Number(MetaRow.parse(rows[0]).value);
+      for (let step = SCHEMA_UPGRADES[version]; step !== undefined; step = SCHEMA_UPGRADES[version]) {
+        await client.query(step);
+        version++;
+      }
+      await client.query(`UPDATE ordivon_meta SET value = $1 WHERE name = 'schema'`, [String(version)]);
       await client.query('COMMIT');
     });
   }
@@ -243,9 +273,10 @@ export class PgJournal implements StoreAuthority {
          WHERE t.task_id = h.task_id AND t.lease_owner = $1 AND t.lease_epoch = h.epoch
          RETURNING t.task_id),
        beat AS (
-         UPDATE ordivon_hosts SET heartbeat_until = now() + $4 * interval '1 millisecond' WHERE host_id = $1)
+         UPDATE ordivon_hosts SET heartbeat_until = now() + $4 * interval '1 millisecond', advertised_url = $5
+         WHERE host_id = $1)
        SELECT task_id FROM renewed`,
-      [this.hostId, held.map((h) => h.taskId), held.map((h) => h.epoch), this.leaseMs],
+      [this.hostId, held.map((h) => h.taskId), held.map((h) => h.epoch), this.leaseMs, this.advertisedUrl],
     );
     const kept = new Set(rows.map((row) => RenewedRow.parse(row).task_id));
     // A Task claimed again meanwhile (its lease had run out, and this Host took it back at a new
@@ -274,10 +305,19 @@ export class PgJournal implements StoreAuthority {
   /** Records that this Host is alive until now + the lease time (database clock). */
   async heartbeat(): Promise<void> {
     await this.query(
-      `INSERT INTO ordivon_hosts (host_id, pid, started_at, heartbeat_until) VALUES ($1, $2, now(), now() + $3 * interval '1 millisecond')
-       ON CONFLICT (host_id) DO UPDATE SET pid = EXCLUDED.pid, heartbeat_until = EXCLUDED.heartbeat_until, stopped = false`,
-      [this.hostId, process.pid, this.leaseMs],
+      `INSERT INTO ordivon_hosts (host_id, pid, started_at, heartbeat_until, advertised_url)
+       VALUES ($1, $2, now(), now() + $3 * interval '1 millisecond', $4)
+       ON CONFLICT (host_id) DO UPDATE SET pid = EXCLUDED.pid, heartbeat_until = EXCLUDED.heartbeat_until, stopped = false,
+         advertised_url = EXCLUDED.advertised_url`,
+      [this.hostId, process.pid, this.leaseMs, this.advertisedUrl],
     );
+  }
+
+  /** Publishes where clients reach this Host (null: nowhere), beside its heartbeat; later heartbeats keep it. */
+  async advertise(url: string | null): Promise<void> {
+    // Kept first: when the update fails, the next renewal or heartbeat publishes it.
+    this.advertisedUrl = url;
+    await this.query(`UPDATE ordivon_hosts SET advertised_url = $2 WHERE host_id = $1`, [this.hostId, url]);
   }
 
   /** Whether a Host's heartbeat is current (database clock); false for a Host never seen or stopped. */
@@ -443,6 +483,21 @@ export class PgJournal implements StoreAuthority {
     }
   }
 
+  /**
+   * Who holds a Task's lease now and the URL that Host advertises (null when it published none,
+   * or nobody holds the lease); undefined when there is no such Task.
+   */
+  async ownerAndUrl(taskId: string): Promise<{ owner: string | null; url: string | null } | undefined> {
+    const { rows } = await this.query(
+      `SELECT CASE WHEN t.lease_until >= now() THEN t.lease_owner END AS owner,
+         CASE WHEN t.lease_until >= now() THEN h.advertised_url END AS url
+       FROM ordivon_tasks t LEFT JOIN ordivon_hosts h ON h.host_id = t.lease_owner
+       WHERE t.task_id = $1 AND t.revision > 0`,
+      [taskId],
+    );
+    return rows.length === 0 ? undefined : OwnerUrlRow.parse(rows[0]);
+  }
+
   /** A Task's events after revision `after`, its projection, claims and the objects it wrote or named. */
   async copyTask(taskId: string, after = 0): Promise<TaskCopy> {
     const read = async (client: pg.PoolClient) => {
@@ -505,12 +560,13 @@ export class PgJournal implements StoreAuthority {
   }
 
   /** A watch of every Task's head on this journal's pool (and a LISTEN connection of its own); call `start()`. */
-  watch(options: Omit<TaskWatchOptions, 'url' | 'hostId' | 'statementTimeoutMs'>): TaskWatch {
+  watch(options: Omit<TaskWatchOptions, 'url' | 'hostId' | 'statementTimeoutMs' | 'connectTimeoutMs'>): TaskWatch {
     return new TaskWatch(this.pool, {
       ...options,
       url: this.options.url,
       hostId: this.hostId,
       statementTimeoutMs: this.options.statementTimeoutMs,
+      connectTimeoutMs: this.options.connectTimeoutMs,
     });
   }
 
@@ -533,6 +589,21 @@ function jobRowOf(row: unknown, details: Record<string, unknown>): JobRow {
   } catch {
     throw new StoreError('record_corrupt', `the record of job ${jobId} is not JSON`, { ...details, jobId });
   }
+}
+
+/**
+ * Keeps a connection's failure (a reset, a proxy closing, the server restarting) from crashing
+ * the process. pg emits 'error' on a Client whose socket fails; the pool listens only while the
+ * client is idle, and `pool.query` only during its own statement, so a client checked out with
+ * `connect()` (a transaction, a poll) had no listener between statements and Node threw the
+ * event (`Emitted 'error' event on Client instance`). The statements in flight are rejected by
+ * pg itself; the caller releases the client with its error and the pool discards it.
+ */
+export function handleConnectionErrors(pool: pg.Pool): void {
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
 }
 
 /** A connection string without its password, for messages. */

@@ -6,7 +6,17 @@
  * transition in the same transaction, so a former owner's append affects nothing. A claim takes
  * the row `FOR UPDATE SKIP LOCKED`, which waits out an append in flight.
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
+
+/**
+ * What takes a database from each older version to the next, in one transaction under the
+ * creators' advisory lock. Version 2 adds `ordivon_hosts.advertised_url` (nullable: Hosts of
+ * version 1 still running write rows without it); Hosts of version 1 refuse a database at
+ * version 2 (`format_unknown`) when they start again.
+ */
+export const SCHEMA_UPGRADES: Readonly<Record<number, string>> = {
+  1: `ALTER TABLE ordivon_hosts ADD COLUMN IF NOT EXISTS advertised_url text`,
+};
 
 export const SCHEMA_SQL = `
 CREATE TABLE IF NOT EXISTS ordivon_meta (
@@ -81,7 +91,9 @@ CREATE TABLE IF NOT EXISTS ordivon_hosts (
   pid integer NOT NULL,
   started_at timestamptz NOT NULL,
   heartbeat_until timestamptz NOT NULL,
-  stopped boolean NOT NULL DEFAULT false
+  stopped boolean NOT NULL DEFAULT false,
+  -- Where clients reach the Host's control API (serve --advertise-url), for task_elsewhere answers.
+  advertised_url text
 );
 -- Every Host's Runtime jobs (runtime/job-registry.ts), so a Host taking a Task over finds its
 -- dispatch by exact clientRequestId. host_id is the Host whose Runtime ran the job (kept when

@@ -78,6 +78,7 @@ export async function readTask(pool: pg.Pool, taskId: string): Promise<SharedTas
   const client = await pool.connect().catch((error: unknown) => {
     throw storeErrorOf(error, { taskId });
   });
+  let failed = false;
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const owner = await readOwner(client, taskId);
@@ -105,9 +106,11 @@ export async function readTask(pool: pg.Pool, taskId: string): Promise<SharedTas
       objects: objects.rows.map((row) => BytesRow.parse(row)),
     };
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    failed = true;
     throw storeErrorOf(error, { taskId });
   } finally {
-    client.release();
+    // A failed connection is not pooled again: after a timeout it may still wait for an answer,
+    // or sit inside the transaction it began (closing it ends that on the server too).
+    client.release(failed);
   }
 }

@@ -31,10 +31,18 @@ export interface TaskWatchOptions {
   pollMs?: number | undefined;
   /** LISTEN on `ordivon_commits` for early polls (default true). */
   listen?: boolean | undefined;
-  /** How long after losing the LISTEN connection it is opened again (default the smaller of 1 s and `pollMs`). */
+  /**
+   * How long after losing the LISTEN connection it is opened again (default the smaller of 1 s and
+   * `pollMs`); each attempt that fails doubles the wait, up to `reconnectMaxMs` (default 30 s), and
+   * a connection that listens again starts over from `reconnectMs`.
+   */
   reconnectMs?: number | undefined;
-  /** Client-side limit on connecting and on the LISTEN statement. */
+  reconnectMaxMs?: number | undefined;
+  /** Told the wait before each attempt to open the LISTEN connection again. */
+  onReconnectScheduled?: ((delayMs: number) => void) | undefined;
+  /** Client-side limit on the LISTEN statement (and on connecting, unless `connectTimeoutMs` is given). */
   statementTimeoutMs?: number | undefined;
+  connectTimeoutMs?: number | undefined;
   /** Hears each Task that moved, Task after Task, one poll at a time; what it throws is dropped. */
   onCommits(commits: WatchedCommits): void | Promise<void>;
   /** Told each time the LISTEN connection is (again) listening. */
@@ -67,6 +75,8 @@ export class TaskWatch {
   private listener: pg.Client | undefined;
   private timer: NodeJS.Timeout | undefined;
   private reconnect: NodeJS.Timeout | undefined;
+  /** Attempts to open the LISTEN connection again since it last listened (the backoff's exponent). */
+  private failures = 0;
   private closed = false;
   /** The poll running or last run; polls never overlap, so each Task's batches come in order. */
   private current: Promise<void> = Promise.resolve();
@@ -117,12 +127,14 @@ export class TaskWatch {
   private async listen(andPoll: boolean): Promise<void> {
     if (this.closed) return;
     const timeout = this.options.statementTimeoutMs;
+    const connectTimeout = this.options.connectTimeoutMs ?? timeout;
     const client = new pg.Client({
       connectionString: this.options.url,
       // Names the connection in pg_stat_activity: an operator (or a test) finds which Host's listener it is.
       application_name: `ordivon-listen:${this.options.hostId}`.slice(0, 63),
       keepAlive: true,
-      ...(timeout ? { connectionTimeoutMillis: timeout, query_timeout: timeout } : {}),
+      ...(timeout ? { query_timeout: timeout } : {}),
+      ...(connectTimeout ? { connectionTimeoutMillis: connectTimeout } : {}),
     });
     this.listener = client;
     client.on('error', () => this.lost(client));
@@ -138,7 +150,9 @@ export class TaskWatch {
       return;
     }
     if (this.listener !== client) return;
+    this.failures = 0;
     this.options.onListening?.();
+    // Notifications sent while it was not listening are gone: this poll catches up on every head.
     if (andPoll) await this.poll();
   }
 
@@ -148,7 +162,9 @@ export class TaskWatch {
     this.listener = undefined;
     void client.end().catch(() => undefined);
     if (this.closed) return;
-    const delay = this.options.reconnectMs ?? Math.min(1000, this.pollMs);
+    const base = this.options.reconnectMs ?? Math.min(1000, this.pollMs);
+    const delay = Math.min(this.options.reconnectMaxMs ?? 30_000, base * 2 ** Math.min(this.failures++, 20));
+    this.options.onReconnectScheduled?.(delay);
     this.reconnect = setTimeout(() => void this.listen(true), delay);
   }
 
@@ -156,6 +172,7 @@ export class TaskWatch {
     const client = await this.pool.connect();
     let found: WatchedCommits[];
     let heads: Array<z.infer<typeof HeadRow>>;
+    let failed = false;
     try {
       // One snapshot: the heads, the events up to them and the projections at them agree.
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -164,10 +181,11 @@ export class TaskWatch {
       found = this.seen ? await this.readMoved(client, this.seen, heads) : [];
       await client.query('COMMIT');
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      failed = true;
       throw storeErrorOf(error, {});
     } finally {
-      client.release();
+      // A failed connection is not pooled again (see readTask in task-reads.ts).
+      client.release(failed);
     }
     const seen = (this.seen ??= new Map());
     for (const head of heads) seen.set(head.task_id, head.revision);

@@ -10,8 +10,11 @@ import { auditHistory, leasesOf, owners, takenOver } from './cluster-audit.js';
 import { HostProcess, type WriterLog } from './host-process.js';
 import { seededRandom } from './seeded-random.js';
 
-export type ClusterFault = 'kill' | 'pause' | 'blackhole';
-const FAULTS: readonly ClusterFault[] = ['kill', 'pause', 'blackhole'];
+export type ClusterFault = 'kill' | 'pause' | 'blackhole' | 'reset';
+const FAULTS: readonly ClusterFault[] = ['kill', 'pause', 'blackhole', 'reset'];
+
+/** Acknowledgements a Host must print after every one of its connections was reset: it kept serving. */
+const ACKS_AFTER_RESET = 10;
 const HOST_IDS = ['host-a', 'host-b', 'host-c'] as const;
 
 /**
@@ -66,6 +69,10 @@ export interface ClusterTortureSummary {
   kills: number;
   pauses: number;
   blackholes: number;
+  /** Rounds that reset every connection of one Host (TCP RST through its proxy) and saw it acknowledge more events after. */
+  resets: number;
+  /** Host processes that exited on their own (a reset used to make one exit 1): must be 0. */
+  unexpectedExits: number;
   acknowledged: number;
   lost: number;
   doubleOutcomes: number;
@@ -86,8 +93,8 @@ export interface ClusterTortureSummary {
 /**
  * The cluster torture (issue 20): three Host processes on one PostgreSQL database, each through a
  * TCP proxy of its own, drive many Tasks while each round SIGKILLs one (it restarts on the same
- * state root and Host id), SIGSTOPs one past its lease, or blackholes one's connection past its
- * lease; paused and partitioned Hosts are let go only once another Host took one of their Tasks
+ * state root and Host id), SIGSTOPs one past its lease, blackholes one's connection past its
+ * lease, or resets every connection of one (it must keep serving, and never exit); paused and partitioned Hosts are let go only once another Host took one of their Tasks
  * over (seen in ordivon_lease_log), so they wake up fenced. Afterwards the whole history is
  * audited (cluster-audit.ts), and the Hosts are started once more: every Task must end up held
  * and served by a live one. Waits are on lines and on database state, each with a deadline.
@@ -102,8 +109,8 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
   const db = new pg.Pool({ connectionString: url, max: 2 });
   const proxies: TcpProxy[] = [];
   const hosts: HostProcess[] = [];
-  const log: WriterLog = { acks: [], refusals: [], problems: [] };
-  const counts = { kills: 0, pauses: 0, blackholes: 0, takeovers: 0 };
+  const log: WriterLog = { acks: [], refusals: [], problems: [], unexpectedExits: 0 };
+  const counts = { kills: 0, pauses: 0, blackholes: 0, resets: 0, takeovers: 0 };
   let spawned = 0;
   const spawnHost = async (index: number, laneCount: number): Promise<HostProcess> => {
     const proxied = new URL(url);
@@ -135,7 +142,7 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
     let order: ClusterFault[] = [];
     try {
       for (let round = 1; round <= options.rounds; round++) {
-        // Each run of three rounds has every fault once, in a seeded order.
+        // Each run of four rounds has every fault once, in a seeded order.
         if (order.length === 0) order = shuffled(FAULTS, random);
         const fault = order.pop()!;
         const index = Math.floor(random() * HOST_IDS.length);
@@ -172,6 +179,19 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
             host.resumed = true;
             host.signal('SIGCONT');
           }
+        } else if (fault === 'reset') {
+          counts.resets++;
+          // Every connection of the Host at once, as a proxy restarting or a middlebox losing its
+          // state does: the Host must not exit, and must go on admitting events on new connections.
+          if (proxies[index]!.reset() === 0)
+            log.problems.push(`round ${round}: ${host.hostId} had no connection to reset`);
+          const target = log.acks.filter((a) => a.hostId === host.hostId).length + ACKS_AFTER_RESET;
+          await host.untilLine(
+            () => log.acks.filter((a) => a.hostId === host.hostId).length >= target,
+            waitMs,
+            `${ACKS_AFTER_RESET} acknowledgements after its connections were reset`,
+          );
+          taken = 0;
         } else {
           counts.blackholes++;
           proxies[index]!.blackhole();
@@ -214,6 +234,7 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
   return {
     rounds: options.rounds,
     ...counts,
+    unexpectedExits: log.unexpectedExits,
     acknowledged: log.acks.length,
     lost: found.lost.length,
     doubleOutcomes: found.doubleOutcomes.length,

@@ -12,6 +12,8 @@ export interface WriterLog {
   refusals: Array<{ hostId: string; taskId: string; eventId: string; afterResume: boolean }>;
   /** `error …` lines and unexpected exits: defects, whatever the audit finds. */
   problems: string[];
+  /** Host processes that exited when the torture had neither killed nor stopped them (each is also a problem). */
+  unexpectedExits: number;
 }
 
 interface Waiter {
@@ -49,6 +51,7 @@ export class HostProcess {
     this.closed = new Promise((resolve) => {
       this.child.on('error', (error) => this.log.problems.push(`${args.hostId}: spawn failed: ${error.message}`));
       this.child.on('close', (code, signal) => {
+        if (!this.expectedExit) this.log.unexpectedExits++;
         if (!this.expectedExit)
           this.log.problems.push(`${args.hostId} exited on its own (${code ?? signal}): ${this.stderr.slice(-2000)}`);
         const gone = new Error(`${args.hostId} exited (${code ?? signal}) before the line waited for`);

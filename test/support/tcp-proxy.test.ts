@@ -77,6 +77,36 @@ describe('startProxy: a loopback TCP proxy a test can partition', () => {
     }
   });
 
+  it('reset() ends every open connection with a TCP RST on both sides, and forwards new ones', async () => {
+    const target = createServer((socket) => socket.on('data', (chunk) => socket.write(`<${chunk.toString()}>`)));
+    const accepted = once(target, 'connection') as Promise<[Socket]>;
+    const proxy = await startProxy(await listen(target));
+    const client = await dial(proxy.port);
+    const [far] = await accepted;
+    const before = collect(client);
+    try {
+      // Bytes both ways first: both of the proxy's sockets are connected, which a reset needs.
+      client.write('ping');
+      await before.until('<ping>'.length);
+      const clientError = once(client, 'error') as Promise<[NodeJS.ErrnoException]>;
+      const farError = once(far, 'error') as Promise<[NodeJS.ErrnoException]>;
+      assert.equal(proxy.reset(), 1);
+      assert.equal((await clientError)[0].code, 'ECONNRESET');
+      assert.equal((await farError)[0].code, 'ECONNRESET');
+
+      const again = await dial(proxy.port);
+      const got = collect(again);
+      again.write('after');
+      await got.until('<after>'.length);
+      assert.equal(got.text, '<after>');
+      again.destroy();
+    } finally {
+      client.destroy();
+      await proxy.close();
+      target.close();
+    }
+  });
+
   it('closes the client when the target refuses, and refuses connections once closed', async () => {
     const gone = createServer();
     const port = await listen(gone);

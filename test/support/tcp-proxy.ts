@@ -15,6 +15,12 @@ export interface TcpProxy {
   heal(): void;
   /** Destroys every connection, both sides. */
   cutAll(): void;
+  /**
+   * Resets every connection open now, both sides, with a TCP RST (`socket.resetAndDestroy()`), as
+   * a restarting proxy or a middlebox dropping its state does; returns how many were reset. New
+   * connections are forwarded as before.
+   */
+  reset(): number;
   /** Stops accepting and destroys every connection. */
   close(): Promise<void>;
   /** Bytes dropped so far. */
@@ -81,8 +87,21 @@ export async function startProxy(targetPort: number, targetHost = '127.0.0.1'): 
     for (const link of links) for (const side of link.sides) side.destroy();
     links.clear();
   };
+  const reset = () => {
+    const count = links.size;
+    for (const link of links)
+      for (const side of link.sides) {
+        // A socket already closed or not yet connected has no connection to reset.
+        if (side.destroyed) continue;
+        if (side.connecting) side.destroy();
+        else side.resetAndDestroy();
+      }
+    links.clear();
+    return count;
+  };
   return {
     port: address.port,
+    reset,
     blackhole() {
       partitioned = true;
     },
