@@ -94,6 +94,7 @@ export function checkSupervisorOptions(options: SupervisorOptions): void {
   }
 }
 
+/** A Task as `getTask` gives it: its revision, state, frontier work, statechart context and spec. */
 export interface TaskView {
   taskId: string;
   revision: number;

@@ -141,7 +141,10 @@ export class Supervisor {
     await this.cluster?.poll();
   }
 
-  /** Creates a Task from a spec; fails `invalid_spec` (with the field path) or `task_exists`. */
+  /**
+   * Creates a Task from a spec and resolves once `task.created` is durable; throws `invalid_spec`
+   * (with the field path) or `task_exists`, writing nothing, and `not_serving` unless serving.
+   */
   async createTask(input: TaskSpecInput): Promise<{ taskId: string; revision: number }> {
     const { taskId, spec, created, attachments } = newTask(input, this.serving(), this.options.artifactContracts);
     if (this.tasks.has(taskId)) throw new HostError('task_exists', `task ${taskId} already exists`);
@@ -183,6 +186,7 @@ export class Supervisor {
     return task.send(withId, 'external', {});
   }
 
+  /** A Task this Host serves, as of its last commit; undefined for any other id. */
   getTask(taskId: string): TaskView | undefined {
     const task = this.tasks.get(taskId);
     if (!task) return undefined;
@@ -190,6 +194,7 @@ export class Supervisor {
     return { taskId, revision, state, frontier, context, spec: this.specs.get(taskId)! };
   }
 
+  /** Every Task this Host serves, with its generation and title. */
   listTasks(): Array<Omit<TaskView, 'context' | 'spec'> & { generation: number; title: string }> {
     return [...this.tasks.values()].map((t) => ({
       taskId: t.taskId,
