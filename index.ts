@@ -1,40 +1,40 @@
 /**
- * Ordivon Host: a durable supervisor for agent work. The package root exports the library API;
- * the `ordivon` CLI lives in scripts/.
+ * Ordivon Host: a durable supervisor for agent work. The package root is what an embedder needs:
+ * a supervisor or a whole Host on a state root, the configuration and Task spec schemas, the
+ * events callers send and the answers they get, the errors, the clocks, the Effect adapter
+ * interface and the helpers that read a Task's history. The statecharts themselves are on the
+ * `ordivon/machines` subpath; docs/api.md says why each name is public. The `ordivon` CLI lives
+ * in scripts/.
+ *
+ * @packageDocumentation
  */
 export {
   createSupervisor,
   Supervisor,
   type SupervisorOptions,
-  type TaskView,
+  type ExternalEvent,
   type SendOptions,
+  type TaskView,
+  type TaskReading,
   type BootSummary,
   type CheckpointStats,
 } from './actors/supervisor.js';
-export type { ProgressListener, RecoveryProgress } from './recovery/index.js';
-export { HostError, type HostErrorCode, type Finding } from './actors/errors.js';
-export { CodedError, isCodedError, zodIssue, type ErrorData, type Issue } from './base/index.js';
-export type { SendResult, Committed, Attachments } from './actors/task-actor.js';
-export type { EffectRunner, TaskHandle } from './actors/effects.js';
-export { TaskSpec, type TaskSpecInput } from './objects/index.js';
-export { EventInput, type EventInputIn } from './actors/event-input.js';
-export { systemClock, manualClock, realTimer, type Clock, type ManualClock } from './actors/clock.js';
-export { OperatorRequestInput } from './actors/operator-requests.js';
-export { taskRequests, TaskRequestView } from './actors/task-requests.js';
-export { rebuildAll, type RecoveryReport } from './recovery/index.js';
-export {
-  taskMachine,
-  supervisorMachine,
-  TASK_MACHINE_VERSION,
-  EXTERNAL_EVENT_TYPES,
-  TASK_EVENT_TYPES,
-  taskFrontier,
-  stateName,
-  type TaskContext,
-  type TaskEvent,
-  type FrontierWork,
-} from './machines/index.js';
-export { EventStore, StoreError, type StoreErrorCode } from './store/index.js';
+export type { SendResult, Committed } from './actors/task-actor.js';
+export type { ProgressListener, RecoveryMode, RecoveryProgress } from './recovery/index.js';
+export type { ClusterOptions } from './actors/cluster.js';
+export type { ArtifactContracts } from './objects/index.js';
+export type { EventRecord } from './store/index.js';
+export type { FrontierWork, EventOrigin, SupervisorFailure } from './machines/index.js';
+export type {
+  TaskContext,
+  Rejection,
+  RejectionReason,
+  DispatchStatus,
+  EffectState,
+  EffectStatus,
+  RequestState,
+  RequestStatus,
+} from './machines/task-context.js';
 export { openHost, type Host, type HostOptions } from './actors/host.js';
 export {
   HarnessConfig,
@@ -43,21 +43,27 @@ export {
   DEFAULT_APPROVALS,
   parseHostConfig,
 } from './actors/harness-config.js';
-export {
-  createHostEffects,
-  clientRequestId,
-  type HarnessFactory,
-  type HostEffectsOptions,
-} from './actors/host-effects.js';
+export type { HarnessFactory } from './actors/host-effects.js';
 export type { EffectAdapter, EffectTarget } from './actors/effect-actions.js';
+export { TaskSpec, type TaskSpecInput } from './objects/index.js';
+export { EventInput, type EventInputIn } from './actors/event-input.js';
+export { OperatorRequestInput } from './actors/operator-requests.js';
+export {
+  HostError,
+  HOST_ERROR_CODES,
+  type HostErrorCode,
+  type HostErrorOptions,
+  type Finding,
+} from './actors/errors.js';
+export { CodedError, isCodedError, type CodedErrorOptions, type ErrorData } from './base/index.js';
+export { systemClock, manualClock, type Clock, type ManualClock } from './actors/clock.js';
 export {
   taskRuns,
   taskRejections,
-  finalTextKind,
   type TaskRun,
   type TaskRejection,
   type RunSource,
   type FinalTextKind,
 } from './actors/task-runs.js';
 export { taskProvenance, TaskContextView, RefusalCause, type TaskRefusal } from './actors/task-contexts.js';
-export { loadWorkload, type Workload } from './workloads/workload.js';
+export { taskRequests, TaskRequestView, type RequestSource } from './actors/task-requests.js';

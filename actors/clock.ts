@@ -4,7 +4,7 @@ export interface Clock {
   mono(): number;
   /**
    * Calls `fire` once `ms` have passed on this clock (DecisionRequest deadlines); returns the
-   * cancel. A clock without it gets the process's real timers (`realTimer`).
+   * cancel. A clock without it gets the process's real timers, as `systemClock` sets them.
    */
   setTimer?(ms: number, fire: () => void): () => void;
 }
@@ -26,6 +26,7 @@ export function realTimer(ms: number, fire: () => void): () => void {
   return () => clearTimeout(timer);
 }
 
+/** Wall time, `performance` time and real timers that do not keep the process alive: the default clock. */
 export const systemClock: Clock = {
   wall: () => new Date().toISOString(),
   mono: () => performance.timeOrigin + performance.now(),

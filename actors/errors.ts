@@ -83,7 +83,9 @@ export interface HostErrorOptions extends CodedErrorOptions {
   findings?: Finding[] | undefined;
 }
 
+/** What the Host throws where a call cannot answer at all, with its code; a failed boot carries its findings. */
 export class HostError extends CodedError<HostErrorCode> {
+  /** What boot validation found (the Task, revision and object of each), for `boot_failed` and the codes of damage. */
   readonly findings: Finding[];
 
   constructor(code: HostErrorCode, message: string, options: HostErrorOptions = {}) {

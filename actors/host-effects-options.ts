@@ -24,7 +24,7 @@ export interface HostEffectsOptions {
   runtime: Runtime;
   /** Harness name (as named by `assignment.commit`) → launch configuration. */
   harnesses: Record<string, HarnessConfig | HarnessFactory>;
-  /** The answer to provider approval / permission requests unless a harness names its own (default `accept`). */
+  /** The answer to provider approval / permission requests unless a harness names its own (default `route`, `DEFAULT_APPROVALS`). */
   approvals?: ApprovalPolicy;
   /** Root under which each Task Attempt gets its workspace. */
   workspaces: string;

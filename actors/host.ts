@@ -2,27 +2,42 @@ import { join } from 'node:path';
 import { createDriverPool, type DriverPool } from '../drivers/index.js';
 import { createRuntime, journalJobRegistry, type Runtime } from '../runtime/index.js';
 import { resolveStateRoot } from '../store/index.js';
-import { checkHostHarnesses, type ApprovalPolicy } from './harness-config.js';
+import { checkHostHarnesses, type ApprovalPolicy, type HarnessConfig } from './harness-config.js';
+import type { EffectAdapter } from './effect-actions.js';
 import { defaultHostId } from './cluster.js';
-import { createHostEffects, type HostEffectsOptions } from './host-effects.js';
+import { createHostEffects, type HarnessFactory, type HostEffectsOptions } from './host-effects.js';
 import { createSupervisor, type Supervisor, type SupervisorOptions } from './supervisor.js';
 
+/** `openHost`'s options: the supervisor's (but `effects`, which the Host supplies) and the Host's own. */
 export interface HostOptions extends Omit<SupervisorOptions, 'effects'> {
-  /** Harness name → how to launch it (`HarnessConfig`: driver, command, args, env, envFrom, …) or a factory of one. */
-  harnesses: HostEffectsOptions['harnesses'];
-  /** The answer to provider approval / permission requests unless a harness names its own (default `accept`). */
+  /**
+   * Harness name (as `assignment.commit` names it) → how to launch it: a `HarnessConfig` (driver,
+   * command, args, env, envFrom, model, timeoutMs, approvals), parsed by `openHost`, or a
+   * `HarnessFactory` choosing one per Assignment.
+   */
+  harnesses: Record<string, HarnessConfig | HarnessFactory>;
+  /**
+   * The answer to provider approval / permission requests unless a harness names its own
+   * (default `route`, `DEFAULT_APPROVALS`: docs/permissions.md).
+   */
   approvals?: ApprovalPolicy;
   /** Driver pool threads (default 2). */
   maxThreads?: number;
+  /** Fault injection for tests and the demo: drop the Runtime's response to this dispatch. @internal */
   dropDispatchResponse?: HostEffectsOptions['dropDispatchResponse'];
   /** Effect adapters by the name a candidate's `effect` action gives (docs/effects.md). */
-  effectAdapters?: HostEffectsOptions['effectAdapters'];
-  onStep?: HostEffectsOptions['onStep'];
+  effectAdapters?: Record<string, EffectAdapter>;
+  /** Called with each step the Host takes (`compile_context`, `dispatch`, …) for progress output. */
+  onStep?: (taskId: string, step: string) => void;
 }
 
+/** A running Host: its supervisor, and `stop` for the whole of it. */
 export interface Host {
+  /** Creates Tasks, takes events, answers reads; the Host's frontier work runs behind it. */
   supervisor: Supervisor;
+  /** The Runtime running this Host's jobs (`<state>/runtime`). @internal */
   runtime: Runtime;
+  /** The driver pool harness runs execute on. @internal */
   pool: DriverPool;
   /**
    * Stops the supervisor (draining), then the Runtime and the driver pool. With

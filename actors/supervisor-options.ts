@@ -1,10 +1,11 @@
 import type { InspectionEvent } from 'xstate';
 import { z } from 'zod';
 import { zodIssue } from '../base/index.js';
-import type { FrontierWork, TaskContext } from '../machines/index.js';
+import type { ExternalEventType, FrontierWork, TaskContext } from '../machines/index.js';
 import type { Clock } from './clock.js';
 import type { ClusterOptions } from './cluster.js';
 import type { EffectRunner } from './effects.js';
+import type { EventInputIn } from './event-input.js';
 import { HostError } from './errors.js';
 import type { ArtifactContracts, TaskSpec } from '../objects/index.js';
 import type { ProgressListener, RecoveryMode } from '../recovery/index.js';
@@ -23,14 +24,20 @@ export interface SupervisorOptions {
   store?: string | undefined;
   /** Lease and keeper settings with `store` (the URL itself is `store`). */
   cluster?: Omit<ClusterOptions, 'url'> | undefined;
+  /** Wall and monotonic time, and the timers of DecisionRequest deadlines (default `systemClock`; `manualClock()` in tests). */
   clock?: Clock;
   /** XState inspection observer passed to the supervisor actor and every Task actor. */
   inspect?: (event: InspectionEvent) => void;
-  /** Performs frontier work (dispatch, verification, …). Without one, Tasks wait at their frontier. */
+  /**
+   * Performs frontier work (dispatch, verification, …); `openHost` supplies the Host's. Without
+   * one, Tasks wait at their frontier. @internal
+   */
   effects?: EffectRunner;
   /** zod schemas a Task spec may name as an artifact's `schema` (beside the built-in `json`). */
   artifactContracts?: ArtifactContracts;
+  /** A Task whose stream reaches this many events gets a warning recorded in the store's meta (default 10,000). */
   streamWarnAt?: number;
+  /** Written into the state root's lock file and named by the refusal a second opener gets (default `supervisor pid <pid>`). */
   purpose?: string;
   /** Boot validation: `full` verifies and replays every event (default); `checkpoint` starts Tasks from verified checkpoints (recovery/boot.ts). */
   recovery?: RecoveryMode;
@@ -92,6 +99,7 @@ export function checkSupervisorOptions(options: SupervisorOptions): void {
   }
 }
 
+/** A Task as `getTask` gives it: its revision, state, frontier work, statechart context and spec. */
 export interface TaskView {
   taskId: string;
   revision: number;
@@ -100,6 +108,14 @@ export interface TaskView {
   context: TaskContext;
   spec: TaskSpec;
 }
+
+/**
+ * An event a caller may send to a Task with `Supervisor.send`: one of the external types
+ * (`assignment.commit`, `completion.propose`, `decision.submit`, `request.answer`, `goal.revise`,
+ * `task.cancel`) in the form callers write it (fields the kernel defaults may be left out), with
+ * an optional `eventId`. The type only helps the caller: `send` parses the event again with zod.
+ */
+export type ExternalEvent = Extract<EventInputIn, { type: ExternalEventType }>;
 
 export interface SendOptions {
   /** Idempotency key: a retried send with the same id is acknowledged without writing again. */

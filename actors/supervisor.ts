@@ -16,6 +16,7 @@ import { RequestDeadlines } from './request-deadlines.js';
 import {
   DEFAULT_CHECKPOINT_EVERY,
   checkSupervisorOptions,
+  type ExternalEvent,
   type SendOptions,
   type SupervisorOptions,
   type TaskView,
@@ -27,7 +28,7 @@ import { readElsewhere, type TaskReading } from './task-reading.js';
 import { TaskActor, type Committed, type SendResult, type TaskSnapshot } from './task-actor.js';
 import { taskNotFound } from './send-result.js';
 
-export type { BootSummary, CheckpointStats, SendOptions, SupervisorOptions, TaskView, TaskReading };
+export type { BootSummary, CheckpointStats, ExternalEvent, SendOptions, SupervisorOptions, TaskView, TaskReading };
 
 /**
  * The Host's supervisor (DESIGN §6), embeddable in any Node service.
@@ -48,7 +49,9 @@ export class Supervisor {
   private readonly frontier: FrontierScheduler;
   private readonly checkpointer: CheckpointScheduler;
   private readonly deadlines: RequestDeadlines;
+  /** The state root directory, resolved (absolute). */
   readonly root: string;
+  /** The supervisor statechart's live actor; `status` and `failure` are what it says. @internal */
   readonly actor: Actor<typeof supervisorMachine>;
   /** The error a lifecycle step failed with, as a HostError (what `start()` rejects with). */
   private failedWith: HostError | undefined;
@@ -90,6 +93,7 @@ export class Supervisor {
     return String(this.actor.getSnapshot().value);
   }
 
+  /** What made the supervisor `failed` (its code, message and findings), or null. */
   get failure(): SupervisorFailure | null {
     return this.actor.getSnapshot().context.failure;
   }
@@ -118,7 +122,10 @@ export class Supervisor {
     return this.cluster?.problems() ?? [];
   }
 
-  /** The cluster's PostgreSQL journal, from the join in `start()` to the end of `stop()`; undefined on an embedded store. */
+  /**
+   * The cluster's PostgreSQL journal, from the join in `start()` to the end of `stop()`; undefined
+   * on an embedded store. @internal
+   */
   get journal(): PgJournal | undefined {
     return this.cluster?.journal;
   }
@@ -127,14 +134,17 @@ export class Supervisor {
    * One round of the cluster keeper now (renew leases, stop Tasks another Host took, claim and
    * adopt free ones), as its timer does every `renewEveryMs`, then one poll of the watch (other
    * Hosts' commits to subscribers), as its timer does every `pollMs`; resolves when both are over.
-   * For tests and operators that moved leases by hand. A no-op on an embedded store.
+   * For tests and operators that moved leases by hand. A no-op on an embedded store. @internal
    */
   async clusterTick(): Promise<void> {
     await this.cluster?.tick(() => this.store, this.clusterHooks());
     await this.cluster?.poll();
   }
 
-  /** Creates a Task from a spec; fails `invalid_spec` (with the field path) or `task_exists`. */
+  /**
+   * Creates a Task from a spec and resolves once `task.created` is durable; throws `invalid_spec`
+   * (with the field path) or `task_exists`, writing nothing, and `not_serving` unless serving.
+   */
   async createTask(input: TaskSpecInput): Promise<{ taskId: string; revision: number }> {
     const { taskId, spec, created, attachments } = newTask(input, this.serving(), this.options.artifactContracts);
     if (this.tasks.has(taskId)) throw new HostError('task_exists', `task ${taskId} already exists`);
@@ -153,8 +163,21 @@ export class Supervisor {
     return { taskId, revision: result.revision };
   }
 
-  /** Sends an event from outside the Host (scripts, CLI, services): only allow-listed types are taken. */
-  async send(taskId: string, event: unknown, options: SendOptions = {}): Promise<SendResult> {
+  /**
+   * Sends an event from outside the Host and resolves with how the Task took it; never throws for
+   * a refused event (`admitted: false`, with `written` telling whether it was retained). The event
+   * is parsed with zod as any input is (`invalid_event` with the field's `path`); a Host-only type
+   * is refused `not_allowed`. Throws `not_serving` (retryable) unless the supervisor is serving.
+   */
+  send(taskId: string, event: ExternalEvent, options: SendOptions = {}): Promise<SendResult> {
+    return this.sendRaw(taskId, event, options);
+  }
+
+  /**
+   * `send` for a value not typed yet (a decoded JSON body, a CLI argument): the same parse and the
+   * same answers, `invalid_event` or `not_allowed` for what is not an external event.
+   */
+  async sendRaw(taskId: string, event: unknown, options: SendOptions = {}): Promise<SendResult> {
     this.serving();
     const task = this.tasks.get(taskId);
     if (!task) return this.notHere(taskId);
@@ -163,6 +186,7 @@ export class Supervisor {
     return task.send(withId, 'external', {});
   }
 
+  /** A Task this Host serves, as of its last commit; undefined for any other id. */
   getTask(taskId: string): TaskView | undefined {
     const task = this.tasks.get(taskId);
     if (!task) return undefined;
@@ -170,6 +194,7 @@ export class Supervisor {
     return { taskId, revision, state, frontier, context, spec: this.specs.get(taskId)! };
   }
 
+  /** Every Task this Host serves, with its generation and title. */
   listTasks(): Array<Omit<TaskView, 'context' | 'spec'> & { generation: number; title: string }> {
     return [...this.tasks.values()].map((t) => ({
       taskId: t.taskId,
@@ -223,7 +248,7 @@ export class Supervisor {
     return this.serving().getObject<T>(digest);
   }
 
-  /** The live XState actor of a Task (for the inspector and `subscribe`). */
+  /** The live actor of a Task this Host serves (the `inspect` option observes it). @internal */
   taskActor(taskId: string): TaskActor | undefined {
     return this.tasks.get(taskId);
   }

@@ -64,7 +64,7 @@ export async function createDriven(sup: Supervisor, taskId: string): Promise<Dri
     taskId,
     context: () => actor.context,
     send: (step) =>
-      step.origin === 'external' ? sup.send(taskId, step.event) : actor.send(step.event, 'host', step.attachments),
+      step.origin === 'external' ? sup.sendRaw(taskId, step.event) : actor.send(step.event, 'host', step.attachments),
   };
 }
 

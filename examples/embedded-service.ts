@@ -13,7 +13,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { createSupervisor, isCodedError, zodIssue } from '../index.js';
+import { zodIssue } from '../base/index.js';
+import { createSupervisor, isCodedError } from '../index.js';
 
 const RepairRequest = z.strictObject({
   title: z.string().min(1).max(500),

@@ -12,7 +12,9 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { loadWorkload, openHost, taskRuns, zodIssue, type HarnessConfig } from '../index.js';
+import { zodIssue } from '../base/index.js';
+import { openHost, taskRuns, type HarnessConfig } from '../index.js';
+import { loadWorkload } from '../workloads/workload.js';
 
 const Env = z.object({
   PATH: z.string().min(1),

@@ -25,6 +25,7 @@ export {
   Envelope,
   StaleSource,
   type TaskEventType,
+  type ExternalEventType,
   type TaskEventDefinition,
   type RefKind,
   type ClaimKind,

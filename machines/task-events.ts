@@ -75,9 +75,9 @@ type DigestField<F extends Fields> = {
 }[keyof F];
 
 /** Per-event rules: what, beside its fields, the kernel needs to know of an event type. */
-interface Rules<F extends Fields, W extends keyof F, S extends Fields> {
+interface Rules<F extends Fields, W extends keyof F, S extends Fields, E extends boolean> {
   /** Scripts, the CLI and services may send it; otherwise it is a fact only the Host establishes. */
-  external: boolean;
+  external: E;
   /** Fields that name stored objects or blobs (each must exist before the event is written), with their kind. */
   refs?: { readonly [K in DigestField<F>]?: RefKind };
   /** Fields whose value the event claims as an identity for its Task alone (no other Task may claim it). */
@@ -115,7 +115,8 @@ function taskEvent<
   F extends Fields,
   const W extends keyof F & string = never,
   S extends Fields = {},
->(type: T, fields: F, rules: Rules<F, W, S>) {
+  const E extends boolean = boolean,
+>(type: T, fields: F, rules: Rules<F, W, S, E>) {
   return {
     type,
     schema: z.object({ type: z.literal(type), ...Envelope.shape, ...fields }),
@@ -389,6 +390,9 @@ export const TASK_EVENT_TYPES: readonly TaskEventType[] = TASK_EVENTS.map((defin
 
 /** Event types that scripts, the CLI and services may send. Everything else is a Host-only fact. */
 export const EXTERNAL_EVENT_TYPES: readonly TaskEventType[] = TASK_EVENTS.filter((d) => d.external).map((d) => d.type);
+
+/** The types in `EXTERNAL_EVENT_TYPES`, as a union (each definition's `external` is a literal). */
+export type ExternalEventType = Extract<(typeof TASK_EVENTS)[number], { readonly external: true }>['type'];
 
 /** Per event type, the fields naming stored objects or blobs (in its rules' order), with their kind. */
 export const TASK_EVENT_REFS = Object.fromEntries(

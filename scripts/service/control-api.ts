@@ -172,7 +172,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
         return sendJson(res, 400, { taskId: id, ...refused });
       }
       // The raw body goes to the supervisor, which parses it again: one code path with the library's.
-      const result = await sup.send(id, body);
+      const result = await sup.sendRaw(id, body);
       return sendJson(res, statusOfSend(result), { taskId: id, ...result });
     }
     if (parts[0] === 'tasks' && parts.length === 3 && parts[2] === 'requests') {

@@ -24,7 +24,7 @@ async function withTask(fn: (sup: Supervisor, taskId: string, clock: ManualClock
 }
 
 const answer = (requestId: string, value: string, by = 'ops') => ({
-  type: 'request.answer',
+  type: 'request.answer' as const,
   requestId,
   answer: value,
   answeredBy: by,
@@ -128,7 +128,7 @@ describe('DecisionRequests through the library: deadlines, refusals, restarts', 
   it('request.open is the Host’s: refused from send, and openRequest refuses a malformed request writing nothing', () =>
     withTask(async (sup, taskId) => {
       const revision = sup.getTask(taskId)!.revision;
-      const outside = await sup.send(taskId, {
+      const outside = await sup.sendRaw(taskId, {
         type: 'request.open',
         requestId: 'x',
         requestDigest: `sha256:${'a'.repeat(64)}`,

@@ -91,7 +91,7 @@ describe('Supervisor', () => {
         sourceDigest: `sha256:${'1'.repeat(64)}`,
         outcomeDigest: `sha256:${'2'.repeat(64)}`,
       };
-      const result = await sup.send(taskId, forged);
+      const result = await sup.sendRaw(taskId, forged);
       assert.deepEqual([result.admitted, result.written, result.code], [false, false, 'not_allowed']);
       assert.equal(storeDigest(sup, taskId), before);
     } finally {
@@ -113,7 +113,7 @@ describe('Supervisor', () => {
         ['not an object', '(root)'],
       ];
       for (const [event, path] of cases) {
-        const result = await sup.send(taskId, event);
+        const result = await sup.sendRaw(taskId, event);
         assert.deepEqual(
           [result.code, result.path, result.written],
           ['invalid_event', path, false],
@@ -132,7 +132,7 @@ describe('Supervisor', () => {
     await sup.start();
     try {
       const { taskId } = await sup.createTask(SPEC);
-      const event = { type: 'assignment.commit', harness: 'codex', purpose: 'diagnose' };
+      const event = { type: 'assignment.commit', harness: 'codex', purpose: 'diagnose' } as const;
       const first = await sup.send(taskId, event, { eventId: 'client-1' });
       const retry = await sup.send(taskId, event, { eventId: 'client-1' });
       assert.deepEqual([first.written, first.revision], [true, 2]);

@@ -132,7 +132,7 @@ describe('resource faults', () => {
             );
             assert.ok(!fresh.events(f.taskId).some((e) => e.id === f.eventId));
             // its idempotency key was not claimed either: the retry is a first delivery
-            const retry = await fresh.send(f.taskId, f.event, { eventId: f.eventId });
+            const retry = await fresh.sendRaw(f.taskId, f.event, { eventId: f.eventId });
             assert.deepEqual(
               [retry.admitted, retry.written, retry.duplicate ?? false, retry.revision],
               [true, true, false, f.revisionBefore + 1],
