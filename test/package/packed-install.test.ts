@@ -138,6 +138,32 @@ describe('the packed package, installed without devDependencies', () => {
     assert.equal(skipped.has('startup'), false, 'the startup scenario ran');
   });
 
+  it('imports as a library from its two entry points, ordivon and ordivon/machines, and nothing deeper', () => {
+    const probe = [
+      "const root = await import('ordivon');",
+      "const machines = await import('ordivon/machines');",
+      "let deep = 'importable';",
+      "try { await import('ordivon/dist/store/index.js'); } catch (e) { deep = e.code; }",
+      'console.log(JSON.stringify({ root: Object.keys(root).sort(), machines: Object.keys(machines).sort(), deep }));',
+    ].join('\n');
+    const r = sh(process.execPath, ['--input-type=module', '-e', probe], project);
+    assert.equal(r.status, 0, r.stderr);
+    const seen = JSON.parse(r.stdout) as { root: string[]; machines: string[]; deep: string };
+    for (const name of ['createSupervisor', 'openHost', 'TaskSpec', 'HostError'])
+      assert.ok(seen.root.includes(name), name);
+    for (const name of [
+      'EventStore',
+      'rebuildAll',
+      'createHostEffects',
+      'zodIssue',
+      'loadWorkload',
+      'supervisorMachine',
+    ])
+      assert.equal(seen.root.includes(name), false, `${name} is not public`);
+    assert.ok(seen.machines.includes('taskMachine'));
+    assert.equal(seen.deep, 'ERR_PACKAGE_PATH_NOT_EXPORTED');
+  });
+
   it("the README's embedding example compiles with tsc --strict against the installed package", () => {
     const source = readmeBlock('Embedding', 'ts');
     // Top-level await: an ES module.
