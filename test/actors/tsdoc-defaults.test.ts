@@ -19,7 +19,7 @@ describe('TSDoc says the defaults the code has', () => {
   it('HostOptions.approvals names DEFAULT_APPROVALS as its default', () => {
     const doc = docOf('dist/actors/host.d.ts', 'approvals?:');
     assert.match(doc, new RegExp(`default \`${DEFAULT_APPROVALS}\``));
-    for (const other of ['accept', 'deny', 'route'].filter((p) => p !== DEFAULT_APPROVALS))
+    for (const other of ['accept', 'decline', 'route'].filter((p) => p !== DEFAULT_APPROVALS))
       assert.doesNotMatch(doc, new RegExp(`default \`${other}\``));
   });
 });
