@@ -67,6 +67,9 @@ const ScalarOptions = z.object({
       statementTimeoutMs: z.number().int().min(10).optional(),
       pollMs: z.number().int().min(10).optional(),
       notify: z.boolean().optional(),
+      onLease: z
+        .custom<(event: unknown) => void>((value) => typeof value === 'function', 'expected a function')
+        .optional(),
     })
     .strict()
     .optional(),

@@ -68,8 +68,17 @@ export const serve = command({
     ),
     token: stringFlag(
       'T',
-      'bearer token every request must carry (else ORDIVON_TOKEN)',
+      'bearer token every request must carry (else ORDIVON_TOKEN; else, on TCP, one generated into service.json)',
       z.string().min(1, 'must not be empty').optional(),
+    ),
+    'log-level': stringFlag(
+      'LEVEL',
+      'JSON log lines on stderr from this level up: fatal, error, warn, info, debug, trace, silent (default info; else ORDIVON_LOG_LEVEL)',
+      z
+        .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+          error: 'must be fatal, error, warn, info, debug, trace or silent',
+        })
+        .optional(),
     ),
     config: configFlag,
     'no-harnesses': booleanFlag(
@@ -158,6 +167,18 @@ export const serve = command({
       if (!io.json) io.err(text);
     };
 
+    const { LogLevel, createServiceLog, logLease, observeSupervisor } = await import('../service/log.js');
+    const { ServiceMetrics } = await import('../service/metrics.js');
+    const envLevel = process.env.ORDIVON_LOG_LEVEL;
+    const level = values['log-level'] ?? (envLevel ? LogLevel.safeParse(envLevel).data : 'info');
+    if (level === undefined)
+      throw new CliError('usage', `ORDIVON_LOG_LEVEL: ${LogLevel.options.join(', ')}`, {
+        exit: EXIT.usage,
+        path: 'ORDIVON_LOG_LEVEL',
+      });
+    const log = createServiceLog(level);
+    const metrics = new ServiceMetrics();
+
     const inspector = values.inspect ? await startInspector(values['inspect-url']) : undefined;
     const base: SupervisorOptions = {
       state,
@@ -171,6 +192,7 @@ export const serve = command({
               ...(values['lease-ms'] !== undefined ? { leaseMs: values['lease-ms'] } : {}),
               ...(values['poll-ms'] !== undefined ? { pollMs: values['poll-ms'] } : {}),
               ...(values['no-notify'] ? { notify: false } : {}),
+              onLease: (event) => logLease(log, metrics, event),
             },
           }
         : {}),
@@ -181,9 +203,10 @@ export const serve = command({
     };
     let opened: OpenedHost;
     try {
-      opened = await openServeHost(harnesses, base, say);
+      opened = await openServeHost(harnesses, base, say, (taskId, text) => log.info({ taskId, step: text }, 'step'));
     } catch (error) {
       inspector?.stop();
+      if (error instanceof HostError) for (const finding of error.findings) log.error({ ...finding }, 'boot finding');
       if (error instanceof HostError)
         throw cliErrorOf(error, {
           details: { findings: error.findings },
@@ -192,10 +215,12 @@ export const serve = command({
       throw error;
     }
     const { supervisor, stop: stopHost } = opened;
+    const unobserve = observeSupervisor(supervisor, log, metrics);
+    log.info({ boot: supervisor.bootReport(), hostId: supervisor.hostId ?? null }, 'boot');
 
     let service;
     try {
-      service = await startService({ supervisor, listener, ...(token ? { token } : {}) });
+      service = await startService({ supervisor, listener, log, metrics, ...(token ? { token } : {}) });
     } catch (error) {
       await stopHost();
       inspector?.stop();
@@ -212,7 +237,9 @@ export const serve = command({
       hostId: supervisor.hostId ?? null,
       harnesses: opened.label,
       config: harnesses.kind === 'config' ? harnesses.loaded.file : null,
-      tokenRequired: token !== undefined,
+      tokenRequired: service.token !== undefined,
+      // A single-use code for the page, not the token (which is in service.json only).
+      login: service.loginUrl(),
       inspect: inspector ? values['inspect-url'] : null,
       recovery,
       checkpointEvery: checkpointEvery ?? null,
@@ -231,7 +258,7 @@ export const serve = command({
         `ordivon serve: ${ready.url}${'socket' in ready ? ` (socket ${ready.socket})` : ''}, state ${state}${ready.hostId ? `, store ${ready.store} as ${ready.hostId}` : ''}, harnesses ${ready.harnesses}`,
       );
       if (ready.boot) say(`ordivon serve: validated ${bootLine(ready.boot)}`);
-      if (service.listener.kind === 'tcp' && !token) say(`page: ${ready.url}/`);
+      if (ready.login) say(`page (this link works once): ${ready.login}`);
       // Progress on a terminal: one line per commit.
       supervisor.subscribe((c) =>
         say(
@@ -243,6 +270,7 @@ export const serve = command({
     const signal = await stopped;
     say(`ordivon serve: ${signal}, draining`);
     await service.close();
+    unobserve();
     await stopHost();
     inspector?.stop();
     say('ordivon serve: stopped');
@@ -316,8 +344,12 @@ async function openServeHost(
   harnesses: Harnesses,
   base: SupervisorOptions,
   say: (text: string) => void,
+  step: (taskId: string, text: string) => void,
 ): Promise<OpenedHost> {
-  const onStep = (taskId: string, text: string) => say(`  [${taskId.slice(0, 13)}] ${text}`);
+  const onStep = (taskId: string, text: string) => {
+    step(taskId, text);
+    say(`  [${taskId.slice(0, 13)}] ${text}`);
+  };
   if (harnesses.kind === 'none') {
     if (harnesses.why === 'no-config')
       say('ordivon serve: no ./ordivon.config.json: the bare supervisor (--config FILE, or --demo-harnesses)');
