@@ -80,7 +80,7 @@ describe('ordivon serve on loopback TCP is authenticated by default', { timeout:
   });
 
   it('exchanges the one-time login URL for an HttpOnly SameSite=Strict cookie, once', async () => {
-    const login = new URL((serve.ready as { login?: string }).login!);
+    const login = new URL(serve.ready.login!);
     assert.equal(login.pathname, '/login');
     const code = login.searchParams.get('token')!;
     assert.notEqual(code, token, 'the login code is not the bearer token');

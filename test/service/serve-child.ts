@@ -22,6 +22,8 @@ export interface Ready {
   /** The configuration file it read, or null. */
   config?: string | null;
   boot?: unknown;
+  /** The one-time login URL for the page (null on a unix socket). */
+  login?: string | null;
 }
 
 export interface ServeChild {
