@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from './http-io.js';
 
 /** Where the service listens: a unix socket, or a TCP host and port. */
@@ -105,6 +105,25 @@ export function checkAccess(req: IncomingMessage, url: URL, policy: AccessPolicy
   if (sameSecret(given, policy.token)) return;
   if (given === '' && policy.sessions?.carries(req)) return;
   throw new ApiError(401, 'unauthorized', 'this listener requires Authorization: Bearer <token> (see service.json)');
+}
+
+/**
+ * `GET /login?token=<code>`: a single-use code, never the bearer token, exchanged for an
+ * HttpOnly, SameSite=Strict session cookie, then a redirect to the page. A wrong or used code is
+ * 401 `unauthorized`; the Host-header check applies as to every route.
+ */
+export function answerLogin(req: IncomingMessage, res: ServerResponse, url: URL, policy: AccessPolicy): void {
+  checkHost(req, policy);
+  const sessions = policy.sessions;
+  const session = sessions?.redeem(url.searchParams.get('token') ?? '') ?? null;
+  if (!sessions || session === null)
+    throw new ApiError(401, 'unauthorized', 'this login code is wrong or was used: ask for a new login URL');
+  res.writeHead(303, {
+    location: '/',
+    'set-cookie': `${sessions.cookie}=${session}; HttpOnly; SameSite=Strict; Path=/`,
+    'cache-control': 'no-store',
+  });
+  res.end();
 }
 
 function sameSecret(a: string, b: string): boolean {

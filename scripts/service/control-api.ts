@@ -13,7 +13,7 @@ import { taskProvenance } from '../../actors/task-contexts.js';
 import { taskRequests } from '../../actors/task-requests.js';
 import { taskGraph } from '../../machines/task-graph.js';
 import { loadWorkload, workloadNames } from '../../workloads/workload.js';
-import { checkAccess, checkHost, type AccessPolicy } from './access.js';
+import { answerLogin, checkAccess, type AccessPolicy } from './access.js';
 import type { ServiceMetrics } from './metrics.js';
 import { ShowQuery, StreamQuery, TaskIdParam, WorkloadRequest } from './api-schemas.js';
 import { ApiError, apiErrorOf, readJson, sendError, sendJson } from './http-io.js';
@@ -95,29 +95,14 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
     return reading;
   };
 
-  // `GET /login?token=<code>`: a single-use code, never the bearer token, exchanged for an
-  // HttpOnly, SameSite=Strict session cookie, then a redirect to the page.
-  const login = (req: IncomingMessage, res: ServerResponse, url: URL): void => {
-    checkHost(req, options.access);
-    const sessions = options.access.sessions;
-    const session = sessions?.redeem(url.searchParams.get('token') ?? '') ?? null;
-    if (!sessions || session === null)
-      throw new ApiError(401, 'unauthorized', 'this login code is wrong or was used: ask for a new login URL');
-    res.writeHead(303, {
-      location: '/',
-      'set-cookie': `${sessions.cookie}=${session}; HttpOnly; SameSite=Strict; Path=/`,
-      'cache-control': 'no-store',
-    });
-    res.end();
-  };
-
   async function route(req: IncomingMessage, res: ServerResponse, note: RequestNote): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://service');
     const method = req.method ?? 'GET';
     const parts = url.pathname.split('/').filter(Boolean);
     note.route = routePattern(parts);
     if (parts[0] === 'tasks' && parts[1] !== undefined) note.taskId = decodeURIComponent(parts[1]);
-    if (parts[0] === 'login' && parts.length === 1 && method === 'GET') return login(req, res, url);
+    if (parts[0] === 'login' && parts.length === 1 && method === 'GET')
+      return answerLogin(req, res, url, options.access);
     checkAccess(req, url, options.access);
     const only = (...allowed: string[]) => {
       if (!allowed.includes(method))
