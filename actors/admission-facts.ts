@@ -21,6 +21,8 @@ export interface AdmissionFacts {
   now?: number;
   /** Whether the answer is one the request takes (an answer). */
   allowed?: boolean;
+  /** The Host's harnesses, when an Assignment names none of them (written into the event: it is retained, `harness_unknown`). */
+  harnesses?: string[];
 }
 
 /** Events whose admission depends on the Context they were made against. */
@@ -43,7 +45,10 @@ export async function admissionFacts(
   input: EventInput,
   read: SourceReader | undefined,
   now: number,
+  harnesses?: readonly string[],
 ): Promise<AdmissionFacts | undefined> {
+  if (input.type === 'assignment.commit')
+    return harnesses && !harnesses.includes(input.harness) ? { stale: [], harnesses: [...harnesses] } : undefined;
   if (input.type === 'request.answer') return answerFacts(store, taskId, context, input, read, now);
   if (!READ_SET_EVENTS.has(input.type)) return undefined;
   const named = ('contextDigest' in input && input.contextDigest) || context.contextDigest;

@@ -33,7 +33,12 @@ export interface ClusterOptions {
    * LISTEN cannot work, as behind pgbouncer in transaction mode: polling alone then reports commits.
    */
   notify?: boolean | undefined;
+  /** Told of each lease this Host acquires or loses (for logs and metrics); it must not throw. */
+  onLease?: ((event: LeaseEvent) => void) | undefined;
 }
+
+/** A lease change of this Host: a Task claimed at `epoch`, or one it no longer holds (taken over, or its lease ran out). */
+export type LeaseEvent = { kind: 'acquired'; taskId: string; epoch: number } | { kind: 'lost'; taskId: string };
 
 /** What the Supervisor does when the cluster hands it a Task or takes one away. */
 export interface ClusterHooks {
@@ -94,6 +99,7 @@ export class Cluster {
     readonly journal: PgJournal,
     private readonly renewEveryMs: number,
     private readonly watchOptions: { pollMs?: number | undefined; listen: boolean },
+    private readonly onLease: (event: LeaseEvent) => void = () => undefined,
   ) {}
 
   static async join(options: ClusterOptions): Promise<Cluster> {
@@ -108,10 +114,12 @@ export class Cluster {
         ...(options.advertisedUrl !== undefined ? { advertisedUrl: options.advertisedUrl } : {}),
         notify: options.notify !== false,
       });
-      return new Cluster(journal, options.renewEveryMs ?? Math.max(50, Math.floor(leaseMs / 3)), {
-        pollMs: options.pollMs,
-        listen: options.notify !== false,
-      });
+      return new Cluster(
+        journal,
+        options.renewEveryMs ?? Math.max(50, Math.floor(leaseMs / 3)),
+        { pollMs: options.pollMs, listen: options.notify !== false },
+        options.onLease,
+      );
     } catch (error) {
       if (error instanceof StoreError) throw hostErrorOf(error);
       throw new HostError('storage_failed', `cannot join ${redact(options.url)}: ${(error as Error).message}`);
@@ -128,7 +136,8 @@ export class Cluster {
    * Tasks this Host serves.
    */
   async prepare(store: EventStore): Promise<void> {
-    await this.journal.claim(CLAIM_BATCH);
+    for (const { taskId, epoch } of await this.journal.claim(CLAIM_BATCH))
+      this.onLease({ kind: 'acquired', taskId, epoch });
     this.startRenewing();
     for (const taskId of store.taskIds()) if (!this.journal.holds(taskId)) await store.forget(taskId);
     for (const { taskId } of this.journal.leases()) await this.copy(store, taskId);
@@ -168,7 +177,7 @@ export class Cluster {
    */
   async tick(store: () => EventStore | undefined, hooks: ClusterHooks): Promise<void> {
     try {
-      for (const taskId of await this.journal.renew()) hooks.lost(taskId);
+      for (const taskId of await this.journal.renew()) this.lose(taskId, hooks);
       const open = store();
       if (!open || this.stopped) return;
       for (const taskId of [...this.reload, ...this.unserved.keys()]) {
@@ -181,11 +190,12 @@ export class Cluster {
       // batches of their own beside it (the claim skips rows another claim holds).
       for (;;) {
         const claimed = await this.journal.claim(CLAIM_BATCH);
-        for (const { taskId } of claimed) {
+        for (const { taskId, epoch } of claimed) {
+          this.onLease({ kind: 'acquired', taskId, epoch });
           if (this.stopped) return;
           // Its own lease ran out unrenewed (this Host was paused past it) and it claimed the Task
           // again at a new epoch: the actor of the old epoch goes, a fresh one is built.
-          if (hooks.serves(taskId)) hooks.lost(taskId);
+          if (hooks.serves(taskId)) this.lose(taskId, hooks);
           await this.serve(open, taskId, hooks, false);
         }
         if (claimed.length < CLAIM_BATCH || this.stopped) break;
@@ -208,7 +218,7 @@ export class Cluster {
       // Host took this one. Serving it then would answer lease_lost, not task_elsewhere, and show a
       // Task this Host does not hold (found by the cluster torture, after a pause).
       if (this.journal.holds(taskId)) await hooks.adopt(taskId);
-      if (!this.journal.holds(taskId)) hooks.lost(taskId);
+      if (!this.journal.holds(taskId)) this.lose(taskId, hooks);
       this.unserved.delete(taskId);
     } catch (error) {
       this.unserved.set(taskId, error instanceof Error ? error.message : String(error));
@@ -235,12 +245,20 @@ export class Cluster {
   private async renewOnce(): Promise<void> {
     try {
       for (const taskId of await this.journal.renew()) {
-        if (this.hooks) this.hooks.lost(taskId);
-        else this.lostEarly.add(taskId);
+        if (this.hooks) this.lose(taskId, this.hooks);
+        else {
+          this.onLease({ kind: 'lost', taskId });
+          this.lostEarly.add(taskId);
+        }
       }
     } catch {
       // Unreachable database: the next renewal tries again (and the leases run out meanwhile).
     }
+  }
+
+  private lose(taskId: string, hooks: ClusterHooks): void {
+    this.onLease({ kind: 'lost', taskId });
+    hooks.lost(taskId);
   }
 
   /** A write to `taskId` failed with its outcome unknown: serve it again only after copying it from the authority. */

@@ -26,5 +26,7 @@ export interface EffectRunner {
   perform(task: TaskHandle, work: FrontierWork, signal: AbortSignal): Promise<void>;
   /** The current digest of a spec source (null: absent), for re-validating a read set at admission. */
   readSource?(task: Pick<TaskHandle, 'taskId' | 'context' | 'spec'>, location: SourceLocation): Promise<string | null>;
+  /** The harness names an Assignment may name; with them, one naming another is refused `harness_unknown` at admission. */
+  readonly harnesses?: readonly string[];
   close?(): Promise<void>;
 }

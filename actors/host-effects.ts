@@ -87,6 +87,7 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
           return;
       }
     },
+    harnesses: Object.keys(options.harnesses),
     async readSource(task: WorkspaceOwner, location: SourceLocation): Promise<string | null> {
       return (
         (await readSource({ workspace: await ctx.workspaceOf(task), world: task.spec.world }, location))?.digest ?? null

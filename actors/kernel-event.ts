@@ -77,6 +77,7 @@ export function kernelEvent(input: EventInput, at: KernelFacts): KernelEvent | {
         purpose,
         assignmentDigest: assignment.digest,
         ...(stage !== undefined ? { stage } : {}),
+        ...(at.facts?.harnesses ? { harnesses: at.facts.harnesses } : {}),
       };
       return { event, prepared: [assignment] };
     }

@@ -79,6 +79,9 @@ const ScalarOptions = z.object({
         .optional(),
       pollMs: z.number().int().min(10).optional(),
       notify: z.boolean().optional(),
+      onLease: z
+        .custom<(event: unknown) => void>((value) => typeof value === 'function', 'expected a function')
+        .optional(),
     })
     .strict()
     .optional(),

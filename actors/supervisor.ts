@@ -382,6 +382,7 @@ export class Supervisor {
       readSource: effects?.readSource
         ? (location, context) => effects.readSource!({ taskId, context, spec }, location)
         : undefined,
+      harnesses: effects?.harnesses,
       onStoreRefusal: (code) => {
         if (!this.cluster) return;
         // Another Host holds the Task now; or the write's outcome is unknown, so the mirror may

@@ -35,6 +35,8 @@ export interface TaskActorOptions {
    * Host's effects know the workspace and the world); without one only the Goal is re-validated.
    */
   readSource?: ((location: SourceLocation, context: TaskContext) => Promise<string | null>) | undefined;
+  /** The harnesses the Host runs: an `assignment.commit` naming another is retained, refused `harness_unknown`. */
+  harnesses?: readonly string[] | undefined;
   /** Told of every store failure of an append (the event is refused with its code): the Supervisor stops serving a Task whose lease was lost. */
   onStoreRefusal?: ((code: StoreError['code']) => void) | undefined;
 }
@@ -205,7 +207,15 @@ export class TaskActor {
     const context = this.snapshot.context;
     const { readSource } = this.options;
     const read = readSource ? (location: SourceLocation) => readSource(location, context) : undefined;
-    const facts = await admissionFacts(this.store, this.taskId, context, input, read, Date.parse(this.clock.wall()));
+    const facts = await admissionFacts(
+      this.store,
+      this.taskId,
+      context,
+      input,
+      read,
+      Date.parse(this.clock.wall()),
+      this.options.harnesses,
+    );
     const taken = kernelEvent(input, {
       taskId: this.taskId,
       context,

@@ -17,7 +17,8 @@ export type RejectionReason =
   | 'decision_expired'
   | 'decision_revoked'
   | 'decision_stale'
-  | 'answer_not_allowed';
+  | 'answer_not_allowed'
+  | 'harness_unknown';
 
 export interface Rejection {
   event: string;

@@ -143,11 +143,16 @@ export const TASK_EVENTS = [
       assignmentDigest: Digest,
       /** The spec's stage the Assignment runs (absent in events written before stages). */
       stage: Label.optional(),
+      /**
+       * Written by a Host that knows its harnesses when `harness` is none of them (the event is
+       * retained, refused `harness_unknown`); absent when the harness is known or not checked.
+       */
+      harnesses: z.array(Label).optional(),
     },
     {
       external: true,
       refs: { assignmentDigest: 'assignment' },
-      writes: ['assignmentDigest'],
+      writes: ['assignmentDigest', 'harnesses'],
       sent: {
         /** The stage's purpose when absent; with a spec that has stages and no `stage`, the stage's name. */
         purpose: Label.optional(),

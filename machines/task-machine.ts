@@ -110,6 +110,8 @@ function rejectionDetail(context: TaskContext, event: TaskEvent, reason: Rejecti
     return `missing ${missingEvidence(context, event.evidence).join(', ')}`;
   if (reason === 'context_mismatch' && 'contextDigest' in event)
     return `event names ${event.contextDigest}; current Context is ${context.contextDigest ?? 'none'}`;
+  if (reason === 'harness_unknown' && event.type === 'assignment.commit')
+    return `no harness named ${event.harness} is configured (configured: ${event.harnesses?.join(', ') || 'none'})`;
   if (reason === 'stale_assignment') return `generation ${generation} < current ${context.generation}`;
   if (reason === 'identity_conflict' && event.type === 'dispatch.reconcile')
     return `${event.jobIds.length} jobs claim ${event.clientRequestId}`;
@@ -169,6 +171,12 @@ const ANSWER_REFUSALS = [
 ] as const;
 
 /**
+ * An Assignment, of the next generation, naming a harness the Host that admitted it does not run:
+ * retained where the Task is (it would wait at dispatch forever), refused `harness_unknown`.
+ */
+const UNKNOWN_HARNESS = { guard: and(['nextGeneration', 'harnessUnknown']), actions: 'rejectHarness' } as const;
+
+/**
  * What a lookup of the Effect's request id found: one receipt records it, more than one blocks
  * the Task (fail-closed, as for dispatch), none leaves it unknown and asks an operator.
  */
@@ -214,6 +222,8 @@ export const taskMachine = setup({
       return generation !== undefined && generation < context.generation;
     },
     nextGeneration: ({ context, event }) => generationOf(event) === context.generation + 1,
+    harnessUnknown: ({ event }) =>
+      event.type === 'assignment.commit' && event.harnesses !== undefined && !event.harnesses.includes(event.harness),
     sameRequest: ({ context, event }) =>
       'clientRequestId' in event && context.dispatch?.clientRequestId === event.clientRequestId,
     oneJob: ({ event }) => event.type === 'dispatch.reconcile' && event.jobIds.length === 1,
@@ -282,6 +292,7 @@ export const taskMachine = setup({
     rejectRevoked: reject('decision_revoked'),
     rejectRequestStale: reject('decision_stale'),
     rejectAnswer: reject('answer_not_allowed'),
+    rejectHarness: reject('harness_unknown'),
     intendEffect: assign(({ event }) => {
       assertEvent(event, 'effect.intend');
       const { requestId, generation, candidateId, intentDigest, reconcile } = event;
@@ -461,18 +472,21 @@ export const taskMachine = setup({
       on: { 'task.created': { guard: 'fromHost', target: 'open', actions: 'create' } },
     },
     open: {
-      on: { 'assignment.commit': { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' } },
+      on: {
+        'assignment.commit': [
+          UNKNOWN_HARNESS,
+          { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
+        ],
+      },
     },
     assigned: {
       initial: 'compiling',
       on: {
         // Replacement: a new generation fences everything the previous Assignment still has in flight.
-        'assignment.commit': {
-          guard: 'nextGeneration',
-          target: 'assigned',
-          reenter: true,
-          actions: 'commitAssignment',
-        },
+        'assignment.commit': [
+          UNKNOWN_HARNESS,
+          { guard: 'nextGeneration', target: 'assigned', reenter: true, actions: 'commitAssignment' },
+        ],
       },
       states: {
         compiling: {
@@ -536,7 +550,10 @@ export const taskMachine = setup({
     },
     evaluating: {
       on: {
-        'assignment.commit': { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
+        'assignment.commit': [
+          UNKNOWN_HARNESS,
+          { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
+        ],
         'evaluation.settle': { guard: and(['fromHost', 'currentGeneration']), target: 'waiting' },
         'completion.propose': [
           { guard: and(['currentGeneration', not('contextMatches')]), actions: 'rejectContext' },
@@ -549,14 +566,20 @@ export const taskMachine = setup({
     },
     waiting: {
       on: {
-        'assignment.commit': { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
+        'assignment.commit': [
+          UNKNOWN_HARNESS,
+          { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
+        ],
         'decision.submit': DECISION,
       },
     },
     /** The Host performs the admitted candidate's action (frontier `act`); the provider only chose it. */
     acting: {
       on: {
-        'assignment.commit': { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
+        'assignment.commit': [
+          UNKNOWN_HARNESS,
+          { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
+        ],
         // An Effect: its intent (request id, operation, target, input digest) is durable before the adapter is called.
         'effect.intend': {
           guard: and(['fromHost', 'currentGeneration']),
@@ -606,7 +629,10 @@ export const taskMachine = setup({
     effect_unknown: {
       initial: 'checking',
       on: {
-        'assignment.commit': { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
+        'assignment.commit': [
+          UNKNOWN_HARNESS,
+          { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
+        ],
       },
       states: {
         checking: { on: { 'effect.reconcile': EFFECT_RECONCILE } },
@@ -635,7 +661,10 @@ export const taskMachine = setup({
      */
     stale: {
       on: {
-        'assignment.commit': { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
+        'assignment.commit': [
+          UNKNOWN_HARNESS,
+          { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
+        ],
         // The Host gave up rerunning (the Context kept moving): the Task waits for a new Assignment.
         'evaluation.settle': { guard: and(['fromHost', 'currentGeneration']), target: 'waiting' },
       },

@@ -46,8 +46,17 @@ export const serve = command({
     ),
     token: stringFlag(
       'T',
-      'bearer token every request must carry (else ORDIVON_TOKEN)',
+      'bearer token every request must carry (else ORDIVON_TOKEN; else, on TCP, one generated into service.json)',
       z.string().min(1, 'must not be empty').optional(),
+    ),
+    'log-level': stringFlag(
+      'LEVEL',
+      'JSON log lines on stderr from this level up: fatal, error, warn, info, debug, trace, silent (default info; else ORDIVON_LOG_LEVEL)',
+      z
+        .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+          error: 'must be fatal, error, warn, info, debug, trace or silent',
+        })
+        .optional(),
     ),
     config: configFlag,
     'no-harnesses': booleanFlag(

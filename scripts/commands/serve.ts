@@ -60,6 +60,18 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
     if (!io.json) io.err(text);
   };
 
+  const { LogLevel, createServiceLog, logLease, observeSupervisor } = await import('../service/log.js');
+  const { ServiceMetrics } = await import('../service/metrics.js');
+  const envLevel = process.env.ORDIVON_LOG_LEVEL;
+  const level = values['log-level'] ?? (envLevel ? LogLevel.safeParse(envLevel).data : 'info');
+  if (level === undefined)
+    throw new CliError('usage', `ORDIVON_LOG_LEVEL: ${LogLevel.options.join(', ')}`, {
+      exit: EXIT.usage,
+      path: 'ORDIVON_LOG_LEVEL',
+    });
+  const log = createServiceLog(level);
+  const metrics = new ServiceMetrics();
+
   const inspector = values.inspect ? await startInspector(values['inspect-url']) : undefined;
   const base: SupervisorOptions = {
     state,
@@ -73,6 +85,7 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
             ...(values['lease-ms'] !== undefined ? { leaseMs: values['lease-ms'] } : {}),
             ...(values['poll-ms'] !== undefined ? { pollMs: values['poll-ms'] } : {}),
             ...(values['no-notify'] ? { notify: false } : {}),
+            onLease: (event) => logLease(log, metrics, event),
             ...(values['advertise-url'] !== undefined ? { advertisedUrl: values['advertise-url'] } : {}),
             ...(values['db-connect-timeout-ms'] !== undefined
               ? { connectTimeoutMs: values['db-connect-timeout-ms'] }
@@ -90,9 +103,10 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
   };
   let opened: OpenedHost;
   try {
-    opened = await openServeHost(harnesses, base, say);
+    opened = await openServeHost(harnesses, base, say, (taskId, text) => log.info({ taskId, step: text }, 'step'));
   } catch (error) {
     inspector?.stop();
+    if (error instanceof HostError) for (const finding of error.findings) log.error({ ...finding }, 'boot finding');
     if (error instanceof HostError)
       throw cliErrorOf(error, {
         details: { findings: error.findings },
@@ -101,10 +115,12 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
     throw error;
   }
   const { supervisor, stop: stopHost } = opened;
+  const unobserve = observeSupervisor(supervisor, log, metrics);
+  log.info({ boot: supervisor.bootReport(), hostId: supervisor.hostId ?? null }, 'boot');
 
   let service;
   try {
-    service = await startService({ supervisor, listener, ...(token ? { token } : {}) });
+    service = await startService({ supervisor, listener, log, metrics, ...(token ? { token } : {}) });
   } catch (error) {
     await stopHost();
     inspector?.stop();
@@ -126,7 +142,9 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
     hostId: supervisor.hostId ?? null,
     harnesses: opened.label,
     config: harnesses.kind === 'config' ? harnesses.loaded.file : null,
-    tokenRequired: token !== undefined,
+    tokenRequired: service.token !== undefined,
+    // A single-use code for the page, not the token (which is in service.json only).
+    login: service.loginUrl(),
     inspect: inspector ? values['inspect-url'] : null,
     recovery,
     checkpointEvery: checkpointEvery ?? null,
@@ -145,7 +163,7 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
       `ordivon serve: ${ready.url}${'socket' in ready ? ` (socket ${ready.socket})` : ''}, state ${state}${ready.hostId ? `, store ${ready.store} as ${ready.hostId}` : ''}, harnesses ${ready.harnesses}`,
     );
     if (ready.boot) say(`ordivon serve: validated ${bootLine(ready.boot)}`);
-    if (service.listener.kind === 'tcp' && !token) say(`page: ${ready.url}/`);
+    if (ready.login) say(`page (this link works once): ${ready.login}`);
     // Progress on a terminal: one line per commit.
     supervisor.subscribe((c) =>
       say(
@@ -157,6 +175,7 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
   const signal = await stopped;
   say(`ordivon serve: ${signal}, draining`);
   await service.close();
+  unobserve();
   await stopHost();
   inspector?.stop();
   say('ordivon serve: stopped');
@@ -218,8 +237,12 @@ async function openServeHost(
   harnesses: Harnesses,
   base: SupervisorOptions,
   say: (text: string) => void,
+  step: (taskId: string, text: string) => void,
 ): Promise<OpenedHost> {
-  const onStep = (taskId: string, text: string) => say(`  [${taskId.slice(0, 13)}] ${text}`);
+  const onStep = (taskId: string, text: string) => {
+    step(taskId, text);
+    say(`  [${taskId.slice(0, 13)}] ${text}`);
+  };
   if (harnesses.kind === 'none') {
     if (harnesses.why === 'no-config')
       say('ordivon serve: no ./ordivon.config.json: the bare supervisor (--config FILE, or --demo-harnesses)');

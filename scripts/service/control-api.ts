@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { zodIssue } from '../../base/index.js';
 import { HostError } from '../../actors/errors.js';
@@ -11,7 +13,8 @@ import { taskProvenance } from '../../actors/task-contexts.js';
 import { taskRequests } from '../../actors/task-requests.js';
 import { taskGraph } from '../../machines/task-graph.js';
 import { loadWorkload, workloadNames } from '../../workloads/workload.js';
-import { checkAccess, type AccessPolicy } from './access.js';
+import { answerLogin, checkAccess, type AccessPolicy } from './access.js';
+import type { ServiceMetrics } from './metrics.js';
 import { ShowQuery, StreamQuery, TaskIdParam, WorkloadRequest } from './api-schemas.js';
 import { ApiError, apiErrorOf, httpStatusOf, readJson, sendError, sendJson } from './http-io.js';
 import { PAGE_HTML } from './page.js';
@@ -25,6 +28,22 @@ export interface ControlApiOptions {
   access: AccessPolicy;
   /** The SSE streams' bound on a slow client and their keep-alive (docs/service.md). */
   stream?: SseHubOptions;
+  /** One `request` line per answered request (none: not logged). */
+  log?: Logger;
+  /** What `GET /metrics` answers (none: that route is 404). */
+  metrics?: ServiceMetrics;
+}
+
+/** Every response: no page of this service may be framed (its buttons answer DecisionRequests). */
+const FRAME_ANCESTORS = "frame-ancestors 'none'";
+
+/** An `X-Request-Id` a client may give (echoed and logged); anything else is replaced by a new one. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** What a request line reports beyond method and status: the route pattern and the Task. */
+interface RequestNote {
+  route: string;
+  taskId?: string;
 }
 
 export interface ControlApi {
@@ -69,11 +88,15 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
     return reading;
   };
 
-  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function route(req: IncomingMessage, res: ServerResponse, note: RequestNote): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://service');
-    checkAccess(req, url, options.access);
     const method = req.method ?? 'GET';
     const parts = url.pathname.split('/').filter(Boolean);
+    note.route = routePattern(parts);
+    if (parts[0] === 'tasks' && parts[1] !== undefined) note.taskId = decodeURIComponent(parts[1]);
+    if (parts[0] === 'login' && parts.length === 1 && method === 'GET')
+      return answerLogin(req, res, url, options.access);
+    checkAccess(req, url, options.access);
     const only = (...allowed: string[]) => {
       if (!allowed.includes(method))
         throw new ApiError(405, 'method_not_allowed', `${method} ${url.pathname}: use ${allowed.join(' or ')}`);
@@ -86,11 +109,16 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       res.writeHead(200, {
         'content-type': 'text/html; charset=utf-8',
         'cache-control': 'no-store',
-        'content-security-policy':
-          "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:",
+        'content-security-policy': `default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; ${FRAME_ANCESTORS}`,
       });
       res.end(PAGE_HTML);
       return;
+    }
+    if (parts[0] === 'login' && parts.length === 1) {
+      only('GET', 'POST');
+      const sessions = options.access.sessions;
+      if (!sessions) throw new ApiError(404, 'route_not_found', 'a unix socket serves no login');
+      return sendJson(res, 201, { login: `http://${req.headers.host ?? ''}/login?token=${sessions.code()}` });
     }
     if (parts[0] === 'health' && parts.length === 1) {
       only('GET');
@@ -105,6 +133,13 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
         boot: sup.bootReport(),
         checkpoints: sup.checkpoints(),
       });
+    }
+    if (parts[0] === 'metrics' && parts.length === 1 && options.metrics) {
+      only('GET');
+      const text = await options.metrics.text();
+      res.writeHead(200, { 'content-type': options.metrics.contentType, 'cache-control': 'no-store' });
+      res.end(text);
+      return;
     }
     if (parts[0] === 'graph' && parts.length === 1) {
       only('GET');
@@ -122,7 +157,9 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       const body = await readJson(req);
       const spec = body !== null && typeof body === 'object' && 'workload' in body ? workloadSpec(body) : body;
       // `invalid_spec` (400, with its field as `path`) and `task_exists` (409) are HostErrors: `apiErrorOf`.
-      const created = await sup.createTask(spec as TaskSpecInput);
+      const done = options.metrics?.time('create');
+      const created = await sup.createTask(spec as TaskSpecInput).finally(() => done?.());
+      note.taskId = created.taskId;
       return sendJson(res, 201, created);
     }
     if (parts[0] === 'tasks' && parts.length === 2) {
@@ -172,7 +209,22 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
         return sendJson(res, 400, { taskId: id, ...refused });
       }
       // The raw body goes to the supervisor, which parses it again: one code path with the library's.
-      const result = await sup.sendRaw(id, body);
+      const done = options.metrics?.time('send');
+      const result = await sup.sendRaw(id, body).finally(() => done?.());
+      if (!result.written && !result.duplicate && result.code !== undefined) {
+        options.metrics?.refusedUnwritten(result.code);
+        options.log?.warn(
+          {
+            taskId: id,
+            event: eventType(body),
+            revision: result.revision,
+            admitted: false,
+            written: false,
+            code: result.code,
+          },
+          'transition refused',
+        );
+      }
       return sendJson(res, statusOfSend(result), { taskId: id, ...result });
     }
     if (parts[0] === 'tasks' && parts.length === 3 && parts[2] === 'requests') {
@@ -191,11 +243,30 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
   return {
     hub,
     handle(req, res) {
+      const started = process.hrtime.bigint();
+      const given = req.headers['x-request-id'];
+      const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      res.setHeader('x-request-id', requestId);
+      res.setHeader('content-security-policy', FRAME_ANCESTORS);
+      const note: RequestNote = { route: 'unknown' };
+      res.once('close', () =>
+        options.log?.info(
+          {
+            requestId,
+            method: req.method,
+            route: note.route,
+            status: res.statusCode,
+            ms: Number(process.hrtime.bigint() - started) / 1e6,
+            ...(note.taskId !== undefined ? { taskId: note.taskId } : {}),
+          },
+          'request',
+        ),
+      );
       if (draining) {
         sendError(res, new ApiError(503, 'not_serving', 'the service is draining'));
         return;
       }
-      const done = route(req, res)
+      const done = route(req, res, note)
         .catch((error) => {
           sendError(res, error instanceof HostError ? apiErrorOf(error) : error);
         })
@@ -209,6 +280,21 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       await Promise.all([...inflight]);
     },
   };
+}
+
+/** The route a request matched, with its parameters as names (`/tasks/:id/events`): a log field of bounded cardinality. */
+function routePattern(parts: string[]): string {
+  if (parts.length === 0) return '/';
+  if (parts[0] !== 'tasks') return parts.length === 1 ? `/${parts[0]}` : 'unknown';
+  const names = ['tasks', ':id', parts[2], ':requestId', parts[4]];
+  if (parts.length > names.length || (parts.length >= 3 && !['events', 'requests'].includes(parts[2]!)))
+    return 'unknown';
+  return `/${names.slice(0, parts.length).join('/')}`;
+}
+
+function eventType(body: unknown): string | undefined {
+  const type = body !== null && typeof body === 'object' ? (body as { type?: unknown }).type : undefined;
+  return typeof type === 'string' ? type : undefined;
 }
 
 function workloadSpec(body: object) {

@@ -8,7 +8,7 @@ export interface ServiceResponse {
 
 /**
  * A minimal client of the control API, over the unix socket or loopback TCP named in
- * `service.json`. Rejects (with the socket error) only when the service cannot be reached;
+ * `service.json`, carrying the token that file names (else `ORDIVON_TOKEN`). Rejects (with the socket error) only when the service cannot be reached;
  * every HTTP answer, refusals included, resolves.
  */
 export function callService(
@@ -16,7 +16,7 @@ export function callService(
   method: string,
   path: string,
   body?: unknown,
-  token = process.env.ORDIVON_TOKEN,
+  token = info.token ?? process.env.ORDIVON_TOKEN,
 ): Promise<ServiceResponse> {
   const url = new URL(path, info.url);
   const payload = body === undefined ? undefined : JSON.stringify(body);

@@ -11,6 +11,11 @@ export const ServiceFile = z.object({
   url: z.string(),
   socket: z.string().optional(),
   tokenRequired: z.boolean(),
+  /**
+   * The bearer token the service requires (given with `--token`, else generated at start). It is
+   * written here and nowhere else: whoever cannot read this 0600 file cannot talk to the service.
+   */
+  token: z.string().min(1).optional(),
 });
 export type ServiceFile = z.infer<typeof ServiceFile>;
 

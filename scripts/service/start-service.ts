@@ -1,17 +1,26 @@
 import { chmodSync, existsSync, lstatSync, unlinkSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { createServer, type Server } from 'node:http';
+import type { Logger } from 'pino';
 import type { Supervisor } from '../../actors/supervisor.js';
-import { isLoopback, type Listener } from './access.js';
+import { isLoopback, newSecret, Sessions, type Listener } from './access.js';
 import { createControlApi, type ControlApi } from './control-api.js';
 import { ApiError } from './http-io.js';
 import { writeServiceFile } from './service-file.js';
+import type { ServiceMetrics } from './metrics.js';
 
 export interface ServiceOptions {
   supervisor: Supervisor;
   listener: Listener;
-  /** Bearer token; required (else `token_required`) when the listener is not loopback. */
+  /**
+   * Bearer token; required (else `token_required`) when the listener is not loopback. A loopback
+   * TCP listener without one gets a generated token, written to `service.json` only.
+   */
   token?: string;
+  /** Where request lines go (none: not logged). */
+  log?: Logger;
+  /** Counters `GET /metrics` answers (none: that route is 404). */
+  metrics?: ServiceMetrics;
   /** How long draining waits for in-flight requests before cutting their connections (default 10 s). */
   drainGraceMs?: number;
 }
@@ -22,6 +31,10 @@ export interface RunningService {
   /** `http://127.0.0.1:PORT`, or `http://localhost` for a unix socket. */
   url: string;
   listener: Listener;
+  /** The bearer token requests need (undefined: a unix socket without `--token`). */
+  token: string | undefined;
+  /** A new single-use login URL for the page (`/login?token=<code>`), or null on a unix socket. */
+  loginUrl(): string | null;
   /**
    * Drains: new requests are refused 503 `not_serving`, SSE streams end, in-flight requests
    * answer, the listener closes and `service.json` is removed. The supervisor is not stopped
@@ -36,14 +49,22 @@ export interface RunningService {
  * non-loopback listener without a token, `socket_in_use` when a live process answers on the socket.
  */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
-  const { listener, token } = options;
-  if (!isLoopback(listener) && !token)
+  const { listener } = options;
+  if (!isLoopback(listener) && !options.token)
     throw new ApiError(
       400,
       'token_required',
       `listening on ${listener.kind === 'tcp' ? listener.host : ''} needs --token (only 127.0.0.1, ::1 and unix sockets are loopback)`,
     );
-  const api = createControlApi({ supervisor: options.supervisor, access: { listener, ...(token ? { token } : {}) } });
+  // Every local account can reach a TCP port: only a 0600 unix socket goes without a token.
+  const token = options.token ?? (listener.kind === 'tcp' ? newSecret() : undefined);
+  const sessions = listener.kind === 'tcp' ? new Sessions(`ordivon_session_${process.pid}`) : undefined;
+  const api = createControlApi({
+    supervisor: options.supervisor,
+    access: { listener, ...(token ? { token } : {}), ...(sessions ? { sessions } : {}) },
+    ...(options.log ? { log: options.log } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+  });
   const server = createServer((req, res) => api.handle(req, res));
   let bound: Listener = listener;
   if (listener.kind === 'socket') {
@@ -71,6 +92,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     url,
     ...(bound.kind === 'socket' ? { socket: bound.path } : {}),
     tokenRequired: token !== undefined,
+    ...(token ? { token } : {}),
   });
   let closing: Promise<void> | undefined;
   return {
@@ -78,6 +100,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     api,
     url,
     listener: bound,
+    token,
+    loginUrl: () => (sessions ? `${url}/login?token=${sessions.code()}` : null),
     close() {
       closing ??= (async () => {
         removeFile();

@@ -40,6 +40,7 @@ describe('DecisionRequests on the service page in headless Chromium', { timeout:
         await sup.openRequest('page-r', operatorRequest('ship-it'));
         await sup.openRequest('page-r', operatorRequest('race', HOUR));
         const page = context.pages()[0] ?? (await context.newPage());
+        await page.goto(service.loginUrl()!);
         await page.goto(`${service.url}/#page-r`);
         const row = (id: string) => page.locator(`tr.request[data-request="${id}"]`);
         await row('ship-it').locator('button[data-answer="hold"]').waitFor();

@@ -71,6 +71,8 @@ describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
         const requests: string[] = [];
         page.on('request', (r) => requests.push(r.url()));
         await page.setViewportSize({ width: 1400, height: 1000 });
+        // The one-time login URL serve printed sets the session cookie the page's requests carry.
+        await page.goto(api.login!);
         await page.goto(`${api.url}/#page-1`);
 
         await page.locator('g.state.current[data-state="assigned.compiling"]').waitFor();
@@ -135,6 +137,8 @@ describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
         assert.equal((await http(api, 'POST', '/tasks', { body: spec })).status, 201);
         const page = context.pages()[0] ?? (await context.newPage());
         await page.setViewportSize({ width: 1400, height: 1000 });
+        // The one-time login URL serve printed sets the session cookie the page's requests carry.
+        await page.goto(api.login!);
         await page.goto(`${api.url}/#page-2`);
         const send = (body: object) => http(api, 'POST', '/tasks/page-2/events', { body });
         const cells = async (row: string) => (await page.locator(row).locator('td').allTextContents()).slice(0, 3);

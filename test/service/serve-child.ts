@@ -1,5 +1,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { request } from 'node:http';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
@@ -20,6 +22,8 @@ export interface Ready {
   /** The configuration file it read, or null. */
   config?: string | null;
   boot?: unknown;
+  /** The one-time login URL for the page (null on a unix socket). */
+  login?: string | null;
 }
 
 export interface ServeChild {
@@ -83,13 +87,46 @@ export interface HttpAnswer {
   text: string;
 }
 
-/** One HTTP request to the service over TCP or its unix socket. `body` is sent as given when a string. */
+/** Where a test reaches a service: a serve child's ready line (`state`) or an in-process service (`token`). */
+export interface Target {
+  url: string;
+  socket?: string;
+  state?: string;
+  token?: string | undefined;
+}
+
+/**
+ * The bearer token a service requires, as its owner finds it: an in-process service's `token`,
+ * else the one its `service.json` names (undefined for a socket without one).
+ */
+export function tokenOf(target: Target): string | undefined {
+  if (target.token !== undefined) return target.token;
+  if (target.state === undefined) return undefined;
+  try {
+    return (JSON.parse(readFileSync(join(target.state, 'service.json'), 'utf8')) as { token?: string }).token;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The Authorization header the service's owner sends, unless the request gives its own (or `token: false`). */
+function authorization(target: Target, headers: Record<string, string> | undefined, token: boolean | undefined) {
+  if (token === false || (headers && Object.keys(headers).some((h) => h.toLowerCase() === 'authorization'))) return {};
+  const found = tokenOf(target);
+  return found ? { authorization: `Bearer ${found}` } : {};
+}
+
+/**
+ * One HTTP request to the service over TCP or its unix socket, carrying the token the service's
+ * owner reads (`tokenOf`) unless `headers` has an Authorization or `token` is false. `body` is
+ * sent as given when a string.
+ */
 export function http(
-  target: { url: string; socket?: string },
+  target: Target,
   method: string,
   path: string,
-  options: { body?: unknown; headers?: Record<string, string> } = {},
-): Promise<HttpAnswer> {
+  options: { body?: unknown; headers?: Record<string, string>; token?: boolean } = {},
+): Promise<HttpAnswer & { headers: Record<string, string | string[] | undefined> }> {
   const url = new URL(path, target.url);
   const payload =
     options.body === undefined
@@ -104,7 +141,11 @@ export function http(
         agent: false,
         ...(target.socket ? { socketPath: target.socket } : { hostname: url.hostname, port: url.port }),
         path: `${url.pathname}${url.search}`,
-        headers: { ...(payload !== undefined ? { 'content-type': 'application/json' } : {}), ...options.headers },
+        headers: {
+          ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...authorization(target, options.headers, options.token),
+          ...options.headers,
+        },
       },
       (res) => {
         let text = '';
@@ -117,7 +158,7 @@ export function http(
           } catch {
             /* not JSON */
           }
-          resolve({ status: res.statusCode ?? 0, body, text });
+          resolve({ status: res.statusCode ?? 0, body, text, headers: res.headers });
         });
       },
     );
@@ -127,10 +168,7 @@ export function http(
 }
 
 /** Digest of every Task's events as the service reports them: "nothing was written" when unchanged. */
-export async function eventsDigest(
-  target: { url: string; socket?: string },
-  headers: Record<string, string> = {},
-): Promise<string> {
+export async function eventsDigest(target: Target, headers: Record<string, string> = {}): Promise<string> {
   const list = await http(target, 'GET', '/tasks', { headers });
   const parts: unknown[] = [];
   for (const t of list.body as Array<{ taskId: string }>)
@@ -142,7 +180,7 @@ export async function eventsDigest(
 
 /** Opens the SSE stream and resolves with the first `commit` whose data satisfies `match`. */
 export function nextCommit(
-  target: { url: string; socket?: string },
+  target: Target,
   match: (c: any) => boolean,
   query = '',
 ): Promise<{ opened: Promise<void>; commit: Promise<any>; close(): void }> {
@@ -158,6 +196,7 @@ export function nextCommit(
         agent: false,
         ...(target.socket ? { socketPath: target.socket } : { hostname: url.hostname, port: url.port }),
         path: `${url.pathname}${url.search}`,
+        headers: authorization(target, undefined, undefined),
       },
       (res) => {
         res.setEncoding('utf8');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';
-import { CLI, http, startServe } from './serve-child.js';
+import { CLI, http, startServe, tokenOf } from './serve-child.js';
 
 describe('ordivon serve drains on SIGTERM', { timeout: 60_000 }, () => {
   it('answers and commits a request already in flight, refuses new work, and exits 0', async () => {
@@ -25,7 +25,11 @@ describe('ordivon serve drains on SIGTERM', { timeout: 60_000 }, () => {
           hostname: url.hostname,
           port: url.port,
           path: '/tasks/drain-1/events',
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            authorization: `Bearer ${tokenOf(serve.ready)}`,
+          },
         },
         (res) => {
           let text = '';
