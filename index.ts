@@ -21,7 +21,7 @@ export {
 } from './actors/supervisor.js';
 export type { SendResult, Committed } from './actors/task-actor.js';
 export type { ProgressListener, RecoveryMode, RecoveryProgress } from './recovery/index.js';
-export type { ClusterOptions } from './actors/cluster.js';
+export type { ClusterOptions, LeaseEvent } from './actors/cluster.js';
 export type { ArtifactContracts } from './objects/index.js';
 export type { EventRecord } from './store/index.js';
 export type { FrontierWork, EventOrigin, SupervisorFailure } from './machines/index.js';
