@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { HostError } from '../../actors/errors.js';
 import { openHost, type Host } from '../../actors/host.js';
 import { pinFrozenTests } from '../../actors/frozen-tests.js';
-import { parseTaskSpec } from '../../actors/new-task.js';
+import { parseTaskSpec, specDifferences } from '../../actors/new-task.js';
 import { stageNamed, type TaskSpec } from '../../objects/index.js';
-import { TaskId, digestOf } from '../../store/index.js';
+import { TaskId } from '../../store/index.js';
 import { CliError, EXIT, cliErrorOf, emit, readSpecFile, type Io } from '../cli-io.js';
 import { command, stringFlag } from '../command.js';
 import { configFlag, loadConfig } from '../config.js';
@@ -101,17 +101,22 @@ function readSpec(file: string, taskId: string | undefined): TaskSpec {
 }
 
 /**
- * Creates the Task, or finds it by id. A Task that exists with another spec is `task_exists`
- * (exit 2): resuming must not run one spec's stages against another's Task.
+ * Creates the Task, or finds it by id, in whatever state it is. A Task that exists with another
+ * spec is `task_exists` (exit 2), naming the fields that differ: resuming must not run one spec's
+ * stages against another's Task. The id itself is not compared (`--task` gives it to a spec that
+ * has none).
  */
 async function createOrResume(host: Host, spec: TaskSpec, say: (line: string) => void): Promise<string> {
   const sup = host.supervisor;
   const existing = spec.taskId !== undefined ? sup.getTask(spec.taskId) : undefined;
   if (existing) {
-    const comparable = (s: TaskSpec) =>
-      digestOf(s.acceptance ? { ...s, acceptance: { ...s.acceptance, frozenTestDigests: undefined } } : s);
-    if (comparable(existing.spec) !== comparable(spec))
-      throw new CliError('task_exists', `task ${existing.taskId} exists with another spec`, { exit: EXIT.usage });
+    const differ = specDifferences(existing.spec, spec);
+    if (differ.length > 0)
+      throw new CliError(
+        'task_exists',
+        `task ${existing.taskId} exists with another spec (differs at ${differ.slice(0, 10).join(', ')}${differ.length > 10 ? ', …' : ''})`,
+        { exit: EXIT.usage, details: { differs: differ } },
+      );
     say(`ordivon run: resuming task ${existing.taskId} (${existing.state}, revision ${existing.revision})`);
     return existing.taskId;
   }
