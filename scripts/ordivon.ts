@@ -1,7 +1,10 @@
 #!/usr/bin/env node
+import { apply } from './commands/apply.js';
 import { backup, restore } from './commands/backup.js';
 import { demo } from '../workloads/demo-command.js';
 import { decide } from './commands/decide.js';
+import { diff } from './commands/diff.js';
+import { exportTask } from './commands/export.js';
 import { graph } from './commands/graph.js';
 import { doctor, list, show } from './commands/inspect.js';
 import { run } from './commands/run.js';
@@ -17,6 +20,9 @@ import { errorAnswer } from './error-answer.js';
 const COMMANDS: readonly Command[] = [
   demo,
   run,
+  diff,
+  exportTask,
+  apply,
   taskCreate,
   send,
   decide,

@@ -89,8 +89,9 @@ export const show = command({
     const taskId = values.taskId;
     // While a service holds the state root, its live view is shown (the same fields).
     const service = serviceFor(values.state);
-    if (service) return printShow(io, await showViaService(service, taskId, values.events));
-    return withReader(values.state, (store) => {
+    if (service)
+      return printShow(io, await withWorkspace(values.state, await showViaService(service, taskId, values.events)));
+    return withReader(values.state, async (store) => {
       const projection = store.projection(taskId);
       if (!projection) throw new CliError('task_not_found', `no task ${taskId}`);
       const snapshot = projection.snapshot as {
@@ -118,10 +119,18 @@ export const show = command({
         ),
         ...(values.events ? { events } : {}),
       };
-      return printShow(io, parseShowView(view, 'store'));
+      return printShow(io, await withWorkspace(values.state, parseShowView(view, 'store')));
     });
   },
 });
+
+/** The view with the path of its Attempt's workspace (where the Host keeps it under the state root). */
+async function withWorkspace(state: string | undefined, view: ShowView): Promise<ShowView> {
+  const attempt = (view.context as { attempt?: unknown }).attempt;
+  if (typeof attempt !== 'number' || attempt < 1) return view;
+  const { attemptWorkspace } = await import('./work-back.js');
+  return { ...view, workspace: await attemptWorkspace(resolveStateRoot(state), view.taskId, attempt) };
+}
 
 /** Prints a Task view (from the store or from a running service) as `show` does. */
 function printShow(io: Io, view: ShowView): number {

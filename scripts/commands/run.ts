@@ -4,9 +4,11 @@ import { openHost, type Host } from '../../actors/host.js';
 import { pinFrozenTests } from '../../actors/frozen-tests.js';
 import { parseTaskSpec, specDifferences } from '../../actors/new-task.js';
 import { stageNamed, type TaskSpec } from '../../objects/index.js';
-import { TaskId } from '../../store/index.js';
+import { TaskId, resolveStateRoot } from '../../store/index.js';
 import { CliError, EXIT, cliErrorOf, emit, readSpecFile, type Io } from '../cli-io.js';
-import { command, stringFlag } from '../command.js';
+import { booleanFlag, command, stringFlag } from '../command.js';
+import { applyAccepted, appliedText, applyFlags, checkRepository, type Applied } from './apply.js';
+import { acceptedOf, attemptWorkspace } from './work-back.js';
 import { configFlag, loadConfig } from '../config.js';
 import { StagesFlag, checkPlan, stageStatus, type PlannedStage } from '../run-plan.js';
 import { followTask } from '../run-progress.js';
@@ -45,12 +47,19 @@ export const run = command({
     config: configFlag,
     stages: stringFlag('NAME=HARNESS,…', 'the stages to run, in order, each with its harness', StagesFlag),
     task: stringFlag('ID', "the Task's id (else the spec's taskId, else a new one)", TaskId.optional()),
+    apply: booleanFlag('once completed, commit the accepted change on a new branch of --repo (as ordivon apply)'),
+    ...applyFlags,
   },
   async run(values, io) {
     const spec = readSpec(values.spec, values.task);
     const loaded = loadConfig(values.config);
     const harnesses = loaded?.config.harnesses ?? {};
     checkPlan(values.stages, spec, Object.keys(harnesses));
+    if (!values.apply && (values.repo !== undefined || values.branch !== undefined))
+      throw new CliError('usage', '--repo and --branch go with --apply', { exit: EXIT.usage, path: 'apply' });
+    // Refused before any stage runs: what apply will refuse anyway once the Task completes.
+    if (values.apply)
+      await checkRepository(values.repo, values.branch ?? (spec.taskId ? `ordivon/${spec.taskId}` : undefined));
     const say = (line: string) => io.err(line);
 
     let host: Host;
@@ -79,7 +88,7 @@ export const run = command({
       const unfollow = followTask(host.supervisor, taskId, say);
       const why = await Promise.race([runStages(host, taskId, spec, values.stages, say), interrupted]);
       unfollow();
-      return report(io, host, taskId, why);
+      return report(io, host, taskId, why, await workBack(host, values, taskId, why));
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
@@ -198,8 +207,41 @@ function unfinished(
   };
 }
 
-/** Prints the outcome (or why there is none) on stdout; 0 completed, 1 not. */
-function report(io: Io, host: Host, taskId: string, why: NotCompleted | null): number {
+/** Where the work is (the Attempt's workspace) and, with `--apply`, the commit made of it or why none was. */
+interface WorkBack {
+  workspace: string;
+  apply?: Applied | { error: { code: string; message: string } };
+}
+
+async function workBack(
+  host: Host,
+  values: { state?: string | undefined; apply: boolean; repo?: string | undefined; branch?: string | undefined },
+  taskId: string,
+  why: NotCompleted | null,
+): Promise<WorkBack> {
+  const sup = host.supervisor;
+  const task = sup.getTask(taskId)!;
+  const root = resolveStateRoot(values.state);
+  const workspace = await attemptWorkspace(root, taskId, task.context.attempt);
+  if (!values.apply || why !== null) return { workspace };
+  try {
+    const accepted = await acceptedOf(root, {
+      taskId,
+      state: task.state,
+      outcomeDigest: task.context.outcome?.digest ?? null,
+      spec: task.spec,
+      events: sup.events(taskId),
+      object: (digest) => sup.getObject(digest).body,
+    });
+    return { workspace, apply: await applyAccepted(accepted, values.repo, values.branch) };
+  } catch (error) {
+    if (error instanceof CliError) return { workspace, apply: { error: { code: error.code, message: error.message } } };
+    throw error;
+  }
+}
+
+/** Prints the outcome (or why there is none) on stdout; 0 completed (and applied, with --apply), 1 not. */
+function report(io: Io, host: Host, taskId: string, why: NotCompleted | null, back: WorkBack): number {
   const task = host.supervisor.getTask(taskId)!;
   const outcome = task.context.outcome;
   const body = outcome ? host.supervisor.getObject<Record<string, unknown>>(outcome.digest).body : null;
@@ -207,19 +249,28 @@ function report(io: Io, host: Host, taskId: string, why: NotCompleted | null): n
     taskId,
     state: task.state,
     completed: why === null,
+    workspace: back.workspace,
     ...(outcome ? { outcomeDigest: outcome.digest, outcome: body } : {}),
     ...(why ? { reason: why } : {}),
+    ...(back.apply ? { apply: back.apply } : {}),
   };
+  const applyLine = !back.apply
+    ? []
+    : 'error' in back.apply
+      ? [`not applied: ${back.apply.error.code}: ${back.apply.error.message}`]
+      : [appliedText(back.apply)];
   emit(io, answer, () =>
     why === null
       ? [
           `completed: task ${taskId}, outcome ${outcome?.digest ?? '-'}`,
+          `workspace: ${back.workspace}`,
           ...(body?.['resultArtifact'] ? [`result (${String(body['resultArtifact'])}):`] : []),
           ...(body?.['result'] !== undefined && body['result'] !== null
             ? [typeof body['result'] === 'string' ? body['result'] : JSON.stringify(body['result'], null, 2)]
             : []),
+          ...applyLine,
         ].join('\n')
-      : `not completed: task ${taskId} is ${task.state}: ${why.code}: ${why.message}`,
+      : `not completed: task ${taskId} is ${task.state}: ${why.code}: ${why.message}\nworkspace: ${back.workspace}`,
   );
-  return why === null ? EXIT.ok : EXIT.failed;
+  return why === null && !(back.apply && 'error' in back.apply) ? EXIT.ok : EXIT.failed;
 }
