@@ -55,6 +55,24 @@ describe('ordivon run --apply', { timeout: 120_000 }, () => {
     assert.equal(readFileSync(join(repo, 'a.js'), 'utf8'), 'export const x = 1;\n');
   });
 
+  it('answers a refusal after the Task completed as apply.error with exit 1: repo_mismatch, no branch made', () => {
+    const f = runFixture();
+    f.configure('fix');
+    const repo = seedRepo(f, 'repo');
+    writeFileSync(join(repo, 'a.js'), 'export const x = 7;\n');
+    git(repo, 'commit', '-q', '-am', 'moved on');
+    const r = ordivon(f.dir, ...RUN, '--apply', '--repo', repo, '--json');
+    assert.equal(r.status, 1, r.stderr);
+    const out = r.json();
+    assert.deepEqual([out.completed, out.apply.error.code], [true, 'repo_mismatch']);
+    assert.equal(git(repo, 'branch', '--list', 'ordivon/*'), '');
+    const text = ordivon(f.dir, 'apply', 'run-1', '--repo', repo, '--state', 'state');
+    assert.match(
+      text.stderr,
+      /ordivon: repo_mismatch: HEAD \([0-9a-f]{12}\) of .* is not the tree task run-1 was seeded with/,
+    );
+  });
+
   it('refuses a dirty repository before any stage runs, leaving no state root', () => {
     const f = runFixture();
     f.configure('fix');
