@@ -3,8 +3,10 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { CliError, EXIT, emit, type Io } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
+import type { Supervisor } from '../../actors/supervisor.js';
 import {
   acceptedOf,
+  attemptWorkspace,
   checkWorkspace,
   git,
   gitRun,
@@ -61,7 +63,7 @@ export async function checkRepository(repoArg: string | undefined, branch: strin
     const exists = await gitRun(['-C', repo.top, 'rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]);
     if (exists.exitCode === 0) throw new CliError('branch_exists', `branch ${branch} already exists in ${repo.top}`);
   }
-  const status = await git(['-C', repo.top, 'status', '--porcelain', '--untracked-files=no']);
+  const status = await git(['--no-optional-locks', '-C', repo.top, 'status', '--porcelain', '--untracked-files=no']);
   if (status.trim() !== '')
     throw new CliError('repo_dirty', `${repo.top} has uncommitted changes to tracked files:\n${status.trimEnd()}`);
   return repo;
@@ -123,6 +125,40 @@ export async function applyAccepted(
   });
   await git(['-C', top, 'branch', '--no-track', branch, commit]);
   return { repo: top, branch, commit, parent };
+}
+
+/** Where the work is (the Attempt's workspace) and, with `--apply`, the commit made of it or why none was. */
+export interface WorkBack {
+  workspace: string;
+  apply?: Applied | { error: { code: string; message: string } };
+}
+
+/** `run`'s part: the workspace of the Task's Attempt, and with `--apply` and a completed Task, `applyAccepted`. */
+export async function workBack(
+  sup: Supervisor,
+  values: { state?: string | undefined; apply: boolean; repo?: string | undefined; branch?: string | undefined },
+  taskId: string,
+  completed: boolean,
+): Promise<WorkBack> {
+  const task = sup.getTask(taskId)!;
+  const { resolveStateRoot } = await import('../../store/index.js');
+  const root = resolveStateRoot(values.state);
+  const workspace = await attemptWorkspace(root, taskId, task.context.attempt);
+  if (!values.apply || !completed) return { workspace };
+  try {
+    const accepted = await acceptedOf(root, {
+      taskId,
+      state: task.state,
+      outcomeDigest: task.context.outcome?.digest ?? null,
+      spec: task.spec,
+      events: sup.events(taskId),
+      object: (digest) => sup.getObject(digest).body,
+    });
+    return { workspace, apply: await applyAccepted(accepted, values.repo, values.branch) };
+  } catch (error) {
+    if (error instanceof CliError) return { workspace, apply: { error: { code: error.code, message: error.message } } };
+    throw error;
+  }
 }
 
 /** The human line for an applied change. */

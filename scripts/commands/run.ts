@@ -4,11 +4,10 @@ import { openHost, type Host } from '../../actors/host.js';
 import { pinFrozenTests } from '../../actors/frozen-tests.js';
 import { parseTaskSpec, specDifferences } from '../../actors/new-task.js';
 import { stageNamed, type TaskSpec } from '../../objects/index.js';
-import { TaskId, resolveStateRoot } from '../../store/index.js';
+import { TaskId } from '../../store/index.js';
 import { CliError, EXIT, cliErrorOf, emit, readSpecFile, type Io } from '../cli-io.js';
 import { booleanFlag, command, stringFlag } from '../command.js';
-import { applyAccepted, appliedText, applyFlags, checkRepository, type Applied } from './apply.js';
-import { acceptedOf, attemptWorkspace } from './work-back.js';
+import { appliedText, applyFlags, checkRepository, workBack, type WorkBack } from './apply.js';
 import { configFlag, loadConfig } from '../config.js';
 import { StagesFlag, checkPlan, stageStatus, type PlannedStage } from '../run-plan.js';
 import { followTask } from '../run-progress.js';
@@ -88,7 +87,7 @@ export const run = command({
       const unfollow = followTask(host.supervisor, taskId, say);
       const why = await Promise.race([runStages(host, taskId, spec, values.stages, say), interrupted]);
       unfollow();
-      return report(io, host, taskId, why, await workBack(host, values, taskId, why));
+      return report(io, host, taskId, why, await workBack(host.supervisor, values, taskId, why === null));
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
@@ -205,39 +204,6 @@ function unfinished(
     code: 'missing_artifact',
     message: `stage ${stage} (g${generation}) did not finish: the Task is ${state} without the artifacts it produces`,
   };
-}
-
-/** Where the work is (the Attempt's workspace) and, with `--apply`, the commit made of it or why none was. */
-interface WorkBack {
-  workspace: string;
-  apply?: Applied | { error: { code: string; message: string } };
-}
-
-async function workBack(
-  host: Host,
-  values: { state?: string | undefined; apply: boolean; repo?: string | undefined; branch?: string | undefined },
-  taskId: string,
-  why: NotCompleted | null,
-): Promise<WorkBack> {
-  const sup = host.supervisor;
-  const task = sup.getTask(taskId)!;
-  const root = resolveStateRoot(values.state);
-  const workspace = await attemptWorkspace(root, taskId, task.context.attempt);
-  if (!values.apply || why !== null) return { workspace };
-  try {
-    const accepted = await acceptedOf(root, {
-      taskId,
-      state: task.state,
-      outcomeDigest: task.context.outcome?.digest ?? null,
-      spec: task.spec,
-      events: sup.events(taskId),
-      object: (digest) => sup.getObject(digest).body,
-    });
-    return { workspace, apply: await applyAccepted(accepted, values.repo, values.branch) };
-  } catch (error) {
-    if (error instanceof CliError) return { workspace, apply: { error: { code: error.code, message: error.message } } };
-    throw error;
-  }
 }
 
 /** Prints the outcome (or why there is none) on stdout; 0 completed (and applied, with --apply), 1 not. */
