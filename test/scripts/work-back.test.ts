@@ -73,6 +73,15 @@ describe('ordivon run --apply', { timeout: 120_000 }, () => {
     );
   });
 
+  it('refuses --repo without --apply as usage (exit 2), leaving no state root', () => {
+    const f = runFixture();
+    f.configure('fix');
+    const r = ordivon(f.dir, ...RUN, '--repo', f.dir);
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /ordivon: usage: --repo and --branch go with --apply/);
+    assert.equal(existsSync(join(f.dir, 'state')), false);
+  });
+
   it('refuses a dirty repository before any stage runs, leaving no state root', () => {
     const f = runFixture();
     f.configure('fix');
@@ -171,6 +180,21 @@ describe('ordivon diff, export and apply on a completed Task', { timeout: 120_00
     const named = ordivon(f.dir, 'apply', 'run-1', '--repo', repo, '--branch', 'fix/x', '--state', 'state');
     assert.equal(named.status, 0, named.stderr);
     assert.equal(git(repo, 'show', 'fix/x:a.js'), 'export const x = 2;\n');
+  });
+
+  it('apply refuses a directory outside any git work tree: not_a_repository', () => {
+    const plain = join(f.dir, 'plain');
+    cpSync(join(f.dir, 'seed'), plain, { recursive: true });
+    const r = ordivon(f.dir, 'apply', 'run-1', '--repo', plain, '--state', 'state', '--json');
+    assert.equal(r.status, 1, r.stderr);
+    assert.equal(r.json().error.code, 'not_a_repository');
+  });
+
+  it('diff refuses a seed directory changed since the Task was seeded: seed_changed (after the other tests on the shared Task: it edits the seed)', () => {
+    writeFileSync(join(f.dir, 'seed', 'a.js'), 'export const x = 0;\n');
+    const r = ordivon(f.dir, 'diff', 'run-1', '--state', 'state', '--json');
+    assert.equal(r.status, 1, r.stderr);
+    assert.equal(r.json().error.code, 'seed_changed');
   });
 
   it('apply, diff and export refuse a workspace changed after acceptance: workspace_changed', () => {
