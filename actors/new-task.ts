@@ -54,3 +54,33 @@ export function newTask(input: TaskSpecInput, store: EventStore, contracts: Arti
     attachments: { objects: [{ kind: 'task-spec', body: spec }] },
   };
 }
+
+/**
+ * The field paths (`stages.1.instructions`) at which a spec given to resume a Task differs from
+ * the one it was created with. The id is left out (a spec without `taskId` is resumed by
+ * `--task`), and so are the frozen tests' pinned digests (pinned again from the seed on each read
+ * of the spec file; the Host checks the files themselves when it verifies).
+ */
+export function specDifferences(stored: TaskSpec, given: TaskSpec): string[] {
+  const comparable = (s: TaskSpec): unknown => {
+    const { taskId: _id, ...rest } = s;
+    return JSON.parse(
+      JSON.stringify(
+        rest.acceptance ? { ...rest, acceptance: { ...rest.acceptance, frozenTestDigests: undefined } } : rest,
+      ),
+    );
+  };
+  const out: string[] = [];
+  walkDifferences(comparable(stored), comparable(given), [], out);
+  return out;
+}
+
+function walkDifferences(a: unknown, b: unknown, path: string[], out: string[]): void {
+  const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+  if (isRecord(a) && isRecord(b) && Array.isArray(a) === Array.isArray(b)) {
+    for (const key of new Set([...Object.keys(a), ...Object.keys(b)]))
+      walkDifferences(a[key], b[key], [...path, key], out);
+    return;
+  }
+  if (JSON.stringify(a) !== JSON.stringify(b)) out.push(path.length ? path.join('.') : '(the whole spec)');
+}

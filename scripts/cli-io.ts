@@ -30,6 +30,15 @@ export const CLI_ERROR_CODES = [
   'service_error',
   'service_not_running',
   'package_missing',
+  'no_outcome',
+  'workspace_changed',
+  'seed_changed',
+  'not_a_repository',
+  'repo_dirty',
+  'repo_mismatch',
+  'branch_exists',
+  'git_failed',
+  'export_exists',
 ] as const;
 /** What the CLI reports: its own codes, the control API's (which include the Host's) and the store's. */
 export type CliErrorCode = (typeof CLI_ERROR_CODES)[number] | ApiErrorCode | StoreErrorCode;

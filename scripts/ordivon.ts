@@ -1,8 +1,11 @@
 #!/usr/bin/env node
+import { apply } from './commands/apply.js';
 import { backup, restore } from './commands/backup.js';
 import { bench } from './commands/bench.js';
 import { demo } from '../workloads/demo-cli.js';
 import { decide } from './commands/decide.js';
+import { diff } from './commands/diff.js';
+import { exportTask } from './commands/export.js';
 import { graph } from './commands/graph.js';
 import { doctor, list, show } from './commands/inspect.js';
 import { run } from './commands/run-command.js';
@@ -21,6 +24,9 @@ import { packageVersion } from './version.js';
 const COMMANDS: readonly Command[] = [
   demo,
   run,
+  diff,
+  exportTask,
+  apply,
   taskCreate,
   send,
   decide,

@@ -101,7 +101,8 @@ export const show = command({
     ]);
     // While a service holds the state root, its live view is shown (the same fields).
     const service = serviceFor(values.state);
-    if (service) return printShow(io, await showViaService(service, taskId, values.events));
+    if (service)
+      return printShow(io, await withWorkspace(values.state, await showViaService(service, taskId, values.events)));
     const [{ OBJECT_KINDS, TaskSpec }, { LatestRejection, taskRuns }, { taskProvenance }, { taskRequests }] =
       await Promise.all([
         import('../../objects/index.js'),
@@ -138,10 +139,21 @@ export const show = command({
         ),
         ...(values.events ? { events } : {}),
       };
-      return printShow(io, parseShowView(view, 'store'));
+      return printShow(io, await withWorkspace(values.state, parseShowView(view, 'store')));
     });
   },
 });
+
+/** The view with the path of its Attempt's workspace (where the Host keeps it under the state root). */
+async function withWorkspace(state: string | undefined, view: ShowView): Promise<ShowView> {
+  const attempt = (view.context as { attempt?: unknown }).attempt;
+  if (typeof attempt !== 'number' || attempt < 1) return view;
+  const [{ attemptWorkspace }, { resolveStateRoot }] = await Promise.all([
+    import('./work-back.js'),
+    import('../../store/index.js'),
+  ]);
+  return { ...view, workspace: await attemptWorkspace(resolveStateRoot(state), view.taskId, attempt) };
+}
 
 /** Prints a Task view (from the store or from a running service) as `show` does. */
 function printShow(io: Io, view: ShowView): number {

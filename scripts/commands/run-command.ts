@@ -3,6 +3,7 @@ import { TaskId } from '../../store/records.js';
 import { booleanFlag, command, stringFlag, type Args } from '../command.js';
 import { configFlag } from '../config.js';
 import { StagesFlag } from '../stages-flag.js';
+import { applyFlags } from './apply.js';
 
 /**
  * `ordivon run --spec FILE [--config FILE] --stages NAME=HARNESS,… [--task ID]`: creates the Task
@@ -29,6 +30,8 @@ export const run = command({
     config: configFlag,
     stages: stringFlag('NAME=HARNESS,…', 'the stages to run, in order, each with its harness', StagesFlag),
     task: stringFlag('ID', "the Task's id (else the spec's taskId, else a new one)", TaskId.optional()),
+    apply: booleanFlag('once completed, commit the accepted change on a new branch of --repo (as ordivon apply)'),
+    ...applyFlags,
     quiet: booleanFlag('no "still running" line every 10 s while a stage works (the line per commit stays)'),
   },
   async run(values, io): Promise<number> {

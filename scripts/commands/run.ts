@@ -1,10 +1,10 @@
 import { HostError } from '../../actors/errors.js';
 import { openHost, type Host } from '../../actors/host.js';
 import { pinFrozenTests } from '../../actors/frozen-tests.js';
-import { parseTaskSpec } from '../../actors/new-task.js';
+import { parseTaskSpec, specDifferences } from '../../actors/new-task.js';
 import { stageNamed, type TaskSpec } from '../../objects/index.js';
-import { digestOf } from '../../store/index.js';
 import { CliError, EXIT, cliErrorOf, emit, readSpecFile, type Io } from '../cli-io.js';
+import { appliedText, checkRepository, workBack, type WorkBack } from './apply.js';
 import { loadConfig } from '../config.js';
 import { checkPlan, stageStatus } from '../run-plan.js';
 import type { PlannedStage } from '../stages-flag.js';
@@ -27,6 +27,11 @@ export async function runTask(values: RunArgs, io: Io): Promise<number> {
   const loaded = await loadConfig(values.config);
   const harnesses = loaded?.config.harnesses ?? {};
   checkPlan(values.stages, spec, Object.keys(harnesses));
+  if (!values.apply && (values.repo !== undefined || values.branch !== undefined))
+    throw new CliError('usage', '--repo and --branch go with --apply', { exit: EXIT.usage, path: 'apply' });
+  // Refused before any stage runs: what apply will refuse anyway once the Task completes.
+  if (values.apply)
+    await checkRepository(values.repo, values.branch ?? (spec.taskId ? `ordivon/${spec.taskId}` : undefined));
   const say = (line: string) => io.err(line);
 
   let host: Host;
@@ -60,7 +65,7 @@ export async function runTask(values: RunArgs, io: Io): Promise<number> {
     const unfollow = followTask(host.supervisor, taskId, say, values.quiet ? {} : { heartbeat: { rest: REST } });
     const why = await Promise.race([runStages(host, taskId, spec, values.stages, say), interrupted]);
     unfollow();
-    const exit = report(io, host, taskId, why);
+    const exit = report(io, host, taskId, why, await workBack(host.supervisor, values, taskId, why === null));
     // Ctrl-C ends with the shell's convention for SIGINT (128 + 2), so a script can tell it apart.
     return signalled === 'SIGINT' ? EXIT.interrupted : exit;
   } finally {
@@ -84,17 +89,22 @@ function readSpec(file: string, taskId: string | undefined): TaskSpec {
 }
 
 /**
- * Creates the Task, or finds it by id. A Task that exists with another spec is `task_exists`
- * (exit 2): resuming must not run one spec's stages against another's Task.
+ * Creates the Task, or finds it by id, in whatever state it is. A Task that exists with another
+ * spec is `task_exists` (exit 2), naming the fields that differ: resuming must not run one spec's
+ * stages against another's Task. The id itself is not compared (`--task` gives it to a spec that
+ * has none).
  */
 async function createOrResume(host: Host, spec: TaskSpec, say: (line: string) => void): Promise<string> {
   const sup = host.supervisor;
   const existing = spec.taskId !== undefined ? sup.getTask(spec.taskId) : undefined;
   if (existing) {
-    const comparable = (s: TaskSpec) =>
-      digestOf(s.acceptance ? { ...s, acceptance: { ...s.acceptance, frozenTestDigests: undefined } } : s);
-    if (comparable(existing.spec) !== comparable(spec))
-      throw new CliError('task_exists', `task ${existing.taskId} exists with another spec`, { exit: EXIT.usage });
+    const differ = specDifferences(existing.spec, spec);
+    if (differ.length > 0)
+      throw new CliError(
+        'task_exists',
+        `task ${existing.taskId} exists with another spec (differs at ${differ.slice(0, 10).join(', ')}${differ.length > 10 ? ', …' : ''})`,
+        { exit: EXIT.usage, details: { differs: differ } },
+      );
     say(`ordivon run: resuming task ${existing.taskId} (${existing.state}, revision ${existing.revision})`);
     return existing.taskId;
   }
@@ -176,8 +186,8 @@ function unfinished(
   };
 }
 
-/** Prints the outcome (or why there is none) on stdout; 0 completed, 1 not. */
-function report(io: Io, host: Host, taskId: string, why: NotCompleted | null): number {
+/** Prints the outcome (or why there is none) on stdout; 0 completed (and applied, with --apply), 1 not. */
+function report(io: Io, host: Host, taskId: string, why: NotCompleted | null, back: WorkBack): number {
   const task = host.supervisor.getTask(taskId)!;
   const outcome = task.context.outcome;
   const body = outcome ? host.supervisor.getObject<Record<string, unknown>>(outcome.digest).body : null;
@@ -185,19 +195,28 @@ function report(io: Io, host: Host, taskId: string, why: NotCompleted | null): n
     taskId,
     state: task.state,
     completed: why === null,
+    workspace: back.workspace,
     ...(outcome ? { outcomeDigest: outcome.digest, outcome: body } : {}),
     ...(why ? { reason: why } : {}),
+    ...(back.apply ? { apply: back.apply } : {}),
   };
+  const applyLine = !back.apply
+    ? []
+    : 'error' in back.apply
+      ? [`not applied: ${back.apply.error.code}: ${back.apply.error.message}`]
+      : [appliedText(back.apply)];
   emit(io, answer, () =>
     why === null
       ? [
           `completed: task ${taskId}, outcome ${outcome?.digest ?? '-'}`,
+          `workspace: ${back.workspace}`,
           ...(body?.['resultArtifact'] ? [`result (${String(body['resultArtifact'])}):`] : []),
           ...(body?.['result'] !== undefined && body['result'] !== null
             ? [typeof body['result'] === 'string' ? body['result'] : JSON.stringify(body['result'], null, 2)]
             : []),
+          ...applyLine,
         ].join('\n')
-      : `not completed: task ${taskId} is ${task.state}: ${why.code}: ${why.message}`,
+      : `not completed: task ${taskId} is ${task.state}: ${why.code}: ${why.message}\nworkspace: ${back.workspace}`,
   );
-  return why === null ? EXIT.ok : EXIT.failed;
+  return why === null && !(back.apply && 'error' in back.apply) ? EXIT.ok : EXIT.failed;
 }

@@ -101,6 +101,7 @@ export function showText(view: ShowView): string {
     `  frontier: ${view.frontier}`,
     `  assignment: ${c.assignment ? `${c.assignment.harness} (${c.assignment.purpose}) g${c.assignment.generation}` : '-'}`,
     `  evidence: ${Object.keys(c.evidence).join(', ') || '-'}`,
+    ...(typeof view['workspace'] === 'string' ? [`  workspace: ${view['workspace']}`] : []),
     ...view.contexts.flatMap(contextLines),
     ...view.rejections.flatMap((r) => [
       `  rejected r${r.revision} ${r.event}: ${r.reason}${r.detail ? ` (${r.detail})` : ''}`,

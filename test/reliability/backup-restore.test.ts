@@ -100,7 +100,14 @@ describe('backup and restore', () => {
           cli(['show', taskId, '--events', '--state', restored]),
         ]);
         assert.equal(orig.status, 0);
-        assert.deepEqual(copy.json, orig.json);
+        // Each view names its Attempt's workspace under its own state root; everything else is equal.
+        const { workspace: copyWorkspace, ...copyView } = copy.json;
+        const { workspace: origWorkspace, ...origView } = orig.json;
+        assert.deepEqual(copyView, origView);
+        assert.deepEqual(
+          [origWorkspace, copyWorkspace],
+          [root, restored].map((r) => join(r, 'workspaces', taskId, 'attempt-1')),
+        );
       }
       // the Runtime's job for the diagnosis dispatch came along, terminal, with its receipt
       const requestId = `${taskIds[0]}/a1/g1/run`;
