@@ -96,7 +96,11 @@ export const send = command({
     const service = serviceFor(values.state);
     if (service) return reportSend(io, taskId, await sendViaService(service, taskId, event, values['event-id']));
     return withSupervisor(values.state, async (sup) =>
-      reportSend(io, taskId, await sup.sendRaw(taskId, event, values['event-id'] ? { eventId: values['event-id'] } : {})),
+      reportSend(
+        io,
+        taskId,
+        await sup.sendRaw(taskId, event, values['event-id'] ? { eventId: values['event-id'] } : {}),
+      ),
     );
   },
 });
