@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EXTERNAL_EVENT_TYPES, TASK_EVENTS, type EventOrigin } from '../machines/index.js';
-import { zodIssue } from '../base/index.js';
+import { strictObject, zodIssue } from '../base/index.js';
 import { digestOf } from '../store/index.js';
 import type { HostErrorCode } from './errors.js';
 
@@ -19,11 +19,20 @@ type WithEventId<D extends readonly unknown[]> = {
  * each event's `sent` form (machines/task-events.ts) with an optional `eventId`. The kernel adds
  * what only it may know: the revision, the origin, and digests of the objects it writes
  * (assignment, proposal). Host-only types are accepted here so that the allow-list, not a parse
- * error, answers an outsider who sends them (`not_allowed`).
+ * error, answers an outsider who sends them (`not_allowed`). An unknown key is refused
+ * (`invalid_event` at the key, naming the nearest known one): dropped, a mistyped optional field
+ * would leave the event meaning something else than the caller wrote.
  */
 export const EventInput = z.discriminatedUnion(
   'type',
   // `Array.map` keeps neither the tuple nor its element types; WithEventId states what `extend` gives each.
+  TASK_EVENTS.map((definition) =>
+    strictObject({ ...EventId.shape, ...definition.sent.shape }),
+  ) as unknown as WithEventId<typeof TASK_EVENTS>,
+);
+/** The same events with unknown keys dropped: what the Host's own components send (`origin: "host"`). */
+const HostEventInput = z.discriminatedUnion(
+  'type',
   TASK_EVENTS.map((definition) => EventId.extend(definition.sent.shape)) as unknown as WithEventId<typeof TASK_EVENTS>,
 );
 export type EventInput = z.infer<typeof EventInput>;
@@ -42,7 +51,7 @@ export interface Refusal {
  * field path) for malformed input, `not_allowed` for a Host-only type sent from outside.
  */
 export function parseEventInput(raw: unknown, origin: EventOrigin): { input: EventInput } | { refusal: Refusal } {
-  const parsed = EventInput.safeParse(raw);
+  const parsed = (origin === 'external' ? EventInput : HostEventInput).safeParse(raw);
   if (!parsed.success) {
     const { code, path, message } = zodIssue('invalid_event', parsed.error);
     return { refusal: { code, detail: message, path } };

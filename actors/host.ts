@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { createDriverPool, type DriverPool } from '../drivers/index.js';
 import { createRuntime, journalJobRegistry, type Runtime } from '../runtime/index.js';
-import { resolveStateRoot } from '../store/index.js';
+import { StoreError, checkStateRoot, resolveStateRoot } from '../store/index.js';
+import { hostErrorOf } from './errors.js';
 import { checkHostHarnesses, type ApprovalPolicy, type HarnessConfig } from './harness-config.js';
 import type { EffectAdapter } from './effect-actions.js';
 import { defaultHostId } from './cluster.js';
@@ -71,6 +72,12 @@ export async function openHost(options: HostOptions): Promise<Host> {
   // Before anything opens: a bad harness configuration or a missing envFrom variable writes nothing.
   const harnesses = checkHostHarnesses(options.harnesses, options.approvals, process.env);
   const root = resolveStateRoot(options.state);
+  // A file or an unreadable directory is refused by its code before the Runtime's LMDB tries it.
+  try {
+    checkStateRoot(root);
+  } catch (error) {
+    throw error instanceof StoreError ? hostErrorOf(error) : error;
+  }
   const pool = createDriverPool({ maxThreads: options.maxThreads ?? 2 });
   // The Host id is settled here, before the Supervisor joins, so the Runtime's registry names it.
   const cluster = options.store

@@ -4,7 +4,9 @@ import type { EventStore } from '../store/index.js';
 import { HostError } from './errors.js';
 import { pinFrozenTests } from './frozen-tests.js';
 import {
-  TaskSpec,
+  SPEC_MAX_BYTES,
+  TaskSpecStrict,
+  type TaskSpec,
   checkSpecContracts,
   checkSpecTemplates,
   type ArtifactContracts,
@@ -24,10 +26,19 @@ export interface NewTask {
 /**
  * Parses a Task spec from outside (a JSON file, a request body) and compiles its artifact
  * contracts and stage templates: `invalid_spec` with the field path as `path` and in the message
- * (`task spec requiredArtifacts.0.schema: …`).
+ * (`task spec requiredArtifacts.0.schema: …`, `task spec stages.0.proposeCompletion: unknown key
+ * "proposeCompletion" (did you mean "proposesCompletion"?)`); a spec over `SPEC_MAX_BYTES` of JSON
+ * at `(root)`.
  */
 export function parseTaskSpec(input: unknown, contracts: ArtifactContracts = {}): TaskSpec {
-  const parsed = TaskSpec.safeParse(input);
+  const size = specBytes(input);
+  if (size > SPEC_MAX_BYTES)
+    throw new HostError(
+      'invalid_spec',
+      `task spec (root): ${size} bytes of JSON; a spec may hold at most ${SPEC_MAX_BYTES} (1 MiB)`,
+      { path: '(root)' },
+    );
+  const parsed = TaskSpecStrict.safeParse(input);
   if (!parsed.success) {
     const { code, path, message } = zodIssue('invalid_spec', parsed.error);
     throw new HostError(code, `task spec ${path}: ${message}`, { path });
@@ -83,4 +94,15 @@ function walkDifferences(a: unknown, b: unknown, path: string[], out: string[]):
     return;
   }
   if (JSON.stringify(a) !== JSON.stringify(b)) out.push(path.length ? path.join('.') : '(the whole spec)');
+}
+
+/** The size of `input` as UTF-8 JSON (0 for what JSON cannot hold: the schema refuses it). */
+function specBytes(input: unknown): number {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(input);
+  } catch {
+    return 0;
+  }
+  return text === undefined ? 0 : Buffer.byteLength(text, 'utf8');
 }

@@ -21,6 +21,8 @@ export {
 } from './object-kinds.js';
 export {
   TaskSpec,
+  TaskSpecStrict,
+  SPEC_MAX_BYTES,
   RequiredArtifact,
   Stage,
   WorkspacePath,

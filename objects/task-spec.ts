@@ -1,6 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
-import { Digest, TaskId } from '../store/index.js';
+import { strictObject } from '../base/index.js';
+import { Digest, TaskId } from '../store/records.js';
 
 /**
  * A Task spec: what a user asks of the Host. Its stages and artifact contracts are data, so the
@@ -24,24 +25,6 @@ export const WorkspacePath = z
 /** An inline JSON Schema (compiled with ajv when the Task is created). */
 const JsonSchema = z.union([z.record(z.string(), z.unknown()), z.boolean()]);
 
-/**
- * What a required artifact must be for the Host to retain it as evidence:
- * - `json`: JSON, checked against `schema` — an inline JSON Schema, or the name of a zod schema an
- *   embedder registered (`openHost({ artifactContracts })`; `json` is built in: any JSON);
- * - `text`: UTF-8 text, optionally at most `maxBytes` and matching `pattern`;
- * - `file`: any bytes; only their digest and size are kept.
- */
-export const RequiredArtifact = z.object({
-  name: WorkspacePath,
-  kind: z.enum(['json', 'text', 'file']).default('json'),
-  schema: z.union([z.string().min(1).max(200), JsonSchema]).optional(),
-  maxBytes: z.number().int().positive().optional(),
-  /** A JavaScript regular expression (no flags) the whole text is tested with (`text` only). */
-  pattern: z.string().min(1).max(2_000).optional(),
-  description: z.string().max(2_000).optional(),
-});
-export type RequiredArtifact = z.infer<typeof RequiredArtifact>;
-
 /** A source id: what the Context and candidates name it by. */
 const SourceId = z
   .string()
@@ -52,105 +35,133 @@ const SourceId = z
 /** Ids the Host gives the Task's own items; a spec's sources cannot take them. */
 export const HOST_SOURCE_IDS = ['goal', 'task-spec', 'assignment', 'workspace'] as const;
 
-/**
- * Something the Context reads besides the Task's own objects: a file or directory in the
- * workspace, or in the spec's `world` (a shared upstream outside the workspace that others may
- * revise). A trusted source is authority: if it moves before a result made against it is
- * admitted, the result is stale. Everything not declared trusted is data.
- */
-export const Source = z.object({
-  id: SourceId,
-  path: WorkspacePath,
-  in: z.enum(['workspace', 'world']).default('workspace'),
-  trust: z.enum(['trusted', 'untrusted']).default('untrusted'),
-  description: z.string().max(2_000).optional(),
-  /** Other sources (ids) this one is only valid with: if one moves, this one is stale too; untrusted taints it. */
-  dependsOn: z.array(SourceId).default([]),
-});
-export type Source = z.infer<typeof Source>;
-
 /** A JSON object given to an Effect adapter as its input. */
 const JsonObject = z.record(z.string(), z.unknown());
-
-/**
- * What the Host does when a candidate is admitted:
- * - `none`: nothing;
- * - `command`: run a command in the workspace (a Runtime job);
- * - `effect`: perform an external operation through the Effect adapter the embedder registered as
- *   `adapter` (docs/effects.md): intent and request id are committed first, a lost response makes
- *   the Effect `unknown`, and `reconcile` says who reconciles it — the Host by lookup (`host`), or
- *   the next decision (`decision`);
- * - `reconcile`: look the Task's unknown Effect up by its retained request id;
- * - `abandon`: classify the Task's Effect as failed (refused while it is unknown).
- */
-export const CandidateAction = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('none') }),
-  z.object({
-    kind: z.literal('command'),
-    command: z.string().min(1),
-    args: z.array(z.string()).default([]),
-    timeoutMs: z.number().int().positive().default(120_000),
-  }),
-  z.object({
-    kind: z.literal('effect'),
-    adapter: z.string().min(1).max(100),
-    operation: z.string().min(1).max(200),
-    target: z.string().min(1).max(2_000),
-    input: JsonObject.default({}),
-    reconcile: z.enum(['host', 'decision']).default('host'),
-  }),
-  z.object({ kind: z.literal('reconcile') }),
-  z.object({ kind: z.literal('abandon') }),
-]);
-export type CandidateAction = z.infer<typeof CandidateAction>;
-
-/** One action a decision stage may choose, and the sources that give it authority. */
-export const Candidate = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(100)
-    .regex(/^[a-z0-9][a-z0-9_.-]*$/, 'lower-case letters, digits, "_", "." and "-"'),
-  summary: z.string().min(1).max(2_000),
-  /** Source ids (or `goal`) that support the action; its authority is trusted only if every one is. */
-  supportedBy: z.array(SourceId).default([]),
-  action: CandidateAction,
-});
-export type Candidate = z.infer<typeof Candidate>;
-
-/** A decision stage: the provider chooses one candidate, in an artifact the Host admits; the Host acts. */
-export const Decision = z.object({
-  /** The artifact (one of the stage's `produces`, contract `decision`) the choice is written to. */
-  artifact: WorkspacePath,
-  candidates: z.array(Candidate).min(1),
-});
-export type Decision = z.infer<typeof Decision>;
 
 /** The built-in contract of a decision artifact: which Context, which candidate, and why. */
 export const DECISION_CONTRACT = 'decision';
 
-/** One stage of the Task's work: an Assignment names it. */
-export const Stage = z.object({
-  name: z
-    .string()
-    .min(1)
-    .max(100)
-    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'letters, digits, "_", "." and "-"'),
-  /** What the stage is for, shown to the provider and in receipts (the name when absent). */
-  purpose: z.string().min(1).max(200).optional(),
-  /** A template filled by the Context compiler (`{{task.goal}}`, `{{stage.artifacts}}`, …; see docs/stages.md). */
-  instructions: z.string().max(20_000).default(''),
-  /** The required artifacts this stage writes; only these are taken from its runs as evidence. */
-  produces: z.array(WorkspacePath).default([]),
-  /** After its run the Host proposes completion (else the Task waits for the next Assignment). */
-  proposesCompletion: z.boolean().default(false),
-  /** A decision stage: the candidates its provider chooses among (see `Decision`). */
-  decision: Decision.optional(),
-});
-export type Stage = z.infer<typeof Stage>;
+/**
+ * The most a Task spec may hold, as UTF-8 JSON: 1 MiB. A spec is read whole into memory, stored
+ * as one object and compiled into every Context; the largest shipped one is a few KiB, so a spec
+ * past this is a mistake (or an attack), refused `invalid_spec` before it is parsed.
+ */
+export const SPEC_MAX_BYTES = 1024 * 1024;
 
-export const TaskSpec = z
-  .object({
+/** How the spec's objects are made: `z.object` (unknown keys dropped) or `strictObject` (refused). */
+type ObjectOf = <S extends z.ZodRawShape>(shape: S) => z.ZodObject<S, z.core.$strip>;
+
+/**
+ * The spec's schemas, built once per way of treating unknown keys: a spec from outside (a file, a
+ * request body, `createTask`) is parsed strictly, so a mistyped key is refused rather than
+ * dropped with the field it meant left at its default; a spec read back from the store is parsed
+ * leniently, so one written by an older Host still reads.
+ */
+function specSchemas(object: ObjectOf) {
+  /**
+   * What a required artifact must be for the Host to retain it as evidence:
+   * - `json`: JSON, checked against `schema` — an inline JSON Schema, or the name of a zod schema an
+   *   embedder registered (`openHost({ artifactContracts })`; `json` is built in: any JSON);
+   * - `text`: UTF-8 text, optionally at most `maxBytes` and matching `pattern`;
+   * - `file`: any bytes; only their digest and size are kept.
+   */
+  const RequiredArtifact = object({
+    name: WorkspacePath,
+    kind: z.enum(['json', 'text', 'file']).default('json'),
+    schema: z.union([z.string().min(1).max(200), JsonSchema]).optional(),
+    maxBytes: z.number().int().positive().optional(),
+    /** A JavaScript regular expression (no flags) the whole text is tested with (`text` only). */
+    pattern: z.string().min(1).max(2_000).optional(),
+    description: z.string().max(2_000).optional(),
+  });
+
+  /**
+   * Something the Context reads besides the Task's own objects: a file or directory in the
+   * workspace, or in the spec's `world` (a shared upstream outside the workspace that others may
+   * revise). A trusted source is authority: if it moves before a result made against it is
+   * admitted, the result is stale. Everything not declared trusted is data.
+   */
+  const Source = object({
+    id: SourceId,
+    path: WorkspacePath,
+    in: z.enum(['workspace', 'world']).default('workspace'),
+    trust: z.enum(['trusted', 'untrusted']).default('untrusted'),
+    description: z.string().max(2_000).optional(),
+    /** Other sources (ids) this one is only valid with: if one moves, this one is stale too; untrusted taints it. */
+    dependsOn: z.array(SourceId).default([]),
+  });
+
+  /**
+   * What the Host does when a candidate is admitted:
+   * - `none`: nothing;
+   * - `command`: run a command in the workspace (a Runtime job);
+   * - `effect`: perform an external operation through the Effect adapter the embedder registered as
+   *   `adapter` (docs/effects.md): intent and request id are committed first, a lost response makes
+   *   the Effect `unknown`, and `reconcile` says who reconciles it — the Host by lookup (`host`), or
+   *   the next decision (`decision`);
+   * - `reconcile`: look the Task's unknown Effect up by its retained request id;
+   * - `abandon`: classify the Task's Effect as failed (refused while it is unknown).
+   */
+  const CandidateAction = z.discriminatedUnion('kind', [
+    object({ kind: z.literal('none') }),
+    object({
+      kind: z.literal('command'),
+      command: z.string().min(1),
+      args: z.array(z.string()).default([]),
+      timeoutMs: z.number().int().positive().default(120_000),
+    }),
+    object({
+      kind: z.literal('effect'),
+      adapter: z.string().min(1).max(100),
+      operation: z.string().min(1).max(200),
+      target: z.string().min(1).max(2_000),
+      input: JsonObject.default({}),
+      reconcile: z.enum(['host', 'decision']).default('host'),
+    }),
+    object({ kind: z.literal('reconcile') }),
+    object({ kind: z.literal('abandon') }),
+  ]);
+
+  /** One action a decision stage may choose, and the sources that give it authority. */
+  const Candidate = object({
+    id: z
+      .string()
+      .min(1)
+      .max(100)
+      .regex(/^[a-z0-9][a-z0-9_.-]*$/, 'lower-case letters, digits, "_", "." and "-"'),
+    summary: z.string().min(1).max(2_000),
+    /** Source ids (or `goal`) that support the action; its authority is trusted only if every one is. */
+    supportedBy: z.array(SourceId).default([]),
+    action: CandidateAction,
+  });
+
+  /** A decision stage: the provider chooses one candidate, in an artifact the Host admits; the Host acts. */
+  const Decision = object({
+    /** The artifact (one of the stage's `produces`, contract `decision`) the choice is written to. */
+    artifact: WorkspacePath,
+    candidates: z.array(Candidate).min(1),
+  });
+
+  /** One stage of the Task's work: an Assignment names it. */
+  const Stage = object({
+    name: z
+      .string()
+      .min(1)
+      .max(100)
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'letters, digits, "_", "." and "-"'),
+    /** What the stage is for, shown to the provider and in receipts (the name when absent). */
+    purpose: z.string().min(1).max(200).optional(),
+    /** A template filled by the Context compiler (`{{task.goal}}`, `{{stage.artifacts}}`, …; see docs/stages.md). */
+    instructions: z.string().max(20_000).default(''),
+    /** The required artifacts this stage writes; only these are taken from its runs as evidence. */
+    produces: z.array(WorkspacePath).default([]),
+    /** After its run the Host proposes completion (else the Task waits for the next Assignment). */
+    proposesCompletion: z.boolean().default(false),
+    /** A decision stage: the candidates its provider chooses among (see `Decision`). */
+    decision: Decision.optional(),
+  });
+
+  const TaskSpec = object({
     taskId: TaskId.optional(),
     title: z.string().min(1).max(500),
     goal: z.string().min(1).max(20_000),
@@ -159,17 +170,15 @@ export const TaskSpec = z
     stages: z.array(Stage).min(1).optional(),
     /** The artifact the outcome's `result` is read from. */
     result: WorkspacePath.optional(),
-    acceptance: z
-      .object({
-        command: z.string().min(1),
-        args: z.array(z.string()).default([]),
-        /** Workspace-relative paths of the frozen acceptance tests; their digests must not change. */
-        frozenTests: z.array(WorkspacePath).default([]),
-        timeoutMs: z.number().int().positive().default(120_000),
-        /** sha256 of each frozen test as seeded; computed by the Host from `workspaceSeed` when absent. */
-        frozenTestDigests: z.record(z.string(), Digest).optional(),
-      })
-      .optional(),
+    acceptance: object({
+      command: z.string().min(1),
+      args: z.array(z.string()).default([]),
+      /** Workspace-relative paths of the frozen acceptance tests; their digests must not change. */
+      frozenTests: z.array(WorkspacePath).default([]),
+      timeoutMs: z.number().int().positive().default(120_000),
+      /** sha256 of each frozen test as seeded; computed by the Host from `workspaceSeed` when absent. */
+      frozenTestDigests: z.record(z.string(), Digest).optional(),
+    }).optional(),
     /** Directory copied into each Task Attempt's workspace. */
     workspaceSeed: z.string().min(1).optional(),
     /**
@@ -180,8 +189,7 @@ export const TaskSpec = z
     /** What the Context reads besides the Task's own objects, with its trust. */
     sources: z.array(Source).optional(),
     labels: z.record(z.string(), z.string()).default({}),
-  })
-  .superRefine((spec, ctx) => {
+  }).superRefine((spec, ctx) => {
     const names = new Set<string>();
     spec.requiredArtifacts.forEach((a, i) => {
       if (names.has(a.name))
@@ -225,6 +233,30 @@ export const TaskSpec = z
     if (spec.result !== undefined && !names.has(spec.result))
       ctx.addIssue({ code: 'custom', path: ['result'], message: `${spec.result} is not one of requiredArtifacts` });
   });
+  return { RequiredArtifact, Source, CandidateAction, Candidate, Decision, Stage, TaskSpec };
+}
+
+const lenient = specSchemas(z.object);
+// The strict objects parse to the same output; only what they accept differs.
+const strict = specSchemas(strictObject as unknown as ObjectOf);
+
+export const RequiredArtifact = lenient.RequiredArtifact;
+export type RequiredArtifact = z.infer<typeof RequiredArtifact>;
+export const Source = lenient.Source;
+export type Source = z.infer<typeof Source>;
+export const CandidateAction = lenient.CandidateAction;
+export type CandidateAction = z.infer<typeof CandidateAction>;
+export const Candidate = lenient.Candidate;
+export type Candidate = z.infer<typeof Candidate>;
+export const Decision = lenient.Decision;
+export type Decision = z.infer<typeof Decision>;
+export const Stage = lenient.Stage;
+export type Stage = z.infer<typeof Stage>;
+
+/** A Task spec as read back from the store: unknown keys (a field an older Host wrote) are dropped. */
+export const TaskSpec = lenient.TaskSpec;
+/** A Task spec from outside: the same schema, refusing unknown keys at every level (`invalid_spec` at the key's path). */
+export const TaskSpecStrict = strict.TaskSpec;
 export type TaskSpec = z.infer<typeof TaskSpec>;
 
 type SpecIn = Pick<TaskSpec, 'sources' | 'world' | 'requiredArtifacts'>;

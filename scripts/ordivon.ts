@@ -14,7 +14,8 @@ import { send, taskCreate } from './commands/write.js';
 // Only the command table and the parser load here; each command imports the Host's modules when
 // it runs (an installed package's `ordivon --help` loads no store, no agent and no workload).
 import { isCommitFailure } from '../store/record-read.js';
-import { CliError, EXIT, type Io } from './cli-io.js';
+import { isCodedError, type CodedError } from '../base/index.js';
+import { CliError, EXIT, cliErrorOf, type CliErrorCode, type Io } from './cli-io.js';
 import type { Command, Program } from './command.js';
 import { parseCommandLine } from './command-line.js';
 import { errorAnswer } from './error-answer.js';
@@ -73,8 +74,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
         return await line.run(out);
     }
   } catch (thrown) {
-    const error = thrown instanceof CliError ? thrown : storageFault(thrown);
-    if (error === undefined) throw thrown;
+    const error = thrown instanceof CliError ? thrown : (storageFault(thrown) ?? lastResort(thrown));
     report(out, error);
     return error.exit;
   }
@@ -99,6 +99,16 @@ function storageFault(error: unknown): CliError | undefined {
       cause: error,
     },
   );
+}
+
+/**
+ * What no command turned into its own answer: a lower layer's coded error keeps its code; anything
+ * else is `internal` (exit 1) with its message, so no input reaches a user as a raw stack.
+ */
+function lastResort(error: unknown): CliError {
+  if (isCodedError(error)) return cliErrorOf(error as CodedError<CliErrorCode>);
+  const message = error instanceof Error ? error.message : String(error);
+  return new CliError('internal', `unexpected failure: ${message}`, { cause: error });
 }
 
 const isEntry = process.argv[1] && import.meta.url === (await import('node:url')).pathToFileURL(process.argv[1]).href;

@@ -10,6 +10,8 @@ export const STORE_ERROR_CODES = [
   'format_unknown',
   'state_locked',
   'state_missing',
+  'state_not_directory',
+  'state_unreadable',
   'read_only',
   'object_missing',
   'object_corrupt',

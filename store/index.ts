@@ -32,7 +32,7 @@ export {
   FORMAT_NAME,
   FORMAT_VERSION,
 } from './records.js';
-export { resolveStateRoot, checkFormat } from './state-root.js';
+export { resolveStateRoot, checkFormat, checkStateRoot } from './state-root.js';
 export { acquireLock, lockHolder, type LockInfo } from './state-lock.js';
 export { enterEnvGate } from './env-gate.js';
 export { scanStreams, headIds, headRecords, streamEnd, streamIdsAfterHeads, type RawEvent } from './scan.js';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TaskId } from '../../store/records.js';
 import { booleanFlag, command, stringFlag, type Args } from '../command.js';
+import { SPEC_FIELDS_HELP } from '../cli-io.js';
 import { configFlag } from '../config.js';
 import { StagesFlag } from '../stages-flag.js';
 import { applyFlags } from './apply.js';
@@ -24,6 +25,7 @@ export const run = command({
     "Creates the Task (or resumes it: --task ID, or the spec's taskId), then commits each stage of --stages in",
     'order with its harness and waits for it; stages already finished are skipped. Progress on stderr.',
     'Exit 0 completed, 1 not completed (the reason is printed), 2 bad input (nothing written).',
+    SPEC_FIELDS_HELP,
   ],
   flags: {
     spec: stringFlag('FILE', 'the JSON spec of the Task', z.string({ error: 'required' }).min(1, 'must not be empty')),

@@ -3,22 +3,36 @@ import type { TaskSpecInput } from '../../objects/index.js';
 import type { Supervisor } from '../../actors/supervisor.js';
 import type { SendResult } from '../../actors/task-actor.js';
 import { z } from 'zod';
-import { EXIT, cliErrorOf, emit, parseJson, readSpecFile, type Io } from '../cli-io.js';
+import { EXIT, SPEC_FIELDS_HELP, cliErrorOf, emit, parseJson, readSpecFile, type Io } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
 
 /**
  * Boots a supervisor on the state root for one command (taking its lock), then stops it; `effects`
- * (e.g. `ordivon decide`'s world reader) is its effect runner, none by default.
+ * (e.g. `ordivon decide`'s world reader) is its effect runner, none by default. Unless `create`
+ * is set, a state root that does not exist is `state_missing` (exit 1) and is not created: a
+ * mistyped `--state` must not leave an empty store behind. A file or an unreadable directory is
+ * `state_not_directory` / `state_unreadable` either way.
  */
 export async function withSupervisor<T>(
   state: string | undefined,
   fn: (sup: Supervisor) => Promise<T>,
   effects?: EffectRunner,
+  options: { create?: boolean } = {},
 ): Promise<T> {
-  const [{ createSupervisor }, { HostError }] = await Promise.all([
-    import('../../actors/supervisor.js'),
-    import('../../actors/errors.js'),
-  ]);
+  const [{ createSupervisor }, { HostError }, { StoreError, checkFormat, checkStateRoot, resolveStateRoot }] =
+    await Promise.all([
+      import('../../actors/supervisor.js'),
+      import('../../actors/errors.js'),
+      import('../../store/index.js'),
+    ]);
+  try {
+    const root = resolveStateRoot(state);
+    if (options.create) checkStateRoot(root);
+    else checkFormat(root, false);
+  } catch (error) {
+    if (error instanceof StoreError) throw cliErrorOf(error);
+    throw error;
+  }
   const sup = createSupervisor({
     ...(state ? { state } : {}),
     purpose: `ordivon cli pid ${process.pid}`,
@@ -37,32 +51,53 @@ export async function withSupervisor<T>(
   }
 }
 
-/** `ordivon task create --spec FILE`: creates a Task; exit 2 with `invalid_spec` and the field path. */
+/**
+ * `ordivon task create --spec FILE`: creates a Task; exit 2 with `invalid_spec` and the field
+ * path. The spec is parsed before the state root is touched: a spec that does not parse creates
+ * nothing.
+ */
 export const taskCreate = command({
   name: 'task create',
   summary: 'create a Task from a JSON spec',
   details: [
-    'The spec: title, goal, requiredArtifacts, optional taskId, acceptance, workspaceSeed. Takes the state-root',
-    'lock for the length of the command; a spec that does not parse is invalid_spec (exit 2) with its field path.',
+    SPEC_FIELDS_HELP,
+    'Takes the state-root lock for the length of the command; a spec that does not parse is invalid_spec (exit 2)',
+    'with its field path, and nothing is written.',
   ],
   flags: {
     spec: stringFlag('FILE', 'the JSON spec of the Task', z.string({ error: 'required' }).min(1, 'must not be empty')),
   },
   async run(values, io) {
     const spec = readSpecFile(values.spec);
-    const { HostError } = await import('../../actors/errors.js');
-    return withSupervisor(values.state, async (sup) => {
-      try {
-        const created = await sup.createTask(spec as TaskSpecInput);
-        emit(io, created, () => `created ${created.taskId} at revision ${created.revision}`);
-        return EXIT.ok;
-      } catch (error) {
-        // invalid_spec is malformed input (exit 2); task_exists and the rest are refusals (exit 1).
-        if (error instanceof HostError)
-          throw cliErrorOf(error, { exit: error.code === 'invalid_spec' ? EXIT.usage : EXIT.failed });
-        throw error;
-      }
-    });
+    const [{ HostError }, { parseTaskSpec }, { pinFrozenTests }] = await Promise.all([
+      import('../../actors/errors.js'),
+      import('../../actors/new-task.js'),
+      import('../../actors/frozen-tests.js'),
+    ]);
+    try {
+      // createTask parses it again; this parse is the one that runs before anything is opened.
+      pinFrozenTests(parseTaskSpec(spec));
+    } catch (error) {
+      if (error instanceof HostError) throw cliErrorOf(error, { exit: EXIT.usage });
+      throw error;
+    }
+    return withSupervisor(
+      values.state,
+      async (sup) => {
+        try {
+          const created = await sup.createTask(spec as TaskSpecInput);
+          emit(io, created, () => `created ${created.taskId} at revision ${created.revision}`);
+          return EXIT.ok;
+        } catch (error) {
+          // invalid_spec is malformed input (exit 2); task_exists and the rest are refusals (exit 1).
+          if (error instanceof HostError)
+            throw cliErrorOf(error, { exit: error.code === 'invalid_spec' ? EXIT.usage : EXIT.failed });
+          throw error;
+        }
+      },
+      undefined,
+      { create: true },
+    );
   },
 });
 

@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { strictObject } from '../../base/index.js';
 import { TaskId } from '../../store/records.js';
 
 /** `:id` of `/tasks/:id…`. */
 export const TaskIdParam = TaskId;
 
-/** `POST /tasks` with `{ "workload": NAME }`: the Task spec of a workload shipped under `workloads/NAME/`. */
-export const WorkloadRequest = z.strictObject({
+/** `POST /tasks` with `{ "workload": NAME }`: the Task spec of a workload shipped under `workloads/NAME/`; other keys are refused. */
+export const WorkloadRequest = strictObject({
   workload: z.string().regex(/^[a-z0-9][a-z0-9.-]*$/, 'a workload folder name'),
   taskId: TaskId.optional(),
 });

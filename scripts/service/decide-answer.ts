@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { strictObject } from '../../base/index.js';
 import type { SendResult } from '../../actors/task-actor.js';
 import { httpStatusOf } from './http-io.js';
 
 /** The body of `POST /tasks/:id/requests/:requestId/answer` (what `ordivon decide` sends). */
-export const AnswerBody = z.strictObject({
+export const AnswerBody = strictObject({
   answer: z.string().min(1).max(200),
   answeredBy: z.string().min(1).max(200).optional(),
   note: z.string().max(2_000).optional(),

@@ -92,7 +92,7 @@ describe('DecisionRequests through the control API', { timeout: 60_000 }, () => 
       const revision = sup.getTask('api-c')!.revision;
       for (const [body, path] of [
         [{}, 'answer'],
-        [{ answer: 'ship', by: 'x' }, '(root)'],
+        [{ answer: 'ship', by: 'x' }, 'by'],
         [{ answer: '' }, 'answer'],
         [{ answer: 'ship', note: 'n'.repeat(2_001) }, 'note'],
       ] as const) {

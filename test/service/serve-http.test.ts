@@ -109,6 +109,17 @@ describe('ordivon serve over HTTP (a real child process on 127.0.0.1)', { timeou
         'generation',
       ],
       ['POST', '/tasks/svc-1/events', { body: { type: 'no.such.event' } }, 400, 'invalid_event', 'type'],
+      // An unknown key is refused at its own path, not dropped (nothing written).
+      [
+        'POST',
+        '/tasks/svc-1/events',
+        { body: { type: 'task.cancel', reason: 'x', reasn: 'y' } },
+        400,
+        'invalid_event',
+        'reasn',
+      ],
+      ['POST', '/tasks', { body: { ...SPEC, taskId: 'svc-typo', lables: {} } }, 400, 'invalid_spec', 'lables'],
+      ['POST', '/tasks', { body: { workload: 'hamilton-v1', taskid: 'x' } }, 400, 'invalid_spec', 'taskid'],
       ['POST', '/tasks/svc-1/events', { body: [1, 2] }, 400, 'invalid_event'],
       [
         'POST',
