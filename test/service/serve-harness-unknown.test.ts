@@ -71,18 +71,28 @@ describe('an assignment.commit naming a harness the Host does not run', { timeou
     }
   });
 
-  it('a bare supervisor does not check harness names, and a harness list a client sends is not kept', async () => {
+  it('a bare supervisor does not check harness names; a harness list a client sends is refused, not kept', async () => {
     const dir = tempDir();
     const serve = await startServe(['--state', join(dir, 'state'), '--port', '0', '--no-harnesses']);
     try {
       assert.equal((await http(serve.ready, 'POST', '/tasks', { body: spec('hu-2') })).status, 201);
-      const sent = await http(serve.ready, 'POST', '/tasks/hu-2/events', {
+      // The list is the Host's to write into the event: from a client it is an unknown key, and nothing is written.
+      const forged = await http(serve.ready, 'POST', '/tasks/hu-2/events', {
         body: { type: 'assignment.commit', harness: 'ghost', stage: 'work', harnesses: ['other'] },
+      });
+      assert.deepEqual(
+        [forged.status, forged.body.written, forged.body.code, forged.body.path],
+        [400, false, 'invalid_event', 'harnesses'],
+        forged.text,
+      );
+      const sent = await http(serve.ready, 'POST', '/tasks/hu-2/events', {
+        body: { type: 'assignment.commit', harness: 'ghost', stage: 'work' },
       });
       assert.deepEqual([sent.status, sent.body.admitted], [200, true], sent.text);
       const events = (await http(serve.ready, 'GET', '/tasks/hu-2/events')).body.events as Array<Record<string, any>>;
-      const stored = events.find((e) => e.type === 'assignment.commit')!;
-      assert.equal('harnesses' in stored.data, false, JSON.stringify(stored));
+      const stored = events.filter((e) => e.type === 'assignment.commit');
+      assert.equal(stored.length, 1, 'only the admitted commit is stored');
+      assert.equal('harnesses' in stored[0]!.data, false, JSON.stringify(stored));
     } finally {
       assert.equal((await serve.stop()).code, 0, serve.stderr());
     }
