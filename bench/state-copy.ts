@@ -1,37 +1,10 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { dirname, extname, join } from 'node:path';
-import { open } from 'lmdb';
+import { dirname, join } from 'node:path';
 import { OBJECT_KINDS } from '../objects/index.js';
-import { EventStore, checkFormat, enterEnvGate, lockHolder } from '../store/index.js';
+import { EventStore, checkFormat, copyEnvironment, lockHolder } from '../store/index.js';
 import type { GivenHistory } from './results-model.js';
 
 const RUNTIME_ENV = join('runtime', 'runtime.lmdb');
-
-/**
- * Copies one LMDB environment as of one read transaction (mdb_env_copy), opened read-only, as
- * `ordivon backup` does: consistent also while a supervisor writes to it.
- */
-async function copyEnv(from: string, to: string): Promise<void> {
-  // Opens and closes of one LMDB environment must not overlap across processes (store/env-gate.ts).
-  let leave = enterEnvGate(from);
-  let env: ReturnType<typeof open>;
-  try {
-    env = open({ path: from, readOnly: true, maxDbs: 16 });
-  } finally {
-    leave();
-  }
-  try {
-    mkdirSync(extname(from) ? dirname(to) : to, { recursive: true });
-    await env.backup(to, false);
-  } finally {
-    leave = enterEnvGate(from);
-    try {
-      await env.close();
-    } finally {
-      leave();
-    }
-  }
-}
 
 /**
  * Copies the environment files as they are: used while no process holds the state-root lock
@@ -48,8 +21,8 @@ function copyFiles(source: string, root: string): void {
 }
 
 async function copyEnvs(source: string, root: string): Promise<void> {
-  await copyEnv(join(source, 'lmdb'), join(root, 'lmdb'));
-  if (existsSync(join(source, RUNTIME_ENV))) await copyEnv(join(source, RUNTIME_ENV), join(root, RUNTIME_ENV));
+  await copyEnvironment(join(source, 'lmdb'), join(root, 'lmdb'));
+  if (existsSync(join(source, RUNTIME_ENV))) await copyEnvironment(join(source, RUNTIME_ENV), join(root, RUNTIME_ENV));
 }
 
 /**

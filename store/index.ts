@@ -35,5 +35,6 @@ export {
 export { resolveStateRoot, checkFormat, checkStateRoot } from './state-root.js';
 export { acquireLock, lockHolder, type LockInfo } from './state-lock.js';
 export { enterEnvGate } from './env-gate.js';
+export { copyEnvironment } from './env-copy.js';
 export { scanStreams, headIds, headRecords, streamEnd, streamIdsAfterHeads, type RawEvent } from './scan.js';
 export { metaEntries, updateMeta, type MetaBatch } from './meta.js';

@@ -1,10 +1,15 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, extname, join, resolve } from 'node:path';
-import { open } from 'lmdb';
-import { enterEnvGate } from '../../store/env-gate.js';
+import { dirname, join, resolve } from 'node:path';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { rebuildAll, type Finding } from '../../recovery/index.js';
-import { EventStore, StoreError, acquireLock, checkFormat, resolveStateRoot } from '../../store/index.js';
+import {
+  EventStore,
+  StoreError,
+  acquireLock,
+  checkFormat,
+  copyEnvironment,
+  resolveStateRoot,
+} from '../../store/index.js';
 import { CliError, EXIT, cliErrorOf, emit, throttledProgress, type Io } from '../cli-io.js';
 
 // What `ordivon backup` and `restore` do (backup.ts defines the commands and loads this when one runs).
@@ -13,32 +18,6 @@ const RUNTIME_ENV = join('runtime', 'runtime.lmdb');
 
 function isEmptyDir(path: string): boolean {
   return !existsSync(path) || readdirSync(path).length === 0;
-}
-
-/**
- * Copies one LMDB environment as of one read transaction (mdb_env_copy), opened read-only.
- * lmdb-js keeps a path with an extension (`runtime.lmdb`) as one file, any other as a directory.
- */
-async function copyEnv(from: string, to: string): Promise<void> {
-  // Opens and closes of one LMDB environment must not overlap across processes (store/env-gate.ts).
-  let leave = enterEnvGate(from);
-  let env: ReturnType<typeof open>;
-  try {
-    env = open({ path: from, readOnly: true, maxDbs: 16 });
-  } finally {
-    leave();
-  }
-  try {
-    mkdirSync(extname(from) ? dirname(to) : to, { recursive: true });
-    await env.backup(to, false);
-  } finally {
-    leave = enterEnvGate(from);
-    try {
-      await env.close();
-    } finally {
-      leave();
-    }
-  }
 }
 
 /** Runs the boot checks on a copy (saying how far it got every 2 s, without --json); returns its counts or the findings. */
@@ -77,8 +56,8 @@ export async function backupTo(values: { state?: string | undefined; dest: strin
   const staged = `${dest}.partial-${process.pid}`;
   rmSync(staged, { recursive: true, force: true });
   try {
-    await copyEnv(join(root, 'lmdb'), join(staged, 'lmdb'));
-    if (existsSync(join(root, RUNTIME_ENV))) await copyEnv(join(root, RUNTIME_ENV), join(staged, RUNTIME_ENV));
+    await copyEnvironment(join(root, 'lmdb'), join(staged, 'lmdb'));
+    if (existsSync(join(root, RUNTIME_ENV))) await copyEnvironment(join(root, RUNTIME_ENV), join(staged, RUNTIME_ENV));
     cpSync(join(root, 'format.json'), join(staged, 'format.json'));
     if (existsSync(join(root, 'workspaces')))
       cpSync(join(root, 'workspaces'), join(staged, 'workspaces'), { recursive: true, verbatimSymlinks: true });
