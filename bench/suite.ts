@@ -15,20 +15,9 @@ import { FLOOR_ALL, FLOOR_EVENTS, VERIFIED, headline, type Headline } from './he
 import { recoveryPlot } from './plot.js';
 import type { BenchContext, BenchRow, GivenHistory, Size } from './results-model.js';
 import { formatMs, machine } from './util.js';
+import { SCENARIOS, type Scenario } from './scenarios.js';
 
-export const SCENARIOS = [
-  'recovery',
-  'floor',
-  'peer',
-  'checkpoint',
-  'disk',
-  'admission',
-  'temporal',
-  'reconciliation',
-  'cluster',
-  'startup',
-] as const;
-export type Scenario = (typeof SCENARIOS)[number];
+export { SCENARIOS, type Scenario } from './scenarios.js';
 
 /** A scenario that was not run, and why. */
 export interface Skipped {

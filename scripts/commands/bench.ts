@@ -2,23 +2,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { CliError, EXIT, cliErrorOf, emit } from '../cli-io.js';
 import { booleanFlag, command, stringFlag } from '../command.js';
-
-/**
- * The suite's scenarios (bench/suite.ts `SCENARIOS`, the same list: a test compares them), named
- * here so that the flags are checked and listed without loading the bench before the handler runs.
- */
-export const BENCH_SCENARIOS = [
-  'recovery',
-  'floor',
-  'peer',
-  'checkpoint',
-  'disk',
-  'admission',
-  'temporal',
-  'reconciliation',
-  'cluster',
-  'startup',
-] as const;
+import { SCENARIOS } from '../../bench/scenarios.js';
 
 /** What `ordivon bench` runs without `--only`: the recovery benchmarks and the CLI's startup. */
 export const BENCH_DEFAULT_ONLY = ['recovery', 'floor', 'peer', 'startup'] as const;
@@ -49,11 +33,11 @@ export const bench = command({
     quick: booleanFlag('small sizes and 5 startup runs instead of 15: well under a minute'),
     only: stringFlag(
       'S,…',
-      `the scenarios, comma-separated, of ${BENCH_SCENARIOS.join(', ')} (default ${BENCH_DEFAULT_ONLY.join(',')})`,
+      `the scenarios, comma-separated, of ${SCENARIOS.join(', ')} (default ${BENCH_DEFAULT_ONLY.join(',')})`,
       z
         .string()
         .transform((text) => text.split(','))
-        .pipe(z.array(z.enum(BENCH_SCENARIOS)).min(1))
+        .pipe(z.array(z.enum(SCENARIOS)).min(1))
         .optional(),
     ),
     sizes: stringFlag(

@@ -6,7 +6,7 @@ import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { BENCH_DEFAULT_ONLY, BENCH_SCENARIOS } from '../../scripts/commands/bench.js';
+import { BENCH_DEFAULT_ONLY } from '../../scripts/commands/bench.js';
 import { STARTUP_HELP, STARTUP_LIST, STARTUP_LIST_FLOOR, STARTUP_NODE, VERIFIED } from '../../bench/headline.js';
 import { copyStateRoot, removeStateCopy } from '../../bench/state-copy.js';
 import { timingOf } from '../../bench/startup.bench.js';
@@ -64,9 +64,9 @@ function fingerprint(dir: string): string[] {
 }
 
 describe('ordivon bench', () => {
-  it('names the suite’s scenarios, and defaults to the recovery benchmarks and startup', () => {
-    assert.deepEqual([...BENCH_SCENARIOS], [...SCENARIOS]);
+  it('defaults to the recovery benchmarks and startup, each a scenario of the suite', () => {
     assert.deepEqual([...BENCH_DEFAULT_ONLY], ['recovery', 'floor', 'peer', 'startup']);
+    for (const scenario of BENCH_DEFAULT_ONLY) assert.ok((SCENARIOS as readonly string[]).includes(scenario), scenario);
   });
 
   it('--quick writes a results file and SVG with the recovery and startup scenarios, and the startup goals', () => {
