@@ -32,7 +32,7 @@ import { HostGroup, renewEvery, sql } from './host-group.js';
 import { CLUSTER_LMDB, clusterPostgres, clusterTakeover } from './headline.js';
 import type { BenchContext, BenchRow } from './results-model.js';
 import { scenarioArgs, timeIt, type Timing } from './util.js';
-import { treeCpuMs } from './process-cpu.js';
+import { treeCpuMs } from '../os/index.js';
 import { takeover, type Takeover } from './takeover.js';
 
 /** Server settings of the run; what the server reports back (`SHOW`) goes into each row. */

@@ -3,7 +3,14 @@
 export * from './identity.js';
 export { spawnGroup, signalGroup, groupAlive } from './process-group.js';
 export { livingGroupMembers, groupRunning } from './group-members.js';
-export { descendantsOf, memberRunning, signalMembers, mergeMembers, type TreeMember } from './process-tree.js';
+export {
+  descendantsOf,
+  memberRunning,
+  signalMembers,
+  mergeMembers,
+  treeCpuMs,
+  type TreeMember,
+} from './process-tree.js';
 export {
   stopGroup,
   waitUntil,

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
 /**
@@ -15,6 +16,8 @@ export interface ProcStat {
    * reused its pid.
    */
   startTicks: number;
+  /** CPU time used so far, user plus system (fields 14 and 15), in clock ticks (`clockTicks()` per second). */
+  cpuTicks: number;
 }
 
 /**
@@ -25,7 +28,7 @@ export function parseProcStat(text: string): ProcStat | undefined {
   // The command name (field 2) may contain spaces and parentheses; fields resume after the last ')'.
   const close = text.lastIndexOf(')');
   if (close < 0) return undefined;
-  // Fields after the command name: state(0) ppid(1) pgrp(2) … starttime(19).
+  // Fields after the command name: state(0) ppid(1) pgrp(2) … utime(11) stime(12) … starttime(19).
   const fields = text.slice(close + 2).split(' ');
   const state = fields[0];
   const startTicks = Number(fields[19]);
@@ -35,6 +38,7 @@ export function parseProcStat(text: string): ProcStat | undefined {
     ppid: Number(fields[1]),
     pgrp: Number(fields[2]),
     startTicks: Number.isFinite(startTicks) ? startTicks : 0,
+    cpuTicks: Number(fields[11]) + Number(fields[12]),
   };
 }
 
@@ -103,4 +107,11 @@ export function bootId(): string {
     }
   }
   return cachedBootId;
+}
+
+let ticksPerSecond: number | undefined;
+
+/** Clock ticks per second of `/proc`'s times (`getconf CLK_TCK`), read once. */
+export function clockTicks(): number {
+  return (ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()));
 }

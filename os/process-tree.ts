@@ -1,4 +1,4 @@
-import { listPids, procStat, isLiveState } from './proc-stat.js';
+import { clockTicks, listPids, procStat, isLiveState, type ProcStat } from './proc-stat.js';
 import { processAlive } from './process-identity.js';
 
 /** A process identified by pid *and* start time, so a recycled pid is never mistaken for it. */
@@ -57,4 +57,24 @@ export function signalMembers(members: Iterable<TreeMember>, signal: NodeJS.Sign
 /** Adds the members of `more` not already in `into` (keyed by pid and start time). */
 export function mergeMembers(into: Map<string, TreeMember>, more: Iterable<TreeMember>): void {
   for (const member of more) into.set(`${member.pid}:${member.startTicks}`, member);
+}
+
+/**
+ * Milliseconds of CPU used so far by `root` and the processes below it that still run: what a
+ * server that forks a process per connection (PostgreSQL) spent. A child that exited took its time
+ * with it, so read before and after a window in which the connections stay open.
+ */
+export function treeCpuMs(root: number): number {
+  const all = new Map<number, ProcStat>();
+  for (const pid of listPids() ?? []) {
+    const stat = procStat(pid);
+    if (stat) all.set(pid, stat);
+  }
+  const inTree = (pid: number): boolean => {
+    for (let p: number | undefined = pid; p !== undefined && p > 1; p = all.get(p)?.ppid) if (p === root) return true;
+    return false;
+  };
+  let ticks = 0;
+  for (const [pid, stat] of all) if (inTree(pid)) ticks += stat.cpuTicks;
+  return (ticks * 1000) / clockTicks();
 }

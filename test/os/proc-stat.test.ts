@@ -13,7 +13,9 @@ import {
   processAlive,
   processRunning,
   processStartTicks,
+  signalGroup,
   spawnGroup,
+  treeCpuMs,
 } from '../../os/index.js';
 import { tempDir } from '../support/temp.js';
 
@@ -44,12 +46,15 @@ describe('procStat (the one /proc/<pid>/stat parser)', () => {
     fields[0] = 'S'; // state
     fields[1] = '7'; // ppid
     fields[2] = '42'; // pgrp
+    fields[11] = '30'; // utime
+    fields[12] = '12'; // stime
     fields[19] = '123456'; // starttime
     assert.deepEqual(parseProcStat(`4242 (s) R 1 2 3) ${fields.join(' ')}\n`), {
       state: 'S',
       ppid: 7,
       pgrp: 42,
       startTicks: 123456,
+      cpuTicks: 42,
     });
   });
 
@@ -113,5 +118,19 @@ describe('procStat (the one /proc/<pid>/stat parser)', () => {
     assert.equal(processRunning(zombie), false);
     assert.equal(processAlive(zombie, stat!.startTicks), false);
     assert.equal(pidExists(zombie), true, 'kill(pid, 0) still finds a zombie');
+  });
+
+  it('counts the CPU time of a process and of the children below it', async (t) => {
+    // The child's own child burns CPU until its own clock says 300 ms, then prints and waits.
+    const burn =
+      "const s=Date.now();while(process.cpuUsage().user<300000){}console.log('done');setInterval(()=>{},1000)";
+    const parent = `require('child_process').spawn(process.execPath,['-e',${JSON.stringify(burn)}],{stdio:['ignore','inherit','inherit']});setInterval(()=>{},1000)`;
+    // Its own group, so the end of the test kills the grandchild too (it holds our stdout pipe open).
+    const proc = spawn(process.execPath, ['-e', parent], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+    t.after(() => void signalGroup(proc.pid, 'SIGKILL'));
+    assert.equal(await firstLine(proc), 'done');
+    // /proc counts in clock ticks (usually 10 ms), so allow one tick short of the child's own figure.
+    assert.ok(treeCpuMs(proc.pid!) >= 290, `tree CPU ${treeCpuMs(proc.pid!)} ms`);
+    assert.equal(treeCpuMs(2 ** 22 + 1), 0, 'a pid that is no process has no tree');
   });
 });
