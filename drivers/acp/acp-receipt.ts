@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { collectArtifacts } from '../artifacts.js';
 import type { PermissionLog } from '../permission-route.js';
 import { HarnessRunReceipt, type DriverRunInput } from '../receipt.js';
-import type { ProcessExit } from './agent-process.js';
+import type { ProcessExit } from '../provider-process.js';
 import type { WireLedger } from './wire-ledger.js';
 import type { FsRefusal } from './workspace-fs.js';
 

@@ -1,21 +1,21 @@
-import { groupAlive, signalGroup, spawnGroup, stopGroup } from '../../os/index.js';
-import { within } from './within.js';
+import { groupAlive, signalGroup, stopGroup } from '../../os/index.js';
+import {
+  ProviderProcess,
+  spawnProvider,
+  type ForcedSignal,
+  type ProcessExit,
+  type ProviderGroup,
+} from '../provider-process.js';
 import type { WireLedger } from './wire-ledger.js';
-
-export interface ProcessExit {
-  exitCode: number | null;
-  signal: string | null;
-}
 
 /** How the run's process tree ended, for the receipt and the failure detail. */
 export interface ShutdownReport extends ProcessExit {
   /** The strongest signal the driver had to send before the group leader exited, if any. */
-  forced: 'SIGTERM' | 'SIGKILL' | null;
+  forced: ForcedSignal;
   /** False when members of the group were still alive after the final kill and wait. */
   groupGone: boolean;
 }
 
-const STDERR_TAIL_BYTES = 4096;
 /** Bound on waiting for the kernel and init to reap a killed group (zombies still count as members). */
 const REAP_WAIT_MS = 5_000;
 
@@ -24,33 +24,17 @@ const REAP_WAIT_MS = 5_000;
  * SDK wants. Every byte in both directions passes through the ledger first, so the receipt sees
  * the raw wire before the SDK validates (and possibly drops) anything.
  */
-export class AgentProcess {
-  readonly pid: number | undefined;
-  /** Resolves when the group leader exits; never rejects. */
-  readonly exited: Promise<ProcessExit>;
+export class AgentProcess extends ProviderProcess {
   /** Resolves when the agent's stdout has ended or closed (all its lines reached the ledger). */
   readonly outputEnded: Promise<void>;
-  exit: ProcessExit | undefined;
   readonly toAgent: WritableStream<Uint8Array>;
   readonly fromAgent: ReadableStream<Uint8Array>;
-  readonly #child: ReturnType<typeof spawnGroup>;
-  #stderrTail = '';
   #shutDown = false;
 
-  private constructor(child: ReturnType<typeof spawnGroup>, ledger: WireLedger) {
-    this.#child = child;
-    this.pid = child.pid;
-    this.exited = new Promise<ProcessExit>((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.exit = { exitCode: code, signal };
-        resolve(this.exit);
-      });
-    });
+  private constructor(child: ProviderGroup, pid: number, ledger: WireLedger) {
+    super(child, pid);
     const stdin = child.stdin!;
     stdin.on('error', () => {}); // EPIPE after the agent died: the exit path reports it
-    child.stderr!.on('data', (chunk: Buffer) => {
-      this.#stderrTail = (this.#stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
-    });
     this.toAgent = new WritableStream<Uint8Array>({
       write: (chunk) =>
         new Promise<void>((resolve, reject) => {
@@ -90,33 +74,15 @@ export class AgentProcess {
     });
   }
 
-  /**
-   * Starts `command` in its own process group with exactly `env` (no inherited variables).
-   * Returns `{ ok: false }` with the spawn error when the process could not start.
-   */
+  /** Starts the agent (see `spawnProvider`), its wire passing through `ledger`. */
   static async start(
     command: string,
     args: readonly string[],
     options: { cwd: string; env: Record<string, string> },
     ledger: WireLedger,
   ): Promise<{ ok: true; process: AgentProcess } | { ok: false; detail: string }> {
-    let child: ReturnType<typeof spawnGroup>;
-    try {
-      child = spawnGroup(command, args, { cwd: options.cwd, env: options.env });
-    } catch (error) {
-      return { ok: false, detail: String((error as Error).message ?? error) };
-    }
-    if (child.pid === undefined) {
-      const result = await child;
-      return { ok: false, detail: `${command}: ${String(result.code ?? result.shortMessage ?? 'could not start')}` };
-    }
-    void child.then(() => {}); // reject:false — the result is observed through events, not this promise
-    return { ok: true, process: new AgentProcess(child, ledger) };
-  }
-
-  /** Last few KB of the agent's stderr, for failure details. */
-  get stderrTail(): string {
-    return this.#stderrTail.trim();
+    const started = await spawnProvider(command, args, options);
+    return started.ok ? { ok: true, process: new AgentProcess(started.child, started.pid, ledger) } : started;
   }
 
   /**
@@ -130,7 +96,7 @@ export class AgentProcess {
 
   /** Closes the agent's stdin (end of input); idempotent. */
   closeStdin(): void {
-    const stdin = this.#child.stdin!;
+    const stdin = this.child.stdin!;
     if (!stdin.writableEnded && !stdin.destroyed) stdin.end();
   }
 
@@ -144,9 +110,9 @@ export class AgentProcess {
     let forced: ShutdownReport['forced'] = null;
     if (closeStdinFirst) {
       this.closeStdin();
-      if (this.exit === undefined) await within(this.exited, graceMs);
+      await this.exitedWithin(graceMs);
     }
-    const pid = this.pid!; // start() constructs an AgentProcess only for a child that has a pid
+    const pid = this.pid;
     // The grace is the leader's: it ends when the agent exits. Members the leader left behind (a
     // daemonised helper, a shell's child) then get SIGKILL, or at once when the agent exited on
     // its own: they do not outlive the run. Killed members stay visible to kill(-pgid, 0) until

@@ -22,7 +22,8 @@ export { acpPermissionAsk, pickPermission, type PermissionOption, type Permissio
 export { WireLedger, type WireDirection, type WireObserver } from './wire-ledger.js';
 export { readWorkspaceText, writeWorkspaceText, type FsRefusal } from './workspace-fs.js';
 export { buildReceipt } from './acp-receipt.js';
-export { AgentProcess, type ProcessExit, type ShutdownReport } from './agent-process.js';
+export { AgentProcess, type ShutdownReport } from './agent-process.js';
+export type { ProcessExit } from '../provider-process.js';
 export {
   ACP_FAILURE_CODES,
   ACP_LAUNCH_CODES,

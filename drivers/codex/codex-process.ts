@@ -1,98 +1,52 @@
 import type { Readable, Writable } from 'node:stream';
-import { setTimeout as delay } from 'node:timers/promises';
 import {
   descendantsOf,
   groupRunning,
   memberRunning,
   mergeMembers,
-  spawnGroup,
   stopGroup,
   type TreeMember,
 } from '../../os/index.js';
-
-export interface ProcessExit {
-  exitCode: number | null;
-  signal: string | null;
-}
+import {
+  ProviderProcess,
+  spawnProvider,
+  type ForcedSignal,
+  type ProcessExit,
+  type ProviderGroup,
+} from '../provider-process.js';
 
 /** How the process tree was brought down. */
 export interface ShutdownReport extends ProcessExit {
   /** The strongest signal the driver had to send before the app-server exited, if any. */
-  forced: 'SIGTERM' | 'SIGKILL' | null;
+  forced: ForcedSignal;
   /** False when something of the tree still ran after the final kill and wait. */
   treeGone: boolean;
 }
 
-const STDERR_TAIL_BYTES = 4096;
 /** Bound on waiting for killed processes to be reaped (kill(-pgid, 0) sees zombies). */
 const REAP_WAIT_MS = 5_000;
 
 /**
- * One `codex app-server` process: the leader of its own process group (so an npm shim and the
- * native binary it starts die together), with its stdio pipes, exit and a stderr tail.
+ * One `codex app-server` process (a `ProviderProcess`) with its stdio pipes.
  */
-export class CodexProcess {
-  readonly pid: number;
+export class CodexProcess extends ProviderProcess {
   readonly stdin: Writable;
   readonly stdout: Readable;
-  /** Resolves when the group leader exits; never rejects. */
-  readonly exited: Promise<ProcessExit>;
-  exit: ProcessExit | undefined;
-  #stderrTail = '';
 
-  private constructor(child: ReturnType<typeof spawnGroup>, pid: number) {
-    this.pid = pid;
+  private constructor(child: ProviderGroup, pid: number) {
+    super(child, pid);
     this.stdin = child.stdin!;
     this.stdout = child.stdout!;
-    this.exited = new Promise<ProcessExit>((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.exit = { exitCode: code, signal };
-        resolve(this.exit);
-      });
-    });
-    child.stderr!.on('data', (chunk: Buffer) => {
-      this.#stderrTail = (this.#stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
-    });
   }
 
-  /**
-   * Starts `command` in its own process group with exactly `env` (nothing inherited).
-   * Resolves `{ ok: false, detail }` when the process could not start; never rejects.
-   */
+  /** Starts the app-server (see `spawnProvider`). */
   static async start(
     command: string,
     args: readonly string[],
     options: { cwd: string; env: Record<string, string> },
   ): Promise<{ ok: true; process: CodexProcess } | { ok: false; detail: string }> {
-    let child: ReturnType<typeof spawnGroup>;
-    try {
-      child = spawnGroup(command, args, { cwd: options.cwd, env: options.env });
-    } catch (error) {
-      return { ok: false, detail: `${command}: ${String((error as Error).message ?? error)}` };
-    }
-    if (child.pid === undefined) {
-      const result = await child;
-      return { ok: false, detail: `${command}: ${String(result.code ?? result.shortMessage ?? 'could not start')}` };
-    }
-    void child.then(() => {}); // reject:false — the outcome is observed through events, not this promise
-    return { ok: true, process: new CodexProcess(child, child.pid) };
-  }
-
-  /** Last few KB of stderr (Codex logs there), for failure details. */
-  get stderrTail(): string {
-    return this.#stderrTail.trim();
-  }
-
-  /** Resolves true if the leader exits within `ms`. */
-  async exitedWithin(ms: number): Promise<boolean> {
-    if (this.exit !== undefined) return true;
-    const controller = new AbortController();
-    const exited = await Promise.race([
-      this.exited.then(() => true),
-      delay(ms, false, { signal: controller.signal }).catch(() => false),
-    ]);
-    controller.abort();
-    return exited;
+    const started = await spawnProvider(command, args, options);
+    return started.ok ? { ok: true, process: new CodexProcess(started.child, started.pid) } : started;
   }
 
   /**

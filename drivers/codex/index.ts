@@ -15,7 +15,8 @@ export {
   type ServerRequestReply,
   type WireDirection,
 } from './codex-connection.js';
-export { CodexProcess, type ProcessExit, type ShutdownReport } from './codex-process.js';
+export { CodexProcess, type ShutdownReport } from './codex-process.js';
+export type { ProcessExit } from '../provider-process.js';
 export { CodexTally, type ReceiptEnd, type TurnEnd } from './codex-tally.js';
 export { turnFailureRetryable } from './turn-failure.js';
 export { TOOL_ITEM_TYPES } from './codex-wire.js';
