@@ -25,6 +25,7 @@ import { validateBoot } from './validate-boot.js';
 import { waitForState } from './wait-for-state.js';
 import { RemoteCommits } from './remote-commits.js';
 import { readElsewhere, type TaskReading } from './task-reading.js';
+import { kernelSourceReader } from './read-set.js';
 import { TaskActor, type Committed, type SendResult, type TaskSnapshot } from './task-actor.js';
 import { taskNotFound } from './send-result.js';
 
@@ -379,9 +380,8 @@ export class Supervisor {
     const task = new TaskActor(taskId, snapshot, revision, store!, clock, (c) => this.committed(c), {
       inspect: options.inspect,
       spec,
-      readSource: effects?.readSource
-        ? (location, context) => effects.readSource!({ taskId, context, spec }, location)
-        : undefined,
+      // The kernel's own reader, not the effect runner's: admission is the same however the Host is opened.
+      readSource: (location, context) => kernelSourceReader(this.root, { taskId, spec, context })(location),
       harnesses: effects?.harnesses,
       onStoreRefusal: (code) => {
         if (!this.cluster) return;
