@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openHost } from '../../actors/host.js';
+import { openHost, type HostOptions } from '../../actors/host.js';
 import { createSupervisor, type Supervisor } from '../../actors/supervisor.js';
 import { sha256 } from '../../store/index.js';
 import {
@@ -14,6 +14,7 @@ import {
   decisionWorld,
 } from '../support/decision-task.js';
 import { decideCli, operatorRequest, ordivon, serveInProcess } from '../support/decision-requests.js';
+import { createDatabase, postgresPart, sharedPostgres } from '../support/postgres.js';
 import { tempDir } from '../support/temp.js';
 import { http, startServe, type Target } from './serve-child.js';
 
@@ -30,19 +31,21 @@ const MOVED = new RegExp(`policy bound ${short(sha256(POLICY_1))}, now ${short(s
 const ENTRIES = ['bare', 'bare-api', 'no-harnesses', 'no-config', 'config', 'decide', 'send'] as const;
 
 /** A Task waiting after its survey, a request open per entry (and `fresh`), bound to the world as it was. */
-async function staleRequests(): Promise<{ state: string; taskId: string; world: string }> {
+async function staleRequests(
+  ids: readonly string[] = ['fresh', ...ENTRIES],
+  shared: Pick<HostOptions, 'store' | 'cluster'> = {},
+): Promise<{ state: string; taskId: string; world: string }> {
   const state = tempDir();
   const dirs = decisionWorld();
   const spec = decisionSpec(dirs);
   // A trusted source in the Attempt's workspace: the kernel must find the workspace openHost seeded.
   spec.sources = [...(spec.sources ?? []), { id: 'seed-notes', path: 'NOTES.md', in: 'workspace', trust: 'trusted' }];
-  const host = await openHost({ state, harnesses: DECISION_HARNESSES });
+  const host = await openHost({ state, harnesses: DECISION_HARNESSES, ...shared });
   try {
     const { taskId } = await host.supervisor.createTask(spec);
     await host.supervisor.send(taskId, { type: 'assignment.commit', harness: 'surveyor', stage: 'survey' });
     await host.supervisor.waitFor(taskId, ['waiting']);
-    for (const id of ['fresh', ...ENTRIES])
-      assert.equal(await host.supervisor.openRequest(taskId, operatorRequest(id)), true);
+    for (const id of ids) assert.equal(await host.supervisor.openRequest(taskId, operatorRequest(id)), true);
     return { state, taskId, world: dirs.world };
   } finally {
     await host.stop();
@@ -146,6 +149,36 @@ describe('one admission, however the Host is opened', { timeout: 300_000 }, () =
         ENTRIES.map((id) => requests[id]!.status),
         ENTRIES.map(() => 'revoked'),
       );
+    } finally {
+      await sup.stop();
+    }
+  });
+});
+
+const part = postgresPart();
+
+describe('one admission on a shared PostgreSQL history', { skip: part.skip, timeout: 300_000 }, () => {
+  const server = sharedPostgres();
+
+  it("a bare supervisor restarted on a Host's mirror reads the workspace openHost seeded there and refuses the stale answer decision_stale", async () => {
+    const url = await createDatabase(server().url, 'one_admission');
+    const shared = { store: url, cluster: { hostId: 'host-a', leaseMs: 600_000 } };
+    const { state, taskId, world } = await staleRequests(['fresh', 'stale'], shared);
+    let sup = createSupervisor({ state, ...shared });
+    await sup.start();
+    try {
+      const fresh = await sup.send(taskId, answer('fresh'));
+      assert.deepEqual([fresh.admitted, fresh.code], [true, undefined], fresh.detail);
+    } finally {
+      await sup.stop();
+    }
+    writeFileSync(join(world, 'POLICY.md'), POLICY_2);
+    sup = createSupervisor({ state, ...shared });
+    await sup.start();
+    try {
+      const stale = await sup.send(taskId, answer('stale'));
+      assert.deepEqual([stale.admitted, stale.written, stale.code], [false, true, 'decision_stale']);
+      assert.match(stale.detail!, MOVED);
     } finally {
       await sup.stop();
     }
