@@ -2,7 +2,6 @@ import type { FrontierWork, TaskContext } from '../machines/index.js';
 import type { EventStore } from '../store/index.js';
 import type { TaskSpec } from '../objects/index.js';
 import type { Attachments, SendResult } from './task-actor.js';
-import type { SourceLocation } from './read-set.js';
 
 /** What an effect runner sees of a Task: its committed state and a way to send Host facts back. */
 export interface TaskHandle {
@@ -24,8 +23,6 @@ export interface TaskHandle {
  */
 export interface EffectRunner {
   perform(task: TaskHandle, work: FrontierWork, signal: AbortSignal): Promise<void>;
-  /** The current digest of a spec source (null: absent), for re-validating a read set at admission. */
-  readSource?(task: Pick<TaskHandle, 'taskId' | 'context' | 'spec'>, location: SourceLocation): Promise<string | null>;
   /** The harness names an Assignment may name; with them, one naming another is refused `harness_unknown` at admission. */
   readonly harnesses?: readonly string[];
   close?(): Promise<void>;

@@ -26,7 +26,10 @@ export interface HostEffectsOptions {
   harnesses: Record<string, HarnessConfig | HarnessFactory>;
   /** The answer to provider approval / permission requests unless a harness names its own (default `route`, `DEFAULT_APPROVALS`). */
   approvals?: ApprovalPolicy;
-  /** Root under which each Task Attempt gets its workspace. */
+  /**
+   * Root under which each Task Attempt gets its workspace. Admission re-reads `workspace` sources
+   * under the supervisor's `<state>/workspaces` (`workspacesOf`), so that is the root to give.
+   */
   workspaces: string;
   /** Fault injection for tests and the demo: drop the Runtime's response to this dispatch. */
   dropDispatchResponse?: (task: TaskHandle) => boolean;

@@ -4,15 +4,10 @@ import { sourcesOf } from '../objects/index.js';
 import { compileContext } from './context-compiler.js';
 import { act, rerun, submitStageDecision } from './decisions.js';
 import { confirmEffect, escalateEffect, reconcileEffect } from './effect-actions.js';
-import { readSource, type SourceLocation, type SourceRead } from './read-set.js';
+import { readSource, type SourceRead } from './read-set.js';
 import { dispatchRun, reconcileRun } from './dispatch-run.js';
 import type { EffectRunner, TaskHandle } from './effects.js';
-import {
-  hostEffectContext,
-  type HostEffectContext,
-  type HostEffectsOptions,
-  type WorkspaceOwner,
-} from './host-effects-options.js';
+import { hostEffectContext, type HostEffectContext, type HostEffectsOptions } from './host-effects-options.js';
 import { observeRun } from './observe-run.js';
 import { assignedStage } from './stages.js';
 import { verifyAcceptance } from './verify-acceptance.js';
@@ -44,9 +39,6 @@ export {
  * - `confirm_effect`, `reconcile_effect`, `escalate_effect`: an Effect whose answer was not
  *   recorded is unknown, looked up by its request id, and put to an operator when nothing is
  *   found (effect-actions.ts).
- *
- * `readSource` gives the kernel the current digest of a spec source, for re-validating a read set
- * at admission.
  *
  * Every step is idempotent: if the process dies anywhere, boot derives the same step from the
  * committed state and the Runtime answers a repeated dispatch with the job it already has.
@@ -88,11 +80,6 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
       }
     },
     harnesses: Object.keys(options.harnesses),
-    async readSource(task: WorkspaceOwner, location: SourceLocation): Promise<string | null> {
-      return (
-        (await readSource({ workspace: await ctx.workspaceOf(task), world: task.spec.world }, location))?.digest ?? null
-      );
-    },
   };
 }
 

@@ -8,6 +8,7 @@ import type { EffectAdapter } from './effect-actions.js';
 import { defaultHostId } from './cluster.js';
 import { createHostEffects, type HarnessFactory, type HostEffectsOptions } from './host-effects.js';
 import { createSupervisor, type Supervisor, type SupervisorOptions } from './supervisor.js';
+import { workspacesOf } from './read-set.js';
 
 /** `openHost`'s options: the supervisor's (but `effects`, which the Host supplies) and the Host's own. */
 export interface HostOptions extends Omit<SupervisorOptions, 'effects'> {
@@ -99,7 +100,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     runtime,
     harnesses,
     ...(options.approvals ? { approvals: options.approvals } : {}),
-    workspaces: join(root, 'workspaces'),
+    workspaces: workspacesOf(root),
     ...(options.artifactContracts ? { artifactContracts: options.artifactContracts } : {}),
     ...(options.dropDispatchResponse ? { dropDispatchResponse: options.dropDispatchResponse } : {}),
     ...(options.onStep ? { onStep: options.onStep } : {}),

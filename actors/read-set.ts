@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StaleSource, TaskContext } from '../machines/index.js';
-import { resolveInside, sourceDigest } from '../runtime/index.js';
+import { resolveInside, sourceDigest, workspacePath } from '../runtime/index.js';
 import { StoreError, sha256, sha256Text, type EventStore } from '../store/index.js';
 import {
   ReadSetContext,
@@ -33,6 +33,29 @@ export interface SourceRead {
 
 /** Reads a source's current digest; null when it is absent. */
 export type SourceReader = (location: SourceLocation) => Promise<string | null>;
+
+/** Where a state root keeps its Task Attempts' workspaces (`<state>/workspaces/<taskId>/attempt-<n>`). */
+export function workspacesOf(stateRoot: string): string {
+  return join(stateRoot, 'workspaces');
+}
+
+/**
+ * The kernel's reader for one Task's read sets: `world` sources under the spec's `world`,
+ * `workspace` sources in the Attempt's workspace under the state root, where `openHost` and
+ * `ordivon serve` put it. The Supervisor uses it whatever effect runner it has (none, the Host's,
+ * a test's), so an admission re-validates the same way however the Host was opened. It creates
+ * nothing: a workspace not there reads as absent.
+ */
+export function kernelSourceReader(
+  stateRoot: string,
+  task: { taskId: string; spec: Pick<TaskSpec, 'world'>; context: Pick<TaskContext, 'attempt'> },
+): SourceReader {
+  const dirs = {
+    workspace: workspacePath(workspacesOf(stateRoot), task.taskId, task.context.attempt),
+    world: task.spec.world,
+  };
+  return async (location) => (await readSource(dirs, location))?.digest ?? null;
+}
 
 /** Larger files are bound by digest only, their text not shown. */
 const TEXT_LIMIT = 64 * 1024;
@@ -199,7 +222,8 @@ export const ABSENT = `sha256:${'0'.repeat(64)}`;
  * What moved in a Context's read set since it was compiled: the Goal's revision, and each trusted
  * source re-read through `read` (the Task's own objects are immutable; untrusted items carry no
  * authority, so their moving does not invalidate). A trusted item depending on a moved one is
- * stale through it. Without a reader (a bare kernel) only the Goal is checked.
+ * stale through it. Without a reader (a TaskActor made without one) only the Goal is checked; the
+ * Supervisor always gives one (`kernelSourceReader`).
  */
 export async function staleSources(
   body: ReadSetContext,

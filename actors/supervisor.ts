@@ -25,6 +25,7 @@ import { validateBoot } from './validate-boot.js';
 import { waitForState } from './wait-for-state.js';
 import { RemoteCommits } from './remote-commits.js';
 import { readElsewhere, type TaskReading } from './task-reading.js';
+import { kernelSourceReader } from './read-set.js';
 import { TaskActor, type Committed, type SendResult, type TaskSnapshot } from './task-actor.js';
 import { taskNotFound } from './send-result.js';
 
@@ -59,6 +60,8 @@ export class Supervisor {
   private cluster: Cluster | undefined;
   /** With a cluster: other Hosts' commits as subscribers hear them. */
   private remote: RemoteCommits | undefined;
+  /** Whether `start()` was called (the statechart says `booting` before as after). */
+  private started = false;
 
   constructor(private readonly options: SupervisorOptions = {}) {
     checkSupervisorOptions(options);
@@ -100,6 +103,7 @@ export class Supervisor {
 
   /** Boots and resolves once serving; rejects with a HostError carrying the failure code and findings. */
   async start(): Promise<void> {
+    this.started = true;
     this.actor.start();
     const snapshot = await waitForSnapshot(this.actor, (s) => s.value === 'serving' || s.status === 'done');
     if (snapshot.value !== 'serving') {
@@ -146,7 +150,11 @@ export class Supervisor {
    * (with the field path) or `task_exists`, writing nothing, and `not_serving` unless serving.
    */
   async createTask(input: TaskSpecInput): Promise<{ taskId: string; revision: number }> {
-    const { taskId, spec, created, attachments } = newTask(input, this.serving(), this.options.artifactContracts);
+    const { taskId, spec, created, attachments } = newTask(
+      input,
+      this.serving('createTask'),
+      this.options.artifactContracts,
+    );
     if (this.tasks.has(taskId)) throw new HostError('task_exists', `task ${taskId} already exists`);
     const task = this.track(taskId, initialTransition(taskMachine)[0], 0, spec);
     const result = await task.send(created, 'host', attachments);
@@ -178,7 +186,7 @@ export class Supervisor {
    * same answers, `invalid_event` or `not_allowed` for what is not an external event.
    */
   async sendRaw(taskId: string, event: unknown, options: SendOptions = {}): Promise<SendResult> {
-    this.serving();
+    this.serving('send');
     const task = this.tasks.get(taskId);
     if (!task) return this.notHere(taskId);
     const withId =
@@ -208,7 +216,7 @@ export class Supervisor {
 
   /** The stored events of a Task this Host serves, in revision order (`readTask` for any Task of a cluster). */
   events(taskId: string): Array<{ revision: number } & EventRecord> {
-    return [...this.serving().stream(taskId)].map(({ revision, event }) => ({ revision, ...event }));
+    return [...this.serving('events').stream(taskId)].map(({ revision, event }) => ({ revision, ...event }));
   }
 
   /**
@@ -218,7 +226,7 @@ export class Supervisor {
    * Undefined when there is no such Task; `storage_failed` when the database cannot be read.
    */
   async readTask(taskId: string): Promise<TaskReading | undefined> {
-    const store = this.serving();
+    const store = this.serving('readTask');
     const view = this.getTask(taskId);
     const hostId = this.cluster?.hostId;
     if (view)
@@ -237,7 +245,7 @@ export class Supervisor {
    * docs/decision-requests.md. Throws `task_not_found` or `invalid_request`, writing nothing.
    */
   async openRequest(taskId: string, input: OperatorRequestInput): Promise<boolean> {
-    const store = this.serving();
+    const store = this.serving('openRequest');
     const task = this.tasks.get(taskId);
     if (!task) throw new HostError('task_not_found', `no task ${taskId}`);
     return openOperatorRequest(task, store, this.specs.get(taskId)!, this.clock, input);
@@ -245,7 +253,7 @@ export class Supervisor {
 
   /** Reads an immutable object (receipt, evidence, outcome, …) by digest, re-checked against its digest. */
   getObject<T = unknown>(digest: string): { kind: string; body: T } {
-    return this.serving().getObject<T>(digest);
+    return this.serving('getObject').getObject<T>(digest);
   }
 
   /** The live actor of a Task this Host serves (the `inspect` option observes it). @internal */
@@ -366,7 +374,10 @@ export class Supervisor {
 
   // ---- internals --------------------------------------------------------------------------------
 
-  private serving(): EventStore {
+  /** The store while serving; else `not_serving`, saying what to do when `start()` was never called. */
+  private serving(call: string): EventStore {
+    if (!this.started)
+      throw new HostError('not_serving', `supervisor is not started: call start() before ${call}`, { retryable: true });
     if (this.status !== 'serving' || !this.store)
       throw new HostError('not_serving', `supervisor is ${this.status}`, { retryable: true });
     return this.store;
@@ -379,9 +390,8 @@ export class Supervisor {
     const task = new TaskActor(taskId, snapshot, revision, store!, clock, (c) => this.committed(c), {
       inspect: options.inspect,
       spec,
-      readSource: effects?.readSource
-        ? (location, context) => effects.readSource!({ taskId, context, spec }, location)
-        : undefined,
+      // The kernel's own reader, not the effect runner's: admission is the same however the Host is opened.
+      readSource: (location, context) => kernelSourceReader(this.root, { taskId, spec, context })(location),
       harnesses: effects?.harnesses,
       onStoreRefusal: (code) => {
         if (!this.cluster) return;

@@ -32,7 +32,7 @@ export interface TaskActorOptions {
   spec?: TaskSpec | undefined;
   /**
    * Reads a spec source's current digest when admission re-validates a Context's read set (the
-   * Host's effects know the workspace and the world); without one only the Goal is re-validated.
+   * Supervisor gives its own, `kernelSourceReader`); without one only the Goal is re-validated.
    */
   readSource?: ((location: SourceLocation, context: TaskContext) => Promise<string | null>) | undefined;
   /** The harnesses the Host runs: an `assignment.commit` naming another is retained, refused `harness_unknown`. */

@@ -1,35 +1,8 @@
-import { join } from 'node:path';
 import { z } from 'zod';
-import type { EffectRunner } from '../../actors/effects.js';
 import { EXIT, emit, type Io } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
 import type { DecideAnswer } from '../service/decide-answer.js';
 import { withSupervisor } from './write.js';
-
-/**
- * What the local `decide` reads the world with: the Task's world and its Attempt's workspace
- * under the state root (as `ordivon serve` lays them out), so an answer to a request bound to a
- * source that moved is `decision_stale` here too. It performs no frontier work: the Task stays at
- * its frontier for the Host that serves it.
- */
-async function worldReader(state: string | undefined): Promise<EffectRunner> {
-  const [{ readSource }, { workspacePath }, { resolveStateRoot }] = await Promise.all([
-    import('../../actors/read-set.js'),
-    import('../../runtime/index.js'),
-    import('../../store/index.js'),
-  ]);
-  const workspaces = join(resolveStateRoot(state), 'workspaces');
-  return {
-    perform: async () => {},
-    readSource: async (task, location) =>
-      (
-        await readSource(
-          { workspace: workspacePath(workspaces, task.taskId, task.context.attempt), world: task.spec.world },
-          location,
-        )
-      )?.digest ?? null,
-  };
-}
 
 /**
  * `ordivon decide TASK_ID REQUEST_ID --answer ID [--by NAME] [--note TEXT]`: answers a
@@ -65,14 +38,11 @@ export const decide = command({
     const service = serviceFor(values.state);
     if (service) return report(io, await decideViaService(service, taskId, requestId, body));
     const { decideAnswer } = await import('../service/decide-answer.js');
-    return withSupervisor(
-      values.state,
-      async (sup) =>
-        report(
-          io,
-          decideAnswer(taskId, requestId, await sup.send(taskId, { type: 'request.answer', requestId, ...body })),
-        ),
-      await worldReader(values.state),
+    return withSupervisor(values.state, async (sup) =>
+      report(
+        io,
+        decideAnswer(taskId, requestId, await sup.send(taskId, { type: 'request.answer', requestId, ...body })),
+      ),
     );
   },
 });

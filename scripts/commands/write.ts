@@ -1,4 +1,3 @@
-import type { EffectRunner } from '../../actors/effects.js';
 import type { TaskSpecInput } from '../../objects/index.js';
 import type { Supervisor } from '../../actors/supervisor.js';
 import type { SendResult } from '../../actors/task-actor.js';
@@ -6,18 +5,23 @@ import { z } from 'zod';
 import { EXIT, SPEC_FIELDS_HELP, cliErrorOf, emit, parseJson, readSpecFile, type Io } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
 
+/** How long a writing command waits for the state-root lock another command holds before `state_locked`. */
+export const LOCK_WAIT_MS = 5_000;
+/** How often it tries again meanwhile. */
+const LOCK_POLL_MS = 50;
+
 /**
- * Boots a supervisor on the state root for one command (taking its lock), then stops it; `effects`
- * (e.g. `ordivon decide`'s world reader) is its effect runner, none by default. Unless `create`
- * is set, a state root that does not exist is `state_missing` (exit 1) and is not created: a
- * mistyped `--state` must not leave an empty store behind. A file or an unreadable directory is
- * `state_not_directory` / `state_unreadable` either way.
+ * Boots a supervisor on the state root for one command (taking its lock), then stops it. Unless
+ * `create` is set, a state root that does not exist is `state_missing` (exit 1) and is not
+ * created: a mistyped `--state` must not leave an empty store behind. A file or an unreadable
+ * directory is `state_not_directory` / `state_unreadable` either way. A lock another process holds
+ * is tried again every 50 ms for `lockWaitMs` (default `LOCK_WAIT_MS`), so two commands started
+ * at once answer one after the other, as a service would; past that it is `state_locked`.
  */
 export async function withSupervisor<T>(
   state: string | undefined,
   fn: (sup: Supervisor) => Promise<T>,
-  effects?: EffectRunner,
-  options: { create?: boolean } = {},
+  options: { create?: boolean; lockWaitMs?: number } = {},
 ): Promise<T> {
   const [{ createSupervisor }, { HostError }, { StoreError, checkFormat, checkStateRoot, resolveStateRoot }] =
     await Promise.all([
@@ -33,16 +37,21 @@ export async function withSupervisor<T>(
     if (error instanceof StoreError) throw cliErrorOf(error);
     throw error;
   }
-  const sup = createSupervisor({
-    ...(state ? { state } : {}),
-    purpose: `ordivon cli pid ${process.pid}`,
-    ...(effects ? { effects } : {}),
-  });
-  try {
-    await sup.start();
-  } catch (error) {
-    if (error instanceof HostError) throw cliErrorOf(error, { details: { findings: error.findings } });
-    throw error;
+  const deadline = performance.now() + (options.lockWaitMs ?? LOCK_WAIT_MS);
+  let sup: Supervisor;
+  for (;;) {
+    sup = createSupervisor({ ...(state ? { state } : {}), purpose: `ordivon cli pid ${process.pid}` });
+    try {
+      await sup.start();
+      break;
+    } catch (error) {
+      if (error instanceof HostError && error.code === 'state_locked' && performance.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+        continue;
+      }
+      if (error instanceof HostError) throw cliErrorOf(error, { details: { findings: error.findings } });
+      throw error;
+    }
   }
   try {
     return await fn(sup);
@@ -95,7 +104,6 @@ export const taskCreate = command({
           throw error;
         }
       },
-      undefined,
       { create: true },
     );
   },

@@ -183,6 +183,24 @@ describe('Supervisor', () => {
     }
   });
 
+  it('refuses createTask before start() not_serving, saying to call start() first, and writes nothing', async () => {
+    const state = tempDir();
+    const sup = createSupervisor({ state });
+    await assert.rejects(
+      sup.createTask(SPEC),
+      (e) =>
+        e instanceof HostError &&
+        e.code === 'not_serving' &&
+        e.message === 'supervisor is not started: call start() before createTask',
+    );
+    await sup.start();
+    try {
+      assert.deepEqual(sup.listTasks(), []);
+    } finally {
+      await sup.stop();
+    }
+  });
+
   it('refuses a second supervisor on the same state root with state_locked', async () => {
     const state = tempDir();
     const first = createSupervisor({ state });
