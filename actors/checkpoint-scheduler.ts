@@ -1,8 +1,8 @@
 import type { EventStore } from '../store/index.js';
 import type { TaskSpec } from '../objects/index.js';
 import {
+  CheckpointLedger,
   checkpointLiveTasks,
-  checkpointRevision,
   commitCheckpoints,
   committedCheckpoint,
   type CheckpointBatch,
@@ -55,6 +55,8 @@ export class CheckpointScheduler {
   /** Checkpoints of the batch being written now. */
   private writing = 0;
   private readonly tally = { written: 0, failed: 0, lastFailure: null as string | null };
+  /** Which checkpoint revisions are current: boot's validation records it, every write here adds to it. */
+  readonly ledger = new CheckpointLedger();
 
   constructor(private readonly options: CheckpointSchedulerOptions) {}
 
@@ -76,7 +78,7 @@ export class CheckpointScheduler {
     if (
       !store ||
       every <= 0 ||
-      committed.revision - checkpointRevision(store, committed.taskId) < every ||
+      committed.revision - this.ledger.revision(store, committed.taskId) < every ||
       this.due.has(committed.taskId)
     )
       return;
@@ -100,7 +102,7 @@ export class CheckpointScheduler {
     await this.writes;
     this.due.clear();
     const store = this.options.store();
-    if (store) this.count(await checkpointLiveTasks(store, tasks, this.options.specs));
+    if (store) this.count(await checkpointLiveTasks(store, tasks, this.options.specs, this.ledger));
   }
 
   /** The tally since the Supervisor started, and the checkpoints taken but not yet written. */
@@ -121,7 +123,7 @@ export class CheckpointScheduler {
         this.writing = entries.length;
         const store = this.options.store();
         try {
-          if (store && entries.length > 0) this.count(await commitCheckpoints(store, entries));
+          if (store && entries.length > 0) this.count(await commitCheckpoints(store, entries, this.ledger));
         } finally {
           this.writing = 0;
         }

@@ -15,7 +15,7 @@ export interface ValidateBootOptions {
   progress: ProgressListener;
   /** The caller's listener (`SupervisorOptions.onBootProgress`); one that throws does not stop the boot. */
   listener?: ProgressListener | undefined;
-  /** Counts the checkpoints written after the boot. */
+  /** Counts the checkpoints written after the boot, and holds the ledger of which are current. */
   checkpoints: CheckpointScheduler;
 }
 
@@ -48,7 +48,7 @@ export async function validateBoot(
     }
   };
   const started = options.clock.mono();
-  const report = await recoverForBoot(store, { mode: options.mode, onProgress });
+  const report = await recoverForBoot(store, { mode: options.mode, onProgress, ledger: options.checkpoints.ledger });
   options.checkpoints.count(report.checkpoints);
   const { mode, events, objects, workers, checkpoint } = report;
   const summary: BootSummary = {

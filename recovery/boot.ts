@@ -31,10 +31,44 @@ export interface BootRecoveryOptions {
   workers?: number;
   /** Running counts while it verifies (see `RecoveryProgress`). */
   onProgress?: ProgressListener;
+  /** Told which checkpoints are current after the boot (default: a ledger of this call's own). */
+  ledger?: CheckpointLedger;
 }
 
-/** Per open store: the revision each Task's checkpoint names after boot, so a clean stop rewrites only Tasks that moved. */
-const checkpointed = new WeakMap<EventStore, Map<string, number>>();
+/**
+ * The revision each Task's checkpoint names, as one Supervisor last verified (at boot) or wrote it,
+ * so a clean stop and the periodic checkpoints rewrite only Tasks that moved. Owned by the
+ * Supervisor's CheckpointScheduler; read from the store the first time a store is asked about.
+ */
+export class CheckpointLedger {
+  private store: EventStore | undefined;
+  private known = new Map<string, number>();
+
+  /** The revision of a Task's checkpoint; 0 when it has none. */
+  revision(store: EventStore, taskId: string): number {
+    return this.of(store).get(taskId) ?? 0;
+  }
+
+  /** After boot: exactly these Tasks' checkpoints are at their revisions. */
+  remember(store: EventStore, tasks: RebuiltTask[]): void {
+    this.store = store;
+    this.known = new Map(tasks.filter((t) => t.spec).map((t) => [t.taskId, t.revision]));
+  }
+
+  /** After a write transaction committed these checkpoints. */
+  wrote(store: EventStore, revisions: ReadonlyMap<string, number>, taskIds: readonly string[]): void {
+    const known = this.of(store);
+    for (const taskId of taskIds) known.set(taskId, revisions.get(taskId)!);
+  }
+
+  private of(store: EventStore): Map<string, number> {
+    if (this.store !== store) {
+      this.store = store;
+      this.known = checkpointRevisions(store);
+    }
+    return this.known;
+  }
+}
 
 export type BootRecoveryReport = RecoveryReport & {
   mode: RecoveryMode;
@@ -83,19 +117,20 @@ export async function recoverForBoot(
   options: BootRecoveryOptions = {},
 ): Promise<BootRecoveryReport> {
   const mode = options.mode ?? 'full';
+  const ledger = options.ledger ?? new CheckpointLedger();
   if (mode === 'checkpoint') {
     const { trusted, tailReplayed, fullReplayed, stale, ends, ...report } = await recoverFromCheckpointsParallel(
       store,
       parallelOptions(options),
     );
     const wanted = new Set(stale);
-    remember(
+    ledger.remember(
       store,
       report.tasks.filter((t) => !wanted.has(t.taskId)),
     );
     const checkpoints =
       report.findings.length === 0 && stale.length > 0
-        ? await commitCheckpoints(store, [...checkpointsOf(report.tasks.filter((t) => wanted.has(t.taskId)))])
+        ? await commitCheckpoints(store, [...checkpointsOf(report.tasks.filter((t) => wanted.has(t.taskId)))], ledger)
         : NONE_WRITTEN;
     return { ...report, mode, checkpoint: { trusted, tailReplayed, fullReplayed, stale, ends }, checkpoints };
   }
@@ -113,11 +148,11 @@ export async function recoverForBoot(
       );
     }),
   );
-  remember(
+  ledger.remember(
     store,
     report.tasks.filter((t) => !behind.has(t)),
   );
-  return { ...report, mode, checkpoints: await commitCheckpoints(store, [...checkpointsOf([...behind])]) };
+  return { ...report, mode, checkpoints: await commitCheckpoints(store, [...checkpointsOf([...behind])], ledger) };
 }
 
 /**
@@ -150,10 +185,6 @@ function readExisting(store: EventStore): Map<string, unknown> {
   }
 }
 
-function remember(store: EventStore, tasks: RebuiltTask[]): void {
-  checkpointed.set(store, new Map(tasks.filter((t) => t.spec).map((t) => [t.taskId, t.revision])));
-}
-
 function* checkpointsOf(tasks: RebuiltTask[]): Generator<CheckpointInput> {
   for (const task of tasks) {
     if (!task.spec) continue;
@@ -178,6 +209,7 @@ export async function checkpointLiveTasks(
   store: EventStore,
   tasks: Iterable<LiveTask>,
   specs: ReadonlyMap<string, TaskSpec>,
+  ledger: CheckpointLedger,
 ): Promise<CheckpointBatch> {
   if (store.readOnly) return NONE_WRITTEN;
   const entries: CheckpointInput[] = [];
@@ -185,7 +217,7 @@ export async function checkpointLiveTasks(
   let error: string | undefined;
   for (const task of tasks) {
     try {
-      if (checkpointRevision(store, task.taskId) === task.revision) continue;
+      if (ledger.revision(store, task.taskId) === task.revision) continue;
       const head = store.head(task.taskId);
       const projection = store.projection(task.taskId);
       const spec = specs.get(task.taskId);
@@ -212,7 +244,7 @@ export async function checkpointLiveTasks(
       error = (cause as Error).message;
     }
   }
-  const batch = await commitCheckpoints(store, entries);
+  const batch = await commitCheckpoints(store, entries, ledger);
   return unread === 0 ? batch : { written: batch.written, failed: batch.failed + unread, error: batch.error ?? error! };
 }
 
@@ -246,29 +278,21 @@ export function committedCheckpoint(
   }
 }
 
-/** Writes checkpoints in one transaction and records their revisions as this process's; never throws. */
-export async function commitCheckpoints(store: EventStore, entries: CheckpointInput[]): Promise<CheckpointBatch> {
+/** Writes checkpoints in one transaction and records their revisions in the ledger; never throws. */
+export async function commitCheckpoints(
+  store: EventStore,
+  entries: CheckpointInput[],
+  ledger: CheckpointLedger,
+): Promise<CheckpointBatch> {
   if (entries.length === 0) return NONE_WRITTEN;
   try {
-    const known = knownCheckpoints(store);
     const revisions = new Map(entries.map((e) => [e.taskId, e.revision]));
     const written = await writeCheckpoints(store, entries);
-    for (const taskId of written) known.set(taskId, revisions.get(taskId)!);
+    ledger.wrote(store, revisions, written);
     return { written: written.length, failed: 0 };
   } catch (error) {
     return { written: 0, failed: entries.length, error: (error as Error).message };
   }
-}
-
-/** The revision of a Task's checkpoint as this process last wrote or verified it; 0 when it has none. */
-export function checkpointRevision(store: EventStore, taskId: string): number {
-  return knownCheckpoints(store).get(taskId) ?? 0;
-}
-
-function knownCheckpoints(store: EventStore): Map<string, number> {
-  let known = checkpointed.get(store);
-  if (!known) checkpointed.set(store, (known = checkpointRevisions(store)));
-  return known;
 }
 
 function checkpointRevisions(store: EventStore): Map<string, number> {

@@ -25,7 +25,7 @@ export {
   checkpointLiveTasks,
   committedCheckpoint,
   commitCheckpoints,
-  checkpointRevision,
+  CheckpointLedger,
   type RecoveryMode,
   type BootRecoveryOptions,
   type BootRecoveryReport,

@@ -5,7 +5,7 @@ import { CheckpointScheduler } from '../../actors/checkpoint-scheduler.js';
 import { manualClock } from '../../actors/clock.js';
 import { newTask } from '../../actors/new-task.js';
 import { OBJECT_KINDS, type TaskSpec } from '../../objects/index.js';
-import { checkpointRevision, readCheckpoints } from '../../recovery/index.js';
+import { readCheckpoints } from '../../recovery/index.js';
 import { TaskActor, type Committed } from '../../actors/task-actor.js';
 import { taskMachine } from '../../machines/index.js';
 import { EventStore } from '../../store/index.js';
@@ -41,14 +41,14 @@ describe('CheckpointScheduler', () => {
       const { lastFailure, ...counts } = scheduler.stats();
       assert.deepEqual(counts, { every: 2, written: 0, failed: 1, pending: 0 });
       assert.match(lastFailure ?? '', /BigInt/);
-      assert.equal(checkpointRevision(store, TASK), 0, 'the failed write is not taken as written');
+      assert.equal(scheduler.ledger.revision(store, TASK), 0, 'the failed write is not taken as written');
       assert.equal(readCheckpoints(store).has(TASK), false);
 
       specs.set(TASK, spec);
       assert.equal(await assign(), 3);
       await scheduler.written();
       assert.deepEqual(scheduler.stats(), { every: 2, written: 1, failed: 1, lastFailure, pending: 0 });
-      assert.equal(checkpointRevision(store, TASK), 3);
+      assert.equal(scheduler.ledger.revision(store, TASK), 3);
       assert.equal((readCheckpoints(store).get(TASK) as { revision: number }).revision, 3);
 
       // Written at 3: the next is due at 5, and a clean stop writes the Task where it is.
@@ -56,7 +56,7 @@ describe('CheckpointScheduler', () => {
       assert.equal(scheduler.stats().pending, 0);
       await scheduler.stop([task]);
       assert.equal(scheduler.stats().written, 2);
-      assert.equal(checkpointRevision(store, TASK), 4);
+      assert.equal(scheduler.ledger.revision(store, TASK), 4);
     } finally {
       task.stop();
       await store.close();

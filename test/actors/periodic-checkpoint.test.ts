@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { readCheckpoints, type CheckpointInput } from '../../recovery/checkpoint-store.js';
-import { checkpointRevision, commitCheckpoints } from '../../recovery/boot.js';
+import { CheckpointLedger, commitCheckpoints } from '../../recovery/boot.js';
 import { HostError } from '../../actors/errors.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { recoverFromCheckpoints } from '../../recovery/checkpoint.js';
@@ -126,13 +126,14 @@ describe('periodic checkpoints (checkpointEvery)', () => {
     await sup.stop();
     const store = EventStore.open({ root, kinds: OBJECT_KINDS });
     const stored = readCheckpoints(store).get(TASK) as Omit<CheckpointInput, 'taskId'>;
-    assert.equal(checkpointRevision(store, TASK), 2, 'the clean stop checkpointed revision 2');
+    const ledger = new CheckpointLedger();
+    assert.equal(ledger.revision(store, TASK), 2, 'the clean stop checkpointed revision 2');
     // A batch against the store once it is closed: LMDB refuses the write transaction.
     await store.close();
-    const batch = await commitCheckpoints(store, [{ ...stored, taskId: TASK, revision: 3 }]);
+    const batch = await commitCheckpoints(store, [{ ...stored, taskId: TASK, revision: 3 }], ledger);
     assert.deepEqual([batch.written, batch.failed], [0, 1]);
     assert.match(batch.error ?? '', /closed/);
-    assert.equal(checkpointRevision(store, TASK), 2, 'the failed write is not taken for revision 3');
+    assert.equal(ledger.revision(store, TASK), 2, 'the failed write is not taken for revision 3');
   });
 
   it('refuses options that do not parse with invalid_option and the field, before touching the state root', () => {
