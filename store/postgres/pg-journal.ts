@@ -1,28 +1,22 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { z } from 'zod';
 import type { AuthorityCommit, StoreAuthority } from '../authority.js';
 import { StoreError } from '../errors.js';
 import type { TaskCopyIn } from '../event-store.js';
 import { EventRecord, IndexKind, Projection } from '../records.js';
-import { SCHEMA_SQL, SCHEMA_UPGRADES, SCHEMA_VERSION } from './schema.js';
+import { openPool, queryOrFail, redact, withClient, type PoolOptions } from './pg-pool.js';
+import { ensureSchema } from './pg-schema.js';
 import { parseStored, storeErrorOf } from './stored.js';
 import { COMMITS_CHANNEL, CommitNotifier } from './commit-notifier.js';
 import { readEvents, readOwner, readTask, type SharedEvent, type SharedTask } from './task-reads.js';
 import { TaskWatch, type TaskWatchOptions } from './task-watch.js';
 
-export interface PgJournalOptions {
-  /** `postgres://…` */
-  url: string;
+/** The pool's options (pg-pool.ts) and this Host's part in the cluster. */
+export interface PgJournalOptions extends PoolOptions {
   /** This Host's name in lease rows, job rows and the hosts table; unique among live Hosts. */
   hostId: string;
   /** How long a lease lasts without renewal (database clock). */
   leaseMs?: number;
-  /** Connections in the pool (appends of different Tasks run in parallel, one per connection). */
-  poolSize?: number;
-  /** Client-side limit on one statement: a blackholed connection fails instead of hanging. */
-  statementTimeoutMs?: number;
-  /** Client-side limit on opening a connection (default the statement timeout, else 10 s). */
-  connectTimeoutMs?: number;
   /** Where clients reach this Host's control API, published in `ordivon_hosts` for `task_elsewhere` answers. */
   advertisedUrl?: string | undefined;
   /**
@@ -63,7 +57,6 @@ const ProjectionRow = z.object({ record: z.string() });
 // benchmark).
 const AppendedRow = z.object({ stored: z.string().nullable() });
 const RenewedRow = z.object({ task_id: z.string() });
-const MetaRow = z.object({ value: z.string() });
 const AliveRow = z.object({ alive: z.boolean() });
 const OwnerUrlRow = z.object({ owner: z.string().nullable(), url: z.string().nullable() });
 
@@ -114,16 +107,10 @@ export class PgJournal implements StoreAuthority {
 
   /** Connects, creates the tables when absent (`format_unknown` for another schema version) and registers this Host. */
   static async open(options: PgJournalOptions): Promise<PgJournal> {
-    const pool = new pg.Pool({
-      connectionString: options.url,
-      max: options.poolSize ?? 8,
-      ...(options.statementTimeoutMs ? { query_timeout: options.statementTimeoutMs } : {}),
-      connectionTimeoutMillis: options.connectTimeoutMs ?? options.statementTimeoutMs ?? 10_000,
-    });
-    handleConnectionErrors(pool);
+    const pool = openPool(options);
     const journal = new PgJournal(pool, options);
     try {
-      await journal.ensureSchema();
+      await ensureSchema(pool);
       await journal.heartbeat();
     } catch (error) {
       await pool.end().catch(() => undefined);
@@ -135,91 +122,6 @@ export class PgJournal implements StoreAuthority {
   async close(): Promise<void> {
     await this.notifier?.close();
     await this.pool.end();
-  }
-
-  /**
-   * Uses a database already at this schema version as it is, creates the tables in an empty one,
-   * and refuses (`format_unknown`) one at another version before touching it. The DDL runs only on
-   * a database without a schema: `CREATE INDEX IF NOT EXISTS` takes its table's SHARE lock even when
-   * the index exists, so a Host re-running it while others append deadlocked with them and failed
-   * to start (found by the cluster torture).
-   */
-  private async ensureSchema(): Promise<void> {
-    let version = await this.schemaVersion();
-    if (version === undefined) {
-      await this.createSchema();
-      version = await this.schemaVersion();
-    }
-    if (version !== undefined && SCHEMA_UPGRADES[Number(version)] !== undefined) {
-      await this.upgradeSchema();
-      version = await this.schemaVersion();
-    }
-    if (version !== String(SCHEMA_VERSION))
-      throw new StoreError('format_unknown', `the database has schema ${version}; this Host reads ${SCHEMA_VERSION}`);
-  }
-
-  /** The schema version the database records; undefined when it has no ordivon_meta table or no version in it. */
-  private async schemaVersion(): Promise<string | undefined> {
-    try {
-      const { rows } = await this.pool.query(`SELECT value FROM ordivon_meta WHERE name = 'schema'`);
-      return rows.length === 0 ? undefined : MetaRow.parse(rows[0]).value;
-    } catch (error) {
-      if ((error as { code?: string }).code === '42P01') return undefined; // undefined_table
-      throw error;
-    }
-  }
-
-  private async createSchema(): Promise<void> {
-    await this.withClient(async (client) => {
-      // One creator at a time: Hosts starting together on an empty database would otherwise race
-      // in CREATE … IF NOT EXISTS. A transaction-scoped lock, for the DDL only (fencing never uses one).
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(7070701)');
-      await client.query(SCHEMA_SQL);
-      await client.query(`INSERT INTO ordivon_meta (name, value) VALUES ('schema', $1) ON CONFLICT (name) DO NOTHING`, [
-        String(SCHEMA_VERSION),
-      ]);
-      await client.query('COMMIT');
-    });
-  }
-
-  /**
-   * Takes a database of an older version up to this one, step by step, under the creators' lock
-   * (a Host starting beside it waits, then finds the version current). The version is read again
-   * under the lock: another Host may have upgraded it meanwhile.
-   */
-  private async upgradeSchema(): Promise<void> {
-    await this.withClient(async (client) => {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(7070701)');
-      const { rows } = await client.query(`SELECT value FROM ordivon_meta WHERE name = 'schema' FOR UPDATE`);
-      let version = Number(MetaRow.parse(rows[0]).value);
-      for (let step = SCHEMA_UPGRADES[version]; step !== undefined; step = SCHEMA_UPGRADES[version]) {
-        await client.query(step);
-        version++;
-      }
-      await client.query(`UPDATE ordivon_meta SET value = $1 WHERE name = 'schema'`, [String(version)]);
-      await client.query('COMMIT');
-    });
-  }
-
-  /**
-   * Runs `work` on one pooled connection. A connection whose work failed is closed, not pooled
-   * again: after a statement timeout it may wait forever for an answer a partition dropped (every
-   * later statement queued behind it), or sit inside the transaction it began; closing it ends
-   * that transaction on the server too.
-   */
-  private async withClient<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let result: T;
-    try {
-      result = await work(client);
-    } catch (error) {
-      client.release(error instanceof Error ? error : true);
-      throw error;
-    }
-    client.release();
-    return result;
   }
 
   // ---- leases ----------------------------------------------------------------------------------
@@ -543,7 +445,7 @@ export class PgJournal implements StoreAuthority {
       };
     };
     try {
-      return await this.withClient(read);
+      return await withClient(this.pool, read);
     } catch (error) {
       throw storeErrorOf(error, { taskId });
     }
@@ -570,12 +472,8 @@ export class PgJournal implements StoreAuthority {
     });
   }
 
-  private async query(text: string, values: unknown[] = []): Promise<pg.QueryResult> {
-    try {
-      return await this.pool.query(text, values);
-    } catch (error) {
-      throw storeErrorOf(error, {});
-    }
+  private query(text: string, values: unknown[] = []): Promise<pg.QueryResult> {
+    return queryOrFail(this.pool, text, values);
   }
 }
 
@@ -589,24 +487,4 @@ function jobRowOf(row: unknown, details: Record<string, unknown>): JobRow {
   } catch {
     throw new StoreError('record_corrupt', `the record of job ${jobId} is not JSON`, { ...details, jobId });
   }
-}
-
-/**
- * Keeps a connection's failure (a reset, a proxy closing, the server restarting) from crashing
- * the process. pg emits 'error' on a Client whose socket fails; the pool listens only while the
- * client is idle, and `pool.query` only during its own statement, so a client checked out with
- * `connect()` (a transaction, a poll) had no listener between statements and Node threw the
- * event (`Emitted 'error' event on Client instance`). The statements in flight are rejected by
- * pg itself; the caller releases the client with its error and the pool discards it.
- */
-export function handleConnectionErrors(pool: pg.Pool): void {
-  pool.on('error', () => undefined);
-  pool.on('connect', (client) => {
-    client.on('error', () => undefined);
-  });
-}
-
-/** A connection string without its password, for messages. */
-export function redact(url: string): string {
-  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
 }
