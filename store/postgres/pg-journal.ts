@@ -5,6 +5,7 @@ import { StoreError } from '../errors.js';
 import type { TaskCopyIn } from '../event-store.js';
 import { EventRecord, IndexKind, Projection } from '../records.js';
 import { openPool, queryOrFail, redact, withClient, type PoolOptions } from './pg-pool.js';
+import { PgLeases, type HeldLease } from './pg-leases.js';
 import { ensureSchema } from './pg-schema.js';
 import { parseStored, storeErrorOf } from './stored.js';
 import { COMMITS_CHANNEL, CommitNotifier } from './commit-notifier.js';
@@ -29,16 +30,9 @@ export interface PgJournalOptions extends PoolOptions {
 
 export const DEFAULT_LEASE_MS = 10_000;
 
-/** A Task whose lease this Host holds, at the epoch it was acquired with. */
-export interface HeldLease {
-  taskId: string;
-  epoch: number;
-}
-
 /** Everything of one Task a Host needs in its mirror, after a revision (what `EventStore.copyIn` takes). */
 export type TaskCopy = TaskCopyIn;
 
-const TaskRow = z.object({ task_id: z.string(), lease_epoch: z.coerce.number().int().positive() });
 const EventRow = z.object({
   revision: z.coerce.number().int().positive(),
   digest: z.string(),
@@ -56,8 +50,6 @@ const ProjectionRow = z.object({ record: z.string() });
 // per append spent the Host's CPU on compiling it again each time (seen in a profile of the cluster
 // benchmark).
 const AppendedRow = z.object({ stored: z.string().nullable() });
-const RenewedRow = z.object({ task_id: z.string() });
-const AliveRow = z.object({ alive: z.boolean() });
 const OwnerUrlRow = z.object({ owner: z.string().nullable(), url: z.string().nullable() });
 
 /** One row of `ordivon_jobs`: a Runtime job as its Host recorded it (the record is the Runtime's, parsed there). */
@@ -78,7 +70,7 @@ const RAISED: Record<string, 'lease_lost' | 'revision_conflict' | 'identity_conf
 };
 
 /**
- * The shared history on PostgreSQL, and this Host's leases on it. Every append is one call of
+ * The shared history on PostgreSQL, and this Host's leases on it (pg-leases.ts). Every append is one call of
  * `ordivon_append` (one round trip, one transaction): the lease epoch this Host acquired the Task
  * with is compared there, beside the revision, so a Host that lost the Task — paused past its
  * lease, partitioned, or simply slower — writes nothing and hears `lease_lost`.
@@ -86,10 +78,9 @@ const RAISED: Record<string, 'lease_lost' | 'revision_conflict' | 'identity_conf
 export class PgJournal implements StoreAuthority {
   readonly hostId: string;
   readonly leaseMs: number;
-  /** The epoch of each Task this Host holds. */
-  private readonly held = new Map<string, number>();
+  /** The epoch of each Task this Host holds, and its heartbeat. */
+  private readonly lease: PgLeases;
   private readonly notifier: CommitNotifier | undefined;
-  private advertisedUrl: string | null;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -97,7 +88,12 @@ export class PgJournal implements StoreAuthority {
   ) {
     this.hostId = options.hostId;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.advertisedUrl = options.advertisedUrl ?? null;
+    this.lease = new PgLeases({
+      pool,
+      hostId: this.hostId,
+      leaseMs: this.leaseMs,
+      advertisedUrl: options.advertisedUrl ?? null,
+    });
     if (options.notify !== false)
       this.notifier = new CommitNotifier(
         (payloads) => pool.query(`SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, [COMMITS_CHANNEL, payloads]),
@@ -124,118 +120,50 @@ export class PgJournal implements StoreAuthority {
     await this.pool.end();
   }
 
-  // ---- leases ----------------------------------------------------------------------------------
+  // ---- leases (pg-leases.ts) -----------------------------------------------------------------
 
   /** Tasks this Host holds, with the epoch of each. */
   leases(): HeldLease[] {
-    return [...this.held].map(([taskId, epoch]) => ({ taskId, epoch }));
+    return this.lease.leases();
   }
 
   holds(taskId: string): boolean {
-    return this.held.has(taskId);
+    return this.lease.holds(taskId);
   }
 
-  /**
-   * Takes up to `limit` Tasks nobody holds or whose lease expired (database clock), each at a new
-   * epoch. Rows an append holds are skipped (`SKIP LOCKED`): the next claim takes them.
-   */
-  async claim(limit = 1000): Promise<HeldLease[]> {
-    const { rows } = await this.query(
-      `WITH free AS (
-         SELECT task_id FROM ordivon_tasks
-         WHERE revision > 0 AND (lease_owner IS NULL OR lease_until < now())
-         ORDER BY task_id LIMIT $2 FOR UPDATE SKIP LOCKED),
-       claimed AS (
-         UPDATE ordivon_tasks t SET lease_owner = $1, lease_epoch = t.lease_epoch + 1,
-           lease_until = now() + $3 * interval '1 millisecond'
-         FROM free WHERE t.task_id = free.task_id
-         RETURNING t.task_id, t.lease_epoch, t.revision),
-       logged AS (
-         INSERT INTO ordivon_lease_log (task_id, lease_epoch, host_id, at, revision)
-         SELECT task_id, lease_epoch, $1, now(), revision FROM claimed)
-       SELECT task_id, lease_epoch FROM claimed`,
-      [this.hostId, limit, this.leaseMs],
-    );
-    const taken = rows.map((row) => TaskRow.parse(row)).map((r) => ({ taskId: r.task_id, epoch: r.lease_epoch }));
-    for (const { taskId, epoch } of taken) this.held.set(taskId, epoch);
-    return taken;
+  /** Takes up to `limit` Tasks (default 1000) nobody holds or whose lease expired (database clock), each at a new epoch. */
+  claim(limit?: number): Promise<HeldLease[]> {
+    return this.lease.claim(limit);
   }
 
   /** Extends every lease still held at its epoch; returns the Tasks whose lease was lost (another Host took them). */
-  async renew(): Promise<string[]> {
-    const held = this.leases();
-    if (held.length === 0) {
-      await this.heartbeat();
-      return [];
-    }
-    const { rows } = await this.query(
-      `WITH renewed AS (
-         UPDATE ordivon_tasks t SET lease_until = now() + $4 * interval '1 millisecond'
-         FROM unnest($2::text[], $3::bigint[]) AS h(task_id, epoch)
-         WHERE t.task_id = h.task_id AND t.lease_owner = $1 AND t.lease_epoch = h.epoch
-         RETURNING t.task_id),
-       beat AS (
-         UPDATE ordivon_hosts SET heartbeat_until = now() + $4 * interval '1 millisecond', advertised_url = $5
-         WHERE host_id = $1)
-       SELECT task_id FROM renewed`,
-      [this.hostId, held.map((h) => h.taskId), held.map((h) => h.epoch), this.leaseMs, this.advertisedUrl],
-    );
-    const kept = new Set(rows.map((row) => RenewedRow.parse(row).task_id));
-    // A Task claimed again meanwhile (its lease had run out, and this Host took it back at a new
-    // epoch while the renewal was in flight) is held, not lost.
-    const lost = held.filter((h) => !kept.has(h.taskId) && this.held.get(h.taskId) === h.epoch).map((h) => h.taskId);
-    for (const taskId of lost) this.held.delete(taskId);
-    return lost;
+  renew(): Promise<string[]> {
+    return this.lease.renew();
   }
 
-  /** Gives Tasks up (drain): another Host may claim them at once. */
-  async release(taskIds: string[] = [...this.held.keys()]): Promise<void> {
-    const held = taskIds.flatMap((taskId) => {
-      const epoch = this.held.get(taskId);
-      return epoch === undefined ? [] : [{ taskId, epoch }];
-    });
-    for (const { taskId } of held) this.held.delete(taskId);
-    if (held.length === 0) return;
-    await this.query(
-      `UPDATE ordivon_tasks t SET lease_owner = NULL, lease_until = now()
-       FROM unnest($2::text[], $3::bigint[]) AS h(task_id, epoch)
-       WHERE t.task_id = h.task_id AND t.lease_owner = $1 AND t.lease_epoch = h.epoch`,
-      [this.hostId, held.map((h) => h.taskId), held.map((h) => h.epoch)],
-    );
+  /** Gives Tasks up (drain), every Task this Host holds by default: another Host may claim them at once. */
+  release(taskIds?: string[]): Promise<void> {
+    return this.lease.release(taskIds);
   }
 
   /** Records that this Host is alive until now + the lease time (database clock). */
-  async heartbeat(): Promise<void> {
-    await this.query(
-      `INSERT INTO ordivon_hosts (host_id, pid, started_at, heartbeat_until, advertised_url)
-       VALUES ($1, $2, now(), now() + $3 * interval '1 millisecond', $4)
-       ON CONFLICT (host_id) DO UPDATE SET pid = EXCLUDED.pid, heartbeat_until = EXCLUDED.heartbeat_until, stopped = false,
-         advertised_url = EXCLUDED.advertised_url`,
-      [this.hostId, process.pid, this.leaseMs, this.advertisedUrl],
-    );
+  heartbeat(): Promise<void> {
+    return this.lease.heartbeat();
   }
 
   /** Publishes where clients reach this Host (null: nowhere), beside its heartbeat; later heartbeats keep it. */
-  async advertise(url: string | null): Promise<void> {
-    // Kept first: when the update fails, the next renewal or heartbeat publishes it.
-    this.advertisedUrl = url;
-    await this.query(`UPDATE ordivon_hosts SET advertised_url = $2 WHERE host_id = $1`, [this.hostId, url]);
+  advertise(url: string | null): Promise<void> {
+    return this.lease.advertise(url);
   }
 
   /** Whether a Host's heartbeat is current (database clock); false for a Host never seen or stopped. */
-  async hostAlive(hostId: string): Promise<boolean> {
-    const { rows } = await this.query(
-      `SELECT (heartbeat_until >= now() AND NOT stopped) AS alive FROM ordivon_hosts WHERE host_id = $1`,
-      [hostId],
-    );
-    return rows.length > 0 && AliveRow.parse(rows[0]).alive;
+  hostAlive(hostId: string): Promise<boolean> {
+    return this.lease.hostAlive(hostId);
   }
 
   /** Marks this Host stopped (after its leases were released). */
-  async leave(): Promise<void> {
-    await this.query(`UPDATE ordivon_hosts SET stopped = true, heartbeat_until = now() WHERE host_id = $1`, [
-      this.hostId,
-    ]);
+  leave(): Promise<void> {
+    return this.lease.leave();
   }
 
   // ---- jobs ------------------------------------------------------------------------------------
@@ -298,7 +226,7 @@ export class PgJournal implements StoreAuthority {
 
   async commit(append: AuthorityCommit): Promise<{ duplicate: false } | { duplicate: true; digest: string }> {
     const { taskId, expectedRevision, record, claims } = append;
-    const epoch = this.held.get(taskId) ?? 0;
+    const epoch = this.lease.epochOf(taskId) ?? 0;
     if (expectedRevision > 0 && epoch === 0)
       throw new StoreError('lease_lost', `this Host (${this.hostId}) holds no lease on task ${taskId}`, {
         taskId,
@@ -333,7 +261,7 @@ export class PgJournal implements StoreAuthority {
     } catch (error) {
       const details = { taskId, revision: append.revision };
       const code = RAISED[(error as { code?: string }).code ?? ''];
-      if (code === 'lease_lost') this.held.delete(taskId);
+      if (code === 'lease_lost') this.lease.drop(taskId);
       if (code) {
         const detail = (error as { detail?: string }).detail ?? '';
         throw new StoreError(
@@ -352,7 +280,7 @@ export class PgJournal implements StoreAuthority {
         throw new StoreError('identity_conflict', (error as Error).message, details);
       throw storeErrorOf(error, details);
     }
-    if (expectedRevision === 0 && stored === null) this.held.set(taskId, 1);
+    if (expectedRevision === 0 && stored === null) this.lease.hold(taskId, 1);
     // A hint for other Hosts' watches, sent later from a statement of its own: this append neither waits for it nor fails with it.
     if (stored === null) this.notifier?.note(taskId);
     return stored === null ? { duplicate: false } : { duplicate: true, digest: stored };
