@@ -5,6 +5,7 @@ import { StoreError } from '../errors.js';
 import type { TaskCopyIn } from '../event-store.js';
 import { EventRecord, IndexKind, Projection } from '../records.js';
 import { openPool, queryOrFail, redact, withClient, type PoolOptions } from './pg-pool.js';
+import { PgJobs, type StoredJob } from './pg-jobs.js';
 import { PgLeases, type HeldLease } from './pg-leases.js';
 import { ensureSchema } from './pg-schema.js';
 import { parseStored, storeErrorOf } from './stored.js';
@@ -52,16 +53,6 @@ const ProjectionRow = z.object({ record: z.string() });
 const AppendedRow = z.object({ stored: z.string().nullable() });
 const OwnerUrlRow = z.object({ owner: z.string().nullable(), url: z.string().nullable() });
 
-/** One row of `ordivon_jobs`: a Runtime job as its Host recorded it (the record is the Runtime's, parsed there). */
-export interface JobRow {
-  jobId: string;
-  /** The Host whose Runtime ran the job. */
-  hostId: string;
-  record: unknown;
-}
-
-const JobRowText = z.object({ job_id: z.string(), host_id: z.string(), record: z.string() });
-
 /** Our own SQLSTATEs raised by `ordivon_append` (schema.ts). */
 const RAISED: Record<string, 'lease_lost' | 'revision_conflict' | 'identity_conflict'> = {
   OR001: 'lease_lost',
@@ -70,7 +61,8 @@ const RAISED: Record<string, 'lease_lost' | 'revision_conflict' | 'identity_conf
 };
 
 /**
- * The shared history on PostgreSQL, and this Host's leases on it (pg-leases.ts). Every append is one call of
+ * The shared history on PostgreSQL, with this Host's leases on it (pg-leases.ts) and the Runtime
+ * jobs of every Host (pg-jobs.ts), all on one pool (pg-pool.ts). Every append is one call of
  * `ordivon_append` (one round trip, one transaction): the lease epoch this Host acquired the Task
  * with is compared there, beside the revision, so a Host that lost the Task — paused past its
  * lease, partitioned, or simply slower — writes nothing and hears `lease_lost`.
@@ -80,6 +72,7 @@ export class PgJournal implements StoreAuthority {
   readonly leaseMs: number;
   /** The epoch of each Task this Host holds, and its heartbeat. */
   private readonly lease: PgLeases;
+  private readonly jobs: PgJobs;
   private readonly notifier: CommitNotifier | undefined;
 
   private constructor(
@@ -94,6 +87,7 @@ export class PgJournal implements StoreAuthority {
       leaseMs: this.leaseMs,
       advertisedUrl: options.advertisedUrl ?? null,
     });
+    this.jobs = new PgJobs(pool, this.hostId);
     if (options.notify !== false)
       this.notifier = new CommitNotifier(
         (payloads) => pool.query(`SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, [COMMITS_CHANNEL, payloads]),
@@ -131,7 +125,10 @@ export class PgJournal implements StoreAuthority {
     return this.lease.holds(taskId);
   }
 
-  /** Takes up to `limit` Tasks (default 1000) nobody holds or whose lease expired (database clock), each at a new epoch. */
+  /**
+   * Takes up to `limit` Tasks (default 1000) nobody holds or whose lease expired (database clock),
+   * each at a new epoch.
+   */
   claim(limit?: number): Promise<HeldLease[]> {
     return this.lease.claim(limit);
   }
@@ -166,60 +163,25 @@ export class PgJournal implements StoreAuthority {
     return this.lease.leave();
   }
 
-  // ---- jobs ------------------------------------------------------------------------------------
+  // ---- jobs (pg-jobs.ts) ----------------------------------------------------------------------
 
   /**
-   * Records a Runtime job (its record as JSON), stamped with this Host on first insert; `final`
-   * marks a terminal record, which is never replaced afterwards (the first terminal write wins,
-   * whichever Host makes it). Resolves with the row as stored after the call — another Host's
-   * final record when one was there first. Throws `identity_conflict` (details: the job holding
-   * it) when another job already holds `clientRequestId`: nothing written.
+   * Records a Runtime job, stamped with this Host on first insert; a `final` record is never
+   * replaced. Resolves with the row as stored after the call; `identity_conflict` when another job
+   * holds `clientRequestId` (PgJobs.putJob).
    */
-  async putJob(
-    jobId: string,
-    clientRequestId: string,
-    record: unknown,
-    options: { final?: boolean } = {},
-  ): Promise<JobRow> {
-    const details = { jobId, clientRequestId };
-    try {
-      const { rows } = await this.pool.query(
-        `INSERT INTO ordivon_jobs (job_id, host_id, client_request_id, record, final) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (job_id) DO UPDATE SET record = EXCLUDED.record, final = EXCLUDED.final
-           WHERE NOT ordivon_jobs.final AND ordivon_jobs.client_request_id = EXCLUDED.client_request_id
-         RETURNING job_id, host_id, record`,
-        [jobId, this.hostId, clientRequestId, JSON.stringify(record), options.final ?? false],
-      );
-      if (rows.length > 0) return jobRowOf(rows[0], details);
-    } catch (error) {
-      if ((error as { constraint?: string }).constraint === 'ordivon_jobs_request') {
-        const holder = (await this.jobsByRequest(clientRequestId))[0];
-        throw new StoreError('identity_conflict', `${clientRequestId} already names job ${holder?.jobId ?? '(gone)'}`, {
-          ...details,
-          holder: holder?.jobId,
-        });
-      }
-      throw storeErrorOf(error, details);
-    }
-    const stored = await this.job(jobId);
-    if (stored === undefined)
-      throw new StoreError('record_corrupt', `job ${jobId} was neither written nor found`, details);
-    return stored;
+  putJob(jobId: string, clientRequestId: string, record: unknown, options?: { final?: boolean }): Promise<StoredJob> {
+    return this.jobs.putJob(jobId, clientRequestId, record, options);
   }
 
   /** The jobs recorded under exactly `clientRequestId` (an equality lookup: never a prefix). */
-  async jobsByRequest(clientRequestId: string): Promise<JobRow[]> {
-    const { rows } = await this.query(
-      `SELECT job_id, host_id, record FROM ordivon_jobs WHERE client_request_id = $1 ORDER BY job_id`,
-      [clientRequestId],
-    );
-    return rows.map((row) => jobRowOf(row, { clientRequestId }));
+  jobsByRequest(clientRequestId: string): Promise<StoredJob[]> {
+    return this.jobs.jobsByRequest(clientRequestId);
   }
 
   /** One job's row; undefined when no Host recorded it. */
-  async job(jobId: string): Promise<JobRow | undefined> {
-    const { rows } = await this.query(`SELECT job_id, host_id, record FROM ordivon_jobs WHERE job_id = $1`, [jobId]);
-    return rows.length === 0 ? undefined : jobRowOf(rows[0], { jobId });
+  job(jobId: string): Promise<StoredJob | undefined> {
+    return this.jobs.job(jobId);
   }
 
   // ---- appends -----------------------------------------------------------------------------------
@@ -402,17 +364,5 @@ export class PgJournal implements StoreAuthority {
 
   private query(text: string, values: unknown[] = []): Promise<pg.QueryResult> {
     return queryOrFail(this.pool, text, values);
-  }
-}
-
-function jobRowOf(row: unknown, details: Record<string, unknown>): JobRow {
-  const parsed = JobRowText.safeParse(row);
-  if (!parsed.success)
-    throw new StoreError('record_corrupt', `a job row ${JSON.stringify(details)} is malformed`, details);
-  const { job_id: jobId, host_id: hostId, record } = parsed.data;
-  try {
-    return { jobId, hostId, record: JSON.parse(record) as unknown };
-  } catch {
-    throw new StoreError('record_corrupt', `the record of job ${jobId} is not JSON`, { ...details, jobId });
   }
 }
