@@ -6,7 +6,7 @@ import { storeErrorOf } from './stored.js';
 
 /**
  * One row of `ordivon_jobs`: a Runtime job as its Host recorded it, the record read as JSON (the
- * Runtime parses it further). The shape runtime/'s `JobRow` names; store/ imports nothing of runtime/.
+ * Runtime parses it further). runtime/ names the same shape `JobRow`: store/ imports nothing of runtime/.
  */
 export interface StoredJob {
   jobId: string;
