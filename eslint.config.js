@@ -53,6 +53,21 @@ export default tseslint.config(
     },
   },
   {
+    // More than four positional parameters is a call site that can swap two of them unseen: pass
+    // one object instead. Held in the folders listed; the others have functions over it still.
+    files: [
+      'index.ts',
+      'base/**/*.ts',
+      'examples/**/*.ts',
+      'machines/**/*.ts',
+      'objects/**/*.ts',
+      'os/**/*.ts',
+      'runtime/**/*.ts',
+      'store/**/*.ts',
+    ],
+    rules: { 'max-params': ['error', 4] },
+  },
+  {
     // Tests read JSON answers of child processes and services; typing each one is noise.
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -39,6 +39,7 @@ export {
   registryError,
   type JobRegistry,
   type JobJournal,
+  type JobRow,
   type RegistryJob,
 } from './job-registry.js';
 export { RuntimeError, isRuntimeError, confineError, type RuntimeErrorCode } from './errors.js';

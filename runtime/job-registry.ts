@@ -1,5 +1,4 @@
 import { StoreError } from '../store/index.js';
-import type { JobRow } from '../store/postgres/index.js';
 import { RuntimeError } from './errors.js';
 import { isTerminal, type JobRecord } from './job-record.js';
 
@@ -31,6 +30,11 @@ export interface JobRegistry {
   get(jobId: string): Promise<RegistryJob | undefined>;
   /** Whether the Host's heartbeat is current; false for a Host that stopped or was never seen. */
   alive(hostId: string): Promise<boolean>;
+}
+
+/** A job as the shared database returns it: a registry job with its id. */
+export interface JobRow extends RegistryJob {
+  jobId: string;
 }
 
 /** What `journalJobRegistry` needs of the shared database (`PgJournal` has it). */

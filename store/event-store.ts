@@ -1,6 +1,6 @@
 import type { Database, RootDatabase } from 'lmdb';
 import { join } from 'node:path';
-import { AppendsInFlight, appendEvent, type AppendInput, type AppendResult } from './append.js';
+import { Appender, type AppendInput, type AppendResult } from './append.js';
 import type { StoreAuthority } from './authority.js';
 import { digestOf, sha256, sha256Bytes } from './canonical.js';
 import { EVENT_STRUCTURES, borrowBytes, openDatabases, type StoreDatabases } from './databases.js';
@@ -43,6 +43,18 @@ export interface TaskCopyIn {
 
 const MAX_REVISION = Number.MAX_SAFE_INTEGER;
 
+/** What `EventStore.open` hands its constructor: the opened environment and the options it keeps. */
+interface OpenedStore {
+  root: string;
+  readOnly: boolean;
+  dbs: StoreDatabases;
+  kinds: ObjectKinds;
+  streamWarnAt: number;
+  /** Releases the state-root lock (a no-op when read-only). */
+  release: () => void;
+  authority: StoreAuthority | undefined;
+}
+
 /**
  * The Host's durable store on LMDB: immutable content-addressed objects, per-Task event streams
  * keyed `[taskId, revision]` and chained by digest, heads, projections and identity indexes.
@@ -63,17 +75,22 @@ export class EventStore {
   private readonly projections: Database<unknown, string>;
   private readonly indexes: Database<unknown, [string, string, string]>;
   private readonly meta: Database<unknown, [string, string]>;
-  private readonly inFlight = new AppendsInFlight();
+  readonly root: string;
+  readonly readOnly: boolean;
+  private readonly dbs: StoreDatabases;
+  private readonly kinds: ObjectKinds;
+  private readonly release: () => void;
+  private readonly authority: StoreAuthority | undefined;
+  private readonly appender: Appender;
 
-  private constructor(
-    readonly root: string,
-    readonly readOnly: boolean,
-    private readonly dbs: StoreDatabases,
-    private readonly kinds: ObjectKinds,
-    private readonly streamWarnAt: number,
-    private readonly release: () => void,
-    private readonly authority: StoreAuthority | undefined,
-  ) {
+  private constructor(opened: OpenedStore) {
+    const { dbs } = opened;
+    this.root = opened.root;
+    this.readOnly = opened.readOnly;
+    this.dbs = dbs;
+    this.kinds = opened.kinds;
+    this.release = opened.release;
+    this.authority = opened.authority;
     this.env = dbs.env;
     this.objects = dbs.objects;
     this.legacyObjects = dbs.legacyObjects;
@@ -83,6 +100,7 @@ export class EventStore {
     this.projections = dbs.projections;
     this.indexes = dbs.indexes;
     this.meta = dbs.meta;
+    this.appender = new Appender({ reads: this, dbs, streamWarnAt: opened.streamWarnAt, authority: opened.authority });
   }
 
   /** Opens (creating when writable) the store under `root`. Fails `format_unknown`, `state_locked`, `state_missing`. */
@@ -92,9 +110,9 @@ export class EventStore {
     const release = readOnly ? () => {} : acquireLock(options.root, options.purpose ?? 'ordivon');
     try {
       const dbs = openDatabases(options.root, readOnly);
-      const { kinds, streamWarnAt, authority } = options;
-      if (!readOnly) markMirror(options.root, dbs, authority !== undefined);
-      return new EventStore(options.root, readOnly, dbs, kinds, streamWarnAt ?? 10_000, release, authority);
+      const { root, kinds, streamWarnAt, authority } = options;
+      if (!readOnly) markMirror(root, dbs, authority !== undefined);
+      return new EventStore({ root, readOnly, dbs, kinds, streamWarnAt: streamWarnAt ?? 10_000, release, authority });
     } catch (error) {
       release();
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
@@ -288,7 +306,7 @@ export class EventStore {
    */
   async append(input: AppendInput): Promise<AppendResult> {
     this.writable();
-    return appendEvent(this, this.dbs, this.streamWarnAt, input, this.inFlight, this.authority);
+    return this.appender.append(input);
   }
 
   /** Whether appends are decided by an authority (several Hosts on one history) rather than here. */

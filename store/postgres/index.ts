@@ -1,12 +1,7 @@
-export {
-  PgJournal,
-  DEFAULT_LEASE_MS,
-  redact,
-  type PgJournalOptions,
-  type HeldLease,
-  type TaskCopy,
-  type JobRow,
-} from './pg-journal.js';
+export { PgJournal, DEFAULT_LEASE_MS, type PgJournalOptions, type TaskCopy } from './pg-journal.js';
+export { redact } from './pg-pool.js';
+export type { HeldLease } from './pg-leases.js';
+export type { StoredJob } from './pg-jobs.js';
 export { SCHEMA_SQL, SCHEMA_VERSION } from './schema.js';
 export { TaskWatch, DEFAULT_POLL_MS, type TaskWatchOptions, type WatchedCommits } from './task-watch.js';
 export { CommitNotifier, COMMITS_CHANNEL, MAX_PAYLOAD_BYTES, notifyPayloads } from './commit-notifier.js';

@@ -1,28 +1,24 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { z } from 'zod';
 import type { AuthorityCommit, StoreAuthority } from '../authority.js';
 import { StoreError } from '../errors.js';
 import type { TaskCopyIn } from '../event-store.js';
 import { EventRecord, IndexKind, Projection } from '../records.js';
-import { SCHEMA_SQL, SCHEMA_UPGRADES, SCHEMA_VERSION } from './schema.js';
+import { openPool, queryOrFail, redact, withClient, type PoolOptions } from './pg-pool.js';
+import { PgJobs, type StoredJob } from './pg-jobs.js';
+import { PgLeases, type HeldLease } from './pg-leases.js';
+import { ensureSchema } from './pg-schema.js';
 import { parseStored, storeErrorOf } from './stored.js';
 import { COMMITS_CHANNEL, CommitNotifier } from './commit-notifier.js';
 import { readEvents, readOwner, readTask, type SharedEvent, type SharedTask } from './task-reads.js';
 import { TaskWatch, type TaskWatchOptions } from './task-watch.js';
 
-export interface PgJournalOptions {
-  /** `postgres://…` */
-  url: string;
+/** The pool's options (pg-pool.ts) and this Host's part in the cluster. */
+export interface PgJournalOptions extends PoolOptions {
   /** This Host's name in lease rows, job rows and the hosts table; unique among live Hosts. */
   hostId: string;
   /** How long a lease lasts without renewal (database clock). */
   leaseMs?: number;
-  /** Connections in the pool (appends of different Tasks run in parallel, one per connection). */
-  poolSize?: number;
-  /** Client-side limit on one statement: a blackholed connection fails instead of hanging. */
-  statementTimeoutMs?: number;
-  /** Client-side limit on opening a connection (default the statement timeout, else 10 s). */
-  connectTimeoutMs?: number;
   /** Where clients reach this Host's control API, published in `ordivon_hosts` for `task_elsewhere` answers. */
   advertisedUrl?: string | undefined;
   /**
@@ -35,16 +31,9 @@ export interface PgJournalOptions {
 
 export const DEFAULT_LEASE_MS = 10_000;
 
-/** A Task whose lease this Host holds, at the epoch it was acquired with. */
-export interface HeldLease {
-  taskId: string;
-  epoch: number;
-}
-
 /** Everything of one Task a Host needs in its mirror, after a revision (what `EventStore.copyIn` takes). */
 export type TaskCopy = TaskCopyIn;
 
-const TaskRow = z.object({ task_id: z.string(), lease_epoch: z.coerce.number().int().positive() });
 const EventRow = z.object({
   revision: z.coerce.number().int().positive(),
   digest: z.string(),
@@ -62,20 +51,7 @@ const ProjectionRow = z.object({ record: z.string() });
 // per append spent the Host's CPU on compiling it again each time (seen in a profile of the cluster
 // benchmark).
 const AppendedRow = z.object({ stored: z.string().nullable() });
-const RenewedRow = z.object({ task_id: z.string() });
-const MetaRow = z.object({ value: z.string() });
-const AliveRow = z.object({ alive: z.boolean() });
 const OwnerUrlRow = z.object({ owner: z.string().nullable(), url: z.string().nullable() });
-
-/** One row of `ordivon_jobs`: a Runtime job as its Host recorded it (the record is the Runtime's, parsed there). */
-export interface JobRow {
-  jobId: string;
-  /** The Host whose Runtime ran the job. */
-  hostId: string;
-  record: unknown;
-}
-
-const JobRowText = z.object({ job_id: z.string(), host_id: z.string(), record: z.string() });
 
 /** Our own SQLSTATEs raised by `ordivon_append` (schema.ts). */
 const RAISED: Record<string, 'lease_lost' | 'revision_conflict' | 'identity_conflict'> = {
@@ -85,7 +61,8 @@ const RAISED: Record<string, 'lease_lost' | 'revision_conflict' | 'identity_conf
 };
 
 /**
- * The shared history on PostgreSQL, and this Host's leases on it. Every append is one call of
+ * The shared history on PostgreSQL, with this Host's leases on it (pg-leases.ts) and the Runtime
+ * jobs of every Host (pg-jobs.ts), all on one pool (pg-pool.ts). Every append is one call of
  * `ordivon_append` (one round trip, one transaction): the lease epoch this Host acquired the Task
  * with is compared there, beside the revision, so a Host that lost the Task — paused past its
  * lease, partitioned, or simply slower — writes nothing and hears `lease_lost`.
@@ -93,10 +70,10 @@ const RAISED: Record<string, 'lease_lost' | 'revision_conflict' | 'identity_conf
 export class PgJournal implements StoreAuthority {
   readonly hostId: string;
   readonly leaseMs: number;
-  /** The epoch of each Task this Host holds. */
-  private readonly held = new Map<string, number>();
+  /** The epoch of each Task this Host holds, and its heartbeat. */
+  private readonly lease: PgLeases;
+  private readonly jobs: PgJobs;
   private readonly notifier: CommitNotifier | undefined;
-  private advertisedUrl: string | null;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -104,7 +81,13 @@ export class PgJournal implements StoreAuthority {
   ) {
     this.hostId = options.hostId;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.advertisedUrl = options.advertisedUrl ?? null;
+    this.lease = new PgLeases({
+      pool,
+      hostId: this.hostId,
+      leaseMs: this.leaseMs,
+      advertisedUrl: options.advertisedUrl ?? null,
+    });
+    this.jobs = new PgJobs(pool, this.hostId);
     if (options.notify !== false)
       this.notifier = new CommitNotifier(
         (payloads) => pool.query(`SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, [COMMITS_CHANNEL, payloads]),
@@ -114,16 +97,10 @@ export class PgJournal implements StoreAuthority {
 
   /** Connects, creates the tables when absent (`format_unknown` for another schema version) and registers this Host. */
   static async open(options: PgJournalOptions): Promise<PgJournal> {
-    const pool = new pg.Pool({
-      connectionString: options.url,
-      max: options.poolSize ?? 8,
-      ...(options.statementTimeoutMs ? { query_timeout: options.statementTimeoutMs } : {}),
-      connectionTimeoutMillis: options.connectTimeoutMs ?? options.statementTimeoutMs ?? 10_000,
-    });
-    handleConnectionErrors(pool);
+    const pool = openPool(options);
     const journal = new PgJournal(pool, options);
     try {
-      await journal.ensureSchema();
+      await ensureSchema(pool);
       await journal.heartbeat();
     } catch (error) {
       await pool.end().catch(() => undefined);
@@ -137,266 +114,81 @@ export class PgJournal implements StoreAuthority {
     await this.pool.end();
   }
 
-  /**
-   * Uses a database already at this schema version as it is, creates the tables in an empty one,
-   * and refuses (`format_unknown`) one at another version before touching it. The DDL runs only on
-   * a database without a schema: `CREATE INDEX IF NOT EXISTS` takes its table's SHARE lock even when
-   * the index exists, so a Host re-running it while others append deadlocked with them and failed
-   * to start (found by the cluster torture).
-   */
-  private async ensureSchema(): Promise<void> {
-    let version = await this.schemaVersion();
-    if (version === undefined) {
-      await this.createSchema();
-      version = await this.schemaVersion();
-    }
-    if (version !== undefined && SCHEMA_UPGRADES[Number(version)] !== undefined) {
-      await this.upgradeSchema();
-      version = await this.schemaVersion();
-    }
-    if (version !== String(SCHEMA_VERSION))
-      throw new StoreError('format_unknown', `the database has schema ${version}; this Host reads ${SCHEMA_VERSION}`);
-  }
-
-  /** The schema version the database records; undefined when it has no ordivon_meta table or no version in it. */
-  private async schemaVersion(): Promise<string | undefined> {
-    try {
-      const { rows } = await this.pool.query(`SELECT value FROM ordivon_meta WHERE name = 'schema'`);
-      return rows.length === 0 ? undefined : MetaRow.parse(rows[0]).value;
-    } catch (error) {
-      if ((error as { code?: string }).code === '42P01') return undefined; // undefined_table
-      throw error;
-    }
-  }
-
-  private async createSchema(): Promise<void> {
-    await this.withClient(async (client) => {
-      // One creator at a time: Hosts starting together on an empty database would otherwise race
-      // in CREATE … IF NOT EXISTS. A transaction-scoped lock, for the DDL only (fencing never uses one).
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(7070701)');
-      await client.query(SCHEMA_SQL);
-      await client.query(`INSERT INTO ordivon_meta (name, value) VALUES ('schema', $1) ON CONFLICT (name) DO NOTHING`, [
-        String(SCHEMA_VERSION),
-      ]);
-      await client.query('COMMIT');
-    });
-  }
-
-  /**
-   * Takes a database of an older version up to this one, step by step, under the creators' lock
-   * (a Host starting beside it waits, then finds the version current). The version is read again
-   * under the lock: another Host may have upgraded it meanwhile.
-   */
-  private async upgradeSchema(): Promise<void> {
-    await this.withClient(async (client) => {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(7070701)');
-      const { rows } = await client.query(`SELECT value FROM ordivon_meta WHERE name = 'schema' FOR UPDATE`);
-      let version = Number(MetaRow.parse(rows[0]).value);
-      for (let step = SCHEMA_UPGRADES[version]; step !== undefined; step = SCHEMA_UPGRADES[version]) {
-        await client.query(step);
-        version++;
-      }
-      await client.query(`UPDATE ordivon_meta SET value = $1 WHERE name = 'schema'`, [String(version)]);
-      await client.query('COMMIT');
-    });
-  }
-
-  /**
-   * Runs `work` on one pooled connection. A connection whose work failed is closed, not pooled
-   * again: after a statement timeout it may wait forever for an answer a partition dropped (every
-   * later statement queued behind it), or sit inside the transaction it began; closing it ends
-   * that transaction on the server too.
-   */
-  private async withClient<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let result: T;
-    try {
-      result = await work(client);
-    } catch (error) {
-      client.release(error instanceof Error ? error : true);
-      throw error;
-    }
-    client.release();
-    return result;
-  }
-
-  // ---- leases ----------------------------------------------------------------------------------
+  // ---- leases (pg-leases.ts) -----------------------------------------------------------------
 
   /** Tasks this Host holds, with the epoch of each. */
   leases(): HeldLease[] {
-    return [...this.held].map(([taskId, epoch]) => ({ taskId, epoch }));
+    return this.lease.leases();
   }
 
   holds(taskId: string): boolean {
-    return this.held.has(taskId);
+    return this.lease.holds(taskId);
   }
 
   /**
-   * Takes up to `limit` Tasks nobody holds or whose lease expired (database clock), each at a new
-   * epoch. Rows an append holds are skipped (`SKIP LOCKED`): the next claim takes them.
+   * Takes up to `limit` Tasks (default 1000) nobody holds or whose lease expired (database clock),
+   * each at a new epoch.
    */
-  async claim(limit = 1000): Promise<HeldLease[]> {
-    const { rows } = await this.query(
-      `WITH free AS (
-         SELECT task_id FROM ordivon_tasks
-         WHERE revision > 0 AND (lease_owner IS NULL OR lease_until < now())
-         ORDER BY task_id LIMIT $2 FOR UPDATE SKIP LOCKED),
-       claimed AS (
-         UPDATE ordivon_tasks t SET lease_owner = $1, lease_epoch = t.lease_epoch + 1,
-           lease_until = now() + $3 * interval '1 millisecond'
-         FROM free WHERE t.task_id = free.task_id
-         RETURNING t.task_id, t.lease_epoch, t.revision),
-       logged AS (
-         INSERT INTO ordivon_lease_log (task_id, lease_epoch, host_id, at, revision)
-         SELECT task_id, lease_epoch, $1, now(), revision FROM claimed)
-       SELECT task_id, lease_epoch FROM claimed`,
-      [this.hostId, limit, this.leaseMs],
-    );
-    const taken = rows.map((row) => TaskRow.parse(row)).map((r) => ({ taskId: r.task_id, epoch: r.lease_epoch }));
-    for (const { taskId, epoch } of taken) this.held.set(taskId, epoch);
-    return taken;
+  claim(limit?: number): Promise<HeldLease[]> {
+    return this.lease.claim(limit);
   }
 
   /** Extends every lease still held at its epoch; returns the Tasks whose lease was lost (another Host took them). */
-  async renew(): Promise<string[]> {
-    const held = this.leases();
-    if (held.length === 0) {
-      await this.heartbeat();
-      return [];
-    }
-    const { rows } = await this.query(
-      `WITH renewed AS (
-         UPDATE ordivon_tasks t SET lease_until = now() + $4 * interval '1 millisecond'
-         FROM unnest($2::text[], $3::bigint[]) AS h(task_id, epoch)
-         WHERE t.task_id = h.task_id AND t.lease_owner = $1 AND t.lease_epoch = h.epoch
-         RETURNING t.task_id),
-       beat AS (
-         UPDATE ordivon_hosts SET heartbeat_until = now() + $4 * interval '1 millisecond', advertised_url = $5
-         WHERE host_id = $1)
-       SELECT task_id FROM renewed`,
-      [this.hostId, held.map((h) => h.taskId), held.map((h) => h.epoch), this.leaseMs, this.advertisedUrl],
-    );
-    const kept = new Set(rows.map((row) => RenewedRow.parse(row).task_id));
-    // A Task claimed again meanwhile (its lease had run out, and this Host took it back at a new
-    // epoch while the renewal was in flight) is held, not lost.
-    const lost = held.filter((h) => !kept.has(h.taskId) && this.held.get(h.taskId) === h.epoch).map((h) => h.taskId);
-    for (const taskId of lost) this.held.delete(taskId);
-    return lost;
+  renew(): Promise<string[]> {
+    return this.lease.renew();
   }
 
-  /** Gives Tasks up (drain): another Host may claim them at once. */
-  async release(taskIds: string[] = [...this.held.keys()]): Promise<void> {
-    const held = taskIds.flatMap((taskId) => {
-      const epoch = this.held.get(taskId);
-      return epoch === undefined ? [] : [{ taskId, epoch }];
-    });
-    for (const { taskId } of held) this.held.delete(taskId);
-    if (held.length === 0) return;
-    await this.query(
-      `UPDATE ordivon_tasks t SET lease_owner = NULL, lease_until = now()
-       FROM unnest($2::text[], $3::bigint[]) AS h(task_id, epoch)
-       WHERE t.task_id = h.task_id AND t.lease_owner = $1 AND t.lease_epoch = h.epoch`,
-      [this.hostId, held.map((h) => h.taskId), held.map((h) => h.epoch)],
-    );
+  /** Gives Tasks up (drain), every Task this Host holds by default: another Host may claim them at once. */
+  release(taskIds?: string[]): Promise<void> {
+    return this.lease.release(taskIds);
   }
 
   /** Records that this Host is alive until now + the lease time (database clock). */
-  async heartbeat(): Promise<void> {
-    await this.query(
-      `INSERT INTO ordivon_hosts (host_id, pid, started_at, heartbeat_until, advertised_url)
-       VALUES ($1, $2, now(), now() + $3 * interval '1 millisecond', $4)
-       ON CONFLICT (host_id) DO UPDATE SET pid = EXCLUDED.pid, heartbeat_until = EXCLUDED.heartbeat_until, stopped = false,
-         advertised_url = EXCLUDED.advertised_url`,
-      [this.hostId, process.pid, this.leaseMs, this.advertisedUrl],
-    );
+  heartbeat(): Promise<void> {
+    return this.lease.heartbeat();
   }
 
   /** Publishes where clients reach this Host (null: nowhere), beside its heartbeat; later heartbeats keep it. */
-  async advertise(url: string | null): Promise<void> {
-    // Kept first: when the update fails, the next renewal or heartbeat publishes it.
-    this.advertisedUrl = url;
-    await this.query(`UPDATE ordivon_hosts SET advertised_url = $2 WHERE host_id = $1`, [this.hostId, url]);
+  advertise(url: string | null): Promise<void> {
+    return this.lease.advertise(url);
   }
 
   /** Whether a Host's heartbeat is current (database clock); false for a Host never seen or stopped. */
-  async hostAlive(hostId: string): Promise<boolean> {
-    const { rows } = await this.query(
-      `SELECT (heartbeat_until >= now() AND NOT stopped) AS alive FROM ordivon_hosts WHERE host_id = $1`,
-      [hostId],
-    );
-    return rows.length > 0 && AliveRow.parse(rows[0]).alive;
+  hostAlive(hostId: string): Promise<boolean> {
+    return this.lease.hostAlive(hostId);
   }
 
   /** Marks this Host stopped (after its leases were released). */
-  async leave(): Promise<void> {
-    await this.query(`UPDATE ordivon_hosts SET stopped = true, heartbeat_until = now() WHERE host_id = $1`, [
-      this.hostId,
-    ]);
+  leave(): Promise<void> {
+    return this.lease.leave();
   }
 
-  // ---- jobs ------------------------------------------------------------------------------------
+  // ---- jobs (pg-jobs.ts) ----------------------------------------------------------------------
 
   /**
-   * Records a Runtime job (its record as JSON), stamped with this Host on first insert; `final`
-   * marks a terminal record, which is never replaced afterwards (the first terminal write wins,
-   * whichever Host makes it). Resolves with the row as stored after the call — another Host's
-   * final record when one was there first. Throws `identity_conflict` (details: the job holding
-   * it) when another job already holds `clientRequestId`: nothing written.
+   * Records a Runtime job, stamped with this Host on first insert; a `final` record is never
+   * replaced. Resolves with the row as stored after the call; `identity_conflict` when another job
+   * holds `clientRequestId` (PgJobs.putJob).
    */
-  async putJob(
-    jobId: string,
-    clientRequestId: string,
-    record: unknown,
-    options: { final?: boolean } = {},
-  ): Promise<JobRow> {
-    const details = { jobId, clientRequestId };
-    try {
-      const { rows } = await this.pool.query(
-        `INSERT INTO ordivon_jobs (job_id, host_id, client_request_id, record, final) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (job_id) DO UPDATE SET record = EXCLUDED.record, final = EXCLUDED.final
-           WHERE NOT ordivon_jobs.final AND ordivon_jobs.client_request_id = EXCLUDED.client_request_id
-         RETURNING job_id, host_id, record`,
-        [jobId, this.hostId, clientRequestId, JSON.stringify(record), options.final ?? false],
-      );
-      if (rows.length > 0) return jobRowOf(rows[0], details);
-    } catch (error) {
-      if ((error as { constraint?: string }).constraint === 'ordivon_jobs_request') {
-        const holder = (await this.jobsByRequest(clientRequestId))[0];
-        throw new StoreError('identity_conflict', `${clientRequestId} already names job ${holder?.jobId ?? '(gone)'}`, {
-          ...details,
-          holder: holder?.jobId,
-        });
-      }
-      throw storeErrorOf(error, details);
-    }
-    const stored = await this.job(jobId);
-    if (stored === undefined)
-      throw new StoreError('record_corrupt', `job ${jobId} was neither written nor found`, details);
-    return stored;
+  putJob(jobId: string, clientRequestId: string, record: unknown, options?: { final?: boolean }): Promise<StoredJob> {
+    return this.jobs.putJob(jobId, clientRequestId, record, options);
   }
 
   /** The jobs recorded under exactly `clientRequestId` (an equality lookup: never a prefix). */
-  async jobsByRequest(clientRequestId: string): Promise<JobRow[]> {
-    const { rows } = await this.query(
-      `SELECT job_id, host_id, record FROM ordivon_jobs WHERE client_request_id = $1 ORDER BY job_id`,
-      [clientRequestId],
-    );
-    return rows.map((row) => jobRowOf(row, { clientRequestId }));
+  jobsByRequest(clientRequestId: string): Promise<StoredJob[]> {
+    return this.jobs.jobsByRequest(clientRequestId);
   }
 
   /** One job's row; undefined when no Host recorded it. */
-  async job(jobId: string): Promise<JobRow | undefined> {
-    const { rows } = await this.query(`SELECT job_id, host_id, record FROM ordivon_jobs WHERE job_id = $1`, [jobId]);
-    return rows.length === 0 ? undefined : jobRowOf(rows[0], { jobId });
+  job(jobId: string): Promise<StoredJob | undefined> {
+    return this.jobs.job(jobId);
   }
 
   // ---- appends -----------------------------------------------------------------------------------
 
   async commit(append: AuthorityCommit): Promise<{ duplicate: false } | { duplicate: true; digest: string }> {
     const { taskId, expectedRevision, record, claims } = append;
-    const epoch = this.held.get(taskId) ?? 0;
+    const epoch = this.lease.epochOf(taskId) ?? 0;
     if (expectedRevision > 0 && epoch === 0)
       throw new StoreError('lease_lost', `this Host (${this.hostId}) holds no lease on task ${taskId}`, {
         taskId,
@@ -431,7 +223,7 @@ export class PgJournal implements StoreAuthority {
     } catch (error) {
       const details = { taskId, revision: append.revision };
       const code = RAISED[(error as { code?: string }).code ?? ''];
-      if (code === 'lease_lost') this.held.delete(taskId);
+      if (code === 'lease_lost') this.lease.drop(taskId);
       if (code) {
         const detail = (error as { detail?: string }).detail ?? '';
         throw new StoreError(
@@ -450,7 +242,7 @@ export class PgJournal implements StoreAuthority {
         throw new StoreError('identity_conflict', (error as Error).message, details);
       throw storeErrorOf(error, details);
     }
-    if (expectedRevision === 0 && stored === null) this.held.set(taskId, 1);
+    if (expectedRevision === 0 && stored === null) this.lease.hold(taskId, 1);
     // A hint for other Hosts' watches, sent later from a statement of its own: this append neither waits for it nor fails with it.
     if (stored === null) this.notifier?.note(taskId);
     return stored === null ? { duplicate: false } : { duplicate: true, digest: stored };
@@ -543,7 +335,7 @@ export class PgJournal implements StoreAuthority {
       };
     };
     try {
-      return await this.withClient(read);
+      return await withClient(this.pool, read);
     } catch (error) {
       throw storeErrorOf(error, { taskId });
     }
@@ -570,43 +362,7 @@ export class PgJournal implements StoreAuthority {
     });
   }
 
-  private async query(text: string, values: unknown[] = []): Promise<pg.QueryResult> {
-    try {
-      return await this.pool.query(text, values);
-    } catch (error) {
-      throw storeErrorOf(error, {});
-    }
+  private query(text: string, values: unknown[] = []): Promise<pg.QueryResult> {
+    return queryOrFail(this.pool, text, values);
   }
-}
-
-function jobRowOf(row: unknown, details: Record<string, unknown>): JobRow {
-  const parsed = JobRowText.safeParse(row);
-  if (!parsed.success)
-    throw new StoreError('record_corrupt', `a job row ${JSON.stringify(details)} is malformed`, details);
-  const { job_id: jobId, host_id: hostId, record } = parsed.data;
-  try {
-    return { jobId, hostId, record: JSON.parse(record) as unknown };
-  } catch {
-    throw new StoreError('record_corrupt', `the record of job ${jobId} is not JSON`, { ...details, jobId });
-  }
-}
-
-/**
- * Keeps a connection's failure (a reset, a proxy closing, the server restarting) from crashing
- * the process. pg emits 'error' on a Client whose socket fails; the pool listens only while the
- * client is idle, and `pool.query` only during its own statement, so a client checked out with
- * `connect()` (a transaction, a poll) had no listener between statements and Node threw the
- * event (`Emitted 'error' event on Client instance`). The statements in flight are rejected by
- * pg itself; the caller releases the client with its error and the pool discards it.
- */
-export function handleConnectionErrors(pool: pg.Pool): void {
-  pool.on('error', () => undefined);
-  pool.on('connect', (client) => {
-    client.on('error', () => undefined);
-  });
-}
-
-/** A connection string without its password, for messages. */
-export function redact(url: string): string {
-  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
 }
