@@ -62,6 +62,13 @@ function describeAction(action: unknown): string {
   return 'action';
 }
 
+/*
+ * The walk is over XState's own state nodes rather than `xstate/graph`'s `toDirectedGraph`: that
+ * gives one edge per target and turns a targetless transition into an edge back to its state (so
+ * "taken and retained in place" could no longer be told from a re-entry), and it names no guard
+ * or action; what it would replace is the dozen lines of `visit` below.
+ */
+
 /**
  * Walks `taskMachine.root` and returns its states and transitions. Pure: the same machine
  * always yields the same graph, in definition order.

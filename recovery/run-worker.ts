@@ -27,6 +27,13 @@ export interface Part {
   checkpoint?: { trusted: number; tailReplayed: number; fullReplayed: number; stale: string[] };
 }
 
+/*
+ * A fresh thread per range rather than piscina (which runs the driver pool): recovery runs once per
+ * boot, each thread's young generation is sized for its range, and the thread's exit is what tells
+ * the caller the worker's LMDB handle is closed (see the `done` case below); a pool keeps threads
+ * alive past their task, so it would need a second close handshake and buys no reuse here.
+ */
+
 /** Runs one recovery worker over a Task id range: rejects `worker_unavailable` when it cannot run, `worker_malformed` when it sends a malformed message. */
 export function runWorker(
   root: string,
