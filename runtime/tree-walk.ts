@@ -24,6 +24,13 @@ export interface WalkOptions {
 
 type Matcher = (rel: string) => boolean;
 
+/*
+ * Not picomatch: these patterns select the files a source digest covers (`sourceInclude`,
+ * `sourceExclude` of stored verification jobs), so what a pattern matches is part of stored digests.
+ * picomatch gives `?`, `[…]`, `{a,b}` and a leading `!` meanings they do not have here, and a
+ * pattern here also matches everything under what it names, which picomatch needs spelled out.
+ */
+
 /**
  * Compiles one pattern: a plain relative path matches itself and everything under it; a pattern with
  * `*` is a glob where `*` stays inside one path segment and `**` spans segments.
