@@ -5,7 +5,7 @@ import type { HostEffectContext } from './host-effects-options.js';
 import { contextOf } from './read-set.js';
 
 /**
- * DecisionRequests (DESIGN §10, docs/decision-requests.md): a durable question to a person or a
+ * DecisionRequests (docs/decision-requests.md): a durable question to a person or a
  * policy. The request object (pending action, alternatives, evidence, consequence, authority,
  * world revision, expiry, …) is written with the `request.open` event that makes it pending, so
  * nobody is shown a request that a crash could lose; answers go through the Task's `send`

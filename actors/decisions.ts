@@ -7,7 +7,7 @@ import { performEffect, reconcileEffect } from './effect-actions.js';
 import { untilAborted } from './until-aborted.js';
 
 /**
- * Decision stages (DESIGN §10): the provider only chooses one of the candidates the Host compiled
+ * Decision stages (docs/context.md, "Decision stages"): the provider only chooses one of the candidates the Host compiled
  * into its Context, in an artifact; the Host admits the choice (exact Context, a known candidate,
  * trusted authority, nothing moved, not overtaken) and then performs the candidate's action itself.
  */

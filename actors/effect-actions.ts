@@ -8,7 +8,7 @@ import { clientRequestId, type HostEffectContext } from './host-effects-options.
 import { openDecisionRequest } from './decision-requests.js';
 
 /**
- * External Effects (DESIGN §10, docs/effects.md): an operation the Host does not own (a ledger
+ * External Effects (docs/effects.md): an operation the Host does not own (a ledger
  * write, a deployment, a message), possibly not idempotent, performed through an adapter the
  * embedder registers. The rules are the Runtime dispatch's, for someone else's system:
  * the intent and its request id are durable before the adapter is called; an answer that does not

@@ -20,7 +20,7 @@ export {
 } from './host-effects-options.js';
 
 /**
- * The Host's frontier work (DESIGN §5, invariants 1–5), performed after each commit:
+ * The Host's frontier work (docs/design.md, "Where effects happen", invariants 1–5), performed after each commit:
  *
  * - `compile_context`: compile and commit the Context before any provider runs;
  * - `dispatch`: persist the intent with its clientRequestId, then call the Runtime; a response

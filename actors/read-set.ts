@@ -15,7 +15,7 @@ import {
 } from '../objects/index.js';
 
 /**
- * A Context as a read set (DESIGN §10): every item the provider's work is bound to, with its
+ * A Context as a read set (docs/context.md): every item the provider's work is bound to, with its
  * identity, revision or digest, trust, claim status, why it was selected and what it depends on.
  * Trust is declared by the spec and propagates: a source that depends on an untrusted one is
  * untrusted, and a candidate has trusted authority only if every source supporting it is trusted.

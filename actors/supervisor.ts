@@ -32,7 +32,7 @@ import { taskNotFound } from './send-result.js';
 export type { BootSummary, CheckpointStats, ExternalEvent, SendOptions, SupervisorOptions, TaskView, TaskReading };
 
 /**
- * The Host's supervisor (DESIGN §6), embeddable in any Node service.
+ * The Host's supervisor (docs/design.md, "The Supervisor"), embeddable in any Node service.
  *
  * `start()` opens the state root (taking its lock), rebuilds and checks every Task from its
  * events, reconciles unknown dispatches, and only then serves. `send` resolves with how the

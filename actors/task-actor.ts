@@ -42,7 +42,7 @@ export interface TaskActorOptions {
 }
 
 /**
- * One Task's kernel (DESIGN §5). Transitions are admitted one at a time through an in-process
+ * One Task's kernel (docs/design.md, "The kernel: one transition"). Transitions are admitted one at a time through an in-process
  * mailbox (the state-root lock keeps every other process out): validate the event, take it on
  * the Task's long-lived kernel actor (one XState actor per Task, no subscribers, so each event
  * costs one macrostep rather than a pure `transition()` that builds a throwaway actor scope every

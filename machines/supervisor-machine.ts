@@ -61,7 +61,7 @@ function failureOf(error: unknown): SupervisorFailure {
 }
 
 /**
- * The Supervisor's lifecycle (DESIGN §6): open the state root, validate every Task by rebuilding
+ * The Supervisor's lifecycle (docs/design.md, "The Supervisor"): open the state root, validate every Task by rebuilding
  * it from its events, reconcile dispatches whose outcome is unknown, then serve until asked to
  * drain. Any failure before serving ends in `failed` with a typed reason; the Host never serves
  * on top of a stream gap, corrupt object, drifted projection or identity conflict.

@@ -202,7 +202,7 @@ const EVALUATED_DECISION = [
 ] as const;
 
 /**
- * The Task statechart (DESIGN §4). Pure: guards decide admission, `assign` records what was
+ * The Task statechart (docs/design.md, "The statechart"). Pure: guards decide admission, `assign` records what was
  * admitted, and nothing else runs. What the Host must do next (compile a Context, dispatch,
  * reconcile, verify) is derived from the state by `taskFrontier`, never from replayed actions.
  *

@@ -16,7 +16,7 @@ import type { RebuiltTask, RecoveryReport } from './rebuild.js';
 
 /**
  * How the supervisor validates the state root at boot.
- * - `full` (default): every event of every Task is verified and replayed (DESIGN invariant 7),
+ * - `full` (default): every event of every Task is verified and replayed (docs/design.md, invariant 7),
  *   split over worker threads. What `ordivon doctor --full` runs.
  * - `checkpoint`: Tasks whose head and projection match a verified checkpoint start from it;
  *   tails after a checkpoint are verified and replayed (over worker threads when they are long,

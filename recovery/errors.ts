@@ -1,5 +1,5 @@
 /**
- * What recovery finds in a state root (DESIGN §3, invariant 7). Verification never throws for
+ * What recovery finds in a state root (docs/design.md, invariant 7). Verification never throws for
  * damage: each check that fails is a finding, returned as data; the Host refuses to serve a root
  * with any (`HostError` in actors/ carries them), `doctor` lists them.
  */

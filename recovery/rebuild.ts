@@ -25,7 +25,7 @@ export interface RecoveryReport {
 }
 
 /**
- * Rebuilds every Task from its event stream and checks it (DESIGN §3, invariant 7):
+ * Rebuilds every Task from its event stream and checks it (docs/design.md, invariant 7):
  * contiguous revisions from 1 and the digest chain up to the head (`stream_gap`,
  * `stream_corrupt`); every referenced object present and matching its digest (`object_missing`,
  * `object_corrupt`); replay through the statechart taking every event as it was recorded
