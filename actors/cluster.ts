@@ -55,9 +55,9 @@ export interface ClusterHooks {
 /**
  * The most free Tasks a Host claims at a time (one batch at boot; batch after batch in a keeper
  * round). Claimed Tasks are copied and adopted one by one, so a single large claim — a thousand
- * Tasks of a Host that died — left them all claimed by one Host and unserved until the last was
- * adopted (the cluster torture's takeovers ran out of time). In small batches every live Host
- * takes a share, and each claimed Task is served within seconds.
+ * Tasks of a Host that died — would leave them all claimed by one Host and unserved until the last
+ * is adopted. In small batches every live Host takes a share, and each claimed Task is served
+ * within seconds.
  */
 export const CLAIM_BATCH = 32;
 
@@ -216,7 +216,7 @@ export class Cluster {
       await this.copy(store, taskId);
       // A round may work through hundreds of Tasks; the renewer can learn meanwhile that another
       // Host took this one. Serving it then would answer lease_lost, not task_elsewhere, and show a
-      // Task this Host does not hold (found by the cluster torture, after a pause).
+      // Task this Host does not hold.
       if (this.journal.holds(taskId)) await hooks.adopt(taskId);
       if (!this.journal.holds(taskId)) this.lose(taskId, hooks);
       this.unserved.delete(taskId);
@@ -228,8 +228,8 @@ export class Cluster {
   /**
    * Renews every `renewEveryMs` on a timer of its own, from the first claim until `leave`: copying
    * and adopting many Tasks (at boot, in a keeper round after a Host died) can take longer than a
-   * lease, and renewal waiting behind it lost every lease this Host held, to be taken over and
-   * taken back in turn (found by the cluster torture).
+   * lease, and renewal waiting behind it would lose every lease this Host holds, to be taken over
+   * and taken back in turn.
    */
   private startRenewing(): void {
     const run = () => {

@@ -10,8 +10,8 @@ const MetaRow = z.object({ value: z.string() });
  * Uses a database already at this schema version as it is, creates the tables in an empty one,
  * and refuses (`format_unknown`) one at another version before touching it. The DDL runs only on
  * a database without a schema: `CREATE INDEX IF NOT EXISTS` takes its table's SHARE lock even when
- * the index exists, so a Host re-running it while others append deadlocked with them and failed
- * to start (found by the cluster torture).
+ * the index exists, so a Host re-running it while others append would deadlock with them and
+ * fail to start.
  */
 export async function ensureSchema(pool: pg.Pool): Promise<void> {
   let version = await schemaVersion(pool);
