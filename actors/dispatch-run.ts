@@ -79,7 +79,7 @@ export async function dispatchRun(ctx: HostEffectContext, task: TaskHandle): Pro
   } catch (error) {
     ctx.step(task, `dispatch failed: ${(error as Error).message}`);
   }
-  if (jobId === undefined || ctx.options.dropDispatchResponse?.(task)) {
+  if (jobId === undefined) {
     ctx.step(task, `no response to ${requestId}: dispatch is unknown`);
     await task.send({ type: 'dispatch.lost', clientRequestId: requestId });
     return;

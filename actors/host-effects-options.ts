@@ -31,8 +31,6 @@ export interface HostEffectsOptions {
    * under the supervisor's `<state>/workspaces` (`workspacesOf`), so that is the root to give.
    */
   workspaces: string;
-  /** Fault injection for tests and the demo: drop the Runtime's response to this dispatch. */
-  dropDispatchResponse?: (task: TaskHandle) => boolean;
   /** Called with each step the Host takes, for progress output. */
   onStep?: (taskId: string, step: string) => void;
   maxArtifactBytes?: number;

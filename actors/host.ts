@@ -6,7 +6,7 @@ import { hostErrorOf } from './errors.js';
 import { checkHostHarnesses, type ApprovalPolicy, type HarnessConfig } from './harness-config.js';
 import type { EffectAdapter } from './effect-actions.js';
 import { defaultHostId } from './cluster.js';
-import { createHostEffects, type HarnessFactory, type HostEffectsOptions } from './host-effects.js';
+import { createHostEffects, type HarnessFactory } from './host-effects.js';
 import { createSupervisor, type Supervisor, type SupervisorOptions } from './supervisor.js';
 import { workspacesOf } from './read-set.js';
 
@@ -25,8 +25,11 @@ export interface HostOptions extends Omit<SupervisorOptions, 'effects'> {
   approvals?: ApprovalPolicy;
   /** Driver pool threads (default 2). */
   maxThreads?: number;
-  /** Fault injection for tests and the demo: drop the Runtime's response to this dispatch. @internal */
-  dropDispatchResponse?: HostEffectsOptions['dropDispatchResponse'];
+  /**
+   * Wraps the Runtime the frontier work calls (its lifecycle stays the Host's): how the demo and
+   * tests lose a dispatch's response on purpose. @internal
+   */
+  wrapRuntime?: (runtime: Runtime) => Runtime;
   /** Effect adapters by the name a candidate's `effect` action gives (docs/effects.md). */
   effectAdapters?: Record<string, EffectAdapter>;
   /** Called with each step the Host takes (`compile_context`, `dispatch`, …) for progress output. */
@@ -97,12 +100,11 @@ export async function openHost(options: HostOptions): Promise<Host> {
     throw error;
   }
   const effects = createHostEffects({
-    runtime,
+    runtime: options.wrapRuntime ? options.wrapRuntime(runtime) : runtime,
     harnesses,
     ...(options.approvals ? { approvals: options.approvals } : {}),
     workspaces: workspacesOf(root),
     ...(options.artifactContracts ? { artifactContracts: options.artifactContracts } : {}),
-    ...(options.dropDispatchResponse ? { dropDispatchResponse: options.dropDispatchResponse } : {}),
     ...(options.onStep ? { onStep: options.onStep } : {}),
     ...(options.effectAdapters ? { effectAdapters: options.effectAdapters } : {}),
     ...(options.clock ? { clock: options.clock } : {}),

@@ -17,6 +17,7 @@ import {
   scenariosOf,
 } from './demo-scenarios.js';
 import { scriptedHarnesses } from './scripted-harnesses.js';
+import { losingResponses } from './lost-response.js';
 import { loadWorkload, type Workload } from './workload.js';
 import { CliError, EXIT, emit, type Io } from '../scripts/cli-io.js';
 import type { DemoArgs } from './demo-cli.js';
@@ -101,10 +102,14 @@ async function withDemoHost<T>(
   options: { dropRepairResponse?: boolean; stopJobs?: 'stop' | 'finish' } = {},
 ): Promise<T> {
   const bound = new Map<string, ScenarioPlan>();
+  const purposes = new Map<string, string>();
   const scripted = scriptedHarnesses({
     workload,
     acpAgent,
-    behaviourOf: (a) => behaviourFor(bound.get(a.taskId) ?? PLANS['codex-first'], a),
+    behaviourOf: (a) => {
+      purposes.set(a.taskId, a.purpose);
+      return behaviourFor(bound.get(a.taskId) ?? PLANS['codex-first'], a);
+    },
   });
   let host: Host | undefined;
   try {
@@ -112,10 +117,15 @@ async function withDemoHost<T>(
       state,
       harnesses: scripted.harnesses,
       onStep: (taskId, text) => say(`  [${bound.get(taskId)?.name ?? taskId.slice(0, 13)}] ${text}`),
+      // F3's repair run is dispatched and its response lost: the harness is launched for the
+      // Assignment just before its dispatch, so the purpose it was launched for is the dispatch's.
       ...(options.dropRepairResponse
         ? {
-            dropDispatchResponse: (t) =>
-              bound.get(t.taskId)?.name === 'F3' && t.context.assignment?.purpose === 'repair',
+            wrapRuntime: (runtime) =>
+              losingResponses(runtime, ({ clientRequestId, run }) => {
+                const taskId = clientRequestId.split('/')[0]!;
+                return run.kind === 'harness' && bound.get(taskId)?.name === 'F3' && purposes.get(taskId) === 'repair';
+              }),
           }
         : {}),
     });

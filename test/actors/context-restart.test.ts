@@ -8,6 +8,7 @@ import { OBJECT_KINDS } from '../../objects/index.js';
 import { EventStore } from '../../store/index.js';
 import { DECISION_HARNESSES, POLICY_2, decisionSpec, decisionWorld } from '../support/decision-task.js';
 import { tempDir } from '../support/temp.js';
+import { losingResponses } from '../../workloads/lost-response.js';
 
 /**
  * The decision stage's run ends while no Host admits it: the first process loses the dispatch
@@ -33,7 +34,11 @@ type Case = (typeof CASES)[number];
 
 /** Process 1: the run is dispatched, its response lost, the supervisor stopped; the run ends unadmitted. */
 async function loseTheRun(state: string, c: Case): Promise<{ taskId: string; world: string }> {
-  const first = await openHost({ state, harnesses: DECISION_HARNESSES, dropDispatchResponse: () => true });
+  const first = await openHost({
+    state,
+    harnesses: DECISION_HARNESSES,
+    wrapRuntime: (runtime) => losingResponses(runtime, ({ run }) => run.kind === 'harness'),
+  });
   try {
     const dirs = decisionWorld();
     const sup = first.supervisor;
