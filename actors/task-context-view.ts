@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { StaleSource } from '../machines/index.js';
+import { RevokedBy, StaleSource } from '../machines/index.js';
 import { CompiledCandidate, ReadSetItem, Trust } from '../objects/index.js';
 import type { TaskRejection } from './task-runs.js';
 
@@ -50,6 +50,12 @@ export const RefusalCause = z.discriminatedUnion('kind', [
     jobId: z.string().nullable(),
     exitCode: z.number().int().nullable(),
   }),
+  /**
+   * `decision_revoked`: the request answered and what had revoked it: the admitted event and its
+   * revision (an Assignment with its generation, a `request.revoke` with its reason, an answer
+   * refused `decision_stale` with the sources that moved).
+   */
+  z.object({ kind: z.literal('revoked'), requestId: z.string(), ...RevokedBy.shape }),
 ]);
 export type RefusalCause = z.infer<typeof RefusalCause>;
 

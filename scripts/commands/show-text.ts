@@ -80,6 +80,14 @@ export function causeLines(causes: RefusalCause[]): string[] {
       case 'action':
         lines.push(`    candidate ${cause.candidateId}: job ${cause.jobId ?? '-'} exited ${cause.exitCode ?? '-'}`);
         break;
+      case 'revoked':
+        lines.push(
+          `    request ${cause.requestId} revoked at r${cause.revision} by ${cause.event}` +
+            (cause.generation !== undefined ? ` (generation ${cause.generation})` : '') +
+            (cause.reason !== undefined ? `: ${cause.reason}` : '') +
+            (cause.stale?.length ? ` (${cause.stale.map((s) => s.sourceId).join(', ')} moved)` : ''),
+        );
+        break;
       case 'context':
         lines.push(
           `    named context ${head16(cause.named) || '-'}, current ${cause.current === null ? 'none' : head16(cause.current)}` +
