@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { RevokedBy, StaleSource } from '../machines/index.js';
 import { CompiledCandidate, ReadSetItem, Trust } from '../objects/index.js';
 import type { TaskRejection } from './task-runs.js';
+import { GrantView } from './task-requests.js';
 
 /**
  * One Context compiled for a Task, as `ordivon show`, the service's Task view and the page list
@@ -22,6 +23,12 @@ export const TaskContextView = z.object({
   format: z.enum(['read-set', 'sources']),
   items: z.array(ReadSetItem),
   candidates: z.array(CompiledCandidate),
+  /**
+   * The permission requests answered before it was compiled, as it recorded them (its run is
+   * allowed exactly the `allow`ed keys); empty when none, and before read sets. Absent from
+   * services older than it.
+   */
+  grants: z.array(GrantView).optional(),
 });
 export type TaskContextView = z.infer<typeof TaskContextView>;
 

@@ -42,8 +42,8 @@ function contextView(body: unknown, compile: Compiled, assignmentStage: string |
   };
   const readSet = ReadSetContext.safeParse(body);
   if (readSet.success) {
-    const { stage, goal, items, candidates } = readSet.data;
-    return { ...head, stage, goalRevision: goal.revision, format: 'read-set', items, candidates };
+    const { stage, goal, items, candidates, grants } = readSet.data;
+    return { ...head, stage, goalRevision: goal.revision, format: 'read-set', items, candidates, grants: grants ?? [] };
   }
   // Before read sets a Context named a trust class per source and no claim: the Host's own objects
   // (`host`) are the trusted ones, what the workspace or a provider supplied is untrusted, and every
@@ -63,6 +63,7 @@ function contextView(body: unknown, compile: Compiled, assignmentStage: string |
       dependsOn: [],
     })),
     candidates: [],
+    grants: [],
   };
 }
 

@@ -10,7 +10,7 @@ import type { Supervisor } from '../../actors/supervisor.js';
 import type { SendResult } from '../../actors/task-actor.js';
 import { taskRuns } from '../../actors/task-runs.js';
 import { taskProvenance } from '../../actors/task-contexts.js';
-import { taskRequests } from '../../actors/task-requests.js';
+import { taskGrants, taskRequests } from '../../actors/task-requests.js';
 import { taskGraph } from '../../machines/task-graph.js';
 import { loadWorkload, workloadNames } from '../../workloads/workload.js';
 import { answerLogin, checkAccess, type AccessPolicy } from './access.js';
@@ -181,6 +181,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
         ...taskProvenance({ events, object }, view.context.lastRejection),
         runs: taskRuns({ events, object }),
         requests: taskRequests({ events, object }, view.context.requests),
+        grants: taskGrants({ object }, view.context.requests),
         ...(withEvents ? { events } : {}),
       });
     }
