@@ -1,8 +1,9 @@
-import type { StaleSource, TaskContext } from '../machines/index.js';
+import type { RevokedBy, StaleSource, TaskContext } from '../machines/index.js';
 import { DecisionRequestObject, type CandidateAction } from '../objects/index.js';
 import type { EventStore } from '../store/index.js';
 import type { EventInput } from './event-input.js';
 import { contextOf, staleSources, type SourceReader } from './read-set.js';
+import { revocationOf } from './request-revocation.js';
 
 /**
  * What the kernel establishes about an event made against a Context before the statechart takes
@@ -21,6 +22,8 @@ export interface AdmissionFacts {
   now?: number;
   /** Whether the answer is one the request takes (an answer). */
   allowed?: boolean;
+  /** What revoked the request an answer names, found in the journal (a revoked request). */
+  revokedBy?: RevokedBy;
   /** The Host's harnesses, when an Assignment names none of them (written into the event: it is retained, `harness_unknown`). */
   harnesses?: string[];
 }
@@ -93,5 +96,13 @@ async function answerFacts(
     held.status === 'pending' && held.contextDigest !== null && held.contextDigest === context.contextDigest
       ? contextOf(store, taskId, held.contextDigest)?.readSet
       : undefined;
-  return { stale: readSet ? await staleSources(readSet, context.goal, read) : [], now, allowed };
+  const facts: AdmissionFacts = { stale: readSet ? await staleSources(readSet, context.goal, read) : [], now, allowed };
+  if (held.status === 'revoked') {
+    const journal = (function* () {
+      for (const { revision, event } of store.stream(taskId)) yield { revision, ...event };
+    })();
+    const revokedBy = revocationOf(journal, input.requestId);
+    if (revokedBy) facts.revokedBy = revokedBy;
+  }
+  return facts;
 }

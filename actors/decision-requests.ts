@@ -1,6 +1,7 @@
 import { type DecisionRequestObject, OBJECT_KINDS, type RequestAbout } from '../objects/index.js';
 import { digestOf } from '../store/index.js';
 import type { TaskHandle } from './effects.js';
+import type { SendResult } from './send-result.js';
 import type { HostEffectContext } from './host-effects-options.js';
 import { contextOf } from './read-set.js';
 
@@ -36,10 +37,24 @@ export async function openDecisionRequest(
   ctx: Pick<HostEffectContext, 'clock' | 'step'>,
   task: TaskHandle,
   about: RequestAbout,
-  { ttlMs, bindContext = true, ...input }: RequestInput,
+  input: RequestInput,
 ): Promise<boolean> {
+  if (Object.hasOwn(task.context.requests, input.requestId)) return true;
+  return (await sendRequestOpen(ctx, task, about, input)).written;
+}
+
+/**
+ * Writes the request object and its `request.open` in one commit, and answers how the Task took
+ * it (a Task that takes no more events refuses it, writing nothing). The caller has checked that
+ * the Task has no request `requestId`.
+ */
+export async function sendRequestOpen(
+  ctx: Pick<HostEffectContext, 'clock' | 'step'>,
+  task: TaskHandle,
+  about: RequestAbout,
+  { ttlMs, bindContext = true, ...input }: RequestInput,
+): Promise<SendResult> {
   const { context } = task;
-  if (Object.hasOwn(context.requests, input.requestId)) return true;
   const bound = bindContext ? context.contextDigest : null;
   const readSet = context.contextDigest
     ? contextOf(task.store, task.taskId, context.contextDigest)?.readSet
@@ -76,5 +91,5 @@ export async function openDecisionRequest(
       ? `decision request ${input.requestId} opened for ${input.participant}: ${input.pendingAction}`
       : `decision request ${input.requestId} not opened: ${result.code}`,
   );
-  return result.written;
+  return result;
 }

@@ -38,8 +38,10 @@ export const HOST_ERROR_CODES = [
   'decision_revoked',
   'decision_stale',
   'answer_not_allowed',
-  // an operator DecisionRequest (`Supervisor.openRequest`) that does not parse
+  // an operator DecisionRequest (`Supervisor.openRequest`) that does not parse, or that asks
+  // another question under an id the Task already has
   'invalid_request',
+  'request_exists',
   // Effects: an adapter the spec names is not registered; an adapter answered what does not parse
   'effect_adapter_unknown',
   'effect_answer_invalid',

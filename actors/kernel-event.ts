@@ -157,6 +157,7 @@ export function kernelEvent(input: EventInput, at: KernelFacts): KernelEvent | {
         now: facts.now ?? 0,
         allowed: facts.allowed ?? false,
         ...staleField(facts),
+        ...(facts.revokedBy ? { revokedBy: facts.revokedBy } : {}),
       };
       return { event, prepared: [] };
     }

@@ -3,6 +3,7 @@ import type { HarnessRunReceipt, PermissionGrant, PermissionRecord } from '../dr
 import { DecisionRequestObject, type ReadSetContext } from '../objects/index.js';
 import type { EventStore } from '../store/index.js';
 import { openDecisionRequest } from './decision-requests.js';
+import { taskGrants } from './task-requests.js';
 import type { TaskHandle } from './effects.js';
 import type { HostEffectContext } from './host-effects-options.js';
 
@@ -80,15 +81,7 @@ export async function openPermissionRequests(
 
 /** The Task's answered permission requests, as the next Context records them. */
 export function grantsOf(store: Pick<EventStore, 'getObject'>, context: TaskContext): ReadSetContext['grants'] {
-  const grants: NonNullable<ReadSetContext['grants']> = [];
-  for (const [requestId, held] of Object.entries(context.requests).sort(([a], [b]) => a.localeCompare(b))) {
-    if (held.about !== 'permission' || held.status !== 'answered') continue;
-    if (held.answer !== 'allow' && held.answer !== 'refuse') continue;
-    const request = DecisionRequestObject.parse(store.getObject(held.digest, 'decision-request').body);
-    const key = request.permission?.['key'];
-    if (typeof key !== 'string') continue;
-    grants.push({ requestId, key, action: request.pendingAction, by: request.participant, answer: held.answer });
-  }
+  const grants = taskGrants({ object: (digest) => store.getObject(digest, 'decision-request').body }, context.requests);
   return grants.length ? grants : undefined;
 }
 

@@ -242,12 +242,31 @@ export class Supervisor {
 
   /**
    * Opens an `operator` DecisionRequest as the Host (`request.open` is never taken from `send`);
-   * docs/decision-requests.md. Throws `task_not_found` or `invalid_request`, writing nothing.
+   * docs/decision-requests.md. Resolves with whether the request is (now) the Task's: true when
+   * opened, or when the Task already has this very question under that id; false when the Task
+   * takes no more events. Throws `task_not_found`, `invalid_request` or `request_exists` (another
+   * question under an id the Task has), writing nothing.
    */
   async openRequest(taskId: string, input: OperatorRequestInput): Promise<boolean> {
     const store = this.serving('openRequest');
     const task = this.tasks.get(taskId);
     if (!task) throw new HostError('task_not_found', `no task ${taskId}`);
+    const result = await openOperatorRequest(task, store, this.specs.get(taskId)!, this.clock, input);
+    if (result.code === 'invalid_request' || result.code === 'request_exists')
+      throw new HostError(result.code, result.detail ?? result.code, { path: result.path });
+    return result.admitted;
+  }
+
+  /**
+   * `openRequest` for a value not typed yet (a decoded JSON body, a CLI argument), answering as
+   * `sendRaw` does: every refusal as data, nothing written for any (`invalid_request` with its
+   * `path`, `request_exists`, `task_not_found` or, on a cluster, `task_elsewhere`, and the Task's
+   * own refusal of `request.open`); the same question again is `duplicate`. Throws `not_serving`.
+   */
+  async openRequestRaw(taskId: string, input: unknown): Promise<SendResult> {
+    const store = this.serving();
+    const task = this.tasks.get(taskId);
+    if (!task) return this.notHere(taskId);
     return openOperatorRequest(task, store, this.specs.get(taskId)!, this.clock, input);
   }
 

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { StaleSource } from '../machines/index.js';
+import { RevokedBy, StaleSource } from '../machines/index.js';
 import { CompiledCandidate, ReadSetItem, Trust } from '../objects/index.js';
 import type { TaskRejection } from './task-runs.js';
+import { GrantView } from './task-requests.js';
 
 /**
  * One Context compiled for a Task, as `ordivon show`, the service's Task view and the page list
@@ -22,6 +23,12 @@ export const TaskContextView = z.object({
   format: z.enum(['read-set', 'sources']),
   items: z.array(ReadSetItem),
   candidates: z.array(CompiledCandidate),
+  /**
+   * The permission requests answered before it was compiled, as it recorded them (its run is
+   * allowed exactly the `allow`ed keys); empty when none, and before read sets. Absent from
+   * services older than it.
+   */
+  grants: z.array(GrantView).optional(),
 });
 export type TaskContextView = z.infer<typeof TaskContextView>;
 
@@ -50,6 +57,12 @@ export const RefusalCause = z.discriminatedUnion('kind', [
     jobId: z.string().nullable(),
     exitCode: z.number().int().nullable(),
   }),
+  /**
+   * `decision_revoked`: the request answered and what had revoked it: the admitted event and its
+   * revision (an Assignment with its generation, a `request.revoke` with its reason, an answer
+   * refused `decision_stale` with the sources that moved).
+   */
+  z.object({ kind: z.literal('revoked'), requestId: z.string(), ...RevokedBy.shape }),
 ]);
 export type RefusalCause = z.infer<typeof RefusalCause>;
 

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { StaleSource } from '../machines/index.js';
+import { RevokedBy, StaleSource } from '../machines/index.js';
 import { ReadSetContext, SourcesContext, type ReadSetItem } from '../objects/index.js';
 import type { RefusalCause, TaskContextView, TaskRefusal } from './task-context-view.js';
 import { taskRejections, type LatestRejection, type RunSource } from './task-runs.js';
+import { revocationOf, type JournalEvent } from './request-revocation.js';
 
 export { TaskContextView, RefusalCause, type TaskRefusal } from './task-context-view.js';
 
@@ -25,6 +26,8 @@ const RefusedData = z.object({
   stale: z.array(StaleSource).optional(),
   jobId: z.string().nullable().optional(),
   exitCode: z.number().int().nullable().optional(),
+  requestId: z.string().optional(),
+  revokedBy: RevokedBy.optional(),
 });
 
 /** The journal's facts about one Context, before its object is read. */
@@ -39,8 +42,8 @@ function contextView(body: unknown, compile: Compiled, assignmentStage: string |
   };
   const readSet = ReadSetContext.safeParse(body);
   if (readSet.success) {
-    const { stage, goal, items, candidates } = readSet.data;
-    return { ...head, stage, goalRevision: goal.revision, format: 'read-set', items, candidates };
+    const { stage, goal, items, candidates, grants } = readSet.data;
+    return { ...head, stage, goalRevision: goal.revision, format: 'read-set', items, candidates, grants: grants ?? [] };
   }
   // Before read sets a Context named a trust class per source and no claim: the Host's own objects
   // (`host`) are the trusted ones, what the workspace or a provider supplied is untrusted, and every
@@ -60,6 +63,7 @@ function contextView(body: unknown, compile: Compiled, assignmentStage: string |
       dependsOn: [],
     })),
     candidates: [],
+    grants: [],
   };
 }
 
@@ -70,6 +74,8 @@ interface Seen {
   decided: Map<string, number>;
   /** The Task's current Context when each refused event arrived (null: none since the last Assignment). */
   currentAt: Map<number, string | null>;
+  /** The whole journal, oldest first. */
+  events: JournalEvent[];
 }
 
 /**
@@ -107,6 +113,12 @@ function causesOf(
         },
       ];
     }
+    case 'decision_revoked': {
+      // Written into the answer by the kernel; an answer older than that reads it from the journal.
+      const requestId = data.requestId ?? '';
+      const by = data.revokedBy ?? revocationOf(seen.events, requestId, revision);
+      return by ? [{ kind: 'revoked', requestId, ...by }] : undefined;
+    }
     case 'action_failed':
       return type === 'action.record'
         ? [{ kind: 'action', candidateId, jobId: data.jobId ?? null, exitCode: data.exitCode ?? null }]
@@ -128,7 +140,7 @@ export function taskProvenance(
 ): { contexts: TaskContextView[]; rejections: TaskRefusal[] } {
   const events = [...source.events];
   const stages = new Map<number, string>();
-  const seen: Seen = { contexts: [], decided: new Map(), currentAt: new Map() };
+  const seen: Seen = { contexts: [], decided: new Map(), currentAt: new Map(), events };
   let generation = 0;
   // As the statechart does: an Assignment leaves the Task without a Context until one is compiled.
   let current: string | null = null;

@@ -43,6 +43,42 @@ const AnswerData = z.object({
   note: z.string(),
 });
 const Statuses = z.record(z.string(), z.object({ status: TaskRequestView.shape.status }));
+const Held = z.record(
+  z.string(),
+  z.object({ about: z.string(), status: z.string(), answer: z.string().nullable(), digest: z.string() }),
+);
+
+/**
+ * A provider permission request a person answered, as a Context records it (`grants`) and `show`
+ * lists it: its run is allowed exactly the `allow`ed keys and refused the others.
+ */
+export const GrantView = z.object({
+  requestId: z.string().min(1),
+  key: z.string().min(1),
+  action: z.string(),
+  by: z.string(),
+  answer: z.enum(['allow', 'refuse']),
+});
+export type GrantView = z.infer<typeof GrantView>;
+
+/**
+ * The grants the Task's next Context will record: every answered permission request (by id)
+ * whose answer is `allow` or `refuse` and whose request names a key. The Host compiles Contexts
+ * with it, and `ordivon show` and `GET /tasks/:id` list it. Throws (a ZodError) when the stored
+ * context or a request object does not have its shape.
+ */
+export function taskGrants(source: Pick<RequestSource, 'object'>, requests: unknown): GrantView[] {
+  const grants: GrantView[] = [];
+  for (const [requestId, held] of Object.entries(Held.parse(requests ?? {})).sort(([a], [b]) => a.localeCompare(b))) {
+    if (held.about !== 'permission' || held.status !== 'answered') continue;
+    if (held.answer !== 'allow' && held.answer !== 'refuse') continue;
+    const request = DecisionRequestObject.parse(source.object(held.digest));
+    const key = request.permission?.['key'];
+    if (typeof key !== 'string') continue;
+    grants.push({ requestId, key, action: request.pendingAction, by: request.participant, answer: held.answer });
+  }
+  return grants;
+}
 
 /**
  * Every DecisionRequest of a Task, in the order they were opened, with the status the Task's

@@ -24,6 +24,7 @@ export {
   EventOrigin,
   Envelope,
   StaleSource,
+  RevokedBy,
   type TaskEventType,
   type ExternalEventType,
   type TaskEventDefinition,

@@ -65,6 +65,20 @@ export const StaleSource = z.object({
 export type StaleSource = z.infer<typeof StaleSource>;
 const Stale = z.array(StaleSource).optional();
 
+/**
+ * What revoked a DecisionRequest, as the kernel found it in the Task's journal when a later answer
+ * came: the admitted event and its revision (an Assignment's generation, a `request.revoke`'s
+ * reason, a stale answer's moved sources).
+ */
+export const RevokedBy = z.object({
+  event: z.enum(['assignment.commit', 'request.revoke', 'request.answer']),
+  revision: z.number().int().positive(),
+  generation: z.number().int().optional(),
+  reason: z.string().max(2_000).optional(),
+  stale: z.array(StaleSource).optional(),
+});
+export type RevokedBy = z.infer<typeof RevokedBy>;
+
 type Fields = Record<string, z.ZodType>;
 
 /** Fields that can name stored objects: a digest, a nullable or optional one, a list of them, or a name → digest map. */
@@ -344,10 +358,12 @@ export const TASK_EVENTS = [
       /** Whether the answer is one the request allows. */
       allowed: z.boolean(),
       stale: Stale,
+      /** What had revoked the request, when it was revoked (absent in journals older than it). */
+      revokedBy: RevokedBy.optional(),
     },
     {
       external: true,
-      writes: ['now', 'allowed', 'stale'],
+      writes: ['now', 'allowed', 'stale', 'revokedBy'],
       sent: {
         answeredBy: Label.default('external'),
         note: z.string().max(2_000).default(''),

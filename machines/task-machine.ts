@@ -1,5 +1,5 @@
 import { and, assertEvent, assign, not, or, setup, type SnapshotFrom } from 'xstate';
-import type { StaleSource, TaskEvent } from './task-events.js';
+import type { RevokedBy, StaleSource, TaskEvent } from './task-events.js';
 import {
   EMPTY_TASK_CONTEXT,
   type Rejection,
@@ -36,6 +36,14 @@ function describeStale(stale: readonly StaleSource[]): string {
         : `${s.sourceId} bound ${short(s.bound)}, now ${s.current === null ? 'gone' : short(s.current)}`,
     )
     .join('; ');
+}
+
+/** `revoked at r7 by assignment.commit (generation 2)`: what revoked a request, for the reader. */
+function describeRevocation(by: RevokedBy): string {
+  if (by.event === 'assignment.commit')
+    return `revoked at r${by.revision} by assignment.commit (generation ${by.generation ?? '?'})`;
+  if (by.event === 'request.revoke') return `revoked at r${by.revision} by request.revoke: ${by.reason ?? ''}`;
+  return `revoked at r${by.revision} by an answer refused decision_stale${by.stale?.length ? ` (${describeStale(by.stale)})` : ''}`;
 }
 
 /** Why a decision was retained without being acted on, for the reader. */
@@ -78,6 +86,7 @@ function answerDetail(
     return request.status === 'answered' ? `already answered ${request.answer}` : `request is ${request.status}`;
   if (reason === 'decision_expired')
     return `expired at ${request.expiresAt === null ? 'its deadline' : iso(request.expiresAt)}, answered at ${iso(event.now)}`;
+  if (reason === 'decision_revoked') return event.revokedBy ? describeRevocation(event.revokedBy) : undefined;
   if (reason === 'decision_stale')
     return staleOf(event).length
       ? describeStale(staleOf(event))

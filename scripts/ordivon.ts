@@ -4,6 +4,7 @@ import { backup, restore } from './commands/backup.js';
 import { bench } from './commands/bench.js';
 import { demo } from '../workloads/demo-cli.js';
 import { decide } from './commands/decide.js';
+import { requestOpen } from './commands/request.js';
 import { diff } from './commands/diff.js';
 import { exportTask } from './commands/export.js';
 import { graph } from './commands/graph.js';
@@ -31,6 +32,7 @@ const COMMANDS: readonly Command[] = [
   taskCreate,
   send,
   decide,
+  requestOpen,
   show,
   list,
   doctor,

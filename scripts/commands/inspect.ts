@@ -103,13 +103,17 @@ export const show = command({
     const service = serviceFor(values.state);
     if (service)
       return printShow(io, await withWorkspace(values.state, await showViaService(service, taskId, values.events)));
-    const [{ OBJECT_KINDS, TaskSpec }, { LatestRejection, taskRuns }, { taskProvenance }, { taskRequests }] =
-      await Promise.all([
-        import('../../objects/index.js'),
-        import('../../actors/task-runs.js'),
-        import('../../actors/task-contexts.js'),
-        import('../../actors/task-requests.js'),
-      ]);
+    const [
+      { OBJECT_KINDS, TaskSpec },
+      { LatestRejection, taskRuns },
+      { taskProvenance },
+      { taskRequests, taskGrants },
+    ] = await Promise.all([
+      import('../../objects/index.js'),
+      import('../../actors/task-runs.js'),
+      import('../../actors/task-contexts.js'),
+      import('../../actors/task-requests.js'),
+    ]);
     const { taskFrontier } = await import('../../machines/index.js');
     return withReader(values.state, OBJECT_KINDS, async (store) => {
       const projection = store.projection(taskId);
@@ -137,6 +141,7 @@ export const show = command({
           { events, object: (digest) => store.getObject(digest).body },
           snapshot.context['requests'],
         ),
+        grants: taskGrants({ object: (digest) => store.getObject(digest).body }, snapshot.context['requests']),
         ...(values.events ? { events } : {}),
       };
       return printShow(io, await withWorkspace(values.state, parseShowView(view, 'store')));

@@ -1,5 +1,6 @@
 import type { RefusalCause, TaskContextView } from '../../actors/task-context-view.js';
 import type { CandidateAction } from '../../objects/index.js';
+import type { GrantView } from '../../actors/task-requests.js';
 import type { ShowView } from '../service/show-view.js';
 import { requestLines } from './request-text.js';
 
@@ -51,7 +52,12 @@ export function contextLines(c: TaskContextView): string[] {
       `action: ${describeAction(k.action)}`,
     ]),
   );
-  return [heading, ...items, ...candidates];
+  return [heading, ...items, ...candidates, ...(c.grants ?? []).map((g) => `    ${grantLine(g)}`)];
+}
+
+/** `grant allow <key> by operator: edit settings.json (t-1/permission/…)`: one answered permission request. */
+function grantLine(g: GrantView): string {
+  return `grant ${g.answer} ${g.key} by ${g.by}: ${g.action} (${g.requestId})`;
 }
 
 /** The lines under a refusal naming what caused it. */
@@ -79,6 +85,14 @@ export function causeLines(causes: RefusalCause[]): string[] {
         break;
       case 'action':
         lines.push(`    candidate ${cause.candidateId}: job ${cause.jobId ?? '-'} exited ${cause.exitCode ?? '-'}`);
+        break;
+      case 'revoked':
+        lines.push(
+          `    request ${cause.requestId} revoked at r${cause.revision} by ${cause.event}` +
+            (cause.generation !== undefined ? ` (generation ${cause.generation})` : '') +
+            (cause.reason !== undefined ? `: ${cause.reason}` : '') +
+            (cause.stale?.length ? ` (${cause.stale.map((s) => s.sourceId).join(', ')} moved)` : ''),
+        );
         break;
       case 'context':
         lines.push(
@@ -108,6 +122,9 @@ export function showText(view: ShowView): string {
       ...causeLines(r.causes ?? []),
     ]),
     ...(view.requests ?? []).flatMap(requestLines),
+    ...(view.grants?.length
+      ? ['  grants for the next Context:', ...view.grants.map((g) => `    ${grantLine(g)}`)]
+      : []),
     ...view.runs.map(
       (r) =>
         `  run r${r.revision} g${r.generation} ${r.purpose} by ${r.harness} (${r.driver}, ${r.provider}): ${r.jobStatus}/${r.stopReason}, ` +

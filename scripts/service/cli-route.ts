@@ -111,6 +111,17 @@ export async function decideViaService(
   return answer(DecideAnswer, res.body, 'the service answered an answer');
 }
 
+/**
+ * `request open` through the service: `POST /tasks/:id/requests`. A request the Task opened,
+ * already had or refused comes back as the answer the local command prints; a malformed request
+ * or an unreachable service is a CliError.
+ */
+export async function openViaService(info: ServiceFile, taskId: string, request: unknown): Promise<DecideAnswer> {
+  const res = await call(info, 'POST', `/tasks/${encodeURIComponent(taskId)}/requests`, request);
+  if (typeof res.body !== 'object' || res.body === null || !('admitted' in res.body)) throw refused(res);
+  return answer(DecideAnswer, res.body, 'the service answered a request open');
+}
+
 /** Parses a service's answer to a send (without an `error`): the `SendResult`, or `service_error` naming the field. */
 export function parseSendAnswer(body: unknown): SendResult {
   const { taskId: _ignored, ...result } = answer(SendAnswer, body, 'the service answered a send');

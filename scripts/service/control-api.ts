@@ -10,7 +10,7 @@ import type { Supervisor } from '../../actors/supervisor.js';
 import type { SendResult } from '../../actors/task-actor.js';
 import { taskRuns } from '../../actors/task-runs.js';
 import { taskProvenance } from '../../actors/task-contexts.js';
-import { taskRequests } from '../../actors/task-requests.js';
+import { taskGrants, taskRequests } from '../../actors/task-requests.js';
 import { taskGraph } from '../../machines/task-graph.js';
 import { loadWorkload, workloadNames } from '../../workloads/workload.js';
 import { answerLogin, checkAccess, type AccessPolicy } from './access.js';
@@ -18,7 +18,7 @@ import type { ServiceMetrics } from './metrics.js';
 import { ShowQuery, StreamQuery, TaskIdParam, WorkloadRequest } from './api-schemas.js';
 import { ApiError, apiErrorOf, httpStatusOf, readJson, sendError, sendJson } from './http-io.js';
 import { PAGE_HTML } from './page.js';
-import { answerRequest, listRequests } from './request-routes.js';
+import { answerRequest, listRequests, openRequest } from './request-routes.js';
 import { SseHub, type SseHubOptions } from './sse-hub.js';
 import { openStream } from './stream-route.js';
 import { packageVersion } from '../version.js';
@@ -181,6 +181,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
         ...taskProvenance({ events, object }, view.context.lastRejection),
         runs: taskRuns({ events, object }),
         requests: taskRequests({ events, object }, view.context.requests),
+        grants: taskGrants({ object }, view.context.requests),
         ...(withEvents ? { events } : {}),
       });
     }
@@ -228,8 +229,12 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       return sendJson(res, statusOfSend(result), { taskId: id, ...result });
     }
     if (parts[0] === 'tasks' && parts.length === 3 && parts[2] === 'requests') {
-      only('GET');
+      only('GET', 'POST');
       const id = taskId(parts[1]!);
+      if (method === 'POST') {
+        const opened = await openRequest(sup, id, req);
+        return sendJson(res, opened.status, opened.body);
+      }
       return sendJson(res, 200, listRequests(id, await requireTask(id)));
     }
     if (parts[0] === 'tasks' && parts.length === 5 && parts[2] === 'requests' && parts[4] === 'answer') {

@@ -64,6 +64,8 @@ export const HTTP_STATUS_OF_CODE: Readonly<Partial<Record<ApiErrorCode, number>>
   // Send it to the Host the answer names (`host`, `url`).
   task_elsewhere: 409,
   task_exists: 409,
+  // Another question under an id the Task has: ask it under a new id.
+  request_exists: 409,
 };
 
 /** Every code not in `HTTP_STATUS_OF_CODE` is a conflict with the Task's state or ownership: re-read it. */

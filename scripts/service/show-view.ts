@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RefusalCause, TaskContextView } from '../../actors/task-context-view.js';
-import { TaskRequestView } from '../../actors/task-requests.js';
+import { GrantView, TaskRequestView } from '../../actors/task-requests.js';
 import { answer, call, refused } from './cli-route.js';
 import type { ServiceFile } from './service-file.js';
 
@@ -54,6 +54,8 @@ export const ShowView = z.looseObject({
       refused: z.record(z.string(), z.string()),
     }),
   ),
+  /** The permission grants the Task's next Context will record (absent from services older than it). */
+  grants: z.array(GrantView).optional(),
   /** Every DecisionRequest (absent from services older than them). */
   requests: z.array(TaskRequestView).optional(),
   events: z

@@ -42,6 +42,12 @@ describe('a DecisionRequest bound to a world revision', () => {
       renameSync(join(dirs.world, 'POLICY.old.md'), join(dirs.world, 'POLICY.md'));
       const again = await sup.send(taskId, { type: 'request.answer', requestId: 'upgrade-now', answer: 'ship' });
       assert.equal(again.code, 'decision_revoked');
+      // The refusal names what revoked it: the stale answer, its revision and the source that moved.
+      assert.equal(
+        again.detail,
+        `revoked at r${stale.revision} by an answer refused decision_stale ` +
+          `(policy bound ${sha256(POLICY_1).slice(0, 19)}, now gone; tools (depends on policy))`,
+      );
       assert.deepEqual(
         requestEvents(sup, taskId).map((e) => e.code),
         [null, 'decision_stale', 'decision_revoked'],

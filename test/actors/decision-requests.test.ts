@@ -110,7 +110,7 @@ describe('DecisionRequests through the library: deadlines, refusals, restarts', 
     }
   });
 
-  it('refuses an unknown request, an answer it does not take, and any answer after a new Assignment revoked it', () =>
+  it('refuses an unknown request, an answer it does not take, and any answer after a new Assignment revoked it, naming that Assignment', () =>
     withTask(async (sup, taskId) => {
       await sup.openRequest(taskId, operatorRequest('q1'));
       const unknown = await sup.send(taskId, answer('q9', 'ship'));
@@ -122,7 +122,10 @@ describe('DecisionRequests through the library: deadlines, refusals, restarts', 
       assert.equal(assigned.admitted, true);
       assert.equal(sup.getTask(taskId)!.context.requests['q1']!.status, 'revoked');
       const late = await sup.send(taskId, answer('q1', 'ship'));
-      assert.deepEqual([late.written, late.code], [true, 'decision_revoked']);
+      assert.deepEqual(
+        [late.written, late.code, late.detail],
+        [true, 'decision_revoked', `revoked at r${assigned.revision} by assignment.commit (generation 1)`],
+      );
     }));
 
   it('request.open is the Host’s: refused from send, and openRequest refuses a malformed request writing nothing', () =>

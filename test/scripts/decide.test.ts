@@ -51,7 +51,12 @@ async function everyRefusal(state: string) {
     /no request nope/,
   );
   refused(await decideCli(state, 'dec-a', 'wrong', '--answer', 'deploy'), 'answer_not_allowed', 'answer');
-  refused(await decideCli(state, 'dec-b', 'rev', '--answer', 'ship'), 'decision_revoked', 'requestId');
+  refused(
+    await decideCli(state, 'dec-b', 'rev', '--answer', 'ship'),
+    'decision_revoked',
+    'requestId',
+    /revoked at r\d+ by assignment\.commit \(generation 1\)/,
+  );
   refused(await decideCli(state, 'dec-z', 'ok', '--answer', 'ship'), 'task_not_found', 'taskId');
   const first = await decideCli(
     state,
@@ -101,6 +106,16 @@ describe('ordivon decide', { timeout: 120_000 }, () => {
     assert.match(text, /answered hold by alice at r\d+ .* \(after the migration\)/);
     assert.match(text, /refused r\d+ ship by bob: decision_not_pending/);
     assert.match(text, /refused r\d+ ship by external: decision_expired/);
+    // The revoked request's refusal names the Assignment that revoked it, in both forms.
+    const b = JSON.parse((await ordivon('show', 'dec-b', '--state', state, '--json')).stdout);
+    const revoked = (b.rejections as Array<Record<string, any>>).find((r) => r.reason === 'decision_revoked')!;
+    assert.deepEqual(revoked.causes, [
+      { kind: 'revoked', requestId: 'rev', event: 'assignment.commit', revision: 3, generation: 1 },
+    ]);
+    assert.match(
+      (await ordivon('show', 'dec-b', '--state', state)).stdout,
+      /rejected r\d+ request\.answer: decision_revoked[^\n]*\n {4}request rev revoked at r3 by assignment\.commit \(generation 1\)/,
+    );
   });
 
   it('through a running service: the same codes and exits, and an answer racing the deadline is decision_expired before its timer fired', async () => {

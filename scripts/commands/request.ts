@@ -1,0 +1,64 @@
+import { CliError, EXIT, emit, parseJson, type Io } from '../cli-io.js';
+import { command, positional } from '../command.js';
+import type { DecideAnswer } from '../service/decide-answer.js';
+import { withSupervisor } from './write.js';
+
+/**
+ * `ordivon request open TASK_ID REQUEST_JSON`: opens an `operator` DecisionRequest, as
+ * `Supervisor.openRequest` and `POST /tasks/:id/requests` do. The request is parsed before the
+ * state root is touched: exit 2 (`invalid_json`, `invalid_request` with the field) writes nothing.
+ * Exit 0 opened, or the same question already open under that id (nothing written); 1 refused
+ * (`request_exists`, `task_not_found`, a Task that takes no more events, …).
+ */
+export const requestOpen = command({
+  name: 'request open',
+  summary: 'open an operator DecisionRequest (a question put to a person; ordivon decide answers it)',
+  details: [
+    'REQUEST_JSON has the request fields: requestId, pendingAction, participant, alternatives [{id, summary}],',
+    'allowed (ids of alternatives), evidence, unresolvedClaims, consequence, reversibility',
+    '(reversible|irreversible|unknown), authority, budgetImpact, revokedWhen, costOfDelay, and optional ttlMs',
+    '(how long an answer is taken; absent or null: no deadline). The Host binds it to the Task’s generation,',
+    'current Context and world revision. Opening the same question again writes nothing (exit 0); another',
+    'question under an id the Task has is request_exists (exit 1). While a service holds the state root, it',
+    'goes through its control API.',
+  ],
+  positionals: {
+    taskId: positional('TASK_ID', 'the Task to ask about'),
+    requestJson: positional('REQUEST_JSON', 'the request, e.g. \'{"requestId":"ship-4.2","pendingAction":"…",…}\''),
+  },
+  async run(values, io) {
+    const { taskId } = values;
+    const request = parseJson(values.requestJson, 'REQUEST_JSON');
+    const [{ OperatorRequestInput }, { zodIssue }] = await Promise.all([
+      import('../../actors/operator-requests.js'),
+      import('../../base/index.js'),
+    ]);
+    // The supervisor parses it again; this parse is the one that runs before anything is opened.
+    const parsed = OperatorRequestInput.safeParse(request);
+    if (!parsed.success) {
+      const { path, message } = zodIssue('invalid_request', parsed.error);
+      throw new CliError('invalid_request', `REQUEST_JSON ${path}: ${message}`, { exit: EXIT.usage, path });
+    }
+    const [{ openViaService, serviceFor }, { decideAnswer }] = await Promise.all([
+      import('../service/cli-route.js'),
+      import('../service/decide-answer.js'),
+    ]);
+    const service = serviceFor(values.state);
+    if (service) return report(io, await openViaService(service, taskId, request));
+    return withSupervisor(values.state, async (sup) =>
+      report(io, decideAnswer(taskId, parsed.data.requestId, await sup.openRequestRaw(taskId, request))),
+    );
+  },
+});
+
+function report(io: Io, answer: DecideAnswer): number {
+  emit(io, answer, () => {
+    if (answer.error)
+      return `refused: ${answer.error.code} at ${answer.error.path} (${answer.error.message}); task is ${answer.state} at revision ${answer.revision}`;
+    if (answer.duplicate)
+      return `request ${answer.requestId} is already open as asked (opened at revision ${answer.revision}); nothing written`;
+    return `opened ${answer.requestId} at revision ${answer.revision}; task is ${answer.state}`;
+  });
+  if (!answer.error) return EXIT.ok;
+  return answer.error.code === 'invalid_request' ? EXIT.usage : EXIT.failed;
+}
