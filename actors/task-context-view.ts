@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { StaleSource } from '../machines/index.js';
+import { StaleSource, VerificationCause } from '../machines/index.js';
 import { CompiledCandidate, ReadSetItem, Trust } from '../objects/index.js';
 import type { TaskRejection } from './task-runs.js';
 
@@ -50,6 +50,12 @@ export const RefusalCause = z.discriminatedUnion('kind', [
     jobId: z.string().nullable(),
     exitCode: z.number().int().nullable(),
   }),
+  /**
+   * `verification_failed`, as the Host recorded it (none in journals before machine version 5): a
+   * frozen test not as pinned (`frozen`), the acceptance command's exit and output tails
+   * (`command`), or a source digest that moved under it (`source`).
+   */
+  ...VerificationCause.options,
 ]);
 export type RefusalCause = z.infer<typeof RefusalCause>;
 

@@ -7,6 +7,7 @@ export {
 } from './task-machine.js';
 export {
   EMPTY_TASK_CONTEXT,
+  REJECTION_REASONS,
   type TaskContext,
   type Rejection,
   type RejectionReason,
@@ -24,6 +25,12 @@ export {
   EventOrigin,
   Envelope,
   StaleSource,
+  ARTIFACT_REFUSAL_CODES,
+  ArtifactRefusalCode,
+  ArtifactRefusal,
+  StoredArtifactRefusal,
+  legacyRefusalCode,
+  VerificationCause,
   type TaskEventType,
   type ExternalEventType,
   type TaskEventDefinition,
