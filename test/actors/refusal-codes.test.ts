@@ -586,6 +586,16 @@ describe('stored refusal codes are data, each a row of docs/errors.md', { timeou
     const contractsText = ordivon('show', contracts.taskId, '--state', contracts.state);
     assert.match(contractsText.stdout, /refused .*notes\.md \(artifact_invalid: text: does not match \/\^# \/\)/);
     assert.match(contractsText.stdout, /link\.json \(symlink_escape: /);
+    // `show --json --events` gives the map as stored: the event's data and each run's `refused`.
+    const contractsJson = ordivon('show', contracts.taskId, '--state', contracts.state, '--json', '--events');
+    assert.equal(contractsJson.status, 0, contractsJson.stderr);
+    const shown = JSON.parse(contractsJson.stdout) as {
+      events: Array<{ type: string; data: { refused?: Record<string, { code: string; detail: string }> } }>;
+      runs: Array<{ refused: Record<string, { code: string; detail: string }> }>;
+    };
+    const notes = { code: 'artifact_invalid', detail: 'text: does not match /^# /' };
+    assert.deepEqual(shown.events.find((e) => e.type === 'run.observe')?.data.refused?.['notes.md'], notes);
+    assert.deepEqual(shown.runs[0]!.refused['notes.md'], notes);
   });
 
   it('ordivon run exits 1 with verification_failed, its message naming the acceptance command exit', () => {
