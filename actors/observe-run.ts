@@ -1,6 +1,8 @@
 import { readArtifact, sourceDigest, type JobRecord } from '../runtime/index.js';
 import { digestOf } from '../store/index.js';
 import { checkArtifact, contractLabel } from '../objects/index.js';
+import { ARTIFACT_UNREADABLE } from '../drivers/artifacts.js';
+import type { ArtifactRefusal, ArtifactRefusalCode } from '../machines/index.js';
 import type { TaskHandle } from './effects.js';
 import type { HostEffectContext } from './host-effects-options.js';
 import { openPermissionRequests } from './permission-requests.js';
@@ -39,32 +41,40 @@ export async function observeRun(ctx: HostEffectContext, task: TaskHandle, signa
   const blobs: Buffer[] = [];
   const claims: Array<{ kind: 'evidence'; key: string }> = [];
   const evidence: Record<string, string> = {};
-  const refused: Record<string, string> = {};
-  const refuse = (name: string, why: string) => {
-    refused[name] = why;
-    ctx.step(task, `${name} not retained: ${why}`);
+  const refused: Record<string, ArtifactRefusal> = {};
+  const refuse = (name: string, code: ArtifactRefusalCode, detail: string) => {
+    refused[name] = { code, detail: detail.slice(0, 2_000) };
+    ctx.step(task, `${name} not retained: ${code}: ${detail}`);
   };
   const produces = new Set(assignedStage(task).produces);
   for (const required of task.spec.requiredArtifacts) {
     // Only what this run produced, of what its stage is to produce, counts as its evidence.
     if (!produces.has(required.name) || !changed.has(required.name)) continue;
-    const read = readArtifact(workspace, required.name, ctx.options.maxArtifactBytes ?? 1 << 20);
+    let read: ReturnType<typeof readArtifact>;
+    try {
+      read = readArtifact(workspace, required.name, ctx.options.maxArtifactBytes ?? 1 << 20);
+    } catch (error) {
+      // As the receipt names a read that threw (drivers/artifacts.ts): the run's other artifacts still count.
+      refuse(required.name, ARTIFACT_UNREADABLE, (error as Error).message);
+      continue;
+    }
     if (!read.ok) {
-      refuse(required.name, `${read.code}: ${read.detail}`);
+      refuse(required.name, read.code, read.detail);
       continue;
     }
     if (read.value.digest !== changed.get(required.name)) {
       // The bytes must be the ones the Runtime saw when the run ended, not a later edit.
-      refuse(required.name, 'changed after the run ended');
+      refuse(
+        required.name,
+        'artifact_changed',
+        `${read.value.digest} now; the run ended with ${changed.get(required.name)}`,
+      );
       continue;
     }
     const contract = contractLabel(required);
     const checked = checkArtifact(required, read.value.bytes, ctx.options.artifactContracts);
     if (!checked.ok) {
-      refuse(
-        required.name,
-        `${checked.code === 'artifact_invalid' ? 'invalid' : checked.code} ${contract}: ${checked.detail}`,
-      );
+      refuse(required.name, checked.code, `${contract}: ${checked.detail}`);
       continue;
     }
     const body = {

@@ -264,7 +264,7 @@ export class Supervisor {
    * own refusal of `request.open`); the same question again is `duplicate`. Throws `not_serving`.
    */
   async openRequestRaw(taskId: string, input: unknown): Promise<SendResult> {
-    const store = this.serving();
+    const store = this.serving('openRequest');
     const task = this.tasks.get(taskId);
     if (!task) return this.notHere(taskId);
     return openOperatorRequest(task, store, this.specs.get(taskId)!, this.clock, input);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RevokedBy, StaleSource } from '../machines/index.js';
+import { RevokedBy, StaleSource, VerificationCause } from '../machines/index.js';
 import { CompiledCandidate, ReadSetItem, Trust } from '../objects/index.js';
 import type { TaskRejection } from './task-runs.js';
 import { GrantView } from './task-requests.js';
@@ -63,6 +63,12 @@ export const RefusalCause = z.discriminatedUnion('kind', [
    * refused `decision_stale` with the sources that moved).
    */
   z.object({ kind: z.literal('revoked'), requestId: z.string(), ...RevokedBy.shape }),
+  /**
+   * `verification_failed`, as the Host recorded it (none in journals before machine version 5): a
+   * frozen test not as pinned (`frozen`), the acceptance command's exit and output tails
+   * (`command`), or a source digest that moved under it (`source`).
+   */
+  ...VerificationCause.options,
 ]);
 export type RefusalCause = z.infer<typeof RefusalCause>;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RevokedBy, StaleSource } from '../machines/index.js';
+import { RevokedBy, StaleSource, VerificationCause } from '../machines/index.js';
 import { ReadSetContext, SourcesContext, type ReadSetItem } from '../objects/index.js';
 import type { RefusalCause, TaskContextView, TaskRefusal } from './task-context-view.js';
 import { taskRejections, type LatestRejection, type RunSource } from './task-runs.js';
@@ -28,6 +28,7 @@ const RefusedData = z.object({
   exitCode: z.number().int().nullable().optional(),
   requestId: z.string().optional(),
   revokedBy: RevokedBy.optional(),
+  causes: z.array(VerificationCause).optional(),
 });
 
 /** The journal's facts about one Context, before its object is read. */
@@ -81,7 +82,8 @@ interface Seen {
 /**
  * What caused a refusal, for the codes whose causes the journal names: the stale sources the
  * kernel recorded on the event, the chosen candidate's support, the candidates it was not one of,
- * the Context it named against the current one, or the action that failed. Other codes: undefined.
+ * the Context it named against the current one, the action that failed, or what failed a
+ * verification. Other codes: undefined.
  */
 function causesOf(
   code: string,
@@ -123,6 +125,8 @@ function causesOf(
       return type === 'action.record'
         ? [{ kind: 'action', candidateId, jobId: data.jobId ?? null, exitCode: data.exitCode ?? null }]
         : undefined;
+    case 'verification_failed':
+      return type === 'verification.record' && data.causes ? data.causes : undefined;
     default:
       return undefined;
   }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { HarnessRunReceipt } from '../drivers/receipt.js';
+import { StoredArtifactRefusal } from '../machines/index.js';
 import type { EventRecord } from '../store/index.js';
 
 /** A Task's events (oldest first) and a reader of immutable objects: from a store or a running supervisor. */
@@ -38,8 +39,13 @@ export interface TaskRun {
   evidence: Record<string, string>;
   /** The code its result was retained and refused with (`context_stale`, `stale_assignment`, …); null when admitted. */
   refusedAs: string | null;
-  /** Artifacts this run wrote that were not retained, name → why. */
-  refused: Record<string, string>;
+  /**
+   * Artifacts this run wrote that were not retained, name → `{code, detail}`: the code a row of
+   * docs/errors.md (`artifact_invalid`, `contract_unknown`, `artifact_changed`, the workspace
+   * read's codes). A journal of machine version 4 or before stored the detail alone; it is read
+   * with the code its prose names (`legacyRefusalCode`).
+   */
+  refused: Record<string, { code: string; detail: string }>;
   /** Host-computed source digest when the run ended (artifacts excluded), when recorded. */
   sourceDigest: string | null;
   receiptDigest: string;
@@ -84,7 +90,7 @@ const ObserveData = z.object({
   receiptDigest: z.string(),
   jobStatus: z.string(),
   evidence: z.record(z.string(), z.string()).default({}),
-  refused: z.record(z.string(), z.string()).default({}),
+  refused: z.record(z.string(), StoredArtifactRefusal).default({}),
   sourceDigest: z.string().optional(),
 });
 const AssignmentData = z.object({ generation: z.number().int().optional(), harness: z.string(), purpose: z.string() });

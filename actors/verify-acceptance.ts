@@ -1,4 +1,5 @@
-import { readArtifact, sourceDigest } from '../runtime/index.js';
+import type { VerificationCause } from '../machines/index.js';
+import { readArtifact, sourceDigest, type JobRecord } from '../runtime/index.js';
 import { digestOf } from '../store/index.js';
 import type { TaskHandle } from './effects.js';
 import { HostError } from './errors.js';
@@ -34,7 +35,7 @@ export async function verifyAcceptance(ctx: HostEffectContext, task: TaskHandle,
   const job = await untilAborted(ctx.options.runtime.observe(jobId, { signal }), signal);
   const reported = job.verification;
   const hostDigest = await sourceDigest(workspace, { exclude });
-  const frozen = await frozenDigests(workspace, acceptance.frozenTests);
+  const { digests: frozen, codes: frozenCodes } = await frozenDigests(workspace, acceptance.frozenTests);
   const pinned = acceptance.frozenTestDigests ?? {};
   const frozenIntact = acceptance.frozenTests.every(
     (t) => frozen[t] !== undefined && frozen[t] === pinned[t] && reported?.frozenTestDigests[t] === pinned[t],
@@ -75,6 +76,16 @@ export async function verifyAcceptance(ctx: HostEffectContext, task: TaskHandle,
     objects.push({ kind: 'outcome', body: outcome });
     outcomeDigest = digestOf({ kind: 'outcome', body: outcome });
   }
+  const causes = passed
+    ? []
+    : failureCauses({
+        job,
+        pinned,
+        frozen,
+        frozenCodes,
+        frozenTests: acceptance.frozenTests,
+        hostDigest,
+      });
   ctx.step(
     task,
     passed
@@ -89,6 +100,7 @@ export async function verifyAcceptance(ctx: HostEffectContext, task: TaskHandle,
       verificationDigest,
       sourceDigest: hostDigest,
       outcomeDigest,
+      ...(passed ? {} : { causes }),
     },
     { objects },
   );
@@ -106,12 +118,64 @@ function resultOf(task: TaskHandle, evidence: Record<string, string>): unknown {
   return artifact.kind === 'text' ? text : JSON.parse(text);
 }
 
-/** sha256 of each frozen test file as it is now, read through the workspace confinement. */
-async function frozenDigests(workspace: string, paths: string[]): Promise<Record<string, string | undefined>> {
-  const out: Record<string, string | undefined> = {};
+/** Characters of each output stream a failure keeps: enough for the failing assertion, bounded in the journal. */
+const TAIL_CHARS = 1_000;
+
+/**
+ * What failed a verification, each cause the Host can name: every frozen test whose digest is not
+ * the pinned one (as the Host reads it now, else as the Runtime read it before the command), the
+ * command when it did not exit 0, and a source digest that moved while it ran or is not the Host's.
+ * The command is named when nothing else is, so a failure never has no cause.
+ */
+function failureCauses(f: {
+  job: JobRecord;
+  pinned: Record<string, string>;
+  frozen: Record<string, string | undefined>;
+  frozenCodes: Record<string, string>;
+  frozenTests: string[];
+  hostDigest: string;
+}): VerificationCause[] {
+  const reported = f.job.verification;
+  const causes: VerificationCause[] = [];
+  for (const path of f.frozenTests) {
+    const bound = f.pinned[path];
+    if (bound === undefined) continue;
+    const now = f.frozen[path];
+    const before = reported?.frozenTestDigests[path] ?? null;
+    if (now === bound && before === bound) continue;
+    const current = now !== bound ? (now ?? null) : before;
+    const code = now === undefined ? f.frozenCodes[path] : undefined;
+    causes.push({ kind: 'frozen', path, bound, current, ...(code !== undefined ? { code } : {}) });
+  }
+  const command: VerificationCause = {
+    kind: 'command',
+    exitCode: reported?.exitCode ?? f.job.exitCode ?? null,
+    jobState: f.job.state,
+    stdout: (f.job.stdout?.tail ?? '').slice(-TAIL_CHARS),
+    stderr: (f.job.stderr?.tail ?? '').slice(-TAIL_CHARS),
+  };
+  if (f.job.state !== 'succeeded' || command.exitCode !== 0) causes.push(command);
+  if (reported && (reported.sourceDigest !== f.hostDigest || reported.sourceDigestAfter !== f.hostDigest))
+    causes.push({
+      kind: 'source',
+      before: reported.sourceDigest,
+      after: reported.sourceDigestAfter,
+      host: f.hostDigest,
+    });
+  return causes.length > 0 ? causes : [command];
+}
+
+/** sha256 of each frozen test file as it is now, read through the workspace confinement, and the code of each read refused. */
+async function frozenDigests(
+  workspace: string,
+  paths: string[],
+): Promise<{ digests: Record<string, string | undefined>; codes: Record<string, string> }> {
+  const digests: Record<string, string | undefined> = {};
+  const codes: Record<string, string> = {};
   for (const path of paths) {
     const read = readArtifact(workspace, path, 16 << 20);
-    out[path] = read.ok ? read.value.digest : undefined;
+    digests[path] = read.ok ? read.value.digest : undefined;
+    if (!read.ok) codes[path] = read.code;
   }
-  return out;
+  return { digests, codes };
 }

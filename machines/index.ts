@@ -7,6 +7,7 @@ export {
 } from './task-machine.js';
 export {
   EMPTY_TASK_CONTEXT,
+  REJECTION_REASONS,
   type TaskContext,
   type Rejection,
   type RejectionReason,
@@ -25,6 +26,12 @@ export {
   Envelope,
   StaleSource,
   RevokedBy,
+  ARTIFACT_REFUSAL_CODES,
+  ArtifactRefusalCode,
+  ArtifactRefusal,
+  StoredArtifactRefusal,
+  legacyRefusalCode,
+  VerificationCause,
   type TaskEventType,
   type ExternalEventType,
   type TaskEventDefinition,

@@ -20,6 +20,34 @@ export type RejectionReason =
   | 'answer_not_allowed'
   | 'harness_unknown';
 
+/**
+ * Every RejectionReason, for the check that each is a row of docs/errors.md
+ * (test/actors/refusal-codes.test.ts). A reason added to the union and not here does not compile.
+ */
+export const REJECTION_REASONS = [
+  'stale_assignment',
+  'missing_artifact',
+  'context_mismatch',
+  'identity_conflict',
+  'verification_failed',
+  'context_stale',
+  'superseded',
+  'candidate_unknown',
+  'untrusted_authority',
+  'action_failed',
+  'effect_failed',
+  'effect_unknown',
+  'decision_unknown',
+  'decision_not_pending',
+  'decision_expired',
+  'decision_revoked',
+  'decision_stale',
+  'answer_not_allowed',
+  'harness_unknown',
+] as const satisfies readonly RejectionReason[];
+const LISTED: Exclude<RejectionReason, (typeof REJECTION_REASONS)[number]> extends never ? true : never = true;
+void LISTED;
+
 export interface Rejection {
   event: string;
   reason: RejectionReason;

@@ -79,6 +79,84 @@ export const RevokedBy = z.object({
 });
 export type RevokedBy = z.infer<typeof RevokedBy>;
 
+/**
+ * Codes of a required artifact a run wrote that the Host did not retain (docs/errors.md): its
+ * contract failed or names nothing registered, its bytes changed after the run ended, or the
+ * workspace read refused it (the confinement's codes, as the receipt's `artifactRefusals` names them).
+ */
+export const ARTIFACT_REFUSAL_CODES = [
+  'artifact_invalid',
+  'contract_unknown',
+  'artifact_changed',
+  'artifact_missing',
+  'artifact_too_large',
+  'artifact_unreadable',
+  'path_escape',
+  'symlink_escape',
+  'not_a_file',
+] as const;
+export const ArtifactRefusalCode = z.enum(ARTIFACT_REFUSAL_CODES);
+export type ArtifactRefusalCode = z.infer<typeof ArtifactRefusalCode>;
+
+/** Why an artifact was not retained: a code of the table, and the detail for the reader. */
+export const ArtifactRefusal = z.object({ code: ArtifactRefusalCode, detail: z.string().max(2_000) });
+export type ArtifactRefusal = z.infer<typeof ArtifactRefusal>;
+
+/**
+ * The code of a refusal stored as prose (machine version 4 and before). Those strings were built
+ * in three forms only, each naming its code: `invalid <contract>: …` (artifact_invalid),
+ * `<code> <contract>: …` / `<code>: …` (contract_unknown, the confinement's codes), and
+ * `changed after the run ended` (artifact_changed). A string in none of them (not written by a
+ * Host) keeps `artifact_invalid`: it was refused as evidence, which is what that code says.
+ */
+export function legacyRefusalCode(text: string): ArtifactRefusalCode {
+  if (text.startsWith('invalid ')) return 'artifact_invalid';
+  if (text === 'changed after the run ended') return 'artifact_changed';
+  const named = /^([a-z_]+)[: ]/.exec(text)?.[1];
+  const known = ArtifactRefusalCode.safeParse(named);
+  return known.success ? known.data : 'artifact_invalid';
+}
+
+/** A stored refusal: `{code, detail}`, or the prose of an older journal read as one (the prose kept as its detail). */
+export const StoredArtifactRefusal = z.union([
+  ArtifactRefusal,
+  z
+    .string()
+    .max(2_000)
+    .transform((detail): ArtifactRefusal => ({ code: legacyRefusalCode(detail), detail })),
+]);
+
+/**
+ * What made an acceptance verification fail, as the Host found it (machine version 5; absent in
+ * older journals and on a pass): a frozen test whose digest is not the one the Task pinned
+ * (`current` null: absent or unreadable, `code` the read's refusal), the command's exit (null when
+ * it did not exit: timeout, stop) with its job state and the last characters of its output, or a
+ * source digest that moved while it ran or differs from the Host's own.
+ */
+export const VerificationCause = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('frozen'),
+    path: z.string().min(1).max(1_000),
+    bound: Digest,
+    current: Digest.nullable(),
+    code: z.string().min(1).max(200).optional(),
+  }),
+  z.object({
+    kind: z.literal('command'),
+    exitCode: z.number().int().nullable(),
+    jobState: z.string().min(1).max(200),
+    stdout: z.string().max(2_000),
+    stderr: z.string().max(2_000),
+  }),
+  z.object({
+    kind: z.literal('source'),
+    before: Digest.nullable(),
+    after: Digest.nullable(),
+    host: Digest,
+  }),
+]);
+export type VerificationCause = z.infer<typeof VerificationCause>;
+
 type Fields = Record<string, z.ZodType>;
 
 /** Fields that can name stored objects: a digest, a nullable or optional one, a list of them, or a name → digest map. */
@@ -211,8 +289,11 @@ export const TASK_EVENTS = [
       jobStatus: Id,
       /** Artifacts of this run that the Host validated, name → digest. */
       evidence: EvidenceMap.default({}),
-      /** Required artifacts this run wrote that were not retained, name → why (recorded, not used by guards). */
-      refused: z.record(z.string().min(1).max(1_000), z.string().max(2_000)).optional(),
+      /**
+       * Required artifacts this run wrote that were not retained, name → `{code, detail}` (recorded,
+       * not used by guards); a journal of machine version 4 or before stored the detail alone.
+       */
+      refused: z.record(z.string().min(1).max(1_000), StoredArtifactRefusal).optional(),
       /** Host-computed digest of the workspace source (artifacts excluded) when the run ended (recorded, not used by guards). */
       sourceDigest: Digest.optional(),
       stale: Stale,
@@ -261,6 +342,8 @@ export const TASK_EVENTS = [
       sourceDigest: Digest,
       /** Present when `passed`: the TaskOutcome object the Host wrote before this event. */
       outcomeDigest: Digest.nullable().default(null),
+      /** When not `passed`, what failed (absent in journals of machine version 4 and before). */
+      causes: z.array(VerificationCause).max(1_000).optional(),
       stale: Stale,
     },
     { external: false, refs: { verificationDigest: 'verification', outcomeDigest: 'outcome' }, writes: ['stale'] },

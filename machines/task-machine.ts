@@ -1,5 +1,5 @@
 import { and, assertEvent, assign, not, or, setup, type SnapshotFrom } from 'xstate';
-import type { RevokedBy, StaleSource, TaskEvent } from './task-events.js';
+import type { RevokedBy, StaleSource, TaskEvent, VerificationCause } from './task-events.js';
 import {
   EMPTY_TASK_CONTEXT,
   type Rejection,
@@ -14,7 +14,7 @@ import {
  * guards or context, and add a persisted-snapshot fixture for the new version under
  * test/fixtures/machines/.
  */
-export const TASK_MACHINE_VERSION = 4;
+export const TASK_MACHINE_VERSION = 5;
 
 function generationOf(event: TaskEvent): number | undefined {
   return 'generation' in event ? event.generation : undefined;
@@ -44,6 +44,20 @@ function describeRevocation(by: RevokedBy): string {
     return `revoked at r${by.revision} by assignment.commit (generation ${by.generation ?? '?'})`;
   if (by.event === 'request.revoke') return `revoked at r${by.revision} by request.revoke: ${by.reason ?? ''}`;
   return `revoked at r${by.revision} by an answer refused decision_stale${by.stale?.length ? ` (${describeStale(by.stale)})` : ''}`;
+}
+
+/** `frozen t.test.js bound sha256:ab…, now sha256:cd…; exit 1`: what failed a verification, for the reader. */
+function describeVerification(causes: readonly VerificationCause[]): string | undefined {
+  if (causes.length === 0) return undefined;
+  return causes
+    .map((c) => {
+      if (c.kind === 'frozen')
+        return `frozen test ${c.path} bound ${short(c.bound)}, now ${c.current === null ? (c.code ?? 'gone') : short(c.current)}`;
+      if (c.kind === 'command')
+        return c.exitCode === null ? `command ${c.jobState}, no exit code` : `exit ${c.exitCode}`;
+      return `source ${c.before === null ? '-' : short(c.before)} → ${c.after === null ? '-' : short(c.after)}, Host ${short(c.host)}`;
+    })
+    .join('; ');
 }
 
 /** Why a decision was retained without being acted on, for the reader. */
@@ -121,6 +135,8 @@ function rejectionDetail(context: TaskContext, event: TaskEvent, reason: Rejecti
     return `event names ${event.contextDigest}; current Context is ${context.contextDigest ?? 'none'}`;
   if (reason === 'harness_unknown' && event.type === 'assignment.commit')
     return `no harness named ${event.harness} is configured (configured: ${event.harnesses?.join(', ') || 'none'})`;
+  if (reason === 'verification_failed' && event.type === 'verification.record')
+    return describeVerification(event.causes ?? []);
   if (reason === 'stale_assignment') return `generation ${generation} < current ${context.generation}`;
   if (reason === 'identity_conflict' && event.type === 'dispatch.reconcile')
     return `${event.jobIds.length} jobs claim ${event.clientRequestId}`;

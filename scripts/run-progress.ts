@@ -28,11 +28,16 @@ export function describeEvent(event: Event): string {
       return `run found by its request id (${(data['jobIds'] as unknown[]).length} job(s))`;
     case 'run.observe': {
       const kept = names(data['evidence']);
-      const refused = Object.entries((data['refused'] ?? {}) as Record<string, string>);
+      // `{code, detail}` since machine version 5; the detail alone before.
+      const refused = Object.entries(
+        (data['refused'] ?? {}) as Record<string, { code: string; detail: string } | string>,
+      );
       return [
         `run ${String(data['jobStatus'])}`,
         kept.length > 0 ? `artifacts ${kept.join(', ')}` : 'no artifact retained',
-        ...refused.map(([name, why]) => `${name} refused: ${why}`),
+        ...refused.map(
+          ([name, why]) => `${name} refused: ${typeof why === 'string' ? why : `${why.code}: ${why.detail}`}`,
+        ),
       ].join('; ');
     }
     case 'evaluation.settle': {

@@ -248,7 +248,7 @@ export async function reportScenario(
         'final text': g2?.finalTextSample ?? '-',
         refused: g2
           ? Object.entries(g2.refused)
-              .map(([n, why]) => `${n} (${why})`)
+              .map(([n, why]) => `${n} (${why.code}: ${why.detail})`)
               .join(', ') || 'none'
           : '-',
         rejection: rejections.map((r) => `${r.reason} g${r.generation}`).join(', ') || 'none',
@@ -259,7 +259,11 @@ export async function reportScenario(
         g2?.finalText === 'structured' && /repaired|success|pass/i.test(g2.finalTextSample ?? ''),
         true,
       );
-      expect('claims-success completion.json refused as invalid', Object.keys(g2?.refused ?? {}), ['completion.json']);
+      expect(
+        'claims-success completion.json refused as invalid',
+        Object.entries(g2?.refused ?? {}).map(([n, why]) => [n, why.code]),
+        [['completion.json', 'artifact_invalid']],
+      );
       expect(
         'claims-success rejected missing_artifact, nothing verified',
         [rejections.map((r) => r.reason), counters['verify jobs for g2']],

@@ -60,6 +60,12 @@ function grantLine(g: GrantView): string {
   return `grant ${g.answer} ${g.key} by ${g.by}: ${g.action} (${g.requestId})`;
 }
 
+/** An output tail under its stream's name, each line indented (nothing when the stream was empty). */
+function tailLines(stream: string, tail: string): string[] {
+  const text = tail.trimEnd();
+  return text === '' ? [] : [`      ${stream} (tail):`, ...text.split('\n').map((l) => `        ${l}`)];
+}
+
 /** The lines under a refusal naming what caused it. */
 export function causeLines(causes: RefusalCause[]): string[] {
   const lines: string[] = [];
@@ -99,6 +105,23 @@ export function causeLines(causes: RefusalCause[]): string[] {
           `    named context ${head16(cause.named) || '-'}, current ${cause.current === null ? 'none' : head16(cause.current)}` +
             (cause.decidedAt !== null ? ` (already decided at r${cause.decidedAt})` : ''),
         );
+        break;
+      case 'frozen':
+        lines.push(
+          `    frozen test ${cause.path} changed: bound ${short(cause.bound)}, now ${cause.current === null ? (cause.code ?? 'gone') : short(cause.current)}`,
+        );
+        break;
+      case 'command':
+        lines.push(
+          `    acceptance command ${cause.exitCode === null ? `did not exit (${cause.jobState})` : `exited ${cause.exitCode}`}`,
+          ...tailLines('stdout', cause.stdout),
+          ...tailLines('stderr', cause.stderr),
+        );
+        break;
+      case 'source':
+        lines.push(
+          `    source moved: ${cause.before === null ? '-' : short(cause.before)} before the command, ${cause.after === null ? '-' : short(cause.after)} after, ${short(cause.host)} on the Host`,
+        );
     }
   }
   for (const [candidate, sources] of support)
@@ -132,7 +155,7 @@ export function showText(view: ShowView): string {
         `evidence ${r.refusedAs ? `none (run refused ${r.refusedAs})` : Object.keys(r.evidence).join(', ') || 'none'}${
           Object.keys(r.refused).length
             ? `; refused ${Object.entries(r.refused)
-                .map(([n, why]) => `${n} (${why})`)
+                .map(([n, why]) => `${n} (${why.code}: ${why.detail})`)
                 .join(', ')}`
             : ''
         }`,

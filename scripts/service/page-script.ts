@@ -100,6 +100,9 @@ function causeText(k) {
   if (k.kind === 'candidate') return 'candidate "' + k.candidateId + '" is not one of the Context\'s: ' + (k.known.join(', ') || 'none');
   if (k.kind === 'action') return 'candidate ' + k.candidateId + ': job ' + (k.jobId || '-') + ' exited ' + (k.exitCode === null ? '-' : k.exitCode);
   if (k.kind === 'context') return 'named context ' + (digest16(k.named) || '-') + ', current ' + (k.current === null ? 'none' : digest16(k.current)) + (k.decidedAt !== null ? ' (already decided at r' + k.decidedAt + ')' : '');
+  if (k.kind === 'frozen') return 'frozen test ' + k.path + ' changed: bound ' + digest12(k.bound) + ', now ' + (k.current === null ? (k.code || 'gone') : digest12(k.current));
+  if (k.kind === 'command') return 'acceptance command ' + (k.exitCode === null ? 'did not exit (' + k.jobState + ')' : 'exited ' + k.exitCode) + (k.stderr || k.stdout ? ': ' + (k.stderr || k.stdout).trim().split('\n').slice(-3).join(' / ') : '');
+  if (k.kind === 'source') return 'source moved: ' + (k.before ? digest12(k.before) : '-') + ' before the command, ' + (k.after ? digest12(k.after) : '-') + ' after, ' + digest12(k.host) + ' on the Host';
   return k.kind;
 }
 

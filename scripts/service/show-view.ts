@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RefusalCause, TaskContextView } from '../../actors/task-context-view.js';
 import { GrantView, TaskRequestView } from '../../actors/task-requests.js';
+import { StoredArtifactRefusal } from '../../machines/index.js';
 import { answer, call, refused } from './cli-route.js';
 import type { ServiceFile } from './service-file.js';
 
@@ -51,7 +52,8 @@ export const ShowView = z.looseObject({
       evidence: z.record(z.string(), z.string()),
       /** The code the run's result was refused with (absent from services older than it). */
       refusedAs: z.string().nullable().optional(),
-      refused: z.record(z.string(), z.string()),
+      /** `{code, detail}` per artifact (a service older than machine version 5 answers the detail alone). */
+      refused: z.record(z.string(), StoredArtifactRefusal),
     }),
   ),
   /** The permission grants the Task's next Context will record (absent from services older than it). */

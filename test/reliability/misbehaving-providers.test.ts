@@ -35,7 +35,8 @@ const CASES: Array<{
   harness: HarnessConfig;
   stop: RegExp;
   escaped?: () => string;
-  refusal?: RegExp;
+  /** The code `run.observe` stores for completion.json in `refused`, with its detail. */
+  refusal?: { code: string; detail: RegExp };
   protocolErrors?: number;
 }> = [
   {
@@ -85,13 +86,13 @@ const CASES: Array<{
     name: 'completion.json as a symlink leading out of the workspace',
     harness: sh(`ln -s ${outside} completion.json && echo done`),
     stop: /^exited$/,
-    refusal: /^symlink_escape: /,
+    refusal: { code: 'symlink_escape', detail: /^completion\.json leads outside the workspace through a symlink$/ },
   },
   {
     name: 'an oversized completion.json (2 MiB)',
     harness: sh(`head -c 2097152 /dev/zero | tr '\\0' ' ' > completion.json && echo done`),
     stop: /^exited$/,
-    refusal: /^artifact_too_large: /,
+    refusal: { code: 'artifact_too_large', detail: /^completion\.json is 2097152 bytes; the limit is 1048576$/ },
   },
   {
     name: 'text claiming success with no artifacts',
@@ -154,12 +155,13 @@ describe('misbehaving providers through the Host (real protocols, real Runtime j
         'a verification job was dispatched',
       );
       // why the artifact was not retained is recorded durably with the observation
-      if (c.refusal)
-        assert.match(
-          (observed.data as { refused?: Record<string, string> }).refused?.['completion.json'] ?? '',
-          c.refusal,
-          JSON.stringify(steps.get(taskId)),
-        );
+      if (c.refusal) {
+        const why = (observed.data as { refused?: Record<string, { code: string; detail: string }> }).refused?.[
+          'completion.json'
+        ];
+        assert.equal(why?.code, c.refusal.code, JSON.stringify(steps.get(taskId)));
+        assert.match(why.detail, c.refusal.detail);
+      }
       // every malformed line is counted in the receipt, not silently dropped
       assert.equal(receipt.counts.protocolErrors, c.protocolErrors ?? 0);
       if (c.escaped)

@@ -171,10 +171,9 @@ function assertScenarios(report: DemoReport): void {
     claims.rejections.map((r) => [r.reason, r.generation]),
     [['missing_artifact', 2]],
   );
-  assert.match(
-    claims.runs[1]!.refused['completion.json'] ?? '',
-    /^invalid json-schema: filesChanged: must have required property 'filesChanged'/,
-  );
+  const refusal = claims.runs[1]!.refused['completion.json'];
+  assert.equal(refusal?.code, 'artifact_invalid');
+  assert.match(refusal?.detail ?? '', /^json-schema: filesChanged: must have required property 'filesChanged'/);
   assert.match(claims.runs[1]!.finalTextSample ?? '', /repaired/);
 }
 
