@@ -1,10 +1,5 @@
-export {
-  taskMachine,
-  TASK_MACHINE_VERSION,
-  missingEvidence,
-  type TaskMachine,
-  type TaskSnapshot,
-} from './task-machine.js';
+export { taskMachine, TASK_MACHINE_VERSION, type TaskMachine, type TaskSnapshot } from './task-machine.js';
+export { missingEvidence } from './rejection-detail.js';
 export {
   EMPTY_TASK_CONTEXT,
   REJECTION_REASONS,
