@@ -2,7 +2,6 @@ import { z, type ZodError } from 'zod';
 import { issuePath } from '../base/index.js';
 import { DriverKind, DriverRunInput, EnvName, PermissionKind, type RunPolicy } from '../drivers/index.js';
 import { HostError } from './errors.js';
-import type { HarnessFactory } from './host-effects-options.js';
 
 /**
  * How the Host answers a provider's approval / permission requests (Codex approvals, ACP
@@ -147,3 +146,15 @@ export function checkHostHarnesses(
   }
   return checked;
 }
+
+/** Chooses the launch configuration per Assignment (e.g. a scripted provider's behaviour per purpose). */
+export type HarnessFactory = (assignment: {
+  taskId: string;
+  generation: number;
+  purpose: string;
+  /** The spec's stage the Assignment runs. */
+  stage: string;
+  /** The Context the run is bound to (a decision names it). */
+  contextDigest: string;
+  workspace: string;
+}) => HarnessConfig | Promise<HarnessConfig>;

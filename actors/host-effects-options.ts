@@ -1,24 +1,12 @@
 import { createWorkspace, type Runtime } from '../runtime/index.js';
 import type { ArtifactContracts } from '../objects/index.js';
 import type { TaskHandle } from './effects.js';
-import type { ApprovalPolicy, HarnessConfig } from './harness-config.js';
+import type { ApprovalPolicy, HarnessConfig, HarnessFactory } from './harness-config.js';
 import { assignedStage } from './stages.js';
 import { systemClock, type Clock } from './clock.js';
-import type { EffectAdapter } from './effect-actions.js';
+import type { EffectAdapter } from './effect-adapter.js';
 
-export type { HarnessConfig } from './harness-config.js';
-
-/** Chooses the launch configuration per Assignment (e.g. a scripted provider's behaviour per purpose). */
-export type HarnessFactory = (assignment: {
-  taskId: string;
-  generation: number;
-  purpose: string;
-  /** The spec's stage the Assignment runs. */
-  stage: string;
-  /** The Context the run is bound to (a decision names it). */
-  contextDigest: string;
-  workspace: string;
-}) => HarnessConfig | Promise<HarnessConfig>;
+export type { HarnessConfig, HarnessFactory } from './harness-config.js';
 
 export interface HostEffectsOptions {
   runtime: Runtime;

@@ -4,7 +4,7 @@ import { createRuntime, journalJobRegistry, type Runtime } from '../runtime/inde
 import { StoreError, checkStateRoot, resolveStateRoot } from '../store/index.js';
 import { hostErrorOf } from './errors.js';
 import { checkHostHarnesses, type ApprovalPolicy, type HarnessConfig } from './harness-config.js';
-import type { EffectAdapter } from './effect-actions.js';
+import type { EffectAdapter } from './effect-adapter.js';
 import { defaultHostId } from './cluster.js';
 import { createHostEffects, type HarnessFactory } from './host-effects.js';
 import { createSupervisor, type Supervisor, type SupervisorOptions } from './supervisor.js';
