@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
-import { z } from 'zod';
 import { CliError } from '../scripts/cli-io.js';
-import { booleanFlag, command, stringFlag, type Args } from '../scripts/command.js';
+import { command } from '../scripts/command.js';
+import { demoFlags } from './demo-flags.js';
 
 /**
  * The packages the demo drives besides the library's own: the real Codex and opencode binaries
@@ -48,49 +48,10 @@ export const demo = command({
     'expectation held, 1 naming the first that did not. An expectation comparing scenarios is checked only',
     'when --only ran all of them (else it is reported as not checked).',
   ],
-  flags: {
-    'acp-agent': stringFlag(
-      'opencode|hermes-like',
-      'the ACP agent behind the hermes harness: the real opencode acp or the faster scripted Hermes-like one',
-      z.enum(['opencode', 'hermes-like'], { error: 'must be opencode or hermes-like' }).default('opencode'),
-    ),
-    workload: stringFlag(
-      'hamilton|round1',
-      'the hamilton-v1 repair or the round1-v1 maintenance world (decisions on a read set)',
-      z.enum(['hamilton', 'round1'], { error: 'must be hamilton or round1' }).default('hamilton'),
-    ),
-    only: stringFlag(
-      'SCENARIO,...',
-      "the scenarios to run, comma-separated (of the chosen workload's)",
-      z
-        .string()
-        .optional()
-        .transform((only) => only?.split(',').map((s) => s.trim())),
-    ),
-    fresh: booleanFlag('delete the state root first'),
-    'f3-phase': stringFlag(
-      'lose|reconcile',
-      "one half of F3 (the demo's own child processes)",
-      z.enum(['lose', 'reconcile']).optional(),
-      { internal: true },
-    ),
-    task: stringFlag('TASK_ID', 'the F3 Task to reconcile (with --f3-phase reconcile)', z.string().min(1).optional(), {
-      internal: true,
-    }),
-    'continuation-phase': stringFlag(
-      'lose|continue',
-      "one half of round1's continuation after loss (the demo's own child processes)",
-      z.enum(['lose', 'continue']).optional(),
-      { internal: true },
-    ),
-    ledger: stringFlag('URL', 'the ledger the continuation phase uses', z.url().optional(), { internal: true }),
-  },
+  flags: demoFlags,
   async run(values, io): Promise<number> {
     requireDemoPackages();
     // The workloads, the Host and the scripted models load when the demo runs, not with the command table.
     return (await import('./demo-command.js')).runDemo(values, io);
   },
 });
-
-/** What `ordivon demo`'s handler receives. */
-export type DemoArgs = Args<NonNullable<typeof demo.flags>>;

@@ -20,7 +20,7 @@ import { scriptedHarnesses } from './scripted-harnesses.js';
 import { losingResponses } from './lost-response.js';
 import { loadWorkload, type Workload } from './workload.js';
 import { CliError, EXIT, emit, type Io } from '../scripts/cli-io.js';
-import type { DemoArgs } from './demo-cli.js';
+import type { DemoArgs } from './demo-flags.js';
 import { demoText } from './demo-output.js';
 import { demoChild } from './demo-child.js';
 import { continuationPhase } from './round1-continuation.js';

@@ -1,10 +1,6 @@
-import { z } from 'zod';
-import { TaskId } from '../../store/records.js';
-import { booleanFlag, command, stringFlag, type Args } from '../command.js';
+import { command } from '../command.js';
 import { SPEC_FIELDS_HELP } from '../cli-io.js';
-import { configFlag } from '../config.js';
-import { StagesFlag } from '../stages-flag.js';
-import { applyFlags } from './apply.js';
+import { runFlags } from './run-flags.js';
 
 /**
  * `ordivon run --spec FILE [--config FILE] --stages NAME=HARNESS,… [--task ID]`: creates the Task
@@ -27,20 +23,9 @@ export const run = command({
     'Exit 0 completed, 1 not completed (the reason is printed), 2 bad input (nothing written).',
     SPEC_FIELDS_HELP,
   ],
-  flags: {
-    spec: stringFlag('FILE', 'the JSON spec of the Task', z.string({ error: 'required' }).min(1, 'must not be empty')),
-    config: configFlag,
-    stages: stringFlag('NAME=HARNESS,…', 'the stages to run, in order, each with its harness', StagesFlag),
-    task: stringFlag('ID', "the Task's id (else the spec's taskId, else a new one)", TaskId.optional()),
-    apply: booleanFlag('once completed, commit the accepted change on a new branch of --repo (as ordivon apply)'),
-    ...applyFlags,
-    quiet: booleanFlag('no "still running" line every 10 s while a stage works (the line per commit stays)'),
-  },
+  flags: runFlags,
   async run(values, io): Promise<number> {
     // The Host and its harnesses load when the command runs, not with the command table.
     return (await import('./run.js')).runTask(values, io);
   },
 });
-
-/** What `ordivon run`'s handler receives. */
-export type RunArgs = Args<NonNullable<typeof run.flags>>;

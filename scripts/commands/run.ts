@@ -8,7 +8,7 @@ import { appliedText, checkRepository, workBack, type WorkBack } from './apply.j
 import { loadConfig } from '../config.js';
 import { checkPlan, stageStatus } from '../run-plan.js';
 import type { PlannedStage } from '../stages-flag.js';
-import type { RunArgs } from './run-command.js';
+import type { RunArgs } from './run-flags.js';
 import { followTask } from '../run-progress.js';
 import { serveRun } from './run-service.js';
 

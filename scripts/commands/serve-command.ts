@@ -1,9 +1,5 @@
-import { z } from 'zod';
-import { booleanFlag, command, stringFlag, type Args } from '../command.js';
-import { configFlag } from '../config.js';
-
-/** Default TCP port of `ordivon serve` (on 127.0.0.1). */
-export const DEFAULT_PORT = 7420;
+import { command } from '../command.js';
+import { serveFlags } from './serve-flags.js';
 
 /**
  * `ordivon serve`: the supervisor as a long-running service with the JSON control API, SSE and
@@ -23,135 +19,9 @@ export const serve = command({
     'Exits 0 after SIGTERM/SIGINT has drained it, 1 when it cannot start, 2 for bad flags or a refused configuration.',
     'With --json it prints exactly one line when ready: {"listening": {url, port|socket, pid, state, ...}}.',
   ],
-  flags: {
-    port: stringFlag(
-      'N',
-      `TCP port on --host (default ${DEFAULT_PORT}; 0 picks a free one); not with --socket`,
-      z
-        .string()
-        .regex(/^[0-9]+$/, 'must be an integer 0-65535')
-        .transform(Number)
-        .refine((n) => n <= 65535, 'must be an integer 0-65535')
-        .optional(),
-    ),
-    socket: stringFlag(
-      'PATH',
-      'listen on a Unix socket instead of TCP',
-      z.string().min(1, 'must not be empty').optional(),
-    ),
-    host: stringFlag(
-      'ADDR',
-      'the address to listen on; other than loopback it needs --token',
-      z.string().min(1, 'must not be empty').default('127.0.0.1'),
-    ),
-    token: stringFlag(
-      'T',
-      'bearer token every request must carry (else ORDIVON_TOKEN; else, on TCP, one generated into service.json)',
-      z.string().min(1, 'must not be empty').optional(),
-    ),
-    'log-level': stringFlag(
-      'LEVEL',
-      'JSON log lines on stderr from this level up: fatal, error, warn, info, debug, trace, silent (default info; else ORDIVON_LOG_LEVEL)',
-      z
-        .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
-          error: 'must be fatal, error, warn, info, debug, trace or silent',
-        })
-        .optional(),
-    ),
-    config: configFlag,
-    'no-harnesses': booleanFlag(
-      'the bare supervisor: no harnesses (no configuration read), Tasks wait at their frontier',
-    ),
-    'demo-harnesses': booleanFlag("the demo's scripted harnesses (codex, hermes) instead of a configuration"),
-    'acp-agent': stringFlag(
-      'opencode|hermes-like',
-      'with --demo-harnesses, the ACP agent behind hermes: the real opencode acp (default) or the scripted Hermes-like one',
-      z.enum(['opencode', 'hermes-like'], { error: 'must be opencode or hermes-like' }).optional(),
-    ),
-    inspect: booleanFlag('stream actor events to the Stately inspector (see --inspect-url)'),
-    'inspect-url': stringFlag(
-      'WS',
-      "the inspector's WebSocket",
-      z.string().min(1, 'must not be empty').default('ws://127.0.0.1:8080'),
-    ),
-    store: stringFlag(
-      'URL',
-      'postgres://…: share Tasks with other Hosts on one PostgreSQL database (else ORDIVON_STORE; default the embedded store)',
-      z
-        .string()
-        .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL')
-        .optional(),
-    ),
-    'host-id': stringFlag(
-      'ID',
-      "with --store, this Host's name in lease rows (default <hostname>-<pid>-<random>)",
-      z
-        .string()
-        .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 'letters, digits, . _ : - (not first), at most 128')
-        .optional(),
-    ),
-    'lease-ms': stringFlag(
-      'N',
-      'with --store, how long a Task stays with a silent Host before another takes it (default 10000)',
-      millisecondsAtLeast(100),
-    ),
-    'poll-ms': stringFlag(
-      'N',
-      "with --store, how often other Hosts' commits are looked for, for subscribers and SSE (default 1000; a NOTIFY comes sooner)",
-      millisecondsAtLeast(10),
-    ),
-    'no-notify': booleanFlag(
-      'with --store, send no NOTIFY and LISTEN for none (behind pgbouncer in transaction mode): polling alone',
-    ),
-    'advertise-url': stringFlag(
-      'URL',
-      "with --store, where clients reach this Host, published for other Hosts' task_elsewhere answers (default the TCP listener's http://HOST:PORT; none on a socket)",
-      z
-        .string()
-        .regex(/^https?:\/\/\S+$/, 'expected an http:// or https:// URL')
-        .optional(),
-    ),
-    'db-connect-timeout-ms': stringFlag(
-      'N',
-      'with --store, how long opening a database connection may take before it fails storage_failed (default the statement timeout)',
-      millisecondsAtLeast(10),
-    ),
-    'db-statement-timeout-ms': stringFlag(
-      'N',
-      'with --store, how long one database statement may take before it fails storage_failed (default the lease, --lease-ms)',
-      millisecondsAtLeast(10),
-    ),
-    recovery: stringFlag(
-      'full|checkpoint',
-      'boot by replaying every event, or from verified checkpoints',
-      z.enum(['full', 'checkpoint'], { error: 'must be full or checkpoint' }).default('full'),
-    ),
-    'checkpoint-every': stringFlag(
-      'N',
-      'checkpoint a Task every N events (0: only at boot and stop)',
-      z
-        .string()
-        .regex(/^[0-9]+$/, 'expected a whole number of events (0: checkpoints only at boot and stop)')
-        .transform(Number)
-        .optional(),
-    ),
-  },
+  flags: serveFlags,
   async run(values, io): Promise<number> {
     // The Host, the store and the service load when the command runs, not with the command table.
     return (await import('./serve.js')).serveHost(values, io);
   },
 });
-
-/** What `ordivon serve`'s handler receives. */
-export type ServeArgs = Args<NonNullable<typeof serve.flags>>;
-
-/** A flag's whole number of milliseconds, at least `min`. */
-function millisecondsAtLeast(min: number) {
-  const message = `expected a whole number of milliseconds, at least ${min}`;
-  return z
-    .string()
-    .regex(/^[0-9]+$/, message)
-    .transform(Number)
-    .refine((n) => n >= min, message)
-    .optional();
-}

@@ -15,7 +15,7 @@ import { startInspector } from '../service/inspector.js';
 import type { Listener } from '../service/access.js';
 import { CliError, EXIT, cliErrorOf, count, throttledProgress, type Io } from '../cli-io.js';
 import { loadConfig, type LoadedConfig } from '../config.js';
-import { DEFAULT_PORT, type ServeArgs } from './serve-command.js';
+import { DEFAULT_PORT, type ServeArgs } from './serve-flags.js';
 import { packageVersion } from '../version.js';
 
 /** Which harnesses the service runs. */

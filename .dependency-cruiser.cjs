@@ -1,0 +1,93 @@
+/**
+ * The import rules `npm run lint` holds the tree to (dependency-cruiser, `npm run lint:imports`);
+ * test/lint-imports.test.ts plants a violation of each and expects the lint to fail on it.
+ *
+ * - no-circular: no cycle between files, type-only imports included.
+ * - folder-*: which of the project's folders each product folder may import. Dependencies point
+ *   one way: the Host (`actors/`) on recovery, its object schemas, its statechart, store, Runtime
+ *   and drivers; recovery on the object schemas, the statechart and the store, never on the Host
+ *   that runs it; the object schemas on the statechart, the store's record schemas and the
+ *   drivers' receipt; the Runtime on the drivers it runs and the store; the store and the drivers
+ *   only on `os/` and `base/`; `base/`, `os/` and `machines/` on no other folder.
+ * - through-door: an import from one product folder into another goes through a door of that
+ *   folder: an `index.ts` (its own or a sub-folder's, e.g. `store/postgres/index.ts`, which keeps
+ *   `pg` out of the embedded store), or one of the light modules in LIGHT_DOORS.
+ */
+
+/** Product folders and the project folders each may import. */
+const ALLOWED = {
+  base: [],
+  os: [],
+  machines: [],
+  store: ['os', 'base'],
+  drivers: ['os', 'base'],
+  runtime: ['drivers', 'store', 'os', 'base'],
+  objects: ['machines', 'store', 'drivers', 'base'],
+  recovery: ['objects', 'machines', 'store', 'base'],
+  actors: ['recovery', 'objects', 'machines', 'store', 'runtime', 'drivers', 'os', 'base'],
+};
+
+/** Every folder of the project with sources. */
+const FOLDERS = [...Object.keys(ALLOWED), 'scripts', 'workloads', 'bench', 'examples', 'test'];
+
+/**
+ * Modules other folders may import directly although they are not an `index.ts`: each loads
+ * nothing heavy (no lmdb, pg, provider SDK), so a schema or the CLI's startup that needs only it
+ * does not load the whole folder behind its barrel.
+ */
+const LIGHT_DOORS = [
+  'drivers/receipt.ts', // the run receipt and artifact schemas the Host, objects and Runtime store
+  'drivers/confine.ts', // workspace confinement (path checks) the Runtime and frozen tests share
+  'drivers/artifacts.ts', // reading a run's declared artifacts
+  'drivers/provider-spawn.ts', // how the Runtime spawns a provider process
+  'store/records.ts', // the stored records' schemas (Task ids) without the LMDB store
+  'store/errors.ts', // the store's error codes, for the Host's code table
+  'store/env-gate.ts', // the LMDB open gate the Runtime's own LMDB shares
+  'recovery/errors.ts', // recovery's finding codes, for the Host's code table
+  'os/identity.ts', // process identity from /proc, without the process-group module's execa
+];
+
+const escape = (path) => path.replace(/[.]/g, '\\.');
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'A file-level import cycle (type-only imports included).',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    ...Object.entries(ALLOWED).map(([folder, allowed]) => ({
+      name: `folder-${folder}`,
+      comment: `${folder}/ imports only ${allowed.length > 0 ? allowed.join(', ') : 'packages'} of the project's folders.`,
+      severity: 'error',
+      from: { path: `^${folder}/` },
+      to: { path: `^(${FOLDERS.filter((f) => f !== folder && !allowed.includes(f)).join('|')})/` },
+    })),
+    {
+      name: 'through-door',
+      comment: "An import into another folder goes through that folder's index.ts (or a light door).",
+      severity: 'error',
+      // The CLI, the workloads, the examples and the benchmarks still reach into actors/, drivers/
+      // and store/ module by module (the CLI loads one module per command, not a barrel); only the
+      // product folders are held to the rule until those move behind doors of their own.
+      from: { path: `^(${Object.keys(ALLOWED).join('|')})/` },
+      to: {
+        path: `^(${Object.keys(ALLOWED).join('|')})/`,
+        pathNot: [
+          '^$1/',
+          '^[^/]+/index\\.ts$',
+          '^[^/]+/[^/]+/index\\.ts$',
+          ...LIGHT_DOORS.map((door) => `^${escape(door)}$`),
+        ],
+      },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|dist)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};

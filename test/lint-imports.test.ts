@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { tempDir } from './support/temp.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const depcruise = join(root, 'node_modules', '.bin', 'depcruise');
+
+/**
+ * Runs the project's import rules (the config `npm run lint:imports` uses) over `paths` in `cwd`:
+ * its exit code and each violation it reports, as `rule: from-file`.
+ */
+async function violations(cwd: string, paths: string[]): Promise<{ exitCode: number; found: string[] }> {
+  const result = await execa(
+    depcruise,
+    ['--config', join(root, '.dependency-cruiser.cjs'), '--output-type', 'err', ...paths],
+    {
+      cwd,
+      reject: false,
+    },
+  );
+  const found = [...result.stdout.matchAll(/^\s*error ([\w-]+): (\S+)/gm)].map((m) => `${m[1]}: ${m[2]}`).sort();
+  return { exitCode: result.exitCode ?? -1, found };
+}
+
+function plant(dir: string, files: Record<string, string>): void {
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+}
+
+describe('the import rules of npm run lint', () => {
+  it('hold for the tree as it is', async () => {
+    const { exitCode, found } = await violations(root, [
+      'base',
+      'os',
+      'machines',
+      'store',
+      'drivers',
+      'runtime',
+      'objects',
+      'recovery',
+      'actors',
+      'scripts',
+      'workloads',
+      'bench',
+      'examples',
+      'index.ts',
+    ]);
+    assert.deepEqual(found, []);
+    assert.equal(exitCode, 0);
+  });
+
+  it('fail on a planted import cycle, a folder rule broken and an import that bypasses a barrel', async () => {
+    const dir = tempDir('ordivon-lint-');
+    plant(dir, {
+      'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' } }),
+      // A cycle between two files of one folder, one edge type-only.
+      'actors/a.ts': "import type { B } from './b.js';\nexport type A = { b?: B };\n",
+      'actors/b.ts':
+        "import { store } from '../store/index.js';\nimport type { A } from './a.js';\nexport type B = { a?: A; s: typeof store };\n",
+      // The store behind its barrel, and a module that is no door.
+      'store/index.ts': "export { store } from './deep.js';\n",
+      'store/deep.ts': 'export const store = 1;\n',
+      'actors/deep-user.ts': "import { store } from '../store/deep.js';\nexport const n = store;\n",
+      // machines/ may import no other folder of the project.
+      'machines/impure.ts': "import { store } from '../store/index.js';\nexport const m = store;\n",
+    });
+    const { exitCode, found } = await violations(dir, ['actors', 'store', 'machines']);
+    assert.notEqual(exitCode, 0);
+    assert.deepEqual(found, [
+      'folder-machines: machines/impure.ts',
+      'no-circular: actors/a.ts',
+      'through-door: actors/deep-user.ts',
+    ]);
+  });
+});
