@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { EffectRunner } from '../../actors/effects.js';
-import { EXIT, emit, type Io } from '../cli-io.js';
+import { EXIT, emit, taskRefusal, type Io } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
 import type { DecideAnswer } from '../service/decide-answer.js';
 import { withSupervisor } from './write.js';
@@ -77,12 +77,17 @@ export const decide = command({
   },
 });
 
+/** An admitted answer on stdout (exit 0); a refused or retained one is a `taskRefusal` naming the request (stderr, exit 1; `invalid_event` 2). */
 function report(io: Io, answer: DecideAnswer): number {
-  emit(io, answer, () =>
-    answer.error
-      ? `${answer.written ? 'retained' : 'refused'}: ${answer.error.code} at ${answer.error.path} (${answer.error.message}); task is ${answer.state} at revision ${answer.revision}`
-      : `answered ${answer.requestId} at revision ${answer.revision}; task is ${answer.state}`,
-  );
-  if (!answer.error) return EXIT.ok;
-  return answer.error.code === 'invalid_event' ? EXIT.usage : EXIT.failed;
+  if (answer.error) {
+    const { taskId, requestId, state, revision, written, duplicate } = answer;
+    throw taskRefusal(
+      answer.error.code,
+      answer.error.message,
+      { taskId, state, revision, written },
+      { path: answer.error.path, details: { requestId, ...(duplicate !== undefined ? { duplicate } : {}) } },
+    );
+  }
+  emit(io, answer, () => `answered ${answer.requestId} at revision ${answer.revision}; task is ${answer.state}`);
+  return EXIT.ok;
 }
