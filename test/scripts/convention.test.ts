@@ -62,6 +62,8 @@ const ROWS: Row[] = [
   { name: 'help', args: () => ['--help'], exit: 0, text: true },
   { name: "a command's help", args: () => ['decide', '--help'], exit: 0, text: true },
   { name: 'version', args: () => ['--version'], exit: 0 },
+  { name: "a group's help", args: () => ['task', '--help'], exit: 0, text: true },
+  { name: 'a group without its subcommand', args: () => ['task'], exit: 2, code: 'usage' },
   { name: 'no command', args: () => [], exit: 2, code: 'usage' },
   { name: 'an unknown command', args: () => ['lsit'], exit: 2, code: 'usage' },
 
