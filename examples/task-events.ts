@@ -129,7 +129,7 @@ const fail = (error: CliError): never => {
 const line = parseCommandLine(PROGRAM, process.argv.slice(2));
 if (line.kind === 'usage') {
   console.log(line.text);
-  process.exit(line.exit);
+  process.exit(EXIT.ok);
 }
 if (line.kind === 'version') {
   console.log(JSON.stringify({ version: packageVersion() }));

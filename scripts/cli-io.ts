@@ -10,6 +10,7 @@ import { SPEC_MAX_BYTES, TaskSpec } from '../objects/task-spec.js';
 import type { ProgressListener, RecoveryProgress } from '../recovery/index.js';
 import type { StoreErrorCode } from '../store/index.js';
 import type { ApiErrorCode } from './service/http-io.js';
+import { errorAnswer } from './error-answer.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -49,26 +50,30 @@ export type CliErrorCode = (typeof CLI_ERROR_CODES)[number] | ApiErrorCode | Sto
 export interface CliErrorOptions extends CodedErrorOptions {
   /** The exit code (default 1; 2: the input was malformed). */
   exit?: number | undefined;
-  /** More fields of the `--json` answer (a failed boot's `findings`). */
+  /** More fields of the `--json` error object, beside `code`, `message` and `path` (a failed boot's `findings`). */
   details?: Record<string, unknown> | undefined;
+  /** More lines after `ordivon: code: message` in the human form (the usage, the Task a refusal left). */
+  notes?: readonly string[] | undefined;
 }
 
 /** An error the CLI reports with a code and exits on; `exit` 2 means the input was malformed. */
 export class CliError extends CodedError<CliErrorCode> {
   readonly exit: number;
   readonly details: Record<string, unknown>;
+  readonly notes: readonly string[];
 
   constructor(code: CliErrorCode, message: string, options: CliErrorOptions = {}) {
     super(code, message, options);
     this.exit = options.exit ?? EXIT.failed;
     this.details = options.details ?? {};
+    this.notes = options.notes ?? [];
   }
 }
 
 /** A lower layer's error (Host, store, control API) as the CLI reports it: same code, message, path and retryability. */
 export function cliErrorOf(
   error: CodedError<CliErrorCode>,
-  options: Pick<CliErrorOptions, 'exit' | 'details'> = {},
+  options: Pick<CliErrorOptions, 'exit' | 'details' | 'notes'> = {},
 ): CliError {
   return new CliError(error.code, error.message, {
     ...options,
@@ -78,15 +83,84 @@ export function cliErrorOf(
   });
 }
 
+/** Where a refused or retained input left its Task: the fields a Task refusal adds to the error object. */
+export interface TaskRefusal {
+  taskId: string;
+  /** The Task's state and revision after the refusal (a retained input's own revision). */
+  state: string;
+  revision: number;
+  /** True when the input was kept in the Task's journal as a rejected event (retained); false: nothing written. */
+  written: boolean;
+}
+
+/**
+ * A refusal that concerns a Task (`send`, `decide`, the service's answer to either): its code, its
+ * detail as the message, the field it is about, and the Task's `taskId`, `state`, `revision` and
+ * `written` in the error object. Exit 1, or 2 for `invalid_event` (malformed input, nothing written).
+ */
+export function taskRefusal(
+  code: string,
+  message: string,
+  task: TaskRefusal,
+  options: { path?: string | undefined; details?: Record<string, unknown> } = {},
+): CliError {
+  const { taskId, state, revision, written } = task;
+  // The code is the Host's rejection reason (a string in SendResult), one of docs/errors.md's codes.
+  return new CliError(code as CliErrorCode, message, {
+    exit: code === 'invalid_event' || code === 'invalid_request' ? EXIT.usage : EXIT.failed,
+    path: options.path,
+    details: { taskId, state, revision, written, ...options.details },
+    notes: [
+      `${written ? 'retained' : 'refused'}${options.path ? ` at ${options.path}` : ''}: task ${taskId} is ${state} at revision ${revision}${written ? ' (the input is kept in its journal as a rejected event)' : ' (nothing written)'}`,
+    ],
+  });
+}
+
+/** The one JSON shape of every CLI error: `{"error": {code, message, path?, ...details}}` (docs/cli.md). */
+export function errorDocument(error: CliError): { error: Record<string, unknown> } {
+  return { error: { ...errorAnswer(error), ...error.details } };
+}
+
+/**
+ * Prints an error on stderr, the only place errors go: with `--json` the document of
+ * `errorDocument` on one line (stderr's last line, after any progress or log lines), else
+ * `ordivon: code: message` and the error's notes. stdout stays empty.
+ */
+export function printError(io: Io, error: CliError): void {
+  io.err(
+    io.json
+      ? JSON.stringify(errorDocument(error))
+      : [`ordivon: ${error.code}: ${error.message}`, ...error.notes].join('\n'),
+  );
+}
+
 export interface Io {
   json: boolean;
+  /** stdout: what a command produced, and nothing else. */
   out(text: string): void;
+  /** stderr: errors, refusals, progress. */
   err(text: string): void;
 }
 
-/** Prints a result: JSON as one document with `--json`, otherwise the human form. */
+/** Prints a result on stdout: JSON as one document with `--json`, otherwise the human form. Errors go through `printError`. */
 export function emit(io: Io, value: unknown, human: () => string): void {
   io.out(io.json ? JSON.stringify(value, null, 2) : human());
+}
+
+/**
+ * A report that is the command's result when nothing failed (stdout, exit 0) and, when `failure`
+ * says what failed, that error (exit 1, stderr): the report's fields in the error object, its
+ * human form after the error line. For `doctor` and `demo`, whose failures are their findings.
+ */
+export function emitReport(
+  io: Io,
+  value: Record<string, unknown>,
+  human: () => string,
+  failure?: { code: CliErrorCode; message: string },
+): number {
+  if (failure) throw new CliError(failure.code, failure.message, { details: value, notes: [human()] });
+  emit(io, value, human);
+  return EXIT.ok;
 }
 
 /** Parses JSON from an argument or file, answering `invalid_json` (exit 2) with where it failed. */

@@ -15,10 +15,10 @@ import { commandSynopsis, commandUsage, groupUsage, programUsage } from './comma
 
 /** What a command line asks for. `json` says whether `--json` was given (also when parsing failed). */
 export type CommandLine =
-  | { kind: 'usage'; json: boolean; text: string; exit: number }
+  | { kind: 'usage'; json: boolean; text: string }
   | { kind: 'version'; json: boolean }
   | { kind: 'run'; json: boolean; command: Command; run(io: Io): Promise<number> }
-  | { kind: 'error'; json: boolean; error: CliError; hint?: string };
+  | { kind: 'error'; json: boolean; error: CliError };
 
 const usage = (message: string, path?: string) => new CliError('usage', message, { exit: EXIT.usage, path });
 
@@ -77,11 +77,13 @@ export function parseCommandLine(program: Program, argv: string[]): CommandLine 
   const words = tokens.flatMap((t) => (t.kind === 'positional' ? [t] : []));
   const json = options.some((t) => t.name === 'json');
   const help = options.some((t) => t.name === 'help');
+  // The hint (the usage, or where to find it) follows the error in its human form, on stderr.
   const fail = (error: CliError, hint?: string): CommandLine => ({
     kind: 'error',
     json,
-    error,
-    ...(hint ? { hint } : {}),
+    error: hint
+      ? new CliError(error.code, error.message, { exit: error.exit, path: error.path, notes: [hint] })
+      : error,
   });
   const named = (count: number) => {
     const name = words
@@ -91,27 +93,27 @@ export function parseCommandLine(program: Program, argv: string[]): CommandLine 
     return words.length >= count ? program.commands.find((c) => c.name === name) : undefined;
   };
 
-  if (argv.length === 0) return { kind: 'usage', json, text: programUsage(program), exit: EXIT.usage };
+  if (argv.length === 0) return fail(usage('no command given'), programUsage(program));
   if (options.some((t) => t.name === 'version')) return { kind: 'version', json };
   if (words[0]?.value === 'help') {
     const asked = words.slice(1).map((w) => w.value);
-    if (asked.length === 0) return { kind: 'usage', json, text: programUsage(program), exit: EXIT.ok };
+    if (asked.length === 0) return { kind: 'usage', json, text: programUsage(program) };
     const target = program.commands.find((c) => c.name === asked.join(' '));
     if (!target)
       return fail(
         usage(`unknown command ${JSON.stringify(asked.join(' '))}`),
         `${program.name} --help lists the commands`,
       );
-    return { kind: 'usage', json, text: commandUsage(program, target), exit: EXIT.ok };
+    return { kind: 'usage', json, text: commandUsage(program, target) };
   }
   const cmd = named(2) ?? named(1);
   if (!cmd) {
-    if (words.length === 0 && help) return { kind: 'usage', json, text: programUsage(program), exit: EXIT.ok };
+    if (words.length === 0 && help) return { kind: 'usage', json, text: programUsage(program) };
     // A group's word alone (`ordivon task`) or with a subcommand it lacks: its subcommands.
     const group = program.commands.filter((c) => c.name.startsWith(`${words[0]?.value} `));
     if (group.length > 0) {
       const text = groupUsage(program, words[0]!.value, group);
-      if (words.length === 1 && help) return { kind: 'usage', json, text, exit: EXIT.ok };
+      if (words.length === 1 && help) return { kind: 'usage', json, text };
       const what =
         words.length === 1
           ? `${JSON.stringify(words[0]!.value)} needs a subcommand`
@@ -121,7 +123,7 @@ export function parseCommandLine(program: Program, argv: string[]): CommandLine 
     const what = words.length === 0 ? 'no command given' : `unknown command ${JSON.stringify(words[0]!.value)}`;
     return fail(usage(what), `${program.name} --help lists the commands`);
   }
-  if (help) return { kind: 'usage', json, text: commandUsage(program, cmd), exit: EXIT.ok };
+  if (help) return { kind: 'usage', json, text: commandUsage(program, cmd) };
 
   const hint = `${commandSynopsis(program, cmd)}\n(${program.name} ${cmd.name} --help says what each one does)`;
   const flags: Flags = { ...GLOBAL_FLAGS, ...cmd.flags };

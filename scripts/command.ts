@@ -72,7 +72,7 @@ export const GLOBAL_FLAGS = {
     'the state root (else ORDIVON_STATE, else ./.ordivon)',
     z.string().min(1, 'must not be empty').optional(),
   ),
-  json: booleanFlag('answer with JSON on stdout; an error as {"error": {"code", "message", "path"?}}'),
+  json: booleanFlag('answer with JSON: the result on stdout, an error as {"error": {"code", "message", …}} on stderr'),
   help: booleanFlag('print the usage (of the command, when one is named) and exit 0', { short: 'h' }),
   version: booleanFlag("print ordivon's version and exit 0", { short: 'V' }),
 } as const;

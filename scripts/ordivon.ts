@@ -16,10 +16,9 @@ import { send, taskCreate } from './commands/write.js';
 // it runs (an installed package's `ordivon --help` loads no store, no agent and no workload).
 import { isCommitFailure } from '../store/record-read.js';
 import { isCodedError, type CodedError } from '../base/index.js';
-import { CliError, EXIT, cliErrorOf, type CliErrorCode, type Io } from './cli-io.js';
+import { CliError, EXIT, cliErrorOf, printError, type CliErrorCode, type Io } from './cli-io.js';
 import type { Command, Program } from './command.js';
 import { parseCommandLine } from './command-line.js';
-import { errorAnswer } from './error-answer.js';
 import { packageVersion } from './version.js';
 
 /** Every command, in usage order: its flags, usage and handler are one definition (scripts/commands/). */
@@ -48,7 +47,8 @@ export const ORDIVON: Program = {
   title: 'ordivon — durable supervisor for agent work',
   commands: COMMANDS,
   footer: [
-    'exit codes: 0 ok, 1 refused or failed (the code is printed), 2 malformed input (nothing written)',
+    'exit codes: 0 ok, 1 refused or failed (the code is printed), 2 malformed input (nothing written), 130 run stopped by SIGINT',
+    'results on stdout; errors and refusals on stderr (with --json as {"error": {"code", "message", …}})',
     'state root: --state DIR, else ORDIVON_STATE, else ./.ordivon',
   ],
 };
@@ -64,28 +64,21 @@ export async function main(argv: string[], io: Io): Promise<number> {
     switch (line.kind) {
       case 'usage':
         out.out(line.text);
-        return line.exit;
+        return EXIT.ok;
       case 'version':
         out.out(out.json ? JSON.stringify({ name: 'ordivon', version: packageVersion() }) : packageVersion());
         return EXIT.ok;
       case 'error':
-        if (!out.json && line.hint) out.err(`ordivon: ${line.error.code}: ${line.error.message}\n${line.hint}`);
-        else report(out, line.error);
+        printError(out, line.error);
         return line.error.exit;
       case 'run':
         return await line.run(out);
     }
   } catch (thrown) {
     const error = thrown instanceof CliError ? thrown : (storageFault(thrown) ?? lastResort(thrown));
-    report(out, error);
+    printError(out, error);
     return error.exit;
   }
-}
-
-/** Prints a CliError: `{"error": {code, message, path?, ...details}}` with --json, else `ordivon: code: message` on stderr. */
-function report(io: Io, error: CliError): void {
-  if (io.json) io.out(JSON.stringify({ error: { ...errorAnswer(error), ...error.details } }, null, 2));
-  else io.err(`ordivon: ${error.code}: ${error.message}`);
 }
 
 /**

@@ -19,9 +19,9 @@ import {
 import { scriptedHarnesses } from './scripted-harnesses.js';
 import { losingResponses } from './lost-response.js';
 import { loadWorkload, type Workload } from './workload.js';
-import { CliError, EXIT, emit, type Io } from '../scripts/cli-io.js';
+import { CliError, EXIT, emitReport, type Io } from '../scripts/cli-io.js';
 import type { DemoArgs } from './demo-flags.js';
-import { demoText } from './demo-output.js';
+import { demoText, failedExpectations } from './demo-output.js';
 import { demoChild } from './demo-child.js';
 import { continuationPhase } from './round1-continuation.js';
 import { ROUND1_PARTS, round1Demo } from './round1-demo.js';
@@ -84,12 +84,12 @@ export async function runDemo(values: DemoArgs, io: Io): Promise<number> {
   // Expectations that compare scenarios are checked only when all of them ran (`--only` may run a subset).
   const cross = crossChecks(reports);
   const failed = [...reports.flatMap((r) => r.expectations), ...cross.expectations].filter((e) => !e.held);
-  emit(
+  return emitReport(
     io,
     { state, ok: failed.length === 0, failed, unchecked: cross.unchecked, scenarios: reports, ...(f3 ? { f3 } : {}) },
     () => demoText(reports, failed, state, cross.unchecked),
+    failedExpectations(failed),
   );
-  return failed.length === 0 ? EXIT.ok : EXIT.failed;
 }
 
 /** Opens a Host with the scripted harnesses, whose behaviour follows the scenario each Task is bound to. */

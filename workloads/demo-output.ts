@@ -1,3 +1,4 @@
+import type { CliErrorCode } from '../scripts/cli-io.js';
 import type { TaskRun } from '../actors/task-runs.js';
 import type { Expectation, ScenarioReport } from './demo-checks.js';
 import type { UncheckedExpectation } from './demo-cross-checks.js';
@@ -86,4 +87,15 @@ export function demoText(
     ),
   ];
   return lines.join('\n');
+}
+
+/** A demo whose expectations did not all hold is `demo_failed`, naming each that did not (undefined: all held). */
+export function failedExpectations(
+  failed: ReadonlyArray<{ what: string }>,
+): { code: CliErrorCode; message: string } | undefined {
+  if (failed.length === 0) return undefined;
+  return {
+    code: 'demo_failed',
+    message: `${failed.length} expectation(s) did not hold: ${failed.map((e) => e.what).join('; ')}`,
+  };
 }

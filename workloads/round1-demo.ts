@@ -5,8 +5,8 @@ import type { TaskRun } from '../actors/task-runs.js';
 import { OBJECT_KINDS } from '../objects/index.js';
 import { createRuntime } from '../runtime/index.js';
 import { EventStore } from '../store/index.js';
-import { EXIT, emit, type Io } from '../scripts/cli-io.js';
-import { columns } from './demo-output.js';
+import { emitReport, type Io } from '../scripts/cli-io.js';
+import { columns, failedExpectations } from './demo-output.js';
 import { reportRound1, type Round1Expectation, type Round1Report } from './round1-checks.js';
 import { round1Harnesses, type Round1Run } from './round1-harnesses.js';
 import { continuationText, runContinuation, type ContinuationReport } from './round1-continuation-run.js';
@@ -57,7 +57,7 @@ export async function round1Demo(
     ...(continuation?.expectations ?? []),
     attentionExpectation(attention),
   ].filter((e) => !e.held);
-  emit(
+  return emitReport(
     io,
     {
       state,
@@ -68,8 +68,8 @@ export async function round1Demo(
       attention,
     },
     () => [round1Text(reports, failed, state, continuation), attentionOracleLine(attention)].join('\n'),
+    failedExpectations(failed),
   );
-  return failed.length === 0 ? EXIT.ok : EXIT.failed;
 }
 
 /** The scenarios side by side on one Host, each on its own world copy; read back from the durable state. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EXIT, emit, type Io } from '../cli-io.js';
+import { EXIT, emit, taskRefusal, type Io } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
 import type { DecideAnswer } from '../service/decide-answer.js';
 import { withSupervisor } from './write.js';
@@ -47,12 +47,21 @@ export const decide = command({
   },
 });
 
-function report(io: Io, answer: DecideAnswer): number {
-  emit(io, answer, () =>
-    answer.error
-      ? `${answer.written ? 'retained' : 'refused'}: ${answer.error.code} at ${answer.error.path} (${answer.error.message}); task is ${answer.state} at revision ${answer.revision}`
-      : `answered ${answer.requestId} at revision ${answer.revision}; task is ${answer.state}`,
+/** Throws a refused or retained answer (`decide`, `request open`) as a `taskRefusal` naming the request: stderr, exit 1 (`invalid_event`, `invalid_request` 2). */
+export function throwRefused(answer: DecideAnswer): void {
+  if (!answer.error) return;
+  const { taskId, requestId, state, revision, written, duplicate } = answer;
+  throw taskRefusal(
+    answer.error.code,
+    answer.error.message,
+    { taskId, state, revision, written },
+    { path: answer.error.path, details: { requestId, ...(duplicate !== undefined ? { duplicate } : {}) } },
   );
-  if (!answer.error) return EXIT.ok;
-  return answer.error.code === 'invalid_event' ? EXIT.usage : EXIT.failed;
+}
+
+/** An admitted answer on stdout (exit 0); a refused or retained one is thrown (`throwRefused`). */
+function report(io: Io, answer: DecideAnswer): number {
+  throwRefused(answer);
+  emit(io, answer, () => `answered ${answer.requestId} at revision ${answer.revision}; task is ${answer.state}`);
+  return EXIT.ok;
 }

@@ -1,5 +1,14 @@
 import type { ObjectKinds, EventStore } from '../../store/index.js';
-import { CliError, EXIT, cliErrorOf, emit, throttledProgress, type Io } from '../cli-io.js';
+import {
+  CliError,
+  EXIT,
+  cliErrorOf,
+  emit,
+  emitReport,
+  throttledProgress,
+  type CliErrorCode,
+  type Io,
+} from '../cli-io.js';
 import { booleanFlag, command, positional } from '../command.js';
 import type { ShowView } from '../service/show-view.js';
 import { showText } from './show-text.js';
@@ -59,7 +68,8 @@ export const doctor = command({
       root: store.root,
     }));
     const healthy = report.findings.length === 0;
-    emit(
+    const first = report.findings[0];
+    return emitReport(
       io,
       {
         healthy,
@@ -81,8 +91,12 @@ export const doctor = command({
           ),
           ...report.warnings.map((w) => `  warning: task ${w.taskId} passed ${w.threshold} events`),
         ].join('\n'),
+      // Unhealthy is an error named by its first finding's code, as a boot that fails on it is.
+      first && {
+        code: first.code as CliErrorCode,
+        message: `${report.findings.length} finding(s) in ${report.root}, the first: ${first.message}`,
+      },
     );
-    return healthy ? EXIT.ok : EXIT.failed;
   },
 });
 

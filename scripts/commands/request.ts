@@ -1,6 +1,7 @@
 import { CliError, EXIT, emit, parseJson, type Io } from '../cli-io.js';
 import { command, positional } from '../command.js';
 import type { DecideAnswer } from '../service/decide-answer.js';
+import { throwRefused } from './decide.js';
 import { withSupervisor } from './write.js';
 
 /**
@@ -51,14 +52,13 @@ export const requestOpen = command({
   },
 });
 
+/** The opened request (or the same question already open) on stdout, exit 0; a refusal on stderr (`throwRefused`). */
 function report(io: Io, answer: DecideAnswer): number {
-  emit(io, answer, () => {
-    if (answer.error)
-      return `refused: ${answer.error.code} at ${answer.error.path} (${answer.error.message}); task is ${answer.state} at revision ${answer.revision}`;
-    if (answer.duplicate)
-      return `request ${answer.requestId} is already open as asked (opened at revision ${answer.revision}); nothing written`;
-    return `opened ${answer.requestId} at revision ${answer.revision}; task is ${answer.state}`;
-  });
-  if (!answer.error) return EXIT.ok;
-  return answer.error.code === 'invalid_request' ? EXIT.usage : EXIT.failed;
+  throwRefused(answer);
+  emit(io, answer, () =>
+    answer.duplicate
+      ? `request ${answer.requestId} is already open as asked (opened at revision ${answer.revision}); nothing written`
+      : `opened ${answer.requestId} at revision ${answer.revision}; task is ${answer.state}`,
+  );
+  return EXIT.ok;
 }

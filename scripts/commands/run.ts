@@ -3,7 +3,7 @@ import { openHost, type Host } from '../../actors/host.js';
 import { pinFrozenTests } from '../../actors/frozen-tests.js';
 import { parseTaskSpec, specDifferences } from '../../actors/new-task.js';
 import { stageNamed, type TaskSpec } from '../../objects/index.js';
-import { CliError, EXIT, cliErrorOf, emit, readSpecFile, type Io } from '../cli-io.js';
+import { CliError, EXIT, cliErrorOf, emit, readSpecFile, type CliErrorCode, type Io } from '../cli-io.js';
 import { appliedText, checkRepository, workBack, type WorkBack } from './apply.js';
 import { loadConfig } from '../config.js';
 import { checkPlan, stageStatus } from '../run-plan.js';
@@ -65,9 +65,8 @@ export async function runTask(values: RunArgs, io: Io): Promise<number> {
     const unfollow = followTask(host.supervisor, taskId, say, values.quiet ? {} : { heartbeat: { rest: REST } });
     const why = await Promise.race([runStages(host, taskId, spec, values.stages, say), interrupted]);
     unfollow();
-    const exit = report(io, host, taskId, why, await workBack(host.supervisor, values, taskId, why === null));
     // Ctrl-C ends with the shell's convention for SIGINT (128 + 2), so a script can tell it apart.
-    return signalled === 'SIGINT' ? EXIT.interrupted : exit;
+    return report(io, host, taskId, why, await workBack(host.supervisor, values, taskId, why === null), signalled);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -186,37 +185,57 @@ function unfinished(
   };
 }
 
-/** Prints the outcome (or why there is none) on stdout; 0 completed (and applied, with --apply), 1 not. */
-function report(io: Io, host: Host, taskId: string, why: NotCompleted | null, back: WorkBack): number {
+/**
+ * A completed (and, with --apply, applied) Task's outcome on stdout, exit 0. A Task that did not
+ * complete, or whose change was not applied, is an error on stderr (`interrupted`: exit 130 after
+ * SIGINT), its object naming the Task, its state and workspace.
+ */
+function report(
+  io: Io,
+  host: Host,
+  taskId: string,
+  why: NotCompleted | null,
+  back: WorkBack,
+  signalled: NodeJS.Signals | undefined,
+): number {
   const task = host.supervisor.getTask(taskId)!;
   const outcome = task.context.outcome;
   const body = outcome ? host.supervisor.getObject<Record<string, unknown>>(outcome.digest).body : null;
-  const answer = {
+  const where = {
     taskId,
     state: task.state,
+    revision: task.revision,
     completed: why === null,
     workspace: back.workspace,
-    ...(outcome ? { outcomeDigest: outcome.digest, outcome: body } : {}),
-    ...(why ? { reason: why } : {}),
+    ...(outcome ? { outcomeDigest: outcome.digest } : {}),
+  };
+  if (why !== null)
+    throw new CliError(why.code as CliErrorCode, `task ${taskId} is ${task.state}: ${why.message}`, {
+      exit: signalled === 'SIGINT' ? EXIT.interrupted : EXIT.failed,
+      details: where,
+      notes: [`not completed; workspace: ${back.workspace}`],
+    });
+  if (back.apply && 'error' in back.apply)
+    throw new CliError(
+      back.apply.error.code as CliErrorCode,
+      `task ${taskId} completed (outcome ${outcome?.digest ?? '-'}) but was not applied: ${back.apply.error.message}`,
+      { details: where, notes: [`workspace: ${back.workspace}`] },
+    );
+  const answer = {
+    ...where,
+    ...(outcome ? { outcome: body } : {}),
     ...(back.apply ? { apply: back.apply } : {}),
   };
-  const applyLine = !back.apply
-    ? []
-    : 'error' in back.apply
-      ? [`not applied: ${back.apply.error.code}: ${back.apply.error.message}`]
-      : [appliedText(back.apply)];
   emit(io, answer, () =>
-    why === null
-      ? [
-          `completed: task ${taskId}, outcome ${outcome?.digest ?? '-'}`,
-          `workspace: ${back.workspace}`,
-          ...(body?.['resultArtifact'] ? [`result (${String(body['resultArtifact'])}):`] : []),
-          ...(body?.['result'] !== undefined && body['result'] !== null
-            ? [typeof body['result'] === 'string' ? body['result'] : JSON.stringify(body['result'], null, 2)]
-            : []),
-          ...applyLine,
-        ].join('\n')
-      : `not completed: task ${taskId} is ${task.state}: ${why.code}: ${why.message}\nworkspace: ${back.workspace}`,
+    [
+      `completed: task ${taskId}, outcome ${outcome?.digest ?? '-'}`,
+      `workspace: ${back.workspace}`,
+      ...(body?.['resultArtifact'] ? [`result (${String(body['resultArtifact'])}):`] : []),
+      ...(body?.['result'] !== undefined && body['result'] !== null
+        ? [typeof body['result'] === 'string' ? body['result'] : JSON.stringify(body['result'], null, 2)]
+        : []),
+      ...(back.apply && !('error' in back.apply) ? [appliedText(back.apply)] : []),
+    ].join('\n'),
   );
-  return why === null && !(back.apply && 'error' in back.apply) ? EXIT.ok : EXIT.failed;
+  return EXIT.ok;
 }

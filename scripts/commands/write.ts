@@ -2,7 +2,7 @@ import type { TaskSpecInput } from '../../objects/index.js';
 import type { Supervisor } from '../../actors/supervisor.js';
 import type { SendResult } from '../../actors/task-actor.js';
 import { z } from 'zod';
-import { EXIT, SPEC_FIELDS_HELP, cliErrorOf, emit, parseJson, readSpecFile, type Io } from '../cli-io.js';
+import { EXIT, SPEC_FIELDS_HELP, cliErrorOf, emit, parseJson, readSpecFile, taskRefusal, type Io } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
 
 /** How long a writing command waits for the state-root lock another command holds before `state_locked`. */
@@ -148,12 +148,24 @@ export const send = command({
   },
 });
 
+/** An admitted event's answer on stdout (exit 0); a refused or retained one is a `taskRefusal` (stderr, exit 1; `invalid_event` 2). */
 function reportSend(io: Io, taskId: string, result: SendResult): number {
-  emit(io, { taskId, ...result }, () =>
-    result.admitted
-      ? `admitted at revision ${result.revision}; task is ${result.state}`
-      : `${result.written ? 'retained' : 'refused'}: ${result.code}${result.path ? ` at ${result.path}` : ''}${result.detail ? ` (${result.detail})` : ''}; task is ${result.state} at revision ${result.revision}`,
-  );
-  if (result.admitted) return EXIT.ok;
-  return result.code === 'invalid_event' ? EXIT.usage : EXIT.failed;
+  if (!result.admitted) {
+    const { code = 'invalid_transition', detail, path, state, revision, written, duplicate, host, url } = result;
+    throw taskRefusal(
+      code,
+      detail ?? code,
+      { taskId, state, revision, written },
+      {
+        path,
+        details: {
+          ...(duplicate !== undefined ? { duplicate } : {}),
+          ...(host !== undefined ? { host } : {}),
+          ...(url !== undefined ? { url } : {}),
+        },
+      },
+    );
+  }
+  emit(io, { taskId, ...result }, () => `admitted at revision ${result.revision}; task is ${result.state}`);
+  return EXIT.ok;
 }

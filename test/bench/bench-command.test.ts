@@ -152,7 +152,8 @@ describe('ordivon bench', () => {
     assert.equal(result.status, 2);
     const error = z
       .object({ error: z.object({ code: z.string(), path: z.string(), message: z.string() }) })
-      .parse(JSON.parse(result.stdout)).error;
+      .parse(JSON.parse(result.stderr.trimEnd().split('\n').at(-1)!)).error;
+    assert.equal(result.stdout, '', 'an error prints nothing on stdout');
     assert.deepEqual([error.code, error.path], ['usage', '--state']);
     assert.match(error.message, /holds no events/);
     assert.equal(existsSync(out), false);

@@ -98,7 +98,8 @@ describe('the packed package, installed without devDependencies', () => {
   it('the demo answers package_missing naming what to install, not a module-not-found stack', () => {
     const r = ordivon(['demo', '--json', '--state', join(project, 'demo-state')]);
     assert.equal(r.status, 1, r.stderr);
-    const answer = JSON.parse(r.stdout) as { error: { code: string; message: string; missing: string[] } };
+    assert.equal(r.stdout, '', 'an error prints nothing on stdout');
+    const answer = JSON.parse(r.stderr) as { error: { code: string; message: string; missing: string[] } };
     assert.equal(answer.error.code, 'package_missing');
     assert.ok(answer.error.missing.includes('better-sqlite3'));
     assert.doesNotMatch(r.stderr + r.stdout, /ERR_MODULE_NOT_FOUND/);

@@ -37,7 +37,11 @@ function doctor(
   const result = spawnSync(process.execPath, [CLI, 'doctor', '--state', root, '--json', ...flags], {
     encoding: 'utf8',
   });
-  return { status: result.status!, report: JSON.parse(result.stdout) };
+  // Unhealthy is an error: the report's fields are in the error object, on stderr.
+  return {
+    status: result.status!,
+    report: result.stdout ? JSON.parse(result.stdout) : JSON.parse(result.stderr).error,
+  };
 }
 
 const CASES: Array<{

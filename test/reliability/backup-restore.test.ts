@@ -29,7 +29,7 @@ function cli(args: string[]): Promise<{ status: number | null; json: any; stderr
     child.on('close', (status) => {
       let json: unknown;
       try {
-        json = JSON.parse(out);
+        json = JSON.parse(out || stderr);
       } catch {
         json = { unparsed: out };
       }

@@ -14,7 +14,8 @@ const FIXTURES = fileURLToPath(new URL('../fixtures/reliability/', import.meta.u
 
 async function cli(argv: string[]): Promise<{ code: number; json: any }> {
   let out = '';
-  const code = await main([...argv, '--json'], { json: true, out: (t) => (out += t), err: () => {} });
+  // A result on stdout; an error as {"error": …} on stderr.
+  const code = await main([...argv, '--json'], { json: true, out: (t) => (out += t), err: (t) => (out += t) });
   return { code, json: JSON.parse(out) };
 }
 

@@ -180,13 +180,13 @@ describe('LMDB open/close gate (store/env-gate.ts enterEnvGate)', () => {
           (e) => e instanceof HostError && e.code === 'storage_failed' && /LMDB/.test(e.message),
         );
         assert.ok(DOCUMENTED_CODES.has('storage_failed'));
-        let out = '';
+        let err = '';
         const code = await main(['show', 'damaged', '--state', root, '--json'], {
           json: true,
-          out: (t) => (out += t),
-          err: () => {},
+          out: () => {},
+          err: (t) => (err += t),
         });
-        assert.deepEqual([code, JSON.parse(out).error.code], [1, 'storage_failed']);
+        assert.deepEqual([code, JSON.parse(err).error.code], [1, 'storage_failed']);
       } finally {
         holder.child.stdin!.end();
         await exited(holder.child);

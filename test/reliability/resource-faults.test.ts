@@ -24,7 +24,7 @@ function umount(dir: string): void {
 }
 function doctor(root: string): { status: number | null; json: any } {
   const r = spawnSync(process.execPath, [CLI, 'doctor', '--state', root, '--json'], { encoding: 'utf8' });
-  return { status: r.status, json: JSON.parse(r.stdout) };
+  return { status: r.status, json: r.stdout ? JSON.parse(r.stdout) : JSON.parse(r.stderr).error };
 }
 
 async function seed(root: string, tasks: number): Promise<void> {
@@ -59,7 +59,7 @@ describe('resource faults', () => {
         [CLI, 'send', 'rf-0', '{"type":"task.cancel","reason":"x"}', '--state', root, '--json'],
         { encoding: 'utf8' },
       );
-      assert.deepEqual([sent.status, JSON.parse(sent.stdout).error.code], [1, 'read_only']);
+      assert.deepEqual([sent.status, JSON.parse(sent.stderr).error.code], [1, 'read_only']);
       const report = doctor(root);
       assert.deepEqual([report.status, report.json.healthy, report.json.tasks], [0, true, 3]);
     } finally {

@@ -29,7 +29,8 @@ function cli(args: string[]): { status: number | null; signal: NodeJS.Signals | 
   const r = spawnSync(process.execPath, [CLI, ...args, '--json'], { encoding: 'utf8' });
   let json: unknown;
   try {
-    json = JSON.parse(r.stdout);
+    // A result on stdout; an error (doctor's findings included) as {"error": …} on stderr.
+    json = JSON.parse(r.stdout || r.stderr);
   } catch {
     json = { unparsed: r.stdout, stderr: r.stderr };
   }
@@ -66,7 +67,7 @@ describe('tampering matrix, beyond the five basic cases', () => {
 
     const { status, json } = cli(['doctor', '--state', root]);
     assert.equal(status, 1);
-    const named = json.findings.find((f: any) => f.code === 'stream_corrupt');
+    const named = json.error.findings.find((f: any) => f.code === 'stream_corrupt');
     assert.deepEqual([named.taskId, named.revision], ['task-a', finding.revision]);
     assert.match(named.object ?? named.message, /event|revision|chain|digest/i);
   });
@@ -122,7 +123,7 @@ describe('tampering matrix, beyond the five basic cases', () => {
     const r = cli(['doctor', '--state', root]);
     assert.equal(r.status, 1);
     assert.ok(
-      r.json.findings.some((f: any) => f.taskId === 'task-b' && f.code === error.code),
+      r.json.error.findings.some((f: any) => f.taskId === 'task-b' && f.code === error.code),
       JSON.stringify(r.json.findings),
     );
   });

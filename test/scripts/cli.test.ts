@@ -13,7 +13,14 @@ const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
 
 function ordivon(...args: string[]) {
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) };
+  return {
+    status: r.status,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    json: () => JSON.parse(r.stdout),
+    /** The `--json` error object, printed on stderr (stdout stays empty). */
+    error: () => JSON.parse(r.stderr).error,
+  };
 }
 
 /** Digest of every file under the state root except the lock: "nothing was written". */
@@ -88,8 +95,8 @@ describe('ordivon CLI', () => {
     for (const [args, code, detail] of cases) {
       const r = ordivon(...args, '--state', state, '--json');
       assert.equal(r.status, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
-      const body = r.json();
-      const got = body.error ?? body;
+      assert.equal(r.stdout, '', `${args.join(' ')}: nothing on stdout`);
+      const got = r.error();
       assert.equal(got.code, code, args.join(' '));
       if (detail) assert.match(JSON.stringify(got), detail);
       if (code === 'invalid_spec') assert.equal(got.path, 'requiredArtifacts.0.schema', 'the field, as a field');
@@ -177,7 +184,10 @@ describe('ordivon CLI', () => {
     ]) {
       const json = ordivon(...args, '--state', state, '--json');
       assert.equal(json.status, 2, args.join(' '));
-      assert.deepEqual(json.json(), { error: { code: 'usage', message: 'unknown flag --bogus for "list"' } });
+      assert.equal(json.stdout, '');
+      assert.deepEqual(JSON.parse(json.stderr), {
+        error: { code: 'usage', message: 'unknown flag --bogus for "list"' },
+      });
       const text = ordivon(...args, '--state', state);
       assert.equal(text.status, 2);
       assert.equal(text.stdout, '');
@@ -188,10 +198,10 @@ describe('ordivon CLI', () => {
     }
     const other = ordivon('show', 'cli-task', '--full', '--state', state, '--json');
     assert.equal(other.status, 2, "another command's flag is unknown here");
-    assert.equal(other.json().error.message, 'unknown flag --full for "show"');
+    assert.equal(other.error().message, 'unknown flag --full for "show"');
     const unknown = ordivon('--state', state, 'lsit', '--json');
     assert.equal(unknown.status, 2);
-    assert.deepEqual(unknown.json(), { error: { code: 'usage', message: 'unknown command "lsit"' } });
+    assert.deepEqual(JSON.parse(unknown.stderr), { error: { code: 'usage', message: 'unknown command "lsit"' } });
     assert.equal(rootDigest(state), before);
   });
 
@@ -210,7 +220,7 @@ describe('ordivon CLI', () => {
     for (const [args, message] of cases) {
       const json = ordivon(...args, '--state', nowhere, '--json');
       assert.equal(json.status, 2, `${args.join(' ')}: ${json.stdout}${json.stderr}`);
-      const { error } = json.json();
+      const error = json.error();
       assert.equal(error.code, 'usage', args.join(' '));
       assert.ok(error.message.startsWith(message), `${args.join(' ')}: ${error.message}`);
       assert.equal(error.path, message.slice(0, message.indexOf(':')));
@@ -220,7 +230,7 @@ describe('ordivon CLI', () => {
       assert.equal(existsSync(nowhere), false);
     }
     const missing = ordivon('send', 'cli-task', '--state', nowhere, '--json');
-    assert.deepEqual([missing.status, missing.json().error.message], [2, 'missing EVENT_JSON for "send"']);
+    assert.deepEqual([missing.status, missing.error().message], [2, 'missing EVENT_JSON for "send"']);
   });
 
   it('help comes from the table: the --help of each command lists every argument and flag of its definition', async () => {
@@ -268,7 +278,15 @@ describe('ordivon CLI', () => {
       '--json',
     );
     assert.equal(r.status, 1);
-    assert.equal(r.json().code, 'not_allowed');
+    assert.equal(r.stdout, '');
+    assert.deepEqual(r.error(), {
+      code: 'not_allowed',
+      message: r.error().message,
+      taskId: 'cli-task',
+      state: 'assigned.compiling',
+      revision: 2,
+      written: false,
+    });
     assert.equal(rootDigest(state), before);
   });
 
@@ -278,6 +296,6 @@ describe('ordivon CLI', () => {
     assert.deepEqual([ok.json().healthy, ok.json().tasks], [true, 1]);
     const missing = ordivon('doctor', '--state', join(dir, 'nowhere'), '--json');
     assert.equal(missing.status, 1);
-    assert.equal(missing.json().error.code, 'state_missing');
+    assert.equal(missing.error().code, 'state_missing');
   });
 });

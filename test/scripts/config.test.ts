@@ -18,13 +18,14 @@ async function serveWith(
   const file = join(dir, 'ordivon.config.json');
   writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config));
   const state = join(dir, 'state');
-  let out = '';
+  let stderr = '';
   const exit = await main(['serve', '--state', state, '--port', '0', '--config', file, '--json'], {
     json: false,
-    out: (text) => (out += text),
-    err: () => undefined,
+    out: () => undefined,
+    // An error goes to stderr, the one JSON document there with --json.
+    err: (text) => (stderr += text),
   });
-  return { exit, error: (JSON.parse(out) as { error: Record<string, unknown> }).error, state };
+  return { exit, error: (JSON.parse(stderr) as { error: Record<string, unknown> }).error, state };
 }
 
 describe('ordivon serve refuses a bad configuration (exit 2) before it opens the state root', () => {
@@ -61,13 +62,14 @@ describe('ordivon serve refuses a bad configuration (exit 2) before it opens the
 
   it('a --config file that cannot be read: config_unreadable at --config', async () => {
     const state = join(tempDir(), 'state');
-    let out = '';
+    let stderr = '';
     const exit = await main(['serve', '--state', state, '--config', join(state, 'none.json'), '--json'], {
       json: false,
-      out: (text) => (out += text),
-      err: () => undefined,
+      out: () => undefined,
+      // An error goes to stderr, the one JSON document there with --json.
+      err: (text) => (stderr += text),
     });
-    const { error } = JSON.parse(out) as { error: Record<string, unknown> };
+    const { error } = JSON.parse(stderr) as { error: Record<string, unknown> };
     assert.deepEqual([exit, error.code, error.path], [2, 'config_unreadable', '--config']);
     assert.equal(existsSync(state), false);
   });
@@ -80,7 +82,7 @@ describe('ordivon serve refuses a bad configuration (exit 2) before it opens the
       cwd: join(dir, 'work'),
       encoding: 'utf8',
     });
-    const { error } = JSON.parse(r.stdout) as { error: Record<string, unknown> };
+    const { error } = JSON.parse(r.stderr) as { error: Record<string, unknown> };
     assert.deepEqual([r.status, error.code, error.path], [2, 'invalid_config', 'harnesses.x.driver']);
     assert.match(String(error.message), /work\/ordivon\.config\.json/);
     assert.equal(existsSync(join(dir, 'state')), false);
@@ -92,15 +94,16 @@ describe('ordivon serve refuses a bad configuration (exit 2) before it opens the
       ['--demo-harnesses', '--no-harnesses'],
       ['--acp-agent', 'hermes-like'],
     ]) {
-      let out = '';
+      let stderr = '';
       const state = join(tempDir(), 'state');
       const exit = await main(['serve', '--state', state, ...argv, '--json'], {
         json: false,
-        out: (text) => (out += text),
-        err: () => undefined,
+        out: () => undefined,
+        // An error goes to stderr, the one JSON document there with --json.
+        err: (text) => (stderr += text),
       });
       assert.deepEqual(
-        [exit, (JSON.parse(out) as { error: { code: string } }).error.code],
+        [exit, (JSON.parse(stderr) as { error: { code: string } }).error.code],
         [2, 'usage'],
         argv.join(' '),
       );

@@ -23,15 +23,15 @@ describe('decision_stale through the CLI and the control API', { timeout: 120_00
 
     const local = await decideCli(state, taskId, 'by-cli', '--answer', 'ship');
     assert.equal(local.status, 1, local.stderr);
-    assert.deepEqual([local.answer.error?.code, local.answer.written], ['decision_stale', true]);
-    assert.match(local.answer.error!.message, /policy/);
+    assert.deepEqual([local.error?.code, local.error?.written], ['decision_stale', true]);
+    assert.match(local.error!.message, /policy/);
 
     host = await openHost({ state, harnesses: DECISION_HARNESSES });
     const service = await serveInProcess(host.supervisor);
     try {
       const viaService = await decideCli(state, taskId, 'by-service', '--answer', 'ship');
       assert.equal(viaService.status, 1, viaService.stderr);
-      assert.equal(viaService.answer.error?.code, 'decision_stale');
+      assert.equal(viaService.error?.code, 'decision_stale');
       const api = await http(service, 'POST', `/tasks/${taskId}/requests/by-api/answer`, { body: { answer: 'ship' } });
       assert.equal(api.status, 409);
       assert.deepEqual([api.body.error.code, api.body.error.path], ['decision_stale', 'requestId']);

@@ -38,8 +38,9 @@ async function prepare(startMs: number): Promise<{ state: string; sup: Superviso
 type Answer = Awaited<ReturnType<typeof decideCli>>;
 function refused(r: Answer, code: string, path: string, detail?: RegExp) {
   assert.equal(r.status, 1, r.stderr);
-  assert.deepEqual([r.answer.admitted, r.answer.error?.code, r.answer.error?.path], [false, code, path]);
-  if (detail) assert.match(r.answer.error!.message, detail);
+  assert.equal(r.stdout, '', 'a refusal prints nothing on stdout');
+  assert.deepEqual([r.error?.code, r.error?.path], [code, path]);
+  if (detail) assert.match(r.error!.message, detail);
 }
 
 /** The refusals every route must give: unknown, not allowed, revoked, then an answer and a second one. */
@@ -70,7 +71,7 @@ async function everyRefusal(state: string) {
     'after the migration',
   );
   assert.equal(first.status, 0, first.stderr);
-  assert.deepEqual([first.answer.admitted, first.answer.error], [true, undefined]);
+  assert.deepEqual([first.answer?.admitted, first.answer?.error, first.stderr], [true, undefined, '']);
   const second = await decideCli(state, 'dec-a', 'ok', '--answer', 'ship', '--by', 'bob');
   refused(second, 'decision_not_pending', 'requestId', /already answered hold/);
   const usage = await ordivon('decide', 'dec-a', 'ok', '--state', state);

@@ -34,7 +34,7 @@ describe('writing commands wait briefly for the state-root lock', { timeout: 120
     const answers = await Promise.all(
       ['ship', 'hold'].map((answer) => decideCli(state, 'locked', 'by-decide', '--answer', answer)),
     );
-    const outcomes = answers.map((a) => [a.status, a.answer.error?.code ?? null]).sort();
+    const outcomes = answers.map((a) => [a.status, a.error?.code ?? null]).sort();
     assert.deepEqual(outcomes, [
       [0, null],
       [1, 'decision_not_pending'],

@@ -7,10 +7,22 @@ import { HOUR, decideCli, operatorRequest, ordivon, serveInProcess } from '../su
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';
 
-/** `ordivon request open … --json` in a child process: the exit code and the answer it printed. */
+/** The `--json` error document a command printed: stderr's last line (docs/cli.md). */
+const errorOf = (stderr: string) => JSON.parse(stderr.trim().split('\n').at(-1)!).error as Record<string, any>;
+
+/**
+ * `ordivon request open … --json` in a child process: the exit code, the answer it printed on
+ * stdout when opened, and the error document on stderr when not (stdout then empty).
+ */
 async function openCli(state: string, taskId: string, request: unknown) {
   const r = await ordivon('request', 'open', taskId, JSON.stringify(request), '--state', state, '--json');
-  return { status: r.status, answer: JSON.parse(r.stdout || r.stderr) as Record<string, any>, stderr: r.stderr };
+  return {
+    status: r.status,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    answer: (r.stdout ? JSON.parse(r.stdout) : undefined) as Record<string, any> | undefined,
+    error: r.stdout ? undefined : errorOf(r.stderr),
+  };
 }
 
 /** Tasks `ro-a` (open) and `ro-c` (cancelled) on a fresh state root, by a supervisor left running. */
@@ -30,15 +42,15 @@ async function everyAnswer(state: string, revisionOf: () => Promise<number>) {
   const opened = await openCli(state, 'ro-a', asked);
   assert.equal(opened.status, 0, opened.stderr);
   assert.deepEqual(
-    [opened.answer.taskId, opened.answer.requestId, opened.answer.admitted, opened.answer.written, opened.answer.error],
-    ['ro-a', 'ship-4.2', true, true, undefined],
+    [opened.answer?.taskId, opened.answer?.requestId, opened.answer?.admitted, opened.answer?.written, opened.stderr],
+    ['ro-a', 'ship-4.2', true, true, ''],
   );
-  const at = opened.answer.revision as number;
+  const at = opened.answer!.revision as number;
   assert.equal(await revisionOf(), at);
 
   const again = await openCli(state, 'ro-a', { ...asked, ttlMs: null });
   assert.equal(again.status, 0, again.stderr);
-  assert.deepEqual([again.answer.written, again.answer.duplicate, again.answer.revision], [false, true, at]);
+  assert.deepEqual([again.answer?.written, again.answer?.duplicate, again.answer?.revision], [false, true, at]);
 
   const refusals: Array<[string, unknown, number, string, string]> = [
     ['ro-a', { ...asked, consequence: 'production serves 4.2' }, 1, 'request_exists', 'consequence'],
@@ -48,10 +60,7 @@ async function everyAnswer(state: string, revisionOf: () => Promise<number>) {
   for (const [task, request, status, code, path] of refusals) {
     const r = await openCli(state, task, request);
     assert.equal(r.status, status, `${code}: ${r.stderr}`);
-    assert.deepEqual(
-      [r.answer.admitted, r.answer.written, r.answer.error?.code, r.answer.error?.path],
-      [false, false, code, path],
-    );
+    assert.deepEqual([r.stdout, r.error?.code, r.error?.path, r.error?.written], ['', code, path, false]);
   }
   for (const [request, code, path] of [
     [{ ...operatorRequest('typo'), consequense: 'x' }, 'invalid_request', 'consequense'],
@@ -59,11 +68,11 @@ async function everyAnswer(state: string, revisionOf: () => Promise<number>) {
   ] as const) {
     const r = await openCli(state, 'ro-a', request);
     assert.equal(r.status, 2, r.stderr);
-    assert.deepEqual([r.answer.error.code, r.answer.error.path], [code, path]);
+    assert.deepEqual([r.stdout, r.error?.code, r.error?.path], ['', code, path]);
   }
   const notJson = await ordivon('request', 'open', 'ro-a', '{"requestId":', '--state', state, '--json');
   assert.equal(notJson.status, 2);
-  assert.equal(JSON.parse(notJson.stdout).error.code, 'invalid_json');
+  assert.equal(errorOf(notJson.stderr).code, 'invalid_json');
   assert.equal(await revisionOf(), at, 'nothing written by the retry or any refusal');
 
   const shown = await ordivon('show', 'ro-a', '--state', state, '--json');
@@ -74,7 +83,7 @@ async function everyAnswer(state: string, revisionOf: () => Promise<number>) {
   );
   assert.equal(typeof request.expiresAt, 'string', 'ttlMs set a deadline');
   const answered = await decideCli(state, 'ro-a', 'ship-4.2', '--answer', 'ship', '--by', 'alice');
-  assert.deepEqual([answered.status, answered.answer.admitted], [0, true]);
+  assert.deepEqual([answered.status, answered.answer?.admitted], [0, true]);
 }
 
 describe('ordivon request open', { timeout: 120_000 }, () => {
@@ -102,7 +111,7 @@ describe('ordivon request open', { timeout: 120_000 }, () => {
       '--json',
     );
     assert.equal(r.status, 1);
-    assert.equal(JSON.parse(r.stdout).error.code, 'state_missing');
+    assert.equal(errorOf(r.stderr).code, 'state_missing');
     assert.equal(existsSync(missing), false, 'no state root created');
     const bad = await ordivon('request', 'open', 'ro-a', '{}', '--state', missing, '--json');
     assert.equal(bad.status, 2);

@@ -96,7 +96,14 @@ export function runFixture(): RunFixture {
 /** `ordivon ARGS` in `cwd`, to the end. */
 export function ordivon(cwd: string, ...args: string[]) {
   const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8' });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) };
+  return {
+    status: r.status,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    json: () => JSON.parse(r.stdout),
+    /** The `--json` error object, printed on stderr (stdout stays empty). */
+    error: () => lastError(r.stderr),
+  };
 }
 
 /**
@@ -120,4 +127,9 @@ export function killWhenFile(
       resolve({ signal, stderr });
     }),
   );
+}
+
+/** The `--json` error object of a run: stderr's last line, after the progress lines (docs/cli.md). */
+export function lastError(stderr: string): Record<string, any> {
+  return JSON.parse(stderr.trimEnd().split('\n').at(-1)!).error;
 }

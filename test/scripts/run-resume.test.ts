@@ -58,7 +58,7 @@ describe('ordivon run --task with the id it printed, for a spec without taskId',
     writeFileSync(f.spec, JSON.stringify(spec));
     const r = ordivon(f.dir, ...RUN, '--task', id, '--json');
     assert.equal(r.status, 2, r.stderr);
-    const error = r.json().error;
+    const error = r.error();
     assert.equal(error.code, 'task_exists');
     assert.deepEqual(error.differs, ['goal', 'stages.1.instructions']);
     assert.match(error.message, /differs at goal, stages\.1\.instructions/);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { processAlive } from '../../os/index.js';
 import { until } from '../support/until.js';
-import { CLI, ordivon, runFixture, type RunFixture } from './run-fixture.js';
+import { CLI, lastError, ordivon, runFixture, type RunFixture } from './run-fixture.js';
 
 const RUN = ['run', '--spec', 'spec.json', '--stages', 'investigate=a,fix=b', '--state', 'state', '--json'];
 
@@ -74,9 +74,10 @@ describe('ordivon run serves the control API on its state root', { timeout: 180_
       assert.deepEqual([sent.json().admitted, sent.json().state], [true, 'cancelled']);
 
       assert.equal(await run.exited, 1, run.stderr());
-      const out = JSON.parse(run.stdout());
-      assert.deepEqual([out.state, out.completed, out.reason.code], ['cancelled', false, 'task_cancelled']);
-      assert.match(out.reason.message, /stopped from another shell/);
+      assert.equal(run.stdout(), '');
+      const out = lastError(run.stderr());
+      assert.deepEqual([out.state, out.completed, out.code], ['cancelled', false, 'task_cancelled']);
+      assert.match(out.message, /stopped from another shell/);
       assert.ok(!existsSync(join(f.state, 'service.json')), 'service.json removed');
       assert.ok(!existsSync(join(f.state, 'service.sock')), 'socket removed');
     } finally {
@@ -93,7 +94,7 @@ describe('ordivon run serves the control API on its state root', { timeout: 180_
       await hanging(f, run);
       run.child.kill('SIGTERM');
       assert.equal(await run.exited, 1, run.stderr());
-      assert.equal(JSON.parse(run.stdout()).reason.code, 'interrupted');
+      assert.equal(lastError(run.stderr()).code, 'interrupted');
       assert.ok(!existsSync(join(f.state, 'service.json')), 'service.json removed');
       // Nothing holds the state root now: send works on it directly.
       const sent = ordivon(
@@ -120,7 +121,7 @@ describe('ordivon run serves the control API on its state root', { timeout: 180_
       await hanging(f, run);
       run.child.kill('SIGINT');
       assert.equal(await run.exited, 130, run.stderr());
-      assert.equal(JSON.parse(run.stdout()).reason.code, 'interrupted');
+      assert.equal(lastError(run.stderr()).code, 'interrupted');
       assert.ok(!existsSync(join(f.state, 'service.json')), 'service.json removed');
     } finally {
       run.child.kill('SIGKILL');

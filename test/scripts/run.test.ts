@@ -47,9 +47,10 @@ describe('ordivon run', { timeout: 120_000 }, () => {
     f.configure('fix-nothing');
     const r = ordivon(f.dir, ...RUN, '--json');
     assert.equal(r.status, 1, r.stderr);
-    const out = r.json();
-    assert.deepEqual([out.completed, out.state, out.reason.code], [false, 'waiting', 'missing_artifact']);
-    assert.match(out.reason.message, /stage fix \(g2\)/);
+    assert.equal(r.stdout, '', 'a Task not completed is an error: nothing on stdout');
+    const out = r.error();
+    assert.deepEqual([out.completed, out.state, out.code], [false, 'waiting', 'missing_artifact']);
+    assert.match(out.message, /stage fix \(g2\)/);
 
     f.configure('fix');
     const retried = ordivon(f.dir, ...RUN);
@@ -129,8 +130,8 @@ describe('ordivon run', { timeout: 120_000 }, () => {
         const args = extra(f.dir);
         const base = ['run', '--spec', 'spec.json', '--stages', 'investigate=a,fix=b', '--state', 'state', '--json'];
         const r = ordivon(f.dir, ...base, ...args);
-        const { error } = r.json() as { error: { code: string; path?: string } };
-        assert.deepEqual([r.status, error.code, error.path], [2, code, path]);
+        const error = r.error() as { code: string; path?: string };
+        assert.deepEqual([r.status, r.stdout, error.code, error.path], [2, '', code, path]);
         assert.equal(existsSync(f.state), false);
       });
   });

@@ -14,7 +14,14 @@ function ordivon(args: string[], uid?: number) {
     encoding: 'utf8',
     ...(uid !== undefined ? { uid, gid: uid } : {}),
   });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) };
+  return {
+    status: r.status,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    json: () => JSON.parse(r.stdout),
+    /** The `--json` error object, printed on stderr (stdout stays empty). */
+    error: () => JSON.parse(r.stderr).error,
+  };
 }
 
 /** No stack trace, only the CLI's own answer. */
@@ -52,7 +59,7 @@ describe('strict specs from the CLI', () => {
     const spec = specFile(dir, 'frozen.json', { ...SPEC, acceptance: { command: 'true', frozenTest: ['t.js'] } });
     const r = ordivon(['task', 'create', '--spec', spec, '--state', state, '--json']);
     assert.equal(r.status, 2);
-    assert.deepEqual(r.json().error, {
+    assert.deepEqual(r.error(), {
       code: 'invalid_spec',
       path: 'acceptance.frozenTest',
       message: 'task spec acceptance.frozenTest: unknown key "frozenTest" (did you mean "frozenTests"?)',
@@ -75,7 +82,7 @@ describe('strict specs from the CLI', () => {
     const spec = specFile(dir, 'big.json', { ...SPEC, labels: filler });
     const r = ordivon(['task', 'create', '--spec', spec, '--state', state, '--json']);
     assert.equal(r.status, 2);
-    const error = r.json().error;
+    const error = r.error();
     assert.equal(error.code, 'invalid_spec');
     assert.equal(error.path, '--spec');
     assert.match(error.message, /at most 1048576 \(1 MiB\)/);
@@ -98,10 +105,11 @@ describe('strict specs from the CLI', () => {
     const spec = specFile(dir, 'ok.json', { ...SPEC, taskId: 'strict-send' });
     assert.equal(ordivon(['task', 'create', '--spec', spec, '--state', state]).status, 0);
     const r = ordivon(['send', 'strict-send', '{"type":"task.cancel","reson":"typo"}', '--state', state, '--json']);
-    assert.equal(r.status, 2, r.stdout);
-    const answer = r.json();
+    assert.equal(r.status, 2, r.stderr);
+    assert.equal(r.stdout, '');
+    const answer = r.error();
     assert.deepEqual([answer.code, answer.path, answer.written, answer.revision], ['invalid_event', 'reson', false, 1]);
-    assert.equal(answer.detail, 'unknown key "reson" (did you mean "reason"?)');
+    assert.equal(answer.message, 'unknown key "reson" (did you mean "reason"?)');
     const shown = ordivon(['show', 'strict-send', '--state', state, '--json']).json();
     assert.deepEqual([shown.revision, shown.state], [1, 'open']);
   });
@@ -124,7 +132,7 @@ describe('nothing written on a wrong state root', () => {
       assert.equal(existsSync(state), false);
       const json = ordivon([...args, '--state', state, '--json']);
       assert.equal(json.status, 1);
-      assert.equal(json.json().error.code, 'state_missing');
+      assert.equal(json.error().code, 'state_missing');
       assert.equal(existsSync(state), false);
     });
   }
@@ -142,7 +150,7 @@ describe('nothing written on a wrong state root', () => {
     ]) {
       const r = ordivon([...args, '--state', file, '--json']);
       assert.equal(r.status, 1, `${args.join(' ')}: ${r.stderr}`);
-      assert.equal(r.json().error.code, 'state_not_directory', args.join(' '));
+      assert.equal(r.error().code, 'state_not_directory', args.join(' '));
       noStack(r.stderr);
     }
   });
@@ -158,7 +166,7 @@ describe('nothing written on a wrong state root', () => {
       { cwd: fixture.dir, encoding: 'utf8' },
     );
     assert.equal(r.status, 1, r.stderr);
-    assert.equal(JSON.parse(r.stdout).error.code, 'state_not_directory');
+    assert.equal(JSON.parse(r.stderr).error.code, 'state_not_directory');
     noStack(r.stderr);
   });
 
@@ -174,7 +182,7 @@ describe('nothing written on a wrong state root', () => {
     try {
       const r = ordivon(['show', 'task-1', '--state', state, '--json'], uid);
       assert.equal(r.status, 1, r.stderr);
-      assert.equal(r.json().error.code, 'state_unreadable');
+      assert.equal(r.error().code, 'state_unreadable');
       noStack(r.stderr);
     } finally {
       chmodSync(state, 0o700);

@@ -55,7 +55,7 @@ describe('ordivon run --apply', { timeout: 120_000 }, () => {
     assert.equal(readFileSync(join(repo, 'a.js'), 'utf8'), 'export const x = 1;\n');
   });
 
-  it('answers a refusal after the Task completed as apply.error with exit 1: repo_mismatch, no branch made', () => {
+  it('answers a refusal after the Task completed as its error with exit 1: repo_mismatch, no branch made', () => {
     const f = runFixture();
     f.configure('fix');
     const repo = seedRepo(f, 'repo');
@@ -63,8 +63,9 @@ describe('ordivon run --apply', { timeout: 120_000 }, () => {
     git(repo, 'commit', '-q', '-am', 'moved on');
     const r = ordivon(f.dir, ...RUN, '--apply', '--repo', repo, '--json');
     assert.equal(r.status, 1, r.stderr);
-    const out = r.json();
-    assert.deepEqual([out.completed, out.apply.error.code], [true, 'repo_mismatch']);
+    assert.equal(r.stdout, '');
+    const out = r.error();
+    assert.deepEqual([out.completed, out.state, out.code], [true, 'completed', 'repo_mismatch']);
     assert.equal(git(repo, 'branch', '--list', 'ordivon/*'), '');
     const text = ordivon(f.dir, 'apply', 'run-1', '--repo', repo, '--state', 'state');
     assert.match(
@@ -156,7 +157,7 @@ describe('ordivon diff, export and apply on a completed Task', { timeout: 120_00
     git(repo, 'commit', '-q', '-m', 'another file');
     const r = ordivon(f.dir, 'apply', 'run-1', '--repo', repo, '--state', 'state', '--json');
     assert.equal(r.status, 1, r.stderr);
-    assert.equal(r.json().error.code, 'repo_mismatch');
+    assert.equal(r.error().code, 'repo_mismatch');
     assert.equal(git(repo, 'branch', '--list', 'ordivon/*'), '');
   });
 
@@ -187,14 +188,14 @@ describe('ordivon diff, export and apply on a completed Task', { timeout: 120_00
     cpSync(join(f.dir, 'seed'), plain, { recursive: true });
     const r = ordivon(f.dir, 'apply', 'run-1', '--repo', plain, '--state', 'state', '--json');
     assert.equal(r.status, 1, r.stderr);
-    assert.equal(r.json().error.code, 'not_a_repository');
+    assert.equal(r.error().code, 'not_a_repository');
   });
 
   it('diff refuses a seed directory changed since the Task was seeded: seed_changed (after the other tests on the shared Task: it edits the seed)', () => {
     writeFileSync(join(f.dir, 'seed', 'a.js'), 'export const x = 0;\n');
     const r = ordivon(f.dir, 'diff', 'run-1', '--state', 'state', '--json');
     assert.equal(r.status, 1, r.stderr);
-    assert.equal(r.json().error.code, 'seed_changed');
+    assert.equal(r.error().code, 'seed_changed');
   });
 
   it('apply, diff and export refuse a workspace changed after acceptance: workspace_changed', () => {
@@ -210,7 +211,7 @@ describe('ordivon diff, export and apply on a completed Task', { timeout: 120_00
     ]) {
       const r = ordivon(g.dir, ...args, '--state', 'state', '--json');
       assert.equal(r.status, 1, `${args[0]}: ${r.stderr}`);
-      assert.equal(r.json().error.code, 'workspace_changed', args[0]);
+      assert.equal(r.error().code, 'workspace_changed', args[0]);
     }
     assert.equal(existsSync(join(g.dir, 'out')), false);
   });

@@ -126,8 +126,8 @@ describe('one admission, however the Host is opened', { timeout: 300_000 }, () =
 
     const decided = await decideCli(state, taskId, 'decide', '--answer', 'ship', '--by', 'alice');
     assert.equal(decided.status, 1, decided.stderr);
-    assert.deepEqual([decided.answer.error?.code, decided.answer.written], ['decision_stale', true]);
-    assert.match(decided.answer.error.message, MOVED);
+    assert.deepEqual([decided.error?.code, decided.error?.written], ['decision_stale', true]);
+    assert.match(decided.error?.message, MOVED);
 
     const sent = await ordivon('send', taskId, JSON.stringify(answer('send')), '--state', state, '--json');
     assert.equal(sent.status, 1, sent.stderr);

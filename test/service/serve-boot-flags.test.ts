@@ -42,7 +42,7 @@ describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, (
         { encoding: 'utf8', env: { ...process.env, ...env } },
       );
       assert.equal(r.status, 2, r.stderr);
-      const error = JSON.parse(r.stdout).error as { code: string; message: string };
+      const error = JSON.parse(r.stderr).error as { code: string; message: string };
       assert.equal(error.code, 'usage');
       assert.ok(error.message.startsWith(named), error.message);
       assert.equal(existsSync(state), false);
@@ -68,7 +68,7 @@ describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, (
       { encoding: 'utf8' },
     );
     assert.equal(r.status, 1, r.stderr);
-    const error = JSON.parse(r.stdout).error as { code: string; message: string };
+    const error = JSON.parse(r.stderr).error as { code: string; message: string };
     assert.equal(error.code, 'storage_failed');
     assert.doesNotMatch(error.message, /secret/);
     assert.equal(existsSync(state), false);

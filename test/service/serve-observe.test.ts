@@ -194,6 +194,6 @@ describe('ordivon serve logs JSON lines and answers /metrics', { timeout: 90_000
       { encoding: 'utf8' },
     );
     assert.equal(bad.status, 2, bad.stderr);
-    assert.equal(JSON.parse(bad.stdout).error.path, '--log-level');
+    assert.equal(JSON.parse(bad.stderr).error.path, '--log-level');
   });
 });

@@ -9,7 +9,14 @@ import { CLI, eventsDigest, http, startServe, type ServeChild } from './serve-ch
 
 function ordivon(...args: string[]) {
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) };
+  return {
+    status: r.status,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    json: () => JSON.parse(r.stdout),
+    /** The `--json` error object, printed on stderr (stdout stays empty). */
+    error: () => JSON.parse(r.stderr).error,
+  };
 }
 
 describe('ordivon serve on a unix socket, with the CLI routed through it', { timeout: 60_000 }, () => {
@@ -74,7 +81,7 @@ describe('ordivon serve on a unix socket, with the CLI routed through it', { tim
       '--json',
     );
     assert.equal(refused.status, 2, 'an invalid event exits 2, as without a service');
-    assert.equal(refused.json().code, 'invalid_event');
+    assert.equal(refused.error().code, 'invalid_event');
     const hostOnly = ordivon(
       'send',
       'sock-1',
@@ -83,9 +90,9 @@ describe('ordivon serve on a unix socket, with the CLI routed through it', { tim
       state,
       '--json',
     );
-    assert.deepEqual([hostOnly.status, hostOnly.json().code], [1, 'not_allowed']);
+    assert.deepEqual([hostOnly.status, hostOnly.stdout, hostOnly.error().code], [1, '', 'not_allowed']);
     const missing = ordivon('show', 'nobody', '--state', state, '--json');
-    assert.deepEqual([missing.status, missing.json().error.code], [1, 'task_not_found']);
+    assert.deepEqual([missing.status, missing.error().code], [1, 'task_not_found']);
 
     const shown = ordivon('show', 'sock-1', '--events', '--state', state, '--json');
     assert.equal(shown.status, 0, shown.stderr);
@@ -126,11 +133,15 @@ describe('ordivon serve refuses to share a state root', { timeout: 30_000 }, () 
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       let out = '';
+      let err = '';
       second.stdout.on('data', (c: Buffer) => (out += c));
-      // 'close', not 'exit': stdout is fully read only once the streams close.
+      second.stderr.on('data', (c: Buffer) => (err += c));
+      // 'close', not 'exit': the streams are fully read only once they close.
       const code = await new Promise<number | null>((resolve) => second.once('close', resolve));
       assert.equal(code, 1);
-      assert.equal(JSON.parse(out).error.code, 'state_locked');
+      assert.equal(out, '', 'an error prints nothing on stdout');
+      // The error is stderr's last line, after the service's log lines.
+      assert.equal(JSON.parse(err.trimEnd().split('\n').at(-1)!).error.code, 'state_locked');
     } finally {
       assert.equal((await first.stop()).code, 0);
     }

@@ -35,7 +35,9 @@ describe('a non-loopback listener requires a bearer token', { timeout: 60_000 },
       },
     );
     assert.equal(r.status, 2, r.stderr);
-    assert.equal(JSON.parse(r.stdout).error.code, 'token_required');
+    assert.equal(r.stdout, '', 'an error prints nothing on stdout');
+    // The error is stderr's last line, after the service's log lines.
+    assert.equal(JSON.parse(r.stderr.trimEnd().split('\n').at(-1)!).error.code, 'token_required');
     assert.equal(existsSync(join(bare, 'service.json')), false);
   });
 

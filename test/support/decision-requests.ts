@@ -60,8 +60,17 @@ export function ordivon(...args: string[]): Promise<{ status: number | null; std
   });
 }
 
-/** `ordivon decide … --json`: the exit code and the answer it printed. */
+/**
+ * `ordivon decide … --json`: the exit code, the answer it printed on stdout when admitted, and the
+ * error object it printed on stderr when not (the refusal's code, path, Task state and `written`).
+ */
 export async function decideCli(state: string, taskId: string, requestId: string, ...flags: string[]) {
   const r = await ordivon('decide', taskId, requestId, '--state', state, '--json', ...flags);
-  return { status: r.status, answer: JSON.parse(r.stdout || r.stderr) as Record<string, any>, stderr: r.stderr };
+  return {
+    status: r.status,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    answer: (r.stdout ? JSON.parse(r.stdout) : undefined) as Record<string, any> | undefined,
+    error: (r.stdout ? undefined : JSON.parse(r.stderr).error) as Record<string, any> | undefined,
+  };
 }

@@ -255,7 +255,7 @@ describe('the frozen hamilton-v1 workload, end to end: both orders, F1–F3, art
     const state = join(tempDir(), 'state');
     const r = await demo(state, '--only', 'F1,F9');
     assert.equal(r.status, 2);
-    const error = JSON.parse(r.stdout).error;
+    const error = JSON.parse(r.stderr).error;
     assert.equal(error.code, 'usage');
     assert.match(error.message, /^--only\[1\]: /);
     assert.equal(existsSync(state), false);

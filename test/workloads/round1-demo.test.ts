@@ -221,7 +221,7 @@ describe('ordivon demo --workload round1: the Round 1 maintenance world end to e
       },
     );
     assert.equal(r.exitCode, 2);
-    const error = JSON.parse(String(r.stdout)).error;
+    const error = JSON.parse(String(r.stderr)).error;
     assert.equal(error.code, 'usage');
     assert.match(error.message, /^--only\[1\]: must be one of maintainer-codex-acp, /);
     assert.equal(existsSync(state), false);
