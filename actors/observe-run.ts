@@ -42,9 +42,9 @@ export async function observeRun(ctx: HostEffectContext, task: TaskHandle, signa
   const claims: Array<{ kind: 'evidence'; key: string }> = [];
   const evidence: Record<string, string> = {};
   const refused: Record<string, ArtifactRefusal> = {};
-  const refuse = (name: string, code: ArtifactRefusalCode, detail: string) => {
-    refused[name] = { code, detail: detail.slice(0, 2_000) };
-    ctx.step(task, `${name} not retained: ${code}: ${detail}`);
+  const refuse = (name: string, code: ArtifactRefusalCode, why: string) => {
+    refused[name] = { code, detail: why.slice(0, 2_000) };
+    ctx.step(task, `${name} not retained: ${code}: ${why}`);
   };
   const produces = new Set(assignedStage(task).produces);
   for (const required of task.spec.requiredArtifacts) {

@@ -635,9 +635,10 @@ describe('stored refusal codes are data, each a row of docs/errors.md', { timeou
       '--json',
     );
     assert.equal(r.status, 1, r.stderr);
-    const out = r.json() as { completed: boolean; reason: { code: string; message: string } };
-    assert.deepEqual([out.completed, out.reason.code], [false, 'verification_failed']);
-    assert.equal(out.reason.message, 'stage fix (g2): exit 1');
+    assert.equal(r.stdout, '', 'a Task not completed is an error on stderr');
+    const out = r.error() as { completed: boolean; code: string; message: string };
+    assert.deepEqual([out.completed, out.code], [false, 'verification_failed']);
+    assert.match(out.message, /stage fix \(g2\): exit 1$/);
   });
 
   it('reads the prose a journal of machine version 4 stored as {code, detail}, the prose kept as the detail', () => {

@@ -1,27 +1,14 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { ORDIVON, main } from '../../scripts/ordivon.js';
 import { sha256 } from '../../store/index.js';
 import { tempDir } from '../support/temp.js';
+import { ordivonSync } from '../support/cli-sync.js';
 import { SPEC } from '../support/tasks.js';
 
-const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
-
-function ordivon(...args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
-  return {
-    status: r.status,
-    stdout: r.stdout,
-    stderr: r.stderr,
-    json: () => JSON.parse(r.stdout),
-    /** The `--json` error object, printed on stderr (stdout stays empty). */
-    error: () => JSON.parse(r.stderr).error,
-  };
-}
+const ordivon = (...args: string[]) => ordivonSync(args);
 
 /** Digest of every file under the state root except the lock: "nothing was written". */
 function rootDigest(root: string): string {

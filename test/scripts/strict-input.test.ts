@@ -5,24 +5,12 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { TaskSpec } from '../../objects/index.js';
 import { tempDir } from '../support/temp.js';
+import { ordivonSync } from '../support/cli-sync.js';
 import { SPEC } from '../support/tasks.js';
 import { CLI, runFixture } from './run-fixture.js';
 
-/** `ordivon ARGS` as another user when `uid` is given (a directory mode means nothing to root). */
-function ordivon(args: string[], uid?: number) {
-  const r = spawnSync(process.execPath, [CLI, ...args], {
-    encoding: 'utf8',
-    ...(uid !== undefined ? { uid, gid: uid } : {}),
-  });
-  return {
-    status: r.status,
-    stdout: r.stdout,
-    stderr: r.stderr,
-    json: () => JSON.parse(r.stdout),
-    /** The `--json` error object, printed on stderr (stdout stays empty). */
-    error: () => JSON.parse(r.stderr).error,
-  };
-}
+/** `ordivon ARGS` as another user when `uid` is given. */
+const ordivon = (args: string[], uid?: number) => ordivonSync(args, uid === undefined ? {} : { uid });
 
 /** No stack trace, only the CLI's own answer. */
 function noStack(text: string): void {

@@ -1,23 +1,14 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';
+import { ordivonSync } from '../support/cli-sync.js';
 import { CLI, eventsDigest, http, startServe, type ServeChild } from './serve-child.js';
 
-function ordivon(...args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
-  return {
-    status: r.status,
-    stdout: r.stdout,
-    stderr: r.stderr,
-    json: () => JSON.parse(r.stdout),
-    /** The `--json` error object, printed on stderr (stdout stays empty). */
-    error: () => JSON.parse(r.stderr).error,
-  };
-}
+const ordivon = (...args: string[]) => ordivonSync(args);
 
 describe('ordivon serve on a unix socket, with the CLI routed through it', { timeout: 60_000 }, () => {
   const dir = tempDir();
