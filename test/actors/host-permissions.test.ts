@@ -2,13 +2,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { HarnessConfig } from '../../actors/harness-config.js';
 import { openHost } from '../../actors/host.js';
-import { hermesLikeLaunch } from '../../drivers/scripted/hermes-script.js';
 import { DecisionRequestObject, OBJECT_KINDS, ReadSetContext } from '../../objects/index.js';
 import { EventStore } from '../../store/index.js';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';
+import { permissionAgent } from '../support/permission-agent.js';
 
 // The whole path on real parts: the Host (real store, Runtime, driver pool worker threads) runs a
 // scripted ACP agent (the official SDK, a child process) that asks to edit a file outside its
@@ -43,23 +42,7 @@ describe('an escalated provider permission request becomes one DecisionRequest, 
   it('asks once across replays, survives the next Assignment, and after allow the next Context shows the grant and its run is allowed', async () => {
     const state = tempDir();
     const trace = join(state, 'agent-trace.jsonl');
-    const agent: HarnessConfig = {
-      driver: 'acp',
-      ...hermesLikeLaunch({
-        trace,
-        steps: [
-          {
-            do: 'permission',
-            id: 'tc-1',
-            title: 'edit the shared settings',
-            kind: 'edit',
-            locations: ['../shared/settings.json'],
-          },
-          { do: 'message', text: 'asked' },
-        ],
-      }),
-      timeoutMs: 30_000,
-    };
+    const agent = permissionAgent(trace);
     const host = await openHost({ state, harnesses: { agent } });
     const sup = host.supervisor;
     const taskId = 't-perm';

@@ -1,40 +1,21 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { HarnessConfig } from '../../actors/harness-config.js';
 import { openHost } from '../../actors/host.js';
-import { hermesLikeLaunch } from '../../drivers/scripted/hermes-script.js';
 import { ordivon, serveInProcess } from '../support/decision-requests.js';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';
+import { permissionAgent } from '../support/permission-agent.js';
 import { http } from '../service/serve-child.js';
 
 // Real parts throughout: the Host runs a scripted ACP agent (a child process) that asks to edit a
 // file outside its workspace; the control API is served on loopback; `ordivon show` is a child.
 
-const agent = (trace: string): HarnessConfig => ({
-  driver: 'acp',
-  ...hermesLikeLaunch({
-    trace,
-    steps: [
-      {
-        do: 'permission',
-        id: 'tc-1',
-        title: 'edit the shared settings',
-        kind: 'edit',
-        locations: ['../shared/settings.json'],
-      },
-      { do: 'message', text: 'asked' },
-    ],
-  }),
-  timeoutMs: 30_000,
-});
-
 describe('grants in show and in the control API’s Task view', { timeout: 120_000 }, () => {
   it('lists the answered permission request as a grant for the next Context, then under the Context that recorded it', async () => {
     const state = tempDir();
     const taskId = 't-grants';
-    const host = await openHost({ state, harnesses: { agent: agent(join(state, 'trace.jsonl')) } });
+    const host = await openHost({ state, harnesses: { agent: permissionAgent(join(state, 'trace.jsonl')) } });
     const sup = host.supervisor;
     const service = await serveInProcess(sup);
     let grant: Record<string, string>;

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { openHost, type HostOptions } from '../../actors/host.js';
-import { createSupervisor, type Supervisor } from '../../actors/supervisor.js';
+import { createSupervisor, type Supervisor, type SupervisorOptions } from '../../actors/supervisor.js';
 import { sha256 } from '../../store/index.js';
 import {
   DECISION_HARNESSES,
@@ -75,23 +75,30 @@ function cliRefusal(stdout: string, stderr: string): { code: string; text: strin
   return json.error ? { code: json.error.code, text: json.error.message } : { code: json.code, text: json.detail };
 }
 
+/**
+ * A bare supervisor on `options` admits the answer to `fresh` (the world is as bound), stops, and
+ * then the policy its DecisionRequests are bound to changes.
+ */
+async function admitFreshThenMovePolicy(options: SupervisorOptions, taskId: string, world: string): Promise<void> {
+  const sup = createSupervisor(options);
+  await sup.start();
+  try {
+    const fresh = await sup.send(taskId, answer('fresh'));
+    assert.deepEqual([fresh.admitted, fresh.code], [true, undefined], fresh.detail);
+  } finally {
+    await sup.stop();
+  }
+  writeFileSync(join(world, 'POLICY.md'), POLICY_2);
+}
+
 describe('one admission, however the Host is opened', { timeout: 300_000 }, () => {
   it('refuses the same stale answer decision_stale, naming bound and current digest, through the bare supervisor, the control API, serve with and without harnesses, decide and send', async () => {
     const { state, taskId, world } = await staleRequests();
 
     // The world as bound: the bare supervisor finds the workspace source where openHost put it, so nothing is stale.
+    await admitFreshThenMovePolicy({ state }, taskId, world);
+
     let sup: Supervisor = createSupervisor({ state });
-    await sup.start();
-    try {
-      const fresh = await sup.send(taskId, answer('fresh'));
-      assert.deepEqual([fresh.admitted, fresh.code], [true, undefined], fresh.detail);
-    } finally {
-      await sup.stop();
-    }
-
-    writeFileSync(join(world, 'POLICY.md'), POLICY_2);
-
-    sup = createSupervisor({ state });
     await sup.start();
     try {
       const bare = await sup.send(taskId, answer('bare'));
@@ -164,16 +171,8 @@ describe('one admission on a shared PostgreSQL history', { skip: part.skip, time
     const url = await createDatabase(server().url, 'one_admission');
     const shared = { store: url, cluster: { hostId: 'host-a', leaseMs: 600_000 } };
     const { state, taskId, world } = await staleRequests(['fresh', 'stale'], shared);
-    let sup = createSupervisor({ state, ...shared });
-    await sup.start();
-    try {
-      const fresh = await sup.send(taskId, answer('fresh'));
-      assert.deepEqual([fresh.admitted, fresh.code], [true, undefined], fresh.detail);
-    } finally {
-      await sup.stop();
-    }
-    writeFileSync(join(world, 'POLICY.md'), POLICY_2);
-    sup = createSupervisor({ state, ...shared });
+    await admitFreshThenMovePolicy({ state, ...shared }, taskId, world);
+    const sup = createSupervisor({ state, ...shared });
     await sup.start();
     try {
       const stale = await sup.send(taskId, answer('stale'));

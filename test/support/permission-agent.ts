@@ -1,0 +1,24 @@
+import type { HarnessConfig } from '../../actors/harness-config.js';
+import { hermesLikeLaunch } from '../../drivers/scripted/hermes-script.js';
+
+/**
+ * The scripted Hermes-like ACP agent asking one permission, to edit a file outside its workspace
+ * (`../shared/settings.json`, tool call `tc-1`), then saying "asked"; its wire trace goes to `trace`.
+ */
+export const permissionAgent = (trace: string): HarnessConfig => ({
+  driver: 'acp',
+  ...hermesLikeLaunch({
+    trace,
+    steps: [
+      {
+        do: 'permission',
+        id: 'tc-1',
+        title: 'edit the shared settings',
+        kind: 'edit',
+        locations: ['../shared/settings.json'],
+      },
+      { do: 'message', text: 'asked' },
+    ],
+  }),
+  timeoutMs: 30_000,
+});
