@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { createSupervisor } from '../../actors/supervisor.js';
 import { operatorRequest } from '../support/decision-requests.js';
 import { SPEC } from '../support/tasks.js';
-import { CLI, runFixture } from './run-fixture.js';
+import { CLI, runFixture, seedRepo } from './run-fixture.js';
 
 /**
  * docs/cli.md's convention, command by command, in real child processes on one state root:
@@ -34,11 +34,6 @@ const cancelHuman = 'conv-cancel-text';
 
 function cli(args: string[]) {
   return spawnSync(process.execPath, [CLI, ...args], { cwd: f.dir, encoding: 'utf8' });
-}
-
-function git(cwd: string, ...args: string[]): void {
-  const r = spawnSync('git', args, { cwd, encoding: 'utf8' });
-  assert.equal(r.status, 0, `git ${args.join(' ')}: ${r.stderr}`);
 }
 
 /** Progress lines a successful command may print on stderr (docs/cli.md#streams): `run`'s steps, the checks' progress. */
@@ -225,12 +220,7 @@ describe('one CLI convention: streams, exit codes, one JSON error shape', { time
     for (const id of ['q-json', 'q-text']) assert.equal(await sup.openRequest('conv-ask', operatorRequest(id)), true);
     await sup.stop();
     // A repository whose HEAD is the seed run-1 starts from, for apply.
-    cpSync(join(f.dir, 'seed'), repo, { recursive: true });
-    git(repo, 'init', '-q', '-b', 'main');
-    git(repo, 'config', 'user.name', 'Test User');
-    git(repo, 'config', 'user.email', 'test@example.com');
-    git(repo, 'add', '-A');
-    git(repo, 'commit', '-q', '-m', 'seed');
+    seedRepo(f, 'repo'); // at `repo`
   });
 
   for (const row of ROWS)

@@ -1,5 +1,6 @@
+import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, watch, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, watch, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../support/temp.js';
@@ -132,4 +133,23 @@ export function killWhenFile(
 /** The `--json` error object of a run: stderr's last line, after the progress lines (docs/cli.md). */
 export function lastError(stderr: string): Record<string, any> {
   return JSON.parse(stderr.trimEnd().split('\n').at(-1)!).error;
+}
+
+/** `git ARGS` in `cwd`: its stdout; the test fails when git does. */
+export function git(cwd: string, ...args: string[]): string {
+  const r = spawnSync('git', args, { cwd, encoding: 'utf8' });
+  assert.equal(r.status, 0, `git ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** A git repository in `<fixture>/<name>` whose one commit is the fixture's seed. */
+export function seedRepo(f: RunFixture, name: string): string {
+  const repo = join(f.dir, name);
+  cpSync(join(f.dir, 'seed'), repo, { recursive: true });
+  git(repo, 'init', '-q', '-b', 'main');
+  git(repo, 'config', 'user.name', 'Test User');
+  git(repo, 'config', 'user.email', 'test@example.com');
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '-m', 'seed');
+  return repo;
 }

@@ -1,31 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { ordivon, runFixture, type RunFixture } from './run-fixture.js';
+import { git, ordivon, runFixture, seedRepo, type RunFixture } from './run-fixture.js';
 
 const RUN = ['run', '--spec', 'spec.json', '--stages', 'investigate=a,fix=b', '--state', 'state'];
-
-/** `git ARGS` in `cwd`: its stdout; the test fails when git does. */
-function git(cwd: string, ...args: string[]): string {
-  const r = spawnSync('git', args, { cwd, encoding: 'utf8' });
-  assert.equal(r.status, 0, `git ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
-
-/** A git repository in `<fixture>/<name>` whose one commit is the fixture's seed. */
-function seedRepo(f: RunFixture, name: string): string {
-  const repo = join(f.dir, name);
-  cpSync(join(f.dir, 'seed'), repo, { recursive: true });
-  git(repo, 'init', '-q', '-b', 'main');
-  git(repo, 'config', 'user.name', 'Test User');
-  git(repo, 'config', 'user.email', 'test@example.com');
-  git(repo, 'add', '-A');
-  git(repo, 'commit', '-q', '-m', 'seed');
-  return repo;
-}
 
 const sha256 = (bytes: Buffer | string) => 'sha256:' + createHash('sha256').update(bytes).digest('hex');
 
