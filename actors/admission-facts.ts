@@ -16,6 +16,8 @@ export interface AdmissionFacts {
   known?: boolean;
   generation?: number;
   authority?: 'trusted' | 'untrusted' | null;
+  /** Whether the chosen candidate's stage puts it to a person for lack of trusted authority (a decision). */
+  ask?: boolean;
   /** The chosen candidate's action kind (a decision). */
   action?: CandidateAction['kind'] | null;
   /** The Host's clock, epoch ms (an answer: expiry is decided on it). */
@@ -65,13 +67,16 @@ export async function admissionFacts(
   const candidate = compiled.readSet?.candidates.find((c) => c.id === input.candidateId);
   const stale =
     current && candidate && compiled.readSet ? await staleSources(compiled.readSet, context.goal, read) : [];
-  return {
+  const facts: AdmissionFacts = {
     stale,
     known: true,
     generation: compiled.generation,
     authority: candidate?.authority ?? null,
     action: candidate?.action.kind ?? null,
   };
+  // Written only where it applies, so decisions on other stages keep the shape they had.
+  if (candidate?.authority === 'untrusted' && compiled.readSet?.untrustedAuthority === 'ask') facts.ask = true;
+  return facts;
 }
 
 /**

@@ -62,9 +62,13 @@ function decisionSection(stage: Stage, candidates: CompiledCandidate[], contextD
   if (!decision) return [];
   const support = (c: CompiledCandidate) =>
     c.supportedBy.length ? c.supportedBy.map((s) => `${s.sourceId} [${s.trust}]`).join(', ') : 'no source';
+  const admits =
+    decision.untrustedAuthority === 'ask'
+      ? 'a candidate with an untrusted supporting source is put to a person first'
+      : 'it admits only a candidate whose every supporting source is trusted';
   return [
     '',
-    'Decision: choose exactly one candidate by its id. The Host performs the chosen action, you do not; it admits only a candidate whose every supporting source is trusted.',
+    `Decision: choose exactly one candidate by its id. The Host performs the chosen action, you do not; ${admits}.`,
     ...candidates.map((c) => `- ${c.id}: ${c.summary} (supported by ${support(c)})`),
     `Write ${decision.artifact} as JSON: {"contextDigest": "${contextDigest}", "candidateId": "<one id above>", "rationale": "<why>"}`,
   ];
@@ -140,6 +144,7 @@ export function compileContext(
     items,
     candidates,
   };
+  if (stage.decision?.untrustedAuthority === 'ask') body.untrustedAuthority = 'ask';
   const grants = grantsOf(store, context);
   if (grants) body.grants = grants;
   const digest = digestOf({ kind: 'context', body });

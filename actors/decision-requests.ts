@@ -13,6 +13,9 @@ import { contextOf } from './read-set.js';
  * (`request.answer`), where the statechart refuses any answer that comes too late.
  */
 
+/** What revokes a request bound to the Task's Context before it is answered, in words. */
+export const REVOKED_WITH_CONTEXT = ['a new Assignment generation', 'a trusted source of the bound Context moves'];
+
 /** What the opener says; the Host adds the Task, generation, bound Context and world revision, and the deadline. */
 export type RequestInput = Omit<
   DecisionRequestObject,

@@ -4,6 +4,7 @@ import { HostError } from './errors.js';
 import { clientRequestId, jobOf, type HostEffectContext } from './host-effects-options.js';
 import { contextOf } from './read-set.js';
 import { performEffect, reconcileEffect } from './effect-actions.js';
+import { REVOKED_WITH_CONTEXT, openDecisionRequest } from './decision-requests.js';
 import { untilAborted } from './until-aborted.js';
 
 /**
@@ -54,6 +55,58 @@ function admittedCandidate(task: TaskHandle): CompiledCandidate {
   // The statechart admitted it as a candidate of that Context, so it is there.
   if (!candidate) throw new HostError('candidate_unknown', `no candidate ${decision.candidateId} in its Context`);
   return candidate;
+}
+
+/** The request about a candidate's authority: one per Assignment generation (a new one revokes it). */
+export function authorityRequestId(task: Pick<TaskHandle, 'taskId' | 'context'>): string {
+  const { attempt, generation } = task.context;
+  return `${task.taskId}/a${attempt}/g${generation}/authority`;
+}
+
+/**
+ * `escalate_authority`: the provider chose a candidate resting on sources that are not trusted,
+ * on a stage that puts such a choice to a person. The request names the candidate, its action and
+ * each untrusted source; it is bound to the Context the choice was made against, so an answer
+ * after a trusted source moved is `decision_stale` and the stage reruns. `approve` performs the
+ * candidate, `refuse` leaves the Task waiting.
+ */
+export async function askAuthority(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
+  const asked = task.context.asked!;
+  const candidate = contextOf(task.store, task.taskId, asked.contextDigest)?.readSet?.candidates.find(
+    (c) => c.id === asked.candidateId,
+  );
+  // The statechart held it as a candidate of that Context, so it is there.
+  if (!candidate) throw new HostError('candidate_unknown', `no candidate ${asked.candidateId} in its Context`);
+  const untrusted = candidate.supportedBy.filter((s) => s.trust !== 'trusted');
+  const sources = untrusted.length ? untrusted.map((s) => s.sourceId).join(', ') : 'no source';
+  await openDecisionRequest(ctx, task, 'authority', {
+    requestId: authorityRequestId(task),
+    pendingAction: `perform candidate ${candidate.id} (${candidate.summary}): ${describeAction(candidate)}`,
+    participant: 'operator',
+    alternatives: [
+      { id: 'approve', summary: `perform ${candidate.id} on the authority of the answer` },
+      { id: 'refuse', summary: 'perform nothing; the Task waits for a new Assignment' },
+    ],
+    evidence: [`decision ${asked.digest}`, `Context ${asked.contextDigest}`],
+    unresolvedClaims: untrusted.map((s) => `what ${s.sourceId} says (${s.trust})`),
+    consequence: `the Host performs what only ${sources} support${untrusted.length === 1 ? 's' : ''}`,
+    reversibility: 'unknown',
+    authority: 'a person who can vouch for the untrusted sources',
+    budgetImpact: 'none known',
+    revokedWhen: REVOKED_WITH_CONTEXT,
+    costOfDelay: 'the Task waits',
+    allowed: ['approve', 'refuse'],
+    candidate: { id: candidate.id, untrustedSources: untrusted },
+    ttlMs: null,
+  });
+}
+
+/** A candidate's action in words, for the person asked. */
+function describeAction(candidate: CompiledCandidate): string {
+  const { action } = candidate;
+  if (action.kind === 'command') return [action.command, ...action.args].join(' ');
+  if (action.kind === 'effect') return `${action.operation} ${action.target} through ${action.adapter}`;
+  return action.kind;
 }
 
 /**

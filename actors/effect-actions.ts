@@ -5,7 +5,7 @@ import { digestOf } from '../store/index.js';
 import type { TaskHandle } from './effects.js';
 import { HostError } from './errors.js';
 import { clientRequestId, type HostEffectContext } from './host-effects-options.js';
-import { openDecisionRequest } from './decision-requests.js';
+import { REVOKED_WITH_CONTEXT, openDecisionRequest } from './decision-requests.js';
 import type { EffectAdapter } from './effect-adapter.js';
 
 /**
@@ -170,7 +170,7 @@ export async function escalateEffect(ctx: HostEffectContext, task: TaskHandle): 
     reversibility: 'unknown',
     authority: 'the operator of the system the Effect went to',
     budgetImpact: 'none known',
-    revokedWhen: ['a new Assignment generation', 'a trusted source of the bound Context moves'],
+    revokedWhen: REVOKED_WITH_CONTEXT,
     costOfDelay: 'the Task waits',
     allowed: ['reconcile', 'abandon'],
     ttlMs: null,

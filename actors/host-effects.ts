@@ -2,7 +2,7 @@ import type { FrontierWork } from '../machines/index.js';
 import { sourceDigest } from '../runtime/index.js';
 import { sourcesOf } from '../objects/index.js';
 import { compileContext } from './context-compiler.js';
-import { act, rerun, submitStageDecision } from './decisions.js';
+import { act, askAuthority, rerun, submitStageDecision } from './decisions.js';
 import { confirmEffect, escalateEffect, reconcileEffect } from './effect-actions.js';
 import { readSource, type SourceRead } from './read-set.js';
 import { dispatchRun, reconcileRun } from './dispatch-run.js';
@@ -35,6 +35,8 @@ export {
  * - `verify`: run the acceptance command as a Runtime job, recompute the source digest and the
  *   frozen test digests on the Host, and commit the outcome only if all agree;
  * - `act`: perform the admitted decision's candidate action (decisions.ts);
+ * - `escalate_authority`: a chosen candidate without trusted authority, on a stage that puts one
+ *   to a person: open the DecisionRequest naming its untrusted sources (decisions.ts);
  * - `rerun`: the Context moved under the Assignment; run its stage again under the next generation;
  * - `confirm_effect`, `reconcile_effect`, `escalate_effect`: an Effect whose answer was not
  *   recorded is unknown, looked up by its request id, and put to an operator when nothing is
@@ -75,6 +77,8 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
           return reconcileEffect(ctx, task);
         case 'escalate_effect':
           return escalateEffect(ctx, task);
+        case 'escalate_authority':
+          return askAuthority(ctx, task);
         case 'none':
           return;
       }

@@ -139,6 +139,7 @@ export function kernelEvent(input: EventInput, at: KernelFacts): KernelEvent | {
         known: facts.known ?? false,
         authority: facts.authority ?? null,
         action: facts.action ?? null,
+        ...(facts.ask ? { ask: true } : {}),
         ...staleField(facts),
       };
       return { event, prepared: [decision] };

@@ -39,6 +39,7 @@ export {
   stateName,
   classifyTransition,
   FINAL_TASK_STATES,
+  RESTING_TASK_STATES,
   type FrontierWork,
   type Disposition,
 } from './task-frontier.js';

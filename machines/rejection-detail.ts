@@ -65,7 +65,7 @@ function decisionDetail(
       : `Context ${named} was left; the current one is ${context.contextDigest ? short(context.contextDigest) : 'none'}`;
   if (reason === 'candidate_unknown') return `no candidate ${event.candidateId} in Context ${named}`;
   if (reason === 'untrusted_authority')
-    return `candidate ${event.candidateId} is not supported by trusted sources only`;
+    return `candidate ${event.candidateId} is not supported by trusted sources only${event.ask ? '; a person is asked' : ''}`;
   return undefined;
 }
 

@@ -83,7 +83,7 @@ export type RequestStatus = 'pending' | 'answered' | 'expired' | 'revoked';
 export interface RequestState {
   generation: number;
   digest: string;
-  about: 'effect' | 'permission' | 'operator';
+  about: 'effect' | 'permission' | 'operator' | 'authority';
   contextDigest: string | null;
   /** Epoch ms after which an answer is expired; null: none. */
   expiresAt: number | null;
@@ -113,6 +113,11 @@ export interface TaskContext {
   proposal: { generation: number; digest: string } | null;
   /** The decision admitted for the current Assignment's Context (a decision stage), null before one. */
   decision: { generation: number; contextDigest: string; candidateId: string; digest: string } | null;
+  /**
+   * A decision whose candidate's authority is not trusted, held while a person is asked
+   * (`authorizing`, machine version 6): approved, it becomes `decision`. Null otherwise.
+   */
+  asked: { generation: number; contextDigest: string; candidateId: string; digest: string } | null;
   /** The admitted candidate's action, once the Host performed it. */
   action: { generation: number; candidateId: string; ok: boolean } | null;
   /** The Task's latest external Effect (machine version 4), null before one. */
@@ -147,6 +152,7 @@ export const EMPTY_TASK_CONTEXT: TaskContext = {
   lastReceipt: null,
   proposal: null,
   decision: null,
+  asked: null,
   action: null,
   effect: null,
   requests: {},

@@ -363,12 +363,14 @@ export const TASK_EVENTS = [
       authority: z.enum(['trusted', 'untrusted']).nullable(),
       /** The candidate's action kind (absent in events written before Effects). */
       action: z.enum(['none', 'command', 'effect', 'reconcile', 'abandon']).nullable().optional(),
+      /** An untrusted candidate of a Context whose stage puts it to a person (machine version 6). */
+      ask: z.boolean().optional(),
       stale: Stale,
     },
     {
       external: true,
       refs: { decisionDigest: 'decision' },
-      writes: ['decisionDigest', 'generation', 'known', 'authority', 'action', 'stale'],
+      writes: ['decisionDigest', 'generation', 'known', 'authority', 'action', 'ask', 'stale'],
       sent: {
         /** Kept in the Decision object the kernel writes. */
         rationale: z.string().max(20_000).default(''),
@@ -422,7 +424,7 @@ export const TASK_EVENTS = [
       requestId: Id,
       requestDigest: Digest,
       generation: z.number().int().nonnegative(),
-      about: z.enum(['effect', 'permission', 'operator']),
+      about: z.enum(['effect', 'permission', 'operator', 'authority']),
       contextDigest: Digest.nullable(),
       /** Epoch milliseconds after which an answer is expired; null: no deadline. */
       expiresAt: z.number().int().nonnegative().nullable(),

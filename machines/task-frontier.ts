@@ -17,7 +17,8 @@ export type FrontierWork =
   | 'confirm_effect' // effecting: intent durable, answer not recorded; the Effect is unknown
   | 'reconcile_effect' // effect_unknown.checking: look the Effect up by its exact request id
   | 'escalate_effect' // effect_unknown.escalating: nothing found; open a DecisionRequest for an operator
-  | 'none'; // open, waiting, effect_unknown.held, blocked, completed, cancelled: nothing until an event arrives
+  | 'escalate_authority' // authorizing.escalating: ask a person about a candidate whose authority is not trusted
+  | 'none'; // open, waiting, effect_unknown.held, authorizing.held, blocked, completed, cancelled: nothing until an event arrives
 
 /** Dotted name of a Task state value, e.g. `assigned.ready`. */
 export function stateName(value: StateValue): string {
@@ -39,6 +40,7 @@ const FRONTIER: Record<string, FrontierWork> = {
   effecting: 'confirm_effect',
   'effect_unknown.checking': 'reconcile_effect',
   'effect_unknown.escalating': 'escalate_effect',
+  'authorizing.escalating': 'escalate_authority',
 };
 
 export function taskFrontier(value: StateValue): FrontierWork {
@@ -53,6 +55,21 @@ export function snapshotView(snapshot: { value?: unknown; status?: unknown }): {
   const value = snapshot.value as StateValue;
   return { state: stateName(value), frontier: snapshot.status === 'done' ? 'none' : taskFrontier(value) };
 }
+
+/**
+ * States with no frontier work: the Task does nothing until an event arrives (a new Assignment,
+ * an answer, a cancellation) or never again. What a caller waits for when it waits for a Task to
+ * come to rest.
+ */
+export const RESTING_TASK_STATES: readonly string[] = [
+  'open',
+  'waiting',
+  'effect_unknown.held',
+  'authorizing.held',
+  'blocked',
+  'completed',
+  'cancelled',
+];
 
 /** States in which a Task takes no further events. */
 export const FINAL_TASK_STATES: readonly string[] = ['completed', 'cancelled'];

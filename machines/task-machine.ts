@@ -9,7 +9,7 @@ import { generationOf, missingEvidence, rejection, requestOf, staleOf } from './
  * guards or context, and add a persisted-snapshot fixture for the new version under
  * test/fixtures/machines/.
  */
-export const TASK_MACHINE_VERSION = 5;
+export const TASK_MACHINE_VERSION = 6;
 
 /** Counts a retained event as rejected and keeps it as the latest rejection. */
 function reject(reason: RejectionReason) {
@@ -22,14 +22,21 @@ function reject(reason: RejectionReason) {
 /**
  * How a decision on the current Context is taken (evaluating, waiting): an unknown Context is a
  * mismatch, an earlier or already-decided one superseded (both retained where they are); an
- * invented candidate or one without trusted authority leaves the Task waiting with nothing done;
- * a moved read set makes the Assignment stale; otherwise the Host acts on the candidate.
+ * invented candidate or one without trusted authority leaves the Task waiting with nothing done,
+ * unless its stage puts such a candidate to a person (`authorizing`, still retained
+ * `untrusted_authority`); a moved read set makes the Assignment stale; otherwise the Host acts on
+ * the candidate.
  */
 const DECISION = [
   { guard: not('contextKnown'), actions: 'rejectContext' },
   { guard: or([not('contextMatches'), 'decided']), actions: 'rejectSuperseded' },
   { guard: not('candidateKnown'), target: '#task.waiting', actions: 'rejectCandidate' },
   { guard: 'stale', target: '#task.stale', actions: 'rejectStaleContext' },
+  {
+    guard: and([not('trustedAuthority'), 'asksAuthority', not('effectBlocks')]),
+    target: '#task.authorizing',
+    actions: ['rejectAuthority', 'askAuthority'],
+  },
   { guard: not('trustedAuthority'), target: '#task.waiting', actions: 'rejectAuthority' },
   { guard: 'effectBlocks', target: '#task.waiting', actions: 'rejectEffectUnknown' },
   { target: '#task.acting', actions: 'decide' },
@@ -48,6 +55,37 @@ const ANSWER_REFUSALS = [
   { guard: 'requestRevoked', actions: 'rejectRevoked' },
   { guard: 'requestStale', actions: ['revokeRequest', 'rejectRequestStale'] },
   { guard: not('answerAllowed'), actions: 'rejectAnswer' },
+] as const;
+
+/**
+ * How the answer to the request about a candidate's authority is taken (`authorizing.held`): past
+ * its deadline the Task waits; bound to a world that moved, the stage reruns; `approve` performs
+ * the held decision, any other allowed answer leaves the Task waiting. Answers to the Task's other
+ * requests are taken as anywhere else.
+ */
+const AUTHORITY_ANSWER = [
+  {
+    guard: and(['authorityRequest', 'requestPending', 'requestExpired']),
+    target: '#task.waiting',
+    actions: ['expireRequest', 'rejectExpired', 'dropAsked'],
+  },
+  {
+    guard: and(['authorityRequest', 'requestPending', 'requestStale']),
+    target: '#task.stale',
+    actions: ['revokeRequest', 'rejectRequestStale', 'dropAsked'],
+  },
+  {
+    guard: and(['authorityRequest', 'requestPending', 'answerAllowed', 'answersApprove']),
+    target: '#task.acting',
+    actions: ['answerRequest', 'approveAsked'],
+  },
+  {
+    guard: and(['authorityRequest', 'requestPending', 'answerAllowed']),
+    target: '#task.waiting',
+    actions: ['answerRequest', 'dropAsked'],
+  },
+  ...ANSWER_REFUSALS,
+  { actions: 'answerRequest' },
 ] as const;
 
 /**
@@ -118,6 +156,7 @@ export const taskMachine = setup({
       event.type === 'decision.submit' && context.decision?.contextDigest === event.contextDigest,
     candidateKnown: ({ event }) => event.type === 'decision.submit' && event.authority !== null,
     trustedAuthority: ({ event }) => event.type === 'decision.submit' && event.authority === 'trusted',
+    asksAuthority: ({ event }) => event.type === 'decision.submit' && event.ask === true,
     actionOk: ({ event }) => event.type === 'action.record' && event.ok,
     sameEffect: ({ context, event }) => 'requestId' in event && context.effect?.requestId === event.requestId,
     reconcileByHost: ({ context }) => context.effect?.reconcile === 'host',
@@ -150,6 +189,8 @@ export const taskMachine = setup({
     },
     answerAllowed: ({ event }) => event.type === 'request.answer' && event.allowed,
     effectRequest: ({ context, event }) => requestOf(context, event)?.about === 'effect',
+    authorityRequest: ({ context, event }) => requestOf(context, event)?.about === 'authority',
+    answersApprove: ({ event }) => event.type === 'request.answer' && event.answer === 'approve',
     answersReconcile: ({ event }) => event.type === 'request.answer' && event.answer === 'reconcile',
     answersAbandon: ({ event }) => event.type === 'request.answer' && event.answer === 'abandon',
   },
@@ -255,6 +296,7 @@ export const taskMachine = setup({
         dispatch: null,
         proposal: null,
         decision: null,
+        asked: null,
         action: null,
       };
     }),
@@ -266,6 +308,13 @@ export const taskMachine = setup({
       assertEvent(event, 'goal.revise');
       return { goal: { revision: event.goalRevision, digest: event.goalDigest } };
     }),
+    askAuthority: assign(({ event }) => {
+      assertEvent(event, 'decision.submit');
+      const { generation, contextDigest, candidateId, decisionDigest } = event;
+      return { asked: { generation, contextDigest, candidateId, digest: decisionDigest } };
+    }),
+    approveAsked: assign(({ context }) => ({ decision: context.asked, asked: null })),
+    dropAsked: assign({ asked: null }),
     decide: assign(({ event }) => {
       assertEvent(event, 'decision.submit');
       const { generation, contextDigest, candidateId, decisionDigest } = event;
@@ -451,6 +500,46 @@ export const taskMachine = setup({
           { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
         ],
         'decision.submit': DECISION,
+      },
+    },
+    /**
+     * A chosen candidate whose authority is not trusted, put to a person: the Host opens the
+     * request about `authority` naming its untrusted sources (`escalating`, frontier
+     * `escalate_authority`), then waits for its answer (`held`). A new Assignment revokes it.
+     */
+    authorizing: {
+      initial: 'escalating',
+      on: {
+        'assignment.commit': [
+          UNKNOWN_HARNESS,
+          { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
+        ],
+      },
+      states: {
+        escalating: {
+          on: { 'request.open': { guard: and(['fromHost', 'requestNew']), target: 'held', actions: 'openRequest' } },
+        },
+        held: {
+          on: {
+            'request.answer': AUTHORITY_ANSWER,
+            'request.expire': [
+              {
+                guard: and(['fromHost', 'authorityRequest', 'requestPending', 'requestExpired']),
+                target: '#task.waiting',
+                actions: ['expireRequest', 'dropAsked'],
+              },
+              { guard: and(['fromHost', 'requestPending', 'requestExpired']), actions: 'expireRequest' },
+            ],
+            'request.revoke': [
+              {
+                guard: and(['fromHost', 'authorityRequest', 'requestPending']),
+                target: '#task.waiting',
+                actions: ['revokeRequest', 'dropAsked'],
+              },
+              { guard: and(['fromHost', 'requestPending']), actions: 'revokeRequest' },
+            ],
+          },
+        },
       },
     },
     /** The Host performs the admitted candidate's action (frontier `act`); the provider only chose it. */

@@ -62,6 +62,8 @@ export const ReadSetContext = z.object({
   goal: z.object({ revision: z.number().int().positive(), digest: Digest }),
   items: z.array(ReadSetItem),
   candidates: z.array(CompiledCandidate),
+  /** A decision stage that puts a candidate without trusted authority to a person (`untrustedAuthority: "ask"`). */
+  untrustedAuthority: z.literal('ask').optional(),
   /**
    * Provider permission requests a person answered (DecisionRequests about `permission`): the run
    * of this Context is allowed exactly the `allow`ed ones and refused the others
@@ -190,8 +192,11 @@ export const EffectReceiptObject = z.object({
 });
 export type EffectReceiptObject = z.infer<typeof EffectReceiptObject>;
 
-/** What a DecisionRequest is about: an Effect left unknown, a provider's permission request, an operator question. */
-export const RequestAbout = z.enum(['effect', 'permission', 'operator']);
+/**
+ * What a DecisionRequest is about: an Effect left unknown, a provider's permission request, an
+ * operator question, or a chosen candidate whose authority is not trusted.
+ */
+export const RequestAbout = z.enum(['effect', 'permission', 'operator', 'authority']);
 export type RequestAbout = z.infer<typeof RequestAbout>;
 
 /**
@@ -229,6 +234,16 @@ export const DecisionRequestObject = z.object({
   allowed: z.array(z.string().min(1)).min(1),
   /** A provider permission request this one escalates: its stable key and what it asked. */
   permission: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * The candidate a request about `authority` asks to perform, and the sources it rests on that are
+   * not trusted (empty: no source supports it at all).
+   */
+  candidate: z
+    .object({
+      id: z.string().min(1),
+      untrustedSources: z.array(z.object({ sourceId: z.string().min(1), trust: Trust })),
+    })
+    .optional(),
 });
 export type DecisionRequestObject = z.infer<typeof DecisionRequestObject>;
 

@@ -140,6 +140,11 @@ function specSchemas(object: ObjectOf) {
     /** The artifact (one of the stage's `produces`, contract `decision`) the choice is written to. */
     artifact: WorkspacePath,
     candidates: z.array(Candidate).min(1),
+    /**
+     * A chosen candidate whose authority is not trusted: refused `untrusted_authority` (`refuse`,
+     * the default), or put to a person as a DecisionRequest naming its untrusted sources (`ask`).
+     */
+    untrustedAuthority: z.enum(['refuse', 'ask']).optional(),
   });
 
   /** One stage of the Task's work: an Assignment names it. */

@@ -3,6 +3,7 @@ import { openHost, type Host } from '../../actors/host.js';
 import { pinFrozenTests } from '../../actors/frozen-tests.js';
 import { parseTaskSpec, specDifferences } from '../../actors/new-task.js';
 import { stageNamed, type TaskSpec } from '../../objects/index.js';
+import { RESTING_TASK_STATES } from '../../machines/index.js';
 import { CliError, EXIT, cliErrorOf, emit, readSpecFile, type CliErrorCode, type Io } from '../cli-io.js';
 import { appliedText, checkRepository, workBack, type WorkBack } from './apply.js';
 import { loadConfig } from '../config.js';
@@ -13,7 +14,7 @@ import { followTask } from '../run-progress.js';
 import { serveRun } from './run-service.js';
 
 /** States in which a Task does nothing until it is sent an event. */
-const REST = ['open', 'waiting', 'completed', 'cancelled', 'blocked'];
+const REST = [...RESTING_TASK_STATES];
 
 /** Why a run did not complete the Task: a code and a sentence, printed and returned as data. */
 interface NotCompleted {

@@ -36,6 +36,30 @@ const decision = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
+/** The Host's request about the held candidate's authority (`q`), bound to Context `c`. */
+const openAuthority = (over: Record<string, unknown> = {}) => ({
+  type: 'request.open',
+  requestId: 'q',
+  requestDigest: D('q'),
+  generation: 1,
+  about: 'authority',
+  contextDigest: D('c'),
+  expiresAt: null,
+  ...over,
+});
+
+const answer = (value: string, over: Record<string, unknown> = {}) => ({
+  type: 'request.answer',
+  requestId: 'q',
+  answer: value,
+  answeredBy: 'ops',
+  note: '',
+  now: 50,
+  allowed: true,
+  origin: 'external',
+  ...over,
+});
+
 describe('decisions in the Task statechart', () => {
   it('admits a trusted candidate on the current, fresh Context: the Host acts, then evaluates again', () => {
     let snap = take(evaluating(), decision(), 7);
@@ -87,6 +111,70 @@ describe('decisions in the Task statechart', () => {
       );
       assert.equal(snap.context.decision, null);
     }
+  });
+
+  it('an untrusted candidate on a stage that asks is retained untrusted_authority and held while a person is asked; approve performs it', () => {
+    let snap = take(evaluating(), decision({ authority: 'untrusted', ask: true, candidateId: 'strip' }), 7);
+    assert.deepEqual(
+      [stateName(snap.value), taskFrontier(snap.value), snap.context.lastRejection?.reason],
+      ['authorizing.escalating', 'escalate_authority', 'untrusted_authority'],
+    );
+    assert.match(snap.context.lastRejection!.detail!, /a person is asked/);
+    assert.deepEqual([snap.context.decision, snap.context.asked?.candidateId], [null, 'strip']);
+    // While asking, another decision on the same Context is not taken (nothing written).
+    assert.equal(snap.can({ ...decision(), origin: 'external', revision: 8 } as TaskEvent), false);
+    snap = take(snap, openAuthority(), 8);
+    assert.deepEqual([stateName(snap.value), taskFrontier(snap.value)], ['authorizing.held', 'none']);
+    const approved = take(snap, answer('approve'), 9);
+    assert.equal(stateName(approved.value), 'acting');
+    assert.deepEqual(approved.context.decision, {
+      generation: 1,
+      contextDigest: D('c'),
+      candidateId: 'strip',
+      digest: D('d'),
+    });
+    assert.deepEqual([approved.context.asked, approved.context.requests['q']?.answer], [null, 'approve']);
+    const refused = take(snap, answer('refuse'), 9);
+    assert.deepEqual(
+      [stateName(refused.value), refused.context.decision, refused.context.asked],
+      ['waiting', null, null],
+    );
+  });
+
+  it('the authority answer is refused on a moved world (the stage reruns) or past its deadline (the Task waits); a new Assignment revokes the request', () => {
+    const held = [openAuthority({ expiresAt: 100 })].reduce(
+      (snap, e, i) => take(snap, e, 8 + i),
+      take(evaluating(), decision({ authority: 'untrusted', ask: true }), 7),
+    );
+    const stale = take(held, answer('approve', { stale: [{ sourceId: 'policy', bound: D('1'), current: D('2') }] }), 9);
+    assert.deepEqual(
+      [stateName(stale.value), stale.context.lastRejection?.reason, stale.context.requests['q']?.status],
+      ['stale', 'decision_stale', 'revoked'],
+    );
+    const late = take(held, answer('approve', { now: 100 }), 9);
+    assert.deepEqual(
+      [stateName(late.value), late.context.lastRejection?.reason, late.context.decision],
+      ['waiting', 'decision_expired', null],
+    );
+    const unknown = take(held, answer('maybe', { allowed: false }), 9);
+    assert.deepEqual(
+      [stateName(unknown.value), unknown.context.lastRejection?.reason],
+      ['authorizing.held', 'answer_not_allowed'],
+    );
+    const next = take(
+      held,
+      { type: 'assignment.commit', generation: 2, harness: 'codex', purpose: 'work', assignmentDigest: D('2') },
+      9,
+    );
+    assert.deepEqual(
+      [next.value, next.context.requests['q']?.status, next.context.asked],
+      [{ assigned: 'compiling' }, 'revoked', null],
+    );
+  });
+
+  it('an untrusted candidate on a stage that does not ask is refused and the Task waits, holding nothing', () => {
+    const snap = take(evaluating(), decision({ authority: 'untrusted' }), 7);
+    assert.deepEqual([stateName(snap.value), snap.context.asked], ['waiting', null]);
   });
 
   it('a stale result goes to `stale`, whose frontier reruns the stage under the next generation', () => {

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
-import { classifyTransition, stateName, taskFrontier, taskMachine, type TaskEvent } from '../../machines/index.js';
+import {
+  RESTING_TASK_STATES,
+  classifyTransition,
+  stateName,
+  taskFrontier,
+  taskMachine,
+  type TaskEvent,
+} from '../../machines/index.js';
 
 type Snap = SnapshotFrom<typeof taskMachine>;
 type EventBody = TaskEvent extends infer E ? (E extends TaskEvent ? Omit<E, 'revision' | 'origin'> : never) : never;
@@ -289,5 +296,21 @@ describe('task statechart', () => {
     assert.equal(taskFrontier({ assigned: 'dispatching' }), 'confirm_dispatch');
     assert.equal(taskFrontier('verifying'), 'verify');
     assert.equal(taskFrontier('waiting'), 'none');
+  });
+
+  it('lists as resting exactly the states whose frontier is none (new aside: it is left at creation)', () => {
+    const leaves: string[] = [];
+    const walk = (node: { states: Record<string, unknown> }, prefix: string): void => {
+      for (const [key, child] of Object.entries(node.states) as Array<[string, { states: Record<string, unknown> }]>) {
+        const name = prefix ? `${prefix}.${key}` : key;
+        if (Object.keys(child.states).length) walk(child, name);
+        else leaves.push(name);
+      }
+    };
+    walk(taskMachine.root, '');
+    const none = leaves.filter(
+      (l) => l !== 'new' && taskFrontier(l.includes('.') ? { [l.split('.')[0]!]: l.split('.')[1]! } : l) === 'none',
+    );
+    assert.deepEqual([...none].sort(), [...RESTING_TASK_STATES].sort());
   });
 });
