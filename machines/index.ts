@@ -17,6 +17,10 @@ export {
   TASK_EVENT_CLAIMS,
   refsOf,
   claimsOf,
+  type TaskEventType,
+  type ExternalEventType,
+} from './task-events.js';
+export {
   EventOrigin,
   Envelope,
   StaleSource,
@@ -27,12 +31,10 @@ export {
   StoredArtifactRefusal,
   legacyRefusalCode,
   VerificationCause,
-  type TaskEventType,
-  type ExternalEventType,
-  type TaskEventDefinition,
   type RefKind,
   type ClaimKind,
-} from './task-events.js';
+} from './event-fields.js';
+export type { TaskEventDefinition } from './event-definition.js';
 export {
   taskFrontier,
   snapshotView,

@@ -1,4 +1,5 @@
-import type { RevokedBy, StaleSource, TaskEvent, VerificationCause } from './task-events.js';
+import type { RevokedBy, StaleSource, VerificationCause } from './event-fields.js';
+import type { TaskEvent } from './task-events.js';
 import type { Rejection, RejectionReason, RequestState, TaskContext } from './task-context.js';
 
 /*
