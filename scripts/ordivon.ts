@@ -2,7 +2,7 @@
 import { apply } from './commands/apply.js';
 import { backup, restore } from './commands/backup.js';
 import { bench } from './commands/bench.js';
-import { demo } from '../workloads/demo-cli.js';
+import { demo } from '../workloads/demo/cli.js';
 import { decide } from './commands/decide.js';
 import { requestOpen } from './commands/request.js';
 import { diff } from './commands/diff.js';

@@ -8,7 +8,7 @@ import {
   type SupervisorOptions,
 } from '../../actors/supervisor.js';
 import { resolveStateRoot } from '../../store/index.js';
-import { demoHarnesses } from '../../workloads/scripted-harnesses.js';
+import { demoHarnesses } from '../../workloads/shared/harnesses.js';
 import { startService } from '../service/start-service.js';
 import { ApiError } from '../service/http-io.js';
 import { startInspector } from '../service/inspector.js';
