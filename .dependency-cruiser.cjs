@@ -9,6 +9,7 @@
  *   that runs it; the object schemas on the statechart, the store's record schemas and the
  *   drivers' receipt; the Runtime on the drivers it runs and the store; the store and the drivers
  *   only on `os/` and `base/`; `base/`, `os/` and `machines/` on no other folder.
+ * - scripts-no-workloads: the CLI imports no workload; the workloads register with it.
  * - through-door: an import from one product folder into another goes through a door of that
  *   folder: an `index.ts` (its own or a sub-folder's, e.g. `store/postgres/index.ts`, which keeps
  *   `pg` out of the embedded store), or one of the light modules in LIGHT_DOORS.
@@ -65,6 +66,13 @@ module.exports = {
       from: { path: `^${folder}/` },
       to: { path: `^(${FOLDERS.filter((f) => f !== folder && !allowed.includes(f)).join('|')})/` },
     })),
+    {
+      name: 'scripts-no-workloads',
+      comment: 'The CLI imports no workload: the workloads register with it (scripts/extensions.ts).',
+      severity: 'error',
+      from: { path: '^scripts/' },
+      to: { path: '^workloads/' },
+    },
     {
       name: 'through-door',
       comment: "An import into another folder goes through that folder's index.ts (or a light door).",

@@ -5,14 +5,16 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  // workloads/*/ are frozen fixture repositories (their own style); round1-ledger is Host-side TypeScript.
+  // A workload's repo/, world/, maintainer/ and scripted/ files are frozen fixtures (their own style).
   {
     ignores: [
       'dist/**',
       'node_modules/**',
       '.agents/**',
-      'workloads/*/**',
-      '!workloads/round1-ledger/**',
+      'workloads/*/repo/**',
+      'workloads/*/world/**',
+      'workloads/*/maintainer/**',
+      'workloads/*-v1/scripted/**',
       '**/*.mjs',
       '**/*.js',
     ],

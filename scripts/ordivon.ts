@@ -2,7 +2,6 @@
 import { apply } from './commands/apply.js';
 import { backup, restore } from './commands/backup.js';
 import { bench } from './commands/bench.js';
-import { demo } from '../workloads/demo-cli.js';
 import { decide } from './commands/decide.js';
 import { requestOpen } from './commands/request.js';
 import { diff } from './commands/diff.js';
@@ -19,11 +18,15 @@ import { isCodedError, type CodedError } from '../base/index.js';
 import { CliError, EXIT, cliErrorOf, printError, type CliErrorCode, type Io } from './cli-io.js';
 import type { Command, Program } from './command.js';
 import { parseCommandLine } from './command-line.js';
+import { registrations } from './extensions.js';
 import { packageVersion } from './version.js';
 
-/** Every command, in usage order: its flags, usage and handler are one definition (scripts/commands/). */
+/**
+ * Every command, in usage order: its flags, usage and handler are one definition (scripts/commands/).
+ * The registered ones (the demo, from workloads/register.ts: scripts/extensions.ts) come first.
+ */
 const COMMANDS: readonly Command[] = [
-  demo,
+  ...(await registrations()).flatMap((registration) => registration.commands ?? []),
   run,
   diff,
   exportTask,

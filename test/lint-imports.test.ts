@@ -69,12 +69,16 @@ describe('the import rules of npm run lint', () => {
       'actors/deep-user.ts': "import { store } from '../store/deep.js';\nexport const n = store;\n",
       // machines/ may import no other folder of the project.
       'machines/impure.ts': "import { store } from '../store/index.js';\nexport const m = store;\n",
+      // The CLI may import no workload (the workloads register with it).
+      'workloads/demo.ts': 'export const demo = 1;\n',
+      'scripts/cli.ts': "import { demo } from '../workloads/demo.js';\nexport const d = demo;\n",
     });
-    const { exitCode, found } = await violations(dir, ['actors', 'store', 'machines']);
+    const { exitCode, found } = await violations(dir, ['actors', 'store', 'machines', 'scripts', 'workloads']);
     assert.notEqual(exitCode, 0);
     assert.deepEqual(found, [
       'folder-machines: machines/impure.ts',
       'no-circular: actors/a.ts',
+      'scripts-no-workloads: scripts/cli.ts',
       'through-door: actors/deep-user.ts',
     ]);
   });

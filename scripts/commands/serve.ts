@@ -8,7 +8,6 @@ import {
   type SupervisorOptions,
 } from '../../actors/supervisor.js';
 import { resolveStateRoot } from '../../store/index.js';
-import { demoHarnesses } from '../../workloads/scripted-harnesses.js';
 import { startService } from '../service/start-service.js';
 import { ApiError } from '../service/http-io.js';
 import { startInspector } from '../service/inspector.js';
@@ -17,6 +16,7 @@ import { CliError, EXIT, cliErrorOf, count, throttledProgress, type Io } from '.
 import { loadConfig, type LoadedConfig } from '../config.js';
 import { DEFAULT_PORT, type ServeArgs } from './serve-flags.js';
 import { packageVersion } from '../version.js';
+import { demoHarnesses } from '../extensions.js';
 
 /** Which harnesses the service runs. */
 type Harnesses =
@@ -264,7 +264,7 @@ async function openServeHost(
       label: `config (${Object.keys(config.harnesses).join(', ')})`,
     };
   }
-  const scripted = demoHarnesses(harnesses.acpAgent);
+  const scripted = await demoHarnesses(harnesses.acpAgent);
   const host = await openHost({ ...base, harnesses: scripted.harnesses, onStep }).catch(async (error) => {
     await scripted.close();
     throw error;

@@ -12,7 +12,7 @@ import { taskRuns } from '../../actors/task-runs.js';
 import { taskProvenance } from '../../actors/task-contexts.js';
 import { taskGrants, taskRequests } from '../../actors/task-requests.js';
 import { taskGraph } from '../../machines/task-graph.js';
-import { loadWorkload, workloadNames } from '../../workloads/workload.js';
+import { loadWorkload, workloadNames } from '../workload.js';
 import { answerLogin, checkAccess, type AccessPolicy } from './access.js';
 import type { ServiceMetrics } from './metrics.js';
 import { ShowQuery, StreamQuery, TaskIdParam, WorkloadRequest } from './api-schemas.js';

@@ -8,7 +8,7 @@ import { OBJECT_KINDS } from '../../objects/index.js';
 import { EventStore } from '../../store/index.js';
 import { DECISION_HARNESSES, POLICY_2, decisionSpec, decisionWorld } from '../support/decision-task.js';
 import { tempDir } from '../support/temp.js';
-import { losingResponses } from '../../workloads/lost-response.js';
+import { losingResponses } from '../../workloads/demo/lost-response.js';
 
 /**
  * The decision stage's run ends while no Host admits it: the first process loses the dispatch

@@ -14,7 +14,7 @@ import {
   startLedger,
   type LedgerProcess,
   type StartLedgerOptions,
-} from '../../workloads/round1-ledger/index.js';
+} from '../../workloads/round1-v1/ledger/index.js';
 import { EFFECT_HARNESSES, MAINTENANCE, effectSpec, type EffectCandidate } from '../support/effect-task.js';
 import { tempDir } from '../support/temp.js';
 

@@ -28,13 +28,13 @@ import {
   ledgerEffectAdapter,
   setLedgerFault,
   startLedger,
-} from '../../workloads/round1-ledger/index.js';
+} from '../../workloads/round1-v1/ledger/index.js';
 import { DECISION_HARNESSES, decisionSpec, decisionWorld } from '../support/decision-task.js';
 import { HOUR, operatorRequest } from '../support/decision-requests.js';
 import { EFFECT_HARNESSES, MAINTENANCE, effectSpec } from '../support/effect-task.js';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';
-import { losingResponses } from '../../workloads/lost-response.js';
+import { losingResponses } from '../../workloads/demo/lost-response.js';
 import { DOCUMENTED_CODES } from '../reliability/documented-codes.js';
 import { ordivon as ordivonIn, runFixture } from '../scripts/run-fixture.js';
 

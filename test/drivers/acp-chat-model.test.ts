@@ -1,6 +1,6 @@
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { startChatModel, type ChatModel, type ChatModelScriptIn } from '../../drivers/scripted/chat-model.js';
+import { startChatModel, type ChatModel, type ChatModelScriptIn } from '../../workloads/scripted/chat-model.js';
 
 // The SCRIPTED loopback chat-completions model that stands in for the LLM behind real agents.
 

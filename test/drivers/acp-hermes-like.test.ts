@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runAcp, type AcpRunOptions } from '../../drivers/acp/index.js';
-import { hermesLikeLaunch, type HermesScriptIn } from '../../drivers/scripted/hermes-script.js';
+import { hermesLikeLaunch, type HermesScriptIn } from '../../workloads/scripted/hermes-script.js';
 import type { DriverResult, DriverRunInputIn, HarnessRunReceipt } from '../../drivers/receipt.js';
 import { DriverRunInput } from '../../drivers/receipt.js';
 

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { opencodeCommand, opencodeEnv, runAcp } from '../../drivers/acp/index.js';
-import { startChatModel, type ChatModel } from '../../drivers/scripted/chat-model.js';
+import { startChatModel, type ChatModel } from '../../workloads/scripted/chat-model.js';
 import { DriverRunInput } from '../../drivers/receipt.js';
 import { optionalPart } from '../support/optional-part.js';
 

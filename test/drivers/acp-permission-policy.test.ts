@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runAcp } from '../../drivers/acp/index.js';
 import { DriverRunInput, permissionKey, type HarnessRunReceipt } from '../../drivers/index.js';
-import { hermesLikeLaunch, type HermesScriptIn } from '../../drivers/scripted/hermes-script.js';
+import { hermesLikeLaunch, type HermesScriptIn } from '../../workloads/scripted/hermes-script.js';
 
 // A real child process speaking ACP over stdio (the scripted Hermes-like agent, on the official
 // SDK) asks for permissions; the driver answers each through the run's policy, on the wire.

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAcp } from '../../drivers/acp/index.js';
-import { hermesLikeLaunch, type HermesScriptIn } from '../../drivers/scripted/hermes-script.js';
+import { hermesLikeLaunch, type HermesScriptIn } from '../../workloads/scripted/hermes-script.js';
 import { DriverRunInput, type DriverRunInputIn, type HarnessRunReceipt } from '../../drivers/receipt.js';
 import { tempDir } from '../support/temp.js';
 

@@ -1,8 +1,8 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAnthropicModel } from '../../drivers/scripted/anthropic-model.js';
-import { startGeminiModel } from '../../drivers/scripted/gemini-model.js';
-import type { AgentModel } from '../../drivers/scripted/agent-turn.js';
+import { startAnthropicModel } from '../../workloads/scripted/anthropic-model.js';
+import { startGeminiModel } from '../../workloads/scripted/gemini-model.js';
+import type { AgentModel } from '../../workloads/scripted/agent-turn.js';
 
 // The SCRIPTED loopback Gemini and Anthropic models on their own, spoken to over real HTTP the way
 // gemini-cli and the Claude adapters speak to them.

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { runCodex, type CodexRunOptions } from '../../drivers/codex/index.js';
 import { DriverResult, type DriverRunInputIn } from '../../drivers/receipt.js';
-import { scriptedCodexLaunch, SCRIPTED_MODEL_NAME } from '../../drivers/scripted/responses-codex.js';
-import { startResponsesModel, type ResponsesModel } from '../../drivers/scripted/responses-model.js';
-import type { ScriptEntry } from '../../drivers/scripted/responses-script.js';
+import { scriptedCodexLaunch, SCRIPTED_MODEL_NAME } from '../../workloads/scripted/responses-codex.js';
+import { startResponsesModel, type ResponsesModel } from '../../workloads/scripted/responses-model.js';
+import type { ScriptEntry } from '../../workloads/scripted/responses-script.js';
 import { tempDir } from '../support/temp.js';
 
 // These tests run the REAL `codex app-server` (from the installed @openai/codex) against the

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { runCodex, type CodexRunOptions } from '../../drivers/codex/index.js';
 import type { DriverResult, DriverRunInputIn } from '../../drivers/receipt.js';
-import { scriptedCodexLaunch } from '../../drivers/scripted/responses-codex.js';
-import { startResponsesModel, type ResponsesModel } from '../../drivers/scripted/responses-model.js';
-import type { ScriptEntry } from '../../drivers/scripted/responses-script.js';
+import { scriptedCodexLaunch } from '../../workloads/scripted/responses-codex.js';
+import { startResponsesModel, type ResponsesModel } from '../../workloads/scripted/responses-model.js';
+import type { ScriptEntry } from '../../workloads/scripted/responses-script.js';
 import { tempDir } from '../support/temp.js';
 
 // Failure paths of the codex driver, each against the REAL `codex app-server` (or a real process

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { runCodex } from '../../drivers/codex/index.js';
 import type { DriverRunInputIn } from '../../drivers/receipt.js';
-import { scriptedCodexLaunch } from '../../drivers/scripted/responses-codex.js';
-import { startResponsesModel } from '../../drivers/scripted/responses-model.js';
+import { scriptedCodexLaunch } from '../../workloads/scripted/responses-codex.js';
+import { startResponsesModel } from '../../workloads/scripted/responses-model.js';
 import { tempDir } from '../support/temp.js';
 
 // The REAL `codex app-server` against the SCRIPTED loopback model: one shell step that runs a

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import { startResponsesModel } from '../../drivers/scripted/responses-model.js';
-import { ResponsesStep, type ScriptEntry } from '../../drivers/scripted/responses-script.js';
-import { shellJoin } from '../../drivers/scripted/responses-sse.js';
+import { startResponsesModel } from '../../workloads/scripted/responses-model.js';
+import { ResponsesStep, type ScriptEntry } from '../../workloads/scripted/responses-script.js';
+import { shellJoin } from '../../workloads/scripted/responses-sse.js';
 
 // The SCRIPTED loopback model on its own, spoken to over real HTTP the way codex speaks to it.
 

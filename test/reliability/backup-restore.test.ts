@@ -7,11 +7,11 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { openHost } from '../../actors/host.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
-import { hermesLikeLaunch } from '../../drivers/scripted/hermes-script.js';
+import { hermesLikeLaunch } from '../../workloads/scripted/hermes-script.js';
 import { createRuntime } from '../../runtime/index.js';
 import { EventStore } from '../../store/index.js';
-import { hermesLikeScript } from '../../workloads/hamilton-behaviours.js';
-import { loadWorkload } from '../../workloads/workload.js';
+import { hermesLikeScript } from '../../workloads/hamilton-v1/behaviours.js';
+import { loadWorkload } from '../../scripts/workload.js';
 import { tempDir } from '../support/temp.js';
 
 const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));

@@ -7,9 +7,9 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { openHost } from '../../actors/host.js';
 import type { HarnessRunReceipt } from '../../drivers/receipt.js';
-import { hermesLikeLaunch } from '../../drivers/scripted/hermes-script.js';
-import { hermesLikeScript } from '../../workloads/hamilton-behaviours.js';
-import { loadWorkload } from '../../workloads/workload.js';
+import { hermesLikeLaunch } from '../../workloads/scripted/hermes-script.js';
+import { hermesLikeScript } from '../../workloads/hamilton-v1/behaviours.js';
+import { loadWorkload } from '../../scripts/workload.js';
 import { tempDir } from '../support/temp.js';
 
 const RUNNER = fileURLToPath(new URL('../fixtures/reliability/host-runner.js', import.meta.url));

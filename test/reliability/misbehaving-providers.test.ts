@@ -5,9 +5,9 @@ import { after, before, describe, it } from 'node:test';
 import { openHost, type Host } from '../../actors/host.js';
 import type { HarnessConfig } from '../../actors/host-effects.js';
 import type { HarnessRunReceipt } from '../../drivers/receipt.js';
-import { hermesLikeLaunch, type HermesScriptIn } from '../../drivers/scripted/hermes-script.js';
-import { completion, hermesLikeScript } from '../../workloads/hamilton-behaviours.js';
-import { loadWorkload } from '../../workloads/workload.js';
+import { hermesLikeLaunch, type HermesScriptIn } from '../../workloads/scripted/hermes-script.js';
+import { completion, hermesLikeScript } from '../../workloads/hamilton-v1/behaviours.js';
+import { loadWorkload } from '../../scripts/workload.js';
 import { tempDir } from '../support/temp.js';
 import { taskRejections } from '../../actors/task-runs.js';
 

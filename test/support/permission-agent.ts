@@ -1,5 +1,5 @@
 import type { HarnessConfig } from '../../actors/harness-config.js';
-import { hermesLikeLaunch } from '../../drivers/scripted/hermes-script.js';
+import { hermesLikeLaunch } from '../../workloads/scripted/hermes-script.js';
 
 /**
  * The scripted Hermes-like ACP agent asking one permission, to edit a file outside its workspace

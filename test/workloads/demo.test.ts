@@ -8,10 +8,10 @@ import { OBJECT_KINDS } from '../../objects/index.js';
 import type { TaskRun } from '../../actors/task-runs.js';
 import { createRuntime } from '../../runtime/index.js';
 import { EventStore } from '../../store/index.js';
-import { reportScenario, type F3Phases, type ScenarioReport } from '../../workloads/demo-checks.js';
-import { type UncheckedExpectation } from '../../workloads/demo-cross-checks.js';
-import { SCENARIOS } from '../../workloads/demo-scenarios.js';
-import { demoText } from '../../workloads/demo-output.js';
+import { reportScenario, type F3Phases, type ScenarioReport } from '../../workloads/demo/checks.js';
+import { type UncheckedExpectation } from '../../workloads/demo/cross-checks.js';
+import { SCENARIOS } from '../../workloads/demo/scenarios.js';
+import { demoText } from '../../workloads/demo/output.js';
 import { tempDir } from '../support/temp.js';
 
 const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));

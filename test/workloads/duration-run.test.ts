@@ -5,10 +5,10 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import { opencodeCommand, opencodeEnv } from '../../drivers/acp/opencode.js';
-import { startChatModel } from '../../drivers/scripted/chat-model.js';
-import { scriptedCodexLaunch } from '../../drivers/scripted/responses-codex.js';
-import { startResponsesModel } from '../../drivers/scripted/responses-model.js';
-import type { ScriptEntry } from '../../drivers/scripted/responses-script.js';
+import { startChatModel } from '../../workloads/scripted/chat-model.js';
+import { scriptedCodexLaunch } from '../../workloads/scripted/responses-codex.js';
+import { startResponsesModel } from '../../workloads/scripted/responses-model.js';
+import type { ScriptEntry } from '../../workloads/scripted/responses-script.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { EventStore } from '../../store/index.js';
 import {
@@ -17,8 +17,8 @@ import {
   REPORT,
   durationCodexSteps,
   durationOpencodeScript,
-} from '../../workloads/duration-behaviours.js';
-import { loadWorkload } from '../../workloads/workload.js';
+} from '../../workloads/duration-v1/behaviours.js';
+import { loadWorkload } from '../../scripts/workload.js';
 import { tempDir } from '../support/temp.js';
 
 const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));

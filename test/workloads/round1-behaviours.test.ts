@@ -3,9 +3,9 @@ import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import { ChatModelScript } from '../../drivers/scripted/chat-model.js';
-import { HermesScript } from '../../drivers/scripted/hermes-script.js';
-import { ResponsesStep } from '../../drivers/scripted/responses-script.js';
+import { ChatModelScript } from '../../workloads/scripted/chat-model.js';
+import { HermesScript } from '../../workloads/scripted/hermes-script.js';
+import { ResponsesStep } from '../../workloads/scripted/responses-script.js';
 import {
   INVENTED_CANDIDATE,
   ROUND1_BEHAVIOURS,
@@ -14,8 +14,8 @@ import {
   round1Decision,
   round1HermesLikeScript,
   round1OpencodeScript,
-} from '../../workloads/round1-behaviours.js';
-import { loadWorkload } from '../../workloads/workload.js';
+} from '../../workloads/round1-v1/behaviours.js';
+import { loadWorkload } from '../../scripts/workload.js';
 import { tempDir } from '../support/temp.js';
 
 // The scripted turns' own shell commands, run as the agents' shell tools would run them (sh in the

@@ -8,17 +8,17 @@ import { opencodeCommand } from '../../drivers/acp/opencode.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { createRuntime } from '../../runtime/index.js';
 import { EventStore } from '../../store/index.js';
-import { reportRound1, type Round1Report } from '../../workloads/round1-checks.js';
-import { TRAJECTORIES, maintenanceOf } from '../../workloads/round1-continuation.js';
+import { reportRound1, type Round1Report } from '../../workloads/round1-v1/checks.js';
+import { TRAJECTORIES, maintenanceOf } from '../../workloads/round1-v1/continuation.js';
 import {
   continuationText,
   readContinuation,
   type ContinuationReport,
-} from '../../workloads/round1-continuation-run.js';
-import { ledgerAdapter, readLedgerFile, startLedger } from '../../workloads/round1-ledger/index.js';
-import { round1Text } from '../../workloads/round1-demo.js';
-import { ROUND1_SCENARIOS } from '../../workloads/round1-scenarios.js';
-import { loadWorkload } from '../../workloads/workload.js';
+} from '../../workloads/round1-v1/continuation-run.js';
+import { ledgerAdapter, readLedgerFile, startLedger } from '../../workloads/round1-v1/ledger/index.js';
+import { round1Text } from '../../workloads/demo/round1.js';
+import { ROUND1_SCENARIOS } from '../../workloads/round1-v1/scenarios.js';
+import { loadWorkload } from '../../scripts/workload.js';
 import { optionalPart } from '../support/optional-part.js';
 import { tempDir } from '../support/temp.js';
 

@@ -16,7 +16,7 @@ import {
   type LedgerCode,
   type LedgerProcess,
   type StartLedgerOptions,
-} from '../../workloads/round1-ledger/index.js';
+} from '../../workloads/round1-v1/ledger/index.js';
 import { DOCUMENTED_CODES } from '../reliability/documented-codes.js';
 import { tempDir } from '../support/temp.js';
 

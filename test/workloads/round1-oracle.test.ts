@@ -7,7 +7,7 @@ import {
   attentionOracleLine,
   runAttentionOracle,
   scorePolicy,
-} from '../../workloads/round1-oracle.js';
+} from '../../workloads/round1-v1/oracle.js';
 
 // The oracle's answers are written by hand in the table; the policies are run on it here.
 

@@ -1,0 +1,57 @@
+import { createRequire } from 'node:module';
+import { CliError } from '../../scripts/cli-io.js';
+import { command } from '../../scripts/command.js';
+import { demoFlags } from './flags.js';
+
+/**
+ * The packages the demo drives besides the library's own: the real Codex and opencode binaries
+ * and the round1 ledger's SQLite driver. They are devDependencies (hundreds of MB, one of them a
+ * linux-x64 binary), so an installed package has the demo's code but not its agents.
+ */
+const DEMO_PACKAGES = ['@openai/codex/package.json', 'opencode-linux-x64/package.json', 'better-sqlite3'];
+
+/** Refuses `package_missing` (exit 1), naming each package the demo needs and cannot resolve. */
+function requireDemoPackages(): void {
+  const require = createRequire(import.meta.url);
+  const missing = DEMO_PACKAGES.filter((name) => {
+    try {
+      require.resolve(name);
+      return false;
+    } catch {
+      return true;
+    }
+  }).map((name) => name.replace(/\/package\.json$/, ''));
+  if (missing.length > 0)
+    throw new CliError(
+      'package_missing',
+      `the demo needs ${missing.join(', ')} (devDependencies of ordivon): run it from a clone after npm install, or npm install ${missing.join(' ')} beside ordivon`,
+      { details: { missing } },
+    );
+}
+
+/**
+ * `ordivon demo` (`npm start`): the frozen hamilton-v1 repair workload end to end on the embedded
+ * store. Runs both replacement orders, faults F1–F3 and the artifact-first case, each as its own
+ * Task, then reads every result back from the durable state, prints one row per provider run and
+ * one line per scenario, and exits 0 only if every expectation held (1 naming the first that did
+ * not). F3's two halves run in two child processes: one loses the response and stops, a fresh one
+ * reconciles. `--workload round1` runs the Round 1 maintenance world instead (round1.ts).
+ */
+export const demo = command({
+  name: 'demo',
+  summary: 'a frozen workload end to end (npm start: the repair workload; --workload round1: the maintenance world)',
+  details: [
+    'hamilton: both orders, F1 F2 F3, artifact-first. round1: the world or the Goal revised mid-run (both orders),',
+    "the README's action, an invented candidate, a late decision on a Context the Task left, then the continuation",
+    'after a lost ledger answer (six trajectories across two fresh processes, and the plain-retry baseline).',
+    'Each scenario is its own Task; every result is read back from the durable state. Exit 0 only if every',
+    'expectation held, 1 naming the first that did not. An expectation comparing scenarios is checked only',
+    'when --only ran all of them (else it is reported as not checked).',
+  ],
+  flags: demoFlags,
+  async run(values, io): Promise<number> {
+    requireDemoPackages();
+    // The workloads, the Host and the scripted models load when the demo runs, not with the command table.
+    return (await import('./command.js')).runDemo(values, io);
+  },
+});

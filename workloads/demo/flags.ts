@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { booleanFlag, stringFlag, type Args } from '../../scripts/command.js';
+
+/** The flags of `ordivon demo`, apart from its command so its handler can name their type without importing the command. */
+export const demoFlags = {
+  'acp-agent': stringFlag(
+    'opencode|hermes-like',
+    'the ACP agent behind the hermes harness: the real opencode acp or the faster scripted Hermes-like one',
+    z.enum(['opencode', 'hermes-like'], { error: 'must be opencode or hermes-like' }).default('opencode'),
+  ),
+  workload: stringFlag(
+    'hamilton|round1',
+    'the hamilton-v1 repair or the round1-v1 maintenance world (decisions on a read set)',
+    z.enum(['hamilton', 'round1'], { error: 'must be hamilton or round1' }).default('hamilton'),
+  ),
+  only: stringFlag(
+    'SCENARIO,...',
+    "the scenarios to run, comma-separated (of the chosen workload's)",
+    z
+      .string()
+      .optional()
+      .transform((only) => only?.split(',').map((s) => s.trim())),
+  ),
+  fresh: booleanFlag('delete the state root first'),
+  'f3-phase': stringFlag(
+    'lose|reconcile',
+    "one half of F3 (the demo's own child processes)",
+    z.enum(['lose', 'reconcile']).optional(),
+    { internal: true },
+  ),
+  task: stringFlag('TASK_ID', 'the F3 Task to reconcile (with --f3-phase reconcile)', z.string().min(1).optional(), {
+    internal: true,
+  }),
+  'continuation-phase': stringFlag(
+    'lose|continue',
+    "one half of round1's continuation after loss (the demo's own child processes)",
+    z.enum(['lose', 'continue']).optional(),
+    { internal: true },
+  ),
+  ledger: stringFlag('URL', 'the ledger the continuation phase uses', z.url().optional(), { internal: true }),
+};
+
+/** What `ordivon demo`'s handler receives. */
+export type DemoArgs = Args<typeof demoFlags>;

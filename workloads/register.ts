@@ -1,0 +1,12 @@
+import type { CliRegistration } from '../scripts/extensions.js';
+import { demo } from './demo/cli.js';
+
+/**
+ * What the workloads add to `ordivon` (scripts/extensions.ts loads this module when the CLI
+ * starts): the `demo` command, and the scripted harnesses of `serve --demo-harnesses`. Only the
+ * demo's command table loads here; its work, the scripted servers and the Host load when it runs.
+ */
+export const registration: CliRegistration = {
+  commands: [demo],
+  demoHarnesses: async (acpAgent) => (await import('./shared/harnesses.js')).demoHarnesses(acpAgent),
+};

@@ -1,0 +1,99 @@
+import Database from 'better-sqlite3';
+import { digestOf } from '../../../store/canonical.js';
+import { EntryRow, type LedgerEntry, type PerformRequest } from './ledger-schema.js';
+
+// better-sqlite3 ships no types; its declaration is bench/better-sqlite3.d.ts (same compilation).
+
+/**
+ * The schema. `request_id` is deliberately not unique: the ledger is a non-idempotent backend, and
+ * a second perform under the same id appends a second entry (the duplicate the Host must avoid).
+ * The triggers make "append-only" a property of the file, not of this code.
+ */
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS entries (
+  seq INTEGER PRIMARY KEY,
+  request_id TEXT NOT NULL,
+  operation TEXT,
+  target TEXT,
+  input_digest TEXT,
+  committed_at TEXT
+);
+CREATE INDEX IF NOT EXISTS entries_request_id ON entries (request_id);
+CREATE TRIGGER IF NOT EXISTS entries_no_update BEFORE UPDATE ON entries
+  BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS entries_no_delete BEFORE DELETE ON entries
+  BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END;
+`;
+
+const COLUMNS = 'seq, request_id, operation, target, input_digest, committed_at';
+
+/** The server's handle on its ledger file: the only writer. */
+export interface LedgerDb {
+  /**
+   * Appends one entry and returns it. Durable on return: WAL with `synchronous = FULL` syncs the
+   * log before the commit returns, so a process killed right after still has the entry on reopen.
+   * Throws (nothing appended) if the database refuses the write.
+   */
+  append(request: PerformRequest): LedgerEntry;
+  /** Every entry under `requestId`, in commit order (none, one, or more). */
+  lookup(requestId: string): LedgerEntry[];
+  /** Every entry, in commit order. */
+  entries(): LedgerEntry[];
+  close(): void;
+}
+
+/** Opens (creating if needed) the ledger file for writing: WAL, `synchronous = FULL`. */
+export function openLedgerDb(file: string): LedgerDb {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec(SCHEMA);
+  const insert = db.prepare(
+    'INSERT INTO entries (request_id, operation, target, input_digest, committed_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  const byId = db.prepare(`SELECT ${COLUMNS} FROM entries WHERE request_id = ? ORDER BY seq`);
+  const all = db.prepare(`SELECT ${COLUMNS} FROM entries ORDER BY seq`);
+  return {
+    append(request) {
+      const committedAt = new Date().toISOString();
+      const inputDigest = digestOf(request.input);
+      const { lastInsertRowid } = insert.run(
+        request.requestId,
+        request.operation,
+        request.target,
+        inputDigest,
+        committedAt,
+      );
+      return {
+        seq: Number(lastInsertRowid),
+        requestId: request.requestId,
+        operation: request.operation,
+        target: request.target,
+        inputDigest,
+        committedAt,
+      };
+    },
+    lookup: (requestId) => byId.all(requestId).map((row) => EntryRow.parse(row)),
+    entries: () => all.all().map((row) => EntryRow.parse(row)),
+    close: () => void db.close(),
+  };
+}
+
+/**
+ * The entries of a ledger file, read from the file itself through a read-only connection: the
+ * ground truth a test or the demo counts from, whatever the server answered. Safe while the server
+ * runs (WAL lets a reader in another process see every committed entry) and after it was killed
+ * (committed frames still in the WAL are read). Throws if the file does not exist or a row does
+ * not parse.
+ */
+export function readLedgerFile(file: string): LedgerEntry[] {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return db
+      .prepare(`SELECT ${COLUMNS} FROM entries ORDER BY seq`)
+      .all()
+      .map((row) => EntryRow.parse(row));
+  } finally {
+    db.close();
+  }
+}
