@@ -10,16 +10,29 @@ export interface SupervisorFailure {
 /** What validation did (`Supervisor.bootReport()`; in the inspector as the context's `boot`). */
 export interface BootSummary {
   mode: 'full' | 'checkpoint';
-  /** Tasks that passed, events verified and replayed, distinct objects checked. */
+  /** Tasks that passed, events verified (chain and objects), distinct objects checked. */
   tasks: number;
   events: number;
   objects: number;
+  /** Events of those replayed through the statechart (all of them in `full` mode). */
+  replayed: number;
+  /** The running Task machine's code hash, which checkpoints are bound to. */
+  codeHash: string;
   /** Worker threads that verified (0: the supervisor's own thread). */
   workers: number;
   /** How long validation took, by the supervisor's clock (ms). */
   ms: number;
-  /** A checkpointed start: Tasks started from their checkpoint, with a tail replayed, or replayed in full. */
-  checkpoint?: { trusted: number; tailReplayed: number; fullReplayed: number };
+  /**
+   * `checkpoint` mode: Tasks replayed from their checkpoint (of those, with events after it), or in
+   * full — among them those whose checkpoint is from other machine code, or not in the chain.
+   */
+  checkpoint?: {
+    trusted: number;
+    tailReplayed: number;
+    fullReplayed: number;
+    codeChanged: number;
+    headMismatch: number;
+  };
 }
 
 /**

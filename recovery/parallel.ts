@@ -21,7 +21,7 @@ import {
 } from './rebuild.js';
 import { RecoveryWorkerError, runWorker, type Part } from './run-worker.js';
 import { lmdbVerifySource } from './source.js';
-import { RecoveryVerifier } from './verifier.js';
+import { RecoveryVerifier, type StartCounts } from './verifier.js';
 
 export interface ParallelOptions {
   /**
@@ -50,6 +50,8 @@ export interface ParallelOptions {
   youngGenerationMb?: number;
   /** Also check every object body against its kind's schema (see `VerifierOptions.bodies`). */
   bodies?: boolean;
+  /** Trust checkpoints: replay only the tails after those the verified chain matches (`RebuildOptions.checkpoints`). */
+  checkpoints?: boolean;
   /** Running counts while it works, summed over the threads (see `RecoveryProgress`). */
   onProgress?: ProgressListener;
 }
@@ -70,7 +72,15 @@ export async function rebuildParallel(store: EventStore, options: ParallelOption
   const { onProgress } = options;
   const totals = { totalTasks: weights.length, totalEvents: sum(weights.map((w) => w.events)) };
   const inThread = (): ParallelReport => ({
-    ...rebuildAll(store, { bodies: options.bodies ?? false, ...(onProgress ? { onProgress } : {}) }, totals),
+    ...rebuildAll(
+      store,
+      {
+        bodies: options.bodies ?? false,
+        checkpoints: options.checkpoints ?? false,
+        ...(onProgress ? { onProgress } : {}),
+      },
+      totals,
+    ),
     workers: 0,
   });
   const ranges = await plan(weights, totals.totalEvents, options);
@@ -82,7 +92,7 @@ export async function rebuildParallel(store: EventStore, options: ParallelOption
         runWorker(
           store.root,
           range,
-          { mode: 'full', bodies: options.bodies ?? false },
+          { mode: 'full', bodies: options.bodies ?? false, checkpoints: options.checkpoints ?? false },
           options.youngGenerationMb ?? 64,
           progress && ((count) => progress(i, count)),
         ),
@@ -99,6 +109,8 @@ export async function rebuildParallel(store: EventStore, options: ParallelOption
       findings,
       events: sum(parts.map((p) => p.events)),
       objects: sum(parts.map((p) => p.objects)),
+      replayed: sum(parts.map((p) => p.replayed)),
+      ...(options.checkpoints ? { starts: sumStarts(parts.map((p) => p.starts)) } : {}),
       workers: parts.length,
     };
   } catch (error) {
@@ -238,6 +250,13 @@ function mergeRequests(parts: Array<Pick<Part, 'requests'>>): Map<string, Set<st
 /** The report of `rebuildAll`, plus how many worker threads did the work (0: the calling thread). */
 export interface ParallelReport extends RecoveryReport {
   workers: number;
+}
+
+function sumStarts(parts: Array<StartCounts | undefined>): StartCounts {
+  const out: StartCounts = { trusted: 0, tailReplayed: 0, fullReplayed: 0, codeChanged: 0, headMismatch: 0 };
+  for (const part of parts)
+    if (part) for (const key of Object.keys(out) as Array<keyof StartCounts>) out[key] += part[key];
+  return out;
 }
 
 function sum(values: number[]): number {

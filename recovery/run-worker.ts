@@ -4,6 +4,7 @@ import type { Finding } from './errors.js';
 import type { ProgressCount } from './progress.js';
 import { RecoveryWorkerMessage, type RecoveryWorkerInput } from './protocol.js';
 import { restoreTaskSnapshot, type RebuiltTask } from './rebuild.js';
+import type { StartCounts } from './verifier.js';
 
 /** The worker's entry, loaded by path: worker.ts beside this file (as compiled, worker.js in dist/recovery/). */
 const WORKER_URL = new URL('./worker.js', import.meta.url);
@@ -23,6 +24,8 @@ export interface Part {
   findings: Finding[];
   events: number;
   objects: number;
+  replayed: number;
+  starts?: StartCounts;
   requests: Array<[string, string[]]>;
   checkpoint?: { trusted: number; tailReplayed: number; fullReplayed: number; stale: string[] };
 }
@@ -38,13 +41,14 @@ export interface Part {
 export function runWorker(
   root: string,
   range: { from: string | undefined; to: string | undefined },
-  work: Pick<RecoveryWorkerInput, 'mode' | 'bodies'>,
+  work: Pick<RecoveryWorkerInput, 'mode' | 'bodies'> & { checkpoints?: boolean },
   youngGenerationMb: number,
   onProgress?: (count: ProgressCount) => void,
 ): Promise<Part> {
   const input: RecoveryWorkerInput = {
     root,
     chunk: 500,
+    checkpoints: false,
     ...work,
     progress: onProgress !== undefined,
     ...(range.from !== undefined ? { from: range.from } : {}),
@@ -93,8 +97,10 @@ export function runWorker(
           findings: message.findings,
           events: message.events,
           objects: message.objects,
+          replayed: message.replayed ?? message.events,
           requests: message.requests,
         };
+        if (message.starts) done.starts = message.starts;
         if (message.checkpoint) done.checkpoint = message.checkpoint;
       } else {
         finish({ error: unavailable(message.message) });

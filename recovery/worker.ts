@@ -65,7 +65,7 @@ async function run(): Promise<void> {
       );
       checkpoint = { trusted, tailReplayed, fullReplayed, stale };
     } else {
-      verifyStore(store, verifier, range, false, send, meter);
+      verifyStore(store, verifier, range, false, send, meter, input.checkpoints);
     }
     if (chunk.length > 0) post({ type: 'tasks', tasks: chunk });
     meter?.flush();
@@ -74,6 +74,8 @@ async function run(): Promise<void> {
       findings: verifier.findings,
       events: verifier.events,
       objects: verifier.objectCount,
+      replayed: verifier.replayed,
+      ...(input.mode === 'full' && input.checkpoints ? { starts: { ...verifier.starts } } : {}),
       requests: [...verifier.requestOwners].map(([id, owners]) => [id, [...owners]]),
       ...(checkpoint ? { checkpoint } : {}),
     });
