@@ -44,9 +44,9 @@ export interface RecoveryProgress {
   tasks: number;
   /** Tasks with a head: what there is to check. (On a damaged root, streams without a head are checked too, so `tasks` can pass it.) */
   totalTasks: number;
-  /** Events verified and replayed so far. */
+  /** Events verified so far. */
   events: number;
-  /** Events a full replay reads (the heads' revisions added up); absent for a checkpointed start, whose tails are not known before they are read. */
+  /** Events to verify (the heads' revisions added up); absent when a caller's recovery does not know them beforehand. */
   totalEvents?: number;
 }
 
