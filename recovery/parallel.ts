@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { OBJECT_KINDS } from '../objects/index.js';
 import type { EventStore } from '../store/index.js';
 import {
@@ -19,7 +20,7 @@ import {
   type RebuiltTask,
   type RecoveryReport,
 } from './rebuild.js';
-import { RecoveryWorkerError, runWorker, type Part } from './run-worker.js';
+import { RecoveryWorkerError, WarmWorkers, runWorker, type Part } from './run-worker.js';
 import { lmdbVerifySource } from './source.js';
 import { RecoveryVerifier, type StartCounts } from './verifier.js';
 
@@ -68,6 +69,25 @@ export interface ParallelOptions {
  * that fallback throws.
  */
 export async function rebuildParallel(store: EventStore, options: ParallelOptions = {}): Promise<ParallelReport> {
+  // Workers are started first, so they load while the heads are read and the idle cores sampled;
+  // only when the journal (LMDB's O(1) entry count) is long enough for them to be used at all.
+  const youngGenerationMb = options.youngGenerationMb ?? 64;
+  const inThreadBelow = options.inThreadBelow ?? 250_000;
+  const wanted = options.workers ?? Math.min(availableParallelism(), 8);
+  const warm =
+    wanted >= 2 && journalSize(store) >= inThreadBelow ? new WarmWorkers(wanted, youngGenerationMb) : undefined;
+  try {
+    return await rebuildOn(store, options, warm);
+  } finally {
+    await warm?.close();
+  }
+}
+
+async function rebuildOn(
+  store: EventStore,
+  options: ParallelOptions,
+  warm: WarmWorkers | undefined,
+): Promise<ParallelReport> {
   const weights = headWeights(store);
   const { onProgress } = options;
   const totals = { totalTasks: weights.length, totalEvents: sum(weights.map((w) => w.events)) };
@@ -95,6 +115,7 @@ export async function rebuildParallel(store: EventStore, options: ParallelOption
           { mode: 'full', bodies: options.bodies ?? false, checkpoints: options.checkpoints ?? false },
           options.youngGenerationMb ?? 64,
           progress && ((count) => progress(i, count)),
+          warm?.take(),
         ),
       ),
     );
@@ -257,6 +278,15 @@ function sumStarts(parts: Array<StartCounts | undefined>): StartCounts {
   for (const part of parts)
     if (part) for (const key of Object.keys(out) as Array<keyof StartCounts>) out[key] += part[key];
   return out;
+}
+
+/** The events database's entry count; 0 when it cannot be read (no warm workers then). */
+function journalSize(store: EventStore): number {
+  try {
+    return store.journalSize();
+  } catch {
+    return 0;
+  }
 }
 
 function sum(values: number[]): number {

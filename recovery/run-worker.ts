@@ -31,11 +31,45 @@ export interface Part {
 }
 
 /*
- * A fresh thread per range rather than piscina (which runs the driver pool): recovery runs once per
+ * One thread per range rather than piscina (which runs the driver pool): recovery runs once per
  * boot, each thread's young generation is sized for its range, and the thread's exit is what tells
  * the caller the worker's LMDB handle is closed (see the `done` case below); a pool keeps threads
- * alive past their task, so it would need a second close handshake and buys no reuse here.
+ * alive past their task, so it would need a second close handshake and buys no reuse here. What a
+ * pool would give — threads that have loaded their modules before the work is known — is
+ * `WarmWorkers`: threads started while the caller still reads the heads and samples the idle
+ * cores, each given one range and then exiting.
  */
+
+/**
+ * Recovery workers started before their ranges are known: each loads its modules (a few hundred
+ * ms of a cold thread's start) and waits for its input message. `take` hands one to `runWorker`;
+ * `close` ends those not taken (a boot that stays on the calling thread).
+ */
+export class WarmWorkers {
+  private readonly idle: Worker[];
+
+  constructor(count: number, youngGenerationMb: number) {
+    this.idle = Array.from({ length: count }, () => spawn({ warm: true }, youngGenerationMb));
+    // A warm thread that fails before it is taken is simply not used (the taker sees it exit).
+    for (const worker of this.idle) worker.on('error', () => undefined);
+  }
+
+  get size(): number {
+    return this.idle.length;
+  }
+
+  take(): Worker | undefined {
+    return this.idle.shift();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.idle.splice(0).map((worker) => worker.terminate()));
+  }
+}
+
+function spawn(workerData: unknown, youngGenerationMb: number): Worker {
+  return new Worker(WORKER_URL, { workerData, resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb } });
+}
 
 /** Runs one recovery worker over a Task id range: rejects `worker_unavailable` when it cannot run, `worker_malformed` when it sends a malformed message. */
 export function runWorker(
@@ -44,6 +78,8 @@ export function runWorker(
   work: Pick<RecoveryWorkerInput, 'mode' | 'bodies'> & { checkpoints?: boolean },
   youngGenerationMb: number,
   onProgress?: (count: ProgressCount) => void,
+  /** A warm worker to run it (`WarmWorkers.take`); else a new thread is started. */
+  warm?: Worker,
 ): Promise<Part> {
   const input: RecoveryWorkerInput = {
     root,
@@ -55,10 +91,8 @@ export function runWorker(
     ...(range.to !== undefined ? { to: range.to } : {}),
   };
   return new Promise<Part>((resolve, reject) => {
-    const worker = new Worker(WORKER_URL, {
-      workerData: input,
-      resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb },
-    });
+    const worker = warm ?? spawn(input, youngGenerationMb);
+    if (warm) warm.postMessage(input);
     const tasks: RebuiltTask[] = [];
     let done: Part | undefined;
     let settled = false;

@@ -19,9 +19,14 @@ import { RecoveryVerifier } from './verifier.js';
 async function run(): Promise<void> {
   const port = parentPort!;
   const post = (message: RecoveryWorkerMessage) => port.postMessage(message);
+  // A warm worker (`WarmWorkers`) has loaded its modules and waits for its input as a message.
+  const given: unknown =
+    (workerData as { warm?: unknown } | undefined)?.warm === true
+      ? await new Promise((resolve) => port.once('message', resolve))
+      : workerData;
   let store: EventStore | undefined;
   try {
-    const input = RecoveryWorkerInput.parse(workerData);
+    const input = RecoveryWorkerInput.parse(given);
     store = EventStore.open({ root: input.root, kinds: OBJECT_KINDS, readOnly: true });
     const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS, { bodies: input.bodies });
     const range = {
