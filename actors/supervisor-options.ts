@@ -39,7 +39,7 @@ export interface SupervisorOptions {
   streamWarnAt?: number;
   /** Written into the state root's lock file and named by the refusal a second opener gets (default `supervisor pid <pid>`). */
   purpose?: string;
-  /** Boot validation: `full` verifies and replays every event (default); `checkpoint` starts Tasks from verified checkpoints (recovery/boot.ts). */
+  /** Boot validation: both verify every event; `checkpoint` (default) replays only the tails after checkpoints the chain matches, `full` replays every event (recovery/boot.ts). */
   recovery?: RecoveryMode;
   /**
    * While serving, a Task that has admitted this many events since its last checkpoint gets a new

@@ -362,7 +362,7 @@ export class Supervisor {
   private async validate(): Promise<BootSummary> {
     const { summary, tasks } = await validateBoot(this.store!, {
       root: this.root,
-      mode: this.options.recovery ?? 'full',
+      mode: this.options.recovery ?? 'checkpoint',
       clock: this.clock,
       progress: (progress) => this.actor.send({ type: 'progress', progress: { ...progress } }),
       listener: this.options.onBootProgress,

@@ -50,21 +50,18 @@ export async function validateBoot(
   const started = options.clock.mono();
   const report = await recoverForBoot(store, { mode: options.mode, onProgress, ledger: options.checkpoints.ledger });
   options.checkpoints.count(report.checkpoints);
-  const { mode, events, objects, workers, checkpoint } = report;
+  const { mode, events, objects, workers, replayed, codeHash, checkpoint } = report;
   const summary: BootSummary = {
     mode,
     tasks: report.tasks.length,
     events,
     objects,
+    replayed,
+    codeHash,
     workers,
     ms: options.clock.mono() - started,
   };
-  if (checkpoint)
-    summary.checkpoint = {
-      trusted: checkpoint.trusted,
-      tailReplayed: checkpoint.tailReplayed,
-      fullReplayed: checkpoint.fullReplayed,
-    };
+  if (checkpoint) summary.checkpoint = { ...checkpoint };
   if (report.findings.length > 0) {
     const first = report.findings[0]!;
     throw new HostError(first.code, `state root ${options.root} failed validation: ${first.message}`, {

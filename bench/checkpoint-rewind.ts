@@ -1,7 +1,7 @@
 import { createActor } from 'xstate';
 import { TASK_MACHINE_VERSION, stateName, taskMachine } from '../machines/index.js';
 import { OBJECT_KINDS } from '../objects/index.js';
-import { Checkpoint, eventDigest, machineEventOf, readCheckpoints } from '../recovery/index.js';
+import { Checkpoint, eventDigest, machineCodeHash, machineEventOf, readCheckpoints } from '../recovery/index.js';
 import { EventRecord, EventStore, scanStreams, sha256Text, updateMeta } from '../store/index.js';
 
 /**
@@ -33,6 +33,7 @@ export async function rewindCheckpoints(root: string, lag: number): Promise<numb
           revision: cut,
           headDigest: digest,
           machineVersion: TASK_MACHINE_VERSION,
+          codeHash: machineCodeHash(),
           state: stateName(snapshot.value),
           snapshot: taskMachine.getPersistedSnapshot(snapshot),
           // Not compared for a checkpoint behind the head (only the tail's projection is).

@@ -1,4 +1,7 @@
 // Scenario: verified recovery — supervisor boot to `serving` on a generated long history, with
+// full replay (`recovery: 'full'`) and as the default boot does (every event verified, only the
+// tails after checkpoints replayed), beside XState's step alone on as many workers as recovery
+// uses (the parallel ceiling), with
 // every check (digest chain, object digests — Task spec bodies also against their schema —, replay of every event through the Task
 // statechart with its recorded disposition, projection comparison, identity). Also times the
 // rebuild alone, on worker threads and on one thread, and the core commit's rebuildAll
@@ -18,6 +21,7 @@ import { EventStore } from '../store/index.js';
 import { baselineRebuildAll } from './baseline-rebuild.js';
 import { generateRoot } from './generate.js';
 import { VERIFIED } from './headline.js';
+import { ceilingWorkers, stepOnWorkers } from './step-workers.js';
 import {
   FULL_SIZES,
   QUICK_SIZES,
@@ -27,6 +31,9 @@ import {
   type Size,
 } from './results-model.js';
 import { historyRow, scenarioArgs, timeIt, totalsRow, type Timing } from './util.js';
+
+/** The row of the default boot (`recovery: 'checkpoint'`, docs/recovery-and-benchmarks.md). */
+export const DEFAULT_BOOT = 'default boot to serving (every event verified, tails after checkpoints replayed)';
 
 /** Boots a supervisor on `root` and resolves with the milliseconds to `serving` (stop is not timed). */
 export async function timedBoot(root: string, recovery: 'full' | 'checkpoint'): Promise<number> {
@@ -100,6 +107,15 @@ async function rootRows(
   const rows: BenchRow[] = [];
   await timedBoot(root, 'full'); // warm-up: page cache, JIT, checkpoints
   rows.push(row(VERIFIED, await timeIt('boot', () => timedBoot(root, 'full'), { iterations })));
+  // The default boot on the checkpoints the full boots left at every head: every event verified, none replayed.
+  rows.push(row(DEFAULT_BOOT, await timeIt('default boot', () => timedBoot(root, 'checkpoint'), { iterations })));
+  const workers = ceilingWorkers();
+  rows.push(
+    row(
+      `XState step alone on ${workers} workers (the parallel ceiling)`,
+      await timeIt('step on workers', () => stepOnWorkers(root, workers), { iterations }),
+    ),
+  );
   rows.push(
     row(
       'rebuild only, worker threads (rebuildParallel)',

@@ -10,16 +10,29 @@ export interface SupervisorFailure {
 /** What validation did (`Supervisor.bootReport()`; in the inspector as the context's `boot`). */
 export interface BootSummary {
   mode: 'full' | 'checkpoint';
-  /** Tasks that passed, events verified and replayed, distinct objects checked. */
+  /** Tasks that passed, events verified (chain and objects), distinct objects checked. */
   tasks: number;
   events: number;
   objects: number;
+  /** Events of those replayed through the statechart (all of them in `full` mode). */
+  replayed: number;
+  /** The running Task machine's code hash, which checkpoints are bound to. */
+  codeHash: string;
   /** Worker threads that verified (0: the supervisor's own thread). */
   workers: number;
   /** How long validation took, by the supervisor's clock (ms). */
   ms: number;
-  /** A checkpointed start: Tasks started from their checkpoint, with a tail replayed, or replayed in full. */
-  checkpoint?: { trusted: number; tailReplayed: number; fullReplayed: number };
+  /**
+   * `checkpoint` mode: Tasks replayed from their checkpoint (of those, with events after it), or in
+   * full — among them those whose checkpoint is from other machine code, or not in the chain.
+   */
+  checkpoint?: {
+    trusted: number;
+    tailReplayed: number;
+    fullReplayed: number;
+    codeChanged: number;
+    headMismatch: number;
+  };
 }
 
 /**
@@ -31,9 +44,9 @@ export interface RecoveryProgress {
   tasks: number;
   /** Tasks with a head: what there is to check. (On a damaged root, streams without a head are checked too, so `tasks` can pass it.) */
   totalTasks: number;
-  /** Events verified and replayed so far. */
+  /** Events verified so far. */
   events: number;
-  /** Events a full replay reads (the heads' revisions added up); absent for a checkpointed start, whose tails are not known before they are read. */
+  /** Events to verify (the heads' revisions added up); absent when a caller's recovery does not know them beforehand. */
   totalEvents?: number;
 }
 

@@ -9,19 +9,22 @@ import {
 } from './checkpoint-store.js';
 import type { TaskSpec } from '../objects/index.js';
 import { jsonEqual } from './digest.js';
-import type { CheckpointRecoveryReport } from './checkpoint.js';
-import { rebuildParallel, recoverFromCheckpointsParallel } from './parallel.js';
+import { machineCodeHash } from './machine-code.js';
+import { rebuildParallel, type ParallelReport } from './parallel.js';
 import type { ProgressListener } from './progress.js';
 import type { RebuiltTask, RecoveryReport } from './rebuild.js';
+import type { StartCounts } from './verifier.js';
 
 /**
- * How the supervisor validates the state root at boot.
- * - `full` (default): every event of every Task is verified and replayed (docs/design.md, invariant 7),
- *   split over worker threads. What `ordivon doctor --full` runs.
- * - `checkpoint`: Tasks whose head and projection match a verified checkpoint start from it;
- *   tails after a checkpoint are verified and replayed (over worker threads when they are long,
- *   as after a crash); anything that does not match is verified in full. Cost grows with the
- *   number of Tasks and the events after their checkpoints, not with history.
+ * How the supervisor validates the state root at boot (docs/design.md, invariant 7). Both verify
+ * every event of every Task — contiguous revisions, the digest chain, every referenced object,
+ * each disposition, the head, the projection, identity claims — over worker threads when cores are
+ * idle; they differ in what is replayed through the statechart.
+ * - `checkpoint` (default): a Task whose checkpoint is of the running machine version and machine
+ *   code (`machineCodeHash`) and whose revision and head digest are in the verified chain is
+ *   replayed only after it; any other Task from revision 1 (the report counts why: `codeChanged`,
+ *   `headMismatch`). After a change of the machine's code every Task is replayed in full.
+ * - `full`: every event is replayed (what `ordivon doctor --full` runs).
  */
 export type RecoveryMode = 'full' | 'checkpoint';
 
@@ -74,7 +77,12 @@ export type BootRecoveryReport = RecoveryReport & {
   mode: RecoveryMode;
   /** Worker threads that did the work (0: the calling thread). */
   workers: number;
-  checkpoint?: Omit<CheckpointRecoveryReport, keyof RecoveryReport>;
+  /** Events replayed through the statechart (all `events` in `full` mode). */
+  replayed: number;
+  /** The running machine code's hash (`machineCodeHash`), the one the checkpoints written now carry. */
+  codeHash: string;
+  /** In `checkpoint` mode: how each Task's replay started. */
+  checkpoint?: StartCounts;
   /** The checkpoints written after the boot (Tasks whose checkpoint was missing or behind). */
   checkpoints: CheckpointBatch;
 };
@@ -108,34 +116,30 @@ export interface LiveTask {
 }
 
 /**
- * Validates the store as the supervisor's `validating` step does, then — when healthy and
- * writable — records checkpoints for the Tasks it verified whose checkpoint is missing or behind,
- * so the next checkpointed start replays nothing for them. Findings are returned, not thrown.
+ * Validates the store as the supervisor's `validating` step does (`RecoveryMode`), then — when
+ * healthy and writable — records checkpoints for the Tasks it verified whose checkpoint is
+ * missing, behind, or from other machine code, so the next boot replays nothing for them.
+ * Findings are returned, not thrown.
  */
 export async function recoverForBoot(
   store: EventStore,
   options: BootRecoveryOptions = {},
 ): Promise<BootRecoveryReport> {
-  const mode = options.mode ?? 'full';
+  const mode = options.mode ?? 'checkpoint';
   const ledger = options.ledger ?? new CheckpointLedger();
-  if (mode === 'checkpoint') {
-    const { trusted, tailReplayed, fullReplayed, stale, ends, ...report } = await recoverFromCheckpointsParallel(
-      store,
-      parallelOptions(options),
-    );
-    const wanted = new Set(stale);
-    ledger.remember(
-      store,
-      report.tasks.filter((t) => !wanted.has(t.taskId)),
-    );
-    const checkpoints =
-      report.findings.length === 0 && stale.length > 0
-        ? await commitCheckpoints(store, [...checkpointsOf(report.tasks.filter((t) => wanted.has(t.taskId)))], ledger)
-        : NONE_WRITTEN;
-    return { ...report, mode, checkpoint: { trusted, tailReplayed, fullReplayed, stale, ends }, checkpoints };
-  }
-  const report = await rebuildParallel(store, parallelOptions(options));
-  if (report.findings.length > 0 || store.readOnly) return { ...report, mode, checkpoints: NONE_WRITTEN };
+  const codeHash = machineCodeHash();
+  const { starts, ...report } = await rebuildParallel(store, {
+    ...parallelOptions(options),
+    checkpoints: mode === 'checkpoint',
+  });
+  const done = {
+    ...report,
+    mode,
+    replayed: report.replayed ?? report.events,
+    codeHash,
+    ...(mode === 'checkpoint' && starts ? { checkpoint: starts } : {}),
+  };
+  if (report.findings.length > 0 || store.readOnly) return { ...done, checkpoints: NONE_WRITTEN };
   const existing = readExisting(store);
   const behind = new Set(
     report.tasks.filter((t) => {
@@ -144,7 +148,8 @@ export async function recoverForBoot(
         !current.success ||
         current.data.revision !== t.revision ||
         current.data.headDigest !== t.headDigest ||
-        current.data.machineVersion !== TASK_MACHINE_VERSION
+        current.data.machineVersion !== TASK_MACHINE_VERSION ||
+        current.data.codeHash !== codeHash
       );
     }),
   );
@@ -152,18 +157,32 @@ export async function recoverForBoot(
     store,
     report.tasks.filter((t) => !behind.has(t)),
   );
-  return { ...report, mode, checkpoints: await commitCheckpoints(store, [...checkpointsOf([...behind])], ledger) };
+  return { ...done, checkpoints: await commitCheckpoints(store, [...checkpointsOf([...behind])], ledger) };
 }
 
 /**
- * The full verification (`ordivon doctor --full`): every check of `rebuildAll`, every object body
- * against its kind's schema included, over worker threads. Read-only.
+ * The full verification (`ordivon doctor --full`): every check of `rebuildAll`, every event
+ * replayed and every object body against its kind's schema included, over worker threads (when
+ * cores are idle). Read-only.
  */
 export function verifyFull(
   store: EventStore,
   options: { workers?: number; onProgress?: ProgressListener } = {},
-): Promise<RecoveryReport> {
+): Promise<ParallelReport> {
   return rebuildParallel(store, { ...parallelOptions(options), bodies: true });
+}
+
+/**
+ * Plain `ordivon doctor`: the checks of the default boot (every event verified, statechart replay
+ * only after checkpoints the chain matches, `RecoveryMode` `checkpoint`) plus every object body
+ * against its kind's schema, over worker threads (when cores are idle). Read-only: it writes no
+ * checkpoint.
+ */
+export function verifyTails(
+  store: EventStore,
+  options: { workers?: number; onProgress?: ProgressListener } = {},
+): Promise<ParallelReport> {
+  return rebuildParallel(store, { ...parallelOptions(options), bodies: true, checkpoints: true });
 }
 
 function parallelOptions(options: { workers?: number; onProgress?: ProgressListener }): {
@@ -299,7 +318,12 @@ function checkpointRevisions(store: EventStore): Map<string, number> {
   const out = new Map<string, number>();
   for (const [taskId, value] of readCheckpoints(store)) {
     const parsed = safeParseCheckpoint(value);
-    if (parsed.success && parsed.data.machineVersion === TASK_MACHINE_VERSION) out.set(taskId, parsed.data.revision);
+    if (
+      parsed.success &&
+      parsed.data.machineVersion === TASK_MACHINE_VERSION &&
+      parsed.data.codeHash === machineCodeHash()
+    )
+      out.set(taskId, parsed.data.revision);
   }
   return out;
 }

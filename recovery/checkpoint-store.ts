@@ -3,6 +3,7 @@ import { TASK_MACHINE_VERSION } from '../machines/index.js';
 import { TaskSpec } from '../objects/index.js';
 import { Digest, metaEntries, updateMeta, type EventStore } from '../store/index.js';
 import { sha256Bytes } from './digest.js';
+import { machineCodeHash } from './machine-code.js';
 
 /**
  * Verified checkpoints: per Task, the state the Host proved at a revision — by a full replay, a
@@ -21,6 +22,11 @@ export const Checkpoint = z.object({
   /** Digest of the event at `revision` (what the head named when the checkpoint was taken). */
   headDigest: Digest,
   machineVersion: z.number().int().positive(),
+  /**
+   * `machineCodeHash()` of the process that wrote it (machine-code.ts); absent in checkpoints
+   * written before it was recorded, which are then from other machine code: never trusted.
+   */
+  codeHash: Digest.optional(),
   state: z.string(),
   /** Persisted XState snapshot at `revision`. */
   snapshot: z.record(z.string(), z.unknown()),
@@ -49,9 +55,10 @@ const plainRecord = (v: unknown): v is Record<string, unknown> =>
  */
 export function safeParseCheckpoint(value: unknown): { success: true; data: Checkpoint } | { success: false } {
   if (plainRecord(value)) {
-    const { revision, headDigest, machineVersion, state, snapshot, projectionDigest, spec } = value;
+    const { revision, headDigest, machineVersion, codeHash, state, snapshot, projectionDigest, spec } = value;
     if (
       positiveInt(revision) &&
+      (!Object.hasOwn(value, 'codeHash') || (typeof codeHash === 'string' && DIGEST.test(codeHash))) &&
       typeof headDigest === 'string' &&
       DIGEST.test(headDigest) &&
       positiveInt(machineVersion) &&
@@ -68,6 +75,7 @@ export function safeParseCheckpoint(value: unknown): { success: true; data: Chec
             revision,
             headDigest,
             machineVersion,
+            ...(codeHash === undefined ? {} : { codeHash: codeHash as string }),
             state,
             snapshot: { ...snapshot },
             projectionDigest,
@@ -141,6 +149,7 @@ export interface CheckpointInput {
 export async function writeCheckpoints(store: EventStore, entries: Iterable<CheckpointInput>): Promise<string[]> {
   if (store.readOnly) return [];
   const written: string[] = [];
+  const codeHash = machineCodeHash();
   // The projections are read inside the transaction: no append comes between a read and its write.
   await updateMeta(store, (meta) => {
     for (const entry of entries) {
@@ -156,6 +165,7 @@ export async function writeCheckpoints(store: EventStore, entries: Iterable<Chec
         revision: entry.revision,
         headDigest: entry.headDigest,
         machineVersion: TASK_MACHINE_VERSION,
+        codeHash,
         state: entry.state,
         snapshot: entry.snapshot,
         projectionDigest,

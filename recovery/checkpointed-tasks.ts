@@ -10,6 +10,7 @@ import {
 } from '../store/index.js';
 import { checkpointEntries, projectionBytesDigest, safeParseCheckpoint } from './checkpoint-store.js';
 import { eventDigest } from './digest.js';
+import { machineCodeHash } from './machine-code.js';
 import type { ProgressMeter } from './progress.js';
 import type { HeadEntry } from './read-heads.js';
 import type { RecoveryVerifier, ReplayStart, VerifiedTask } from './verifier.js';
@@ -85,6 +86,7 @@ export function checkpointedTasks(
       !head ||
       !parsed.success ||
       parsed.data.machineVersion !== TASK_MACHINE_VERSION ||
+      parsed.data.codeHash !== machineCodeHash() ||
       parsed.data.revision > head.revision
     ) {
       full(taskId, head, parsed.success ? parsed.data.spec : undefined);

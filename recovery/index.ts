@@ -9,6 +9,7 @@ export {
   sortById,
   type RebuiltTask,
   type RecoveryReport,
+  type RebuildOptions,
   type HeadWeight,
 } from './rebuild.js';
 export {
@@ -22,6 +23,7 @@ export { recoverFromCheckpoints, type CheckpointRecoveryReport } from './checkpo
 export {
   recoverForBoot,
   verifyFull,
+  verifyTails,
   checkpointLiveTasks,
   committedCheckpoint,
   commitCheckpoints,
@@ -40,7 +42,16 @@ export {
   clearCheckpoints,
   type CheckpointInput,
 } from './checkpoint-store.js';
-export { RecoveryVerifier, type VerifiedTask, type ReplayStart, type VerifierOptions } from './verifier.js';
+export {
+  RecoveryVerifier,
+  type VerifiedTask,
+  type ReplayStart,
+  type VerifierOptions,
+  type OfferedCheckpoint,
+  type StartCounts,
+} from './verifier.js';
+export { machineCodeHash } from './machine-code.js';
+export { offeredCheckpoints } from './offered-checkpoints.js';
 export { identityFindings } from './identity-findings.js';
 export { lmdbVerifySource, type VerifySource, type RawEvent } from './source.js';
 export { eventDigest, fastDigestOf, canonicalEventJson, jsonEqual } from './digest.js';

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { OBJECT_KINDS } from '../objects/index.js';
 import type { EventStore } from '../store/index.js';
 import {
@@ -19,9 +20,9 @@ import {
   type RebuiltTask,
   type RecoveryReport,
 } from './rebuild.js';
-import { RecoveryWorkerError, runWorker, type Part } from './run-worker.js';
+import { RecoveryWorkerError, WarmWorkers, runWorker, type Part } from './run-worker.js';
 import { lmdbVerifySource } from './source.js';
-import { RecoveryVerifier } from './verifier.js';
+import { RecoveryVerifier, type StartCounts } from './verifier.js';
 
 export interface ParallelOptions {
   /**
@@ -50,6 +51,8 @@ export interface ParallelOptions {
   youngGenerationMb?: number;
   /** Also check every object body against its kind's schema (see `VerifierOptions.bodies`). */
   bodies?: boolean;
+  /** Trust checkpoints: replay only the tails after those the verified chain matches (`RebuildOptions.checkpoints`). */
+  checkpoints?: boolean;
   /** Running counts while it works, summed over the threads (see `RecoveryProgress`). */
   onProgress?: ProgressListener;
 }
@@ -66,11 +69,38 @@ export interface ParallelOptions {
  * that fallback throws.
  */
 export async function rebuildParallel(store: EventStore, options: ParallelOptions = {}): Promise<ParallelReport> {
+  // Workers are started first, so they load while the heads are read and the idle cores sampled;
+  // only when the journal (LMDB's O(1) entry count) is long enough for them to be used at all.
+  const youngGenerationMb = options.youngGenerationMb ?? 64;
+  const inThreadBelow = options.inThreadBelow ?? 250_000;
+  const wanted = options.workers ?? Math.min(availableParallelism(), 8);
+  const warm =
+    wanted >= 2 && journalSize(store) >= inThreadBelow ? new WarmWorkers(wanted, youngGenerationMb) : undefined;
+  try {
+    return await rebuildOn(store, options, warm);
+  } finally {
+    await warm?.close();
+  }
+}
+
+async function rebuildOn(
+  store: EventStore,
+  options: ParallelOptions,
+  warm: WarmWorkers | undefined,
+): Promise<ParallelReport> {
   const weights = headWeights(store);
   const { onProgress } = options;
   const totals = { totalTasks: weights.length, totalEvents: sum(weights.map((w) => w.events)) };
   const inThread = (): ParallelReport => ({
-    ...rebuildAll(store, { bodies: options.bodies ?? false, ...(onProgress ? { onProgress } : {}) }, totals),
+    ...rebuildAll(
+      store,
+      {
+        bodies: options.bodies ?? false,
+        checkpoints: options.checkpoints ?? false,
+        ...(onProgress ? { onProgress } : {}),
+      },
+      totals,
+    ),
     workers: 0,
   });
   const ranges = await plan(weights, totals.totalEvents, options);
@@ -82,9 +112,10 @@ export async function rebuildParallel(store: EventStore, options: ParallelOption
         runWorker(
           store.root,
           range,
-          { mode: 'full', bodies: options.bodies ?? false },
+          { mode: 'full', bodies: options.bodies ?? false, checkpoints: options.checkpoints ?? false },
           options.youngGenerationMb ?? 64,
           progress && ((count) => progress(i, count)),
+          warm?.take(),
         ),
       ),
     );
@@ -99,6 +130,8 @@ export async function rebuildParallel(store: EventStore, options: ParallelOption
       findings,
       events: sum(parts.map((p) => p.events)),
       objects: sum(parts.map((p) => p.objects)),
+      replayed: sum(parts.map((p) => p.replayed)),
+      ...(options.checkpoints ? { starts: sumStarts(parts.map((p) => p.starts)) } : {}),
       workers: parts.length,
     };
   } catch (error) {
@@ -238,6 +271,22 @@ function mergeRequests(parts: Array<Pick<Part, 'requests'>>): Map<string, Set<st
 /** The report of `rebuildAll`, plus how many worker threads did the work (0: the calling thread). */
 export interface ParallelReport extends RecoveryReport {
   workers: number;
+}
+
+function sumStarts(parts: Array<StartCounts | undefined>): StartCounts {
+  const out: StartCounts = { trusted: 0, tailReplayed: 0, fullReplayed: 0, codeChanged: 0, headMismatch: 0 };
+  for (const part of parts)
+    if (part) for (const key of Object.keys(out) as Array<keyof StartCounts>) out[key] += part[key];
+  return out;
+}
+
+/** The events database's entry count; 0 when it cannot be read (no warm workers then). */
+function journalSize(store: EventStore): number {
+  try {
+    return store.journalSize();
+  } catch {
+    return 0;
+  }
 }
 
 function sum(values: number[]): number {

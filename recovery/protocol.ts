@@ -18,6 +18,8 @@ export const RecoveryWorkerInput = z.object({
    * part of a checkpointed start (`checkpointedTasks`), whose journal the caller counted already.
    */
   mode: z.enum(['full', 'checkpoint']).default('full'),
+  /** In `full` mode: offer each Task's checkpoint to the verifier (`RebuildOptions.checkpoints`). */
+  checkpoints: z.boolean().default(false),
   /** Send `progress` messages (running counts of Tasks checked and events verified). */
   progress: z.boolean().default(false),
 });
@@ -47,6 +49,18 @@ export const RecoveryWorkerMessage = z.discriminatedUnion('type', [
     findings: z.array(WireFinding),
     events: z.number().int().nonnegative(),
     objects: z.number().int().nonnegative(),
+    /** Events replayed through the statechart (absent: all of `events`). */
+    replayed: z.number().int().nonnegative().optional(),
+    /** In `full` mode with `checkpoints`: how the range's replays started (`StartCounts`). */
+    starts: z
+      .object({
+        trusted: z.number().int().nonnegative(),
+        tailReplayed: z.number().int().nonnegative(),
+        fullReplayed: z.number().int().nonnegative(),
+        codeChanged: z.number().int().nonnegative(),
+        headMismatch: z.number().int().nonnegative(),
+      })
+      .optional(),
     /** clientRequestId → Task ids whose replayed `dispatch.intend` named it. */
     requests: z.array(z.tuple([z.string(), z.array(z.string())])),
     /** In `checkpoint` mode: how the range's Tasks were started (see `CheckpointRecoveryReport`). */

@@ -6,7 +6,8 @@ import type { Finding } from './errors.js';
 import { identityFindings } from './identity-findings.js';
 import { ProgressMeter, progressSum, type ProgressListener } from './progress.js';
 import { lmdbVerifySource } from './source.js';
-import { RecoveryVerifier, type VerifiedTask, type VerifierOptions } from './verifier.js';
+import { offeredCheckpoints } from './offered-checkpoints.js';
+import { RecoveryVerifier, type StartCounts, type VerifiedTask, type VerifierOptions } from './verifier.js';
 
 export interface RebuiltTask {
   taskId: string;
@@ -20,8 +21,26 @@ export interface RebuiltTask {
 export interface RecoveryReport {
   tasks: RebuiltTask[];
   findings: Finding[];
+  /** Events verified: decoded, chained, their objects checked. */
   events: number;
   objects: number;
+  /** Events of those replayed through the statechart (`events` unless checkpoints were trusted). */
+  replayed?: number;
+  /** With checkpoints trusted: how each Task's replay started (`StartCounts`). */
+  starts?: StartCounts;
+}
+
+/** What a verification run is told besides the verifier's options. */
+export interface RebuildOptions extends VerifierOptions {
+  onProgress?: ProgressListener;
+  /**
+   * Trust checkpoints (invariant 7's boot): every event is still verified — chain, objects,
+   * dispositions up to the head, projection, identity — but a Task whose checkpoint is of this
+   * machine version and machine code (`machineCodeHash`) and whose revision and head digest are in
+   * the verified chain is replayed through the statechart only after it. Without it every event
+   * is replayed (`doctor --full`).
+   */
+  checkpoints?: boolean;
 }
 
 /**
@@ -40,24 +59,39 @@ export interface RecoveryReport {
  */
 export function rebuildAll(
   store: EventStore,
-  options: VerifierOptions & { onProgress?: ProgressListener } = {},
+  options: RebuildOptions = {},
   /** What `onProgress` counts towards, when the caller read it already (else the heads are read for it). */
   totals?: { totalTasks: number; totalEvents?: number },
 ): RecoveryReport {
-  const { onProgress, ...verifierOptions } = options;
+  const { onProgress, checkpoints, ...verifierOptions } = options;
   const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS, verifierOptions);
   const tasks: RebuiltTask[] = [];
   const meter = onProgress
     ? new ProgressMeter(progressSum(onProgress, totals ?? headTotals(store)).bind(null, 0))
     : undefined;
-  verifyStore(store, verifier, {}, true, (task) => tasks.push(rebuiltOf(task, task.snapshot!)), meter);
+  verifyStore(
+    store,
+    verifier,
+    {},
+    true,
+    (task) => tasks.push(rebuiltOf(task, task.snapshot!)),
+    meter,
+    checkpoints ?? false,
+  );
   meter?.flush();
   sortById(tasks);
   const findings = [
     ...verifier.findings,
     ...identityFindings(verifier.requestOwners, (kind) => store.indexEntries(kind)),
   ];
-  return { tasks, findings, events: verifier.events, objects: verifier.objectCount };
+  return {
+    tasks,
+    findings,
+    events: verifier.events,
+    objects: verifier.objectCount,
+    replayed: verifier.replayed,
+    ...(checkpoints ? { starts: { ...verifier.starts } } : {}),
+  };
 }
 
 /**
@@ -78,6 +112,7 @@ export function rebuildTask(store: EventStore, taskId: string): { task?: Rebuilt
 /**
  * Verifies every Task whose id is in [from, to): each stream read by one cursor, then Tasks that
  * have a head but no events at all. Calls `onTask` for each Task that passed every check.
+ * `checkpoints`: each Task's checkpoint is offered to the verifier (`RebuildOptions.checkpoints`).
  */
 export function verifyStore(
   store: EventStore,
@@ -86,12 +121,14 @@ export function verifyStore(
   keepSnapshots: boolean,
   onTask: (task: VerifiedTask) => void,
   meter?: ProgressMeter,
+  checkpoints = false,
 ): void {
   const withHead = new Set(headIds(store, range.from, range.to));
+  const offer = checkpoints ? offeredCheckpoints(store, range.from, range.to) : undefined;
   for (const { taskId, events } of scanStreams(store, range.from, range.to)) {
     const head = verifier.head(taskId);
     withHead.delete(taskId);
-    const task = verifier.verifyStream(taskId, head, events, undefined, keepSnapshots);
+    const task = verifier.verifyStream(taskId, head, events, undefined, keepSnapshots, offer?.(taskId));
     if (task) onTask(task);
     meter?.task(verifier.events);
   }

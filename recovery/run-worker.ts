@@ -4,6 +4,7 @@ import type { Finding } from './errors.js';
 import type { ProgressCount } from './progress.js';
 import { RecoveryWorkerMessage, type RecoveryWorkerInput } from './protocol.js';
 import { restoreTaskSnapshot, type RebuiltTask } from './rebuild.js';
+import type { StartCounts } from './verifier.js';
 
 /** The worker's entry, loaded by path: worker.ts beside this file (as compiled, worker.js in dist/recovery/). */
 const WORKER_URL = new URL('./worker.js', import.meta.url);
@@ -23,38 +24,75 @@ export interface Part {
   findings: Finding[];
   events: number;
   objects: number;
+  replayed: number;
+  starts?: StartCounts;
   requests: Array<[string, string[]]>;
   checkpoint?: { trusted: number; tailReplayed: number; fullReplayed: number; stale: string[] };
 }
 
 /*
- * A fresh thread per range rather than piscina (which runs the driver pool): recovery runs once per
+ * One thread per range rather than piscina (which runs the driver pool): recovery runs once per
  * boot, each thread's young generation is sized for its range, and the thread's exit is what tells
  * the caller the worker's LMDB handle is closed (see the `done` case below); a pool keeps threads
- * alive past their task, so it would need a second close handshake and buys no reuse here.
+ * alive past their task, so it would need a second close handshake and buys no reuse here. What a
+ * pool would give — threads that have loaded their modules before the work is known — is
+ * `WarmWorkers`: threads started while the caller still reads the heads and samples the idle
+ * cores, each given one range and then exiting.
  */
+
+/**
+ * Recovery workers started before their ranges are known: each loads its modules (a few hundred
+ * ms of a cold thread's start) and waits for its input message. `take` hands one to `runWorker`;
+ * `close` ends those not taken (a boot that stays on the calling thread).
+ */
+export class WarmWorkers {
+  private readonly idle: Worker[];
+
+  constructor(count: number, youngGenerationMb: number) {
+    this.idle = Array.from({ length: count }, () => spawn({ warm: true }, youngGenerationMb));
+    // A warm thread that fails before it is taken is simply not used (the taker sees it exit).
+    for (const worker of this.idle) worker.on('error', () => undefined);
+  }
+
+  get size(): number {
+    return this.idle.length;
+  }
+
+  take(): Worker | undefined {
+    return this.idle.shift();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.idle.splice(0).map((worker) => worker.terminate()));
+  }
+}
+
+function spawn(workerData: unknown, youngGenerationMb: number): Worker {
+  return new Worker(WORKER_URL, { workerData, resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb } });
+}
 
 /** Runs one recovery worker over a Task id range: rejects `worker_unavailable` when it cannot run, `worker_malformed` when it sends a malformed message. */
 export function runWorker(
   root: string,
   range: { from: string | undefined; to: string | undefined },
-  work: Pick<RecoveryWorkerInput, 'mode' | 'bodies'>,
+  work: Pick<RecoveryWorkerInput, 'mode' | 'bodies'> & { checkpoints?: boolean },
   youngGenerationMb: number,
   onProgress?: (count: ProgressCount) => void,
+  /** A warm worker to run it (`WarmWorkers.take`); else a new thread is started. */
+  warm?: Worker,
 ): Promise<Part> {
   const input: RecoveryWorkerInput = {
     root,
     chunk: 500,
+    checkpoints: false,
     ...work,
     progress: onProgress !== undefined,
     ...(range.from !== undefined ? { from: range.from } : {}),
     ...(range.to !== undefined ? { to: range.to } : {}),
   };
   return new Promise<Part>((resolve, reject) => {
-    const worker = new Worker(WORKER_URL, {
-      workerData: input,
-      resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb },
-    });
+    const worker = warm ?? spawn(input, youngGenerationMb);
+    if (warm) warm.postMessage(input);
     const tasks: RebuiltTask[] = [];
     let done: Part | undefined;
     let settled = false;
@@ -93,8 +131,10 @@ export function runWorker(
           findings: message.findings,
           events: message.events,
           objects: message.objects,
+          replayed: message.replayed ?? message.events,
           requests: message.requests,
         };
+        if (message.starts) done.starts = message.starts;
         if (message.checkpoint) done.checkpoint = message.checkpoint;
       } else {
         finish({ error: unavailable(message.message) });

@@ -1,4 +1,4 @@
-import { createActor, type Snapshot } from 'xstate';
+import { createActor, type Actor, type Snapshot } from 'xstate';
 import type { ZodError } from 'zod';
 import { zodIssue } from '../base/index.js';
 import {
@@ -8,6 +8,7 @@ import {
   stateName,
   taskMachine,
   type TaskEventType,
+  type TaskMachine,
   type TaskSnapshot,
 } from '../machines/index.js';
 import { Head, Projection, type ObjectKinds, type RawEvent } from '../store/index.js';
@@ -35,6 +36,28 @@ export interface ReplayStart {
   digest: string;
   /** Persisted XState snapshot at `revision`. */
   snapshot: Record<string, unknown>;
+}
+
+/**
+ * A Task's checkpoint as a chain-verified boot offers it to `verifyStream`: one of this machine
+ * version and machine code (trusted once the chain matches it), or `'other-code'`, one written by
+ * another machine version or machine code (never trusted: the Task is replayed in full).
+ */
+export type OfferedCheckpoint =
+  { revision: number; headDigest: string; snapshot: Record<string, unknown> } | 'other-code';
+
+/**
+ * How a chain-verified boot started each Task's replay: `trusted` from its checkpoint (of those,
+ * `tailReplayed` had events after it), or `fullReplayed` from revision 1 — among them
+ * `codeChanged` whose checkpoint came from other machine code or another machine version, and
+ * `headMismatch` whose checkpoint's revision and head digest are not in the chain.
+ */
+export interface StartCounts {
+  trusted: number;
+  tailReplayed: number;
+  fullReplayed: number;
+  codeChanged: number;
+  headMismatch: number;
 }
 
 export interface VerifiedTask {
@@ -65,7 +88,12 @@ export interface VerifierOptions {
 /** Shared state of one verification run: findings, counts, verified objects, request owners. */
 export class RecoveryVerifier {
   readonly requestOwners = new Map<string, Set<string>>();
+  /** Events verified (decoded and chained, their objects checked). */
   events = 0;
+  /** Events of those replayed through the statechart (all of them unless a checkpoint was trusted). */
+  replayed = 0;
+  /** How the streams' replays started (see `StartCounts`). */
+  readonly starts: StartCounts = { trusted: 0, tailReplayed: 0, fullReplayed: 0, codeChanged: 0, headMismatch: 0 };
   private readonly found: Finding[] = [];
   private readonly objects: ObjectChecks;
 
@@ -140,16 +168,43 @@ export class RecoveryVerifier {
     events: Iterable<RawEvent>,
     start?: ReplayStart,
     keepSnapshot = false,
+    offered?: OfferedCheckpoint,
   ): VerifiedTask | undefined {
     const base = start?.revision ?? 0;
     // Pass 1: decoded, contiguous, well-formed and chained; stop at the first failure.
     const { records, prevDigest, stop, counted } = chainEvents(taskId, events, base, start?.digest ?? null);
 
+    // A checkpoint offered by a chain-verified boot is trusted only when the chain just verified
+    // has the checkpoint's digest at its revision; then only the events after it are replayed.
+    let from = 0;
+    let actor: Actor<TaskMachine> | undefined;
+    if (offered && offered !== 'other-code') {
+      const at = offered.revision;
+      const digest = at === records.length ? prevDigest : at < records.length ? records[at]!.prev : undefined;
+      if (digest === offered.headDigest) {
+        try {
+          actor = createActor(taskMachine, { snapshot: offered.snapshot as Snapshot<unknown> }).start();
+          from = at;
+        } catch {
+          actor = undefined;
+        }
+      }
+      if (actor) {
+        this.starts.trusted++;
+        if (from < records.length) this.starts.tailReplayed++;
+      } else this.starts.headMismatch++;
+    } else if (offered === 'other-code') this.starts.codeChanged++;
+    if (!actor) this.starts.fullReplayed++;
+
     // Pass 2: replay the chained events, each taken as recorded; stop at the first divergence.
-    const actor = (
+    actor ??= (
       start ? createActor(taskMachine, { snapshot: start.snapshot as Snapshot<unknown> }) : createActor(taskMachine)
     ).start();
-    const { replayed, divergence } = replayEvents(actor, taskId, records, base);
+    const tail = replayEvents(actor, taskId, from === 0 ? records : records.slice(from), base + from);
+    const { divergence } = tail;
+    // Events taken as recorded: the trusted prefix, then the replayed tail.
+    const replayed = from + tail.replayed;
+    this.replayed += divergence ? tail.replayed + 1 : tail.replayed;
 
     // Pass 3: objects of every event the per-event order reached (up to and including a divergent
     // one, whose refs it checked before replaying it), then request ids of the replayed events.

@@ -19,9 +19,14 @@ import { RecoveryVerifier } from './verifier.js';
 async function run(): Promise<void> {
   const port = parentPort!;
   const post = (message: RecoveryWorkerMessage) => port.postMessage(message);
+  // A warm worker (`WarmWorkers`) has loaded its modules and waits for its input as a message.
+  const given: unknown =
+    (workerData as { warm?: unknown } | undefined)?.warm === true
+      ? await new Promise((resolve) => port.once('message', resolve))
+      : workerData;
   let store: EventStore | undefined;
   try {
-    const input = RecoveryWorkerInput.parse(workerData);
+    const input = RecoveryWorkerInput.parse(given);
     store = EventStore.open({ root: input.root, kinds: OBJECT_KINDS, readOnly: true });
     const verifier = new RecoveryVerifier(lmdbVerifySource(store), OBJECT_KINDS, { bodies: input.bodies });
     const range = {
@@ -65,7 +70,7 @@ async function run(): Promise<void> {
       );
       checkpoint = { trusted, tailReplayed, fullReplayed, stale };
     } else {
-      verifyStore(store, verifier, range, false, send, meter);
+      verifyStore(store, verifier, range, false, send, meter, input.checkpoints);
     }
     if (chunk.length > 0) post({ type: 'tasks', tasks: chunk });
     meter?.flush();
@@ -74,6 +79,8 @@ async function run(): Promise<void> {
       findings: verifier.findings,
       events: verifier.events,
       objects: verifier.objectCount,
+      replayed: verifier.replayed,
+      ...(input.mode === 'full' && input.checkpoints ? { starts: { ...verifier.starts } } : {}),
       requests: [...verifier.requestOwners].map(([id, owners]) => [id, [...owners]]),
       ...(checkpoint ? { checkpoint } : {}),
     });

@@ -40,33 +40,39 @@ async function withReader<T>(
 }
 
 /**
- * `ordivon doctor [--full]`: runs every boot check read-only, ignoring checkpoints (every event
- * is replayed and every object re-hashed), and checks every object body against its kind's
- * schema (boot checks object digests only); exit 0 healthy, 1 with the findings. `--full` does the
- * same work as `verifyFull`, spread over worker threads with read-only handles (same checks,
- * same codes); without it, one thread.
+ * `ordivon doctor [--full]`: every boot check, read-only, and every object body against its
+ * kind's schema (boot checks object digests only); exit 0 healthy, 1 with the findings. Every
+ * event is verified either way (chain, objects, dispositions, heads, projections, identity);
+ * without `--full` the statechart replays only the tails after the checkpoints the chain matches,
+ * as the default boot does (`verifyTails`), with `--full` every event (`verifyFull`). The report
+ * says which (`replay`, `replayed`, `checkpoint`). Worker threads when cores are idle.
  */
 export const doctor = command({
   name: 'doctor',
-  summary: 'every boot check, every event (no checkpoints); exit 1 naming what is wrong',
+  summary: 'every boot check over every event (replaying only tails after checkpoints); exit 1 naming what is wrong',
   details: [
-    'Read-only (works beside a running supervisor): every event is replayed, every object re-hashed and its',
-    "body checked against its kind's schema. Exit 0 healthy, 1 with each finding's code, Task, revision and object.",
+    'Read-only (works beside a running supervisor): every event is verified (digest chain, every object re-hashed and its',
+    "body checked against its kind's schema); the statechart replays the tails after the checkpoints the chain matches,",
+    "or with --full every event. Exit 0 healthy, 1 with each finding's code, Task, revision and object.",
   ],
-  flags: { full: booleanFlag('spread the same checks over worker threads (verifyFull): same findings, same codes') },
+  flags: {
+    full: booleanFlag('replay every event through the statechart, trusting no checkpoint (same checks, same codes)'),
+  },
   async run(values, io) {
     // A long history takes a while: say how far it got (on stderr, every 2 s; nothing with --json).
     const onProgress = io.json ? undefined : throttledProgress((line) => io.err(line), 'doctor: checked ');
     const progress = onProgress ? { onProgress } : {};
-    const [{ OBJECT_KINDS }, { rebuildAll, verifyFull }] = await Promise.all([
+    const [{ OBJECT_KINDS }, { verifyFull, verifyTails }] = await Promise.all([
       import('../../objects/index.js'),
       import('../../recovery/index.js'),
     ]);
     const report = await withReader(values.state, OBJECT_KINDS, async (store) => ({
-      ...(values.full ? await verifyFull(store, progress) : rebuildAll(store, { bodies: true, ...progress })),
+      ...(values.full ? await verifyFull(store, progress) : await verifyTails(store, progress)),
       warnings: store.warnings(),
       root: store.root,
     }));
+    const replay: 'full' | 'tails' = values.full ? 'full' : 'tails';
+    const replayed = report.replayed ?? report.events;
     const healthy = report.findings.length === 0;
     const first = report.findings[0];
     return emitReport(
@@ -77,6 +83,10 @@ export const doctor = command({
         tasks: report.tasks.length,
         events: report.events,
         objects: report.objects,
+        replay,
+        replayed,
+        ...(report.starts ? { checkpoint: report.starts } : {}),
+        workers: report.workers,
         findings: report.findings,
         warnings: report.warnings,
       },
@@ -85,6 +95,7 @@ export const doctor = command({
           healthy
             ? `healthy: ${report.tasks.length} tasks, ${report.events} events, ${report.objects} objects checked in ${report.root}`
             : `UNHEALTHY: ${report.findings.length} finding(s) in ${report.root}`,
+          replayLine(replay, replayed, report.starts),
           ...report.findings.map(
             (f) =>
               `  ${f.code}  task=${f.taskId ?? '-'} revision=${f.revision ?? '-'} object=${f.object ?? '-'}  ${f.message}`,
@@ -99,6 +110,20 @@ export const doctor = command({
     );
   },
 });
+
+/** Which replay `doctor` ran, in words. */
+function replayLine(
+  replay: 'full' | 'tails',
+  replayed: number,
+  starts: { trusted: number; fullReplayed: number; codeChanged: number; headMismatch: number } | undefined,
+): string {
+  if (replay === 'full' || !starts) return `replay: full, ${replayed} events replayed through the statechart`;
+  const why = [
+    starts.codeChanged > 0 ? `${starts.codeChanged} with checkpoints from other machine code` : '',
+    starts.headMismatch > 0 ? `${starts.headMismatch} with checkpoints not in the chain` : '',
+  ].filter(Boolean);
+  return `replay: tails, ${replayed} events replayed through the statechart: ${starts.trusted} tasks from their checkpoint, ${starts.fullReplayed} in full${why.length > 0 ? ` (${why.join(', ')})` : ''}`;
+}
 
 /** `ordivon show TASK_ID [--events]`: the stored projection (and events) of one Task. */
 export const show = command({

@@ -106,8 +106,8 @@ export const serveFlags = {
   ),
   recovery: stringFlag(
     'full|checkpoint',
-    'boot by replaying every event, or from verified checkpoints',
-    z.enum(['full', 'checkpoint'], { error: 'must be full or checkpoint' }).default('full'),
+    'verify every event at boot and replay every one (full), or only the tails after checkpoints the chain matches (checkpoint, the default)',
+    z.enum(['full', 'checkpoint'], { error: 'must be full or checkpoint' }).default('checkpoint'),
   ),
   'checkpoint-every': stringFlag(
     'N',

@@ -281,8 +281,9 @@ async function openServeHost(
 
 /** `10,000 Tasks, 1,000,000 events in 9.8 s, full replay on 2 workers` (or `…, checkpointed: 9,990 from checkpoints, 10 with a tail, 0 in full`). */
 export function bootLine(boot: BootSummary): string {
-  const how = boot.checkpoint
-    ? `checkpointed: ${count(boot.checkpoint.trusted)} from checkpoints, ${count(boot.checkpoint.tailReplayed)} with a tail, ${count(boot.checkpoint.fullReplayed)} in full`
+  const c = boot.checkpoint;
+  const how = c
+    ? `${count(boot.replayed)} replayed: ${count(c.trusted)} from checkpoints, ${count(c.tailReplayed)} of them with a tail, ${count(c.fullReplayed)} in full${c.codeChanged > 0 ? ` (${count(c.codeChanged)} with checkpoints from other machine code: full replay)` : ''}${c.headMismatch > 0 ? ` (${count(c.headMismatch)} with checkpoints not in the chain)` : ''}`
     : 'full replay';
   return `${count(boot.tasks)} Tasks, ${count(boot.events)} events in ${(boot.ms / 1000).toFixed(1)} s, ${how}${boot.workers > 0 ? ` on ${boot.workers} workers` : ''}`;
 }

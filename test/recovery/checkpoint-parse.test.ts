@@ -7,15 +7,19 @@ import { SPEC } from '../support/tasks.js';
 
 const digest = fc.stringMatching(/^sha256:[0-9a-f]{64}$/);
 const spec = TaskSpec.parse({ ...SPEC, taskId: 'task-a' });
-const valid = fc.record({
-  revision: fc.integer({ min: 1, max: 1_000_000 }),
-  headDigest: digest,
-  machineVersion: fc.integer({ min: 1, max: 3 }),
-  state: fc.string(),
-  snapshot: fc.dictionary(fc.string(), fc.jsonValue()),
-  projectionDigest: digest,
-  spec: fc.constant(spec as unknown),
-});
+const valid = fc.record(
+  {
+    revision: fc.integer({ min: 1, max: 1_000_000 }),
+    headDigest: digest,
+    machineVersion: fc.integer({ min: 1, max: 3 }),
+    codeHash: digest,
+    state: fc.string(),
+    snapshot: fc.dictionary(fc.string(), fc.jsonValue()),
+    projectionDigest: digest,
+    spec: fc.constant(spec as unknown),
+  },
+  { requiredKeys: ['revision', 'headDigest', 'machineVersion', 'state', 'snapshot', 'projectionDigest', 'spec'] },
+);
 
 const damaged = fc
   .tuple(
@@ -24,6 +28,7 @@ const damaged = fc
       'revision',
       'headDigest',
       'machineVersion',
+      'codeHash',
       'state',
       'snapshot',
       'projectionDigest',

@@ -115,7 +115,13 @@ describe('checkpointed recovery', () => {
     });
     const sup = createSupervisor({ state: root, recovery: 'checkpoint' });
     await sup.start();
-    assert.deepEqual(sup.bootReport()?.checkpoint, { trusted: TASKS - 3, tailReplayed: 0, fullReplayed: 3 });
+    assert.deepEqual(sup.bootReport()?.checkpoint, {
+      trusted: TASKS - 3,
+      tailReplayed: 0,
+      fullReplayed: 3,
+      codeChanged: 0,
+      headMismatch: 0,
+    });
     await sup.stop();
     const { checkpoint } = await recoverBoth(root);
     assert.deepEqual([checkpoint.findings, checkpoint.trusted], [[], TASKS]);

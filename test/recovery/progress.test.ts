@@ -5,6 +5,7 @@ import { OBJECT_KINDS } from '../../objects/index.js';
 import { recoverFromCheckpoints } from '../../recovery/checkpoint.js';
 import { rebuildParallel, recoverFromCheckpointsParallel } from '../../recovery/parallel.js';
 import { ProgressMeter, progressSum, type ProgressCount, type RecoveryProgress } from '../../recovery/progress.js';
+import { machineCodeHash } from '../../recovery/machine-code.js';
 import { rebuildAll } from '../../recovery/rebuild.js';
 import { manualClock } from '../../actors/clock.js';
 import { createSupervisor, type SupervisorOptions } from '../../actors/supervisor.js';
@@ -167,7 +168,7 @@ describe('recovery progress', () => {
     const root = await copyOf(TASKS, EVENTS);
     const { objects } = await withStore(root, (store) => rebuildAll(store));
     const clock = manualClock();
-    const full = createSupervisor({ state: root, clock });
+    const full = createSupervisor({ state: root, clock, recovery: 'full' });
     assert.equal(full.bootReport(), null, 'nothing before start');
     await full.start();
     // The manual clock does not move by itself: validation took 0 ms by it.
@@ -176,6 +177,8 @@ describe('recovery progress', () => {
       tasks: TASKS,
       events: TASKS * EVENTS,
       objects,
+      replayed: TASKS * EVENTS,
+      codeHash: machineCodeHash(),
       workers: 0,
       ms: 0,
     });
@@ -185,25 +188,52 @@ describe('recovery progress', () => {
       'the supervisor actor holds it (what the inspector shows)',
     );
     await full.stop();
-    const checkpointed = createSupervisor({ state: root, clock, recovery: 'checkpoint' });
+    // The default: every event verified, none replayed past the checkpoints the full boot wrote.
+    const checkpointed = createSupervisor({ state: root, clock });
     await checkpointed.start();
     assert.deepEqual(checkpointed.bootReport(), {
       mode: 'checkpoint',
       tasks: TASKS,
-      events: 0,
-      objects: 0,
+      events: TASKS * EVENTS,
+      objects,
+      replayed: 0,
+      codeHash: machineCodeHash(),
       workers: 0,
       ms: 0,
-      checkpoint: { trusted: TASKS, tailReplayed: 0, fullReplayed: 0 },
+      checkpoint: { trusted: TASKS, tailReplayed: 0, fullReplayed: 0, codeChanged: 0, headMismatch: 0 },
     });
     await checkpointed.stop();
     assert.equal(
       bootLine(checkpointed.bootReport()!),
-      `${TASKS} Tasks, 0 events in 0.0 s, checkpointed: ${TASKS} from checkpoints, 0 with a tail, 0 in full`,
+      `${TASKS} Tasks, ${(TASKS * EVENTS).toLocaleString('en-US')} events in 0.0 s, 0 replayed: ${TASKS} from checkpoints, 0 of them with a tail, 0 in full`,
+    );
+    const hash = machineCodeHash();
+    assert.equal(
+      bootLine({
+        mode: 'full',
+        tasks: 10_000,
+        events: 1_000_000,
+        objects: 742_628,
+        replayed: 1_000_000,
+        codeHash: hash,
+        workers: 2,
+        ms: 9_804,
+      }),
+      '10,000 Tasks, 1,000,000 events in 9.8 s, full replay on 2 workers',
     );
     assert.equal(
-      bootLine({ mode: 'full', tasks: 10_000, events: 1_000_000, objects: 742_628, workers: 2, ms: 9_804 }),
-      '10,000 Tasks, 1,000,000 events in 9.8 s, full replay on 2 workers',
+      bootLine({
+        mode: 'checkpoint',
+        tasks: 10,
+        events: 1_000,
+        objects: 700,
+        replayed: 1_000,
+        codeHash: hash,
+        workers: 0,
+        ms: 100,
+        checkpoint: { trusted: 0, tailReplayed: 0, fullReplayed: 10, codeChanged: 10, headMismatch: 0 },
+      }),
+      '10 Tasks, 1,000 events in 0.1 s, 1,000 replayed: 0 from checkpoints, 0 of them with a tail, 10 in full (10 with checkpoints from other machine code: full replay)',
     );
   });
 });

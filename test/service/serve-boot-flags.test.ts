@@ -77,11 +77,15 @@ describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, (
   it('reports both settings when ready, counts the checkpoints taken while serving, and a later service boots from the checkpoints the first left', async () => {
     const state = join(tempDir(), 'state');
     const first = await startServe(['--state', state, '--port', '0', '--no-harnesses', '--checkpoint-every', '2']);
-    assert.deepEqual([first.ready.recovery, first.ready.checkpointEvery], ['full', 2]);
+    assert.deepEqual(
+      [first.ready.recovery, first.ready.checkpointEvery],
+      ['checkpoint', 2],
+      'checkpoint is the default',
+    );
     const booted = first.ready.boot as { mode: string; tasks: number; events: number; workers: number; ms: number };
     assert.deepEqual(
       [booted.mode, booted.tasks, booted.events, booted.workers, typeof booted.ms],
-      ['full', 0, 0, 0, 'number'],
+      ['checkpoint', 0, 0, 0, 'number'],
       'an empty root',
     );
     assert.equal((await http(first.ready, 'POST', '/tasks', { body: { ...SPEC, taskId: 'flags-1' } })).status, 201);
@@ -109,11 +113,12 @@ describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, (
     try {
       assert.deepEqual([second.ready.recovery, second.ready.checkpointEvery], ['checkpoint', null]);
       const health = (await http(second.ready, 'GET', '/health')).body as {
-        boot: { mode: string; tasks: number; events: number; checkpoint: object };
+        boot: { mode: string; tasks: number; events: number; replayed: number; checkpoint: object };
       };
+      // Every event verified, none replayed: the checkpoint at the head is in the chain.
       assert.deepEqual(
-        [health.boot.mode, health.boot.tasks, health.boot.events, health.boot.checkpoint],
-        ['checkpoint', 1, 0, { trusted: 1, tailReplayed: 0, fullReplayed: 0 }],
+        [health.boot.mode, health.boot.tasks, health.boot.events, health.boot.replayed, health.boot.checkpoint],
+        ['checkpoint', 1, 3, 0, { trusted: 1, tailReplayed: 0, fullReplayed: 0, codeChanged: 0, headMismatch: 0 }],
       );
       assert.deepEqual(second.ready.boot, health.boot, 'the ready line and /health give the same report');
       const listed = await http(second.ready, 'GET', '/tasks');
