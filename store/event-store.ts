@@ -30,10 +30,12 @@ export interface OpenOptions {
    */
   authority?: StoreAuthority;
   /**
-   * The journal-first commit (docs/design.md, "The journal-first commit"), on by default for a
-   * writable store without an authority: `false` commits each append in LMDB alone (two device
-   * flushes); an object sets the journal's segment size or file-system calls. Either way a
-   * writable open first applies what the root's journal holds beyond LMDB.
+   * The journal-first commit (docs/design.md, "The journal-first commit"), opt-in for a writable
+   * store without an authority: `true` (or an object setting the journal's segment size or
+   * file-system calls) makes each append durable at its group's journal flush, LMDB applied after
+   * it; off by default, until an append no longer waits for LMDB's commit behind the journal
+   * (measured slower so far). Either way a writable open first applies what the root's journal
+   * holds beyond LMDB.
    */
   journal?: boolean | JournalSettings;
 }
@@ -456,7 +458,11 @@ export class EventStore {
 /** The root's journal, its records beyond LMDB applied; LMDB is closed again when that fails. */
 function openJournal(root: string, dbs: StoreDatabases, option: OpenOptions['journal']): Journal | undefined {
   try {
-    return openStoreJournal(root, dbs, option === false ? undefined : option === true ? {} : (option ?? {})).journal;
+    return openStoreJournal(
+      root,
+      dbs,
+      option === true ? {} : option === false || option === undefined ? undefined : option,
+    ).journal;
   } catch (error) {
     const leave = enterEnvGate(join(root, 'lmdb'));
     void dbs.env.close().finally(leave);

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { cpSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { EventStore, digestOf } from '../../store/index.js';
-import { NOTE_KINDS, appendInput } from '../support/store-backends.js';
+import { nodeJournalFs, type JournalFs } from '../../store/journal/index.js';
+import { NOTE_KINDS, appendInput, storeCode } from '../support/store-backends.js';
+import { until } from '../support/until.js';
 import { UNSYNCED, crashState, recordingFs, syncBoundaries, type FsOp } from '../support/recording-fs.js';
 import { tempDir } from '../support/temp.js';
 
@@ -25,7 +27,7 @@ async function workload(store: EventStore, trace: FsOp[], attempted: Map<string,
   );
 }
 
-describe('EventStore on the journal, cut by a power failure', () => {
+describe('EventStore on the journal (journal: true), cut by a power failure', () => {
   it('holds every acknowledged append after reopening, each stream a valid chain of attempted events, at every cut', async () => {
     const root = tempDir();
     const trace: FsOp[] = [];
@@ -52,7 +54,7 @@ describe('EventStore on the journal, cut by a power failure', () => {
             cpSync(join(root, name), join(into, name), { recursive: true });
         cpSync(lmdbBefore, join(into, 'lmdb'), { recursive: true });
         const acked = crashState(trace, cut, unsynced, root, into);
-        const reopened = EventStore.open({ root: into, kinds: NOTE_KINDS });
+        const reopened = EventStore.open({ root: into, kinds: NOTE_KINDS, journal: true });
         const heads = TASKS.map((taskId) => reopened.head(taskId)?.revision ?? 0);
         try {
           for (const id of acked) {
@@ -83,7 +85,7 @@ describe('EventStore on the journal, cut by a power failure', () => {
           await reopened.close();
         }
         // Applying the journal again changes nothing (idempotent), and the append after the cut is kept.
-        const again = EventStore.open({ root: into, kinds: NOTE_KINDS });
+        const again = EventStore.open({ root: into, kinds: NOTE_KINDS, journal: true });
         try {
           assert.deepEqual(
             TASKS.map((taskId) => again.head(taskId)?.revision ?? 0),
@@ -98,5 +100,77 @@ describe('EventStore on the journal, cut by a power failure', () => {
     }
     assert.ok(states > 40, `${states} crash states checked`);
     assert.ok([...trace.slice(from)].filter((op) => op.op === 'ack').length === 9);
+  });
+});
+
+describe('EventStore.open journal option', () => {
+  it('keeps no journal by default, and a journal left in the root is applied by an open without one', async () => {
+    const plain = tempDir();
+    const off = EventStore.open({ root: plain, kinds: NOTE_KINDS });
+    await off.append(appendInput('t0', 0, 'e1'));
+    await off.close();
+    assert.equal(existsSync(join(plain, 'journal')), false, 'no journal directory');
+
+    const root = tempDir();
+    const trace: FsOp[] = [];
+    const on = EventStore.open({ root, kinds: NOTE_KINDS, journal: { fs: recordingFs(trace) } });
+    await on.close();
+    const lmdbBefore = join(tempDir(), 'lmdb');
+    cpSync(join(root, 'lmdb'), lmdbBefore, { recursive: true });
+    const again = EventStore.open({ root, kinds: NOTE_KINDS, journal: true });
+    const { digest } = await again.append(appendInput('t0', 0, 'e1'));
+    await again.close();
+    // LMDB as before that append: only the journal holds it.
+    rmSync(join(root, 'lmdb'), { recursive: true });
+    cpSync(lmdbBefore, join(root, 'lmdb'), { recursive: true });
+    const reader = EventStore.open({ root, kinds: NOTE_KINDS, journal: false });
+    try {
+      assert.deepEqual(reader.head('t0'), { revision: 1, digest });
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('refuses every append journal_failed once a journal sync failed, and the next open applies what the journal holds', async () => {
+    const root = tempDir();
+    let fail = false;
+    const fs: JournalFs = {
+      ...nodeJournalFs,
+      fdatasync: (fd) => (fail ? Promise.reject(new Error('EIO: i/o error')) : nodeJournalFs.fdatasync(fd)),
+    };
+    const store = EventStore.open({ root, kinds: NOTE_KINDS, journal: { fs } });
+    await store.append(appendInput('t0', 0, 'e1'));
+    fail = true;
+    await assert.rejects(store.append(appendInput('t0', 1, 'e2')), (e) => storeCode(e) === 'journal_failed');
+    fail = false;
+    await assert.rejects(store.append(appendInput('t1', 0, 'e1')), (e) => storeCode(e) === 'journal_failed');
+    await store.close();
+    // The failed group's write did reach the page cache here; the next open takes it as written.
+    const reopened = EventStore.open({ root, kinds: NOTE_KINDS, journal: true });
+    try {
+      assert.equal(reopened.head('t0')?.revision, 2);
+      assert.equal(reopened.head('t1'), undefined);
+      assert.equal((await reopened.append(appendInput('t1', 0, 'e1'))).revision, 1);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('removes a filled segment once LMDB holds its records durably, and keeps the tail', async () => {
+    const root = tempDir();
+    const store = EventStore.open({ root, kinds: NOTE_KINDS, journal: { segmentBytes: 4096 } });
+    for (let revision = 1; revision <= 12; revision++)
+      await store.append(appendInput('t0', revision - 1, `e${revision}`));
+    await until('the filled segments are removed', 10_000, async () =>
+      readdirSync(join(root, 'journal')).length === 1 ? true : undefined,
+    );
+    await store.close();
+    const reopened = EventStore.open({ root, kinds: NOTE_KINDS, journal: { segmentBytes: 4096 } });
+    try {
+      assert.equal(reopened.head('t0')?.revision, 12);
+      assert.equal((await reopened.append(appendInput('t0', 12, 'e13'))).revision, 13);
+    } finally {
+      await reopened.close();
+    }
   });
 });
