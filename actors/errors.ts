@@ -58,6 +58,9 @@ export const HOST_ERROR_CODES = [
   'object_invalid',
   'record_corrupt',
   'storage_failed',
+  // the journal-first commit (store/journal/): a failed sync stopped appends; damaged journal
+  'journal_failed',
+  'journal_corrupt',
   // many Hosts (store/postgres/): another Host took the Task; this Host no longer holds it
   'lease_lost',
   'task_elsewhere',
@@ -118,6 +121,8 @@ const HOST_CODE_OF_STORE: Record<StoreErrorCode, HostErrorCode> = {
   storage_failed: 'storage_failed',
   lease_lost: 'lease_lost',
   state_mirrored: 'state_mirrored',
+  journal_failed: 'journal_failed',
+  journal_corrupt: 'journal_corrupt',
 };
 
 /** The Host's code for a store code. */

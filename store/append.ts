@@ -4,6 +4,7 @@ import type { StoreDatabases } from './databases.js';
 import { StoreError } from './errors.js';
 import type { NewObject, PreparedObject } from './prepare-object.js';
 import { durable } from './record-read.js';
+import { digestBytes, encodeEntry, writeEntry, type Journal, type JournalEntry } from './journal/index.js';
 import type { EventRecord, Head, IndexClaim, IndexKind, Projection, StreamWarning } from './records.js';
 
 export interface AppendInput {
@@ -48,6 +49,8 @@ export interface AppenderOptions {
   streamWarnAt: number;
   /** Where appends are decided when several Hosts share one history; this store then mirrors them. */
   authority?: StoreAuthority;
+  /** The journal-first commit (store/journal/): each append is durable at its journal group's sync, LMDB applied after it. */
+  journal?: Journal;
 }
 
 const claimKey = (claim: IndexClaim) => `${claim.kind}\u0000${claim.key}`;
@@ -66,12 +69,17 @@ export class Appender {
   private readonly dbs: StoreDatabases;
   private readonly streamWarnAt: number;
   private readonly authority: StoreAuthority | undefined;
+  private readonly journal: Journal | undefined;
+  /** Set when LMDB could not apply a journaled transition: LMDB is then behind the journal, and only a reopen (which replays it) may take appends again. */
+  private stopped: StoreError | undefined;
+  private releasing = false;
 
   constructor(options: AppenderOptions) {
     this.reads = options.reads;
     this.dbs = options.dbs;
     this.streamWarnAt = options.streamWarnAt;
     this.authority = options.authority;
+    this.journal = options.journal;
   }
 
   async append(input: AppendInput): Promise<AppendResult> {
@@ -98,6 +106,7 @@ export class Appender {
    * admission on the bench machine).
    */
   private async appendChecked(input: AppendInput): Promise<AppendResult> {
+    if (this.stopped) throw this.stopped;
     const { reads, dbs, streamWarnAt, authority, claims: inFlightClaims } = this;
     const prepared = (input.objects ?? []).map((o) => reads.prepareObject(o));
     if (input.prepared) prepared.push(...input.prepared);
@@ -172,28 +181,31 @@ export class Appender {
           );
         duplicate = decided.duplicate;
       }
-      const written = await durable(
-        dbs.env,
-        dbs.events.ifNoExists([taskId, revision], () => {
-          for (const { digest: id, text } of prepared)
-            if (!dbs.objects.doesExist(id)) void dbs.objects.put(id, Buffer.from(text));
-          for (const { digest: id, bytes } of blobs) if (!dbs.blobs.doesExist(id)) void dbs.blobs.put(id, bytes);
-          void dbs.events.put([taskId, revision], record);
-          void dbs.heads.put(taskId, { revision, digest } satisfies Head);
-          for (const claim of input.claims ?? []) {
-            void dbs.indexes.put(
-              [claim.kind, claim.key, taskId],
-              claim.digest === undefined ? { revision } : { revision, digest: claim.digest },
+      const warning: StreamWarning | undefined =
+        revision === streamWarnAt ? { taskId, revision, threshold: streamWarnAt, at: input.event.at } : undefined;
+      const entry: JournalEntry = {
+        taskId,
+        revision,
+        record,
+        digest,
+        objects: prepared.map(({ digest: id, text }) => [id, text]),
+        blobs: blobs.map(({ digest: id, bytes }) => [id, bytes]),
+        claims: (input.claims ?? []).map((claim) => [
+          claim.kind,
+          claim.key,
+          claim.digest === undefined ? { revision } : { revision, digest: claim.digest },
+        ]),
+        projection,
+        ...(warning ? { warning } : {}),
+      };
+      const written =
+        this.journal && !authority
+          ? await this.journaled(this.journal, entry)
+          : await durable(
+              dbs.env,
+              dbs.events.ifNoExists([taskId, revision], () => writeEntry(dbs, entry, undefined)),
+              { taskId, revision },
             );
-          }
-          void dbs.projections.put(taskId, projection);
-          if (revision === streamWarnAt) {
-            const warning: StreamWarning = { taskId, revision, threshold: streamWarnAt, at: input.event.at };
-            void dbs.meta.put(['warning', taskId], warning);
-          }
-        }),
-        { taskId, revision },
-      );
       // The event's key was taken after the checks: by a writer this store did not see (none
       // should exist behind the state-root lock); answered from what is stored, as a moved head.
       if (!written) return this.stored(input, revision);
@@ -201,6 +213,47 @@ export class Appender {
     } finally {
       for (const key of claimed) inFlightClaims.delete(key);
     }
+  }
+
+  /**
+   * The journal-first commit: the entry is appended to the journal and acknowledged at its
+   * group's fdatasync; LMDB is applied after it (the event's key still free, the applied position
+   * in the same transaction) and awaited only until committed, not flushed: until LMDB's own
+   * flush, the journal holds the transition and the next open re-applies it. A failed journal
+   * write or sync fails `journal_failed` (from the journal, fail-stop); a journaled transition
+   * LMDB could not apply stops this store's appends too (`journal_failed`): the transition is
+   * durable and the next open applies it.
+   */
+  private async journaled(journal: Journal, entry: JournalEntry): Promise<boolean> {
+    const { dbs } = this;
+    const { taskId, revision } = entry;
+    const { seq, commit } = await journal.append(encodeEntry(entry), digestBytes(entry.digest), (seq) => ({
+      seq,
+      commit: dbs.events.ifNoExists([taskId, revision], () => writeEntry(dbs, entry, seq)),
+    }));
+    let written: boolean;
+    try {
+      written = await commit;
+    } catch (error) {
+      this.stopped ??= new StoreError(
+        'journal_failed',
+        `task ${taskId} revision ${revision} is in the journal but LMDB could not apply it (${(error as Error).message}); no append is taken until the store is opened again, which applies it`,
+        { taskId, revision },
+        { cause: error },
+      );
+      throw this.stopped;
+    }
+    const sealed = journal.sealedThrough;
+    if (sealed !== undefined && sealed <= seq && !this.releasing) {
+      // Segments go only once LMDB's applied position past them is on disk.
+      this.releasing = true;
+      void dbs.env.flushed
+        .then(() => journal.release(seq))
+        .finally(() => {
+          this.releasing = false;
+        });
+    }
+    return written;
   }
 
   /**

@@ -20,6 +20,8 @@ export const STORE_ERROR_CODES = [
   'storage_failed',
   'lease_lost',
   'state_mirrored',
+  'journal_failed',
+  'journal_corrupt',
 ] as const;
 export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number];
 

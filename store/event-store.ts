@@ -12,6 +12,7 @@ import { EventRecord, Head, IndexEntry, Projection, StreamWarning, safeParseHead
 import { checkFormat } from './state-root.js';
 import { acquireLock } from './state-lock.js';
 import { enterEnvGate } from './env-gate.js';
+import { openStoreJournal, type Journal, type JournalSettings } from './journal/index.js';
 
 export interface OpenOptions {
   /** State root directory (holds `format.json`, `state.lock` and the `lmdb/` environment). */
@@ -28,6 +29,15 @@ export interface OpenOptions {
    * then mirrors the Tasks its Host owns, written after the authority committed.
    */
   authority?: StoreAuthority;
+  /**
+   * The journal-first commit (docs/design.md, "The journal-first commit"), opt-in for a writable
+   * store without an authority: `true` (or an object setting the journal's segment size or
+   * file-system calls) makes each append durable at its group's journal flush, LMDB applied after
+   * it; off by default, until an append no longer waits for LMDB's commit behind the journal
+   * (measured slower so far). Either way a writable open first applies what the root's journal
+   * holds beyond LMDB.
+   */
+  journal?: boolean | JournalSettings;
 }
 
 /** One Task as the authority holds it, to be copied into a mirror (`EventStore.copyIn`). */
@@ -53,6 +63,7 @@ interface OpenedStore {
   /** Releases the state-root lock (a no-op when read-only). */
   release: () => void;
   authority: StoreAuthority | undefined;
+  journal: Journal | undefined;
 }
 
 /**
@@ -82,6 +93,7 @@ export class EventStore {
   private readonly release: () => void;
   private readonly authority: StoreAuthority | undefined;
   private readonly appender: Appender;
+  private readonly journal: Journal | undefined;
 
   private constructor(opened: OpenedStore) {
     const { dbs } = opened;
@@ -100,7 +112,14 @@ export class EventStore {
     this.projections = dbs.projections;
     this.indexes = dbs.indexes;
     this.meta = dbs.meta;
-    this.appender = new Appender({ reads: this, dbs, streamWarnAt: opened.streamWarnAt, authority: opened.authority });
+    this.journal = opened.journal;
+    this.appender = new Appender({
+      reads: this,
+      dbs,
+      streamWarnAt: opened.streamWarnAt,
+      ...(opened.authority ? { authority: opened.authority } : {}),
+      ...(opened.journal ? { journal: opened.journal } : {}),
+    });
   }
 
   /** Opens (creating when writable) the store under `root`. Fails `format_unknown`, `state_locked`, `state_missing`. */
@@ -112,7 +131,17 @@ export class EventStore {
       const dbs = openDatabases(options.root, readOnly);
       const { root, kinds, streamWarnAt, authority } = options;
       if (!readOnly) markMirror(root, dbs, authority !== undefined);
-      return new EventStore({ root, readOnly, dbs, kinds, streamWarnAt: streamWarnAt ?? 10_000, release, authority });
+      const journal = readOnly || authority ? undefined : openJournal(root, dbs, options.journal);
+      return new EventStore({
+        root,
+        readOnly,
+        dbs,
+        kinds,
+        streamWarnAt: streamWarnAt ?? 10_000,
+        release,
+        authority,
+        journal,
+      });
     } catch (error) {
       release();
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
@@ -125,6 +154,7 @@ export class EventStore {
   /** Waits for pending commits, closes LMDB and releases the state-root lock. */
   async close(): Promise<void> {
     try {
+      await this.journal?.close();
       if (!this.readOnly) await this.env.flushed;
       const leave = enterEnvGate(join(this.root, 'lmdb'));
       try {
@@ -422,6 +452,21 @@ export class EventStore {
   private writable(): void {
     if (this.readOnly)
       throw new StoreError('read_only', `the store at ${this.root} is open read-only`, { root: this.root });
+  }
+}
+
+/** The root's journal, its records beyond LMDB applied; LMDB is closed again when that fails. */
+function openJournal(root: string, dbs: StoreDatabases, option: OpenOptions['journal']): Journal | undefined {
+  try {
+    return openStoreJournal(
+      root,
+      dbs,
+      option === true ? {} : option === false || option === undefined ? undefined : option,
+    ).journal;
+  } catch (error) {
+    const leave = enterEnvGate(join(root, 'lmdb'));
+    void dbs.env.close().finally(leave);
+    throw error;
   }
 }
 

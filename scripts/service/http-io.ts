@@ -60,6 +60,7 @@ export const HTTP_STATUS_OF_CODE: Readonly<Partial<Record<ApiErrorCode, number>>
   internal: 500,
   not_serving: 503,
   storage_failed: 503,
+  journal_failed: 503,
   lease_lost: 503,
   // Send it to the Host the answer names (`host`, `url`).
   task_elsewhere: 409,

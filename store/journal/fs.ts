@@ -1,0 +1,69 @@
+import * as fs from 'node:fs';
+
+/**
+ * The file-system calls the journal makes, and nothing else: injectable so that a test can record
+ * every write and sync (test/store/journal-crash.test.ts rebuilds the disk as a power cut at each
+ * sync would leave it). Positions are absolute (pwrite); nothing relies on a file offset.
+ *
+ * Only the two calls of a group commit are asynchronous (run on libuv's pool, so the event loop
+ * keeps serving while the device flushes); the rest run at open, at a segment's creation and
+ * when segments are released.
+ */
+export interface JournalFs {
+  mkdir(path: string): void;
+  /** Names in a directory (not recursive). */
+  readdir(path: string): string[];
+  /** A whole file's bytes. */
+  readFile(path: string): Uint8Array;
+  /** Opens for reading and writing; `create` fails when the file exists (O_EXCL). */
+  open(path: string, create: boolean): number;
+  close(fd: number): void;
+  write(fd: number, bytes: Uint8Array, position: number): Promise<void>;
+  writeSync(fd: number, bytes: Uint8Array, position: number): void;
+  fdatasync(fd: number): Promise<void>;
+  fsync(fd: number): void;
+  /** fsync of a directory: makes the creations, renames and removals of names in it durable. */
+  fsyncDir(path: string): void;
+  rename(from: string, to: string): void;
+  unlink(path: string): void;
+}
+
+async function writeAll(fd: number, bytes: Uint8Array, position: number): Promise<void> {
+  let done = 0;
+  while (done < bytes.length) {
+    const { bytesWritten } = await new Promise<{ bytesWritten: number }>((resolve, reject) =>
+      fs.write(fd, bytes, done, bytes.length - done, position + done, (error, bytesWritten) =>
+        error ? reject(error) : resolve({ bytesWritten }),
+      ),
+    );
+    done += bytesWritten;
+  }
+}
+
+function writeAllSync(fd: number, bytes: Uint8Array, position: number): void {
+  let done = 0;
+  while (done < bytes.length) done += fs.writeSync(fd, bytes, done, bytes.length - done, position + done);
+}
+
+/** The journal's calls on node:fs. */
+export const nodeJournalFs: JournalFs = {
+  mkdir: (path) => void fs.mkdirSync(path, { recursive: true }),
+  readdir: (path) => fs.readdirSync(path),
+  readFile: (path) => fs.readFileSync(path),
+  open: (path, create) => fs.openSync(path, create ? 'wx+' : 'r+'),
+  close: (fd) => fs.closeSync(fd),
+  write: writeAll,
+  writeSync: writeAllSync,
+  fdatasync: (fd) => new Promise((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve()))),
+  fsync: (fd) => fs.fsyncSync(fd),
+  fsyncDir: (path) => {
+    const fd = fs.openSync(path, 'r');
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  },
+  rename: (from, to) => fs.renameSync(from, to),
+  unlink: (path) => fs.unlinkSync(path),
+};
