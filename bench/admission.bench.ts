@@ -7,6 +7,9 @@
 // Three rows per concurrency: the supervisor on LMDB; the kernel (TaskActor) on LMDB; the same
 // kernel on the SQLite peer (WAL, synchronous FULL, appends of one tick in one transaction).
 // tinybench, 3 timed runs per row, each on a fresh state root prepared outside the timed window.
+// Each row also carries what a transition cost over the timed window (medians of the runs): the
+// main thread's CPU (its own clock) and the whole process's (every thread), the bytes and write
+// calls the process made (/proc/self/io), and for the kernel on LMDB the commits LMDB made.
 //
 //   node dist/bench/admission.bench.js [--quick]
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,7 +17,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { initialTransition } from 'xstate';
+import type { RootDatabase } from 'lmdb';
 import { systemClock } from '../actors/clock.js';
+import { readProcIo, threadCpuNs } from '../os/index.js';
 import { OBJECT_KINDS } from '../objects/index.js';
 import { createSupervisor, type Supervisor } from '../actors/supervisor.js';
 import { TaskActor, type SendResult } from '../actors/task-actor.js';
@@ -68,14 +73,77 @@ export async function createDriven(sup: Supervisor, taskId: string): Promise<Dri
   };
 }
 
-type Target = 'supervisor' | 'kernel-lmdb' | 'kernel-sqlite';
+export type Target = 'supervisor' | 'kernel-lmdb' | 'kernel-sqlite';
 
-interface Prepared {
+export interface Prepared {
   tasks: Driven[];
+  /** The LMDB environment the kernel writes, where the bench holds it (not the Supervisor's). */
+  env?: RootDatabase;
   close(): Promise<void>;
 }
 
-async function prepare(target: Target, count: number): Promise<Prepared> {
+/** Counters read before and after a timed window; a field is absent where it cannot be read. */
+export interface CostSample {
+  mainCpuNs?: number;
+  processCpuUs: number;
+  writeCallBytes?: number;
+  writeCalls?: number;
+  storageWriteBytes?: number;
+  commits?: number;
+  pageSize?: number;
+}
+
+export function sampleCost(env: RootDatabase | undefined): CostSample {
+  const io = readProcIo();
+  const cpu = process.cpuUsage();
+  const stats = env?.getStats() as { lastTxnId: number; pageSize: number } | undefined;
+  return {
+    mainCpuNs: threadCpuNs(),
+    processCpuUs: cpu.user + cpu.system,
+    writeCallBytes: io?.writeCallBytes,
+    writeCalls: io?.writeCalls,
+    storageWriteBytes: io?.storageWriteBytes,
+    commits: stats?.lastTxnId,
+    pageSize: stats?.pageSize,
+  };
+}
+
+/** What one transition cost between two samples, per field both hold. */
+export function costPerTransition(before: CostSample, after: CostSample, transitions: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  const per = (key: string, a: number | undefined, b: number | undefined, scale = 1) => {
+    if (a !== undefined && b !== undefined) out[key] = ((b - a) * scale) / transitions;
+  };
+  per('mainCpuUsPerTransition', before.mainCpuNs, after.mainCpuNs, 1 / 1000);
+  per('processCpuUsPerTransition', before.processCpuUs, after.processCpuUs);
+  per('writeBytesPerTransition', before.writeCallBytes, after.writeCallBytes);
+  per('writeCallsPerTransition', before.writeCalls, after.writeCalls);
+  per('storageBytesPerTransition', before.storageWriteBytes, after.storageWriteBytes);
+  per('commitsPerTransition', before.commits, after.commits);
+  // LMDB writes whole pages (and a meta record per commit): the written bytes in pages.
+  if (out.writeBytesPerTransition !== undefined && after.pageSize !== undefined)
+    out.pagesPerTransition = out.writeBytesPerTransition / after.pageSize;
+  return out;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** The median of each per-transition figure over the runs that measured it. */
+function medianCosts(runs: Record<string, number>[]): Record<string, number> {
+  const keys = new Set(runs.flatMap((r) => Object.keys(r)));
+  const out: Record<string, number> = {};
+  for (const key of keys) {
+    const values = runs.map((r) => r[key]).filter((v): v is number => v !== undefined);
+    out[key] = Number(median(values).toFixed(key.startsWith('pages') || key.startsWith('commits') ? 3 : 1));
+  }
+  return out;
+}
+
+export async function prepare(target: Target, count: number): Promise<Prepared> {
   const dir = mkdtempSync(join(tmpdir(), 'ordivon-bench-admission-'));
   const clean = () => rmSync(dir, { recursive: true, force: true });
   if (target === 'supervisor') {
@@ -104,6 +172,7 @@ async function prepare(target: Target, count: number): Promise<Prepared> {
   await Promise.all(tasks.map((t) => t.send(materialize('created', t.taskId, t.context(), seededRandom(1)))));
   return {
     tasks,
+    env: lmdb?.databases.env,
     close: async () => {
       for (const actor of actors) actor.stop();
       await lmdb?.close();
@@ -132,12 +201,16 @@ export async function runAdmissionBench(ctx: BenchContext): Promise<BenchRow[]> 
     for (const target of ['supervisor', 'kernel-lmdb', 'kernel-sqlite'] as const) {
       let prepared: Prepared | undefined;
       let admitted = 0;
+      const costs: Record<string, number>[] = [];
       const t = await timeIt(
         `${target} ${concurrency}`,
         async () => {
+          const before = sampleCost(prepared!.env);
           const started = performance.now();
           admitted = await drive(prepared!.tasks, cycles);
-          return performance.now() - started;
+          const ms = performance.now() - started;
+          costs.push(costPerTransition(before, sampleCost(prepared!.env), admitted));
+          return ms;
         },
         {
           iterations: ctx.quick ? 2 : 3,
@@ -152,9 +225,12 @@ export async function runAdmissionBench(ctx: BenchContext): Promise<BenchRow[]> 
         ...t,
         rate: admitted / (t.medianMs / 1000),
         rateUnit: 'transitions/s',
-        detail: { concurrency, transitions: admitted, durable: true },
+        detail: { concurrency, transitions: admitted, durable: true, ...medianCosts(costs) },
       });
-      ctx.log(`admission: ${target} × ${concurrency}: ${(admitted / (t.medianMs / 1000)).toFixed(0)} transitions/s`);
+      const cost = medianCosts(costs);
+      ctx.log(
+        `admission: ${target} × ${concurrency}: ${(admitted / (t.medianMs / 1000)).toFixed(0)} transitions/s; per transition: main thread ${cost.mainCpuUsPerTransition ?? '?'} µs CPU, process ${cost.processCpuUsPerTransition ?? '?'} µs, ${cost.writeBytesPerTransition ?? '?'} B written${cost.pagesPerTransition !== undefined ? ` (${cost.pagesPerTransition} pages, ${cost.commitsPerTransition} commits)` : ''}`,
+      );
     }
   }
   return rows;
@@ -163,6 +239,14 @@ export async function runAdmissionBench(ctx: BenchContext): Promise<BenchRow[]> 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const rows = await runAdmissionBench({ quick: scenarioArgs('admission.bench').quick, log: (l) => console.error(l) });
   console.table(
-    rows.map((r) => ({ name: r.name, tasks: r.tasks, rate: r.rate?.toFixed(0), medianMs: r.medianMs.toFixed(0) })),
+    rows.map((r) => ({
+      name: r.name,
+      tasks: r.tasks,
+      rate: r.rate?.toFixed(0),
+      medianMs: r.medianMs.toFixed(0),
+      mainCpuUs: r.detail?.mainCpuUsPerTransition,
+      bytes: r.detail?.writeBytesPerTransition,
+      pages: r.detail?.pagesPerTransition,
+    })),
   );
 }

@@ -165,6 +165,15 @@ function admissionGoals(rows: BenchRow[], out: Headline[]): void {
       text: `one-Task admission ${(perTransitionMs * 1000).toFixed(0)} µs per transition = ${r.toFixed(1)} fsync-times (fdatasync of 200 B: ${(fsync.medianMs * 1000).toFixed(0)} µs${putOne ? `; one LMDB durable put: ${((1000 / putOne.rate!) * 1000).toFixed(0)} µs = ${(1000 / putOne.rate! / fsync.medianMs).toFixed(1)} fsync-times` : ''}${oneSup ? `; through the Supervisor ${perS(oneSup.rate!)}` : ''}); goal ≤ 3`,
     });
   }
+  for (const row of [one, admission(256, 'kernel (TaskActor), LMDB')]) {
+    const cost = row && transitionCost(row);
+    if (row && cost)
+      out.push({
+        key: `admission_${row.tasks}_cost`,
+        value: Number(row.detail!.mainCpuUsPerTransition),
+        text: `${row.tasks === 1 ? 'one-Task' : `${row.tasks}-Task`} admission, kernel on LMDB, per transition: ${cost}${fsync ? `; fdatasync of 200 B ${(fsync.medianMs * 1000).toFixed(0)} µs` : ''}`,
+      });
+  }
   const sup = admission(256, 'Supervisor.send');
   const kernel = admission(256, 'kernel (TaskActor), LMDB');
   const peer = admission(256, 'SQLite peer');
@@ -188,6 +197,23 @@ function admissionGoals(rows: BenchRow[], out: Headline[]): void {
       text: `256-Task admission through the Supervisor ${perS(sup.rate!)} vs raw LMDB durable puts from 256 concurrent writers ${perS(put256.rate!)} = ${x(r)}; goal ≥ 0.5×`,
     });
   }
+}
+
+/** A kernel admission row's per-transition costs (main-thread CPU, pages and bytes written), undefined where it has none. */
+function transitionCost(row: BenchRow): string | undefined {
+  const d = row.detail ?? {};
+  if (d.mainCpuUsPerTransition === undefined) return undefined;
+  const parts = [`main thread ${Number(d.mainCpuUsPerTransition).toFixed(0)} µs CPU`];
+  if (d.processCpuUsPerTransition !== undefined)
+    parts.push(`every thread ${Number(d.processCpuUsPerTransition).toFixed(0)} µs`);
+  if (d.pagesPerTransition !== undefined)
+    parts.push(
+      `${Number(d.pagesPerTransition).toFixed(1)} pages written (${Math.round(Number(d.writeBytesPerTransition)).toLocaleString('en-US')} B)`,
+    );
+  else if (d.writeBytesPerTransition !== undefined)
+    parts.push(`${Math.round(Number(d.writeBytesPerTransition)).toLocaleString('en-US')} B written`);
+  if (d.commitsPerTransition !== undefined) parts.push(`${Number(d.commitsPerTransition).toFixed(2)} LMDB commits`);
+  return parts.join(', ');
 }
 
 /** The checkpointed start against the raw read + decode of the checkpoints, and with 10× the history. */

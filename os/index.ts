@@ -1,4 +1,5 @@
-// The operating system's side of processes: identity read from /proc, process groups, their stop.
+// The operating system's side of processes: identity read from /proc, process groups, their stop,
+// and this process's own write and CPU counters.
 // A leaf: imports only node:* and execa.
 export * from './identity.js';
 export { spawnGroup, signalGroup, groupAlive } from './process-group.js';
@@ -20,3 +21,4 @@ export {
   type GroupStopReport,
 } from './stop-group.js';
 export { killLeftovers, waitUntilStopped, LEFTOVER_POLL_MS } from './leftovers.js';
+export { parseProcIo, readProcIo, threadCpuNs, type ProcIo } from './proc-io.js';

@@ -31,7 +31,9 @@ export function openDatabases(root: string, readOnly: boolean): StoreDatabases {
   const leave = enterEnvGate(join(root, 'lmdb'));
   let env: RootDatabase;
   try {
-    env = open({ path: join(root, 'lmdb'), maxDbs: 16, readOnly });
+    // separateFlushed: each write's promise carries `.flushed`, the flush of the commit that write
+    // is in, so an append is acknowledged at its own flush (env.flushed may be a later batch's).
+    env = open({ path: join(root, 'lmdb'), maxDbs: 16, readOnly, separateFlushed: true });
   } finally {
     leave();
   }

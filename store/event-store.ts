@@ -70,7 +70,7 @@ interface OpenedStore {
  * The Host's durable store on LMDB: immutable content-addressed objects, per-Task event streams
  * keyed `[taskId, revision]` and chained by digest, heads, projections and identity indexes.
  *
- * Reads are synchronous. `append` resolves only once its commit is on disk (`flushed`);
+ * Reads are synchronous. `append` resolves only once its own commit is on disk (that write's `flushed`);
  * appends made concurrently share one commit and one sync (lmdb-js batches them), each checked
  * before it is written and written as one conditional batch, so one refused append never takes
  * another with it; appends to one stream are checked one after another.

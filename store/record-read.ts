@@ -33,11 +33,17 @@ export function parseOrFail<T>(schema: ZodType<T>, raw: unknown, details: Record
   return parsed.data;
 }
 
-/** Awaits a commit until durable; a failed commit (disk full, I/O error) becomes `storage_failed`, retryable. */
+/**
+ * Awaits a commit until durable; a failed commit (disk full, I/O error) becomes `storage_failed`,
+ * retryable. A write's own promise (the environment is opened `separateFlushed`) carries the
+ * flush of the commit it is in, and that is awaited; a promise without it (a transaction's) waits
+ * for the environment's latest flush, which covers every commit made before it.
+ */
 export async function durable<T>(env: RootDatabase, commit: Promise<T>, details: Record<string, unknown>): Promise<T> {
   try {
     const value = await commit;
-    await env.flushed;
+    const own = (commit as Promise<T> & { flushed?: PromiseLike<unknown> }).flushed;
+    await (own ?? env.flushed);
     return value;
   } catch (error) {
     if (error instanceof StoreError) throw error;
