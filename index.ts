@@ -18,10 +18,10 @@ export {
   type TaskReading,
   type BootSummary,
   type CheckpointStats,
-} from './actors/supervisor.js';
-export type { SendResult, Committed } from './actors/task-actor.js';
+} from './kernel/supervisor.js';
+export type { SendResult, Committed } from './kernel/task-actor.js';
 export type { ProgressListener, RecoveryMode, RecoveryProgress } from './recovery/index.js';
-export type { ClusterOptions, LeaseEvent } from './actors/cluster.js';
+export type { ClusterOptions, LeaseEvent } from './kernel/cluster/cluster.js';
 export type { ArtifactContracts } from './objects/index.js';
 export type { EventRecord } from './store/index.js';
 export type { FrontierWork, EventOrigin, SupervisorFailure } from './machines/index.js';
@@ -35,28 +35,28 @@ export type {
   RequestState,
   RequestStatus,
 } from './machines/task-context.js';
-export { openHost, type Host, type HostOptions } from './actors/host.js';
+export { openHost, type Host, type HostOptions } from './frontier/host.js';
 export {
   HarnessConfig,
   HostConfig,
   ApprovalPolicy,
   DEFAULT_APPROVALS,
   parseHostConfig,
-} from './actors/harness-config.js';
-export type { HarnessFactory } from './actors/host-effects.js';
-export type { EffectAdapter, EffectTarget } from './actors/effect-actions.js';
+} from './frontier/harness-config.js';
+export type { HarnessFactory } from './frontier/host-effects.js';
+export type { EffectAdapter, EffectTarget } from './frontier/effect-actions.js';
 export { TaskSpec, type TaskSpecInput } from './objects/index.js';
-export { EventInput, type EventInputIn } from './actors/event-input.js';
-export { OperatorRequestInput } from './actors/operator-requests.js';
+export { EventInput, type EventInputIn } from './kernel/event-input.js';
+export { OperatorRequestInput } from './kernel/operator-requests.js';
 export {
   HostError,
   HOST_ERROR_CODES,
   type HostErrorCode,
   type HostErrorOptions,
   type Finding,
-} from './actors/errors.js';
+} from './kernel/errors.js';
 export { CodedError, isCodedError, type CodedErrorOptions, type ErrorData } from './base/index.js';
-export { systemClock, manualClock, type Clock, type ManualClock } from './actors/clock.js';
+export { systemClock, manualClock, type Clock, type ManualClock } from './kernel/clock.js';
 export {
   taskRuns,
   taskRejections,
@@ -64,6 +64,6 @@ export {
   type TaskRejection,
   type RunSource,
   type FinalTextKind,
-} from './actors/task-runs.js';
-export { taskProvenance, TaskContextView, RefusalCause, type TaskRefusal } from './actors/task-contexts.js';
-export { taskRequests, TaskRequestView, type RequestSource } from './actors/task-requests.js';
+} from './views/task-runs.js';
+export { taskProvenance, TaskContextView, RefusalCause, type TaskRefusal } from './views/task-contexts.js';
+export { taskRequests, TaskRequestView, type RequestSource } from './views/task-requests.js';

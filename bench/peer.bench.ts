@@ -10,9 +10,9 @@
 //   node dist/bench/peer.bench.js [--quick]
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { systemClock } from '../actors/clock.js';
+import { systemClock } from '../kernel/clock.js';
 import { TaskSpec } from '../objects/index.js';
-import { TaskActor } from '../actors/task-actor.js';
+import { TaskActor } from '../kernel/task-actor.js';
 import type { RecoveryReport } from '../recovery/rebuild.js';
 import { generateRoot } from './generate.js';
 import { progress } from './recovery.bench.js';

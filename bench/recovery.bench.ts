@@ -16,7 +16,7 @@ import { pathToFileURL } from 'node:url';
 import { OBJECT_KINDS } from '../objects/index.js';
 import { rebuildParallel } from '../recovery/parallel.js';
 import { rebuildAll } from '../recovery/rebuild.js';
-import { createSupervisor } from '../actors/supervisor.js';
+import { createSupervisor } from '../kernel/supervisor.js';
 import { EventStore } from '../store/index.js';
 import { baselineRebuildAll } from './baseline-rebuild.js';
 import { generateRoot } from './generate.js';

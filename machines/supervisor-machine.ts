@@ -79,7 +79,7 @@ function failureOf(error: unknown): SupervisorFailure {
  * drain. Any failure before serving ends in `failed` with a typed reason; the Host never serves
  * on top of a stream gap, corrupt object, drifted projection or identity conflict.
  *
- * The steps are named actors provided by actors/supervisor.ts; this file performs no I/O.
+ * The steps are named actors provided by kernel/supervisor.ts; this file performs no I/O.
  */
 export const supervisorMachine = setup({
   types: {} as {

@@ -22,7 +22,7 @@ export type RejectionReason =
 
 /**
  * Every RejectionReason, for the check that each is a row of docs/errors.md
- * (test/actors/refusal-codes.test.ts). A reason added to the union and not here does not compile.
+ * (test/kernel/refusal-codes.test.ts). A reason added to the union and not here does not compile.
  */
 export const REJECTION_REASONS = [
   'stale_assignment',

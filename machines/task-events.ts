@@ -23,7 +23,7 @@ import {
  * Every event carries the stream `revision` it will occupy once appended and its `origin`:
  * `host` for facts the Host establishes, `external` for events from scripts, the CLI or a service.
  *
- * The kernel parses what callers send (each event's `sent` form, actors/event-input.ts) before
+ * The kernel parses what callers send (each event's `sent` form, kernel/event-input.ts) before
  * an event reaches the machine. Stored events are verified by recovery and replayed without
  * parsing: nothing here runs per replayed event but the constant tables.
  */

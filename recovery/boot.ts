@@ -103,7 +103,7 @@ const NONE_WRITTEN: CheckpointBatch = Object.freeze({ written: 0, failed: 0 });
 
 /**
  * What a checkpoint is taken of while serving or at a clean stop: a live Task as the Host's
- * actor holds it (actors/task-actor.ts), read at the moment of the call.
+ * actor holds it (kernel/task-actor.ts), read at the moment of the call.
  */
 export interface LiveTask {
   readonly taskId: string;

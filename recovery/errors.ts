@@ -16,7 +16,7 @@ export type RecoveryFindingCode = (typeof RECOVERY_FINDING_CODES)[number];
 
 /**
  * What a boot check or `doctor` found, naming the Task, revision and object involved. Recovery's
- * findings carry its own codes; the Host's (actors/errors.ts) are the same shape over its wider
+ * findings carry its own codes; the Host's (kernel/errors.ts) are the same shape over its wider
  * code list, so a recovery finding is one of the Host's as it is.
  */
 export interface Finding<Code extends string = RecoveryFindingCode> {

@@ -1,6 +1,6 @@
-import { systemClock, type Clock } from '../actors/clock.js';
-import type { Supervisor } from '../actors/supervisor.js';
-import type { Committed } from '../actors/task-actor.js';
+import { systemClock, type Clock } from '../kernel/clock.js';
+import type { Supervisor } from '../kernel/supervisor.js';
+import type { Committed } from '../kernel/task-actor.js';
 import type { EventRecord } from '../store/index.js';
 
 type Event = { revision: number } & Pick<EventRecord, 'type' | 'data' | 'disposition'>;

@@ -44,7 +44,9 @@ describe('the import rules of npm run lint', () => {
       'runtime',
       'objects',
       'recovery',
-      'actors',
+      'kernel',
+      'frontier',
+      'views',
       'scripts',
       'workloads',
       'bench',
@@ -60,26 +62,26 @@ describe('the import rules of npm run lint', () => {
     plant(dir, {
       'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' } }),
       // A cycle between two files of one folder, one edge type-only.
-      'actors/a.ts': "import type { B } from './b.js';\nexport type A = { b?: B };\n",
-      'actors/b.ts':
+      'kernel/a.ts': "import type { B } from './b.js';\nexport type A = { b?: B };\n",
+      'kernel/b.ts':
         "import { store } from '../store/index.js';\nimport type { A } from './a.js';\nexport type B = { a?: A; s: typeof store };\n",
       // The store behind its barrel, and a module that is no door.
       'store/index.ts': "export { store } from './deep.js';\n",
       'store/deep.ts': 'export const store = 1;\n',
-      'actors/deep-user.ts': "import { store } from '../store/deep.js';\nexport const n = store;\n",
+      'kernel/deep-user.ts': "import { store } from '../store/deep.js';\nexport const n = store;\n",
       // machines/ may import no other folder of the project.
       'machines/impure.ts': "import { store } from '../store/index.js';\nexport const m = store;\n",
       // The CLI may import no workload (the workloads register with it).
       'workloads/demo.ts': 'export const demo = 1;\n',
       'scripts/cli.ts': "import { demo } from '../workloads/demo.js';\nexport const d = demo;\n",
     });
-    const { exitCode, found } = await violations(dir, ['actors', 'store', 'machines', 'scripts', 'workloads']);
+    const { exitCode, found } = await violations(dir, ['kernel', 'store', 'machines', 'scripts', 'workloads']);
     assert.notEqual(exitCode, 0);
     assert.deepEqual(found, [
       'folder-machines: machines/impure.ts',
-      'no-circular: actors/a.ts',
+      'no-circular: kernel/a.ts',
       'scripts-no-workloads: scripts/cli.ts',
-      'through-door: actors/deep-user.ts',
+      'through-door: kernel/deep-user.ts',
     ]);
   });
 });

@@ -1,7 +1,7 @@
-import { HostError } from '../../actors/errors.js';
-import { openHost, type Host } from '../../actors/host.js';
-import { pinFrozenTests } from '../../actors/frozen-tests.js';
-import { parseTaskSpec, specDifferences } from '../../actors/new-task.js';
+import { HostError } from '../../kernel/errors.js';
+import { openHost, type Host } from '../../frontier/host.js';
+import { pinFrozenTests } from '../../kernel/frozen-tests.js';
+import { parseTaskSpec, specDifferences } from '../../kernel/new-task.js';
 import { stageNamed, type TaskSpec } from '../../objects/index.js';
 import { RESTING_TASK_STATES } from '../../machines/index.js';
 import { CliError, EXIT, cliErrorOf, emit, readSpecFile, type CliErrorCode, type Io } from '../cli-io.js';

@@ -1,12 +1,12 @@
-import { openHost } from '../../actors/host.js';
+import { openHost } from '../../frontier/host.js';
 import { redact } from '../../store/postgres/index.js';
-import { HostError } from '../../actors/errors.js';
+import { HostError } from '../../kernel/errors.js';
 import {
   createSupervisor,
   type BootSummary,
   type Supervisor,
   type SupervisorOptions,
-} from '../../actors/supervisor.js';
+} from '../../kernel/supervisor.js';
 import { resolveStateRoot } from '../../store/index.js';
 import { startService } from '../service/start-service.js';
 import { ApiError } from '../service/http-io.js';

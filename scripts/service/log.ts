@@ -1,8 +1,8 @@
 import { pino, type Logger } from 'pino';
 import { z } from 'zod';
-import type { Supervisor } from '../../actors/supervisor.js';
-import type { Committed } from '../../actors/send-result.js';
-import type { LeaseEvent } from '../../actors/cluster.js';
+import type { Supervisor } from '../../kernel/supervisor.js';
+import type { Committed } from '../../kernel/send-result.js';
+import type { LeaseEvent } from '../../kernel/cluster/cluster.js';
 import type { ServiceMetrics } from './metrics.js';
 
 /** The levels `--log-level` and `ORDIVON_LOG_LEVEL` take (pino's). */

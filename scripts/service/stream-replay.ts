@@ -1,9 +1,9 @@
 import { createActor } from 'xstate';
-import type { Supervisor } from '../../actors/supervisor.js';
-import type { Committed } from '../../actors/task-actor.js';
+import type { Supervisor } from '../../kernel/supervisor.js';
+import type { Committed } from '../../kernel/task-actor.js';
 import { snapshotView, taskMachine } from '../../machines/index.js';
 import { machineEventOf } from '../../recovery/index.js';
-import { hostErrorOf } from '../../actors/errors.js';
+import { hostErrorOf } from '../../kernel/errors.js';
 import { StoreError, type EventRecord } from '../../store/index.js';
 
 /**

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { HarnessConfig } from '../../actors/harness-config.js';
+import type { HarnessConfig } from '../../frontier/harness-config.js';
 import { ACP_AGENTS, agentCommand, defaultAgentsDir } from '../../drivers/acp/acp-agents.js';
 import { loadAgentRecipes, scriptedAgentLaunch } from '../../drivers/acp/agent-recipe.js';
 import { opencodeCommand, opencodeEnv } from '../../drivers/acp/opencode.js';

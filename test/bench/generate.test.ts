@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { rebuildAll } from '../../recovery/rebuild.js';
-import { createSupervisor } from '../../actors/supervisor.js';
+import { createSupervisor } from '../../kernel/supervisor.js';
 import { generateRoot } from '../../bench/generate.js';
 import { planTask } from '../../bench/workload.js';
 import { EventStore } from '../../store/index.js';

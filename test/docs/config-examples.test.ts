@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { HostError } from '../../actors/errors.js';
-import { parseHostConfig } from '../../actors/harness-config.js';
+import { HostError } from '../../kernel/errors.js';
+import { parseHostConfig } from '../../frontier/harness-config.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 

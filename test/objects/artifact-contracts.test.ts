@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
-import { HostError } from '../../actors/errors.js';
-import { createSupervisor } from '../../actors/supervisor.js';
+import { HostError } from '../../kernel/errors.js';
+import { createSupervisor } from '../../kernel/supervisor.js';
 import { TaskSpec, checkArtifact, type RequiredArtifact, type TaskSpecInput } from '../../objects/index.js';
 import { tempDir } from '../support/temp.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseTaskSpec } from '../../actors/new-task.js';
-import { HostError } from '../../actors/errors.js';
-import { EventInput } from '../../actors/event-input.js';
+import { parseTaskSpec } from '../../kernel/new-task.js';
+import { HostError } from '../../kernel/errors.js';
+import { EventInput } from '../../kernel/event-input.js';
 import { SPEC_MAX_BYTES, TaskSpec, TaskSpecStrict } from '../../objects/index.js';
 
 const BASE = { title: 't', goal: 'g', requiredArtifacts: [{ name: 'a.json' }] };

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { HostError } from '../../actors/errors.js';
+import { HostError } from '../../kernel/errors.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { recoverFromCheckpoints } from '../../recovery/checkpoint.js';
 import { rebuildParallel, recoverFromCheckpointsParallel } from '../../recovery/parallel.js';
 import { ProgressMeter, progressSum, type ProgressCount, type RecoveryProgress } from '../../recovery/progress.js';
 import { machineCodeHash } from '../../recovery/machine-code.js';
 import { rebuildAll } from '../../recovery/rebuild.js';
-import { manualClock } from '../../actors/clock.js';
-import { createSupervisor, type SupervisorOptions } from '../../actors/supervisor.js';
+import { manualClock } from '../../kernel/clock.js';
+import { createSupervisor, type SupervisorOptions } from '../../kernel/supervisor.js';
 import { bootLine } from '../../scripts/commands/serve.js';
 import { progressText, throttledProgress } from '../../scripts/cli-io.js';
 import { EventStore } from '../../store/index.js';

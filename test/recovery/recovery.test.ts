@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { RootDatabase } from 'lmdb';
-import { HostError } from '../../actors/errors.js';
-import { createSupervisor } from '../../actors/supervisor.js';
+import { HostError } from '../../kernel/errors.js';
+import { createSupervisor } from '../../kernel/supervisor.js';
 import { tempDir } from '../support/temp.js';
 import { flipByte, tamper, twoTaskRoot } from '../support/tamper.js';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { openHost } from '../../actors/host.js';
+import { openHost } from '../../frontier/host.js';
 import type { HarnessRunReceipt } from '../../drivers/receipt.js';
 import { hermesLikeLaunch } from '../../workloads/scripted/hermes-script.js';
 import { hermesLikeScript } from '../../workloads/hamilton-v1/behaviours.js';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
-import { createSupervisor } from '../../actors/supervisor.js';
+import { createSupervisor } from '../../kernel/supervisor.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { rebuildAll } from '../../recovery/rebuild.js';
 import { EventStore } from '../../store/index.js';

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { openHost, type Host } from '../../actors/host.js';
-import type { HarnessConfig } from '../../actors/host-effects.js';
+import { openHost, type Host } from '../../frontier/host.js';
+import type { HarnessConfig } from '../../frontier/host-effects.js';
 import type { HarnessRunReceipt } from '../../drivers/receipt.js';
 import { hermesLikeLaunch, type HermesScriptIn } from '../../workloads/scripted/hermes-script.js';
 import { completion, hermesLikeScript } from '../../workloads/hamilton-v1/behaviours.js';
 import { loadWorkload } from '../../scripts/workload.js';
 import { tempDir } from '../support/temp.js';
-import { taskRejections } from '../../actors/task-runs.js';
+import { taskRejections } from '../../views/task-runs.js';
 
 const workload = loadWorkload('hamilton-v1');
 const COMPLETION = JSON.stringify(completion('claims to be done'), null, 2);

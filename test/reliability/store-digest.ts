@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { RootDatabase } from 'lmdb';
 import { OBJECT_KINDS } from '../../objects/index.js';
-import type { Supervisor } from '../../actors/supervisor.js';
+import type { Supervisor } from '../../kernel/supervisor.js';
 import { EventStore } from '../../store/index.js';
 
 const DATABASES = ['objects', 'blobs', 'events', 'heads', 'projections', 'indexes', 'meta'] as const;

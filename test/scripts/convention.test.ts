@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { createSupervisor } from '../../actors/supervisor.js';
+import { createSupervisor } from '../../kernel/supervisor.js';
 import { operatorRequest } from '../support/decision-requests.js';
 import { SPEC } from '../support/tasks.js';
 import { CLI, runFixture, seedRepo } from './run-fixture.js';

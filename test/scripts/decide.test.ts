@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { manualClock, type ManualClock } from '../../actors/clock.js';
-import { createSupervisor, type Supervisor } from '../../actors/supervisor.js';
+import { manualClock, type ManualClock } from '../../kernel/clock.js';
+import { createSupervisor, type Supervisor } from '../../kernel/supervisor.js';
 import {
   HOUR,
   decideCli,

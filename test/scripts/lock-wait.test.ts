@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createSupervisor } from '../../actors/supervisor.js';
+import { createSupervisor } from '../../kernel/supervisor.js';
 import { CliError } from '../../scripts/cli-io.js';
 import { withSupervisor } from '../../scripts/commands/write.js';
 import { decideCli, operatorRequest, ordivon } from '../support/decision-requests.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createSupervisor, type Supervisor } from '../../actors/supervisor.js';
+import { createSupervisor, type Supervisor } from '../../kernel/supervisor.js';
 import { HOUR, decideCli, operatorRequest, ordivon, serveInProcess } from '../support/decision-requests.js';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { manualClock, type ManualClock } from '../../actors/clock.js';
-import { createSupervisor } from '../../actors/supervisor.js';
+import { manualClock, type ManualClock } from '../../kernel/clock.js';
+import { createSupervisor } from '../../kernel/supervisor.js';
 import { HOUR, operatorRequest, requestEvents, serveInProcess } from '../support/decision-requests.js';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';

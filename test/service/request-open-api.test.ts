@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createSupervisor } from '../../actors/supervisor.js';
+import { createSupervisor } from '../../kernel/supervisor.js';
 import { HOUR, operatorRequest, serveInProcess } from '../support/decision-requests.js';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';

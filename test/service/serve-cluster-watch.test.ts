@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createSupervisor, type Supervisor } from '../../actors/supervisor.js';
+import { createSupervisor, type Supervisor } from '../../kernel/supervisor.js';
 import { SPEC } from '../support/tasks.js';
 import { createDatabase, postgresPart, startPostgres, type PostgresServer } from '../support/postgres.js';
 import { tempDir } from '../support/temp.js';

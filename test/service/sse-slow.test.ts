@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Committed } from '../../actors/task-actor.js';
+import type { Committed } from '../../kernel/task-actor.js';
 import { SseHub } from '../../scripts/service/sse-hub.js';
 import { tempDir } from '../support/temp.js';
 import { until } from '../support/until.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { z } from 'zod';
-import { createSupervisor } from '../../actors/supervisor.js';
+import { createSupervisor } from '../../kernel/supervisor.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { rebuildTask } from '../../recovery/rebuild.js';
 import { EventStore, IndexKind, digestOf, sha256Bytes, type EventRecord, type StoreError } from '../../store/index.js';

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { OperatorRequestInput } from '../../actors/operator-requests.js';
-import type { Supervisor } from '../../actors/supervisor.js';
+import type { OperatorRequestInput } from '../../kernel/operator-requests.js';
+import type { Supervisor } from '../../kernel/supervisor.js';
 import { startService, type RunningService } from '../../scripts/service/start-service.js';
 
 const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));

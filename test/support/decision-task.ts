@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { HarnessConfig } from '../../actors/harness-config.js';
+import type { HarnessConfig } from '../../frontier/harness-config.js';
 import type { TaskSpecInput } from '../../objects/index.js';
 import { tempDir } from './temp.js';
 

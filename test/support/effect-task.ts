@@ -1,4 +1,4 @@
-import type { HarnessConfig } from '../../actors/harness-config.js';
+import type { HarnessConfig } from '../../frontier/harness-config.js';
 import type { TaskSpecInput } from '../../objects/index.js';
 import { agent, decisionSpec, decisionWorld } from './decision-task.js';
 

@@ -1,4 +1,4 @@
-import type { HarnessConfig } from '../../actors/harness-config.js';
+import type { HarnessConfig } from '../../frontier/harness-config.js';
 import { hermesLikeLaunch } from '../../workloads/scripted/hermes-script.js';
 
 /**

@@ -1,6 +1,6 @@
 import { open, type RootDatabase } from 'lmdb';
 import { join } from 'node:path';
-import { createSupervisor } from '../../actors/supervisor.js';
+import { createSupervisor } from '../../kernel/supervisor.js';
 import { SPEC, driveToRunning, observeRun } from './tasks.js';
 import { tempDir } from './temp.js';
 

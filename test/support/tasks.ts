@@ -1,4 +1,4 @@
-import type { Supervisor } from '../../actors/supervisor.js';
+import type { Supervisor } from '../../kernel/supervisor.js';
 import type { HarnessRunReceipt } from '../../drivers/receipt.js';
 import { digestOf, sha256 } from '../../store/index.js';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { OBJECT_KINDS } from '../../objects/index.js';
-import type { TaskRun } from '../../actors/task-runs.js';
+import type { TaskRun } from '../../views/task-runs.js';
 import { createRuntime } from '../../runtime/index.js';
 import { EventStore } from '../../store/index.js';
 import { reportScenario, type F3Phases, type ScenarioReport } from '../../workloads/demo/checks.js';

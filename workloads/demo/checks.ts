@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { clientRequestId } from '../../actors/host-effects.js';
-import { LatestRejection, taskRejections, taskRuns, type TaskRejection, type TaskRun } from '../../actors/task-runs.js';
+import { clientRequestId } from '../../frontier/host-effects.js';
+import { LatestRejection, taskRejections, taskRuns, type TaskRejection, type TaskRun } from '../../views/task-runs.js';
 import type { Runtime } from '../../runtime/index.js';
 import type { EventStore } from '../../store/index.js';
 import { PLANS, type ScenarioFacts, type ScenarioName } from './scenarios.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { Supervisor } from '../../actors/supervisor.js';
+import type { Supervisor } from '../../kernel/supervisor.js';
 import { CliError, EXIT } from '../../scripts/cli-io.js';
-import type { SendResult } from '../../actors/task-actor.js';
+import type { SendResult } from '../../kernel/task-actor.js';
 import type { Behaviour } from '../hamilton-v1/behaviours.js';
 import type { Workload } from '../../scripts/workload.js';
 

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { clientRequestId } from '../../actors/host-effects.js';
-import { LatestRejection, taskRejections, taskRuns, type TaskRejection, type TaskRun } from '../../actors/task-runs.js';
+import { clientRequestId } from '../../frontier/host-effects.js';
+import { LatestRejection, taskRejections, taskRuns, type TaskRejection, type TaskRun } from '../../views/task-runs.js';
 import type { Runtime } from '../../runtime/index.js';
 import type { EventRecord, EventStore } from '../../store/index.js';
 

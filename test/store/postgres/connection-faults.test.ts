@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createSupervisor } from '../../../actors/supervisor.js';
+import { createSupervisor } from '../../../kernel/supervisor.js';
 import { StoreError } from '../../../store/index.js';
 import { PgJournal, SCHEMA_VERSION } from '../../../store/postgres/index.js';
 import { SPEC } from '../../support/tasks.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createSupervisor } from '../../../actors/supervisor.js';
+import { createSupervisor } from '../../../kernel/supervisor.js';
 import { PgJournal, type WatchedCommits } from '../../../store/postgres/index.js';
 import { SPEC } from '../../support/tasks.js';
 import { createDatabase, postgresPart, sharedPostgres, sql } from '../../support/postgres.js';

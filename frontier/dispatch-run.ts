@@ -1,0 +1,113 @@
+import type { DriverRunInput } from '../drivers/receipt.js';
+import type { TaskHandle } from '../kernel/effects.js';
+import { HostError } from '../kernel/errors.js';
+import { DEFAULT_APPROVALS, runApprovals } from './harness-config.js';
+import { clientRequestId, type HostEffectContext } from './host-effects-options.js';
+import { runGrants } from './permission-requests.js';
+import { contextOf } from '../kernel/read-set.js';
+import { assignedStage } from '../kernel/stages.js';
+
+/**
+ * `dispatch`: persists the intent with its clientRequestId, then calls the Runtime; a response
+ * that does not come back makes the dispatch `unknown` (never a blind redispatch). If the process
+ * dies after the intent and before the response is recorded, boot makes it `unknown` and
+ * `reconcileRun` looks the job up.
+ */
+export async function dispatchRun(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
+  const { context } = task;
+  const assignment = context.assignment!;
+  const configured = ctx.options.harnesses[assignment.harness];
+  const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'run');
+  if (!configured) {
+    // Nothing is intended or started: the Task stays ready until it is reassigned to a known harness.
+    ctx.step(task, `no harness named ${assignment.harness} is configured; reassign the Task`);
+    throw new HostError('harness_unknown', `no harness named ${assignment.harness}`);
+  }
+  const workspace = await ctx.workspaceOf(task);
+  const harness =
+    typeof configured === 'function'
+      ? await configured({
+          taskId: task.taskId,
+          generation: context.generation,
+          purpose: assignment.purpose,
+          stage: assignedStage(task).name,
+          contextDigest: context.contextDigest!,
+          workspace,
+        })
+      : configured;
+  const intended = await task.send({
+    type: 'dispatch.intend',
+    generation: context.generation,
+    clientRequestId: requestId,
+  });
+  if (!intended.written) return;
+  const prompt = promptOf(task);
+  const input: DriverRunInput = {
+    driver: harness.driver,
+    runId: requestId,
+    command: harness.command,
+    args: harness.args ?? [],
+    env: harness.env ?? {},
+    // Names only: the driver pool's worker reads the values when it spawns the provider.
+    envFrom: harness.envFrom ?? [],
+    cwd: workspace,
+    prompt,
+    contextDigest: context.contextDigest!,
+    timeoutMs: harness.timeoutMs ?? 600_000,
+    graceMs: 2_000,
+    expectedArtifacts: ctx.stageArtifacts(task),
+    maxArtifactBytes: ctx.options.maxArtifactBytes ?? 1 << 20,
+    policy: {
+      ...runApprovals(harness.approvals ?? ctx.options.approvals ?? DEFAULT_APPROVALS),
+      grants: grantsOfRun(task),
+    },
+    ...(harness.model ? { model: harness.model } : {}),
+    ...(harness.clientFs !== undefined ? { clientFs: harness.clientFs } : {}),
+    ...(harness.sandbox !== undefined ? { sandbox: harness.sandbox } : {}),
+  };
+  ctx.step(task, `dispatching ${assignment.purpose} to ${assignment.harness} as ${requestId}`);
+  let jobId: string | undefined;
+  try {
+    jobId = (
+      await ctx.options.runtime.dispatch({
+        clientRequestId: requestId,
+        workspace,
+        run: { kind: 'harness', input },
+        timeoutMs: input.timeoutMs + input.graceMs + 5_000,
+      })
+    ).jobId;
+  } catch (error) {
+    ctx.step(task, `dispatch failed: ${(error as Error).message}`);
+  }
+  if (jobId === undefined) {
+    ctx.step(task, `no response to ${requestId}: dispatch is unknown`);
+    await task.send({ type: 'dispatch.lost', clientRequestId: requestId });
+    return;
+  }
+  await task.send({ type: 'dispatch.ack', clientRequestId: requestId, jobId });
+}
+
+/** The grants the current Context records, for the run's permission policy. */
+function grantsOfRun(task: TaskHandle) {
+  const body = contextOf(task.store, task.taskId, task.context.contextDigest!)?.readSet;
+  return body ? runGrants(task.store, task.context, body) : [];
+}
+
+/** The prompt of the current Context: its own object, or inside a Context written before read sets. */
+function promptOf(task: TaskHandle): string {
+  const { promptDigest, contextDigest } = task.context;
+  if (promptDigest) return task.store.getObject<{ text: string }>(promptDigest, 'prompt').body.text;
+  return task.store.getObject<{ prompt: string }>(contextDigest!, 'context').body.prompt;
+}
+
+/**
+ * `reconcile`: looks the job up by the dispatch's exact clientRequestId: one → running, none →
+ * stays unknown, more → blocked (`identity_conflict`). Reads only the Runtime.
+ */
+export async function reconcileRun(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
+  const requestId = task.context.dispatch!.clientRequestId;
+  const jobs = await ctx.options.runtime.findJobs({ clientRequestId: requestId });
+  ctx.step(task, `reconciling ${requestId}: ${jobs.length} job(s) found`);
+  if (jobs.length === 0) return; // stays unknown: never redispatched blindly
+  await task.send({ type: 'dispatch.reconcile', clientRequestId: requestId, jobIds: jobs.map((j) => j.jobId) });
+}

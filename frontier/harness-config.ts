@@ -1,0 +1,160 @@
+import { z, type ZodError } from 'zod';
+import { issuePath } from '../base/index.js';
+import { DriverKind, DriverRunInput, EnvName, PermissionKind, type RunPolicy } from '../drivers/index.js';
+import { HostError } from '../kernel/errors.js';
+
+/**
+ * How the Host answers a provider's approval / permission requests (Codex approvals, ACP
+ * `session/request_permission`; docs/permissions.md): `route` decides each by its evidence
+ * (`decidePermission`), `{ policy: 'route', forbid: [kinds] }` routes with kinds the Task's
+ * authority forbids, and `accept` / `decline` answer every request alike for an embedder who
+ * chooses that.
+ */
+export const ApprovalPolicy = z.union(
+  [
+    z.enum(['route', 'accept', 'decline']),
+    z.strictObject({ policy: z.literal('route'), forbid: z.array(PermissionKind).optional() }),
+  ],
+  { error: "must be route, accept, decline or { policy: 'route', forbid: [kinds] }" },
+);
+export type ApprovalPolicy = z.infer<typeof ApprovalPolicy>;
+
+/**
+ * The policy when neither the harness nor the configuration names one: `route`, so a provider
+ * does at once only what is private, reversible and inside its Attempt's workspace, is refused
+ * what the Task forbids, and every other request is asked of a person after the run.
+ */
+export const DEFAULT_APPROVALS: ApprovalPolicy = 'route';
+
+/** The run's policy of a configured one, before the Host adds the Task's grants. */
+export function runApprovals(policy: ApprovalPolicy): Pick<RunPolicy, 'approvals' | 'forbid'> {
+  return typeof policy === 'string'
+    ? { approvals: policy, forbid: [] }
+    : { approvals: 'route', forbid: policy.forbid ?? [] };
+}
+
+/**
+ * How to launch one harness: which driver speaks to it, the process to start, and what its
+ * environment holds. The provider gets exactly `env` plus the `envFrom` variables, nothing
+ * inherited. `envFrom` names variables whose values are read where the provider is spawned (the
+ * driver pool's worker), so only their names are ever stored.
+ */
+export const HarnessConfig = z
+  .strictObject({
+    driver: z.enum(DriverKind.options, { error: `must be one of ${DriverKind.options.join(', ')}` }),
+    command: z.string({ error: 'required: the executable to start' }).min(1, 'must not be empty'),
+    args: z.array(z.string()).optional(),
+    env: z.record(EnvName, z.string()).optional(),
+    envFrom: z.array(EnvName).optional(),
+    model: z.string().min(1, 'must not be empty').optional(),
+    timeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .max(7 * 24 * 3600 * 1000)
+      .optional(),
+    approvals: ApprovalPolicy.optional(),
+    /**
+     * ACP only: offer the agent the client's file system (`fs/read_text_file`, `fs/write_text_file`,
+     * default true). An agent that cannot create a file through it (Gemini CLI) writes itself when false.
+     */
+    clientFs: z.boolean().optional(),
+    /** Codex only: the sandbox of its tool commands (default `workspace-write`; see DriverRunInput.sandbox). */
+    sandbox: DriverRunInput.shape.sandbox,
+  })
+  .superRefine((harness, ctx) => {
+    for (const [i, name] of (harness.envFrom ?? []).entries())
+      if (harness.env !== undefined && Object.hasOwn(harness.env, name))
+        ctx.addIssue({ code: 'custom', path: ['envFrom', i], message: `${name} is also set in env; give it once` });
+  });
+export type HarnessConfig = z.infer<typeof HarnessConfig>;
+
+/**
+ * What `ordivon.config.json` holds, and what `openHost` takes beside the state root: the
+ * harnesses by name (as `assignment.commit` names them) and the default approval policy, which a
+ * harness's own `approvals` overrides.
+ */
+export const HostConfig = z.strictObject({
+  harnesses: z.record(z.string().min(1, 'a harness name must not be empty'), HarnessConfig),
+  approvals: ApprovalPolicy.optional(),
+});
+export type HostConfig = z.infer<typeof HostConfig>;
+
+/** The first issue of a config parse as `invalid_config`, with an unknown key named in the path (`harnesses.x.envfrom`). */
+function invalidConfig(error: ZodError, prefix: string[]): HostError {
+  const issue = error.issues[0];
+  const path = [...prefix, ...(issue?.path ?? []).map(String)];
+  if (issue?.code === 'unrecognized_keys' && issue.keys[0] !== undefined) path.push(issue.keys[0]);
+  const where = issuePath(path);
+  return new HostError('invalid_config', `${where}: ${issue?.message ?? 'invalid configuration'}`, { path: where });
+}
+
+/**
+ * Checks that every `envFrom` variable is set (and not empty) in `env`. Throws `env_missing` with
+ * the path `harnesses.<name>.envFrom.<i>` for the first that is not: refusing before anything
+ * opens beats a provider started without its key.
+ */
+export function assertEnvFrom(harnesses: Record<string, HarnessConfig>, env: NodeJS.ProcessEnv): void {
+  for (const [name, harness] of Object.entries(harnesses))
+    for (const [i, variable] of (harness.envFrom ?? []).entries()) {
+      const value = env[variable];
+      if (value === undefined || value === '')
+        throw new HostError(
+          'env_missing',
+          `${variable} is not set in the environment (harness ${name} names it in envFrom)`,
+          { path: `harnesses.${name}.envFrom.${i}` },
+        );
+    }
+}
+
+/**
+ * Parses a Host configuration (the parsed JSON of `ordivon.config.json`) and checks its `envFrom`
+ * variables against `env`. Throws `HostError` `invalid_config` (`path` names the field, e.g.
+ * `harnesses.gemini.driver`) or `env_missing`. Pure: nothing is opened or written.
+ */
+export function parseHostConfig(value: unknown, env: NodeJS.ProcessEnv = process.env): HostConfig {
+  const parsed = HostConfig.safeParse(value);
+  if (!parsed.success) throw invalidConfig(parsed.error, []);
+  assertEnvFrom(parsed.data.harnesses, env);
+  return parsed.data;
+}
+
+/**
+ * `openHost`'s check of its `harnesses` (entries that are configurations; a factory's result is
+ * checked by the driver when it runs) and `approvals`, with the same codes and paths as a config
+ * file. Returns the parsed configurations.
+ */
+export function checkHostHarnesses(
+  harnesses: Record<string, HarnessConfig | HarnessFactory>,
+  approvals: unknown,
+  env: NodeJS.ProcessEnv,
+): Record<string, HarnessConfig | HarnessFactory> {
+  const checked: Record<string, HarnessConfig | HarnessFactory> = {};
+  for (const [name, harness] of Object.entries(harnesses)) {
+    if (typeof harness === 'function') {
+      checked[name] = harness;
+      continue;
+    }
+    const parsed = HarnessConfig.safeParse(harness);
+    if (!parsed.success) throw invalidConfig(parsed.error, ['harnesses', name]);
+    assertEnvFrom({ [name]: parsed.data }, env);
+    checked[name] = parsed.data;
+  }
+  if (approvals !== undefined) {
+    const parsed = ApprovalPolicy.safeParse(approvals);
+    if (!parsed.success) throw invalidConfig(parsed.error, ['approvals']);
+  }
+  return checked;
+}
+
+/** Chooses the launch configuration per Assignment (e.g. a scripted provider's behaviour per purpose). */
+export type HarnessFactory = (assignment: {
+  taskId: string;
+  generation: number;
+  purpose: string;
+  /** The spec's stage the Assignment runs. */
+  stage: string;
+  /** The Context the run is bound to (a decision names it). */
+  contextDigest: string;
+  workspace: string;
+}) => HarnessConfig | Promise<HarnessConfig>;

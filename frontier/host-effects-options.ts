@@ -1,0 +1,89 @@
+import { createWorkspace, type Runtime } from '../runtime/index.js';
+import type { ArtifactContracts } from '../objects/index.js';
+import type { TaskHandle } from '../kernel/effects.js';
+import type { ApprovalPolicy, HarnessConfig, HarnessFactory } from './harness-config.js';
+import { assignedStage } from '../kernel/stages.js';
+import { systemClock, type Clock } from '../kernel/clock.js';
+import type { EffectAdapter } from './effect-adapter.js';
+
+export type { HarnessConfig, HarnessFactory } from './harness-config.js';
+
+export interface HostEffectsOptions {
+  runtime: Runtime;
+  /** Harness name (as named by `assignment.commit`) → launch configuration. */
+  harnesses: Record<string, HarnessConfig | HarnessFactory>;
+  /** The answer to provider approval / permission requests unless a harness names its own (default `route`, `DEFAULT_APPROVALS`). */
+  approvals?: ApprovalPolicy;
+  /**
+   * Root under which each Task Attempt gets its workspace. Admission re-reads `workspace` sources
+   * under the supervisor's `<state>/workspaces` (`workspacesOf`), so that is the root to give.
+   */
+  workspaces: string;
+  /** Called with each step the Host takes, for progress output. */
+  onStep?: (taskId: string, step: string) => void;
+  maxArtifactBytes?: number;
+  /** zod schemas a spec's artifacts may name (`openHost({ artifactContracts })`). */
+  artifactContracts?: ArtifactContracts;
+  /** Effect adapters by the name a candidate's `effect` action gives (docs/effects.md). */
+  effectAdapters?: Record<string, EffectAdapter>;
+  /** The clock DecisionRequest deadlines are set on (the supervisor's). */
+  clock?: Clock;
+}
+
+/** Deterministic per Task Attempt, Assignment generation and what is run: the same intent always gets the same id. */
+export function clientRequestId(
+  taskId: string,
+  attempt: number,
+  generation: number,
+  what: 'run' | 'verify' | 'action' | 'effect',
+): string {
+  return `${taskId}/a${attempt}/g${generation}/${what}`;
+}
+
+/**
+ * The job a deterministic request id names: the one the Runtime already has (a crash came between
+ * starting it and recording its result), else the one `start` starts — never a second.
+ */
+export async function jobOf(
+  ctx: HostEffectContext,
+  requestId: string,
+  start: () => Promise<{ jobId: string }>,
+): Promise<string> {
+  const existing = await ctx.options.runtime.findJobs({ clientRequestId: requestId });
+  return existing[0]?.jobId ?? (await start()).jobId;
+}
+
+/** What names a Task Attempt's workspace. */
+export type WorkspaceOwner = Pick<TaskHandle, 'taskId' | 'context' | 'spec'>;
+
+/** What every Host effect shares: the options, progress output, the Task Attempt's workspace, the artifact names. */
+export interface HostEffectContext {
+  readonly options: HostEffectsOptions;
+  readonly clock: Clock;
+  /** Reports a step the Host takes (`onStep`). */
+  step(task: TaskHandle, text: string): void;
+  /** The Task Attempt's workspace (created, seeded, on first use). */
+  workspaceOf(task: WorkspaceOwner): Promise<string>;
+  /** The names of the Task's required artifacts (excluded from its source digest). */
+  artifactNames(task: TaskHandle): string[];
+  /** The artifacts the current Assignment's stage writes (what its run is told to look for). */
+  stageArtifacts(task: TaskHandle): string[];
+}
+
+/** The shared part of `createHostEffects`, made once per effect runner. */
+export function hostEffectContext(options: HostEffectsOptions): HostEffectContext {
+  return {
+    options,
+    clock: options.clock ?? systemClock,
+    step: (task, text) => options.onStep?.(task.taskId, text),
+    workspaceOf: (task) =>
+      createWorkspace({
+        root: options.workspaces,
+        taskId: task.taskId,
+        attempt: task.context.attempt,
+        ...(task.spec.workspaceSeed ? { seedFrom: task.spec.workspaceSeed } : {}),
+      }),
+    artifactNames: (task) => task.spec.requiredArtifacts.map((a) => a.name),
+    stageArtifacts: (task) => assignedStage(task).produces,
+  };
+}

@@ -1,0 +1,160 @@
+import type { FrontierWork } from '../machines/index.js';
+import { sourceDigest } from '../runtime/index.js';
+import { sourcesOf } from '../objects/index.js';
+import { compileContext } from './context-compiler.js';
+import { act, askAuthority, rerun, submitStageDecision } from './decisions.js';
+import { confirmEffect, escalateEffect, reconcileEffect } from './effect-actions.js';
+import { readSource, type SourceRead } from '../kernel/read-set.js';
+import { dispatchRun, reconcileRun } from './dispatch-run.js';
+import type { EffectRunner, TaskHandle } from '../kernel/effects.js';
+import { hostEffectContext, type HostEffectContext, type HostEffectsOptions } from './host-effects-options.js';
+import { observeRun } from './observe-run.js';
+import { assignedStage } from '../kernel/stages.js';
+import { verifyAcceptance } from './verify-acceptance.js';
+
+export {
+  clientRequestId,
+  type HarnessConfig,
+  type HarnessFactory,
+  type HostEffectsOptions,
+} from './host-effects-options.js';
+
+/**
+ * The Host's frontier work (docs/design.md, "Where effects happen", invariants 1–5), performed after each commit:
+ *
+ * - `compile_context`: compile and commit the Context before any provider runs;
+ * - `dispatch`: persist the intent with its clientRequestId, then call the Runtime; a response
+ *   that does not come back makes the dispatch `unknown` (never a blind redispatch);
+ * - `reconcile`: look the job up by that exact id: one → running, none → stays unknown, more →
+ *   blocked (`identity_conflict`);
+ * - `observe_run`: wait for the job, keep the receipt, validate the artifacts this run changed
+ *   and retain the valid ones as evidence;
+ * - `evaluate`: a stage that does not propose completion settles (the Task waits, recording the
+ *   stage's artifacts it does not hold); one that does proposes completion, which the statechart
+ *   admits only with every required artifact held;
+ * - `verify`: run the acceptance command as a Runtime job, recompute the source digest and the
+ *   frozen test digests on the Host, and commit the outcome only if all agree;
+ * - `act`: perform the admitted decision's candidate action (decisions.ts);
+ * - `escalate_authority`: a chosen candidate without trusted authority, on a stage that puts one
+ *   to a person: open the DecisionRequest naming its untrusted sources (decisions.ts);
+ * - `rerun`: the Context moved under the Assignment; run its stage again under the next generation;
+ * - `confirm_effect`, `reconcile_effect`, `escalate_effect`: an Effect whose answer was not
+ *   recorded is unknown, looked up by its request id, and put to an operator when nothing is
+ *   found (effect-actions.ts).
+ *
+ * Every step is idempotent: if the process dies anywhere, boot derives the same step from the
+ * committed state and the Runtime answers a repeated dispatch with the job it already has.
+ */
+export function createHostEffects(options: HostEffectsOptions): EffectRunner {
+  const ctx = hostEffectContext(options);
+  return {
+    async perform(task: TaskHandle, work: FrontierWork, signal: AbortSignal): Promise<void> {
+      switch (work) {
+        case 'compile_context':
+          return compile(ctx, task);
+        case 'dispatch':
+          return dispatchRun(ctx, task);
+        case 'confirm_dispatch':
+          return void (await task.send({
+            type: 'dispatch.lost',
+            clientRequestId: task.context.dispatch!.clientRequestId,
+          }));
+        case 'reconcile':
+          return reconcileRun(ctx, task);
+        case 'observe_run':
+          return observeRun(ctx, task, signal);
+        case 'evaluate':
+          return evaluate(ctx, task);
+        case 'verify':
+          return verifyAcceptance(ctx, task, signal);
+        case 'act':
+          return act(ctx, task, signal);
+        case 'rerun':
+          return rerun(ctx, task);
+        case 'confirm_effect':
+          return confirmEffect(ctx, task);
+        case 'reconcile_effect':
+          return reconcileEffect(ctx, task);
+        case 'escalate_effect':
+          return escalateEffect(ctx, task);
+        case 'escalate_authority':
+          return askAuthority(ctx, task);
+        case 'none':
+          return;
+      }
+    },
+    harnesses: Object.keys(options.harnesses),
+  };
+}
+
+/** `compile_context`: compiles and commits the Context before any provider runs. */
+async function compile(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
+  const workspace = await ctx.workspaceOf(task);
+  const sources = new Map<string, SourceRead | null>();
+  for (const source of sourcesOf(task.spec))
+    sources.set(source.id, await readSource({ workspace, world: task.spec.world }, source));
+  const compiled = compileContext(task.store, task.spec, task.context, assignedStage(task), {
+    workspaceDigest: await sourceDigest(workspace, { exclude: ctx.artifactNames(task) }),
+    sources,
+  });
+  const { items, candidates } = compiled.body;
+  const trusted = items.filter((i) => i.trust === 'trusted').length;
+  ctx.step(
+    task,
+    `context compiled for generation ${task.context.generation} (${items.length} items, ${trusted} trusted` +
+      `${candidates.length ? `, ${candidates.length} candidates` : ''})`,
+  );
+  await task.send(
+    {
+      type: 'context.compile',
+      generation: task.context.generation,
+      contextDigest: compiled.digest,
+      promptDigest: compiled.prompt.digest,
+    },
+    {
+      objects: [
+        { kind: 'context', body: compiled.body },
+        { kind: 'prompt', body: compiled.prompt.body },
+      ],
+    },
+  );
+}
+
+/**
+ * `evaluate`: a stage that does not propose completion settles (the Task waits for the next
+ * Assignment), naming the artifacts it was to write and did not; one that does proposes completion
+ * from the evidence held.
+ */
+async function evaluate(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
+  const { context } = task;
+  const stage = assignedStage(task);
+  if (await submitStageDecision(ctx, task, stage)) return;
+  if (!stage.proposesCompletion) {
+    const missing = stage.produces.filter((name) => context.evidence[name]?.generation !== context.generation);
+    ctx.step(
+      task,
+      missing.length ? `stage ${stage.name} settled without ${missing.join(', ')}` : `stage ${stage.name} settled`,
+    );
+    await task.send({
+      type: 'evaluation.settle',
+      generation: context.generation,
+      ...(missing.length ? { missing } : {}),
+    });
+    return;
+  }
+  const evidence = Object.fromEntries(Object.entries(context.evidence).map(([name, held]) => [name, held.digest]));
+  const result = await task.send({
+    type: 'completion.propose',
+    generation: context.generation,
+    contextDigest: context.contextDigest!,
+    evidence,
+    proposer: `host:${context.assignment?.harness}`,
+    summary: 'proposed by the Host from the evidence it holds',
+  });
+  ctx.step(
+    task,
+    result.admitted
+      ? 'completion proposed and admitted: verifying'
+      : `completion proposal rejected: ${result.code}${result.detail ? ` (${result.detail})` : ''}`,
+  );
+}

@@ -1,0 +1,130 @@
+import { join } from 'node:path';
+import { createDriverPool, type DriverPool } from '../drivers/index.js';
+import { createRuntime, journalJobRegistry, type Runtime } from '../runtime/index.js';
+import { StoreError, checkStateRoot, resolveStateRoot } from '../store/index.js';
+import { hostErrorOf } from '../kernel/errors.js';
+import { checkHostHarnesses, type ApprovalPolicy, type HarnessConfig } from './harness-config.js';
+import type { EffectAdapter } from './effect-adapter.js';
+import { defaultHostId } from '../kernel/cluster/cluster.js';
+import { createHostEffects, type HarnessFactory } from './host-effects.js';
+import { createSupervisor, type Supervisor, type SupervisorOptions } from '../kernel/supervisor.js';
+import { workspacesOf } from '../kernel/read-set.js';
+
+/** `openHost`'s options: the supervisor's (but `effects`, which the Host supplies) and the Host's own. */
+export interface HostOptions extends Omit<SupervisorOptions, 'effects'> {
+  /**
+   * Harness name (as `assignment.commit` names it) → how to launch it: a `HarnessConfig` (driver,
+   * command, args, env, envFrom, model, timeoutMs, approvals), parsed by `openHost`, or a
+   * `HarnessFactory` choosing one per Assignment.
+   */
+  harnesses: Record<string, HarnessConfig | HarnessFactory>;
+  /**
+   * The answer to provider approval / permission requests unless a harness names its own
+   * (default `route`, `DEFAULT_APPROVALS`: docs/permissions.md).
+   */
+  approvals?: ApprovalPolicy;
+  /** Driver pool threads (default 2). */
+  maxThreads?: number;
+  /**
+   * Wraps the Runtime the frontier work calls (its lifecycle stays the Host's): how the demo and
+   * tests lose a dispatch's response on purpose. @internal
+   */
+  wrapRuntime?: (runtime: Runtime) => Runtime;
+  /** Effect adapters by the name a candidate's `effect` action gives (docs/effects.md). */
+  effectAdapters?: Record<string, EffectAdapter>;
+  /** Called with each step the Host takes (`compile_context`, `dispatch`, …) for progress output. */
+  onStep?: (taskId: string, step: string) => void;
+}
+
+/** A running Host: its supervisor, and `stop` for the whole of it. */
+export interface Host {
+  /** Creates Tasks, takes events, answers reads; the Host's frontier work runs behind it. */
+  supervisor: Supervisor;
+  /** The Runtime running this Host's jobs (`<state>/runtime`). @internal */
+  runtime: Runtime;
+  /** The driver pool harness runs execute on. @internal */
+  pool: DriverPool;
+  /**
+   * Stops the supervisor (draining), then the Runtime and the driver pool. With
+   * `jobs: 'finish'` the Runtime lets running provider and verification jobs end on their own and
+   * records their results (the next boot reconciles them); the default stops them (`abandoned`).
+   */
+  stop(options?: { jobs?: 'stop' | 'finish' }): Promise<void>;
+}
+
+/**
+ * A complete Host on one state root: the supervisor, the Runtime (its own LMDB under
+ * `<state>/runtime`, workspaces under `<state>/workspaces`) and the piscina driver pool, wired
+ * so that frontier work runs as Runtime jobs whose harness runs execute on the pool.
+ *
+ * Throws `invalid_config` (a harness configuration or `approvals` does not parse; `path` names the
+ * field, e.g. `harnesses.codex.driver`) or `env_missing` (a variable named in `envFrom` is not set)
+ * before anything is opened or written.
+ *
+ * The Runtime opens first (its recovery marks jobs whose executor process is gone `abandoned`;
+ * it never touches a live executor's jobs), so the supervisor's `reconciling` step can look up
+ * every unknown dispatch before it serves.
+ *
+ * With `store` (many Hosts on PostgreSQL) the Runtime records its jobs in the cluster's job
+ * registry as well (docs/many-hosts.md, "Jobs across Hosts"), so a Host taking a Task over finds
+ * its dispatch by exact clientRequestId. The registry uses the Supervisor's journal, which exists
+ * from the Supervisor's join to its stop: records the Runtime makes outside that time (recovery
+ * at open, the stop of its jobs at `stop()`) are put when it next can, or not at all; a Host then
+ * finds such a job still running under a stopped Host, which counts as its executor gone.
+ */
+export async function openHost(options: HostOptions): Promise<Host> {
+  // Before anything opens: a bad harness configuration or a missing envFrom variable writes nothing.
+  const harnesses = checkHostHarnesses(options.harnesses, options.approvals, process.env);
+  const root = resolveStateRoot(options.state);
+  // A file or an unreadable directory is refused by its code before the Runtime's LMDB tries it.
+  try {
+    checkStateRoot(root);
+  } catch (error) {
+    throw error instanceof StoreError ? hostErrorOf(error) : error;
+  }
+  const pool = createDriverPool({ maxThreads: options.maxThreads ?? 2 });
+  // The Host id is settled here, before the Supervisor joins, so the Runtime's registry names it.
+  const cluster = options.store
+    ? { ...options.cluster, hostId: options.cluster?.hostId ?? defaultHostId() }
+    : undefined;
+  let supervisor: Supervisor | undefined;
+  let runtime: Runtime;
+  try {
+    runtime = await createRuntime({
+      root: join(root, 'runtime'),
+      harness: (input, signal) => pool.run(input, { signal }),
+      ...(cluster ? { registry: journalJobRegistry(cluster.hostId, () => supervisor?.journal) } : {}),
+    });
+  } catch (error) {
+    await pool.close();
+    throw error;
+  }
+  const effects = createHostEffects({
+    runtime: options.wrapRuntime ? options.wrapRuntime(runtime) : runtime,
+    harnesses,
+    ...(options.approvals ? { approvals: options.approvals } : {}),
+    workspaces: workspacesOf(root),
+    ...(options.artifactContracts ? { artifactContracts: options.artifactContracts } : {}),
+    ...(options.onStep ? { onStep: options.onStep } : {}),
+    ...(options.effectAdapters ? { effectAdapters: options.effectAdapters } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  supervisor = createSupervisor({ ...options, ...(cluster ? { cluster } : {}), state: root, effects });
+  try {
+    await supervisor.start();
+  } catch (error) {
+    await runtime.close().catch(() => undefined);
+    await pool.close();
+    throw error;
+  }
+  return {
+    supervisor,
+    runtime,
+    pool,
+    async stop(stopOptions = {}) {
+      await supervisor.stop();
+      await runtime.close(stopOptions);
+      await pool.close();
+    },
+  };
+}

@@ -1,0 +1,181 @@
+import type { VerificationCause } from '../machines/index.js';
+import { readArtifact, sourceDigest, type JobRecord } from '../runtime/index.js';
+import { digestOf } from '../store/index.js';
+import type { TaskHandle } from '../kernel/effects.js';
+import { HostError } from '../kernel/errors.js';
+import { clientRequestId, jobOf, type HostEffectContext } from './host-effects-options.js';
+import { untilAborted } from './until-aborted.js';
+
+/**
+ * `verify`: runs the acceptance command as a Runtime job (or finds the one already running under
+ * its clientRequestId), recomputes the source digest and the frozen test digests on the Host, and
+ * commits the verification — with the outcome only if all agree. If the process dies before the
+ * commit, boot finds the same job by its clientRequestId and verifies again.
+ */
+export async function verifyAcceptance(ctx: HostEffectContext, task: TaskHandle, signal: AbortSignal): Promise<void> {
+  const { context, spec } = task;
+  const acceptance = spec.acceptance;
+  const workspace = await ctx.workspaceOf(task);
+  const exclude = ctx.artifactNames(task);
+  if (!acceptance)
+    throw new HostError('invalid_spec', `task ${task.taskId} declares no acceptance command; it cannot be verified`);
+  const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'verify');
+  const jobId = await jobOf(ctx, requestId, () =>
+    ctx.options.runtime.verify({
+      clientRequestId: requestId,
+      workspace,
+      command: acceptance.command,
+      args: acceptance.args,
+      frozenTests: acceptance.frozenTests,
+      sourceExclude: exclude,
+      timeoutMs: acceptance.timeoutMs,
+    }),
+  );
+  ctx.step(task, `acceptance verification running as ${requestId}`);
+  const job = await untilAborted(ctx.options.runtime.observe(jobId, { signal }), signal);
+  const reported = job.verification;
+  const hostDigest = await sourceDigest(workspace, { exclude });
+  const { digests: frozen, codes: frozenCodes } = await frozenDigests(workspace, acceptance.frozenTests);
+  const pinned = acceptance.frozenTestDigests ?? {};
+  const frozenIntact = acceptance.frozenTests.every(
+    (t) => frozen[t] !== undefined && frozen[t] === pinned[t] && reported?.frozenTestDigests[t] === pinned[t],
+  );
+  const passed =
+    job.state === 'succeeded' &&
+    reported?.passed === true &&
+    reported.sourceDigest === hostDigest &&
+    reported.sourceDigestAfter === hostDigest &&
+    frozenIntact;
+  const verification = {
+    taskId: task.taskId,
+    generation: context.generation,
+    jobId: job.jobId,
+    exitCode: reported?.exitCode ?? null,
+    passed,
+    sourceDigest: hostDigest,
+    frozenTestDigests: Object.fromEntries(
+      Object.entries(frozen).filter((e): e is [string, string] => e[1] !== undefined),
+    ),
+    frozenTestsIntact: frozenIntact,
+  };
+  const verificationDigest = digestOf({ kind: 'verification', body: verification });
+  const objects: Array<{ kind: string; body: unknown }> = [{ kind: 'verification', body: verification }];
+  let outcomeDigest: string | null = null;
+  if (passed) {
+    const evidence = Object.fromEntries(Object.entries(context.evidence).map(([name, held]) => [name, held.digest]));
+    const outcome = {
+      taskId: task.taskId,
+      attempt: context.attempt,
+      generation: context.generation,
+      evidence,
+      sourceDigest: hostDigest,
+      verification: verificationDigest,
+      result: resultOf(task, evidence),
+      ...(spec.result !== undefined ? { resultArtifact: spec.result } : {}),
+    };
+    objects.push({ kind: 'outcome', body: outcome });
+    outcomeDigest = digestOf({ kind: 'outcome', body: outcome });
+  }
+  const causes = passed
+    ? []
+    : failureCauses({
+        job,
+        pinned,
+        frozen,
+        frozenCodes,
+        frozenTests: acceptance.frozenTests,
+        hostDigest,
+      });
+  ctx.step(
+    task,
+    passed
+      ? `verification passed (exit ${verification.exitCode}, source ${hostDigest.slice(0, 19)}…)`
+      : `verification failed (exit ${verification.exitCode}, frozen tests intact: ${frozenIntact})`,
+  );
+  await task.send(
+    {
+      type: 'verification.record',
+      generation: context.generation,
+      passed,
+      verificationDigest,
+      sourceDigest: hostDigest,
+      outcomeDigest,
+      ...(passed ? {} : { causes }),
+    },
+    { objects },
+  );
+}
+
+/**
+ * The outcome's `result`: the spec's result artifact as held (JSON parsed, text as text, a file as
+ * null: its digest is in the outcome's evidence); null when the spec names none.
+ */
+function resultOf(task: TaskHandle, evidence: Record<string, string>): unknown {
+  const artifact = task.spec.requiredArtifacts.find((a) => a.name === task.spec.result);
+  const digest = artifact && evidence[artifact.name];
+  if (!artifact || !digest || artifact.kind === 'file') return null;
+  const text = task.store.getBlob(digest).toString('utf8');
+  return artifact.kind === 'text' ? text : JSON.parse(text);
+}
+
+/** Characters of each output stream a failure keeps: enough for the failing assertion, bounded in the journal. */
+const TAIL_CHARS = 1_000;
+
+/**
+ * What failed a verification, each cause the Host can name: every frozen test whose digest is not
+ * the pinned one (as the Host reads it now, else as the Runtime read it before the command), the
+ * command when it did not exit 0, and a source digest that moved while it ran or is not the Host's.
+ * The command is named when nothing else is, so a failure never has no cause.
+ */
+function failureCauses(f: {
+  job: JobRecord;
+  pinned: Record<string, string>;
+  frozen: Record<string, string | undefined>;
+  frozenCodes: Record<string, string>;
+  frozenTests: string[];
+  hostDigest: string;
+}): VerificationCause[] {
+  const reported = f.job.verification;
+  const causes: VerificationCause[] = [];
+  for (const path of f.frozenTests) {
+    const bound = f.pinned[path];
+    if (bound === undefined) continue;
+    const now = f.frozen[path];
+    const before = reported?.frozenTestDigests[path] ?? null;
+    if (now === bound && before === bound) continue;
+    const current = now !== bound ? (now ?? null) : before;
+    const code = now === undefined ? f.frozenCodes[path] : undefined;
+    causes.push({ kind: 'frozen', path, bound, current, ...(code !== undefined ? { code } : {}) });
+  }
+  const command: VerificationCause = {
+    kind: 'command',
+    exitCode: reported?.exitCode ?? f.job.exitCode ?? null,
+    jobState: f.job.state,
+    stdout: (f.job.stdout?.tail ?? '').slice(-TAIL_CHARS),
+    stderr: (f.job.stderr?.tail ?? '').slice(-TAIL_CHARS),
+  };
+  if (f.job.state !== 'succeeded' || command.exitCode !== 0) causes.push(command);
+  if (reported && (reported.sourceDigest !== f.hostDigest || reported.sourceDigestAfter !== f.hostDigest))
+    causes.push({
+      kind: 'source',
+      before: reported.sourceDigest,
+      after: reported.sourceDigestAfter,
+      host: f.hostDigest,
+    });
+  return causes.length > 0 ? causes : [command];
+}
+
+/** sha256 of each frozen test file as it is now, read through the workspace confinement, and the code of each read refused. */
+async function frozenDigests(
+  workspace: string,
+  paths: string[],
+): Promise<{ digests: Record<string, string | undefined>; codes: Record<string, string> }> {
+  const digests: Record<string, string | undefined> = {};
+  const codes: Record<string, string> = {};
+  for (const path of paths) {
+    const read = readArtifact(workspace, path, 16 << 20);
+    digests[path] = read.ok ? read.value.digest : undefined;
+    if (!read.ok) codes[path] = read.code;
+  }
+  return { digests, codes };
+}

@@ -1,0 +1,126 @@
+import type { InspectionEvent } from 'xstate';
+import { z } from 'zod';
+import { zodIssue } from '../base/index.js';
+import type { ExternalEventType, FrontierWork, TaskContext } from '../machines/index.js';
+import type { Clock } from './clock.js';
+import type { ClusterOptions } from './cluster/cluster.js';
+import type { EffectRunner } from './effects.js';
+import type { EventInputIn } from './event-input.js';
+import { HostError } from './errors.js';
+import type { ArtifactContracts, TaskSpec } from '../objects/index.js';
+import type { ProgressListener, RecoveryMode } from '../recovery/index.js';
+
+export interface SupervisorOptions {
+  /**
+   * State root directory; default `ORDIVON_STATE` or `./.ordivon`. With `store`, it holds this
+   * Host's mirror of the Tasks it serves (one state root per Host process).
+   */
+  state?: string;
+  /**
+   * `postgres://…`: share the Task history with other Hosts on one PostgreSQL database
+   * (docs/many-hosts.md); each Task is served by the Host holding its lease. Default: the
+   * embedded LMDB store of the state root alone.
+   */
+  store?: string | undefined;
+  /** Lease and keeper settings with `store` (the URL itself is `store`). */
+  cluster?: Omit<ClusterOptions, 'url'> | undefined;
+  /** Wall and monotonic time, and the timers of DecisionRequest deadlines (default `systemClock`; `manualClock()` in tests). */
+  clock?: Clock;
+  /** XState inspection observer passed to the supervisor actor and every Task actor. */
+  inspect?: (event: InspectionEvent) => void;
+  /**
+   * Performs frontier work (dispatch, verification, …); `openHost` supplies the Host's. Without
+   * one, Tasks wait at their frontier. @internal
+   */
+  effects?: EffectRunner;
+  /** zod schemas a Task spec may name as an artifact's `schema` (beside the built-in `json`). */
+  artifactContracts?: ArtifactContracts;
+  /** A Task whose stream reaches this many events gets a warning recorded in the store's meta (default 10,000). */
+  streamWarnAt?: number;
+  /** Written into the state root's lock file and named by the refusal a second opener gets (default `supervisor pid <pid>`). */
+  purpose?: string;
+  /** Boot validation: both verify every event; `checkpoint` (default) replays only the tails after checkpoints the chain matches, `full` replays every event (recovery/boot.ts). */
+  recovery?: RecoveryMode;
+  /**
+   * While serving, a Task that has admitted this many events since its last checkpoint gets a new
+   * one, taken right after the commit and written after it, off the admission path (default 100;
+   * 0: only at boot and at a clean stop). After a crash, a checkpointed start then replays about
+   * this many events per Task at most (plus any admitted while the checkpoint was being written),
+   * like Akka Persistence's snapshot-every-N.
+   */
+  checkpointEvery?: number;
+  /**
+   * Called while `validating` with the running counts of the Tasks checked and events verified
+   * (every 256 Tasks or 50,000 events per thread, and at the end): a full replay of a long
+   * history takes seconds to minutes. A listener that throws does not stop the boot.
+   */
+  onBootProgress?: ProgressListener;
+}
+
+/** The scalar options, checked when a supervisor is created (`invalid_option` with the field). */
+const ScalarOptions = z.object({
+  store: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL')
+    .optional(),
+  cluster: z
+    .object({
+      hostId: z
+        .string()
+        .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 'letters, digits, . _ : - (not first), at most 128')
+        .optional(),
+      leaseMs: z.number().int().min(100).optional(),
+      renewEveryMs: z.number().int().min(10).optional(),
+      statementTimeoutMs: z.number().int().min(10).optional(),
+      connectTimeoutMs: z.number().int().min(10).optional(),
+      advertisedUrl: z
+        .string()
+        .regex(/^https?:\/\/\S+$/, 'expected an http:// or https:// URL')
+        .optional(),
+      pollMs: z.number().int().min(10).optional(),
+      notify: z.boolean().optional(),
+      onLease: z
+        .custom<(event: unknown) => void>((value) => typeof value === 'function', 'expected a function')
+        .optional(),
+    })
+    .strict()
+    .optional(),
+  streamWarnAt: z.number().int().positive().optional(),
+  recovery: z.enum(['full', 'checkpoint']).optional(),
+  checkpointEvery: z.number().int().nonnegative().optional(),
+  onBootProgress: z.custom<ProgressListener>((value) => typeof value === 'function', 'expected a function').optional(),
+});
+
+export const DEFAULT_CHECKPOINT_EVERY = 100;
+
+/** Throws `invalid_option` (with the field) for a scalar option that does not parse; touches nothing. */
+export function checkSupervisorOptions(options: SupervisorOptions): void {
+  const parsed = ScalarOptions.safeParse(options);
+  if (!parsed.success) {
+    const { code, path, message } = zodIssue('invalid_option', parsed.error);
+    throw new HostError(code, `supervisor option ${path}: ${message}`, { path });
+  }
+}
+
+/** A Task as `getTask` gives it: its revision, state, frontier work, statechart context and spec. */
+export interface TaskView {
+  taskId: string;
+  revision: number;
+  state: string;
+  frontier: FrontierWork;
+  context: TaskContext;
+  spec: TaskSpec;
+}
+
+/**
+ * An event a caller may send to a Task with `Supervisor.send`: one of the external types
+ * (`assignment.commit`, `completion.propose`, `decision.submit`, `request.answer`, `goal.revise`,
+ * `task.cancel`) in the form callers write it (fields the kernel defaults may be left out), with
+ * an optional `eventId`. The type only helps the caller: `send` parses the event again with zod.
+ */
+export type ExternalEvent = Extract<EventInputIn, { type: ExternalEventType }>;
+
+export interface SendOptions {
+  /** Idempotency key: a retried send with the same id is acknowledged without writing again. */
+  eventId?: string;
+}

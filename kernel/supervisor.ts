@@ -1,0 +1,531 @@
+import { createActor, fromPromise, initialTransition, waitFor as waitForSnapshot, type Actor } from 'xstate';
+import { supervisorMachine, taskMachine, type BootSummary, type SupervisorFailure } from '../machines/index.js';
+import { resolveStateRoot, type EventRecord, type EventStore } from '../store/index.js';
+import { rebuildTask } from '../recovery/index.js';
+import { CheckpointScheduler, type CheckpointStats } from './checkpoint-scheduler.js';
+import type { PgJournal } from '../store/postgres/index.js';
+import { Cluster, type ClusterHooks } from './cluster/cluster.js';
+import { systemClock, type Clock } from './clock.js';
+import { HostError, bootErrorOf, isHostErrorCode } from './errors.js';
+import { FrontierScheduler } from './frontier-scheduler.js';
+import { newTask } from './new-task.js';
+import { TaskSpec, type TaskSpecInput } from '../objects/index.js';
+import { openStore } from './open-store.js';
+import { openOperatorRequest, type OperatorRequestInput } from './operator-requests.js';
+import { RequestDeadlines } from './request-deadlines.js';
+import {
+  DEFAULT_CHECKPOINT_EVERY,
+  checkSupervisorOptions,
+  type ExternalEvent,
+  type SendOptions,
+  type SupervisorOptions,
+  type TaskView,
+} from './supervisor-options.js';
+import { validateBoot } from './validate-boot.js';
+import { waitForState } from './wait-for-state.js';
+import { RemoteCommits } from './cluster/remote-commits.js';
+import { readElsewhere, type TaskReading } from './cluster/task-reading.js';
+import { kernelSourceReader } from './read-set.js';
+import { TaskActor, type Committed, type SendResult, type TaskSnapshot } from './task-actor.js';
+import { taskNotFound } from './send-result.js';
+
+export type { BootSummary, CheckpointStats, ExternalEvent, SendOptions, SupervisorOptions, TaskView, TaskReading };
+
+/**
+ * The Host's supervisor (docs/design.md, "The Supervisor"), embeddable in any Node service.
+ *
+ * `start()` opens the state root (taking its lock), rebuilds and checks every Task from its
+ * events, reconciles unknown dispatches, and only then serves. `send` resolves with how the
+ * Task took the event; it never throws for a refused event. `stop()` drains: no new events,
+ * in-flight transitions commit, effects are aborted, the store is closed and the lock released.
+ * Frontier work runs through a FrontierScheduler, checkpoints while serving through a
+ * CheckpointScheduler; both hear of every commit after the subscribers.
+ */
+export class Supervisor {
+  private store: EventStore | undefined;
+  private readonly tasks = new Map<string, TaskActor>();
+  private readonly specs = new Map<string, TaskSpec>();
+  private readonly listeners = new Set<(committed: Committed) => void>();
+  private readonly clock: Clock;
+  private readonly frontier: FrontierScheduler;
+  private readonly checkpointer: CheckpointScheduler;
+  private readonly deadlines: RequestDeadlines;
+  /** The state root directory, resolved (absolute). */
+  readonly root: string;
+  /** The supervisor statechart's live actor; `status` and `failure` are what it says. @internal */
+  readonly actor: Actor<typeof supervisorMachine>;
+  /** The error a lifecycle step failed with, as a HostError (what `start()` rejects with). */
+  private failedWith: HostError | undefined;
+  /** Membership of a cluster on PostgreSQL (`options.store`), from `open` to the end of `drain`. */
+  private cluster: Cluster | undefined;
+  /** With a cluster: other Hosts' commits as subscribers hear them. */
+  private remote: RemoteCommits | undefined;
+  /** Whether `start()` was called (the statechart says `booting` before as after). */
+  private started = false;
+
+  constructor(private readonly options: SupervisorOptions = {}) {
+    checkSupervisorOptions(options);
+    this.root = resolveStateRoot(options.state);
+    this.clock = options.clock ?? systemClock;
+    const store = () => this.store;
+    this.frontier = new FrontierScheduler({
+      effects: options.effects,
+      serving: () => this.status === 'serving',
+      store,
+      specs: this.specs,
+    });
+    this.checkpointer = new CheckpointScheduler({
+      every: options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY,
+      store,
+      specs: this.specs,
+    });
+    this.deadlines = new RequestDeadlines(this.clock);
+    const logic = supervisorMachine.provide({
+      actors: {
+        open: fromPromise(async () => this.step(() => this.open())),
+        validate: fromPromise(async () => this.step(() => this.validate())),
+        reconcile: fromPromise(async () => this.step(() => this.reconcile())),
+        drain: fromPromise(async () => this.step(() => this.drain())),
+      },
+    });
+    this.actor = createActor(logic, { id: 'supervisor', ...(options.inspect ? { inspect: options.inspect } : {}) });
+  }
+
+  /** Supervisor state: booting, validating, reconciling, serving, draining, stopped or failed. */
+  get status(): string {
+    return String(this.actor.getSnapshot().value);
+  }
+
+  /** What made the supervisor `failed` (its code, message and findings), or null. */
+  get failure(): SupervisorFailure | null {
+    return this.actor.getSnapshot().context.failure;
+  }
+
+  /** Boots and resolves once serving; rejects with a HostError carrying the failure code and findings. */
+  async start(): Promise<void> {
+    this.started = true;
+    this.actor.start();
+    const snapshot = await waitForSnapshot(this.actor, (s) => s.value === 'serving' || s.status === 'done');
+    if (snapshot.value !== 'serving') {
+      const failure = snapshot.context.failure;
+      await this.store?.close().catch(() => undefined);
+      this.store = undefined;
+      throw this.failedWith ?? new HostError('boot_failed', failure?.message ?? 'supervisor did not start');
+    }
+    for (const task of this.tasks.values()) this.frontier.kick(task);
+    await this.cluster?.start(() => this.store, this.clusterHooks());
+  }
+
+  /** This Host's name among the Hosts sharing a PostgreSQL history (undefined on an embedded store). */
+  get hostId(): string | undefined {
+    return this.cluster?.hostId;
+  }
+
+  /** Tasks this Host holds on a shared history but could not serve yet, with why (empty on an embedded store). */
+  clusterProblems(): Array<{ taskId: string; problem: string }> {
+    return this.cluster?.problems() ?? [];
+  }
+
+  /**
+   * The cluster's PostgreSQL journal, from the join in `start()` to the end of `stop()`; undefined
+   * on an embedded store. @internal
+   */
+  get journal(): PgJournal | undefined {
+    return this.cluster?.journal;
+  }
+
+  /**
+   * One round of the cluster keeper now (renew leases, stop Tasks another Host took, claim and
+   * adopt free ones), as its timer does every `renewEveryMs`, then one poll of the watch (other
+   * Hosts' commits to subscribers), as its timer does every `pollMs`; resolves when both are over.
+   * For tests and operators that moved leases by hand. A no-op on an embedded store. @internal
+   */
+  async clusterTick(): Promise<void> {
+    await this.cluster?.tick(() => this.store, this.clusterHooks());
+    await this.cluster?.poll();
+  }
+
+  /**
+   * Creates a Task from a spec and resolves once `task.created` is durable; throws `invalid_spec`
+   * (with the field path) or `task_exists`, writing nothing, and `not_serving` unless serving.
+   */
+  async createTask(input: TaskSpecInput): Promise<{ taskId: string; revision: number }> {
+    const { taskId, spec, created, attachments } = newTask(
+      input,
+      this.serving('createTask'),
+      this.options.artifactContracts,
+    );
+    if (this.tasks.has(taskId)) throw new HostError('task_exists', `task ${taskId} already exists`);
+    const task = this.track(taskId, initialTransition(taskMachine)[0], 0, spec);
+    const result = await task.send(created, 'host', attachments);
+    if (!result.written) {
+      this.tasks.delete(taskId);
+      task.stop();
+      // A refused `task.created` carries a refusal or a store code, all the Host's (another would be a defect).
+      const code = result.code === 'revision_conflict' ? 'task_exists' : result.code;
+      throw new HostError(
+        code !== undefined && isHostErrorCode(code) ? code : 'boot_failed',
+        result.detail ?? 'task not created',
+      );
+    }
+    return { taskId, revision: result.revision };
+  }
+
+  /**
+   * Sends an event from outside the Host and resolves with how the Task took it; never throws for
+   * a refused event (`admitted: false`, with `written` telling whether it was retained). The event
+   * is parsed with zod as any input is (`invalid_event` with the field's `path`); a Host-only type
+   * is refused `not_allowed`. Throws `not_serving` (retryable) unless the supervisor is serving.
+   */
+  send(taskId: string, event: ExternalEvent, options: SendOptions = {}): Promise<SendResult> {
+    return this.sendRaw(taskId, event, options);
+  }
+
+  /**
+   * `send` for a value not typed yet (a decoded JSON body, a CLI argument): the same parse and the
+   * same answers, `invalid_event` or `not_allowed` for what is not an external event.
+   */
+  async sendRaw(taskId: string, event: unknown, options: SendOptions = {}): Promise<SendResult> {
+    this.serving('send');
+    const task = this.tasks.get(taskId);
+    if (!task) return this.notHere(taskId);
+    const withId =
+      options.eventId && typeof event === 'object' && event !== null ? { ...event, eventId: options.eventId } : event;
+    return task.send(withId, 'external', {});
+  }
+
+  /** A Task this Host serves, as of its last commit; undefined for any other id. */
+  getTask(taskId: string): TaskView | undefined {
+    const task = this.tasks.get(taskId);
+    if (!task) return undefined;
+    const { revision, state, frontier, context } = task;
+    return { taskId, revision, state, frontier, context, spec: this.specs.get(taskId)! };
+  }
+
+  /** Every Task this Host serves, with its generation and title. */
+  listTasks(): Array<Omit<TaskView, 'context' | 'spec'> & { generation: number; title: string }> {
+    return [...this.tasks.values()].map((t) => ({
+      taskId: t.taskId,
+      revision: t.revision,
+      state: t.state,
+      frontier: t.frontier,
+      generation: t.context.generation,
+      title: this.specs.get(t.taskId)?.title ?? '',
+    }));
+  }
+
+  /** The stored events of a Task this Host serves, in revision order (`readTask` for any Task of a cluster). */
+  events(taskId: string): Array<{ revision: number } & EventRecord> {
+    return [...this.serving('events').stream(taskId)].map(({ revision, event }) => ({ revision, ...event }));
+  }
+
+  /**
+   * A Task with its events and objects, wherever it is served: this Host's own Tasks as `getTask`,
+   * `events` and `getObject` give them; with a cluster, a Task another Host serves read from the
+   * shared history in one snapshot, `elsewhere` and read-only (a send answers `task_elsewhere`).
+   * Undefined when there is no such Task; `storage_failed` when the database cannot be read.
+   */
+  async readTask(taskId: string): Promise<TaskReading | undefined> {
+    const store = this.serving('readTask');
+    const view = this.getTask(taskId);
+    const hostId = this.cluster?.hostId;
+    if (view)
+      return {
+        view,
+        elsewhere: false,
+        ...(hostId ? { servedBy: hostId } : {}),
+        events: this.events(taskId),
+        getObject: (digest) => store.getObject(digest),
+      };
+    return this.cluster ? readElsewhere(this.cluster.journal, taskId) : undefined;
+  }
+
+  /**
+   * Opens an `operator` DecisionRequest as the Host (`request.open` is never taken from `send`);
+   * docs/decision-requests.md. Resolves with whether the request is (now) the Task's: true when
+   * opened, or when the Task already has this very question under that id; false when the Task
+   * takes no more events. Throws `task_not_found`, `invalid_request` or `request_exists` (another
+   * question under an id the Task has), writing nothing.
+   */
+  async openRequest(taskId: string, input: OperatorRequestInput): Promise<boolean> {
+    const store = this.serving('openRequest');
+    const task = this.tasks.get(taskId);
+    if (!task) throw new HostError('task_not_found', `no task ${taskId}`);
+    const result = await openOperatorRequest(task, store, this.specs.get(taskId)!, this.clock, input);
+    if (result.code === 'invalid_request' || result.code === 'request_exists')
+      throw new HostError(result.code, result.detail ?? result.code, { path: result.path });
+    return result.admitted;
+  }
+
+  /**
+   * `openRequest` for a value not typed yet (a decoded JSON body, a CLI argument), answering as
+   * `sendRaw` does: every refusal as data, nothing written for any (`invalid_request` with its
+   * `path`, `request_exists`, `task_not_found` or, on a cluster, `task_elsewhere`, and the Task's
+   * own refusal of `request.open`); the same question again is `duplicate`. Throws `not_serving`.
+   */
+  async openRequestRaw(taskId: string, input: unknown): Promise<SendResult> {
+    const store = this.serving('openRequest');
+    const task = this.tasks.get(taskId);
+    if (!task) return this.notHere(taskId);
+    return openOperatorRequest(task, store, this.specs.get(taskId)!, this.clock, input);
+  }
+
+  /** Reads an immutable object (receipt, evidence, outcome, …) by digest, re-checked against its digest. */
+  getObject<T = unknown>(digest: string): { kind: string; body: T } {
+    return this.serving('getObject').getObject<T>(digest);
+  }
+
+  /** The live actor of a Task this Host serves (the `inspect` option observes it). @internal */
+  taskActor(taskId: string): TaskActor | undefined {
+    return this.tasks.get(taskId);
+  }
+
+  /** Listens to every commit, after it is durable. Returns the unsubscribe function. */
+  subscribe(listener: (committed: Committed) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Resolves with the state once the Task reaches one of `states`; rejects if it reaches one of
+   * `failOn` first, or the supervisor stops. Listens to commits; never polls.
+   */
+  waitFor(taskId: string, states: string[], failOn: string[] = ['cancelled', 'blocked']): Promise<string> {
+    return waitForState(this, taskId, states, failOn);
+  }
+
+  /**
+   * Resolves once the checkpoints taken so far (see `checkpointEvery`) are written, or failed to
+   * be, with the counts then: a checkpoint only ever shortens the next start, so nothing waits
+   * for them but this and `stop()`.
+   */
+  async checkpointsWritten(): Promise<CheckpointStats> {
+    await this.checkpointer.written();
+    return this.checkpoints();
+  }
+
+  /** What validation did at `start()` (null before it finished, or when it found damage: see `failure`). */
+  bootReport(): BootSummary | null {
+    const { boot, failure } = this.actor.getSnapshot().context;
+    return boot && failure === null ? { ...boot } : null;
+  }
+
+  /** Checkpoints written and failed since `start()` (after boot, while serving, at stop), and those taken but not yet written. */
+  checkpoints(): CheckpointStats {
+    return this.checkpointer.stats();
+  }
+
+  /** Drains and stops. Safe to call more than once. */
+  async stop(): Promise<void> {
+    const snapshot = this.actor.getSnapshot();
+    if (snapshot.status === 'done') return;
+    const done = new Promise<void>((resolve) => {
+      const sub = this.actor.subscribe({ complete: () => (sub.unsubscribe(), resolve()) });
+    });
+    this.actor.send({ type: 'stop' });
+    await done;
+  }
+
+  // ---- lifecycle steps (provided to the supervisor statechart) --------------------------------
+
+  /** Runs a step; what it throws becomes a HostError (`bootErrorOf`), kept for `start()` and the statechart's `failure`. */
+  private async step<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      this.failedWith = bootErrorOf(error);
+      throw this.failedWith;
+    }
+  }
+
+  private async open(): Promise<void> {
+    const { purpose, streamWarnAt, store } = this.options;
+    if (store) {
+      const cluster = await Cluster.join({ url: store, ...this.options.cluster });
+      this.cluster = cluster;
+      this.remote = new RemoteCommits((taskId, after, upTo) => cluster.journal.readEvents(taskId, after, upTo));
+    }
+    try {
+      this.store = openStore(this.root, {
+        purpose: purpose ?? `supervisor pid ${process.pid}`,
+        streamWarnAt,
+        authority: this.cluster?.journal,
+      });
+      await this.cluster?.prepare(this.store);
+    } catch (error) {
+      await this.cluster?.leave();
+      this.cluster = undefined;
+      throw error;
+    }
+  }
+
+  private async validate(): Promise<BootSummary> {
+    const { summary, tasks } = await validateBoot(this.store!, {
+      root: this.root,
+      mode: this.options.recovery ?? 'checkpoint',
+      clock: this.clock,
+      progress: (progress) => this.actor.send({ type: 'progress', progress: { ...progress } }),
+      listener: this.options.onBootProgress,
+      checkpoints: this.checkpointer,
+    });
+    for (const { taskId, snapshot, revision, spec } of tasks) this.track(taskId, snapshot, revision, spec);
+    return summary;
+  }
+
+  /** Before anything is served: unknown dispatches looked up by their clientRequestId, past deadlines expired. */
+  private async reconcile(): Promise<{ reconciled: number }> {
+    const reconciled = await this.frontier.reconcile(this.tasks.values());
+    await this.deadlines.boot(this.tasks.values());
+    return { reconciled };
+  }
+
+  private async drain(): Promise<void> {
+    this.deadlines.stop();
+    this.frontier.abortAll(new HostError('not_serving', 'supervisor is draining'));
+    await Promise.all([...this.tasks.values()].map((t) => t.settled()));
+    await this.options.effects?.close?.();
+    await this.checkpointer.stop(this.tasks.values());
+    for (const task of this.tasks.values()) task.stop();
+    await this.cluster?.leave();
+    await this.store?.close();
+    this.store = undefined;
+  }
+
+  // ---- internals --------------------------------------------------------------------------------
+
+  /** The store while serving; else `not_serving`, saying what to do when `start()` was never called. */
+  private serving(call: string): EventStore {
+    if (!this.started)
+      throw new HostError('not_serving', `supervisor is not started: call start() before ${call}`, { retryable: true });
+    if (this.status !== 'serving' || !this.store)
+      throw new HostError('not_serving', `supervisor is ${this.status}`, { retryable: true });
+    return this.store;
+  }
+
+  /** Keeps a Task actor (and its spec) for the Task at `revision`, its commits reported to `committed`. */
+  private track(taskId: string, snapshot: TaskSnapshot, revision: number, spec: TaskSpec): TaskActor {
+    const { store, clock, options } = this;
+    const { effects } = options;
+    const task = new TaskActor(taskId, snapshot, revision, store!, clock, (c) => this.committed(c), {
+      inspect: options.inspect,
+      spec,
+      // The kernel's own reader, not the effect runner's: admission is the same however the Host is opened.
+      readSource: (location, context) => kernelSourceReader(this.root, { taskId, spec, context })(location),
+      harnesses: effects?.harnesses,
+      onStoreRefusal: (code) => {
+        if (!this.cluster) return;
+        // Another Host holds the Task now; or the write's outcome is unknown, so the mirror may
+        // lag the authority: serve it again only once copied anew.
+        if (code === 'lease_lost') this.lose(taskId);
+        if (code === 'storage_failed') {
+          this.lose(taskId);
+          this.cluster.markForReload(taskId);
+        }
+      },
+    });
+    this.tasks.set(taskId, task);
+    this.specs.set(taskId, spec);
+    return task;
+  }
+
+  /** A refusal for a Task this Host does not serve: on a cluster, `task_elsewhere` names the Host that holds it. */
+  private async notHere(taskId: string): Promise<SendResult> {
+    if (!this.cluster) return taskNotFound(taskId);
+    let found: { owner: string | null; url: string | null } | undefined;
+    try {
+      found = await this.cluster.journal.ownerAndUrl(taskId);
+    } catch (error) {
+      // The database cannot say whether the Task exists: a Task whose creation was acknowledged
+      // must not be answered task_not_found (a client would drop its event), so this is retryable.
+      return {
+        admitted: false,
+        written: false,
+        code: 'storage_failed',
+        detail: `task ${taskId} is not served here and the database cannot be read to find it (${(error as Error).message}); retry`,
+        revision: 0,
+        state: 'unknown',
+      };
+    }
+    if (found === undefined) return taskNotFound(taskId);
+    const { owner, url } = found;
+    if (owner === this.cluster.hostId)
+      return {
+        admitted: false,
+        written: false,
+        code: 'storage_failed',
+        detail: `task ${taskId} is being copied again from the database (an append's outcome was unknown); retry`,
+        revision: 0,
+        state: 'unknown',
+      };
+    return {
+      admitted: false,
+      written: false,
+      code: 'task_elsewhere',
+      detail: `task ${taskId} is served by ${owner ?? 'no Host right now (its lease is free)'}${url ? ` at ${url}` : ''}; send it there`,
+      host: owner,
+      url,
+      revision: 0,
+      state: 'unknown',
+    };
+  }
+
+  /** Stops serving a Task (another Host took it, or it is to be copied again). The journal keeps the leases. */
+  private lose(taskId: string): void {
+    const task = this.tasks.get(taskId);
+    if (!task) return;
+    this.tasks.delete(taskId);
+    this.specs.delete(taskId);
+    this.frontier.abort(taskId, new HostError('lease_lost', `task ${taskId} is no longer served by this Host`));
+    this.deadlines.forget(taskId);
+    task.stop();
+  }
+
+  private clusterHooks(): ClusterHooks {
+    return {
+      serves: (taskId) => this.tasks.has(taskId),
+      lost: (taskId) => this.lose(taskId),
+      adopt: async (taskId) => {
+        if (this.status !== 'serving') return;
+        const store = this.store!;
+        const { task, findings } = rebuildTask(store, taskId);
+        if (!task) throw new HostError(findings[0]?.code ?? 'boot_failed', findings[0]?.message ?? `task ${taskId}`);
+        const spec = task.spec ?? TaskSpec.parse(store.getObject(task.snapshot.context.specDigest!, 'task-spec').body);
+        const actor = this.track(taskId, task.snapshot, task.revision, spec);
+        await this.frontier.reconcile([actor]);
+        await this.deadlines.boot([actor]);
+        this.frontier.kick(actor);
+      },
+      commits: async (commits) => {
+        if (this.status !== 'serving' || !this.remote) return;
+        for (const committed of await this.remote.committedOf(commits)) this.tell(committed);
+      },
+    };
+  }
+
+  private committed(committed: Committed): void {
+    if (this.remote) {
+      this.remote.reportedHere(committed.taskId, committed.revision);
+      this.tell({ ...committed, host: this.cluster!.hostId });
+    } else this.tell(committed);
+    const task = this.tasks.get(committed.taskId);
+    if (!task) return;
+    this.frontier.committed(task);
+    this.checkpointer.committed(committed, task);
+    this.deadlines.committed(task);
+  }
+
+  private tell(committed: Committed): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(committed);
+      } catch {
+        /* a listener's failure is its own */
+      }
+    }
+  }
+}
+
+/** Creates a supervisor; call `start()` to boot it. */
+export function createSupervisor(options: SupervisorOptions = {}): Supervisor {
+  return new Supervisor(options);
+}
