@@ -25,7 +25,7 @@ const ALLOWED = {
   runtime: ['drivers', 'store', 'os', 'base'],
   objects: ['machines', 'store', 'drivers', 'base'],
   recovery: ['objects', 'machines', 'store', 'base'],
-  kernel: ['frontier', 'recovery', 'objects', 'machines', 'store', 'runtime', 'drivers', 'os', 'base'],
+  kernel: ['recovery', 'objects', 'machines', 'store', 'runtime', 'drivers', 'os', 'base'],
   views: ['kernel', 'objects', 'machines', 'store', 'drivers', 'base'],
   frontier: ['kernel', 'views', 'recovery', 'objects', 'machines', 'store', 'runtime', 'drivers', 'os', 'base'],
 };

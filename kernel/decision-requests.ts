@@ -2,7 +2,7 @@ import { type DecisionRequestObject, OBJECT_KINDS, type RequestAbout } from '../
 import { digestOf } from '../store/index.js';
 import type { TaskHandle } from './effects.js';
 import type { SendResult } from './send-result.js';
-import type { HostEffectContext } from '../frontier/host-effects-options.js';
+import type { Clock } from './clock.js';
 import { contextOf } from './read-set.js';
 
 /**
@@ -30,6 +30,13 @@ export type RequestInput = Omit<
   bindContext?: boolean;
 };
 
+/** What opening a request needs of its caller (the frontier work, or the Supervisor for an operator). */
+export interface RequestOpener {
+  readonly clock: Clock;
+  /** Reports a step the Host takes (`onStep`). */
+  step(task: TaskHandle, text: string): void;
+}
+
 /**
  * Opens the DecisionRequest `requestId` (a deterministic id: the same question asked again, after a
  * restart or a replayed provider request, names the same request) bound to the Task's current
@@ -37,7 +44,7 @@ export type RequestInput = Omit<
  * Returns whether the request is (now) the Task's.
  */
 export async function openDecisionRequest(
-  ctx: Pick<HostEffectContext, 'clock' | 'step'>,
+  ctx: RequestOpener,
   task: TaskHandle,
   about: RequestAbout,
   input: RequestInput,
@@ -52,7 +59,7 @@ export async function openDecisionRequest(
  * the Task has no request `requestId`.
  */
 export async function sendRequestOpen(
-  ctx: Pick<HostEffectContext, 'clock' | 'step'>,
+  ctx: RequestOpener,
   task: TaskHandle,
   about: RequestAbout,
   { ttlMs, bindContext = true, ...input }: RequestInput,
