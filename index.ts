@@ -18,10 +18,10 @@ export {
   type TaskReading,
   type BootSummary,
   type CheckpointStats,
-} from './kernel/supervisor.js';
-export type { SendResult, Committed } from './kernel/task-actor.js';
+} from './kernel/index.js';
+export type { SendResult, Committed } from './kernel/index.js';
 export type { ProgressListener, RecoveryMode, RecoveryProgress } from './recovery/index.js';
-export type { ClusterOptions, LeaseEvent } from './kernel/cluster/cluster.js';
+export type { ClusterOptions, LeaseEvent } from './kernel/index.js';
 export type { ArtifactContracts } from './objects/index.js';
 export type { EventRecord } from './store/index.js';
 export type { FrontierWork, EventOrigin, SupervisorFailure } from './machines/index.js';
@@ -35,28 +35,28 @@ export type {
   RequestState,
   RequestStatus,
 } from './machines/task-context.js';
-export { openHost, type Host, type HostOptions } from './frontier/host.js';
+export { openHost, type Host, type HostOptions } from './frontier/index.js';
 export {
   HarnessConfig,
   HostConfig,
   ApprovalPolicy,
   DEFAULT_APPROVALS,
   parseHostConfig,
-} from './frontier/harness-config.js';
-export type { HarnessFactory } from './frontier/host-effects.js';
-export type { EffectAdapter, EffectTarget } from './frontier/effect-actions.js';
+} from './frontier/index.js';
+export type { HarnessFactory } from './frontier/index.js';
+export type { EffectAdapter, EffectTarget } from './frontier/index.js';
 export { TaskSpec, type TaskSpecInput } from './objects/index.js';
-export { EventInput, type EventInputIn } from './kernel/event-input.js';
-export { OperatorRequestInput } from './kernel/operator-requests.js';
+export { EventInput, type EventInputIn } from './kernel/index.js';
+export { OperatorRequestInput } from './kernel/index.js';
 export {
   HostError,
   HOST_ERROR_CODES,
   type HostErrorCode,
   type HostErrorOptions,
   type Finding,
-} from './kernel/errors.js';
+} from './kernel/index.js';
 export { CodedError, isCodedError, type CodedErrorOptions, type ErrorData } from './base/index.js';
-export { systemClock, manualClock, type Clock, type ManualClock } from './kernel/clock.js';
+export { systemClock, manualClock, type Clock, type ManualClock } from './kernel/index.js';
 export {
   taskRuns,
   taskRejections,
@@ -64,6 +64,6 @@ export {
   type TaskRejection,
   type RunSource,
   type FinalTextKind,
-} from './views/task-runs.js';
-export { taskProvenance, TaskContextView, RefusalCause, type TaskRefusal } from './views/task-contexts.js';
-export { taskRequests, TaskRequestView, type RequestSource } from './views/task-requests.js';
+} from './views/index.js';
+export { taskProvenance, TaskContextView, RefusalCause, type TaskRefusal } from './views/index.js';
+export { taskRequests, TaskRequestView, type RequestSource } from './views/index.js';

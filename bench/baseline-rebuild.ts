@@ -4,9 +4,8 @@
 import { createActor } from 'xstate';
 import { TASK_MACHINE_VERSION, classifyTransition, stateName, taskMachine } from '../machines/index.js';
 import { EventRecord, StoreError, canonicalJson, digestOf, type EventStore } from '../store/index.js';
-import type { Finding } from '../kernel/errors.js';
-import type { TaskSnapshot } from '../kernel/task-actor.js';
-import { machineEventOf } from '../recovery/task-events-codec.js';
+import type { Finding, TaskSnapshot } from '../kernel/index.js';
+import { machineEventOf } from '../recovery/index.js';
 
 interface RebuiltTask {
   taskId: string;

@@ -19,7 +19,7 @@ import { EventStore } from '../store/index.js';
 import { rewindCheckpoints } from './checkpoint-rewind.js';
 import { generateRoot } from './generate.js';
 import { CHECKPOINT_FLOOR, CHECKPOINT_START } from './headline.js';
-import { recoverFromCheckpoints } from '../recovery/checkpoint.js';
+import { recoverFromCheckpoints } from '../recovery/index.js';
 import { progress, timedBoot, timedRebuild } from './recovery.bench.js';
 import type { BenchContext, BenchRow, Size } from './results-model.js';
 import { scenarioArgs, timeIt } from './util.js';

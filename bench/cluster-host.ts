@@ -3,7 +3,7 @@
 // drives the Tasks it is told to over the IPC channel (protocol: cluster-protocol.ts).
 //
 //   node dist/bench/cluster-host.js '<HostConfig JSON>'   (forked, with an IPC channel)
-import { createSupervisor, type Supervisor } from '../kernel/supervisor.js';
+import { createSupervisor, type Supervisor } from '../kernel/index.js';
 import { createDriven, drive, type Driven } from './admission.bench.js';
 import { FromHost, HostConfig, ToHost, WATCH_EVERY_MS } from './cluster-protocol.js';
 

@@ -14,7 +14,7 @@
 import { pathToFileURL } from 'node:url';
 import { createActor } from 'xstate';
 import { taskMachine, type TaskEvent } from '../machines/index.js';
-import { machineEventOf } from '../recovery/task-events-codec.js';
+import { machineEventOf } from '../recovery/index.js';
 import { OBJECT_KINDS } from '../objects/index.js';
 import { EventStore } from '../store/index.js';
 import { generateRoot } from './generate.js';

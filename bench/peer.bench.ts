@@ -10,10 +10,9 @@
 //   node dist/bench/peer.bench.js [--quick]
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { systemClock } from '../kernel/clock.js';
+import { systemClock, TaskActor } from '../kernel/index.js';
 import { TaskSpec } from '../objects/index.js';
-import { TaskActor } from '../kernel/task-actor.js';
-import type { RecoveryReport } from '../recovery/rebuild.js';
+import type { RecoveryReport } from '../recovery/index.js';
 import { generateRoot } from './generate.js';
 import { progress } from './recovery.bench.js';
 import { FULL_SIZES, QUICK_SIZES, type BenchContext, type BenchRow, type Size } from './results-model.js';

@@ -14,9 +14,8 @@
 //   node dist/bench/recovery.bench.js [--quick]
 import { pathToFileURL } from 'node:url';
 import { OBJECT_KINDS } from '../objects/index.js';
-import { rebuildParallel } from '../recovery/parallel.js';
-import { rebuildAll } from '../recovery/rebuild.js';
-import { createSupervisor } from '../kernel/supervisor.js';
+import { rebuildParallel, rebuildAll } from '../recovery/index.js';
+import { createSupervisor } from '../kernel/index.js';
 import { EventStore } from '../store/index.js';
 import { baselineRebuildAll } from './baseline-rebuild.js';
 import { generateRoot } from './generate.js';

@@ -6,7 +6,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { createActor } from 'xstate';
 import { taskMachine, type TaskEvent } from '../machines/index.js';
 import { OBJECT_KINDS } from '../objects/index.js';
-import { machineEventOf } from '../recovery/task-events-codec.js';
+import { machineEventOf } from '../recovery/index.js';
 import { EventStore } from '../store/index.js';
 
 /** Worker threads the ceiling is measured on by default: those recovery would use (at most 8). */

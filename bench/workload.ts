@@ -1,4 +1,4 @@
-import type { Attachments } from '../kernel/task-actor.js';
+import type { Attachments } from '../kernel/index.js';
 import type { HarnessRunReceipt } from '../drivers/receipt.js';
 import type { EventOrigin, TaskContext } from '../machines/index.js';
 import { digestOf, sha256 } from '../store/index.js';

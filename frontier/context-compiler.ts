@@ -11,7 +11,7 @@ import {
   sourcesOf,
 } from '../objects/index.js';
 import { grantsOf } from './permission-requests.js';
-import { compileReadSet, currentGoal, type SourceRead } from '../kernel/read-set.js';
+import { compileReadSet, currentGoal, type SourceRead } from '../kernel/index.js';
 
 export interface CompiledContext {
   /** The Context: the read set (and candidates) the provider's work is bound to; `digest` names it. */

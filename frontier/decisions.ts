@@ -1,10 +1,7 @@
 import { DecisionArtifact, type CompiledCandidate, type Stage } from '../objects/index.js';
-import type { TaskHandle } from '../kernel/effects.js';
-import { HostError } from '../kernel/errors.js';
+import { type TaskHandle, HostError, contextOf, REVOKED_WITH_CONTEXT, openDecisionRequest } from '../kernel/index.js';
 import { clientRequestId, jobOf, type HostEffectContext } from './host-effects-options.js';
-import { contextOf } from '../kernel/read-set.js';
 import { performEffect, reconcileEffect } from './effect-actions.js';
-import { REVOKED_WITH_CONTEXT, openDecisionRequest } from '../kernel/decision-requests.js';
 import { untilAborted } from './until-aborted.js';
 
 /**

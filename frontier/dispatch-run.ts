@@ -1,11 +1,8 @@
 import type { DriverRunInput } from '../drivers/receipt.js';
-import type { TaskHandle } from '../kernel/effects.js';
-import { HostError } from '../kernel/errors.js';
+import { type TaskHandle, HostError, contextOf, assignedStage } from '../kernel/index.js';
 import { DEFAULT_APPROVALS, runApprovals } from './harness-config.js';
 import { clientRequestId, type HostEffectContext } from './host-effects-options.js';
 import { runGrants } from './permission-requests.js';
-import { contextOf } from '../kernel/read-set.js';
-import { assignedStage } from '../kernel/stages.js';
 
 /**
  * `dispatch`: persists the intent with its clientRequestId, then calls the Runtime; a response

@@ -2,10 +2,8 @@ import { z } from 'zod';
 import { isCodedError } from '../base/index.js';
 import { OBJECT_KINDS, type CompiledCandidate } from '../objects/index.js';
 import { digestOf } from '../store/index.js';
-import type { TaskHandle } from '../kernel/effects.js';
-import { HostError } from '../kernel/errors.js';
+import { type TaskHandle, HostError, REVOKED_WITH_CONTEXT, openDecisionRequest } from '../kernel/index.js';
 import { clientRequestId, type HostEffectContext } from './host-effects-options.js';
-import { REVOKED_WITH_CONTEXT, openDecisionRequest } from '../kernel/decision-requests.js';
 import type { EffectAdapter } from './effect-adapter.js';
 
 /**

@@ -1,7 +1,7 @@
 import { z, type ZodError } from 'zod';
 import { issuePath } from '../base/index.js';
 import { DriverKind, DriverRunInput, EnvName, PermissionKind, type RunPolicy } from '../drivers/index.js';
-import { HostError } from '../kernel/errors.js';
+import { HostError } from '../kernel/index.js';
 
 /**
  * How the Host answers a provider's approval / permission requests (Codex approvals, ACP

@@ -1,9 +1,7 @@
 import { createWorkspace, type Runtime } from '../runtime/index.js';
 import type { ArtifactContracts } from '../objects/index.js';
-import type { TaskHandle } from '../kernel/effects.js';
+import { type TaskHandle, assignedStage, systemClock, type Clock } from '../kernel/index.js';
 import type { ApprovalPolicy, HarnessConfig, HarnessFactory } from './harness-config.js';
-import { assignedStage } from '../kernel/stages.js';
-import { systemClock, type Clock } from '../kernel/clock.js';
 import type { EffectAdapter } from './effect-adapter.js';
 
 export type { HarnessConfig, HarnessFactory } from './harness-config.js';

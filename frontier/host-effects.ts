@@ -4,12 +4,10 @@ import { sourcesOf } from '../objects/index.js';
 import { compileContext } from './context-compiler.js';
 import { act, askAuthority, rerun, submitStageDecision } from './decisions.js';
 import { confirmEffect, escalateEffect, reconcileEffect } from './effect-actions.js';
-import { readSource, type SourceRead } from '../kernel/read-set.js';
+import { readSource, type SourceRead, type EffectRunner, type TaskHandle, assignedStage } from '../kernel/index.js';
 import { dispatchRun, reconcileRun } from './dispatch-run.js';
-import type { EffectRunner, TaskHandle } from '../kernel/effects.js';
 import { hostEffectContext, type HostEffectContext, type HostEffectsOptions } from './host-effects-options.js';
 import { observeRun } from './observe-run.js';
-import { assignedStage } from '../kernel/stages.js';
 import { verifyAcceptance } from './verify-acceptance.js';
 
 export {

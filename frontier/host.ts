@@ -2,13 +2,17 @@ import { join } from 'node:path';
 import { createDriverPool, type DriverPool } from '../drivers/index.js';
 import { createRuntime, journalJobRegistry, type Runtime } from '../runtime/index.js';
 import { StoreError, checkStateRoot, resolveStateRoot } from '../store/index.js';
-import { hostErrorOf } from '../kernel/errors.js';
+import {
+  hostErrorOf,
+  defaultHostId,
+  createSupervisor,
+  type Supervisor,
+  type SupervisorOptions,
+  workspacesOf,
+} from '../kernel/index.js';
 import { checkHostHarnesses, type ApprovalPolicy, type HarnessConfig } from './harness-config.js';
 import type { EffectAdapter } from './effect-adapter.js';
-import { defaultHostId } from '../kernel/cluster/cluster.js';
 import { createHostEffects, type HarnessFactory } from './host-effects.js';
-import { createSupervisor, type Supervisor, type SupervisorOptions } from '../kernel/supervisor.js';
-import { workspacesOf } from '../kernel/read-set.js';
 
 /** `openHost`'s options: the supervisor's (but `effects`, which the Host supplies) and the Host's own. */
 export interface HostOptions extends Omit<SupervisorOptions, 'effects'> {

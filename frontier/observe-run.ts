@@ -3,10 +3,9 @@ import { digestOf } from '../store/index.js';
 import { checkArtifact, contractLabel } from '../objects/index.js';
 import { ARTIFACT_UNREADABLE } from '../drivers/artifacts.js';
 import type { ArtifactRefusal, ArtifactRefusalCode } from '../machines/index.js';
-import type { TaskHandle } from '../kernel/effects.js';
+import { type TaskHandle, assignedStage } from '../kernel/index.js';
 import type { HostEffectContext } from './host-effects-options.js';
 import { openPermissionRequests } from './permission-requests.js';
-import { assignedStage } from '../kernel/stages.js';
 import { untilAborted } from './until-aborted.js';
 
 /**

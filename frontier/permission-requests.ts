@@ -2,9 +2,8 @@ import type { TaskContext } from '../machines/index.js';
 import type { HarnessRunReceipt, PermissionGrant, PermissionRecord } from '../drivers/index.js';
 import { DecisionRequestObject, type ReadSetContext } from '../objects/index.js';
 import type { EventStore } from '../store/index.js';
-import { openDecisionRequest } from '../kernel/decision-requests.js';
-import { taskGrants } from '../views/task-requests.js';
-import type { TaskHandle } from '../kernel/effects.js';
+import { openDecisionRequest, type TaskHandle } from '../kernel/index.js';
+import { taskGrants } from '../views/index.js';
 import type { HostEffectContext } from './host-effects-options.js';
 
 /**

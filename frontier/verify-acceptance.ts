@@ -1,8 +1,7 @@
 import type { VerificationCause } from '../machines/index.js';
 import { readArtifact, sourceDigest, type JobRecord } from '../runtime/index.js';
 import { digestOf } from '../store/index.js';
-import type { TaskHandle } from '../kernel/effects.js';
-import { HostError } from '../kernel/errors.js';
+import { type TaskHandle, HostError } from '../kernel/index.js';
 import { clientRequestId, jobOf, type HostEffectContext } from './host-effects-options.js';
 import { untilAborted } from './until-aborted.js';
 

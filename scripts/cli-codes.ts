@@ -1,4 +1,4 @@
-import { HOST_ERROR_CODES } from '../kernel/errors.js';
+import { HOST_ERROR_CODES } from '../kernel/index.js';
 import { STORE_ERROR_CODES } from '../store/index.js';
 import { CLI_ERROR_CODES, type CliErrorCode } from './cli-io.js';
 import { API_ERROR_CODES } from './service/http-io.js';

@@ -6,7 +6,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
 import { CodedError, zodIssue, type CodedErrorOptions } from '../base/index.js';
-import { SPEC_MAX_BYTES, TaskSpec } from '../objects/task-spec.js';
+import { SPEC_MAX_BYTES, TaskSpec } from '../objects/index.js';
 import type { ProgressListener, RecoveryProgress } from '../recovery/index.js';
 import type { StoreErrorCode } from '../store/index.js';
 import type { ApiErrorCode } from './service/http-io.js';

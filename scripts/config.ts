@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import type { HostConfig } from '../frontier/harness-config.js';
+import type { HostConfig } from '../frontier/index.js';
 import { CliError, EXIT } from './cli-io.js';
 import { stringFlag } from './command.js';
 
@@ -58,8 +58,8 @@ export async function loadConfig(
     });
   }
   const [{ HostError }, { parseHostConfig }] = await Promise.all([
-    import('../kernel/errors.js'),
-    import('../frontier/harness-config.js'),
+    import('../kernel/index.js'),
+    import('../frontier/index.js'),
   ]);
   try {
     return { file: path, config: parseHostConfig(value, options.env ?? process.env) };

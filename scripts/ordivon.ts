@@ -13,7 +13,7 @@ import { serve } from './commands/serve-command.js';
 import { send, taskCreate } from './commands/write.js';
 // Only the command table and the parser load here; each command imports the Host's modules when
 // it runs (an installed package's `ordivon --help` loads no store, no agent and no workload).
-import { isCommitFailure } from '../store/record-read.js';
+import { isCommitFailure } from '../store/index.js';
 import { isCodedError, type CodedError } from '../base/index.js';
 import { CliError, EXIT, cliErrorOf, printError, type CliErrorCode, type Io } from './cli-io.js';
 import type { Command, Program } from './command.js';

@@ -1,6 +1,4 @@
-import { systemClock, type Clock } from '../kernel/clock.js';
-import type { Supervisor } from '../kernel/supervisor.js';
-import type { Committed } from '../kernel/task-actor.js';
+import { systemClock, type Clock, type Supervisor, type Committed } from '../kernel/index.js';
 import type { EventRecord } from '../store/index.js';
 
 type Event = { revision: number } & Pick<EventRecord, 'type' | 'data' | 'disposition'>;

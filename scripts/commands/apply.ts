@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { CliError, EXIT, emit, type Io } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
-import type { Supervisor } from '../../kernel/supervisor.js';
+import type { Supervisor } from '../../kernel/index.js';
 import {
   acceptedOf,
   attemptWorkspace,

@@ -18,7 +18,7 @@ export const graph = command({
   },
   async run(values, io) {
     const format = values.format ?? (values.json ? 'json' : 'mermaid');
-    const { taskGraph, toDot, toMermaid } = await import('../../machines/task-graph.js');
+    const { taskGraph, toDot, toMermaid } = await import('../../machines/index.js');
     const g = taskGraph();
     if (format === 'json') io.out(JSON.stringify(g, null, 2));
     else if (format === 'mermaid') io.out(toMermaid(g).trimEnd());

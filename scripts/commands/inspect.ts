@@ -149,9 +149,9 @@ export const show = command({
       { taskRequests, taskGrants },
     ] = await Promise.all([
       import('../../objects/index.js'),
-      import('../../views/task-runs.js'),
-      import('../../views/task-contexts.js'),
-      import('../../views/task-requests.js'),
+      import('../../views/index.js'),
+      import('../../views/index.js'),
+      import('../../views/index.js'),
     ]);
     const { taskFrontier } = await import('../../machines/index.js');
     return withReader(values.state, OBJECT_KINDS, async (store) => {

@@ -1,4 +1,4 @@
-import type { TaskRequestView } from '../../views/task-requests.js';
+import type { TaskRequestView } from '../../views/index.js';
 
 const HEX = 'sha256:'.length;
 const short = (digest: string) => (digest.startsWith('sha256:') ? `${digest.slice(0, HEX + 12)}…` : digest);

@@ -31,7 +31,7 @@ export const requestOpen = command({
     const { taskId } = values;
     const request = parseJson(values.requestJson, 'REQUEST_JSON');
     const [{ OperatorRequestInput }, { zodIssue }] = await Promise.all([
-      import('../../kernel/operator-requests.js'),
+      import('../../kernel/index.js'),
       import('../../base/index.js'),
     ]);
     // The supervisor parses it again; this parse is the one that runs before anything is opened.

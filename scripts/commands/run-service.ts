@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Supervisor } from '../../kernel/supervisor.js';
+import type { Supervisor } from '../../kernel/index.js';
 
 /** Longest unix socket path this uses: Linux takes 107 bytes, macOS 103. */
 const MAX_SOCKET_PATH = 100;

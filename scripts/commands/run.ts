@@ -1,7 +1,5 @@
-import { HostError } from '../../kernel/errors.js';
-import { openHost, type Host } from '../../frontier/host.js';
-import { pinFrozenTests } from '../../kernel/frozen-tests.js';
-import { parseTaskSpec, specDifferences } from '../../kernel/new-task.js';
+import { HostError, pinFrozenTests, parseTaskSpec, specDifferences } from '../../kernel/index.js';
+import { openHost, type Host } from '../../frontier/index.js';
 import { stageNamed, type TaskSpec } from '../../objects/index.js';
 import { RESTING_TASK_STATES } from '../../machines/index.js';
 import { CliError, EXIT, cliErrorOf, emit, readSpecFile, type CliErrorCode, type Io } from '../cli-io.js';

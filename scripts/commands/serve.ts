@@ -1,12 +1,7 @@
-import { openHost } from '../../frontier/host.js';
+import { openHost } from '../../frontier/index.js';
 import { redact } from '../../store/postgres/index.js';
-import { HostError } from '../../kernel/errors.js';
-import {
-  createSupervisor,
-  type BootSummary,
-  type Supervisor,
-  type SupervisorOptions,
-} from '../../kernel/supervisor.js';
+import { HostError } from '../../kernel/index.js';
+import { createSupervisor, type BootSummary, type Supervisor, type SupervisorOptions } from '../../kernel/index.js';
 import { resolveStateRoot } from '../../store/index.js';
 import { startService } from '../service/start-service.js';
 import { ApiError } from '../service/http-io.js';

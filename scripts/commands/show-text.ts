@@ -1,6 +1,5 @@
-import type { RefusalCause, TaskContextView } from '../../views/task-context-view.js';
+import type { RefusalCause, TaskContextView, GrantView } from '../../views/index.js';
 import type { CandidateAction } from '../../objects/index.js';
-import type { GrantView } from '../../views/task-requests.js';
 import type { ShowView } from '../service/show-view.js';
 import { requestLines } from './request-text.js';
 

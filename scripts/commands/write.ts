@@ -1,6 +1,5 @@
 import type { TaskSpecInput } from '../../objects/index.js';
-import type { Supervisor } from '../../kernel/supervisor.js';
-import type { SendResult } from '../../kernel/task-actor.js';
+import type { Supervisor, SendResult } from '../../kernel/index.js';
 import { z } from 'zod';
 import { EXIT, SPEC_FIELDS_HELP, cliErrorOf, emit, parseJson, readSpecFile, taskRefusal, type Io } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
@@ -25,8 +24,8 @@ export async function withSupervisor<T>(
 ): Promise<T> {
   const [{ createSupervisor }, { HostError }, { StoreError, checkFormat, checkStateRoot, resolveStateRoot }] =
     await Promise.all([
-      import('../../kernel/supervisor.js'),
-      import('../../kernel/errors.js'),
+      import('../../kernel/index.js'),
+      import('../../kernel/index.js'),
       import('../../store/index.js'),
     ]);
   try {
@@ -79,9 +78,9 @@ export const taskCreate = command({
   async run(values, io) {
     const spec = readSpecFile(values.spec);
     const [{ HostError }, { parseTaskSpec }, { pinFrozenTests }] = await Promise.all([
-      import('../../kernel/errors.js'),
-      import('../../kernel/new-task.js'),
-      import('../../kernel/frozen-tests.js'),
+      import('../../kernel/index.js'),
+      import('../../kernel/index.js'),
+      import('../../kernel/index.js'),
     ]);
     try {
       // createTask parses it again; this parse is the one that runs before anything is opened.

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { zodIssue } from '../../base/index.js';
-import type { SendResult } from '../../kernel/task-actor.js';
+import type { SendResult } from '../../kernel/index.js';
 import { resolveStateRoot } from '../../store/index.js';
 import { CliError, EXIT, type CliErrorCode } from '../cli-io.js';
 import { isCliErrorCode } from '../cli-codes.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { strictObject } from '../../base/index.js';
-import type { SendResult } from '../../kernel/task-actor.js';
+import type { SendResult } from '../../kernel/index.js';
 import { httpStatusOf } from './http-io.js';
 
 /** The body of `POST /tasks/:id/requests/:requestId/answer` (what `ordivon decide` sends). */

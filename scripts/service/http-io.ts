@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CodedError, type CodedErrorOptions } from '../../base/index.js';
-import type { HostError, HostErrorCode } from '../../kernel/errors.js';
+import type { HostError, HostErrorCode } from '../../kernel/index.js';
 import { errorAnswer } from '../error-answer.js';
 
 /** Error codes the control API adds to the library's (see the README's service table). */

@@ -1,8 +1,6 @@
 import { pino, type Logger } from 'pino';
 import { z } from 'zod';
-import type { Supervisor } from '../../kernel/supervisor.js';
-import type { Committed } from '../../kernel/send-result.js';
-import type { LeaseEvent } from '../../kernel/cluster/cluster.js';
+import type { Supervisor, Committed, LeaseEvent } from '../../kernel/index.js';
 import type { ServiceMetrics } from './metrics.js';
 
 /** The levels `--log-level` and `ORDIVON_LOG_LEVEL` take (pino's). */

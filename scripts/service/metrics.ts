@@ -1,7 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Supervisor } from '../../kernel/supervisor.js';
-import type { Committed } from '../../kernel/send-result.js';
-import type { LeaseEvent } from '../../kernel/cluster/cluster.js';
+import type { Supervisor, Committed, LeaseEvent } from '../../kernel/index.js';
 
 /**
  * The service's Prometheus metrics (`GET /metrics`), on a Registry of its own: nothing else in the

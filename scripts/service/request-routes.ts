@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { zodIssue } from '../../base/index.js';
-import type { Supervisor, TaskReading } from '../../kernel/supervisor.js';
-import { taskRequests } from '../../views/task-requests.js';
+import type { Supervisor, TaskReading } from '../../kernel/index.js';
+import { taskRequests } from '../../views/index.js';
 import { AnswerBody, RequestIdParam, decideAnswer, statusOfAnswer, type DecideAnswer } from './decide-answer.js';
 import { ApiError, httpStatusOf, readJson } from './http-io.js';
 

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { RefusalCause, TaskContextView } from '../../views/task-context-view.js';
-import { GrantView, TaskRequestView } from '../../views/task-requests.js';
+import { RefusalCause, TaskContextView, GrantView, TaskRequestView } from '../../views/index.js';
 import { StoredArtifactRefusal } from '../../machines/index.js';
 import { answer, call, refused } from './cli-route.js';
 import type { ServiceFile } from './service-file.js';

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Committed } from '../../kernel/task-actor.js';
+import type { Committed } from '../../kernel/index.js';
 
 /** Default bound on what one stream may have queued in this process before it is dropped (1 MiB). */
 export const DEFAULT_MAX_BUFFERED_BYTES = 1 << 20;

@@ -2,7 +2,7 @@ import { chmodSync, existsSync, lstatSync, unlinkSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
-import type { Supervisor } from '../../kernel/supervisor.js';
+import type { Supervisor } from '../../kernel/index.js';
 import { isLoopback, newSecret, Sessions, type Listener } from './access.js';
 import { createControlApi, type ControlApi } from './control-api.js';
 import { ApiError } from './http-io.js';

@@ -1,9 +1,7 @@
 import { createActor } from 'xstate';
-import type { Supervisor } from '../../kernel/supervisor.js';
-import type { Committed } from '../../kernel/task-actor.js';
+import { type Supervisor, type Committed, hostErrorOf } from '../../kernel/index.js';
 import { snapshotView, taskMachine } from '../../machines/index.js';
 import { machineEventOf } from '../../recovery/index.js';
-import { hostErrorOf } from '../../kernel/errors.js';
 import { StoreError, type EventRecord } from '../../store/index.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
-import type { Supervisor } from '../../kernel/supervisor.js';
+import type { Supervisor } from '../../kernel/index.js';
 import { StreamRevision, type StreamQuery } from './api-schemas.js';
 import { ApiError } from './http-io.js';
 import type { SseHub } from './sse-hub.js';

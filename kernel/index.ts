@@ -1,0 +1,37 @@
+// The kernel: one Task actor per Task and its admission, the Supervisor and its frontier and
+// checkpoint schedulers, cluster membership. Imports neither the Runtime nor the drivers' code
+// beyond the gaps .dependency-cruiser.cjs names.
+export {
+  createSupervisor,
+  Supervisor,
+  type SupervisorOptions,
+  type ExternalEvent,
+  type SendOptions,
+  type TaskView,
+  type TaskReading,
+  type BootSummary,
+  type CheckpointStats,
+} from './supervisor.js';
+export { TaskActor, type SendResult, type Committed, type Attachments, type TaskSnapshot } from './task-actor.js';
+export { FrontierScheduler, type FrontierSchedulerOptions } from './frontier-scheduler.js';
+export { CheckpointScheduler, type CheckpointSchedulerOptions } from './checkpoint-scheduler.js';
+export type { EffectRunner, TaskHandle } from './effects.js';
+export {
+  HostError,
+  HOST_ERROR_CODES,
+  hostErrorOf,
+  type HostErrorCode,
+  type HostErrorOptions,
+  type Finding,
+} from './errors.js';
+export { systemClock, manualClock, realTimer, type Clock, type ManualClock } from './clock.js';
+export { EventInput, type EventInputIn } from './event-input.js';
+export { parseTaskSpec, specDifferences } from './new-task.js';
+export { pinFrozenTests } from './frozen-tests.js';
+export { OperatorRequestInput, openOperatorRequest } from './operator-requests.js';
+export { openDecisionRequest, type RequestOpener } from './decision-requests.js';
+export { RequestDeadlines } from './request-deadlines.js';
+export { revocationOf, type JournalEvent } from './request-revocation.js';
+export { assignedStage } from './stages.js';
+export { compileReadSet, contextOf, currentGoal, readSource, workspacesOf, type SourceRead } from './read-set.js';
+export { defaultHostId, type ClusterOptions, type LeaseEvent } from './cluster/cluster.js';
