@@ -44,6 +44,9 @@ const GAPS = {
 /** Every folder of the project with sources. */
 const FOLDERS = [...Object.keys(ALLOWED), 'scripts', 'workloads', 'bench', 'examples', 'test'];
 
+/** Folders besides the product folders that import product folders only through their doors. */
+const DOOR_HELD = ['scripts', 'bench', 'examples'];
+
 /**
  * Modules other folders may import directly although they are not an `index.ts`: each loads
  * nothing heavy (no lmdb, pg, provider SDK), so a schema or the CLI's startup that needs only it
@@ -60,6 +63,11 @@ const LIGHT_DOORS = [
   'recovery/errors.ts', // recovery's finding codes, for the Host's code table
   'os/identity.ts', // process identity from /proc, without the process-group module's execa
   'kernel/request-revocation.ts', // the revocation search the kernel's admission and the Task view share
+  'kernel/errors.ts', // the Host's error codes, on the path of every CLI command that reports one
+  'kernel/clock.ts', // the clock the CLI's progress lines read
+  'store/record-read.ts', // recognising a failed commit where the CLI reports errors, without LMDB
+  'objects/task-spec.ts', // the Task spec schema the CLI reads spec files with
+  'runtime/tree-walk.ts', // walking a workspace tree (work-back) without the Runtime
 ];
 
 const escape = (path) => path.replace(/[.]/g, '\\.');
@@ -105,10 +113,9 @@ module.exports = {
       name: 'through-door',
       comment: "An import into another folder goes through that folder's index.ts (or a light door).",
       severity: 'error',
-      // The CLI, the workloads, the examples and the benchmarks still reach into kernel/, frontier/, views/, drivers/
-      // and store/ module by module (the CLI loads one module per command, not a barrel); only the
-      // product folders are held to the rule until those move behind doors of their own.
-      from: { path: `^(${Object.keys(ALLOWED).join('|')})/` },
+      // The CLI, the examples and the benchmarks are held to it as the product folders are; the
+      // workloads still reach into product folders module by module until they move (issue 32).
+      from: { path: `^(${[...Object.keys(ALLOWED), ...DOOR_HELD].join('|')})/` },
       to: {
         path: `^(${Object.keys(ALLOWED).join('|')})/`,
         pathNot: [

@@ -57,7 +57,7 @@ describe('the import rules of npm run lint', () => {
     assert.equal(exitCode, 0);
   });
 
-  it('fail on a planted import cycle, a folder rule broken and an import that bypasses a barrel', async () => {
+  it('fail on a planted import cycle, a folder rule broken and an import that bypasses a barrel, in a product folder or the CLI', async () => {
     const dir = tempDir('ordivon-lint-');
     plant(dir, {
       'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' } }),
@@ -69,19 +69,32 @@ describe('the import rules of npm run lint', () => {
       'store/index.ts': "export { store } from './deep.js';\n",
       'store/deep.ts': 'export const store = 1;\n',
       'kernel/deep-user.ts': "import { store } from '../store/deep.js';\nexport const n = store;\n",
-      // machines/ may import no other folder of the project.
+      // machines/ may import no other folder of the project; kernel/ not the Runtime.
       'machines/impure.ts': "import { store } from '../store/index.js';\nexport const m = store;\n",
+      'runtime/index.ts': 'export const runtime = 1;\n',
+      'kernel/uses-runtime.ts': "import { runtime } from '../runtime/index.js';\nexport const r = runtime;\n",
+      // The CLI is held to the doors as the product folders are.
+      'scripts/deep-cli.ts': "import { store } from '../store/deep.js';\nexport const c = store;\n",
       // The CLI may import no workload (the workloads register with it).
       'workloads/demo.ts': 'export const demo = 1;\n',
       'scripts/cli.ts': "import { demo } from '../workloads/demo.js';\nexport const d = demo;\n",
     });
-    const { exitCode, found } = await violations(dir, ['kernel', 'store', 'machines', 'scripts', 'workloads']);
+    const { exitCode, found } = await violations(dir, [
+      'kernel',
+      'store',
+      'machines',
+      'runtime',
+      'scripts',
+      'workloads',
+    ]);
     assert.notEqual(exitCode, 0);
     assert.deepEqual(found, [
+      'folder-kernel: kernel/uses-runtime.ts',
       'folder-machines: machines/impure.ts',
       'no-circular: kernel/a.ts',
       'scripts-no-workloads: scripts/cli.ts',
       'through-door: kernel/deep-user.ts',
+      'through-door: scripts/deep-cli.ts',
     ]);
   });
 });
