@@ -5,7 +5,7 @@ import { RECOVERY_FINDING_CODES, type Finding as FindingOf } from '../recovery/e
 import { StoreError, type StoreErrorCode } from '../store/errors.js';
 
 /**
- * Error and refusal codes of the Host (actors/). Refusals of an event are returned as data by
+ * Error and refusal codes of the Host (kernel/, frontier/). Refusals of an event are returned as data by
  * `send`; these classes are thrown only where a call cannot answer at all (boot failed, not
  * serving, bad spec). Codes are listed in the error table (docs/errors.md).
  */

@@ -1,7 +1,7 @@
 /**
  * What recovery finds in a state root (docs/design.md, invariant 7). Verification never throws for
  * damage: each check that fails is a finding, returned as data; the Host refuses to serve a root
- * with any (`HostError` in actors/ carries them), `doctor` lists them.
+ * with any (`HostError` in kernel/ carries them), `doctor` lists them.
  */
 export const RECOVERY_FINDING_CODES = [
   'stream_gap',
