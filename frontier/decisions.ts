@@ -1,6 +1,6 @@
 import { DecisionArtifact, type CompiledCandidate, type Stage } from '../objects/index.js';
 import { type TaskHandle, HostError, contextOf, REVOKED_WITH_CONTEXT, openDecisionRequest } from '../kernel/index.js';
-import { clientRequestId, jobOf, type HostEffectContext } from './host-effects-options.js';
+import { clientRequestId, jobOf, type FrontierDeps } from './work-options.js';
 import { performEffect, reconcileEffect } from './effect-actions.js';
 import { untilAborted } from './until-aborted.js';
 
@@ -15,13 +15,13 @@ import { untilAborted } from './until-aborted.js';
  * one held from this generation the stage settles naming it (the Task waits). Returns false when
  * the stage has been decided (the caller proposes or settles as for any stage).
  */
-export async function submitStageDecision(ctx: HostEffectContext, task: TaskHandle, stage: Stage): Promise<boolean> {
+export async function submitStageDecision(deps: FrontierDeps, task: TaskHandle, stage: Stage): Promise<boolean> {
   const { context } = task;
   const decision = stage.decision;
   if (!decision || context.decision?.generation === context.generation) return false;
   const held = context.evidence[decision.artifact];
   if (!held || held.generation !== context.generation) {
-    ctx.step(task, `stage ${stage.name} settled without ${decision.artifact}: nothing to decide on`);
+    deps.step(task, `stage ${stage.name} settled without ${decision.artifact}: nothing to decide on`);
     await task.send({ type: 'evaluation.settle', generation: context.generation, missing: [decision.artifact] });
     return true;
   }
@@ -34,7 +34,7 @@ export async function submitStageDecision(ctx: HostEffectContext, task: TaskHand
     rationale: chosen.rationale,
     decider: `${context.assignment!.harness} (${decision.artifact})`,
   });
-  ctx.step(
+  deps.step(
     task,
     result.admitted
       ? `decision ${chosen.candidateId} admitted: the Host acts on it`
@@ -67,7 +67,7 @@ export function authorityRequestId(task: Pick<TaskHandle, 'taskId' | 'context'>)
  * after a trusted source moved is `decision_stale` and the stage reruns. `approve` performs the
  * candidate, `refuse` leaves the Task waiting.
  */
-export async function askAuthority(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
+export async function askAuthority(deps: FrontierDeps, task: TaskHandle): Promise<void> {
   const asked = task.context.asked!;
   const candidate = contextOf(task.store, task.taskId, asked.contextDigest)?.readSet?.candidates.find(
     (c) => c.id === asked.candidateId,
@@ -76,7 +76,7 @@ export async function askAuthority(ctx: HostEffectContext, task: TaskHandle): Pr
   if (!candidate) throw new HostError('candidate_unknown', `no candidate ${asked.candidateId} in its Context`);
   const untrusted = candidate.supportedBy.filter((s) => s.trust !== 'trusted');
   const sources = untrusted.length ? untrusted.map((s) => s.sourceId).join(', ') : 'no source';
-  await openDecisionRequest(ctx, task, 'authority', {
+  await openDecisionRequest(deps, task, 'authority', {
     requestId: authorityRequestId(task),
     pendingAction: `perform candidate ${candidate.id} (${candidate.summary}): ${describeAction(candidate)}`,
     participant: 'operator',
@@ -112,34 +112,34 @@ function describeAction(candidate: CompiledCandidate): string {
  * dies before the result is recorded; an Effect goes through its adapter (effect-actions.ts); a
  * `reconcile` looks the unknown Effect up; `none` runs nothing.
  */
-export async function act(ctx: HostEffectContext, task: TaskHandle, signal: AbortSignal): Promise<void> {
+export async function act(deps: FrontierDeps, task: TaskHandle, signal: AbortSignal): Promise<void> {
   const { context } = task;
   const candidate = admittedCandidate(task);
   const record = { type: 'action.record', generation: context.generation, candidateId: candidate.id };
   const { action } = candidate;
-  if (action.kind === 'effect') return performEffect(ctx, task, { ...candidate, action });
-  if (action.kind === 'reconcile' && context.effect?.status === 'unknown') return reconcileEffect(ctx, task);
+  if (action.kind === 'effect') return performEffect(deps, task, { ...candidate, action });
+  if (action.kind === 'reconcile' && context.effect?.status === 'unknown') return reconcileEffect(deps, task);
   if (action.kind !== 'command') {
     // `none`; `reconcile` or `abandon` with no unknown Effect (the statechart refuses `abandon` of one).
-    ctx.step(task, `candidate ${candidate.id}: no action to perform`);
+    deps.step(task, `candidate ${candidate.id}: no action to perform`);
     await task.send({ ...record, jobId: null, exitCode: null, ok: true });
     return;
   }
   const { command, args, timeoutMs } = action;
   const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'action');
-  const workspace = await ctx.workspaceOf(task);
-  const jobId = await jobOf(ctx, requestId, () =>
-    ctx.options.runtime.dispatch({
+  const workspace = await deps.workspaceOf(task);
+  const jobId = await jobOf(deps, requestId, () =>
+    deps.options.runtime.dispatch({
       clientRequestId: requestId,
       workspace,
       run: { kind: 'command', command, args },
       timeoutMs,
     }),
   );
-  ctx.step(task, `performing ${candidate.id}: ${[command, ...args].join(' ')} as ${requestId}`);
-  const job = await untilAborted(ctx.options.runtime.observe(jobId, { signal }), signal);
+  deps.step(task, `performing ${candidate.id}: ${[command, ...args].join(' ')} as ${requestId}`);
+  const job = await untilAborted(deps.options.runtime.observe(jobId, { signal }), signal);
   const exitCode = job.exitCode ?? null;
-  ctx.step(task, `${candidate.id} ended ${job.state} (exit ${exitCode ?? 'none'})`);
+  deps.step(task, `${candidate.id} ended ${job.state} (exit ${exitCode ?? 'none'})`);
   await task.send({ ...record, jobId, exitCode, ok: job.state === 'succeeded' && exitCode === 0 });
 }
 
@@ -165,12 +165,12 @@ function staleSinceLastAssignment(task: TaskHandle): number {
  * the same stage runs again on the same harness under the next generation, compiled at the
  * current revisions — at most `MAX_CONSECUTIVE_RERUNS` times in a row.
  */
-export async function rerun(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
+export async function rerun(deps: FrontierDeps, task: TaskHandle): Promise<void> {
   const { context } = task;
   const assignment = context.assignment!;
   const stale = staleSinceLastAssignment(task);
   if (stale > MAX_CONSECUTIVE_RERUNS) {
-    ctx.step(task, `the Context moved under ${stale} runs in a row: not rerun; the Task waits for a new Assignment`);
+    deps.step(task, `the Context moved under ${stale} runs in a row: not rerun; the Task waits for a new Assignment`);
     await task.send({ type: 'evaluation.settle', generation: context.generation });
     return;
   }
@@ -185,7 +185,7 @@ export async function rerun(ctx: HostEffectContext, task: TaskHandle): Promise<v
     ...(body.stage !== undefined ? { stage: body.stage } : { purpose: body.purpose }),
     instructions: body.instructions,
   });
-  ctx.step(
+  deps.step(
     task,
     `Context moved under generation ${context.generation}: ${body.stage ?? body.purpose} runs again as generation ${context.generation + 1}` +
       (result.admitted ? '' : ` (refused: ${result.code})`),

@@ -1,7 +1,7 @@
 import type { DriverRunInput } from '../drivers/receipt.js';
 import { type TaskHandle, HostError, contextOf, assignedStage } from '../kernel/index.js';
 import { DEFAULT_APPROVALS, runApprovals } from './harness-config.js';
-import { clientRequestId, type HostEffectContext } from './host-effects-options.js';
+import { clientRequestId, type FrontierDeps } from './work-options.js';
 import { runGrants } from './permission-requests.js';
 
 /**
@@ -10,17 +10,17 @@ import { runGrants } from './permission-requests.js';
  * dies after the intent and before the response is recorded, boot makes it `unknown` and
  * `reconcileRun` looks the job up.
  */
-export async function dispatchRun(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
+export async function dispatchRun(deps: FrontierDeps, task: TaskHandle): Promise<void> {
   const { context } = task;
   const assignment = context.assignment!;
-  const configured = ctx.options.harnesses[assignment.harness];
+  const configured = deps.options.harnesses[assignment.harness];
   const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'run');
   if (!configured) {
     // Nothing is intended or started: the Task stays ready until it is reassigned to a known harness.
-    ctx.step(task, `no harness named ${assignment.harness} is configured; reassign the Task`);
+    deps.step(task, `no harness named ${assignment.harness} is configured; reassign the Task`);
     throw new HostError('harness_unknown', `no harness named ${assignment.harness}`);
   }
-  const workspace = await ctx.workspaceOf(task);
+  const workspace = await deps.workspaceOf(task);
   const harness =
     typeof configured === 'function'
       ? await configured({
@@ -52,21 +52,21 @@ export async function dispatchRun(ctx: HostEffectContext, task: TaskHandle): Pro
     contextDigest: context.contextDigest!,
     timeoutMs: harness.timeoutMs ?? 600_000,
     graceMs: 2_000,
-    expectedArtifacts: ctx.stageArtifacts(task),
-    maxArtifactBytes: ctx.options.maxArtifactBytes ?? 1 << 20,
+    expectedArtifacts: deps.stageArtifacts(task),
+    maxArtifactBytes: deps.options.maxArtifactBytes ?? 1 << 20,
     policy: {
-      ...runApprovals(harness.approvals ?? ctx.options.approvals ?? DEFAULT_APPROVALS),
+      ...runApprovals(harness.approvals ?? deps.options.approvals ?? DEFAULT_APPROVALS),
       grants: grantsOfRun(task),
     },
     ...(harness.model ? { model: harness.model } : {}),
     ...(harness.clientFs !== undefined ? { clientFs: harness.clientFs } : {}),
     ...(harness.sandbox !== undefined ? { sandbox: harness.sandbox } : {}),
   };
-  ctx.step(task, `dispatching ${assignment.purpose} to ${assignment.harness} as ${requestId}`);
+  deps.step(task, `dispatching ${assignment.purpose} to ${assignment.harness} as ${requestId}`);
   let jobId: string | undefined;
   try {
     jobId = (
-      await ctx.options.runtime.dispatch({
+      await deps.options.runtime.dispatch({
         clientRequestId: requestId,
         workspace,
         run: { kind: 'harness', input },
@@ -74,10 +74,10 @@ export async function dispatchRun(ctx: HostEffectContext, task: TaskHandle): Pro
       })
     ).jobId;
   } catch (error) {
-    ctx.step(task, `dispatch failed: ${(error as Error).message}`);
+    deps.step(task, `dispatch failed: ${(error as Error).message}`);
   }
   if (jobId === undefined) {
-    ctx.step(task, `no response to ${requestId}: dispatch is unknown`);
+    deps.step(task, `no response to ${requestId}: dispatch is unknown`);
     await task.send({ type: 'dispatch.lost', clientRequestId: requestId });
     return;
   }
@@ -101,10 +101,10 @@ function promptOf(task: TaskHandle): string {
  * `reconcile`: looks the job up by the dispatch's exact clientRequestId: one → running, none →
  * stays unknown, more → blocked (`identity_conflict`). Reads only the Runtime.
  */
-export async function reconcileRun(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
+export async function reconcileRun(deps: FrontierDeps, task: TaskHandle): Promise<void> {
   const requestId = task.context.dispatch!.clientRequestId;
-  const jobs = await ctx.options.runtime.findJobs({ clientRequestId: requestId });
-  ctx.step(task, `reconciling ${requestId}: ${jobs.length} job(s) found`);
+  const jobs = await deps.options.runtime.findJobs({ clientRequestId: requestId });
+  deps.step(task, `reconciling ${requestId}: ${jobs.length} job(s) found`);
   if (jobs.length === 0) return; // stays unknown: never redispatched blindly
   await task.send({ type: 'dispatch.reconcile', clientRequestId: requestId, jobIds: jobs.map((j) => j.jobId) });
 }

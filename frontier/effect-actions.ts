@@ -3,7 +3,7 @@ import { isCodedError } from '../base/index.js';
 import { OBJECT_KINDS, type CompiledCandidate } from '../objects/index.js';
 import { digestOf } from '../store/index.js';
 import { type TaskHandle, HostError, REVOKED_WITH_CONTEXT, openDecisionRequest } from '../kernel/index.js';
-import { clientRequestId, type HostEffectContext } from './host-effects-options.js';
+import { clientRequestId, type FrontierDeps } from './work-options.js';
 import type { EffectAdapter } from './effect-adapter.js';
 
 /**
@@ -21,10 +21,10 @@ export type { EffectAdapter, EffectTarget } from './effect-adapter.js';
 const Receipt = z.json();
 const Receipts = z.array(Receipt);
 
-function adapterOf(ctx: HostEffectContext, task: TaskHandle, name: string): EffectAdapter {
-  const adapter = ctx.options.effectAdapters?.[name];
+function adapterOf(deps: FrontierDeps, task: TaskHandle, name: string): EffectAdapter {
+  const adapter = deps.options.effectAdapters?.[name];
   if (!adapter) {
-    ctx.step(task, `no Effect adapter named ${name} is registered; nothing is performed`);
+    deps.step(task, `no Effect adapter named ${name} is registered; nothing is performed`);
     throw new HostError('effect_adapter_unknown', `no Effect adapter named ${name} (openHost({ effectAdapters }))`);
   }
   return adapter;
@@ -48,13 +48,13 @@ const receiptObject = (task: TaskHandle, requestId: string, via: 'perform' | 'lo
  * proves nothing was done fails the Effect; anything else makes it unknown.
  */
 export async function performEffect(
-  ctx: HostEffectContext,
+  deps: FrontierDeps,
   task: TaskHandle,
   candidate: CompiledCandidate & { action: { kind: 'effect' } },
 ): Promise<void> {
   const { context } = task;
   const { adapter: name, operation, target, input, reconcile } = candidate.action;
-  const adapter = adapterOf(ctx, task, name);
+  const adapter = adapterOf(deps, task, name);
   const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'effect');
   const intent = OBJECT_KINDS['effect-intent'].parse({
     taskId: task.taskId,
@@ -80,7 +80,7 @@ export async function performEffect(
     { objects: [{ kind: 'effect-intent', body: intent }] },
   );
   if (!intended.written) return;
-  ctx.step(task, `performing ${candidate.id}: ${operation} ${target} through ${name} as ${requestId}`);
+  deps.step(task, `performing ${candidate.id}: ${operation} ${target} through ${name} as ${requestId}`);
   let answer: unknown;
   try {
     answer = await adapter.perform(requestId, input, { operation, target });
@@ -88,11 +88,11 @@ export async function performEffect(
     const reason = error instanceof Error ? error.message : String(error);
     if (adapter.notPerformed?.(error)) {
       const code = isCodedError(error) ? error.code : 'effect_refused';
-      ctx.step(task, `${requestId} refused by ${name} (${code}): nothing was performed`);
+      deps.step(task, `${requestId} refused by ${name} (${code}): nothing was performed`);
       await task.send({ type: 'effect.fail', requestId, code, reason });
       return;
     }
-    ctx.step(task, `${requestId}: no answer (${reason}); the Effect is unknown and is never performed again`);
+    deps.step(task, `${requestId}: no answer (${reason}); the Effect is unknown and is never performed again`);
     await task.send({ type: 'effect.lost', requestId, reason });
     return;
   }
@@ -103,7 +103,7 @@ export async function performEffect(
     return;
   }
   const object = receiptObject(task, requestId, 'perform', receipt.data);
-  ctx.step(task, `${requestId} performed: receipt recorded`);
+  deps.step(task, `${requestId} performed: receipt recorded`);
   await task.send(
     { type: 'effect.record', requestId, receiptDigest: object.digest },
     { objects: [{ kind: 'effect-receipt', body: object.body }] },
@@ -111,9 +111,9 @@ export async function performEffect(
 }
 
 /** `confirm_effect`: found after a restart with the intent durable and no answer recorded, the Effect is unknown. */
-export async function confirmEffect(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
+export async function confirmEffect(deps: FrontierDeps, task: TaskHandle): Promise<void> {
   const { requestId } = task.context.effect!;
-  ctx.step(task, `${requestId}: the Host stopped before recording the answer; the Effect is unknown`);
+  deps.step(task, `${requestId}: the Host stopped before recording the answer; the Effect is unknown`);
   await task.send({ type: 'effect.lost', requestId, reason: 'no answer was recorded before the Host stopped' });
 }
 
@@ -122,13 +122,13 @@ export async function confirmEffect(ctx: HostEffectContext, task: TaskHandle): P
  * records every receipt found (one: recorded; more: blocked; none: an operator is asked). A lookup
  * that fails changes nothing: the Effect stays unknown and the next boot or commit asks again.
  */
-export async function reconcileEffect(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
+export async function reconcileEffect(deps: FrontierDeps, task: TaskHandle): Promise<void> {
   const effect = task.context.effect!;
   const intent = task.store.getObject<{ adapter: string }>(effect.intentDigest, 'effect-intent').body;
-  const adapter = adapterOf(ctx, task, intent.adapter);
+  const adapter = adapterOf(deps, task, intent.adapter);
   const found = parsed(Receipts, await adapter.lookup(effect.requestId), `lookup ${effect.requestId}`);
   const objects = found.map((receipt) => receiptObject(task, effect.requestId, 'lookup', receipt));
-  ctx.step(task, `looked ${effect.requestId} up in ${intent.adapter}: ${found.length} receipt(s)`);
+  deps.step(task, `looked ${effect.requestId} up in ${intent.adapter}: ${found.length} receipt(s)`);
   await task.send(
     { type: 'effect.reconcile', requestId: effect.requestId, receiptDigests: objects.map((o) => o.digest) },
     { objects: objects.map((o) => ({ kind: 'effect-receipt', body: o.body })) },
@@ -151,10 +151,10 @@ export function operatorRequestId(task: Pick<TaskHandle, 'context'>, requestId: 
  * operation happened (it may still land, or the system may not keep what it did), so the Host asks
  * an operator instead of guessing; the request is bound to the Task's Context.
  */
-export async function escalateEffect(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
+export async function escalateEffect(deps: FrontierDeps, task: TaskHandle): Promise<void> {
   const effect = task.context.effect!;
   const intent = OBJECT_KINDS['effect-intent'].parse(task.store.getObject(effect.intentDigest, 'effect-intent').body);
-  await openDecisionRequest(ctx, task, 'effect', {
+  await openDecisionRequest(deps, task, 'effect', {
     requestId: operatorRequestId(task, effect.requestId),
     pendingAction: `${intent.operation} ${intent.target} through ${intent.adapter} (${effect.requestId})`,
     participant: 'operator',

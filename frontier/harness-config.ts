@@ -62,10 +62,10 @@ export const HarnessConfig = z
     /** Codex only: the sandbox of its tool commands (default `workspace-write`; see DriverRunInput.sandbox). */
     sandbox: DriverRunInput.shape.sandbox,
   })
-  .superRefine((harness, ctx) => {
+  .superRefine((harness, deps) => {
     for (const [i, name] of (harness.envFrom ?? []).entries())
       if (harness.env !== undefined && Object.hasOwn(harness.env, name))
-        ctx.addIssue({ code: 'custom', path: ['envFrom', i], message: `${name} is also set in env; give it once` });
+        deps.addIssue({ code: 'custom', path: ['envFrom', i], message: `${name} is also set in env; give it once` });
   });
 export type HarnessConfig = z.infer<typeof HarnessConfig>;
 

@@ -12,7 +12,7 @@ import {
 } from '../kernel/index.js';
 import { checkHostHarnesses, type ApprovalPolicy, type HarnessConfig } from './harness-config.js';
 import type { EffectAdapter } from './effect-adapter.js';
-import { createHostEffects, type HarnessFactory } from './host-effects.js';
+import { createFrontierWork, type HarnessFactory } from './frontier-work.js';
 
 /** `openHost`'s options: the supervisor's (but `effects`, which the Host supplies) and the Host's own. */
 export interface HostOptions extends Omit<SupervisorOptions, 'effects'> {
@@ -103,7 +103,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     await pool.close();
     throw error;
   }
-  const effects = createHostEffects({
+  const effects = createFrontierWork({
     runtime: options.wrapRuntime ? options.wrapRuntime(runtime) : runtime,
     harnesses,
     ...(options.approvals ? { approvals: options.approvals } : {}),

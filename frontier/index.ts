@@ -1,6 +1,6 @@
 // The Host's frontier work: compile a Task's Context, dispatch and observe its runs, verify,
 // admit decisions, perform External Effects; and `openHost`, a Supervisor with that work attached.
 export { openHost, type Host, type HostOptions } from './host.js';
-export { createHostEffects, clientRequestId, type HarnessFactory } from './host-effects.js';
+export { createFrontierWork, clientRequestId, type HarnessFactory } from './frontier-work.js';
 export { HarnessConfig, HostConfig, ApprovalPolicy, DEFAULT_APPROVALS, parseHostConfig } from './harness-config.js';
 export type { EffectAdapter, EffectTarget } from './effect-adapter.js';

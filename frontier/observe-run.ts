@@ -4,7 +4,7 @@ import { checkArtifact, contractLabel } from '../objects/index.js';
 import { ARTIFACT_UNREADABLE } from '../drivers/artifacts.js';
 import type { ArtifactRefusal, ArtifactRefusalCode } from '../machines/index.js';
 import { type TaskHandle, assignedStage } from '../kernel/index.js';
-import type { HostEffectContext } from './host-effects-options.js';
+import type { FrontierDeps } from './work-options.js';
 import { openPermissionRequests } from './permission-requests.js';
 import { untilAborted } from './until-aborted.js';
 
@@ -15,26 +15,26 @@ import { untilAborted } from './until-aborted.js';
  * generation, it cancels the fenced run. If the process dies before the commit, boot observes the
  * same job again.
  */
-export async function observeRun(ctx: HostEffectContext, task: TaskHandle, signal: AbortSignal): Promise<void> {
+export async function observeRun(deps: FrontierDeps, task: TaskHandle, signal: AbortSignal): Promise<void> {
   const { context } = task;
   const dispatch = context.dispatch!;
   let job: JobRecord;
   try {
-    job = await untilAborted(ctx.options.runtime.observe(dispatch.jobId!, { signal }), signal);
+    job = await untilAborted(deps.options.runtime.observe(dispatch.jobId!, { signal }), signal);
   } catch (error) {
     if (signal.aborted && (signal.reason as { code?: string })?.code === 'stale_assignment') {
       // Fenced by a newer Assignment: its result could only be retained as stale, so stop it.
-      ctx.step(task, `run ${dispatch.jobId} superseded by a newer generation: cancelling it`);
-      await ctx.options.runtime.cancel(dispatch.jobId!).catch(() => undefined);
+      deps.step(task, `run ${dispatch.jobId} superseded by a newer generation: cancelling it`);
+      await deps.options.runtime.cancel(dispatch.jobId!).catch(() => undefined);
     }
     throw error;
   }
-  const workspace = await ctx.workspaceOf(task);
+  const workspace = await deps.workspaceOf(task);
   const receipt = job.harness?.receipt ?? missingReceipt(job, context.contextDigest!);
-  ctx.step(task, `run ${job.jobId} ended ${job.state} (${receipt.stopReason})`);
+  deps.step(task, `run ${job.jobId} ended ${job.state} (${receipt.stopReason})`);
   // Escalated permission requests are asked before the run is observed, so none is lost to a crash
   // between the two: a boot that observes the job again finds them open under the same ids.
-  await openPermissionRequests(ctx, task, receipt);
+  await openPermissionRequests(deps, task, receipt);
   const changed = new Map((job.files?.changed ?? []).map((f) => [f.name, f.digest]));
   const objects: Array<{ kind: string; body: unknown }> = [{ kind: 'receipt', body: receipt }];
   const blobs: Buffer[] = [];
@@ -43,7 +43,7 @@ export async function observeRun(ctx: HostEffectContext, task: TaskHandle, signa
   const refused: Record<string, ArtifactRefusal> = {};
   const refuse = (name: string, code: ArtifactRefusalCode, why: string) => {
     refused[name] = { code, detail: why.slice(0, 2_000) };
-    ctx.step(task, `${name} not retained: ${code}: ${why}`);
+    deps.step(task, `${name} not retained: ${code}: ${why}`);
   };
   const produces = new Set(assignedStage(task).produces);
   for (const required of task.spec.requiredArtifacts) {
@@ -51,7 +51,7 @@ export async function observeRun(ctx: HostEffectContext, task: TaskHandle, signa
     if (!produces.has(required.name) || !changed.has(required.name)) continue;
     let read: ReturnType<typeof readArtifact>;
     try {
-      read = readArtifact(workspace, required.name, ctx.options.maxArtifactBytes ?? 1 << 20);
+      read = readArtifact(workspace, required.name, deps.options.maxArtifactBytes ?? 1 << 20);
     } catch (error) {
       // As the receipt names a read that threw (drivers/artifacts.ts): the run's other artifacts still count.
       refuse(required.name, ARTIFACT_UNREADABLE, (error as Error).message);
@@ -71,7 +71,7 @@ export async function observeRun(ctx: HostEffectContext, task: TaskHandle, signa
       continue;
     }
     const contract = contractLabel(required);
-    const checked = checkArtifact(required, read.value.bytes, ctx.options.artifactContracts);
+    const checked = checkArtifact(required, read.value.bytes, deps.options.artifactContracts);
     if (!checked.ok) {
       refuse(required.name, checked.code, `${contract}: ${checked.detail}`);
       continue;
@@ -89,7 +89,7 @@ export async function observeRun(ctx: HostEffectContext, task: TaskHandle, signa
     blobs.push(read.value.bytes);
     evidence[required.name] = read.value.digest;
   }
-  ctx.step(task, `evidence retained: ${Object.keys(evidence).join(', ') || 'none'}`);
+  deps.step(task, `evidence retained: ${Object.keys(evidence).join(', ') || 'none'}`);
   await task.send(
     {
       type: 'run.observe',
@@ -100,7 +100,7 @@ export async function observeRun(ctx: HostEffectContext, task: TaskHandle, signa
       jobStatus: job.state,
       evidence,
       ...(Object.keys(refused).length > 0 ? { refused } : {}),
-      sourceDigest: await sourceDigest(workspace, { exclude: ctx.artifactNames(task) }),
+      sourceDigest: await sourceDigest(workspace, { exclude: deps.artifactNames(task) }),
     },
     { objects, blobs, claims },
   );

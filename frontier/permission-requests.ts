@@ -4,7 +4,7 @@ import { DecisionRequestObject, type ReadSetContext } from '../objects/index.js'
 import type { EventStore } from '../store/index.js';
 import { openDecisionRequest, type TaskHandle } from '../kernel/index.js';
 import { taskGrants } from '../views/index.js';
-import type { HostEffectContext } from './host-effects-options.js';
+import type { FrontierDeps } from './work-options.js';
 
 /**
  * Provider permission requests the run's policy escalated (docs/permissions.md): each becomes one
@@ -31,7 +31,7 @@ function actionOf(record: PermissionRecord): string {
  * pending across Assignments until answered. Returns the request ids.
  */
 export async function openPermissionRequests(
-  ctx: HostEffectContext,
+  deps: FrontierDeps,
   task: TaskHandle,
   receipt: HarnessRunReceipt,
 ): Promise<string[]> {
@@ -41,7 +41,7 @@ export async function openPermissionRequests(
     const e = record.evidence;
     const requestId = permissionRequestId(task.taskId, e.key);
     ids.push(requestId);
-    await openDecisionRequest(ctx, task, 'permission', {
+    await openDecisionRequest(deps, task, 'permission', {
       requestId,
       pendingAction: actionOf(record),
       participant: 'operator',

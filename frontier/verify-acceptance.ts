@@ -2,7 +2,7 @@ import type { VerificationCause } from '../machines/index.js';
 import { readArtifact, sourceDigest, type JobRecord } from '../runtime/index.js';
 import { digestOf } from '../store/index.js';
 import { type TaskHandle, HostError } from '../kernel/index.js';
-import { clientRequestId, jobOf, type HostEffectContext } from './host-effects-options.js';
+import { clientRequestId, jobOf, type FrontierDeps } from './work-options.js';
 import { untilAborted } from './until-aborted.js';
 
 /**
@@ -11,16 +11,16 @@ import { untilAborted } from './until-aborted.js';
  * commits the verification — with the outcome only if all agree. If the process dies before the
  * commit, boot finds the same job by its clientRequestId and verifies again.
  */
-export async function verifyAcceptance(ctx: HostEffectContext, task: TaskHandle, signal: AbortSignal): Promise<void> {
+export async function verifyAcceptance(deps: FrontierDeps, task: TaskHandle, signal: AbortSignal): Promise<void> {
   const { context, spec } = task;
   const acceptance = spec.acceptance;
-  const workspace = await ctx.workspaceOf(task);
-  const exclude = ctx.artifactNames(task);
+  const workspace = await deps.workspaceOf(task);
+  const exclude = deps.artifactNames(task);
   if (!acceptance)
     throw new HostError('invalid_spec', `task ${task.taskId} declares no acceptance command; it cannot be verified`);
   const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'verify');
-  const jobId = await jobOf(ctx, requestId, () =>
-    ctx.options.runtime.verify({
+  const jobId = await jobOf(deps, requestId, () =>
+    deps.options.runtime.verify({
       clientRequestId: requestId,
       workspace,
       command: acceptance.command,
@@ -30,8 +30,8 @@ export async function verifyAcceptance(ctx: HostEffectContext, task: TaskHandle,
       timeoutMs: acceptance.timeoutMs,
     }),
   );
-  ctx.step(task, `acceptance verification running as ${requestId}`);
-  const job = await untilAborted(ctx.options.runtime.observe(jobId, { signal }), signal);
+  deps.step(task, `acceptance verification running as ${requestId}`);
+  const job = await untilAborted(deps.options.runtime.observe(jobId, { signal }), signal);
   const reported = job.verification;
   const hostDigest = await sourceDigest(workspace, { exclude });
   const { digests: frozen, codes: frozenCodes } = await frozenDigests(workspace, acceptance.frozenTests);
@@ -85,7 +85,7 @@ export async function verifyAcceptance(ctx: HostEffectContext, task: TaskHandle,
         frozenTests: acceptance.frozenTests,
         hostDigest,
       });
-  ctx.step(
+  deps.step(
     task,
     passed
       ? `verification passed (exit ${verification.exitCode}, source ${hostDigest.slice(0, 19)}…)`

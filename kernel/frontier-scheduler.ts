@@ -1,6 +1,6 @@
 import type { FrontierWork } from '../machines/index.js';
 import type { EventStore } from '../store/index.js';
-import type { EffectRunner, TaskHandle } from './effects.js';
+import type { EffectRunner, TaskHandle } from './frontier-runner.js';
 import { HostError } from './errors.js';
 import type { TaskSpec } from '../objects/index.js';
 import type { TaskActor } from './task-actor.js';
@@ -10,9 +10,9 @@ export interface FrontierSchedulerOptions {
   effects?: EffectRunner | undefined;
   /** Whether new work may start now (the Supervisor is serving). */
   serving: () => boolean;
-  /** The open store, as the effect runner's handle shows it. */
+  /** The open store, as the frontier runner's handle shows it. */
   store: () => EventStore | undefined;
-  /** Each Task's spec, as the effect runner's handle shows it. */
+  /** Each Task's spec, as the frontier runner's handle shows it. */
   specs: ReadonlyMap<string, TaskSpec>;
 }
 
@@ -23,7 +23,7 @@ export interface FrontierSchedulerOptions {
  *
  * Nothing here is durable. An effect that throws leaves its Task at the frontier it was at; the
  * next commit of that Task or the next boot tries again (the error is not counted or reported:
- * the effect runner reports its own steps). If the process dies while work is in flight, boot
+ * the frontier runner reports its own steps). If the process dies while work is in flight, boot
  * derives the same frontier from the committed state and starts it again, which is why an
  * EffectRunner must be idempotent.
  */
@@ -33,7 +33,7 @@ export class FrontierScheduler {
 
   constructor(private readonly options: FrontierSchedulerOptions) {}
 
-  /** True when there is an effect runner, i.e. frontier work is performed at all. */
+  /** True when there is an frontier runner, i.e. frontier work is performed at all. */
   get enabled(): boolean {
     return this.options.effects !== undefined;
   }
@@ -66,7 +66,7 @@ export class FrontierScheduler {
 
   /**
    * Performs `work` for the Task now and resolves when it is over (never rejects); if it moved the
-   * Task on and the Supervisor is serving, kicks the next piece. Requires an effect runner.
+   * Task on and the Supervisor is serving, kicks the next piece. Requires an frontier runner.
    */
   async perform(task: TaskActor, work: FrontierWork): Promise<void> {
     const effects = this.options.effects!;
@@ -96,7 +96,7 @@ export class FrontierScheduler {
   /**
    * The Supervisor's `reconciling` step, before serving: a dispatch whose intent is durable but
    * whose response was never recorded may or may not have reached the Runtime, so it becomes
-   * `unknown`; with an effect runner, every `unknown` dispatch is then looked up by its exact
+   * `unknown`; with an frontier runner, every `unknown` dispatch is then looked up by its exact
    * clientRequestId (`reconcile` work), one Task at a time. Resolves with how many were looked up.
    * If the process dies in between, the next boot finds the same frontiers and does it again.
    */

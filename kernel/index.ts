@@ -15,7 +15,7 @@ export {
 export { TaskActor, type SendResult, type Committed, type Attachments, type TaskSnapshot } from './task-actor.js';
 export { FrontierScheduler, type FrontierSchedulerOptions } from './frontier-scheduler.js';
 export { CheckpointScheduler, type CheckpointSchedulerOptions } from './checkpoint-scheduler.js';
-export type { EffectRunner, TaskHandle } from './effects.js';
+export type { EffectRunner, TaskHandle } from './frontier-runner.js';
 export {
   HostError,
   HOST_ERROR_CODES,

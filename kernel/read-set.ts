@@ -42,7 +42,7 @@ export function workspacesOf(stateRoot: string): string {
 /**
  * The kernel's reader for one Task's read sets: `world` sources under the spec's `world`,
  * `workspace` sources in the Attempt's workspace under the state root, where `openHost` and
- * `ordivon serve` put it. The Supervisor uses it whatever effect runner it has (none, the Host's,
+ * `ordivon serve` put it. The Supervisor uses it whatever frontier runner it has (none, the Host's,
  * a test's), so an admission re-validates the same way however the Host was opened. It creates
  * nothing: a workspace not there reads as absent.
  */

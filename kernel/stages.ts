@@ -1,5 +1,5 @@
 import { DEFAULT_STAGE, stageNamed, stagesOf, type Stage, type TaskSpec } from '../objects/index.js';
-import type { TaskHandle } from './effects.js';
+import type { TaskHandle } from './frontier-runner.js';
 import type { Refusal } from './event-input.js';
 
 /**

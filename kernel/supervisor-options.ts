@@ -4,7 +4,7 @@ import { zodIssue } from '../base/index.js';
 import type { ExternalEventType, FrontierWork, TaskContext } from '../machines/index.js';
 import type { Clock } from './clock.js';
 import type { ClusterOptions } from './cluster/cluster.js';
-import type { EffectRunner } from './effects.js';
+import type { EffectRunner } from './frontier-runner.js';
 import type { EventInputIn } from './event-input.js';
 import { HostError } from './errors.js';
 import type { ArtifactContracts, TaskSpec } from '../objects/index.js';

@@ -409,7 +409,7 @@ export class Supervisor {
     const task = new TaskActor(taskId, snapshot, revision, store!, clock, (c) => this.committed(c), {
       inspect: options.inspect,
       spec,
-      // The kernel's own reader, not the effect runner's: admission is the same however the Host is opened.
+      // The kernel's own reader, not the frontier runner's: admission is the same however the Host is opened.
       readSource: (location, context) => kernelSourceReader(this.root, { taskId, spec, context })(location),
       harnesses: effects?.harnesses,
       onStoreRefusal: (code) => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createHostEffects } from '../../frontier/host-effects.js';
+import { createFrontierWork } from '../../frontier/frontier-work.js';
 import type { HarnessConfig } from '../../frontier/harness-config.js';
 import { createSupervisor, type Supervisor } from '../../kernel/supervisor.js';
 import { createDriverPool } from '../../drivers/pool.js';
@@ -44,7 +44,7 @@ describe('the Host passes the configured permission policy and envFrom names to 
       args: ['-e', `console.log(process.env.${NAME} ? 'received' : 'missing')`],
       envFrom: [NAME],
     };
-    const effects = createHostEffects({
+    const effects = createFrontierWork({
       runtime,
       harnesses: {
         plain: node,

@@ -23,7 +23,7 @@ function harnesses(repair: 'repair' | 'repair-without-completion' = 'repair') {
   };
 }
 
-describe('Host effects end to end (scripted Hermes-like agent over ACP, real Runtime jobs and driver pool)', () => {
+describe("the Host's frontier work end to end (scripted Hermes-like agent over ACP, real Runtime jobs and driver pool)", () => {
   it('diagnoses, waits, repairs under a new generation, verifies and commits the outcome', async () => {
     const host = await openHost({ state: tempDir(), harnesses: harnesses() });
     const { supervisor: sup } = host;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { initialTransition } from 'xstate';
 import { manualClock } from '../../kernel/clock.js';
-import type { EffectRunner } from '../../kernel/effects.js';
+import type { EffectRunner } from '../../kernel/frontier-runner.js';
 import { FrontierScheduler } from '../../kernel/frontier-scheduler.js';
 import { newTask } from '../../kernel/new-task.js';
 import { OBJECT_KINDS, type TaskSpec } from '../../objects/index.js';

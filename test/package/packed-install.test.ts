@@ -155,7 +155,7 @@ describe('the packed package, installed without devDependencies', () => {
     for (const name of [
       'EventStore',
       'rebuildAll',
-      'createHostEffects',
+      'createFrontierWork',
       'zodIssue',
       'loadWorkload',
       'supervisorMachine',

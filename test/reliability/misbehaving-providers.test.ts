@@ -3,7 +3,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openHost, type Host } from '../../frontier/host.js';
-import type { HarnessConfig } from '../../frontier/host-effects.js';
+import type { HarnessConfig } from '../../frontier/frontier-work.js';
 import type { HarnessRunReceipt } from '../../drivers/receipt.js';
 import { hermesLikeLaunch, type HermesScriptIn } from '../../workloads/scripted/hermes-script.js';
 import { completion, hermesLikeScript } from '../../workloads/hamilton-v1/behaviours.js';

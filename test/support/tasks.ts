@@ -22,7 +22,7 @@ export function receipt(runId: string, contextDigest: string): HarnessRunReceipt
   };
 }
 
-/** Drives a Task through Host events (as the effect runner would) to `assigned.running` at `generation`. */
+/** Drives a Task through Host events (as the frontier runner would) to `assigned.running` at `generation`. */
 export async function driveToRunning(
   sup: Supervisor,
   taskId: string,

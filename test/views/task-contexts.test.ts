@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { EffectRunner, TaskHandle } from '../../kernel/effects.js';
-import { createHostEffects } from '../../frontier/host-effects.js';
+import type { EffectRunner, TaskHandle } from '../../kernel/frontier-runner.js';
+import { createFrontierWork } from '../../frontier/frontier-work.js';
 import { createSupervisor } from '../../kernel/supervisor.js';
 import { taskProvenance } from '../../views/task-contexts.js';
 import { LatestRejection } from '../../views/task-runs.js';
@@ -74,7 +74,7 @@ describe('taskProvenance over a real store', { timeout: 60_000 }, () => {
       root: join(f.state, 'runtime'),
       harness: (input, signal) => pool.run(input, { signal }),
     });
-    const effects = createHostEffects({
+    const effects = createFrontierWork({
       runtime,
       workspaces: join(f.state, 'workspaces'),
       harnesses: { a: agent('investigate'), b: agent('fix-nothing') },

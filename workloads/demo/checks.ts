@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { clientRequestId } from '../../frontier/host-effects.js';
+import { clientRequestId } from '../../frontier/frontier-work.js';
 import { LatestRejection, taskRejections, taskRuns, type TaskRejection, type TaskRun } from '../../views/task-runs.js';
 import type { Runtime } from '../../runtime/index.js';
 import type { EventStore } from '../../store/index.js';

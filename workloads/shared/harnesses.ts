@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { HarnessConfig, HarnessFactory } from '../../frontier/host-effects.js';
+import type { HarnessConfig, HarnessFactory } from '../../frontier/frontier-work.js';
 import { opencodeCommand, opencodeEnv } from '../../drivers/acp/opencode.js';
 import { startChatModel, type ChatModelScriptIn, type ChatReply } from '../scripted/chat-model.js';
 import { hermesLikeLaunch, type HermesScriptIn } from '../scripted/hermes-script.js';

@@ -6,7 +6,7 @@ import type { EffectAdapter } from './effect-adapter.js';
 
 export type { HarnessConfig, HarnessFactory } from './harness-config.js';
 
-export interface HostEffectsOptions {
+export interface FrontierWorkOptions {
   runtime: Runtime;
   /** Harness name (as named by `assignment.commit`) → launch configuration. */
   harnesses: Record<string, HarnessConfig | HarnessFactory>;
@@ -43,20 +43,20 @@ export function clientRequestId(
  * starting it and recording its result), else the one `start` starts — never a second.
  */
 export async function jobOf(
-  ctx: HostEffectContext,
+  deps: FrontierDeps,
   requestId: string,
   start: () => Promise<{ jobId: string }>,
 ): Promise<string> {
-  const existing = await ctx.options.runtime.findJobs({ clientRequestId: requestId });
+  const existing = await deps.options.runtime.findJobs({ clientRequestId: requestId });
   return existing[0]?.jobId ?? (await start()).jobId;
 }
 
 /** What names a Task Attempt's workspace. */
 export type WorkspaceOwner = Pick<TaskHandle, 'taskId' | 'context' | 'spec'>;
 
-/** What every Host effect shares: the options, progress output, the Task Attempt's workspace, the artifact names. */
-export interface HostEffectContext {
-  readonly options: HostEffectsOptions;
+/** What every piece of frontier work shares: the options, progress output, the Task Attempt's workspace, the artifact names. */
+export interface FrontierDeps {
+  readonly options: FrontierWorkOptions;
   readonly clock: Clock;
   /** Reports a step the Host takes (`onStep`). */
   step(task: TaskHandle, text: string): void;
@@ -68,8 +68,8 @@ export interface HostEffectContext {
   stageArtifacts(task: TaskHandle): string[];
 }
 
-/** The shared part of `createHostEffects`, made once per effect runner. */
-export function hostEffectContext(options: HostEffectsOptions): HostEffectContext {
+/** The shared part of `createFrontierWork`, made once per frontier runner. */
+export function frontierDeps(options: FrontierWorkOptions): FrontierDeps {
   return {
     options,
     clock: options.clock ?? systemClock,

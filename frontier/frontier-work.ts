@@ -6,16 +6,11 @@ import { act, askAuthority, rerun, submitStageDecision } from './decisions.js';
 import { confirmEffect, escalateEffect, reconcileEffect } from './effect-actions.js';
 import { readSource, type SourceRead, type EffectRunner, type TaskHandle, assignedStage } from '../kernel/index.js';
 import { dispatchRun, reconcileRun } from './dispatch-run.js';
-import { hostEffectContext, type HostEffectContext, type HostEffectsOptions } from './host-effects-options.js';
+import { frontierDeps, type FrontierDeps, type FrontierWorkOptions } from './work-options.js';
 import { observeRun } from './observe-run.js';
 import { verifyAcceptance } from './verify-acceptance.js';
 
-export {
-  clientRequestId,
-  type HarnessConfig,
-  type HarnessFactory,
-  type HostEffectsOptions,
-} from './host-effects-options.js';
+export { clientRequestId, type HarnessConfig, type HarnessFactory, type FrontierWorkOptions } from './work-options.js';
 
 /**
  * The Host's frontier work (docs/design.md, "Where effects happen", invariants 1–5), performed after each commit:
@@ -43,40 +38,40 @@ export {
  * Every step is idempotent: if the process dies anywhere, boot derives the same step from the
  * committed state and the Runtime answers a repeated dispatch with the job it already has.
  */
-export function createHostEffects(options: HostEffectsOptions): EffectRunner {
-  const ctx = hostEffectContext(options);
+export function createFrontierWork(options: FrontierWorkOptions): EffectRunner {
+  const deps = frontierDeps(options);
   return {
     async perform(task: TaskHandle, work: FrontierWork, signal: AbortSignal): Promise<void> {
       switch (work) {
         case 'compile_context':
-          return compile(ctx, task);
+          return compile(deps, task);
         case 'dispatch':
-          return dispatchRun(ctx, task);
+          return dispatchRun(deps, task);
         case 'confirm_dispatch':
           return void (await task.send({
             type: 'dispatch.lost',
             clientRequestId: task.context.dispatch!.clientRequestId,
           }));
         case 'reconcile':
-          return reconcileRun(ctx, task);
+          return reconcileRun(deps, task);
         case 'observe_run':
-          return observeRun(ctx, task, signal);
+          return observeRun(deps, task, signal);
         case 'evaluate':
-          return evaluate(ctx, task);
+          return evaluate(deps, task);
         case 'verify':
-          return verifyAcceptance(ctx, task, signal);
+          return verifyAcceptance(deps, task, signal);
         case 'act':
-          return act(ctx, task, signal);
+          return act(deps, task, signal);
         case 'rerun':
-          return rerun(ctx, task);
+          return rerun(deps, task);
         case 'confirm_effect':
-          return confirmEffect(ctx, task);
+          return confirmEffect(deps, task);
         case 'reconcile_effect':
-          return reconcileEffect(ctx, task);
+          return reconcileEffect(deps, task);
         case 'escalate_effect':
-          return escalateEffect(ctx, task);
+          return escalateEffect(deps, task);
         case 'escalate_authority':
-          return askAuthority(ctx, task);
+          return askAuthority(deps, task);
         case 'none':
           return;
       }
@@ -86,18 +81,18 @@ export function createHostEffects(options: HostEffectsOptions): EffectRunner {
 }
 
 /** `compile_context`: compiles and commits the Context before any provider runs. */
-async function compile(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
-  const workspace = await ctx.workspaceOf(task);
+async function compile(deps: FrontierDeps, task: TaskHandle): Promise<void> {
+  const workspace = await deps.workspaceOf(task);
   const sources = new Map<string, SourceRead | null>();
   for (const source of sourcesOf(task.spec))
     sources.set(source.id, await readSource({ workspace, world: task.spec.world }, source));
   const compiled = compileContext(task.store, task.spec, task.context, assignedStage(task), {
-    workspaceDigest: await sourceDigest(workspace, { exclude: ctx.artifactNames(task) }),
+    workspaceDigest: await sourceDigest(workspace, { exclude: deps.artifactNames(task) }),
     sources,
   });
   const { items, candidates } = compiled.body;
   const trusted = items.filter((i) => i.trust === 'trusted').length;
-  ctx.step(
+  deps.step(
     task,
     `context compiled for generation ${task.context.generation} (${items.length} items, ${trusted} trusted` +
       `${candidates.length ? `, ${candidates.length} candidates` : ''})`,
@@ -123,13 +118,13 @@ async function compile(ctx: HostEffectContext, task: TaskHandle): Promise<void> 
  * Assignment), naming the artifacts it was to write and did not; one that does proposes completion
  * from the evidence held.
  */
-async function evaluate(ctx: HostEffectContext, task: TaskHandle): Promise<void> {
+async function evaluate(deps: FrontierDeps, task: TaskHandle): Promise<void> {
   const { context } = task;
   const stage = assignedStage(task);
-  if (await submitStageDecision(ctx, task, stage)) return;
+  if (await submitStageDecision(deps, task, stage)) return;
   if (!stage.proposesCompletion) {
     const missing = stage.produces.filter((name) => context.evidence[name]?.generation !== context.generation);
-    ctx.step(
+    deps.step(
       task,
       missing.length ? `stage ${stage.name} settled without ${missing.join(', ')}` : `stage ${stage.name} settled`,
     );
@@ -149,7 +144,7 @@ async function evaluate(ctx: HostEffectContext, task: TaskHandle): Promise<void>
     proposer: `host:${context.assignment?.harness}`,
     summary: 'proposed by the Host from the evidence it holds',
   });
-  ctx.step(
+  deps.step(
     task,
     result.admitted
       ? 'completion proposed and admitted: verifying'
