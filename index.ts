@@ -36,13 +36,7 @@ export type {
   RequestStatus,
 } from './machines/task-context.js';
 export { openHost, type Host, type HostOptions } from './frontier/index.js';
-export {
-  HarnessConfig,
-  HostConfig,
-  ApprovalPolicy,
-  DEFAULT_APPROVALS,
-  parseHostConfig,
-} from './frontier/index.js';
+export { HarnessConfig, HostConfig, ApprovalPolicy, DEFAULT_APPROVALS, parseHostConfig } from './frontier/index.js';
 export type { HarnessFactory } from './frontier/index.js';
 export type { EffectAdapter, EffectTarget } from './frontier/index.js';
 export { TaskSpec, type TaskSpecInput } from './objects/index.js';
