@@ -194,7 +194,7 @@ export async function git(
  * as a tree into the object database of `gitDir`, through a temporary index; returns the tree id.
  */
 export async function treeOf(gitDir: string, dir: string, exclude: string[], index: string): Promise<string> {
-  const { walkTree } = await import('../../runtime/index.js');
+  const { walkTree } = await import('../../runtime/tree-walk.js');
   const { entries } = await walkTree(dir, { exclude });
   const env = { GIT_INDEX_FILE: index };
   await git(['--git-dir', gitDir, 'read-tree', '--empty'], { env });
