@@ -14,10 +14,10 @@
 import { pathToFileURL } from 'node:url';
 import { createActor } from 'xstate';
 import { taskMachine, type TaskEvent } from '../machines/index.js';
-import { machineEventOf } from '../recovery/index.js';
 import { OBJECT_KINDS } from '../objects/index.js';
 import { EventStore } from '../store/index.js';
 import { generateRoot } from './generate.js';
+import { machineEvents } from './machine-events.js';
 import { FLOOR_ALL, FLOOR_EVENTS, XSTATE_FLOOR } from './headline.js';
 import { progress } from './recovery.bench.js';
 import {
@@ -47,29 +47,6 @@ export async function scanFloor(root: string, which: 'events' | 'all'): Promise<
     await store.close();
   }
   return { ms: performance.now() - started, values };
-}
-
-/** Every Task's events of `root` as the statechart takes them, in stream order (read untimed, for `stepFloor`). */
-export async function machineEvents(root: string): Promise<TaskEvent[][]> {
-  const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
-  const streams: TaskEvent[][] = [];
-  try {
-    let taskId: string | undefined;
-    let stream: TaskEvent[] = [];
-    for (const { key, value } of store.databases.events.getRange({})) {
-      const [id, revision] = key;
-      if (id !== taskId) {
-        if (stream.length > 0) streams.push(stream);
-        taskId = id;
-        stream = [];
-      }
-      stream.push(machineEventOf(value as Parameters<typeof machineEventOf>[0], revision));
-    }
-    if (stream.length > 0) streams.push(stream);
-  } finally {
-    await store.close();
-  }
-  return streams;
 }
 
 /** XState's step alone: per stream, one started actor sent every event; resolves with the ms taken. */

@@ -12,7 +12,8 @@ export { planTask, materialize, benchTaskId, BENCH_SPEC, type Step, type StepKin
 export { SqlitePeerStore, asKernelStore, type KernelStore } from './sqlite-peer-store.js';
 export { rebuildPeer, rebuildPeerParallel } from './sqlite-peer-recovery.js';
 export { runRecoveryBench, timedBoot, timedRebuild } from './recovery.bench.js';
-export { runFloorBench, scanFloor, machineEvents, stepFloor } from './floor.bench.js';
+export { runFloorBench, scanFloor, stepFloor } from './floor.bench.js';
+export { machineEvents } from './machine-events.js';
 export { runCheckpointBench, checkpointFloor } from './checkpoint.bench.js';
 export { rewindCheckpoints } from './checkpoint-rewind.js';
 export { runAdmissionBench } from './admission.bench.js';

@@ -5,9 +5,7 @@ import { availableParallelism } from 'node:os';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { createActor } from 'xstate';
 import { taskMachine, type TaskEvent } from '../machines/index.js';
-import { OBJECT_KINDS } from '../objects/index.js';
-import { machineEventOf } from '../recovery/index.js';
-import { EventStore } from '../store/index.js';
+import { machineEvents } from './machine-events.js';
 
 /** Worker threads the ceiling is measured on by default: those recovery would use (at most 8). */
 export function ceilingWorkers(): number {
@@ -40,31 +38,9 @@ export async function stepOnWorkers(root: string, count: number): Promise<number
   }
 }
 
-/**
- * Every `count`-th stream of `root` (from `part`), as the statechart takes them: what
- * floor.bench.ts's `machineEvents` reads (not imported: floor.bench imports the recovery bench,
- * which imports this).
- */
+/** Task streams `part` of `count` of `root`, as the statechart takes them. */
 async function share(root: string, part: number, count: number): Promise<TaskEvent[][]> {
-  const store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
-  const streams: TaskEvent[][] = [];
-  try {
-    let taskId: string | undefined;
-    let stream: TaskEvent[] = [];
-    for (const { key, value } of store.databases.events.getRange({})) {
-      const [id, revision] = key;
-      if (id !== taskId) {
-        if (stream.length > 0) streams.push(stream);
-        taskId = id;
-        stream = [];
-      }
-      stream.push(machineEventOf(value as Parameters<typeof machineEventOf>[0], revision));
-    }
-    if (stream.length > 0) streams.push(stream);
-  } finally {
-    await store.close();
-  }
-  return streams.filter((_, i) => i % count === part);
+  return (await machineEvents(root)).filter((_, i) => i % count === part);
 }
 
 /** floor.bench.ts's `stepFloor`: per stream, one started actor sent every event. */

@@ -21,7 +21,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { createActor } from 'xstate';
 import { taskMachine, type TaskEvent } from '../machines/index.js';
-import { machineEvents } from './floor.bench.js';
+import { machineEvents } from './machine-events.js';
 import { generateRoot } from './generate.js';
 import { TEMPORAL, TEMPORAL_OURS } from './headline.js';
 import { progress, timedBoot } from './recovery.bench.js';
