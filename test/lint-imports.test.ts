@@ -57,7 +57,7 @@ describe('the import rules of npm run lint', () => {
     assert.equal(exitCode, 0);
   });
 
-  it('fail on a planted import cycle, a folder rule broken and an import that bypasses a barrel, in a product folder or the CLI', async () => {
+  it('fail on a planted import cycle, a folder rule broken and an import that bypasses a barrel, in a product folder, the CLI or a workload', async () => {
     const dir = tempDir('ordivon-lint-');
     plant(dir, {
       'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' } }),
@@ -78,6 +78,8 @@ describe('the import rules of npm run lint', () => {
       // The CLI may import no workload (the workloads register with it).
       'workloads/demo.ts': 'export const demo = 1;\n',
       'scripts/cli.ts': "import { demo } from '../workloads/demo.js';\nexport const d = demo;\n",
+      // A workload is a user of the doors too.
+      'workloads/deep-workload.ts': "import { store } from '../store/deep.js';\nexport const w = store;\n",
     });
     const { exitCode, found } = await violations(dir, [
       'kernel',
@@ -95,6 +97,7 @@ describe('the import rules of npm run lint', () => {
       'scripts-no-workloads: scripts/cli.ts',
       'through-door: kernel/deep-user.ts',
       'through-door: scripts/deep-cli.ts',
+      'through-door: workloads/deep-workload.ts',
     ]);
   });
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { clientRequestId } from '../../frontier/frontier-work.js';
-import { LatestRejection, taskRejections, taskRuns, type TaskRejection, type TaskRun } from '../../views/task-runs.js';
+import { clientRequestId } from '../../frontier/index.js';
+import { LatestRejection, taskRejections, taskRuns, type TaskRejection, type TaskRun } from '../../views/index.js';
 import type { Runtime } from '../../runtime/index.js';
 import type { EventStore } from '../../store/index.js';
 import { PLANS, type ScenarioFacts, type ScenarioName } from './scenarios.js';

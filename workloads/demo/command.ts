@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { z } from 'zod';
-import { openHost, type Host } from '../../frontier/host.js';
+import { openHost, type Host } from '../../frontier/index.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { createRuntime } from '../../runtime/index.js';
 import { EventStore, resolveStateRoot } from '../../store/index.js';

@@ -1,5 +1,5 @@
 import type { CliErrorCode } from '../../scripts/cli-io.js';
-import type { TaskRun } from '../../views/task-runs.js';
+import type { TaskRun } from '../../views/index.js';
 import type { Expectation, ScenarioReport } from './checks.js';
 import type { UncheckedExpectation } from './cross-checks.js';
 

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { openHost, type Host } from '../../frontier/host.js';
-import type { TaskRun } from '../../views/task-runs.js';
+import { openHost, type Host } from '../../frontier/index.js';
+import type { TaskRun } from '../../views/index.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { createRuntime } from '../../runtime/index.js';
 import { EventStore } from '../../store/index.js';

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import type { Supervisor } from '../../kernel/supervisor.js';
 import { CliError, EXIT } from '../../scripts/cli-io.js';
-import type { SendResult } from '../../kernel/task-actor.js';
+import type { SendResult, Supervisor } from '../../kernel/index.js';
 import type { Behaviour } from '../hamilton-v1/behaviours.js';
 import type { Workload } from '../../scripts/workload.js';
 

@@ -1,4 +1,4 @@
-import type { TaskRejection, TaskRun } from '../../views/task-runs.js';
+import type { TaskRejection, TaskRun } from '../../views/index.js';
 import type { Runtime } from '../../runtime/index.js';
 import type { EventStore } from '../../store/index.js';
 import { INVENTED_CANDIDATE } from './behaviours.js';

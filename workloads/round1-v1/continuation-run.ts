@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { taskRuns } from '../../views/task-runs.js';
+import { taskRuns } from '../../views/index.js';
 import { isCodedError } from '../../base/index.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { EventStore } from '../../store/index.js';

@@ -1,5 +1,5 @@
-import type { Supervisor } from '../../kernel/supervisor.js';
-import { openHost } from '../../frontier/host.js';
+import type { Supervisor } from '../../kernel/index.js';
+import { openHost } from '../../frontier/index.js';
 import type { TaskSpecInput } from '../../objects/index.js';
 import type { Io } from '../../scripts/cli-io.js';
 import type { Round1Behaviour } from './behaviours.js';

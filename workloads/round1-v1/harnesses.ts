@@ -1,4 +1,4 @@
-import type { HarnessFactory } from '../../frontier/frontier-work.js';
+import type { HarnessFactory } from '../../frontier/index.js';
 import { round1CodexSteps, round1HermesLikeScript, round1OpencodeScript, type Round1Behaviour } from './behaviours.js';
 import { scriptedLaunchers, type AcpAgent, type ScriptedHarnesses } from '../shared/harnesses.js';
 

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { clientRequestId } from '../../frontier/frontier-work.js';
-import { LatestRejection, taskRejections, taskRuns, type TaskRejection, type TaskRun } from '../../views/task-runs.js';
+import { clientRequestId } from '../../frontier/index.js';
+import { LatestRejection, taskRejections, taskRuns, type TaskRejection, type TaskRun } from '../../views/index.js';
 import type { Runtime } from '../../runtime/index.js';
 import type { EventRecord, EventStore } from '../../store/index.js';
 

@@ -1,5 +1,4 @@
-import { codexCommand, codexEnv, codexProviderArgs } from '../../drivers/codex/codex-launch.js';
-import { CodexLaunchError } from '../../drivers/codex/errors.js';
+import { CodexLaunchError, codexCommand, codexEnv, codexProviderArgs } from '../../drivers/codex/index.js';
 
 /** The model name the scripted provider reports; visible in receipts as `model`. */
 export const SCRIPTED_MODEL_NAME = 'ordivon-scripted-model';

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { HarnessConfig, HarnessFactory } from '../../frontier/frontier-work.js';
-import { opencodeCommand, opencodeEnv } from '../../drivers/acp/opencode.js';
+import type { HarnessConfig, HarnessFactory } from '../../frontier/index.js';
+import { opencodeCommand, opencodeEnv } from '../../drivers/acp/index.js';
 import { startChatModel, type ChatModelScriptIn, type ChatReply } from '../scripted/chat-model.js';
 import { hermesLikeLaunch, type HermesScriptIn } from '../scripted/hermes-script.js';
 import { scriptedCodexLaunch } from '../scripted/responses-codex.js';

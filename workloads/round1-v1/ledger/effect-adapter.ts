@@ -1,5 +1,5 @@
 import { isCodedError } from '../../../base/index.js';
-import type { EffectAdapter } from '../../../frontier/effect-actions.js';
+import type { EffectAdapter } from '../../../frontier/index.js';
 import { ledgerAdapter } from './client.js';
 import type { LedgerCode } from './ledger-error.js';
 import type { LedgerInput } from './ledger-schema.js';

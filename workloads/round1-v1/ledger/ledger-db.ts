@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { digestOf } from '../../../store/canonical.js';
+import { digestOf } from '../../../store/index.js';
 import { EntryRow, type LedgerEntry, type PerformRequest } from './ledger-schema.js';
 
 // better-sqlite3 ships no types; its declaration is bench/better-sqlite3.d.ts (same compilation).
