@@ -24,3 +24,4 @@ export {
   ErrorAnswer,
   UrlLine,
 } from './provider-schema.js';
+export { providerAdapterConfig, providerEffectAdapter, type ProviderAdapterOptions } from './adapter-config.js';

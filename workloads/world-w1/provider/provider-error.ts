@@ -34,6 +34,10 @@ export const PROVIDER_CODES = {
     retryable: true,
     meaning: '500: the database refused the write (nothing committed) or the read',
   },
+  provider_internal_error: {
+    retryable: false,
+    meaning: '500: an error outside the database call that failed; the request may have been committed',
+  },
   provider_start_failed: {
     retryable: false,
     meaning: 'the server exited before its URL line: the records file or the listen failed',

@@ -265,7 +265,11 @@ function handler(db: ProviderDb, faults: Faults, args: Args) {
         inputDigest: headers['input-digest'],
         bodyDigest,
         now: now(),
-        answer: (record) => ({ status, body: receiptOf(record) }),
+        // A 202 says accepted, not done: the transfer is pending however soon it settles.
+        answer: (record) => ({
+          status,
+          body: { ...receiptOf(record), ...(operation === 'transfers' ? { status: 'pending' } : {}) },
+        }),
       }),
     );
     const extra: Record<string, string> =
@@ -366,7 +370,7 @@ function handler(db: ProviderDb, faults: Faults, args: Args) {
   };
   return (req: IncomingMessage, res: ServerResponse) => {
     route(req, res).catch((error: unknown) => {
-      const refusal = error instanceof Refusal ? error : refuse(500, 'provider_storage_failed', String(error));
+      const refusal = error instanceof Refusal ? error : refuse(500, 'provider_internal_error', String(error));
       send(res, refusal.status, refusal.answer);
     });
   };
