@@ -28,6 +28,9 @@ const ALLOWED = {
   kernel: ['recovery', 'objects', 'machines', 'store', 'os', 'base'],
   views: ['kernel', 'objects', 'machines', 'store', 'drivers', 'base'],
   frontier: ['kernel', 'views', 'recovery', 'objects', 'machines', 'store', 'runtime', 'drivers', 'os', 'base'],
+  // Effect adapters for outside providers: canonical digests and the frontier's adapter types only
+  // (adapters-frontier-types: no value import of frontier/, which would load the whole Host).
+  adapters: ['frontier', 'store', 'base'],
 };
 
 /**
@@ -102,6 +105,13 @@ module.exports = {
         })),
       ];
     }),
+    {
+      name: 'adapters-frontier-types',
+      comment: 'adapters/ takes only types from frontier/ (the EffectAdapter contract), never a value.',
+      severity: 'error',
+      from: { path: '^adapters/' },
+      to: { path: '^frontier/', dependencyTypesNot: ['type-only'] },
+    },
     {
       name: 'scripts-no-workloads',
       comment: 'The CLI imports no workload: the workloads register with it (scripts/extensions.ts).',

@@ -39,6 +39,22 @@ export { openHost, type Host, type HostOptions } from './frontier/index.js';
 export { HarnessConfig, HostConfig, ApprovalPolicy, DEFAULT_APPROVALS, parseHostConfig } from './frontier/index.js';
 export type { HarnessFactory } from './frontier/index.js';
 export type { EffectAdapter, EffectTarget } from './frontier/index.js';
+export {
+  httpEffectAdapter,
+  HttpCapabilities,
+  HttpEffectError,
+  HTTP_EFFECT_CODES,
+  httpNotPerformed,
+  type HttpEffectAdapter,
+  type HttpEffectAdapterConfig,
+  type HttpEffectObservation,
+  type HttpEffectCode,
+  type HttpOperation,
+  type HttpCall,
+  type KeyIdempotency,
+  type ProviderIdIdempotency,
+  type NoIdempotency,
+} from './adapters/index.js';
 export { TaskSpec, type TaskSpecInput } from './objects/index.js';
 export { EventInput, type EventInputIn } from './kernel/index.js';
 export { OperatorRequestInput } from './kernel/index.js';

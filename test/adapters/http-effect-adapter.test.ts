@@ -1,0 +1,208 @@
+import assert from 'node:assert/strict';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { HTTP_EFFECT_CODES, HttpEffectError, httpEffectAdapter, type HttpEffectCode } from '../../adapters/index.js';
+import { digestOf } from '../../store/index.js';
+import {
+  performCounts,
+  providerAdapterConfig,
+  providerEffectAdapter,
+  putTarget,
+  readProviderRecords,
+  releaseHeld,
+  setProviderFaults,
+  startProvider,
+  type ProviderProcess,
+  type StartProviderOptions,
+} from '../../workloads/world-w1/provider/index.js';
+import { DOCUMENTED_CODES } from '../reliability/documented-codes.js';
+import { tempDir } from '../support/temp.js';
+
+// The generic HTTP adapter, configured for World W1's provider, against the real provider process.
+// Every count is read from the provider's records file.
+
+const started: ProviderProcess[] = [];
+after(async () => {
+  await Promise.all(started.map((p) => releaseHeld(p.url).catch(() => undefined)));
+  await Promise.all(started.map((p) => p.stop()));
+});
+
+async function world(options: Partial<StartProviderOptions> = {}, timeoutMs = 5000) {
+  const p = await startProvider({ dir: tempDir('ordivon-w1-adapter-'), identity: 'key-one', ...options });
+  started.push(p);
+  await putTarget(p.url, 'acct-1', { balance: 100 });
+  const idFile = join(tempDir('ordivon-w1-host-'), 'transfer-ids.jsonl');
+  return { p, idFile, adapter: providerEffectAdapter({ url: p.url, idFile, timeoutMs }) };
+}
+
+const intent = (operation: string) => ({ operation, target: 'acct-1' });
+const input = (reference: string) => ({ reference, amount: 5 });
+
+async function rejection(promise: Promise<unknown>, code: HttpEffectCode): Promise<HttpEffectError> {
+  const error = await promise.then(
+    (value) => assert.fail(`resolved ${JSON.stringify(value)}, expected ${code}`),
+    (error: unknown) => error,
+  );
+  assert.ok(error instanceof HttpEffectError, String(error));
+  assert.equal(error.code, code, error.message);
+  return error;
+}
+
+describe('the HTTP Effect adapter against World W1 provider', () => {
+  it('orders: the request id is the Idempotency-Key; performing again replays, the file holds one perform, the receipt names the input digest', async () => {
+    const { p, adapter } = await world();
+    const first = await adapter.perform('req-1', input('o-1'), intent('orders'));
+    const again = await adapter.perform('req-1', input('o-1'), intent('orders'));
+    assert.deepEqual(again, first);
+    assert.equal(adapter.receiptInputDigest(first), digestOf(input('o-1')));
+    const records = readProviderRecords(p.dir);
+    assert.deepEqual(performCounts(records).orders, { 'o-1': 1 });
+    assert.equal(records[0]!.idempotencyKey, 'req-1');
+    assert.deepEqual(await adapter.lookup('req-1', intent('orders')), [first]);
+    assert.deepEqual(await adapter.lookup('req-2', intent('orders')), []);
+  });
+
+  for (const operation of ['orders', 'transfers', 'messages'] as const) {
+    it(`${operation}: after commit-then-drop perform is http_effect_no_answer (notPerformed false) and the file holds one perform`, async () => {
+      const { p, adapter } = await world();
+      await setProviderFaults(p.url, { drop: { operations: [operation], times: 1 } });
+      const lost = await rejection(adapter.perform('req-1', input('r-1'), intent(operation)), 'http_effect_no_answer');
+      assert.equal(adapter.notPerformed(lost), false);
+      assert.deepEqual(performCounts(readProviderRecords(p.dir))[operation], { 'r-1': 1 });
+      const found = await adapter.lookup('req-1', intent(operation));
+      if (operation === 'orders') {
+        assert.equal(found?.length, 1, 'the lookup finds exactly the one perform');
+        assert.equal(adapter.receiptInputDigest(found![0]), digestOf(input('r-1')));
+      } else assert.equal(found, null, `${operation}: the lost answer cannot be looked up`);
+    });
+  }
+
+  it('orders: a lookup after the retention window passed resolves null (the provider no longer says)', async () => {
+    const { p, adapter } = await world({ retentionMs: 60_000 });
+    await setProviderFaults(p.url, { drop: { operations: ['orders'], times: 1 } });
+    await rejection(adapter.perform('req-1', input('o-1'), intent('orders')), 'http_effect_no_answer');
+    await setProviderFaults(p.url, { advanceClockMs: 60_000 });
+    assert.equal(await adapter.lookup('req-1', intent('orders')), null);
+  });
+
+  it('transfers: perform polls to succeeded; the id is on file before the poll, so an adapter made after a Host restart looks it up', async () => {
+    const { p, adapter, idFile } = await world({ settleMs: 60_000 }, 300);
+    // Pending past the adapter's deadline: the perform gives up polling, the id is already on file.
+    await rejection(adapter.perform('req-1', input('t-1'), intent('transfers')), 'http_effect_no_answer');
+    assert.match(readFileSync(idFile, 'utf8'), /"requestId":"req-1"/);
+    const restarted = providerEffectAdapter({ url: p.url, idFile });
+    const [pending, ...others] = (await restarted.lookup('req-1', intent('transfers')))!;
+    assert.deepEqual([(pending as any).status, others], ['pending', []]);
+    await setProviderFaults(p.url, { advanceClockMs: 60_000 });
+    assert.equal(((await restarted.lookup('req-1', intent('transfers')))![0] as any).status, 'succeeded');
+    assert.equal(await restarted.lookup('req-3', intent('transfers')), null, 'no id on file: the adapter cannot say');
+    assert.deepEqual(performCounts(readProviderRecords(p.dir)).transfers, { 't-1': 1 });
+  });
+
+  it('transfers: the 202 answers pending and perform polls the status until it resolves with the succeeded receipt', async () => {
+    const { p, adapter } = await world({ settleMs: 0 });
+    const settled = await adapter.perform('req-1', input('t-1'), intent('transfers'));
+    assert.equal((settled as any).status, 'succeeded');
+    assert.equal(adapter.receiptInputDigest(settled), digestOf(input('t-1')));
+    assert.deepEqual(await adapter.lookup('req-1', intent('transfers')), [settled]);
+    assert.deepEqual(performCounts(readProviderRecords(p.dir)).transfers, { 't-1': 1 });
+  });
+
+  it('the provider-id file: a torn last line is ignored, a complete line that does not parse is http_effect_id_file_invalid', async () => {
+    const { p, idFile } = await world();
+    const adapter = providerEffectAdapter({ url: p.url, idFile });
+    await adapter.perform('req-1', input('t-1'), intent('transfers'));
+    appendFileSync(idFile, '{"requestId":"req-2","oper');
+    assert.equal(((await adapter.lookup('req-1', intent('transfers')))![0] as any).reference, 't-1');
+    assert.equal(await adapter.lookup('req-2', intent('transfers')), null);
+    await adapter.perform('req-3', input('t-3'), intent('transfers'));
+    assert.equal(
+      (await adapter.lookup('req-3', intent('transfers')))!.length,
+      1,
+      'a line after a torn one stays whole',
+    );
+    writeFileSync(idFile, 'garbage\n');
+    await rejection(adapter.lookup('req-1', intent('transfers')), 'http_effect_id_file_invalid');
+  });
+
+  it('messages: lookup resolves null whatever happened', async () => {
+    const { adapter } = await world();
+    await adapter.perform('req-1', input('m-1'), intent('messages'));
+    assert.equal(await adapter.lookup('req-1', intent('messages')), null);
+  });
+
+  it('a response delayed past the timeout is http_effect_no_answer although the perform committed', async () => {
+    const { p, adapter } = await world({}, 300);
+    await setProviderFaults(p.url, { delay: { operations: ['messages'], ms: 600_000, times: 1 } });
+    const lost = await rejection(adapter.perform('req-1', input('m-1'), intent('messages')), 'http_effect_no_answer');
+    assert.equal(adapter.notPerformed(lost), false);
+    assert.deepEqual(performCounts(readProviderRecords(p.dir)).messages, { 'm-1': 1 });
+  });
+
+  it('observe reads identity, ETag and capabilities; a changed identity and a moved target are seen; a missing target is null', async () => {
+    const { p, adapter } = await world({ retentionMs: 5000 });
+    const seen = await adapter.observe(intent('orders'));
+    assert.equal(seen.endpointIdentity, p.identity);
+    assert.match(seen.targetVersion!, /^"sha256:[0-9a-f]{64}"$/);
+    assert.deepEqual(seen.capabilities, { idempotency: 'key', lookup: true, lookupWindowMs: 5000 });
+    assert.deepEqual((await adapter.observe(intent('messages'))).capabilities, {
+      idempotency: 'none',
+      lookup: false,
+      lookupWindowMs: null,
+    });
+    await setProviderFaults(p.url, { identity: 'key-two', moveTarget: 'acct-1' });
+    const now = await adapter.observe(intent('orders'));
+    assert.notEqual(now.endpointIdentity, seen.endpointIdentity);
+    assert.notEqual(now.targetVersion, seen.targetVersion);
+    assert.equal((await adapter.observe({ operation: 'orders', target: 'acct-9' })).targetVersion, null);
+    assert.deepEqual(readProviderRecords(p.dir), [], 'observe performs nothing');
+  });
+
+  it('If-Match on a moved target is refused 412: http_effect_refused, notPerformed true, nothing performed', async () => {
+    const { p, adapter } = await world();
+    const { targetVersion } = await adapter.observe(intent('orders'));
+    await setProviderFaults(p.url, { moveTarget: 'acct-1' });
+    const refused = await rejection(
+      adapter.perform('req-1', { ...input('o-1'), ifMatch: targetVersion }, intent('orders')),
+      'http_effect_refused',
+    );
+    assert.deepEqual([refused.status, refused.providerCode], [412, 'provider_target_changed']);
+    assert.equal(adapter.notPerformed(refused), true);
+    assert.deepEqual(readProviderRecords(p.dir), []);
+  });
+
+  it('a stopped provider is http_effect_unreachable (notPerformed true); an unknown operation is refused unsent', async () => {
+    const { p, adapter } = await world();
+    await rejection(adapter.perform('req-1', input('o-1'), intent('refunds')), 'http_effect_operation_unknown');
+    await p.stop();
+    const down = await rejection(adapter.perform('req-1', input('o-1'), intent('orders')), 'http_effect_unreachable');
+    assert.equal(adapter.notPerformed(down), true);
+    await rejection(adapter.lookup('req-1', intent('orders')), 'http_effect_lookup_failed');
+    assert.deepEqual(readProviderRecords(p.dir), []);
+  });
+
+  it('a config whose data fields do not parse is http_effect_config_invalid naming the field', () => {
+    const config = providerAdapterConfig({ url: 'http://127.0.0.1:1', idFile: '/tmp/x' });
+    for (const [bad, path] of [
+      [{ ...config, timeoutMs: 0 }, 'timeoutMs'],
+      [{ ...config, baseUrl: 'ftp://x' }, 'baseUrl'],
+      [
+        { ...config, operations: { orders: { ...config.operations['orders']!, path: 'v1' } } },
+        'operations.orders.path',
+      ],
+    ] as const) {
+      assert.throws(
+        () => httpEffectAdapter(bad),
+        (error: any) => error.code === 'http_effect_config_invalid' && error.path === path,
+      );
+    }
+  });
+
+  it('documents every HTTP adapter code in the error table (docs/errors.md)', () => {
+    assert.deepEqual(
+      Object.keys(HTTP_EFFECT_CODES).filter((code) => !DOCUMENTED_CODES.has(code)),
+      [],
+    );
+  });
+});

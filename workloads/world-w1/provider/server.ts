@@ -1,0 +1,432 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { CodedError, describeIssues, zodIssue, type Issue } from '../../../base/index.js';
+import { openProviderDb, RECORDS_FILE, sha256Of, type ProviderDb } from './provider-db.js';
+import type { ProviderCode } from './provider-error.js';
+import {
+  FaultRequest,
+  OperationBody,
+  OperationHeaders,
+  PathId,
+  PathKey,
+  PathName,
+  TargetBody,
+  TargetHeaders,
+  type Discovery,
+  type FaultState,
+  type Operation,
+  type ProviderRecord,
+  type Receipt,
+} from './provider-schema.js';
+
+/**
+ * World W1's provider: `node server.js --dir DIR --identity KEY [--port N] [--retention-ms N]
+ * [--settle-ms N]`. One process, one records file (`DIR/provider.db`), a JSON API on 127.0.0.1;
+ * prints `{"url":…,"identity":…}` on stdout once it listens. Exit 2 on a bad command line, 1 if
+ * the file or the listen fails, 0 on SIGTERM or SIGINT (the database closed first).
+ *
+ * Failure semantics of the three operations: the perform is committed and synced before anything
+ * is sent. If the answer is then lost (a fault switch, a dead process, a dropped connection), the
+ * record is in the file; only `orders` (by key, within the window) and `transfers` (by the id the
+ * 202 carried) can be looked up. Every refusal is answered before anything is committed.
+ */
+
+const BODY_LIMIT = 1024 * 1024;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+const Count = (min: number) =>
+  z.string().regex(/^\d+$/, 'a whole number').transform(Number).pipe(z.number().int().min(min));
+
+const Args = z.strictObject({
+  dir: z.string().min(1),
+  identity: z.string().min(1).max(200),
+  port: Count(0).pipe(z.number().max(65535)).default(0),
+  'retention-ms': Count(1).default(DAY_MS),
+  'settle-ms': Count(0).default(0),
+});
+type Args = z.infer<typeof Args>;
+
+/** A refusal the server answers: a coded error with its HTTP status and the `{code, path, message}` body. */
+class Refusal extends CodedError<ProviderCode> {
+  readonly answer: Issue<ProviderCode>;
+
+  constructor(
+    readonly status: number,
+    issue: Issue<ProviderCode>,
+  ) {
+    super(issue.code, issue.message, { path: issue.path });
+    this.answer = issue;
+  }
+}
+
+const refuse = (status: number, code: ProviderCode, message: string, path = '(root)') =>
+  new Refusal(status, { code, path, message });
+
+/** A parse at the boundary; a failure is 400 naming the field under `prefix` (`headers.if-match`). */
+function parse<S extends z.ZodType>(schema: S, value: unknown, prefix?: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = zodIssue('provider_invalid_request', parsed.error);
+  const path = prefix === undefined ? issue.path : issue.path === '(root)' ? prefix : `${prefix}.${issue.path}`;
+  throw new Refusal(400, { ...issue, path });
+}
+
+interface Switch {
+  operations: Operation[];
+  remaining: number | null;
+}
+
+/** The fault switches: each committed perform of a listed operation takes one turn of a switch. */
+class Faults {
+  drop: Switch | null = null;
+  delay: (Switch & { ms: number }) | null = null;
+  identityKey: string | null = null;
+  readonly held = new Set<() => void>();
+
+  static take<S extends Switch>(current: S | null, operation: Operation): [hit: boolean, next: S | null] {
+    if (current === null || !current.operations.includes(operation)) return [false, current];
+    if (current.remaining === null) return [true, current];
+    return [true, current.remaining > 1 ? { ...current, remaining: current.remaining - 1 } : null];
+  }
+
+  /** Which faults this committed perform hits. */
+  takeFor(operation: Operation): { drop: boolean; delayMs: number | undefined } {
+    const [drop, nextDrop] = Faults.take(this.drop, operation);
+    this.drop = nextDrop;
+    if (drop) return { drop, delayMs: undefined };
+    const ms = this.delay?.ms;
+    const [delay, nextDelay] = Faults.take(this.delay, operation);
+    this.delay = nextDelay;
+    return { drop: false, delayMs: delay ? ms : undefined };
+  }
+
+  release(): number {
+    const count = this.held.size;
+    for (const go of [...this.held]) go();
+    return count;
+  }
+}
+
+async function readBody(req: IncomingMessage): Promise<{ text: string; json: unknown }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // Read to the end even past the limit: leaving the loop early destroys the request, and with it
+  // the socket the refusal has to be answered on.
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size <= BODY_LIMIT) chunks.push(chunk);
+  }
+  if (size > BODY_LIMIT) throw refuse(413, 'provider_body_too_large', `over ${BODY_LIMIT} bytes`);
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return { text, json: JSON.parse(text) };
+  } catch (error) {
+    throw refuse(400, 'provider_invalid_request', `the body is not JSON: ${(error as Error).message}`);
+  }
+}
+
+/** `If-Match` as a version: the ETag's quotes (and a weak `W/`) are not part of it. */
+const matchValue = (header: string) => header.replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
+
+/** A database call; whatever it throws is the storage's failure (a write that throws committed nothing). */
+function storage<T>(call: () => T): T {
+  try {
+    return call();
+  } catch (error) {
+    throw refuse(500, 'provider_storage_failed', String(error));
+  }
+}
+
+const OBJECT: Record<Operation, Receipt['object']> = { orders: 'order', transfers: 'transfer', messages: 'message' };
+
+function handler(db: ProviderDb, faults: Faults, args: Args) {
+  let offset = db.clockOffset();
+  const now = () => Date.now() + offset;
+  const identity = () => sha256Of(faults.identityKey ?? args.identity);
+
+  const receiptOf = (record: ProviderRecord): Receipt => {
+    const settled = record.operation !== 'transfers' || now() >= Date.parse(record.performedAt) + args['settle-ms'];
+    return {
+      id: record.id,
+      object: OBJECT[record.operation],
+      status: settled ? 'succeeded' : 'pending',
+      reference: record.reference,
+      target: record.target,
+      targetVersion: record.targetVersion,
+      inputDigest: record.inputDigest,
+      createdAt: record.performedAt,
+    };
+  };
+
+  const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    const text = JSON.stringify(body);
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(text)),
+      'provider-identity': identity(),
+      // One request per connection: a client never sends on a socket this server already closed,
+      // so "refused" (nothing sent) stays distinguishable from "lost" (sent, no answer).
+      connection: 'close',
+      ...headers,
+    });
+    res.end(text);
+  };
+
+  const capabilities = (): Discovery => ({
+    identity: identity(),
+    capabilities: {
+      orders: { idempotency: 'key', lookup: true, lookupWindowMs: args['retention-ms'] },
+      transfers: { idempotency: 'provider-id', lookup: true, lookupWindowMs: null },
+      messages: { idempotency: 'none', lookup: false, lookupWindowMs: null },
+    },
+  });
+
+  const faultState = (): FaultState => ({
+    drop: faults.drop,
+    delay: faults.delay,
+    identity: identity(),
+    identityChanged: faults.identityKey !== null,
+    now: new Date(now()).toISOString(),
+    held: faults.held.size,
+  });
+
+  const targetOr404 = (name: string) => {
+    const target = storage(() => db.target(name));
+    if (target === undefined) throw refuse(404, 'provider_target_not_found', `no target ${name}`, 'target');
+    return target;
+  };
+
+  /** The answer of a committed perform, through the fault switches. */
+  const answerCommitted = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    operation: Operation,
+    answer: () => void,
+  ): Promise<void> => {
+    const { drop, delayMs } = faults.takeFor(operation);
+    if (drop) {
+      // Committed, then the connection goes without an answer: the client cannot tell this from a
+      // request that never arrived.
+      req.socket.destroy();
+      return;
+    }
+    if (delayMs !== undefined)
+      await new Promise<void>((resolve) => {
+        const go = () => {
+          clearTimeout(timer);
+          faults.held.delete(go);
+          resolve();
+        };
+        const timer = setTimeout(go, delayMs);
+        faults.held.add(go);
+      });
+    if (!req.socket.destroyed) answer();
+  };
+
+  const perform = async (req: IncomingMessage, res: ServerResponse, operation: Operation) => {
+    const headers = parse(OperationHeaders, req.headers, 'headers');
+    const { text, json } = await readBody(req);
+    const body = parse(OperationBody, json);
+    const bodyDigest = sha256Of(text);
+    const key = operation === 'orders' ? headers['idempotency-key'] : undefined;
+    if (key !== undefined) {
+      const kept = storage(() => db.idempotency(key));
+      if (kept !== undefined && kept.stored_at + args['retention-ms'] > now()) {
+        if (kept.body_digest !== bodyDigest)
+          throw refuse(
+            422,
+            'provider_idempotency_key_reused',
+            `key ${key} was used for another body`,
+            'headers.idempotency-key',
+          );
+        return send(res, kept.status, JSON.parse(kept.response), { 'idempotent-replayed': 'true' });
+      }
+    }
+    const target = targetOr404(body.target);
+    const ifMatch = headers['if-match'];
+    if (ifMatch !== undefined && matchValue(ifMatch) !== target.version)
+      throw refuse(
+        412,
+        'provider_target_changed',
+        `target ${target.name} is at ${target.version}, not ${ifMatch}`,
+        'headers.if-match',
+      );
+    const status = operation === 'transfers' ? 202 : 201;
+    const committed = storage(() =>
+      db.perform({
+        operation,
+        reference: body.reference,
+        idempotencyKey: key,
+        target: target.name,
+        targetVersion: target.version,
+        inputDigest: headers['input-digest'],
+        bodyDigest,
+        now: now(),
+        // A 202 says accepted, not done: the transfer is pending however soon it settles.
+        answer: (record) => ({
+          status,
+          body: { ...receiptOf(record), ...(operation === 'transfers' ? { status: 'pending' } : {}) },
+        }),
+      }),
+    );
+    const extra: Record<string, string> =
+      operation === 'transfers' ? { location: `/v1/transfers/${committed.record.id}` } : {};
+    await answerCommitted(req, res, operation, () => send(res, committed.status, committed.body, extra));
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const method = req.method ?? 'GET';
+    const segment = (pattern: RegExp) => {
+      const match = pattern.exec(url.pathname);
+      return match === null ? undefined : decodeURIComponent(match[1]!);
+    };
+    const targetName = segment(/^\/v1\/targets\/([^/]+)$/);
+    if (targetName !== undefined && (method === 'GET' || method === 'PUT')) {
+      const { name } = parse(PathName, { name: targetName }, 'path');
+      if (method === 'GET') {
+        const target = targetOr404(name);
+        return send(res, 200, target, { etag: `"${target.version}"` });
+      }
+      const headers = parse(TargetHeaders, req.headers, 'headers');
+      const { content } = parse(TargetBody, (await readBody(req)).json);
+      const current = storage(() => db.target(name));
+      const ifMatch = headers['if-match'];
+      if (ifMatch !== undefined && (current === undefined || matchValue(ifMatch) !== current.version))
+        throw refuse(
+          412,
+          'provider_target_changed',
+          `target ${name} is at ${current?.version ?? 'nothing'}, not ${ifMatch}`,
+          'headers.if-match',
+        );
+      const target = storage(() => db.putTarget(name, content));
+      return send(res, 200, target, { etag: `"${target.version}"` });
+    }
+    const key = segment(/^\/v1\/idempotency\/([^/]+)$/);
+    if (key !== undefined && method === 'GET') {
+      parse(PathKey, { key }, 'path');
+      const kept = storage(() => db.idempotency(key));
+      if (kept === undefined) throw refuse(404, 'provider_not_found', `no receipt under key ${key}`, 'path.key');
+      if (kept.stored_at + args['retention-ms'] <= now())
+        throw refuse(410, 'provider_lookup_expired', `key ${key}'s retention window passed`, 'path.key');
+      const record = storage(() => db.bySeq(kept.seq));
+      if (record === undefined) throw refuse(500, 'provider_storage_failed', `key ${key} names no record`);
+      return send(res, 200, receiptOf(record));
+    }
+    const id = segment(/^\/v1\/transfers\/([^/]+)$/);
+    if (id !== undefined && method === 'GET') {
+      parse(PathId, { id }, 'path');
+      const record = storage(() => db.byId(id));
+      if (record === undefined || record.operation !== 'transfers')
+        throw refuse(404, 'provider_not_found', `no transfer ${id}`, 'path.id');
+      return send(res, 200, receiptOf(record));
+    }
+    switch (`${method} ${url.pathname}`) {
+      case 'GET /.well-known/provider':
+        return send(res, 200, capabilities());
+      case 'POST /v1/orders':
+        return perform(req, res, 'orders');
+      case 'POST /v1/transfers':
+        return perform(req, res, 'transfers');
+      case 'POST /v1/messages':
+        return perform(req, res, 'messages');
+      case 'GET /_records':
+        return send(res, 200, { records: storage(() => db.records()) });
+      case 'GET /_faults':
+        return send(res, 200, faultState());
+      case 'POST /_faults/release':
+        faults.release();
+        return send(res, 200, faultState());
+      case 'POST /_faults': {
+        const request = parse(FaultRequest, (await readBody(req)).json);
+        // Checked before any switch changes: a refused request changes nothing.
+        const moved = request.moveTarget === undefined ? undefined : targetOr404(request.moveTarget);
+        if (request.drop !== undefined)
+          faults.drop =
+            request.drop === null
+              ? null
+              : { operations: request.drop.operations, remaining: request.drop.times ?? null };
+        if (request.delay !== undefined)
+          faults.delay =
+            request.delay === null
+              ? null
+              : { operations: request.delay.operations, ms: request.delay.ms, remaining: request.delay.times ?? null };
+        if (request.identity !== undefined) faults.identityKey = request.identity;
+        if (request.advanceClockMs !== undefined && request.advanceClockMs > 0) {
+          const next = offset + request.advanceClockMs;
+          storage(() => db.setClockOffset(next));
+          offset = next;
+        }
+        if (moved !== undefined)
+          storage(() => db.putTarget(moved.name, { movedAt: new Date(now()).toISOString(), was: moved.content }));
+        return send(res, 200, faultState());
+      }
+      default:
+        throw refuse(404, 'provider_route_not_found', `no route ${method} ${url.pathname}`);
+    }
+  };
+  return (req: IncomingMessage, res: ServerResponse) => {
+    route(req, res).catch((error: unknown) => {
+      const refusal = error instanceof Refusal ? error : refuse(500, 'provider_internal_error', String(error));
+      send(res, refusal.status, refusal.answer);
+    });
+  };
+}
+
+function fail(code: ProviderCode, message: string, exitCode: number): never {
+  process.stderr.write(JSON.stringify({ code, message }) + '\n');
+  process.exit(exitCode);
+}
+
+function main(): void {
+  let args: Args;
+  try {
+    const { values } = parseArgs({
+      options: {
+        dir: { type: 'string' },
+        identity: { type: 'string' },
+        port: { type: 'string' },
+        'retention-ms': { type: 'string' },
+        'settle-ms': { type: 'string' },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+    const parsed = Args.safeParse(values);
+    if (!parsed.success) fail('provider_usage', describeIssues(parsed.error), 2);
+    args = parsed.data;
+  } catch (error) {
+    fail('provider_usage', (error as Error).message, 2);
+  }
+
+  let db: ProviderDb;
+  try {
+    mkdirSync(args.dir, { recursive: true });
+    db = openProviderDb(join(args.dir, RECORDS_FILE));
+  } catch (error) {
+    fail('provider_start_failed', `cannot open ${join(args.dir, RECORDS_FILE)}: ${(error as Error).message}`, 1);
+  }
+  const faults = new Faults();
+  const server = createServer(handler(db, faults, args));
+  server.on('error', (error) => fail('provider_start_failed', `listen failed: ${error.message}`, 1));
+  server.listen(args.port, '127.0.0.1', () => {
+    const address = server.address();
+    if (address === null || typeof address === 'string') fail('provider_start_failed', 'no TCP address', 1);
+    const url = `http://127.0.0.1:${address.port}`;
+    process.stdout.write(JSON.stringify({ url, identity: sha256Of(args.identity) }) + '\n');
+  });
+  const stop = () => {
+    faults.release();
+    server.close();
+    server.closeAllConnections();
+    db.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+main();
