@@ -92,7 +92,13 @@ export async function performEffect(
   const adapter = adapterOf(deps, task, name);
   const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'effect');
   // Before the intent: nothing durable names the request id yet, so a crash here repeats the check.
-  const recheck = await recheckObservation(task, adapter, name, candidate);
+  const recheck = await recheckObservation(task, adapter, name, candidate).catch((error: unknown) => {
+    deps.step(
+      task,
+      `observing ${name} before ${candidate.id} failed (${error instanceof Error ? error.message : error}); nothing is intended`,
+    );
+    throw error;
+  });
   if (!recheck.ok) {
     deps.step(
       task,

@@ -89,7 +89,13 @@ async function compile(deps: FrontierDeps, task: TaskHandle): Promise<void> {
   for (const source of sourcesOf(task.spec))
     sources.set(source.id, await readSource({ workspace, world: task.spec.world }, source));
   const stage = assignedStage(task);
-  const observations = await candidateObservations(deps.options.effectAdapters, stage);
+  const observations = await candidateObservations(deps.options.effectAdapters, stage).catch((error: unknown) => {
+    deps.step(
+      task,
+      `observing an Effect's endpoint failed (${error instanceof Error ? error.message : error}); no Context compiled`,
+    );
+    throw error;
+  });
   const compiled = compileContext(task.store, task.spec, task.context, stage, {
     workspaceDigest: await sourceDigest(workspace, { exclude: deps.artifactNames(task) }),
     sources,

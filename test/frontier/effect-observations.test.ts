@@ -122,6 +122,28 @@ describe('Effect observations (real Host, real store, a real HTTP provider on lo
     assert.equal(h.supervisor.getTask(taskId)!.context.effect?.status, 'recorded');
   });
 
+  it('an observation that cannot be made when the decision is admitted: context_stale with current null, the stage reruns, one perform under generation 2', async () => {
+    const p = await provider();
+    const h = await host(p);
+    p.fault({ afterReads: 2, change: 'unavailable' });
+    const taskId = await decide(h, 'charge');
+    await h.supervisor.waitFor(taskId, ['waiting']);
+    const stale = h.supervisor.events(taskId).find((e) => e.type === 'decision.submit')!;
+    assert.equal((stale.disposition as { code?: string }).code, 'context_stale');
+    assert.deepEqual(
+      (stale.data['stale'] as Array<{ sourceId: string; current: string | null }>).map((s) => [s.sourceId, s.current]),
+      [
+        ['effect:charge/endpoint', null],
+        ['effect:charge/target', null],
+        ['effect:charge/capabilities', null],
+      ],
+    );
+    assert.deepEqual(
+      p.performs.map((r) => r.key),
+      [`${taskId}/a1/g2/effect`],
+    );
+  });
+
   it('a target moved between the decision and perform: effect.refuse context_stale before any intent, 0 performs under generation 1, the stage reruns', async () => {
     const p = await provider();
     const h = await host(p);

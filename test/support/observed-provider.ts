@@ -29,7 +29,8 @@ export type ProviderReceipt = z.infer<typeof ProviderReceipt>;
 /** What changes after the `afterReads`-th read of a target (then the switch is spent). */
 export interface ProviderFault {
   afterReads: number;
-  change: 'target' | 'identity' | 'capabilities';
+  /** `unavailable`: that one read answers 503. */
+  change: 'target' | 'identity' | 'capabilities' | 'unavailable';
 }
 
 export interface ObservedProvider {
@@ -85,7 +86,9 @@ export async function startObservedProvider(): Promise<ObservedProvider> {
         if (armed.change === 'target') versions.set(name, (versions.get(name) ?? 0) + 1);
         if (armed.change === 'identity') identity = 'provider-key-2';
         if (armed.change === 'capabilities') lookupWindowMs = 1_000;
+        const unavailable = armed.change === 'unavailable';
         armed = undefined;
+        if (unavailable) return send(res, 503, { error: 'provider_unavailable' });
       }
       const version = versions.get(name);
       if (version === undefined) return send(res, 404, { error: 'provider_target_absent' });
@@ -152,6 +155,8 @@ export function observedAdapter(url: string, options: { lookup?: 'keyed' | 'none
   const observe = async ({ operation, target }: EffectTarget): Promise<EffectObservation> => {
     const read = await fetch(`${url}/targets/${encodeURIComponent(target)}`);
     await read.arrayBuffer();
+    // Only a 404 says the target is absent; any other failure is no observation at all.
+    if (read.status !== 200 && read.status !== 404) throw new Error(`target read answered HTTP ${read.status}`);
     const capabilities = await (await fetch(`${url}/capabilities/${encodeURIComponent(operation)}`)).json();
     return {
       endpointIdentity: read.headers.get(IDENTITY_HEADER) ?? '',
