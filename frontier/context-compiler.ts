@@ -11,7 +11,7 @@ import {
   sourcesOf,
 } from '../objects/index.js';
 import { grantsOf } from './permission-requests.js';
-import { compileReadSet, currentGoal, type SourceRead } from '../kernel/index.js';
+import { compileReadSet, currentGoal, type CandidateObservation, type SourceRead } from '../kernel/index.js';
 
 export interface CompiledContext {
   /** The Context: the read set (and candidates) the provider's work is bound to; `digest` names it. */
@@ -27,6 +27,8 @@ export interface ContextInputs {
   workspaceDigest: string;
   /** Each spec source as read now (null: absent). */
   sources: ReadonlyMap<string, SourceRead | null>;
+  /** Each `effect` candidate's observation, by candidate id, when its adapter observes (effect-actions.ts). */
+  observations?: ReadonlyMap<string, CandidateObservation>;
 }
 
 /** Introduces the text that is not the Task's: untrusted sources and evidence, quoted as data. */
@@ -57,7 +59,12 @@ function shownText(read: SourceRead | null): string {
 }
 
 /** The decision a decision stage asks for: candidates with their support, and the artifact to write. */
-function decisionSection(stage: Stage, candidates: CompiledCandidate[], contextDigest: string): string[] {
+function decisionSection(
+  stage: Stage,
+  candidates: CompiledCandidate[],
+  contextDigest: string,
+  observations: ReadonlyMap<string, CandidateObservation> | undefined,
+): string[] {
   const decision = stage.decision;
   if (!decision) return [];
   const support = (c: CompiledCandidate) =>
@@ -69,9 +76,18 @@ function decisionSection(stage: Stage, candidates: CompiledCandidate[], contextD
   return [
     '',
     `Decision: choose exactly one candidate by its id. The Host performs the chosen action, you do not; ${admits}.`,
-    ...candidates.map((c) => `- ${c.id}: ${c.summary} (supported by ${support(c)})`),
+    ...candidates.map(
+      (c) => `- ${c.id}: ${c.summary} (supported by ${support(c)})${observed(observations?.get(c.id))}`,
+    ),
     `Write ${decision.artifact} as JSON: {"contextDigest": "${contextDigest}", "candidateId": "<one id above>", "rationale": "<why>"}`,
   ];
+}
+
+/** What the Host observed of an `effect` candidate's endpoint and target, for the prompt (nothing when it has no observation). */
+function observed(observation: CandidateObservation | undefined): string {
+  if (!observation) return '';
+  const { endpoint, target, capabilities } = observation.values;
+  return `; observed: endpoint ${endpoint}, target ${target ?? 'absent'}, capabilities ${capabilities}`;
 }
 
 /** Permission requests a person answered: trusted (the Host's own record of answered DecisionRequests). */
@@ -135,6 +151,7 @@ export function compileContext(
     goal,
     workspaceDigest: inputs.workspaceDigest,
     sources: inputs.sources,
+    observations: inputs.observations,
   });
   const body: ReadSetContext = {
     taskId: context.taskId,
@@ -204,7 +221,7 @@ export function compileContext(
     ...(assignmentBody.instructions ? ['', assignmentBody.instructions] : []),
     ...(trusted.length ? ['', "Trusted sources: the Task's authority, each bound by its digest.", ...trusted] : []),
     ...grantedSection(grants),
-    ...decisionSection(stage, candidates, digest),
+    ...decisionSection(stage, candidates, digest, inputs.observations),
     ...(placed.has('evidence') ? [] : rest(evidenceText, placed)),
     ...(untrusted.length ? ['', DATA_HEADING, ...untrusted] : []),
   ].join('\n');

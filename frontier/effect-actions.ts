@@ -5,6 +5,7 @@ import { digestOf } from '../store/index.js';
 import { type TaskHandle, HostError, REVOKED_WITH_CONTEXT, openDecisionRequest } from '../kernel/index.js';
 import { clientRequestId, type FrontierDeps } from './work-options.js';
 import type { EffectAdapter } from './effect-adapter.js';
+import { recheckObservation } from './effect-observations.js';
 
 /**
  * External Effects (docs/effects.md): an operation the Host does not own (a ledger
@@ -15,7 +16,7 @@ import type { EffectAdapter } from './effect-adapter.js';
  * up — never by performing it again.
  */
 
-export type { EffectAdapter, EffectTarget } from './effect-adapter.js';
+export type { EffectAdapter, EffectObservation, EffectTarget } from './effect-adapter.js';
 
 /** Receipts are kept as objects, so they must be JSON. */
 const Receipt = z.json();
@@ -43,9 +44,43 @@ const receiptObject = (task: TaskHandle, requestId: string, via: 'perform' | 'lo
 };
 
 /**
- * `act` for an `effect` candidate: commits the intent (operation, target, endpoint, input digest,
- * deterministic request id), then calls the adapter once. A receipt is recorded; an error that
- * proves nothing was done fails the Effect; anything else makes it unknown.
+ * The receipts whose input digest (the adapter's `receiptInputDigest`) is not the intent's: each
+ * was performed for other input, so none may stand for this Effect. A receipt that does not say
+ * is not one of them (nothing contradicts it); an adapter without `receiptInputDigest` checks none.
+ */
+function foreignReceipts(adapter: EffectAdapter, inputDigest: string, receipts: readonly unknown[]): unknown[] {
+  if (!adapter.receiptInputDigest) return [];
+  return receipts.filter((receipt) => {
+    const digest = adapter.receiptInputDigest!(receipt);
+    return digest !== undefined && digest !== inputDigest;
+  });
+}
+
+/** `effect.conflict`: receipts for other input than the intent's; kept as objects, never recorded as the Effect. */
+async function sendConflict(
+  deps: FrontierDeps,
+  task: TaskHandle,
+  requestId: string,
+  via: 'perform' | 'lookup',
+  receipts: readonly unknown[],
+  inputDigest: string,
+): Promise<void> {
+  const objects = receipts.map((receipt) => receiptObject(task, requestId, via, receipt));
+  const reason = `${receipts.length} receipt(s) under ${requestId} (via ${via}) for other input than the intent's ${inputDigest}`;
+  deps.step(task, `${reason}: the Task is blocked`);
+  await task.send(
+    { type: 'effect.conflict', requestId, receiptDigests: objects.map((o) => o.digest), reason },
+    { objects: objects.map((o) => ({ kind: 'effect-receipt', body: o.body })) },
+  );
+}
+
+/**
+ * `act` for an `effect` candidate: observes the endpoint and target again (an adapter with
+ * `observe`) and refuses, before any intent, when they moved from what the Context bound; then
+ * commits the intent (operation, target, endpoint, input digest, deterministic request id) and
+ * calls the adapter once. A receipt is recorded, unless it says it was for other input
+ * (`identity_conflict`); an error that proves nothing was done fails the Effect; anything else
+ * makes it unknown.
  */
 export async function performEffect(
   deps: FrontierDeps,
@@ -56,6 +91,33 @@ export async function performEffect(
   const { adapter: name, operation, target, input, reconcile } = candidate.action;
   const adapter = adapterOf(deps, task, name);
   const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'effect');
+  // Before the intent: nothing durable names the request id yet, so a crash here repeats the check.
+  const recheck = await recheckObservation(task, adapter, name, candidate).catch((error: unknown) => {
+    deps.step(
+      task,
+      `observing ${name} before ${candidate.id} failed (${error instanceof Error ? error.message : error}); nothing is intended`,
+    );
+    throw error;
+  });
+  if (!recheck.ok) {
+    deps.step(
+      task,
+      `${candidate.id} refused ${recheck.code} before its intent (${recheck.reason}); nothing is performed`,
+    );
+    await task.send({
+      type: 'effect.refuse',
+      generation: context.generation,
+      candidateId: candidate.id,
+      code: recheck.code,
+      reason: recheck.reason,
+      ...(recheck.code === 'context_stale' ? { stale: recheck.stale } : {}),
+    });
+    return;
+  }
+  const observed = recheck.observation
+    ? { endpointIdentity: recheck.observation.endpointIdentity, targetVersion: recheck.observation.targetVersion }
+    : {};
+  const inputDigest = digestOf(input);
   const intent = OBJECT_KINDS['effect-intent'].parse({
     taskId: task.taskId,
     generation: context.generation,
@@ -66,7 +128,8 @@ export async function performEffect(
     operation,
     target,
     input,
-    inputDigest: digestOf(input),
+    inputDigest,
+    ...observed,
   });
   const intended = await task.send(
     {
@@ -102,6 +165,8 @@ export async function performEffect(
     await task.send({ type: 'effect.lost', requestId, reason: 'the answer is not a JSON receipt' });
     return;
   }
+  if (foreignReceipts(adapter, inputDigest, [receipt.data]).length)
+    return sendConflict(deps, task, requestId, 'perform', [receipt.data], inputDigest);
   const object = receiptObject(task, requestId, 'perform', receipt.data);
   deps.step(task, `${requestId} performed: receipt recorded`);
   await task.send(
@@ -119,20 +184,44 @@ export async function confirmEffect(deps: FrontierDeps, task: TaskHandle): Promi
 
 /**
  * `reconcile_effect`, and `act` for a `reconcile` candidate: looks the Effect's request id up and
- * records every receipt found (one: recorded; more: blocked; none: an operator is asked). A lookup
- * that fails changes nothing: the Effect stays unknown and the next boot or commit asks again.
+ * records every receipt found (one: recorded; more: blocked; none: an operator is asked; any for
+ * other input than the intent's: blocked). An adapter without `lookup`, or whose lookup answers
+ * null, cannot say what happened: the Host records that (`unanswerable`) and an operator is asked,
+ * never a retry. A lookup that fails changes nothing: the Effect stays unknown and the next boot
+ * or commit asks again.
  */
 export async function reconcileEffect(deps: FrontierDeps, task: TaskHandle): Promise<void> {
   const effect = task.context.effect!;
-  const intent = task.store.getObject<{ adapter: string }>(effect.intentDigest, 'effect-intent').body;
+  const intent = OBJECT_KINDS['effect-intent'].parse(task.store.getObject(effect.intentDigest, 'effect-intent').body);
   const adapter = adapterOf(deps, task, intent.adapter);
-  const found = parsed(Receipts, await adapter.lookup(effect.requestId), `lookup ${effect.requestId}`);
+  const at = { operation: intent.operation, target: intent.target };
+  const answer = adapter.lookup ? await adapter.lookup(effect.requestId, at) : null;
+  if (answer === null) {
+    const unanswerable = adapter.lookup ? 'declined' : 'no-lookup';
+    deps.step(task, `${intent.adapter} cannot be asked what happened under ${effect.requestId} (${unanswerable})`);
+    await task.send({ type: 'effect.reconcile', requestId: effect.requestId, receiptDigests: [], unanswerable });
+    return;
+  }
+  const found = parsed(Receipts, answer, `lookup ${effect.requestId}`);
+  const foreign = foreignReceipts(adapter, intent.inputDigest, found);
+  if (foreign.length) return sendConflict(deps, task, effect.requestId, 'lookup', found, intent.inputDigest);
   const objects = found.map((receipt) => receiptObject(task, effect.requestId, 'lookup', receipt));
   deps.step(task, `looked ${effect.requestId} up in ${intent.adapter}: ${found.length} receipt(s)`);
   await task.send(
     { type: 'effect.reconcile', requestId: effect.requestId, receiptDigests: objects.map((o) => o.digest) },
     { objects: objects.map((o) => ({ kind: 'effect-receipt', body: o.body })) },
   );
+}
+
+/** Why the latest lookup of `requestId` found nothing: the provider could not be asked, or it was asked. */
+function unanswerableOf(task: TaskHandle, requestId: string): 'no-lookup' | 'declined' | undefined {
+  let latest: 'no-lookup' | 'declined' | undefined;
+  for (const { event } of task.store.stream(task.taskId)) {
+    if (event.type !== 'effect.reconcile') continue;
+    const data = event.data as { requestId?: string; unanswerable?: 'no-lookup' | 'declined' };
+    if (data.requestId === requestId) latest = data.unanswerable;
+  }
+  return latest;
 }
 
 /**
@@ -154,6 +243,7 @@ export function operatorRequestId(task: Pick<TaskHandle, 'context'>, requestId: 
 export async function escalateEffect(deps: FrontierDeps, task: TaskHandle): Promise<void> {
   const effect = task.context.effect!;
   const intent = OBJECT_KINDS['effect-intent'].parse(task.store.getObject(effect.intentDigest, 'effect-intent').body);
+  const unanswerable = unanswerableOf(task, effect.requestId);
   await openDecisionRequest(deps, task, 'effect', {
     requestId: operatorRequestId(task, effect.requestId),
     pendingAction: `${intent.operation} ${intent.target} through ${intent.adapter} (${effect.requestId})`,
@@ -162,7 +252,16 @@ export async function escalateEffect(deps: FrontierDeps, task: TaskHandle): Prom
       { id: 'reconcile', summary: `look ${effect.requestId} up again` },
       { id: 'abandon', summary: 'classify it as not performed; the Task waits for a new Assignment' },
     ],
-    evidence: [`intent ${effect.intentDigest}`, `no receipt under ${effect.requestId} at lookup`],
+    evidence: [
+      `intent ${effect.intentDigest}`,
+      unanswerable === undefined
+        ? `no receipt under ${effect.requestId} at lookup`
+        : `${intent.adapter} cannot be asked what happened under ${effect.requestId}: ${
+            unanswerable === 'no-lookup'
+              ? 'it has no lookup'
+              : 'its lookup cannot answer (window passed or no provider id)'
+          }`,
+    ],
     unresolvedClaims: [`whether ${intent.operation} ${intent.target} happened`],
     consequence: 'performing it again could do it twice; classifying it wrongly loses it',
     reversibility: 'unknown',

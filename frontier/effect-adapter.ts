@@ -9,6 +9,20 @@ export interface EffectTarget {
   readonly target: string;
 }
 
+/**
+ * What an adapter's `observe` reads of the endpoint and the target now. The Host binds each part
+ * in the Context of a decision stage offering the candidate (docs/context.md) and compares them
+ * again immediately before `perform` (docs/effects.md).
+ */
+export interface EffectObservation {
+  /** The endpoint's identity as the provider states it now (a key fingerprint, an origin): compared with the intent's. */
+  endpointIdentity: string;
+  /** The target's current version (an ETag, a content digest); null when the target does not exist. */
+  targetVersion: string | null;
+  /** What the provider declares: whether it honours an idempotency key, whether and how long a lookup can answer. */
+  capabilities: { idempotency: 'key' | 'provider-id' | 'none'; lookup: boolean; lookupWindowMs: number | null };
+}
+
 /** What an embedder registers per adapter name (`openHost({ effectAdapters })`). */
 export interface EffectAdapter {
   /** The binding identity recorded in each intent (an endpoint, an account): where the Effect goes. */
@@ -19,8 +33,16 @@ export interface EffectAdapter {
    * `intent` is what the candidate named besides its input (the intent object records all three).
    */
   perform(requestId: string, input: Record<string, unknown>, intent: EffectTarget): Promise<unknown>;
-  /** Every receipt the system holds under `requestId` (none, one or more). Changes nothing. */
-  lookup(requestId: string): Promise<unknown[]>;
+  /**
+   * Every receipt the system holds under `requestId` (none, one or more). Changes nothing. Absent,
+   * or resolving to null: this provider cannot say what happened under `requestId` (no lookup, the
+   * lookup window passed, the provider's id never came back), and the Host asks an operator.
+   */
+  lookup?(requestId: string, intent: EffectTarget): Promise<unknown[] | null>;
   /** Whether an error `perform` threw proves nothing was performed (a refusal); default: never. */
   notPerformed?(error: unknown): boolean;
+  /** Reads the target and the endpoint now; changes nothing. */
+  observe?(intent: EffectTarget): Promise<EffectObservation>;
+  /** The input digest a receipt says it was performed for (`digestOf(input)`), if the receipt says. */
+  receiptInputDigest?(receipt: unknown): string | undefined;
 }

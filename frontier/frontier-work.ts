@@ -9,6 +9,7 @@ import { dispatchRun, reconcileRun } from './dispatch-run.js';
 import { frontierDeps, type FrontierDeps, type FrontierWorkOptions } from './work-options.js';
 import { observeRun } from './observe-run.js';
 import { verifyAcceptance } from './verify-acceptance.js';
+import { candidateObservations, observationReader } from './effect-observations.js';
 
 export { clientRequestId, type HarnessConfig, type HarnessFactory, type FrontierWorkOptions } from './work-options.js';
 
@@ -77,6 +78,7 @@ export function createFrontierWork(options: FrontierWorkOptions): EffectRunner {
       }
     },
     harnesses: Object.keys(options.harnesses),
+    readObservation: observationReader(options.effectAdapters),
   };
 }
 
@@ -86,9 +88,18 @@ async function compile(deps: FrontierDeps, task: TaskHandle): Promise<void> {
   const sources = new Map<string, SourceRead | null>();
   for (const source of sourcesOf(task.spec))
     sources.set(source.id, await readSource({ workspace, world: task.spec.world }, source));
-  const compiled = compileContext(task.store, task.spec, task.context, assignedStage(task), {
+  const stage = assignedStage(task);
+  const observations = await candidateObservations(deps.options.effectAdapters, stage).catch((error: unknown) => {
+    deps.step(
+      task,
+      `observing an Effect's endpoint failed (${error instanceof Error ? error.message : error}); no Context compiled`,
+    );
+    throw error;
+  });
+  const compiled = compileContext(task.store, task.spec, task.context, stage, {
     workspaceDigest: await sourceDigest(workspace, { exclude: deps.artifactNames(task) }),
     sources,
+    ...(observations.size ? { observations } : {}),
   });
   const { items, candidates } = compiled.body;
   const trusted = items.filter((i) => i.trust === 'trusted').length;

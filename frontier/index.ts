@@ -3,4 +3,4 @@
 export { openHost, type Host, type HostOptions } from './host.js';
 export { createFrontierWork, clientRequestId, type HarnessFactory } from './frontier-work.js';
 export { HarnessConfig, HostConfig, ApprovalPolicy, DEFAULT_APPROVALS, parseHostConfig } from './harness-config.js';
-export type { EffectAdapter, EffectTarget } from './effect-adapter.js';
+export type { EffectAdapter, EffectObservation, EffectTarget } from './effect-adapter.js';

@@ -2,7 +2,7 @@ import type { RevokedBy, StaleSource, TaskContext } from '../machines/index.js';
 import { DecisionRequestObject, type CandidateAction } from '../objects/index.js';
 import type { EventStore } from '../store/index.js';
 import type { EventInput } from './event-input.js';
-import { contextOf, staleSources, type SourceReader } from './read-set.js';
+import { contextOf, staleSources, type ObservationReader, type SourceReader } from './read-set.js';
 import { revocationOf } from './request-revocation.js';
 
 /**
@@ -51,6 +51,7 @@ export async function admissionFacts(
   read: SourceReader | undefined,
   now: number,
   harnesses?: readonly string[],
+  observe?: ObservationReader,
 ): Promise<AdmissionFacts | undefined> {
   if (input.type === 'assignment.commit')
     return harnesses && !harnesses.includes(input.harness) ? { stale: [], harnesses: [...harnesses] } : undefined;
@@ -65,8 +66,9 @@ export async function admissionFacts(
   const compiled = contextOf(store, taskId, input.contextDigest);
   if (!compiled) return { stale: [], known: false, generation: 0, authority: null };
   const candidate = compiled.readSet?.candidates.find((c) => c.id === input.candidateId);
+  const observing = observe && candidate ? { reader: observe, candidateId: candidate.id } : undefined;
   const stale =
-    current && candidate && compiled.readSet ? await staleSources(compiled.readSet, context.goal, read) : [];
+    current && candidate && compiled.readSet ? await staleSources(compiled.readSet, context.goal, read, observing) : [];
   const facts: AdmissionFacts = {
     stale,
     known: true,

@@ -2,6 +2,7 @@ import type { FrontierWork, TaskContext } from '../machines/index.js';
 import type { EventStore } from '../store/index.js';
 import type { TaskSpec } from '../objects/index.js';
 import type { Attachments, SendResult } from './send-result.js';
+import type { ObservationReader } from './read-set.js';
 
 /** What an frontier runner sees of a Task: its committed state and a way to send Host facts back. */
 export interface TaskHandle {
@@ -26,5 +27,7 @@ export interface EffectRunner {
   perform(task: TaskHandle, work: FrontierWork, signal: AbortSignal): Promise<void>;
   /** The harness names an Assignment may name; with them, one naming another is refused `harness_unknown` at admission. */
   readonly harnesses?: readonly string[];
+  /** Observes an `effect` candidate's endpoint and target when a decision choosing it is admitted (read-set.ts). */
+  readonly readObservation?: ObservationReader;
   close?(): Promise<void>;
 }

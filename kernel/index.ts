@@ -33,5 +33,20 @@ export { openDecisionRequest, REVOKED_WITH_CONTEXT, type RequestOpener } from '.
 export { RequestDeadlines } from './request-deadlines.js';
 export { revocationOf, type JournalEvent } from './request-revocation.js';
 export { assignedStage } from './stages.js';
-export { compileReadSet, contextOf, currentGoal, readSource, workspacesOf, type SourceRead } from './read-set.js';
+export {
+  compileReadSet,
+  contextOf,
+  currentGoal,
+  readSource,
+  workspacesOf,
+  observationValues,
+  observedDigest,
+  observationItemId,
+  ABSENT,
+  type SourceRead,
+  type ObservationValues,
+  type ObservationReader,
+  type ObservationLocation,
+  type CandidateObservation,
+} from './read-set.js';
 export { defaultHostId, type ClusterOptions, type LeaseEvent } from './cluster/cluster.js';

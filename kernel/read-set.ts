@@ -122,6 +122,58 @@ export function sourceTrust(spec: TaskSpec): Map<string, Trust> {
   return trust;
 }
 
+/** The three parts of an Effect observation an item binds. */
+export type ObservedAspect = 'endpoint' | 'target' | 'capabilities';
+
+/** An Effect observation as items bind it: each aspect's value (capabilities as JSON; target null: absent). */
+export type ObservationValues = {
+  readonly endpoint: string;
+  readonly target: string | null;
+  readonly capabilities: string;
+};
+
+/** What an observation is of: an `effect` candidate's adapter, operation and target. */
+export interface ObservationLocation {
+  adapter: string;
+  operation: string;
+  target: string;
+}
+
+/**
+ * Observes an Effect's endpoint and target now (the Host gives one built on its adapters'
+ * `observe`); null when it cannot (no such adapter here, or `observe` failed).
+ */
+export type ObservationReader = (at: ObservationLocation) => Promise<ObservationValues | null>;
+
+/** An observation's values, with the capabilities in a fixed key order so equal declarations compare equal. */
+export function observationValues(observation: {
+  endpointIdentity: string;
+  targetVersion: string | null;
+  capabilities: { idempotency: string; lookup: boolean; lookupWindowMs: number | null };
+}): ObservationValues {
+  const { idempotency, lookup, lookupWindowMs } = observation.capabilities;
+  return {
+    endpoint: observation.endpointIdentity,
+    target: observation.targetVersion,
+    capabilities: JSON.stringify({ idempotency, lookup, lookupWindowMs }),
+  };
+}
+
+/** The digest an observation item binds for a value (null: absent). */
+export function observedDigest(value: string | null): string {
+  return value === null ? ABSENT : sha256Text(value);
+}
+
+/** The item id of one aspect of a candidate's observation: `effect:<candidate>/<aspect>`. */
+export function observationItemId(candidateId: string, aspect: ObservedAspect): string {
+  return `effect:${candidateId}/${aspect}`;
+}
+
+/** An `effect` candidate's observation, as the compiler binds it. */
+export interface CandidateObservation extends ObservationLocation {
+  values: ObservationValues;
+}
+
 /** What the compiler binds besides the Task's own objects. */
 export interface ReadSetInput {
   spec: TaskSpec;
@@ -131,6 +183,34 @@ export interface ReadSetInput {
   workspaceDigest: string;
   /** Each spec source as read now (null: absent). */
   sources: ReadonlyMap<string, SourceRead | null>;
+  /** Each `effect` candidate's observation by candidate id (only those whose adapter observes). */
+  observations?: ReadonlyMap<string, CandidateObservation> | undefined;
+}
+
+const ASPECTS: ReadonlyArray<{ aspect: ObservedAspect; what: string }> = [
+  { aspect: 'endpoint', what: "the endpoint's identity" },
+  { aspect: 'target', what: "the target's version" },
+  { aspect: 'capabilities', what: 'the capabilities it declares' },
+];
+
+/** The read-set items of one candidate's observation: endpoint identity, target version, capabilities. */
+function observationItems(candidateId: string, observed: CandidateObservation): ReadSetItem[] {
+  return ASPECTS.map(({ aspect, what }) => ({
+    sourceId: observationItemId(candidateId, aspect),
+    digest: observedDigest(observed.values[aspect]),
+    trust: 'trusted' as const,
+    claim: 'asserted' as const,
+    selectedBy: `${what} as ${observed.adapter} states it now, for candidate ${candidateId} (${observed.operation} ${observed.target})`,
+    dependsOn: [],
+    observed: {
+      candidateId,
+      adapter: observed.adapter,
+      operation: observed.operation,
+      target: observed.target,
+      aspect,
+      value: observed.values[aspect],
+    },
+  }));
 }
 
 /** The read set of the current Assignment's Context, and its candidates for a decision stage. */
@@ -198,6 +278,10 @@ export function compileReadSet(input: ReadSetInput): Pick<ReadSetContext, 'items
       dependsOn: [],
     });
   }
+  for (const candidate of stage.decision?.candidates ?? []) {
+    const observed = input.observations?.get(candidate.id);
+    if (observed) items.push(...observationItems(candidate.id, observed));
+  }
   const candidates: CompiledCandidate[] = (stage.decision?.candidates ?? []).map((candidate) => {
     const supportedBy = candidate.supportedBy.map((sourceId) => ({
       sourceId,
@@ -223,17 +307,31 @@ export const ABSENT = `sha256:${'0'.repeat(64)}`;
  * source re-read through `read` (the Task's own objects are immutable; untrusted items carry no
  * authority, so their moving does not invalidate). A trusted item depending on a moved one is
  * stale through it. Without a reader (a TaskActor made without one) only the Goal is checked; the
- * Supervisor always gives one (`kernelSourceReader`).
+ * Supervisor always gives one (`kernelSourceReader`). With `observe` (a decision, on a Host whose
+ * frontier can observe), the chosen candidate's observation items are observed again, once per
+ * adapter, operation and target; one that cannot be observed now is stale with `current` null.
+ * Other events do not re-read observations: the Effect itself moves the target it observed.
  */
 export async function staleSources(
   body: ReadSetContext,
   goal: { revision: number },
   read: SourceReader | undefined,
+  observe?: { reader: ObservationReader; candidateId: string },
 ): Promise<StaleSource[]> {
   const stale: StaleSource[] = [];
+  const observations = new Map<string, Promise<ObservationValues | null>>();
   for (const item of body.items) {
     if (item.sourceId === 'goal' && item.revision !== goal.revision) {
       stale.push({ sourceId: 'goal', bound: `revision ${item.revision}`, current: `revision ${goal.revision}` });
+    } else if (item.observed) {
+      // Only the chosen candidate's observation binds its decision; one that cannot be made now has not held.
+      if (!observe || item.observed.candidateId !== observe.candidateId) continue;
+      const { adapter, operation, target, aspect } = item.observed;
+      const key = JSON.stringify([adapter, operation, target]);
+      if (!observations.has(key)) observations.set(key, observe.reader({ adapter, operation, target }));
+      const now = await observations.get(key)!;
+      const current = now === null ? null : observedDigest(now[aspect]);
+      if (current !== item.digest) stale.push({ sourceId: item.sourceId, bound: item.digest, current });
     } else if (item.trust === 'trusted' && item.location && read) {
       const current = await read(item.location);
       const bound = item.digest === ABSENT ? null : item.digest;

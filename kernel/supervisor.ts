@@ -412,6 +412,7 @@ export class Supervisor {
       // The kernel's own reader, not the frontier runner's: admission is the same however the Host is opened.
       readSource: (location, context) => kernelSourceReader(this.root, { taskId, spec, context })(location),
       harnesses: effects?.harnesses,
+      readObservation: effects?.readObservation,
       onStoreRefusal: (code) => {
         if (!this.cluster) return;
         // Another Host holds the Task now; or the write's outcome is unknown, so the mirror may

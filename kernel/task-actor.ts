@@ -17,7 +17,7 @@ import { hostCodeOf } from './errors.js';
 import { fingerprint, parseEventInput, type EventInput, type Refusal } from './event-input.js';
 import { claimsFor, eventRecord, kernelEvent, type KernelEvent } from './kernel-event.js';
 import { admissionFacts } from './admission-facts.js';
-import type { SourceLocation } from './read-set.js';
+import type { ObservationReader, SourceLocation } from './read-set.js';
 import type { Attachments, Committed, SendResult } from './send-result.js';
 
 export type { TaskSnapshot };
@@ -35,6 +35,12 @@ export interface TaskActorOptions {
    * Supervisor gives its own, `kernelSourceReader`); without one only the Goal is re-validated.
    */
   readSource?: ((location: SourceLocation, context: TaskContext) => Promise<string | null>) | undefined;
+  /**
+   * Observes an `effect` candidate's endpoint and target again when a decision choosing it is
+   * admitted (the frontier runner's `readObservation`); without one, observation items are left
+   * to the re-check before the Effect is performed.
+   */
+  readObservation?: ObservationReader | undefined;
   /** The harnesses the Host runs: an `assignment.commit` naming another is retained, refused `harness_unknown`. */
   harnesses?: readonly string[] | undefined;
   /** Told of every store failure of an append (the event is refused with its code): the Supervisor stops serving a Task whose lease was lost. */
@@ -215,6 +221,7 @@ export class TaskActor {
       read,
       Date.parse(this.clock.wall()),
       this.options.harnesses,
+      this.options.readObservation,
     );
     const taken = kernelEvent(input, {
       taskId: this.taskId,

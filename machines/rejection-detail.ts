@@ -134,7 +134,10 @@ function rejectionDetail(context: TaskContext, event: TaskEvent, reason: Rejecti
     return `${event.jobIds.length} jobs claim ${event.clientRequestId}`;
   if (reason === 'identity_conflict' && event.type === 'effect.reconcile')
     return `${event.receiptDigests.length} receipts under ${event.requestId}`;
+  if (reason === 'identity_conflict' && event.type === 'effect.conflict') return event.reason;
   if (reason === 'effect_failed' && event.type === 'effect.fail') return `${event.code}: ${event.reason}`;
+  if (reason === 'effect_endpoint_changed' && event.type === 'effect.refuse')
+    return `${event.candidateId}: ${event.reason}`;
   if (reason === 'action_failed' && event.type === 'action.record')
     return `${event.candidateId}: exit ${event.exitCode ?? 'none'}`;
   return undefined;

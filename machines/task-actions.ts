@@ -31,6 +31,7 @@ export const TASK_ACTIONS = {
   rejectAction: reject('action_failed'),
   rejectEffectFailed: reject('effect_failed'),
   rejectEffectUnknown: reject('effect_unknown'),
+  rejectEndpointChanged: reject('effect_endpoint_changed'),
   rejectRequestUnknown: reject('decision_unknown'),
   rejectNotPending: reject('decision_not_pending'),
   rejectExpired: reject('decision_expired'),

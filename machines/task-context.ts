@@ -12,6 +12,7 @@ export type RejectionReason =
   | 'action_failed'
   | 'effect_failed'
   | 'effect_unknown'
+  | 'effect_endpoint_changed'
   | 'decision_unknown'
   | 'decision_not_pending'
   | 'decision_expired'
@@ -37,6 +38,7 @@ export const REJECTION_REASONS = [
   'action_failed',
   'effect_failed',
   'effect_unknown',
+  'effect_endpoint_changed',
   'decision_unknown',
   'decision_not_pending',
   'decision_expired',

@@ -223,6 +223,37 @@ export const TASK_EVENTS = [
       requestId: Id,
       /** The receipts `lookup` found under the request id (recorded as objects), none, one or more. */
       receiptDigests: z.array(Digest),
+      /**
+       * Why there are no receipts without asking (machine version 7): the adapter has no `lookup`
+       * (`no-lookup`), or its lookup answered that it cannot say (`declined`). Absent: looked up.
+       */
+      unanswerable: z.enum(['no-lookup', 'declined']).optional(),
+    },
+    { external: false, refs: { receiptDigests: 'effect-receipt' } },
+  ),
+  taskEvent(
+    'effect.refuse',
+    {
+      generation: Generation,
+      candidateId: Label,
+      /**
+       * Re-checked before the intent (machine version 7): the target moved since the Context bound
+       * it (`context_stale`, with `stale`), or the endpoint's identity or declared capabilities
+       * changed (`effect_endpoint_changed`). Nothing was intended, nothing performed.
+       */
+      code: z.enum(['context_stale', 'effect_endpoint_changed']),
+      reason: z.string().max(2_000),
+      stale: Stale,
+    },
+    { external: false },
+  ),
+  taskEvent(
+    'effect.conflict',
+    {
+      requestId: Id,
+      /** The receipts whose input digest is not the intent's (recorded as objects, never as the Effect). */
+      receiptDigests: z.array(Digest).min(1),
+      reason: z.string().max(2_000),
     },
     { external: false, refs: { receiptDigests: 'effect-receipt' } },
   ),

@@ -37,6 +37,7 @@ export const TASK_GUARDS = {
   actionOk: ({ event }: Args) => event.type === 'action.record' && event.ok,
   sameEffect: ({ context, event }: Args) => 'requestId' in event && context.effect?.requestId === event.requestId,
   reconcileByHost: ({ context }: Args) => context.effect?.reconcile === 'host',
+  refusesStale: ({ event }: Args) => event.type === 'effect.refuse' && event.code === 'context_stale',
   oneReceipt: ({ event }: Args) => event.type === 'effect.reconcile' && event.receiptDigests.length === 1,
   manyReceipts: ({ event }: Args) => event.type === 'effect.reconcile' && event.receiptDigests.length > 1,
   // While an Effect is unknown nothing may perform another or declare it failed: only a lookup can tell.

@@ -10,7 +10,7 @@ import { TASK_GUARDS } from './task-guards.js';
  * guards (task-guards.ts), actions (task-actions.ts) or context, and add a persisted-snapshot fixture for the new version under
  * test/fixtures/machines/.
  */
-export const TASK_MACHINE_VERSION = 6;
+export const TASK_MACHINE_VERSION = 7;
 
 /**
  * How a decision on the current Context is taken (evaluating, waiting): an unknown Context is a
@@ -96,6 +96,13 @@ const EFFECT_RECONCILE = [
   { guard: and(['fromHost', 'sameEffect', 'manyReceipts']), target: '#task.blocked', actions: 'rejectIdentity' },
   { guard: and(['fromHost', 'sameEffect']), target: '#task.effect_unknown.escalating' },
 ] as const;
+
+/** A receipt, from `perform` or a lookup, for other input than the intent's: fail-closed, as for many. */
+const EFFECT_CONFLICT = {
+  guard: and(['fromHost', 'sameEffect']),
+  target: '#task.blocked',
+  actions: 'rejectIdentity',
+} as const;
 
 /**
  * The Host's own submission of its provider's decision leaves `evaluating` whatever it named: a
@@ -311,8 +318,18 @@ export const taskMachine = setup({
           target: 'effecting',
           actions: 'intendEffect',
         },
+        // Re-checked before the intent: a moved target reruns the stage, a changed endpoint waits.
+        'effect.refuse': [
+          {
+            guard: and(['fromHost', 'currentGeneration', 'refusesStale']),
+            target: 'stale',
+            actions: 'rejectStaleContext',
+          },
+          { guard: and(['fromHost', 'currentGeneration']), target: 'waiting', actions: 'rejectEndpointChanged' },
+        ],
         // A `reconcile` candidate: the Host looked the unknown Effect up by its request id.
         'effect.reconcile': EFFECT_RECONCILE,
+        'effect.conflict': EFFECT_CONFLICT,
         'action.record': [
           { guard: and(['fromHost', 'currentGeneration', 'actionOk']), target: 'evaluating', actions: 'recordAction' },
           {
@@ -331,6 +348,7 @@ export const taskMachine = setup({
     effecting: {
       on: {
         'effect.record': { guard: and(['fromHost', 'sameEffect']), target: 'evaluating', actions: 'recordEffect' },
+        'effect.conflict': EFFECT_CONFLICT,
         'effect.lost': [
           {
             guard: and(['fromHost', 'sameEffect', 'reconcileByHost']),
@@ -360,7 +378,7 @@ export const taskMachine = setup({
         ],
       },
       states: {
-        checking: { on: { 'effect.reconcile': EFFECT_RECONCILE } },
+        checking: { on: { 'effect.reconcile': EFFECT_RECONCILE, 'effect.conflict': EFFECT_CONFLICT } },
         escalating: {
           on: { 'request.open': { guard: and(['fromHost', 'requestNew']), target: 'held', actions: 'openRequest' } },
         },

@@ -38,6 +38,22 @@ export const ReadSetItem = z.object({
   dependsOn: z.array(z.string().min(1)),
   /** Where admission re-reads a spec source. */
   location: z.object({ in: z.enum(['workspace', 'world']), path: z.string().min(1) }).optional(),
+  /**
+   * An observation of an `effect` candidate's endpoint or target (its adapter's `observe`): what
+   * was asked, which aspect, and the value the provider gave (capabilities as JSON; null: the
+   * target does not exist). Re-read when a decision for that candidate is admitted and before
+   * the Effect is performed.
+   */
+  observed: z
+    .object({
+      candidateId: z.string().min(1),
+      adapter: z.string().min(1),
+      operation: z.string().min(1),
+      target: z.string().min(1),
+      aspect: z.enum(['endpoint', 'target', 'capabilities']),
+      value: z.string().nullable(),
+    })
+    .optional(),
 });
 export type ReadSetItem = z.infer<typeof ReadSetItem>;
 
@@ -180,6 +196,10 @@ export const EffectIntentObject = z.object({
   target: z.string().min(1),
   input: z.record(z.string(), z.unknown()),
   inputDigest: Digest,
+  /** The endpoint's identity as the adapter's `observe` stated it just before the intent (absent: it has none). */
+  endpointIdentity: z.string().optional(),
+  /** The target's version as observed then (null: the target did not exist). */
+  targetVersion: z.string().nullable().optional(),
 });
 export type EffectIntentObject = z.infer<typeof EffectIntentObject>;
 

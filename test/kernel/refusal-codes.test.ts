@@ -32,6 +32,8 @@ import {
 import { DECISION_HARNESSES, decisionSpec, decisionWorld } from '../support/decision-task.js';
 import { HOUR, operatorRequest } from '../support/decision-requests.js';
 import { EFFECT_HARNESSES, MAINTENANCE, effectSpec } from '../support/effect-task.js';
+import { observedAdapter, startObservedProvider } from '../support/observed-provider.js';
+import { OBSERVED_HARNESSES, observedSpec } from '../support/observed-task.js';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';
 import { losingResponses } from '../../workloads/demo/lost-response.js';
@@ -425,6 +427,35 @@ async function effectsTasks(): Promise<{ state: string; taskIds: string[] }> {
   }
 }
 
+/** An Effect refused before its intent: the provider's endpoint identity changed after the decision was admitted. */
+async function endpointChangedTask(): Promise<{ state: string; taskId: string }> {
+  const provider = await startObservedProvider();
+  const state = tempDir();
+  try {
+    const host = await openHost({
+      state,
+      harnesses: OBSERVED_HARNESSES,
+      effectAdapters: {
+        provider: observedAdapter(provider.url),
+        'provider-plain': observedAdapter(provider.url, { lookup: 'none' }),
+      },
+    });
+    try {
+      // Two target reads at compile, one at the decision's admission; the re-check before the intent sees the change.
+      provider.fault({ afterReads: 3, change: 'identity' });
+      const { taskId } = await host.supervisor.createTask(observedSpec());
+      await host.supervisor.send(taskId, { type: 'assignment.commit', harness: 'pick-charge', stage: 'choose' });
+      assert.equal(await host.supervisor.waitFor(taskId, ['waiting']), 'waiting');
+      assert.deepEqual(provider.performs, []);
+      return { state, taskId };
+    } finally {
+      await host.stop();
+    }
+  } finally {
+    await provider.stop();
+  }
+}
+
 describe('stored refusal codes are data, each a row of docs/errors.md', { timeout: 300_000 }, () => {
   it('every code the statechart can retain, every artifact refusal code and every Host code is a row of the table', () => {
     for (const code of [...REJECTION_REASONS, ...ARTIFACT_REFUSAL_CODES, ...HOST_ERROR_CODES])
@@ -458,6 +489,7 @@ describe('stored refusal codes are data, each a row of docs/errors.md', { timeou
     const requests = await requestsTask();
     const late = await lateEditTask();
     const effects = await effectsTasks();
+    const endpoint = await endpointChangedTask();
 
     const contractEvents = await journal(contracts.state, contracts.taskId);
     const observed = contractEvents.filter((e) => e.type === 'run.observe' && e.code === undefined);
@@ -524,6 +556,7 @@ describe('stored refusal codes are data, each a row of docs/errors.md', { timeou
     const decisionEvents = await journal(decision.state, decision.taskId);
     const requestEvents = await journal(requests.state, requests.taskId);
     const effectEvents = await Promise.all(effects.taskIds.map((id) => journal(effects.state, id)));
+    effectEvents.push(await journal(endpoint.state, endpoint.taskId));
     const codes = [
       contractEvents,
       cheated,
@@ -556,6 +589,7 @@ describe('stored refusal codes are data, each a row of docs/errors.md', { timeou
       'decision_revoked',
       'decision_stale',
       'decision_unknown',
+      'effect_endpoint_changed',
       'effect_failed',
       'effect_unknown',
       'harness_unknown',

@@ -249,4 +249,52 @@ describe('DecisionRequests in the Task statechart', () => {
     });
     assert.equal(reason(take(revoked, answer('yes', { requestId: 'q2' }))), 'decision_revoked');
   });
+
+  it('machine version 7: effect.refuse before any intent reruns on a moved target and waits on a changed endpoint, the Effect untouched', () => {
+    const refuse = (code: string, over: Record<string, unknown> = {}) => ({
+      type: 'effect.refuse',
+      generation: 1,
+      candidateId: 'apply',
+      code,
+      reason: 'endpoint bound k1, now k2',
+      ...over,
+    });
+    const stale = [{ sourceId: 'effect:apply/target', bound: D('1'), current: D('2') }];
+    const moved = take(acting(), refuse('context_stale', { stale }));
+    assert.deepEqual([state(moved), reason(moved), moved.context.effect], ['stale', 'context_stale', null]);
+    assert.equal(taskFrontier(moved.value), 'rerun');
+    const changed = take(acting(), refuse('effect_endpoint_changed'));
+    assert.deepEqual(
+      [state(changed), reason(changed), changed.context.effect],
+      ['waiting', 'effect_endpoint_changed', null],
+    );
+    assert.match(changed.context.lastRejection!.detail!, /^apply: endpoint bound k1, now k2$/);
+    // Only before the intent: once the adapter may have been called, the Effect's answer decides.
+    assert.equal(takes(take(acting(), intend()), refuse('effect_endpoint_changed')), false);
+    assert.equal(takes(acting(), refuse('effect_endpoint_changed', { generation: 2 })), false);
+  });
+
+  it('machine version 7: effect.conflict blocks from effecting, checking and a reconcile, never recording the Effect', () => {
+    const conflict = {
+      type: 'effect.conflict',
+      requestId: EFFECT,
+      receiptDigests: [D('r')],
+      reason: 'for other input',
+    };
+    const performing = take(acting(), intend());
+    const fromPerform = take(performing, conflict);
+    assert.deepEqual([state(fromPerform), reason(fromPerform)], ['blocked', 'identity_conflict']);
+    assert.deepEqual(
+      [fromPerform.context.effect?.status, fromPerform.context.effect?.receiptDigest],
+      ['intended', null],
+    );
+    const checking = take(performing, { type: 'effect.lost', requestId: EFFECT, reason: 'no answer' });
+    assert.equal(state(checking), 'effect_unknown.checking');
+    const fromLookup = take(checking, conflict);
+    assert.deepEqual([state(fromLookup), fromLookup.context.effect?.status], ['blocked', 'unknown']);
+    assert.equal(takes(performing, { ...conflict, requestId: 'other/effect' }), false);
+    // A lookup that cannot answer escalates as an empty one does.
+    const unanswerable = take(checking, { ...reconcile(), unanswerable: 'no-lookup' });
+    assert.equal(state(unanswerable), 'effect_unknown.escalating');
+  });
 });

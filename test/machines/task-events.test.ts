@@ -37,6 +37,8 @@ describe('Task event definitions', () => {
       'effect.lost',
       'effect.fail',
       'effect.reconcile',
+      'effect.refuse',
+      'effect.conflict',
       'request.open',
       'request.answer',
       'request.expire',

@@ -1,0 +1,53 @@
+import type { HarnessConfig } from '../../frontier/harness-config.js';
+import type { TaskSpecInput } from '../../objects/index.js';
+import { agent, decisionSpec, decisionWorld } from './decision-task.js';
+
+/**
+ * A Task whose decision stage performs an Effect through the loopback provider of
+ * observed-provider.ts, registered as `provider` (the `keyed` operation, with a lookup) and
+ * `provider-plain` (the `plain` operation, no lookup). The trusted policy and tool list of
+ * decision-task.ts support every candidate; the stage does not propose completion.
+ */
+
+export const OBSERVED_TARGET = 'accounts/42';
+export const OBSERVED_INPUT = { amount: 5, currency: 'EUR' };
+
+const ACTIONS = {
+  charge: { kind: 'effect', adapter: 'provider', operation: 'keyed', reconcile: 'host' },
+  'charge-plain': { kind: 'effect', adapter: 'provider-plain', operation: 'plain', reconcile: 'host' },
+} as const;
+
+export type ObservedCandidate = keyof typeof ACTIONS;
+
+export function observedSpec(taskId?: string): TaskSpecInput {
+  const dirs = decisionWorld();
+  return {
+    ...(taskId !== undefined ? { taskId } : {}),
+    title: 'Charge the account once',
+    goal: 'Charge the account exactly once.',
+    world: dirs.world,
+    workspaceSeed: dirs.seed,
+    sources: decisionSpec(dirs).sources?.filter((source) => source.trust === 'trusted'),
+    requiredArtifacts: [{ name: 'choice.json', kind: 'json', schema: 'decision' }],
+    stages: [
+      {
+        name: 'choose',
+        produces: ['choice.json'],
+        decision: {
+          artifact: 'choice.json',
+          candidates: Object.entries(ACTIONS).map(([id, action]) => ({
+            id,
+            summary: `${id} (${action.operation})`,
+            supportedBy: ['policy', 'tools'],
+            action: { ...action, target: OBSERVED_TARGET, input: OBSERVED_INPUT },
+          })),
+        },
+      },
+    ],
+  };
+}
+
+/** Harnesses `pick-<candidate>`: a command agent that chooses that candidate in the Context it is shown. */
+export const OBSERVED_HARNESSES: Record<string, HarnessConfig> = Object.fromEntries(
+  Object.keys(ACTIONS).map((id) => [`pick-${id}`, agent('choose', id)]),
+);
