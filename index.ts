@@ -39,6 +39,14 @@ export { openHost, type Host, type HostOptions } from './frontier/index.js';
 export { HarnessConfig, HostConfig, ApprovalPolicy, DEFAULT_APPROVALS, parseHostConfig } from './frontier/index.js';
 export type { HarnessFactory } from './frontier/index.js';
 export type { EffectAdapter, EffectTarget } from './frontier/index.js';
+export {
+  browserEffectAdapter,
+  BrowserEffectError,
+  BROWSER_EFFECT_CODES,
+  type BrowserEffectAdapter,
+  type BrowserEffectConfig,
+  type BrowserReceipt,
+} from './adapters/index.js';
 export { TaskSpec, type TaskSpecInput } from './objects/index.js';
 export { EventInput, type EventInputIn } from './kernel/index.js';
 export { OperatorRequestInput } from './kernel/index.js';
