@@ -219,6 +219,19 @@ export function browserEffectAdapter(input: BrowserEffectConfig): BrowserEffectA
       // Registered before the click: the main frame's next document, or its request failing.
       const main = page.mainFrame();
       const isSubmit = (request: Request) => request.isNavigationRequest() && request.frame() === main;
+      // The submit leaves once, from here: Chromium resends a request whose idle (preconnected or
+      // kept-alive) socket closed without an answer, and a resent non-idempotent submit is a second
+      // order nobody asked for (test/adapters/browser.test.ts, commit-then-drop, saw exactly that).
+      // route.fetch with no retries sends it once; a lost answer aborts the browser's request.
+      await page.route('**/*', async (route) => {
+        const request = route.request();
+        if (!isSubmit(request) || request.method() === 'GET') return route.continue();
+        try {
+          await route.fulfill({ response: await route.fetch({ maxRetries: 0, timeout }) });
+        } catch {
+          await route.abort('connectionfailed').catch(() => undefined);
+        }
+      });
       let status: number | null = null;
       page.on('response', (response) => {
         if (isSubmit(response.request())) status = response.status();

@@ -146,9 +146,9 @@ function storage<T>(call: () => T): T {
 }
 
 function handler(db: WebappDb, faults: Faults, site: { identity: string }) {
-  // Every answer closes its connection: Chromium resends a request whose reused keep-alive socket
-  // closed without an answer, which after `commit-then-drop` would be a second order the fault did
-  // not ask for. On a fresh connection a dropped answer stays one dropped answer.
+  // Every answer closes its connection, so a dropped answer never leaves a kept-alive socket for
+  // the next request to fail on. (A browser may still resend a submit on a preconnected socket that
+  // closed unanswered; the browser adapter sends each submit once itself, adapters/browser/.)
   const headers = (type: string, length: number, extra: Record<string, string> = {}) => ({
     'content-type': type,
     'content-length': length,
