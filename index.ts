@@ -46,6 +46,8 @@ export {
   type BrowserEffectAdapter,
   type BrowserEffectConfig,
   type BrowserReceipt,
+  type BrowserEffectCode,
+  type BrowserObservation,
 } from './adapters/index.js';
 export { TaskSpec, type TaskSpecInput } from './objects/index.js';
 export { EventInput, type EventInputIn } from './kernel/index.js';
