@@ -216,6 +216,45 @@ describe('the World W1 web app', () => {
     assert.equal(meta((await itemPage(app)).html, 'site-identity'), 'shop-c');
   });
 
+  it('a switch without times stays on until set to none; a restart starts with none; the control routes read back', async () => {
+    const app = await webapp({ fault: 'commit-then-drop' });
+    const version = await versionOf(app);
+    assert.deepEqual(await (await fetch(`${app.url}/control/faults`)).json(), {
+      mode: 'commit-then-drop',
+      remaining: null,
+      delayMs: 60_000,
+    });
+    await assert.rejects(submit(app, order(version, 'a')));
+    await assert.rejects(submit(app, order(version, 'b')));
+    // A refused submit takes no turn of the switch: it committed nothing.
+    assert.equal((await submit(app, order(`sha256:${'1'.repeat(64)}`, 'c'))).status, 409);
+    await setWebappFault(app.url, { mode: 'none' });
+    assert.equal((await submit(app, order(version, 'd'))).status, 200);
+    await setWebappFault(app.url, { mode: 'commit-then-drop' });
+    await app.restart();
+    assert.equal(((await (await fetch(`${app.url}/control/faults`)).json()) as { mode: string }).mode, 'none');
+    assert.deepEqual(await (await fetch(`${app.url}/control/identity`)).json(), { identity: 'webapp-1' });
+    assert.deepEqual(
+      readWebappFile(app.db).map((o) => o.note),
+      ['a', 'b', 'd'],
+    );
+  });
+
+  it('refuses a bad item name, an empty note filter and a bad control body with 400; an unknown item change is 404', async () => {
+    const app = await webapp();
+    assert.equal((await itemPage(app, 'Not_An_Item')).status, 400);
+    assert.equal((await fetch(`${app.url}/orders?note=`)).status, 400);
+    const bad = await fetch(`${app.url}/control/faults`, { method: 'POST', body: '{"mode":"explode"}' });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(
+      { ...((await bad.json()) as object), message: undefined },
+      { code: 'webapp_invalid_request', path: 'mode', message: undefined },
+    );
+    const change = await fetch(`${app.url}/control/items/nothing/change`, { method: 'POST' });
+    assert.equal(change.status, 404);
+    assert.equal(((await change.json()) as { code: string }).code, 'webapp_item_not_found');
+  });
+
   it('exits 2 webapp_usage on a bad command line and 1 webapp_start_failed on a file it cannot open', async () => {
     const dir = tempDir('ordivon-webapp-');
     const usage = await execa(process.execPath, [SERVER, '--db', join(dir, 'w.db'), '--port', 'x', '--identity', 'a'], {
