@@ -54,6 +54,14 @@ export {
   type KeyIdempotency,
   type ProviderIdIdempotency,
   type NoIdempotency,
+  browserEffectAdapter,
+  BrowserEffectError,
+  BROWSER_EFFECT_CODES,
+  type BrowserEffectAdapter,
+  type BrowserEffectConfig,
+  type BrowserReceipt,
+  type BrowserEffectCode,
+  type BrowserObservation,
 } from './adapters/index.js';
 export { TaskSpec, type TaskSpecInput } from './objects/index.js';
 export { EventInput, type EventInputIn } from './kernel/index.js';

@@ -15,3 +15,15 @@ export {
   type NoIdempotency,
   type HttpEffectCode,
 } from './http/index.js';
+export {
+  browserEffectAdapter,
+  BrowserEffectError,
+  BROWSER_EFFECT_CODES,
+  browserNotPerformed,
+  BrowserReceipt,
+  BrowserEffectConfig,
+  CHROMIUM_ARGS,
+  type BrowserEffectAdapter,
+  type BrowserEffectCode,
+  type BrowserObservation,
+} from './browser/index.js';

@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createHash } from 'node:crypto';
+import { browserEffectAdapter, BrowserReceipt, type BrowserEffectAdapter } from '../../adapters/index.js';
+import { openHost, type EffectAdapter, type Host } from '../../frontier/index.js';
+import { OBJECT_KINDS, type TaskSpecInput } from '../../objects/index.js';
+import { digestOf } from '../../store/index.js';
+import {
+  changeWebappItem,
+  readWebappFile,
+  setWebappFault,
+  startWebapp,
+  webappBrowserConfig,
+  type WebappProcess,
+} from '../../workloads/world-w1/webapp/index.js';
+import { agent, decisionSpec, decisionWorld } from '../support/decision-task.js';
+import { findExecutable, optionalPart } from '../support/optional-part.js';
+import { tempDir } from '../support/temp.js';
+
+// The Effect path with the browser adapter: a real Host on a real store, a command agent choosing
+// the candidate, real headless Chromium submitting the real web app's form. Orders are counted from
+// the web app's own file.
+
+const CHROMIUM = optionalPart(
+  'Chromium',
+  findExecutable(process.env.ORDIVON_CHROMIUM ? [process.env.ORDIVON_CHROMIUM] : ['/usr/bin/chromium', 'chromium']),
+  process.env.ORDIVON_CHROMIUM
+    ? `ORDIVON_CHROMIUM=${process.env.ORDIVON_CHROMIUM} is not an executable`
+    : 'looked for /usr/bin/chromium and `chromium` on PATH; install it (apt-get install chromium) or set ORDIVON_CHROMIUM',
+);
+const sha256 = (bytes: Buffer) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+
+/** A Task whose one decision stage orders `input` of the widget through the adapter `shop`. */
+function orderSpec(input: Record<string, unknown>): TaskSpecInput {
+  const dirs = decisionWorld();
+  return {
+    title: 'Order widgets',
+    goal: 'Order the widgets exactly once.',
+    world: dirs.world,
+    workspaceSeed: dirs.seed,
+    sources: decisionSpec(dirs).sources?.filter((source) => source.trust === 'trusted'),
+    requiredArtifacts: [{ name: 'choice.json', kind: 'json', schema: 'decision' }],
+    stages: [
+      {
+        name: 'choose',
+        produces: ['choice.json'],
+        decision: {
+          artifact: 'choice.json',
+          candidates: [
+            {
+              id: 'order',
+              summary: 'order (effect)',
+              supportedBy: ['policy', 'tools'],
+              action: {
+                kind: 'effect',
+                adapter: 'shop',
+                operation: 'order',
+                target: 'widget',
+                input,
+                reconcile: 'host',
+              },
+            },
+          ],
+        },
+      },
+    ],
+  };
+}
+
+describe('Effects through the browser adapter (real Host, real Chromium, real web app)', { timeout: 240_000 }, () => {
+  let app: WebappProcess;
+  let adapter: BrowserEffectAdapter;
+  let evidenceDir: string;
+  const hosts: Host[] = [];
+
+  before(async () => {
+    if (CHROMIUM.skip) return;
+    const dir = tempDir('ordivon-browser-host-');
+    evidenceDir = join(dir, 'evidence');
+    app = await startWebapp({ db: join(dir, 'webapp.db') });
+    adapter = browserEffectAdapter(
+      webappBrowserConfig({ url: app.url, executablePath: CHROMIUM.need(), evidenceDir, timeoutMs: 8_000 }),
+    );
+  });
+  after(async () => {
+    await Promise.all(hosts.map((h) => h.stop()));
+    await adapter?.close();
+    await app?.stop();
+  });
+
+  /** Runs one Task choosing `order` with the item's current version to rest, and returns it with its receipts. */
+  async function run(version?: string) {
+    const input = {
+      quantity: 2,
+      version: version ?? (await adapter.observe!({ operation: 'order', target: 'widget' })).targetVersion,
+    };
+    // The browser adapter already has the optional lookup and observe of the extended interface.
+    const h = await openHost({
+      state: tempDir(),
+      harnesses: { 'pick-order': agent('choose', 'order') },
+      effectAdapters: { shop: adapter as unknown as EffectAdapter },
+    });
+    hosts.push(h);
+    const { taskId } = await h.supervisor.createTask(orderSpec(input));
+    const sent = await h.supervisor.send(taskId, { type: 'assignment.commit', harness: 'pick-order', stage: 'choose' });
+    assert.equal(sent.admitted, true, JSON.stringify(sent));
+    assert.equal(await h.supervisor.waitFor(taskId, ['waiting']), 'waiting');
+    const events = h.supervisor.events(taskId);
+    const types = events.slice(events.findIndex((e) => e.type === 'effect.intend')).map((e) => e.type);
+    const receipts = events
+      .flatMap((e) =>
+        e.type === 'effect.record'
+          ? [e.data['receiptDigest'] as string]
+          : e.type === 'effect.reconcile'
+            ? (e.data['receiptDigests'] as string[])
+            : [],
+      )
+      .map((digest) => OBJECT_KINDS['effect-receipt'].parse(h.supervisor.getObject(digest).body));
+    return { h, taskId, requestId: `${taskId}/a1/g1/effect`, input, types, receipts, events };
+  }
+
+  it(
+    'performed: one order, the receipt recorded with the screenshot it names on disk',
+    { skip: CHROMIUM.skip },
+    async () => {
+      const { h, taskId, requestId, input, types, receipts } = await run();
+      assert.deepEqual(types, ['effect.intend', 'effect.record', 'evaluation.settle']);
+      assert.equal(h.supervisor.getTask(taskId)!.context.effect?.status, 'recorded');
+      const orders = readWebappFile(app.db).filter((o) => o.note === requestId);
+      assert.equal(orders.length, 1);
+      assert.equal(orders[0]!.inputDigest, digestOf(input));
+      assert.equal(receipts.length, 1);
+      assert.equal(receipts[0]!.via, 'perform');
+      const receipt = BrowserReceipt.parse(receipts[0]!.receipt);
+      assert.equal(receipt.fields['orderNumber'], String(orders[0]!.orderNumber));
+      assert.equal(sha256(readFileSync(receipt.screenshot!.path)), receipt.screenshot!.digest);
+    },
+  );
+
+  it(
+    'commit-then-drop: the Effect is unknown, the Host looks it up in the history page and records the one order',
+    { skip: CHROMIUM.skip },
+    async () => {
+      await setWebappFault(app.url, { mode: 'commit-then-drop', times: 1 });
+      const { h, taskId, requestId, input, types, receipts } = await run();
+      assert.deepEqual(types, ['effect.intend', 'effect.lost', 'effect.reconcile', 'evaluation.settle']);
+      assert.equal(h.supervisor.getTask(taskId)!.context.effect?.status, 'recorded');
+      const orders = readWebappFile(app.db).filter((o) => o.note === requestId);
+      assert.equal(orders.length, 1, 'one order: neither the browser nor the Host sent the submit again');
+      assert.deepEqual(
+        receipts.map((r) => r.via),
+        ['lookup'],
+      );
+      assert.equal(adapter.receiptInputDigest(receipts[0]!.receipt), digestOf(input));
+    },
+  );
+
+  it(
+    'an item changed since it was observed: the site refuses (409), the Effect fails browser_effect_refused, no order',
+    { skip: CHROMIUM.skip },
+    async () => {
+      const observed = (await adapter.observe!({ operation: 'order', target: 'widget' })).targetVersion!;
+      await changeWebappItem(app.url, 'widget');
+      const { h, taskId, requestId, types, receipts, events } = await run(observed);
+      assert.deepEqual(types, ['effect.intend', 'effect.fail']);
+      assert.equal(events.at(-1)!.data['code'], 'browser_effect_refused');
+      assert.equal(h.supervisor.getTask(taskId)!.context.effect?.status, 'failed');
+      assert.deepEqual(receipts, []);
+      assert.deepEqual(
+        readWebappFile(app.db).filter((o) => o.note === requestId),
+        [],
+      );
+    },
+  );
+});
