@@ -192,7 +192,12 @@ function handler(db: ProviderDb, faults: Faults, args: Args) {
     const method = req.method ?? 'GET';
     const segment = (pattern: RegExp) => {
       const match = pattern.exec(url.pathname);
-      return match === null ? undefined : decodeURIComponent(match[1]!);
+      if (match === null) return undefined;
+      try {
+        return decodeURIComponent(match[1]!);
+      } catch {
+        throw refuse(400, 'provider_invalid_request', `${match[1]} is not URL-encoded text`, 'path');
+      }
     };
     const targetName = segment(/^\/v1\/targets\/([^/]+)$/);
     if (targetName !== undefined && (method === 'GET' || method === 'PUT')) {
