@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { HTTP_EFFECT_CODES, HttpEffectError, httpEffectAdapter, type HttpEffectCode } from '../../adapters/index.js';
 import { digestOf } from '../../store/index.js';
 import {
@@ -18,6 +20,9 @@ import {
 } from '../../workloads/world-w1/provider/index.js';
 import { DOCUMENTED_CODES } from '../reliability/documented-codes.js';
 import { tempDir } from '../support/temp.js';
+import { until } from '../support/until.js';
+
+const CHILD = fileURLToPath(new URL('./perform-child.js', import.meta.url));
 
 // The generic HTTP adapter, configured for World W1's provider, against the real provider process.
 // Every count is read from the provider's records file.
@@ -125,6 +130,30 @@ describe('the HTTP Effect adapter against World W1 provider', () => {
     writeFileSync(idFile, 'garbage\n');
     await rejection(adapter.lookup('req-1', intent('transfers')), 'http_effect_id_file_invalid');
   });
+
+  for (const operation of ['orders', 'transfers', 'messages'] as const) {
+    it(`${operation}: a client process SIGKILLed between intent and answer leaves one perform; a new adapter's lookup ${operation === 'messages' ? 'cannot say (null)' : 'finds it'}`, async () => {
+      const { p, idFile } = await world({ settleMs: 600_000 });
+      // Orders and messages: the answer is held; transfers: the 202 comes back and the client polls.
+      if (operation !== 'transfers')
+        await setProviderFaults(p.url, { delay: { operations: [operation], ms: 600_000, times: 1 } });
+      const child = execa(process.execPath, [CHILD, p.url, idFile, 'req-1', operation, 'r-1'], { reject: false });
+      await until('the perform is committed and the client waits', 20_000, async () => {
+        if (operation === 'transfers')
+          return existsSync(idFile) && readFileSync(idFile, 'utf8').includes('"req-1"') ? true : undefined;
+        return (await setProviderFaults(p.url, {})).held === 1 ? true : undefined;
+      });
+      child.kill('SIGKILL');
+      assert.equal((await child).signal, 'SIGKILL');
+      assert.deepEqual(performCounts(readProviderRecords(p.dir))[operation], { 'r-1': 1 });
+      const found = await providerEffectAdapter({ url: p.url, idFile }).lookup('req-1', intent(operation));
+      if (operation === 'messages') assert.equal(found, null);
+      else {
+        assert.equal(found?.length, 1);
+        assert.equal((found![0] as any).reference, 'r-1');
+      }
+    });
+  }
 
   it('messages: lookup resolves null whatever happened', async () => {
     const { adapter } = await world();

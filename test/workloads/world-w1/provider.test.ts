@@ -278,6 +278,7 @@ describe('World W1 provider: refusals', () => {
       ['POST', '/v1/transfers', JSON.stringify({ ...ok, target: 7 }), { 'input-digest': DIGEST }, 'target'],
       ['POST', '/v1/messages', JSON.stringify({ ...ok, amount: 1 }), { 'input-digest': DIGEST }, 'amount'],
       ['GET', '/v1/idempotency/a%20b', undefined, {}, 'path.key'],
+      ['GET', '/v1/transfers/%E0%A4%A', undefined, {}, 'path'],
       ['PUT', '/v1/targets/acct-1', JSON.stringify({ contents: 1 }), {}, 'contents'],
       ['POST', '/_faults', JSON.stringify({ drop: { operations: ['refunds'] } }), {}, 'drop.operations.0'],
       ['POST', '/_faults', JSON.stringify({ delay: { ms: 0 } }), {}, 'delay.ms'],

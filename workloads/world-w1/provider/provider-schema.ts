@@ -72,7 +72,10 @@ const Switch = z.strictObject({
  */
 export const FaultRequest = z.strictObject({
   drop: Switch.nullable().optional(),
-  delay: Switch.extend({ ms: z.number().int().positive() }).nullable().optional(),
+  // A timer holds at most 2^31 - 1 ms; a longer one would fire at once.
+  delay: Switch.extend({ ms: z.number().int().positive().max(2_147_483_647) })
+    .nullable()
+    .optional(),
   identity: z.string().min(1).max(200).nullable().optional(),
   advanceClockMs: z.number().int().nonnegative().optional(),
   moveTarget: Name.optional(),

@@ -3,7 +3,9 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { CodedError, describeIssues, zodIssue, type Issue } from '../../../base/index.js';
+import { describeIssues } from '../../../base/index.js';
+import { Faults } from './provider-faults.js';
+import { matchValue, parse, readBody, refuse, Refusal, storage } from './provider-http.js';
 import { openProviderDb, RECORDS_FILE, sha256Of, type ProviderDb } from './provider-db.js';
 import type { ProviderCode } from './provider-error.js';
 import {
@@ -34,7 +36,6 @@ import {
  * 202 carried) can be looked up. Every refusal is answered before anything is committed.
  */
 
-const BODY_LIMIT = 1024 * 1024;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 const Count = (min: number) =>
@@ -48,97 +49,6 @@ const Args = z.strictObject({
   'settle-ms': Count(0).default(0),
 });
 type Args = z.infer<typeof Args>;
-
-/** A refusal the server answers: a coded error with its HTTP status and the `{code, path, message}` body. */
-class Refusal extends CodedError<ProviderCode> {
-  readonly answer: Issue<ProviderCode>;
-
-  constructor(
-    readonly status: number,
-    issue: Issue<ProviderCode>,
-  ) {
-    super(issue.code, issue.message, { path: issue.path });
-    this.answer = issue;
-  }
-}
-
-const refuse = (status: number, code: ProviderCode, message: string, path = '(root)') =>
-  new Refusal(status, { code, path, message });
-
-/** A parse at the boundary; a failure is 400 naming the field under `prefix` (`headers.if-match`). */
-function parse<S extends z.ZodType>(schema: S, value: unknown, prefix?: string): z.output<S> {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const issue = zodIssue('provider_invalid_request', parsed.error);
-  const path = prefix === undefined ? issue.path : issue.path === '(root)' ? prefix : `${prefix}.${issue.path}`;
-  throw new Refusal(400, { ...issue, path });
-}
-
-interface Switch {
-  operations: Operation[];
-  remaining: number | null;
-}
-
-/** The fault switches: each committed perform of a listed operation takes one turn of a switch. */
-class Faults {
-  drop: Switch | null = null;
-  delay: (Switch & { ms: number }) | null = null;
-  identityKey: string | null = null;
-  readonly held = new Set<() => void>();
-
-  static take<S extends Switch>(current: S | null, operation: Operation): [hit: boolean, next: S | null] {
-    if (current === null || !current.operations.includes(operation)) return [false, current];
-    if (current.remaining === null) return [true, current];
-    return [true, current.remaining > 1 ? { ...current, remaining: current.remaining - 1 } : null];
-  }
-
-  /** Which faults this committed perform hits. */
-  takeFor(operation: Operation): { drop: boolean; delayMs: number | undefined } {
-    const [drop, nextDrop] = Faults.take(this.drop, operation);
-    this.drop = nextDrop;
-    if (drop) return { drop, delayMs: undefined };
-    const ms = this.delay?.ms;
-    const [delay, nextDelay] = Faults.take(this.delay, operation);
-    this.delay = nextDelay;
-    return { drop: false, delayMs: delay ? ms : undefined };
-  }
-
-  release(): number {
-    const count = this.held.size;
-    for (const go of [...this.held]) go();
-    return count;
-  }
-}
-
-async function readBody(req: IncomingMessage): Promise<{ text: string; json: unknown }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  // Read to the end even past the limit: leaving the loop early destroys the request, and with it
-  // the socket the refusal has to be answered on.
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size <= BODY_LIMIT) chunks.push(chunk);
-  }
-  if (size > BODY_LIMIT) throw refuse(413, 'provider_body_too_large', `over ${BODY_LIMIT} bytes`);
-  const text = Buffer.concat(chunks).toString('utf8');
-  try {
-    return { text, json: JSON.parse(text) };
-  } catch (error) {
-    throw refuse(400, 'provider_invalid_request', `the body is not JSON: ${(error as Error).message}`);
-  }
-}
-
-/** `If-Match` as a version: the ETag's quotes (and a weak `W/`) are not part of it. */
-const matchValue = (header: string) => header.replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
-
-/** A database call; whatever it throws is the storage's failure (a write that throws committed nothing). */
-function storage<T>(call: () => T): T {
-  try {
-    return call();
-  } catch (error) {
-    throw refuse(500, 'provider_storage_failed', String(error));
-  }
-}
 
 const OBJECT: Record<Operation, Receipt['object']> = { orders: 'order', transfers: 'transfer', messages: 'message' };
 
@@ -282,7 +192,12 @@ function handler(db: ProviderDb, faults: Faults, args: Args) {
     const method = req.method ?? 'GET';
     const segment = (pattern: RegExp) => {
       const match = pattern.exec(url.pathname);
-      return match === null ? undefined : decodeURIComponent(match[1]!);
+      if (match === null) return undefined;
+      try {
+        return decodeURIComponent(match[1]!);
+      } catch {
+        throw refuse(400, 'provider_invalid_request', `${match[1]} is not URL-encoded text`, 'path');
+      }
     };
     const targetName = segment(/^\/v1\/targets\/([^/]+)$/);
     if (targetName !== undefined && (method === 'GET' || method === 'PUT')) {

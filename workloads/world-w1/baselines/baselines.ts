@@ -1,0 +1,207 @@
+import { digestOf } from '../../../store/index.js';
+import {
+  Discovery,
+  performCounts,
+  putTarget,
+  readProviderRecords,
+  releaseHeld,
+  setProviderFaults,
+  type Operation,
+  type ProviderProcess,
+} from '../provider/index.js';
+import { resultRow, type W1Fault, type W1ResultRow, type W1Variant } from './result-row.js';
+
+/** The variants a plain client of the provider runs (no Host): (a), (b), (c). */
+export const BASELINE_VARIANTS = ['a-retry', 'b-key', 'c-lookup'] as const satisfies readonly W1Variant[];
+export type BaselineVariant = (typeof BASELINE_VARIANTS)[number];
+
+/** The faults the baselines run (every W1 fault but `host-sigkill`, which needs the Host harness). */
+export const BASELINE_FAULTS = [
+  'none',
+  'commit-then-drop',
+  'delay-past-timeout',
+  'provider-restart',
+  'lookup-expired',
+  'identity-changed',
+  'target-changed',
+] as const satisfies readonly W1Fault[];
+export type BaselineFault = (typeof BASELINE_FAULTS)[number];
+
+export const OPERATIONS = ['orders', 'transfers', 'messages'] as const satisfies readonly Operation[];
+
+export interface BaselineOptions {
+  /** A running provider; `provider-restart` restarts it, and every trajectory leaves its switches off. */
+  provider: ProviderProcess;
+  /** The client's timeout per send (default 1000 ms); `delay-past-timeout` holds the answer far past it. */
+  timeoutMs?: number;
+  /** How many sends a client makes at most (default 3). */
+  maxSends?: number;
+}
+
+type Sent = { kind: 'answer'; status: number; body: unknown } | { kind: 'lost' };
+
+async function send(
+  url: string,
+  operation: Operation,
+  body: unknown,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<Sent> {
+  try {
+    const res = await fetch(new URL(`/v1/${operation}`, url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    return { kind: 'answer', status: res.status, body: await res.json().catch(() => undefined) };
+  } catch {
+    return { kind: 'lost' };
+  }
+}
+
+/** A lookup the way variant (c) makes it: `found`, `absent` (the provider says so), or `unknown`. */
+async function lookUp(
+  url: string,
+  operation: Operation,
+  key: string,
+  providerId: string | undefined,
+): Promise<'found' | 'absent' | 'unknown'> {
+  const path =
+    operation === 'orders'
+      ? `/v1/idempotency/${encodeURIComponent(key)}`
+      : operation === 'transfers' && providerId !== undefined
+        ? `/v1/transfers/${encodeURIComponent(providerId)}`
+        : undefined;
+  if (path === undefined) return 'unknown';
+  try {
+    const res = await fetch(new URL(path, url));
+    return res.status === 200 ? 'found' : res.status === 404 ? 'absent' : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/**
+ * One trajectory: the client observes the target and the endpoint, the fault strikes, the client
+ * sends and recovers the way its variant does; the row's performs are read from the records file.
+ */
+export async function runBaseline(
+  options: BaselineOptions,
+  variant: BaselineVariant,
+  operation: Operation,
+  fault: BaselineFault,
+): Promise<W1ResultRow> {
+  const { provider } = options;
+  const timeoutMs = options.timeoutMs ?? 1000;
+  const maxSends = options.maxSends ?? 3;
+  const reference = `${variant}.${operation}.${fault}`;
+  const target = `target.${reference}`;
+  const input = { reference, amount: 5 };
+  const body = { reference, target, data: input };
+  const inputDigest = digestOf(input);
+  await putTarget(provider.url, target, { balance: 100 });
+  const discovery = Discovery.parse(await (await fetch(new URL('/.well-known/provider', provider.url))).json());
+  const windowMs = discovery.capabilities.orders.lookupWindowMs ?? 0;
+
+  // What changes between the client's observation and its send.
+  if (fault === 'identity-changed') await setProviderFaults(provider.url, { identity: `${reference}.other-key` });
+  if (fault === 'target-changed') await setProviderFaults(provider.url, { moveTarget: target });
+  const stale = fault === 'identity-changed' || fault === 'target-changed';
+  // What loses the first send's answer after its commit.
+  if (fault === 'commit-then-drop' || fault === 'provider-restart' || fault === 'lookup-expired')
+    await setProviderFaults(provider.url, { drop: { operations: [operation], times: 1 } });
+  if (fault === 'delay-past-timeout')
+    await setProviderFaults(provider.url, { delay: { operations: [operation], ms: 600_000, times: 1 } });
+
+  let sends = 0;
+  let unsafe = 0;
+  let staleSends = 0;
+  let attempt = 1;
+  let windowPassed = false;
+  const keyOf = (n: number) => `${reference}.req-${n}`;
+  let key = keyOf(attempt);
+  let outcome: 'succeeded' | 'failed' = 'failed';
+  let unknown = false; // an earlier send may have committed and nobody knows
+
+  while (sends < maxSends) {
+    sends += 1;
+    if (stale) staleSends += 1;
+    const sent = await send(
+      provider.url,
+      operation,
+      body,
+      { 'input-digest': inputDigest, 'idempotency-key': key },
+      timeoutMs,
+    );
+    if (sent.kind === 'answer' && sent.status >= 200 && sent.status < 300) {
+      outcome = 'succeeded';
+      break;
+    }
+    if (sent.kind === 'answer') {
+      // A refusal: the provider proved nothing was performed; trying again is safe (and futile).
+      attempt += 1;
+      if (variant !== 'b-key') key = keyOf(attempt);
+      continue;
+    }
+    unknown = true;
+    if (sends === 1) {
+      // The incident that follows the lost answer, before the client tries again.
+      if (fault === 'provider-restart') await provider.restart();
+      if (fault === 'lookup-expired') {
+        await setProviderFaults(provider.url, { advanceClockMs: windowMs });
+        windowPassed = true;
+      }
+    }
+    if (variant === 'c-lookup') {
+      const found = await lookUp(provider.url, operation, key, undefined);
+      if (found === 'found') {
+        outcome = 'succeeded';
+        break;
+      }
+      if (found === 'absent') unknown = false;
+    }
+    if (sends >= maxSends) break;
+    // The re-send: (a) and (c) as a fresh request, (b) under the same key.
+    if (variant !== 'b-key') {
+      attempt += 1;
+      key = keyOf(attempt);
+    }
+    const deduplicated = variant === 'b-key' && operation === 'orders' && !windowPassed;
+    if (unknown && !deduplicated) unsafe += 1;
+  }
+
+  await releaseHeld(provider.url);
+  await setProviderFaults(provider.url, { drop: null, delay: null, identity: null });
+  const performs = performCounts(readProviderRecords(provider.dir))[operation][reference] ?? 0;
+  return resultRow(
+    {
+      variant,
+      operation,
+      fault,
+      outcome,
+      sends,
+      unsafeRedispatches: unsafe,
+      staleEvidenceUsed: staleSends,
+      operatorInterventions: 0,
+    },
+    performs,
+  );
+}
+
+/** Every baseline trajectory (each variant × operation × fault) in turn, one row each. */
+export async function runBaselines(
+  options: BaselineOptions,
+  select: {
+    variants?: readonly BaselineVariant[];
+    operations?: readonly Operation[];
+    faults?: readonly BaselineFault[];
+  } = {},
+): Promise<W1ResultRow[]> {
+  const rows: W1ResultRow[] = [];
+  for (const variant of select.variants ?? BASELINE_VARIANTS)
+    for (const operation of select.operations ?? OPERATIONS)
+      for (const fault of select.faults ?? BASELINE_FAULTS)
+        rows.push(await runBaseline(options, variant, operation, fault));
+  return rows;
+}

@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { Operation } from '../provider/index.js';
+
+/**
+ * The comparison's variants: (a) direct integration, retry on error under a fresh request; (b) the
+ * idempotency key only, re-send under the same key; (c) receipt lookup only, look up and re-send
+ * if nothing is found; (d) the Host path (intent, unknown, lookup, a DecisionRequest when no
+ * lookup can answer), whose rows the Host-side harness adds in the same shape.
+ */
+export const W1Variant = z.enum(['a-retry', 'b-key', 'c-lookup', 'd-host']);
+export type W1Variant = z.infer<typeof W1Variant>;
+
+/**
+ * The trajectories' faults (docs/world-w1.md, "The comparison"). `host-sigkill` is the Host
+ * harness's (a client process killed between intent and answer); the baselines do not run it.
+ */
+export const W1Fault = z.enum([
+  'none',
+  'commit-then-drop',
+  'delay-past-timeout',
+  'provider-restart',
+  'lookup-expired',
+  'identity-changed',
+  'target-changed',
+  'host-sigkill',
+]);
+export type W1Fault = z.infer<typeof W1Fault>;
+
+const Count = z.number().int().nonnegative();
+
+/**
+ * One trajectory's result: one effect meant once, one (variant, operation, fault). `performs` and
+ * every count derived from it are read from the provider's records file; `outcome` is what the
+ * client concluded (`asked`: it put the question to an operator instead).
+ */
+export const W1ResultRow = z.strictObject({
+  variant: W1Variant,
+  operation: Operation,
+  fault: W1Fault,
+  /** What the client concluded. */
+  outcome: z.enum(['succeeded', 'failed', 'asked']),
+  /** How many times the client sent the operation. */
+  sends: Count,
+  /** How many times the provider performed it (its records, per reference). */
+  performs: Count,
+  /** `performs - 1` when over one. */
+  duplicateEffects: Count,
+  /** 1 when the client meant it and the provider never performed it. */
+  lostEffects: Count,
+  /** 1 when the client concluded `succeeded` and nothing was performed. */
+  falseSuccess: Count,
+  /** 1 when the client concluded `failed` and it was performed. */
+  falseFailure: Count,
+  /**
+   * Re-sends made while an earlier send's outcome was unknown, with neither a provider guarantee
+   * that it deduplicates them (the same key within its window) nor a lookup that proved the
+   * earlier send absent.
+   */
+  unsafeRedispatches: Count,
+  /** Sends made after the target or the endpoint identity moved since the client observed it. */
+  staleEvidenceUsed: Count,
+  /** Questions put to a person. */
+  operatorInterventions: Count,
+});
+export type W1ResultRow = z.infer<typeof W1ResultRow>;
+
+/** The row's counts from the provider's performs and the client's own tally. */
+export function resultRow(
+  trajectory: Pick<W1ResultRow, 'variant' | 'operation' | 'fault' | 'outcome' | 'sends'> &
+    Pick<W1ResultRow, 'unsafeRedispatches' | 'staleEvidenceUsed' | 'operatorInterventions'>,
+  performs: number,
+): W1ResultRow {
+  return W1ResultRow.parse({
+    ...trajectory,
+    performs,
+    duplicateEffects: Math.max(0, performs - 1),
+    lostEffects: performs === 0 ? 1 : 0,
+    falseSuccess: trajectory.outcome === 'succeeded' && performs === 0 ? 1 : 0,
+    falseFailure: trajectory.outcome === 'failed' && performs > 0 ? 1 : 0,
+  });
+}
