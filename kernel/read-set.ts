@@ -308,8 +308,8 @@ export const ABSENT = `sha256:${'0'.repeat(64)}`;
  * authority, so their moving does not invalidate). A trusted item depending on a moved one is
  * stale through it. Without a reader (a TaskActor made without one) only the Goal is checked; the
  * Supervisor always gives one (`kernelSourceReader`). With `observe` (a decision, on a Host whose
- * frontier can observe), the chosen candidate's observation items are observed again, once per
- * adapter, operation and target; one that cannot be observed now is stale with `current` null.
+ * frontier can observe), the chosen candidate's target is observed again, once per adapter,
+ * operation and target; one that cannot be observed now is stale with `current` null.
  * Other events do not re-read observations: the Effect itself moves the target it observed.
  */
 export async function staleSources(
@@ -327,6 +327,10 @@ export async function staleSources(
       // Only the chosen candidate's observation binds its decision; one that cannot be made now has not held.
       if (!observe || item.observed.candidateId !== observe.candidateId) continue;
       const { adapter, operation, target, aspect } = item.observed;
+      // Only the target is re-read here. A stale decision reruns its stage, and the rerun would bind
+      // a changed endpoint or declaration without anyone deciding to: those are checked before the
+      // intent instead, where a change is `effect_endpoint_changed` and the Task waits.
+      if (aspect !== 'target') continue;
       const key = JSON.stringify([adapter, operation, target]);
       if (!observations.has(key)) observations.set(key, observe.reader({ adapter, operation, target }));
       const now = await observations.get(key)!;

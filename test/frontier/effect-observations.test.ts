@@ -132,11 +132,7 @@ describe('Effect observations (real Host, real store, a real HTTP provider on lo
     assert.equal((stale.disposition as { code?: string }).code, 'context_stale');
     assert.deepEqual(
       (stale.data['stale'] as Array<{ sourceId: string; current: string | null }>).map((s) => [s.sourceId, s.current]),
-      [
-        ['effect:charge/endpoint', null],
-        ['effect:charge/target', null],
-        ['effect:charge/capabilities', null],
-      ],
+      [['effect:charge/target', null]],
     );
     assert.deepEqual(
       p.performs.map((r) => r.key),
@@ -166,6 +162,19 @@ describe('Effect observations (real Host, real store, a real HTTP provider on lo
       p.performs.map((r) => r.key),
       [`${taskId}/a1/g2/effect`],
     );
+  });
+
+  it('the endpoint identity changed between compile and the decision: the decision is admitted (only the target is re-read there), the re-check before the intent refuses effect_endpoint_changed, no rerun binds the new endpoint', async () => {
+    const p = await provider();
+    const h = await host(p);
+    p.fault({ afterReads: 2, change: 'identity' });
+    const taskId = await decide(h, 'charge');
+    assert.equal(await h.supervisor.waitFor(taskId, ['waiting']), 'waiting');
+    assert.deepEqual(journal(h, taskId), [
+      ['decision.submit', 'ok'],
+      ['effect.refuse', 'effect_endpoint_changed'],
+    ]);
+    assert.deepEqual(p.performs, []);
   });
 
   for (const change of ['identity', 'capabilities'] as const) {
