@@ -9,18 +9,22 @@ import { demoFlags } from './flags.js';
  * linux-x64 binary), so an installed package has the demo's code but not its agents.
  */
 const DEMO_PACKAGES = ['@openai/codex/package.json', 'opencode-linux-x64/package.json', 'better-sqlite3'];
+/** World W1 drives no agent: its provider keeps its records with the SQLite driver. */
+const W1_PACKAGES = ['better-sqlite3'];
 
 /** Refuses `package_missing` (exit 1), naming each package the demo needs and cannot resolve. */
-function requireDemoPackages(): void {
+function requireDemoPackages(workload: string): void {
   const require = createRequire(import.meta.url);
-  const missing = DEMO_PACKAGES.filter((name) => {
-    try {
-      require.resolve(name);
-      return false;
-    } catch {
-      return true;
-    }
-  }).map((name) => name.replace(/\/package\.json$/, ''));
+  const missing = (workload === 'world-w1' ? W1_PACKAGES : DEMO_PACKAGES)
+    .filter((name) => {
+      try {
+        require.resolve(name);
+        return false;
+      } catch {
+        return true;
+      }
+    })
+    .map((name) => name.replace(/\/package\.json$/, ''));
   if (missing.length > 0)
     throw new CliError(
       'package_missing',
@@ -35,22 +39,26 @@ function requireDemoPackages(): void {
  * Task, then reads every result back from the durable state, prints one row per provider run and
  * one line per scenario, and exits 0 only if every expectation held (1 naming the first that did
  * not). F3's two halves run in two child processes: one loses the response and stops, a fresh one
- * reconciles. `--workload round1` runs the Round 1 maintenance world instead (round1.ts).
+ * reconciles. `--workload round1` runs the Round 1 maintenance world instead (round1.ts), and
+ * `--workload world-w1` the comparison of Effects on a provider (workloads/world-w1/demo.ts).
  */
 export const demo = command({
   name: 'demo',
-  summary: 'a frozen workload end to end (npm start: the repair workload; --workload round1: the maintenance world)',
+  summary:
+    'a frozen workload end to end (npm start: the repair workload; --workload round1: the maintenance world; --workload world-w1: Effects on a provider)',
   details: [
     'hamilton: both orders, F1 F2 F3, artifact-first. round1: the world or the Goal revised mid-run (both orders),',
     "the README's action, an invented candidate, a late decision on a Context the Task left, then the continuation",
     'after a lost ledger answer (six trajectories across two fresh processes, and the plain-retry baseline).',
+    'world-w1: each operation of a provider process under each fault, through the Host and three plain integrations;',
+    'prints one table (--only takes trajectory names such as orders-drop).',
     'Each scenario is its own Task; every result is read back from the durable state. Exit 0 only if every',
     'expectation held, 1 naming the first that did not. An expectation comparing scenarios is checked only',
     'when --only ran all of them (else it is reported as not checked).',
   ],
   flags: demoFlags,
   async run(values, io): Promise<number> {
-    requireDemoPackages();
+    requireDemoPackages(values.workload);
     // The workloads, the Host and the scripted models load when the demo runs, not with the command table.
     return (await import('./command.js')).runDemo(values, io);
   },

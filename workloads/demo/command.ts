@@ -30,6 +30,11 @@ import { ROUND1_PARTS, round1Demo } from './round1.js';
 export async function runDemo(values: DemoArgs, io: Io): Promise<number> {
   const { 'acp-agent': acpAgent, 'f3-phase': f3Phase, task } = values;
   const state = resolveStateRoot(values.state);
+  if (values.workload === 'world-w1') {
+    const { worldW1Demo, W1_TRAJECTORY_NAMES } = await import('../world-w1/index.js');
+    const only = values.only === undefined ? undefined : scenariosOf(values.only, W1_TRAJECTORY_NAMES);
+    return worldW1Demo({ state, fresh: values.fresh === true, only }, io);
+  }
   if (values.workload === 'round1') {
     const phase = values['continuation-phase'];
     if (phase) {

@@ -9,9 +9,9 @@ export const demoFlags = {
     z.enum(['opencode', 'hermes-like'], { error: 'must be opencode or hermes-like' }).default('opencode'),
   ),
   workload: stringFlag(
-    'hamilton|round1',
-    'the hamilton-v1 repair or the round1-v1 maintenance world (decisions on a read set)',
-    z.enum(['hamilton', 'round1'], { error: 'must be hamilton or round1' }).default('hamilton'),
+    'hamilton|round1|world-w1',
+    'the hamilton-v1 repair, the round1-v1 maintenance world (decisions on a read set) or World W1 (Effects on a provider)',
+    z.enum(['hamilton', 'round1', 'world-w1'], { error: 'must be hamilton, round1 or world-w1' }).default('hamilton'),
   ),
   only: stringFlag(
     'SCENARIO,...',

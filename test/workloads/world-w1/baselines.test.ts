@@ -33,6 +33,8 @@ async function provider(): Promise<ProviderProcess> {
 /** What each baseline does to one effect, by the provider's contract (docs/world-w1.md, "The comparison"). */
 function expectedPerforms(variant: string, operation: string, fault: string): number {
   if (fault === 'none' || fault === 'identity-changed' || fault === 'target-changed') return 1;
+  // A client that died and starts over remembers nothing: only a key derived from the job (b) holds.
+  if (fault === 'host-sigkill') return variant === 'b-key' && operation === 'orders' ? 1 : 2;
   if (variant === 'a-retry') return 2; // a fresh request after every lost answer
   if (operation !== 'orders') return 2; // no key honoured, no lookup of a lost answer
   return fault === 'lookup-expired' ? 2 : 1; // the key (b) or the lookup (c) holds within its window

@@ -15,7 +15,7 @@ import { resultRow, type W1Fault, type W1ResultRow, type W1Variant } from './res
 export const BASELINE_VARIANTS = ['a-retry', 'b-key', 'c-lookup'] as const satisfies readonly W1Variant[];
 export type BaselineVariant = (typeof BASELINE_VARIANTS)[number];
 
-/** The faults the baselines run (every W1 fault but `host-sigkill`, which needs the Host harness). */
+/** The faults the baselines run: every W1 fault. */
 export const BASELINE_FAULTS = [
   'none',
   'commit-then-drop',
@@ -24,6 +24,7 @@ export const BASELINE_FAULTS = [
   'lookup-expired',
   'identity-changed',
   'target-changed',
+  'host-sigkill',
 ] as const satisfies readonly W1Fault[];
 export type BaselineFault = (typeof BASELINE_FAULTS)[number];
 
@@ -111,15 +112,20 @@ export async function runBaseline(
   // What loses the first send's answer after its commit.
   if (fault === 'commit-then-drop' || fault === 'provider-restart' || fault === 'lookup-expired')
     await setProviderFaults(provider.url, { drop: { operations: [operation], times: 1 } });
-  if (fault === 'delay-past-timeout')
+  if (fault === 'delay-past-timeout' || fault === 'host-sigkill')
     await setProviderFaults(provider.url, { delay: { operations: [operation], ms: 600_000, times: 1 } });
 
+  let started = Date.now();
   let sends = 0;
   let unsafe = 0;
   let staleSends = 0;
   let attempt = 1;
   let windowPassed = false;
-  const keyOf = (n: number) => `${reference}.req-${n}`;
+  // A key is derived from the job (b: the same one for every send and every life of the client)
+  // or made per send (a, c: a fresh client after a death makes fresh ones, not knowing the old).
+  let life = 1;
+  const keyOf = (n: number) =>
+    life === 1 || variant === 'b-key' ? `${reference}.req-${n}` : `${reference}.life-${life}.req-${n}`;
   let key = keyOf(attempt);
   let outcome: 'succeeded' | 'failed' = 'failed';
   let unknown = false; // an earlier send may have committed and nobody knows
@@ -145,6 +151,16 @@ export async function runBaseline(
       continue;
     }
     unknown = true;
+    if (sends === 1 && fault === 'host-sigkill') {
+      // The client dies with its send unanswered; the one that starts the job over remembers
+      // nothing (no key, no provider id): it sends again from its first attempt.
+      started = Date.now();
+      life = 2;
+      attempt = 1;
+      key = keyOf(attempt);
+      if (!(variant === 'b-key' && operation === 'orders')) unsafe += 1;
+      continue;
+    }
     if (sends === 1) {
       // The incident that follows the lost answer, before the client tries again.
       if (fault === 'provider-restart') await provider.restart();
@@ -184,6 +200,7 @@ export async function runBaseline(
       unsafeRedispatches: unsafe,
       staleEvidenceUsed: staleSends,
       operatorInterventions: 0,
+      elapsedMs: Date.now() - started,
     },
     performs,
   );

@@ -11,8 +11,9 @@ export const W1Variant = z.enum(['a-retry', 'b-key', 'c-lookup', 'd-host']);
 export type W1Variant = z.infer<typeof W1Variant>;
 
 /**
- * The trajectories' faults (docs/world-w1.md, "The comparison"). `host-sigkill` is the Host
- * harness's (a client process killed between intent and answer); the baselines do not run it.
+ * The trajectories' faults (docs/world-w1.md, "The comparison"). `host-sigkill`: the caller dies
+ * between its send and the answer (the Host: a SIGKILLed process; a plain client: one that starts
+ * its job over with nothing remembered).
  */
 export const W1Fault = z.enum([
   'none',
@@ -37,15 +38,22 @@ export const W1ResultRow = z.strictObject({
   variant: W1Variant,
   operation: Operation,
   fault: W1Fault,
-  /** What the client concluded. */
-  outcome: z.enum(['succeeded', 'failed', 'asked']),
+  /**
+   * What the caller concluded: done; not done (after every send failed, or a refusal it believed);
+   * put to an operator; or refused before any send because the world moved (the Host path's
+   * re-check: the target or the endpoint changed since the decision).
+   */
+  outcome: z.enum(['succeeded', 'failed', 'asked', 'refused']),
   /** How many times the client sent the operation. */
   sends: Count,
   /** How many times the provider performed it (its records, per reference). */
   performs: Count,
   /** `performs - 1` when over one. */
   duplicateEffects: Count,
-  /** 1 when the client meant it and the provider never performed it. */
+  /**
+   * 1 when the provider never performed it and the caller ended believing it done or simply
+   * failed: neither a question put to a person nor a refusal naming why it was not sent.
+   */
   lostEffects: Count,
   /** 1 when the client concluded `succeeded` and nothing was performed. */
   falseSuccess: Count,
@@ -61,20 +69,26 @@ export const W1ResultRow = z.strictObject({
   staleEvidenceUsed: Count,
   /** Questions put to a person. */
   operatorInterventions: Count,
+  /** From the first send (after a kill: the restart) to the outcome, on the wall clock. */
+  elapsedMs: Count,
+  /** Durable objects the caller keeps for the Effect (the Host's intents, receipts and requests; none for a plain client). */
+  stateObjects: Count,
 });
 export type W1ResultRow = z.infer<typeof W1ResultRow>;
 
 /** The row's counts from the provider's performs and the client's own tally. */
 export function resultRow(
   trajectory: Pick<W1ResultRow, 'variant' | 'operation' | 'fault' | 'outcome' | 'sends'> &
-    Pick<W1ResultRow, 'unsafeRedispatches' | 'staleEvidenceUsed' | 'operatorInterventions'>,
+    Pick<W1ResultRow, 'unsafeRedispatches' | 'staleEvidenceUsed' | 'operatorInterventions' | 'elapsedMs'> &
+    Partial<Pick<W1ResultRow, 'stateObjects'>>,
   performs: number,
 ): W1ResultRow {
   return W1ResultRow.parse({
+    stateObjects: 0,
     ...trajectory,
     performs,
     duplicateEffects: Math.max(0, performs - 1),
-    lostEffects: performs === 0 ? 1 : 0,
+    lostEffects: performs === 0 && (trajectory.outcome === 'succeeded' || trajectory.outcome === 'failed') ? 1 : 0,
     falseSuccess: trajectory.outcome === 'succeeded' && performs === 0 ? 1 : 0,
     falseFailure: trajectory.outcome === 'failed' && performs > 0 ? 1 : 0,
   });

@@ -1,0 +1,120 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Io } from '../../scripts/cli-io.js';
+import { startProvider, type ProviderProcess } from './provider/index.js';
+import { resultRow, runBaseline, type W1ResultRow, type W1Variant } from './baselines/index.js';
+import { W1_TRAJECTORIES, type W1Trajectory } from './host-path/faults.js';
+import { runHostPath } from './host-path/sequence.js';
+import type { HostPathOutcome } from './host-path/run.js';
+import { expectationsOf, summarise, tableOf, W1_VARIANTS } from './compare/table.js';
+
+/** The source tree (lines of code are counted in the .ts a user keeps, not in dist/). */
+const SOURCE = fileURLToPath(new URL('../../../workloads/world-w1/', import.meta.url));
+
+/** The code each variant needs beside the provider (the Host itself is the product's, not counted). */
+const PERMANENT_CODE: Record<W1Variant, string[]> = {
+  'a-retry': ['baselines/baselines.ts'],
+  'b-key': ['baselines/baselines.ts'],
+  'c-lookup': ['baselines/baselines.ts'],
+  'd-host': ['host-path/spec.ts', 'provider/adapter-config.ts'],
+};
+
+/** Non-blank lines that are not only a comment. */
+function linesOf(files: readonly string[]): number {
+  return files
+    .map((file) => readFileSync(join(SOURCE, file), 'utf8').split('\n'))
+    .flat()
+    .filter((line) => {
+      const t = line.trim();
+      return t !== '' && !t.startsWith('//') && !t.startsWith('*') && !t.startsWith('/*');
+    }).length;
+}
+
+/** What the Host concluded, from the Task's rest: the Effect's status, a question put to an operator, a refusal. */
+function outcomeOf(outcome: HostPathOutcome): W1ResultRow['outcome'] {
+  if (outcome.effect === 'recorded') return 'succeeded';
+  if (outcome.state === 'effect_unknown.held') return 'asked';
+  if (outcome.intents === 0 && outcome.refusals.includes('effect_endpoint_changed')) return 'refused';
+  return 'failed';
+}
+
+/** The Host path's outcome as a row of the comparison. */
+function hostRow(trajectory: W1Trajectory, outcome: HostPathOutcome): W1ResultRow {
+  return resultRow(
+    {
+      variant: 'd-host',
+      operation: trajectory.operation,
+      fault: trajectory.fault,
+      outcome: outcomeOf(outcome),
+      sends: outcome.intents,
+      unsafeRedispatches: Math.max(0, outcome.intents - 1),
+      staleEvidenceUsed: outcome.staleRecords,
+      operatorInterventions: outcome.operatorRequests,
+      elapsedMs: outcome.elapsedMs,
+      stateObjects: outcome.stateObjects,
+    },
+    outcome.performs,
+  );
+}
+
+async function withProvider<T>(dir: string, run: (provider: ProviderProcess) => Promise<T>): Promise<T> {
+  mkdirSync(dir, { recursive: true });
+  const provider = await startProvider({ dir, identity: 'w1-provider-key' });
+  try {
+    return await run(provider);
+  } finally {
+    await provider.stop();
+  }
+}
+
+export interface WorldW1Options {
+  state: string;
+  fresh: boolean;
+  /** Trajectory names to run (all when undefined). */
+  only?: string[] | undefined;
+}
+
+/**
+ * `ordivon demo --workload world-w1`: every trajectory under each of the four variants, each
+ * variant against a provider process of its own (its own records file, which every count is read
+ * from). Prints the table, writes `world-w1-results.json` in the state root, and exits 0 only if
+ * every expectation holds (docs/world-w1.md).
+ */
+export async function worldW1Demo(options: WorldW1Options, io: Io): Promise<number> {
+  if (options.fresh) rmSync(options.state, { recursive: true, force: true });
+  mkdirSync(options.state, { recursive: true });
+  const trajectories: readonly W1Trajectory[] = options.only
+    ? W1_TRAJECTORIES.filter((t) => options.only!.includes(t.name))
+    : W1_TRAJECTORIES;
+  const say = (line: string) => io.err(line);
+  say(
+    `ordivon demo: world-w1 on ${options.state}; ${trajectories.length} trajectories × ${W1_VARIANTS.length} variants`,
+  );
+  const rows: W1ResultRow[] = [];
+  for (const variant of W1_VARIANTS) {
+    await withProvider(join(options.state, `provider-${variant}`), async (provider) => {
+      if (variant === 'd-host') {
+        const outcomes = await runHostPath(join(options.state, 'host'), provider, trajectories, say);
+        outcomes.forEach((outcome, i) => rows.push(hostRow(trajectories[i]!, outcome)));
+        return;
+      }
+      for (const trajectory of trajectories) {
+        say(`  ${variant}: ${trajectory.name}`);
+        rows.push(await runBaseline({ provider }, variant, trajectory.operation, trajectory.fault));
+      }
+    });
+  }
+  const summary = summarise(rows, (variant) => linesOf(PERMANENT_CODE[variant]));
+  for (const line of tableOf(summary)) io.out(line);
+  const failed = expectationsOf(rows, trajectories);
+  const results = { workload: 'world-w1', at: new Date().toISOString(), summary, rows, failed };
+  writeFileSync(join(options.state, 'world-w1-results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  for (const failure of failed) io.out(`expectation failed: ${failure}`);
+  io.out(
+    failed.length === 0
+      ? `world-w1: every expectation held (results: ${join(options.state, 'world-w1-results.json')})`
+      : `world-w1: ${failed.length} expectation(s) failed`,
+  );
+  return failed.length === 0 ? 0 : 1;
+}
