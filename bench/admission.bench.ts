@@ -160,7 +160,15 @@ export async function prepare(target: Target, count: number): Promise<Prepared> 
   const [initial] = initialTransition(taskMachine);
   const actors = Array.from(
     { length: count },
-    (_, i) => new TaskActor(benchTaskId(i), initial, 0, store, systemClock, () => {}),
+    (_, i) =>
+      new TaskActor({
+        taskId: benchTaskId(i),
+        snapshot: initial,
+        revision: 0,
+        store,
+        clock: systemClock,
+        onCommit: () => {},
+      }),
   );
   const tasks: Driven[] = actors.map((actor) => ({
     taskId: actor.taskId,

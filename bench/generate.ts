@@ -149,7 +149,7 @@ export async function writeWorkload(
   const randoms: Array<() => number> = [];
   for (let i = 0; i < tasks; i++) {
     const taskId = benchTaskId(i);
-    actors.push(new TaskActor(taskId, initial, 0, store, clock, () => {}));
+    actors.push(new TaskActor({ taskId, snapshot: initial, revision: 0, store, clock, onCommit: () => {} }));
     plans.push(planTask(i, events, seed));
     randoms.push(seededRandom(seed * 7_919 + i * 104_729 + 1));
   }

@@ -30,7 +30,14 @@ export async function peerBoot(path: string, parallel: boolean): Promise<number>
   const store = asKernelStore(peer);
   const actors = report.tasks.map((t) => {
     TaskSpec.parse(t.spec);
-    return new TaskActor(t.taskId, t.snapshot, t.revision, store, systemClock, () => {});
+    return new TaskActor({
+      taskId: t.taskId,
+      snapshot: t.snapshot,
+      revision: t.revision,
+      store,
+      clock: systemClock,
+      onCommit: () => {},
+    });
   });
   const ms = performance.now() - started;
   for (const actor of actors) actor.stop();

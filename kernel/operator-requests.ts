@@ -47,10 +47,7 @@ const QUESTION_FIELDS = Object.keys(asked).filter((k) => k !== 'requestId');
  * - a Task that takes no more events refuses `request.open` (`invalid_transition`).
  */
 export async function openOperatorRequest(
-  task: TaskActor,
-  store: EventStore,
-  spec: TaskSpec,
-  clock: Clock,
+  { task, store, spec, clock }: { task: TaskActor; store: EventStore; spec: TaskSpec; clock: Clock },
   input: unknown,
 ): Promise<SendResult> {
   const refuse = (code: string, detail: string, path: string): SendResult => ({

@@ -251,7 +251,7 @@ export class Supervisor {
     const store = this.serving('openRequest');
     const task = this.tasks.get(taskId);
     if (!task) throw new HostError('task_not_found', `no task ${taskId}`);
-    const result = await openOperatorRequest(task, store, this.specs.get(taskId)!, this.clock, input);
+    const result = await openOperatorRequest({ task, store, spec: this.specs.get(taskId)!, clock: this.clock }, input);
     if (result.code === 'invalid_request' || result.code === 'request_exists')
       throw new HostError(result.code, result.detail ?? result.code, { path: result.path });
     return result.admitted;
@@ -267,7 +267,7 @@ export class Supervisor {
     const store = this.serving('openRequest');
     const task = this.tasks.get(taskId);
     if (!task) return this.notHere(taskId);
-    return openOperatorRequest(task, store, this.specs.get(taskId)!, this.clock, input);
+    return openOperatorRequest({ task, store, spec: this.specs.get(taskId)!, clock: this.clock }, input);
   }
 
   /** Reads an immutable object (receipt, evidence, outcome, …) by digest, re-checked against its digest. */
@@ -406,23 +406,27 @@ export class Supervisor {
   private track(taskId: string, snapshot: TaskSnapshot, revision: number, spec: TaskSpec): TaskActor {
     const { store, clock, options } = this;
     const { effects } = options;
-    const task = new TaskActor(taskId, snapshot, revision, store!, clock, (c) => this.committed(c), {
-      inspect: options.inspect,
-      spec,
-      // The kernel's own reader, not the frontier runner's: admission is the same however the Host is opened.
-      readSource: (location, context) => kernelSourceReader(this.root, { taskId, spec, context })(location),
-      harnesses: effects?.harnesses,
-      onStoreRefusal: (code) => {
-        if (!this.cluster) return;
-        // Another Host holds the Task now; or the write's outcome is unknown, so the mirror may
-        // lag the authority: serve it again only once copied anew.
-        if (code === 'lease_lost') this.lose(taskId);
-        if (code === 'storage_failed') {
-          this.lose(taskId);
-          this.cluster.markForReload(taskId);
-        }
+    const onCommit = (c: Committed) => this.committed(c);
+    const task = new TaskActor(
+      { taskId, snapshot, revision, store: store!, clock, onCommit },
+      {
+        inspect: options.inspect,
+        spec,
+        // The kernel's own reader, not the frontier runner's: admission is the same however the Host is opened.
+        readSource: (location, context) => kernelSourceReader(this.root, { taskId, spec, context })(location),
+        harnesses: effects?.harnesses,
+        onStoreRefusal: (code) => {
+          if (!this.cluster) return;
+          // Another Host holds the Task now; or the write's outcome is unknown, so the mirror may
+          // lag the authority: serve it again only once copied anew.
+          if (code === 'lease_lost') this.lose(taskId);
+          if (code === 'storage_failed') {
+            this.lose(taskId);
+            this.cluster.markForReload(taskId);
+          }
+        },
       },
-    });
+    );
     this.tasks.set(taskId, task);
     this.specs.set(taskId, spec);
     return task;

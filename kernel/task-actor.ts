@@ -41,6 +41,16 @@ export interface TaskActorOptions {
   onStoreRefusal?: ((code: StoreError['code']) => void) | undefined;
 }
 
+/** Where a Task's kernel starts: its committed snapshot and revision, its store and clock, and who hears each commit. */
+export interface TaskActorInit {
+  taskId: string;
+  snapshot: TaskSnapshot;
+  revision: number;
+  store: EventStore;
+  clock: Clock;
+  onCommit: (committed: Committed) => void;
+}
+
 /**
  * One Task's kernel (docs/design.md, "The kernel: one transition"). Transitions are admitted one at a time through an in-process
  * mailbox (the state-root lock keeps every other process out): validate the event, take it on
@@ -67,17 +77,22 @@ export class TaskActor {
   /** Follows committed snapshots only; created for an inspector or on first `actor` access. */
   private observed: Actor<typeof taskMachine> | undefined;
   private stopped = false;
+  readonly taskId: string;
+  private revisionValue: number;
+  private readonly store: EventStore;
+  private readonly clock: Clock;
+  private readonly onCommit: (committed: Committed) => void;
 
   constructor(
-    readonly taskId: string,
-    snapshot: TaskSnapshot,
-    private revisionValue: number,
-    private readonly store: EventStore,
-    private readonly clock: Clock,
-    private readonly onCommit: (committed: Committed) => void,
+    init: TaskActorInit,
     private readonly options: TaskActorOptions = {},
   ) {
-    this.snapshot = snapshot;
+    this.taskId = init.taskId;
+    this.snapshot = init.snapshot;
+    this.revisionValue = init.revision;
+    this.store = init.store;
+    this.clock = init.clock;
+    this.onCommit = init.onCommit;
     // An inspector sees every Task from the start, as before lazy creation.
     if (options.inspect) void this.actor;
   }
@@ -207,15 +222,14 @@ export class TaskActor {
     const context = this.snapshot.context;
     const { readSource } = this.options;
     const read = readSource ? (location: SourceLocation) => readSource(location, context) : undefined;
-    const facts = await admissionFacts(
-      this.store,
-      this.taskId,
+    const facts = await admissionFacts(input, {
+      store: this.store,
+      taskId: this.taskId,
       context,
-      input,
       read,
-      Date.parse(this.clock.wall()),
-      this.options.harnesses,
-    );
+      now: Date.parse(this.clock.wall()),
+      harnesses: this.options.harnesses,
+    });
     const taken = kernelEvent(input, {
       taskId: this.taskId,
       context,
@@ -240,7 +254,7 @@ export class TaskActor {
     // other than a commit drops it (it is rebuilt from the committed snapshot on next use).
     let committedNext = false;
     try {
-      const result = await this.commit(kernel, taken, input, attachments, context);
+      const result = await this.commit(kernel, taken, { input, attachments, context });
       committedNext = result.written;
       return result;
     } finally {
@@ -255,9 +269,7 @@ export class TaskActor {
   private async commit(
     kernel: Actor<typeof taskMachine>,
     { event, prepared }: KernelEvent,
-    input: EventInput,
-    attachments: Attachments,
-    context: TaskContext,
+    { input, attachments, context }: { input: EventInput; attachments: Attachments; context: TaskContext },
   ): Promise<SendResult> {
     const next = kernel.getSnapshot();
     if (next.status === 'error') throw next.error;

@@ -65,7 +65,14 @@ describe('SQLite peer', () => {
     const peer = SqlitePeerStore.open(join(tempDir(), 'peer.sqlite'));
     try {
       const [initial] = initialTransition(taskMachine);
-      const actor = new TaskActor('task-cas', initial, 0, asKernelStore(peer), manualClock(), () => {});
+      const actor = new TaskActor({
+        taskId: 'task-cas',
+        snapshot: initial,
+        revision: 0,
+        store: asKernelStore(peer),
+        clock: manualClock(),
+        onCommit: () => {},
+      });
       const created = materialize('created', 'task-cas', actor.context, seededRandom(1));
       assert.equal((await actor.send(created.event, 'host', created.attachments)).revision, 1);
       const event = {

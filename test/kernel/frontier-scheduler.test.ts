@@ -25,7 +25,14 @@ async function createdTask(taskId: string) {
   const { spec, created, attachments } = newTask({ ...SPEC, taskId }, store);
   const hooks = { onCommit: (_: Committed) => {} };
   const [initial] = initialTransition(taskMachine);
-  const task = new TaskActor(taskId, initial, 0, store, manualClock(), (c) => hooks.onCommit(c));
+  const task = new TaskActor({
+    taskId,
+    snapshot: initial,
+    revision: 0,
+    store,
+    clock: manualClock(),
+    onCommit: (c) => hooks.onCommit(c),
+  });
   assert.equal((await task.send(created, 'host', attachments)).admitted, true);
   return { store, task, specs: new Map<string, TaskSpec>([[taskId, spec]]), hooks };
 }

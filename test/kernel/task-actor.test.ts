@@ -22,8 +22,22 @@ describe('TaskActor kernel', () => {
   it('after an append the store refuses (identity_conflict), takes the next event from the committed state, not the refused one', async () => {
     const store = EventStore.open({ root: tempDir(), kinds: OBJECT_KINDS });
     const [initial] = initialTransition(taskMachine);
-    const a = new TaskActor('task-a', initial, 0, store, manualClock(), () => {});
-    const b = new TaskActor('task-b', initial, 0, store, manualClock(), () => {});
+    const a = new TaskActor({
+      taskId: 'task-a',
+      snapshot: initial,
+      revision: 0,
+      store,
+      clock: manualClock(),
+      onCommit: () => {},
+    });
+    const b = new TaskActor({
+      taskId: 'task-b',
+      snapshot: initial,
+      revision: 0,
+      store,
+      clock: manualClock(),
+      onCommit: () => {},
+    });
     try {
       await drive(a, ['created', 'assign', 'compile']);
       await drive(b, ['created', 'assign', 'compile']);
@@ -58,7 +72,14 @@ describe('TaskActor kernel', () => {
   it('refuses an event the state does not take without writing, and the observed actor hears only commits', async () => {
     const store = EventStore.open({ root: tempDir(), kinds: OBJECT_KINDS });
     const [initial] = initialTransition(taskMachine);
-    const a = new TaskActor('task-a', initial, 0, store, manualClock(), () => {});
+    const a = new TaskActor({
+      taskId: 'task-a',
+      snapshot: initial,
+      revision: 0,
+      store,
+      clock: manualClock(),
+      onCommit: () => {},
+    });
     try {
       await drive(a, ['created']);
       const seen: string[] = [];
@@ -85,7 +106,14 @@ describe('TaskActor kernel', () => {
     try {
       const seen = new Set<string>();
       for (const [taskId, kinds] of walks) {
-        const actor = new TaskActor(taskId, initial, 0, store, manualClock(), () => {});
+        const actor = new TaskActor({
+          taskId,
+          snapshot: initial,
+          revision: 0,
+          store,
+          clock: manualClock(),
+          onCommit: () => {},
+        });
         await drive(actor, kinds);
         actor.stop();
         for (const { revision, event: record } of store.stream(taskId)) {
