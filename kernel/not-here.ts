@@ -1,5 +1,8 @@
 import type { Cluster } from './cluster/cluster.js';
-import { taskNotFound, type SendResult } from './send-result.js';
+import { sendRefused, taskElsewhere, taskNotFound, type SendResult } from './send-result.js';
+
+/** Where a Task this Host does not serve is: unknown here. */
+const UNKNOWN = { revision: 0, state: 'unknown' };
 
 /**
  * `send`'s refusal for a Task this Host does not serve (nothing written): `task_not_found`, or on
@@ -14,34 +17,14 @@ export async function notHere(cluster: Cluster | undefined, taskId: string): Pro
   } catch (error) {
     // The database cannot say whether the Task exists: a Task whose creation was acknowledged
     // must not be answered task_not_found (a client would drop its event), so this is retryable.
-    return {
-      admitted: false,
-      written: false,
-      code: 'storage_failed',
-      detail: `task ${taskId} is not served here and the database cannot be read to find it (${(error as Error).message}); retry`,
-      revision: 0,
-      state: 'unknown',
-    };
+    const detail = `task ${taskId} is not served here and the database cannot be read to find it (${(error as Error).message}); retry`;
+    return sendRefused({ code: 'storage_failed', detail }, UNKNOWN);
   }
   if (found === undefined) return taskNotFound(taskId);
   const { owner, url } = found;
-  if (owner === cluster.hostId)
-    return {
-      admitted: false,
-      written: false,
-      code: 'storage_failed',
-      detail: `task ${taskId} is being copied again from the database (an append's outcome was unknown); retry`,
-      revision: 0,
-      state: 'unknown',
-    };
-  return {
-    admitted: false,
-    written: false,
-    code: 'task_elsewhere',
-    detail: `task ${taskId} is served by ${owner ?? 'no Host right now (its lease is free)'}${url ? ` at ${url}` : ''}; send it there`,
-    host: owner,
-    url,
-    revision: 0,
-    state: 'unknown',
-  };
+  if (owner === cluster.hostId) {
+    const detail = `task ${taskId} is being copied again from the database (an append's outcome was unknown); retry`;
+    return sendRefused({ code: 'storage_failed', detail }, UNKNOWN);
+  }
+  return taskElsewhere(taskId, owner, url);
 }

@@ -18,7 +18,15 @@ import { fingerprint, parseEventInput, type EventInput, type Refusal } from './e
 import { claimsFor, eventRecord, kernelEvent, type KernelEvent } from './kernel-event.js';
 import { admissionFacts } from './admission-facts.js';
 import type { SourceLocation } from './read-set.js';
-import type { Attachments, Committed, SendResult } from './send-result.js';
+import {
+  sendAdmitted,
+  sendDuplicate,
+  sendRefused,
+  sendRetained,
+  type Attachments,
+  type Committed,
+  type SendResult,
+} from './send-result.js';
 
 export type { TaskSnapshot };
 
@@ -169,31 +177,14 @@ export class TaskActor {
     return this.kernel;
   }
 
-  private refuse({ code, detail, path }: Refusal): SendResult {
-    const result: SendResult = {
-      admitted: false,
-      written: false,
-      code,
-      detail,
-      revision: this.revisionValue,
-      state: this.state,
-    };
-    if (path !== undefined) result.path = path;
-    return result;
+  private refuse(refusal: Refusal): SendResult {
+    return sendRefused(refusal, { revision: this.revisionValue, state: this.state });
   }
 
   /** Answers a retried event with how its first delivery was taken, writing nothing. */
   private duplicate(revision: number): SendResult {
     const stored = this.store.event(this.taskId, revision)!.disposition;
-    const result: SendResult = {
-      admitted: stored.admitted,
-      written: false,
-      duplicate: true,
-      revision,
-      state: this.state,
-    };
-    if (!stored.admitted) result.code = stored.code;
-    return result;
+    return sendDuplicate(stored, { revision, state: this.state });
   }
 
   private async admit(raw: unknown, origin: EventOrigin, attachments: Attachments): Promise<SendResult> {
@@ -315,17 +306,8 @@ export class TaskActor {
     };
     if (!disposition.admitted) committed.code = disposition.code;
     this.onCommit(committed);
-    const result: SendResult = {
-      admitted: disposition.admitted,
-      written: true,
-      revision: appended.revision,
-      state: this.state,
-    };
-    if (!disposition.admitted) {
-      result.code = disposition.code;
-      const detail = next.context.lastRejection?.detail;
-      if (detail) result.detail = detail;
-    }
-    return result;
+    const at = { revision: appended.revision, state: this.state };
+    // Retained: classifyTransition found one more rejection, this one, in lastRejection.
+    return disposition.admitted ? sendAdmitted(at) : sendRetained(at, next.context.lastRejection!);
   }
 }

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { zodIssue } from '../../base/index.js';
-import { HostError, EventInput, type Supervisor, type SendResult } from '../../kernel/index.js';
+import { HostError, EventInput, sendRefused, type Supervisor, type SendResult } from '../../kernel/index.js';
 import type { TaskSpecInput } from '../../objects/index.js';
 import { taskRuns, taskProvenance, taskGrants, taskRequests } from '../../views/index.js';
 import { taskGraph } from '../../machines/index.js';
@@ -193,16 +193,11 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       if (!event.success && sup.getTask(id)) {
         const { code, path, message } = zodIssue('invalid_event', event.error);
         const view = sup.getTask(id);
-        const refused: SendResult = {
-          admitted: false,
-          written: false,
-          code,
-          path,
-          detail: message,
-          revision: view?.revision ?? 0,
-          state: view?.state ?? 'none',
-        };
-        return sendJson(res, 400, { taskId: id, ...refused });
+        const refusal = sendRefused(
+          { code, path, detail: message },
+          { revision: view?.revision ?? 0, state: view?.state ?? 'none' },
+        );
+        return sendJson(res, 400, { taskId: id, ...refusal });
       }
       // The raw body goes to the supervisor, which parses it again: one code path with the library's.
       const done = options.metrics?.time('send');
