@@ -29,7 +29,7 @@ export {
 } from './send-result.js';
 export { FrontierScheduler, type FrontierSchedulerOptions } from './frontier-scheduler.js';
 export { CheckpointScheduler, type CheckpointSchedulerOptions } from './checkpoint-scheduler.js';
-export type { EffectRunner, TaskHandle } from './frontier-runner.js';
+export type { FrontierRunner, TaskHandle } from './frontier-runner.js';
 export {
   HostError,
   HOST_ERROR_CODES,

@@ -73,7 +73,7 @@ export class Supervisor {
       store,
       cluster: () => this.cluster,
       inspect: options.inspect,
-      harnesses: options.effects?.harnesses,
+      harnesses: options.frontier?.harnesses,
       committed: (c) => this.committed(c),
       lost: (taskId) => {
         this.frontier.abort(taskId, new HostError('lease_lost', `task ${taskId} is no longer served by this Host`));
@@ -81,7 +81,7 @@ export class Supervisor {
       },
     });
     this.frontier = new FrontierScheduler({
-      effects: options.effects,
+      frontier: options.frontier,
       serving: () => this.status === 'serving',
       store,
       specs: this.served.specs,
@@ -360,7 +360,7 @@ export class Supervisor {
     this.deadlines.stop();
     this.frontier.abortAll(new HostError('not_serving', 'supervisor is draining'));
     await Promise.all([...this.served.tasks.values()].map((t) => t.settled()));
-    await this.options.effects?.close?.();
+    await this.options.frontier?.close?.();
     await this.checkpointer.stop(this.served.tasks.values());
     for (const task of this.served.tasks.values()) task.stop();
     await this.cluster?.leave();
