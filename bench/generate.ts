@@ -104,7 +104,7 @@ export async function generateRoot(options: GenerateOptions): Promise<GeneratedR
     } else {
       // better-sqlite3 is a devDependency: only the SQLite target loads it, so an installed
       // package generates LMDB histories without it.
-      const { SqlitePeerStore, asKernelStore } = await import('./sqlite-peer-store.js');
+      const { SqlitePeerStore, asKernelStore } = await import('./peers/sqlite-peer-store.js');
       const store = SqlitePeerStore.open(join(partial, 'peer.sqlite'));
       try {
         await writeWorkload(asKernelStore(store), tasks, events, seed, options.onProgress);
