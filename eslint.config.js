@@ -61,6 +61,7 @@ export default tseslint.config(
       'index.ts',
       'base/**/*.ts',
       'examples/**/*.ts',
+      'kernel/**/*.ts',
       'machines/**/*.ts',
       'objects/**/*.ts',
       'os/**/*.ts',

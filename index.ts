@@ -19,7 +19,16 @@ export {
   type BootSummary,
   type CheckpointStats,
 } from './kernel/index.js';
-export type { SendResult, Committed } from './kernel/index.js';
+export type {
+  SendResult,
+  SendAdmitted,
+  SendRetained,
+  SendDuplicate,
+  SendRefused,
+  SendAt,
+  RejectionCode,
+  Committed,
+} from './kernel/index.js';
 export type { ProgressListener, RecoveryMode, RecoveryProgress } from './recovery/index.js';
 export type { ClusterOptions, LeaseEvent } from './kernel/index.js';
 export type { ArtifactContracts } from './objects/index.js';

@@ -23,8 +23,8 @@ import { readProcIo, threadCpuNs } from '../os/index.js';
 import { OBJECT_KINDS } from '../objects/index.js';
 import { taskMachine, type TaskContext } from '../machines/index.js';
 import { EventStore } from '../store/index.js';
-import type { BenchContext, BenchRow } from './results-model.js';
-import { SqlitePeerStore, asKernelStore } from './sqlite-peer-store.js';
+import type { BenchContext, BenchRow } from './report/results-model.js';
+import { SqlitePeerStore, asKernelStore } from './peers/sqlite-peer-store.js';
 import { scenarioArgs, seededRandom, timeIt } from './util.js';
 import { BENCH_SPEC, benchTaskId, materialize, type Step, type StepKind } from './workload.js';
 
@@ -160,7 +160,15 @@ export async function prepare(target: Target, count: number): Promise<Prepared> 
   const [initial] = initialTransition(taskMachine);
   const actors = Array.from(
     { length: count },
-    (_, i) => new TaskActor(benchTaskId(i), initial, 0, store, systemClock, () => {}),
+    (_, i) =>
+      new TaskActor({
+        taskId: benchTaskId(i),
+        snapshot: initial,
+        revision: 0,
+        store,
+        clock: systemClock,
+        onCommit: () => {},
+      }),
   );
   const tasks: Driven[] = actors.map((actor) => ({
     taskId: actor.taskId,

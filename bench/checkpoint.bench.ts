@@ -18,10 +18,10 @@ import { OBJECT_KINDS } from '../objects/index.js';
 import { EventStore } from '../store/index.js';
 import { rewindCheckpoints } from './checkpoint-rewind.js';
 import { generateRoot } from './generate.js';
-import { CHECKPOINT_FLOOR, CHECKPOINT_START } from './headline.js';
+import { CHECKPOINT_FLOOR, CHECKPOINT_START } from './report/headline.js';
 import { recoverFromCheckpoints } from '../recovery/index.js';
 import { progress, timedBoot, timedRebuild } from './recovery.bench.js';
-import type { BenchContext, BenchRow, Size } from './results-model.js';
+import type { BenchContext, BenchRow, Size } from './report/results-model.js';
 import { scenarioArgs, timeIt } from './util.js';
 
 /** Opens `root` read-only and reads + decodes every checkpoint record with one cursor; resolves with ms and count. */

@@ -104,7 +104,7 @@ export async function generateRoot(options: GenerateOptions): Promise<GeneratedR
     } else {
       // better-sqlite3 is a devDependency: only the SQLite target loads it, so an installed
       // package generates LMDB histories without it.
-      const { SqlitePeerStore, asKernelStore } = await import('./sqlite-peer-store.js');
+      const { SqlitePeerStore, asKernelStore } = await import('./peers/sqlite-peer-store.js');
       const store = SqlitePeerStore.open(join(partial, 'peer.sqlite'));
       try {
         await writeWorkload(asKernelStore(store), tasks, events, seed, options.onProgress);
@@ -149,7 +149,7 @@ export async function writeWorkload(
   const randoms: Array<() => number> = [];
   for (let i = 0; i < tasks; i++) {
     const taskId = benchTaskId(i);
-    actors.push(new TaskActor(taskId, initial, 0, store, clock, () => {}));
+    actors.push(new TaskActor({ taskId, snapshot: initial, revision: 0, store, clock, onCommit: () => {} }));
     plans.push(planTask(i, events, seed));
     randoms.push(seededRandom(seed * 7_919 + i * 104_729 + 1));
   }

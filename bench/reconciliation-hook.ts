@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeIssues } from '../base/index.js';
-import type { BenchContext, BenchRow } from './results-model.js';
+import type { BenchContext, BenchRow } from './report/results-model.js';
 
 // HOOK (reconciliation scenario): bench/find-jobs.bench.ts belongs to the Runtime's engineer.
 // The runner calls its exported `runFindJobsBench({ quick })` when the module exists and exports

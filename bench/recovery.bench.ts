@@ -19,7 +19,7 @@ import { createSupervisor } from '../kernel/index.js';
 import { EventStore } from '../store/index.js';
 import { baselineRebuildAll } from './baseline-rebuild.js';
 import { generateRoot } from './generate.js';
-import { VERIFIED } from './headline.js';
+import { VERIFIED } from './report/headline.js';
 import { ceilingWorkers, stepOnWorkers } from './step-workers.js';
 import {
   FULL_SIZES,
@@ -28,7 +28,7 @@ import {
   type BenchRow,
   type GivenHistory,
   type Size,
-} from './results-model.js';
+} from './report/results-model.js';
 import { historyRow, scenarioArgs, timeIt, totalsRow, type Timing } from './util.js';
 
 /** The row of the default boot (`recovery: 'checkpoint'`, docs/recovery-and-benchmarks.md). */

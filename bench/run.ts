@@ -10,7 +10,7 @@
 // the core commit's rebuildAll), --out DIR. Generated histories are cached (see generate.ts).
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import type { Size } from './results-model.js';
+import type { Size } from './report/results-model.js';
 import { SCENARIOS, runSuite } from './suite.js';
 import { parseScriptArgs, scriptArgsOrExit } from '../scripts/cli-io.js';
 

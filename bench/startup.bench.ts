@@ -7,15 +7,15 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generateRoot } from './generate.js';
-import { STARTUP_HELP, STARTUP_LIST, STARTUP_LIST_FLOOR, STARTUP_NODE } from './headline.js';
-import type { BenchContext, BenchRow } from './results-model.js';
+import { STARTUP_HELP, STARTUP_LIST, STARTUP_LIST_FLOOR, STARTUP_NODE } from './report/headline.js';
+import type { BenchContext, BenchRow } from './report/results-model.js';
 import { scenarioArgs, type Timing } from './util.js';
 
 /** The CLI's entry, beside this file in the build (dist/bench → dist/scripts), in a clone and in an installed package. */
 export const CLI_ENTRY = fileURLToPath(new URL('../scripts/ordivon.js', import.meta.url));
 
 /** The smallest program that reads a state root as `list` must (list-floor.ts), beside this file. */
-const LIST_FLOOR = fileURLToPath(new URL('./list-floor.js', import.meta.url));
+const LIST_FLOOR = fileURLToPath(new URL('./floors/list-floor.js', import.meta.url));
 
 /** Timed runs of each command: 15, or 5 with --quick. */
 export const STARTUP_RUNS = { full: 15, quick: 5 } as const;

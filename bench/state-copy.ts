@@ -2,7 +2,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { OBJECT_KINDS } from '../objects/index.js';
 import { EventStore, checkFormat, copyEnvironment, lockHolder } from '../store/index.js';
-import type { GivenHistory } from './results-model.js';
+import type { GivenHistory } from './report/results-model.js';
 
 const RUNTIME_ENV = join('runtime', 'runtime.lmdb');
 

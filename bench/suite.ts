@@ -11,9 +11,9 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FLOOR_ALL, FLOOR_EVENTS, VERIFIED, headline, type Headline } from './headline.js';
-import { recoveryPlot } from './plot.js';
-import type { BenchContext, BenchRow, GivenHistory, Size } from './results-model.js';
+import { FLOOR_ALL, FLOOR_EVENTS, VERIFIED, headline, type Headline } from './report/headline.js';
+import { recoveryPlot } from './report/plot.js';
+import type { BenchContext, BenchRow, GivenHistory, Size } from './report/results-model.js';
 import { formatMs, machine } from './util.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
 
@@ -94,15 +94,16 @@ const PLANS: Record<Scenario, Plan> = {
   },
   floor: {
     needs: [],
-    run: async (ctx, o) => (await import('./floor.bench.js')).runFloorBench({ ...ctx, ...sized(o), ...given(o) }),
+    run: async (ctx, o) =>
+      (await import('./floors/floor.bench.js')).runFloorBench({ ...ctx, ...sized(o), ...given(o) }),
   },
   peer: {
     needs: ['better-sqlite3'],
     why: SQLITE,
-    run: async (ctx, o) => (await import('./peer.bench.js')).runPeerBench({ ...ctx, ...sized(o) }),
+    run: async (ctx, o) => (await import('./peers/peer.bench.js')).runPeerBench({ ...ctx, ...sized(o) }),
   },
   checkpoint: { needs: [], run: async (ctx) => (await import('./checkpoint.bench.js')).runCheckpointBench(ctx) },
-  disk: { needs: [], run: async (ctx) => (await import('./disk-floor.bench.js')).runDiskFloorBench(ctx) },
+  disk: { needs: [], run: async (ctx) => (await import('./floors/disk-floor.bench.js')).runDiskFloorBench(ctx) },
   admission: {
     needs: ['better-sqlite3'],
     why: `${SQLITE}, for its SQLite rows`,
@@ -111,7 +112,7 @@ const PLANS: Record<Scenario, Plan> = {
   temporal: {
     needs: ['@temporalio/worker', '@temporalio/common', '@temporalio/proto', '@temporalio/workflow'],
     why: TEMPORAL,
-    run: async (ctx) => (await import('./temporal-peer.bench.js')).runTemporalPeerBench(ctx),
+    run: async (ctx) => (await import('./peers/temporal-peer.bench.js')).runTemporalPeerBench(ctx),
   },
   reconciliation: {
     needs: [],
@@ -120,7 +121,7 @@ const PLANS: Record<Scenario, Plan> = {
   cluster: {
     needs: ['pg', '../test/support/postgres.js'],
     why: 'the throwaway PostgreSQL server of the tests, which an installed package does not hold',
-    run: async (ctx) => (await import('./cluster.bench.js')).runClusterBench(ctx),
+    run: async (ctx) => (await import('./cluster/cluster.bench.js')).runClusterBench(ctx),
   },
   startup: { needs: [], run: async (ctx) => (await import('./startup.bench.js')).runStartupBench(ctx) },
 };

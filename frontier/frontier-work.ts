@@ -4,7 +4,7 @@ import { sourcesOf } from '../objects/index.js';
 import { compileContext } from './context-compiler.js';
 import { act, askAuthority, rerun, submitStageDecision } from './decisions.js';
 import { confirmEffect, escalateEffect, reconcileEffect } from './effect-actions.js';
-import { readSource, type SourceRead, type EffectRunner, type TaskHandle, assignedStage } from '../kernel/index.js';
+import { readSource, type SourceRead, type FrontierRunner, type TaskHandle, assignedStage } from '../kernel/index.js';
 import { dispatchRun, reconcileRun } from './dispatch-run.js';
 import { frontierDeps, type FrontierDeps, type FrontierWorkOptions } from './work-options.js';
 import { observeRun } from './observe-run.js';
@@ -39,7 +39,7 @@ export { clientRequestId, type HarnessConfig, type HarnessFactory, type Frontier
  * Every step is idempotent: if the process dies anywhere, boot derives the same step from the
  * committed state and the Runtime answers a repeated dispatch with the job it already has.
  */
-export function createFrontierWork(options: FrontierWorkOptions): EffectRunner {
+export function createFrontierWork(options: FrontierWorkOptions): FrontierRunner {
   const deps = frontierDeps(options);
   return {
     async perform(task: TaskHandle, work: FrontierWork, signal: AbortSignal): Promise<void> {

@@ -14,8 +14,8 @@ import { checkHostHarnesses, type ApprovalPolicy, type HarnessConfig } from './h
 import type { EffectAdapter } from './effect-adapter.js';
 import { createFrontierWork, type HarnessFactory } from './frontier-work.js';
 
-/** `openHost`'s options: the supervisor's (but `effects`, which the Host supplies) and the Host's own. */
-export interface HostOptions extends Omit<SupervisorOptions, 'effects'> {
+/** `openHost`'s options: the supervisor's (but `frontier`, which the Host supplies) and the Host's own. */
+export interface HostOptions extends Omit<SupervisorOptions, 'frontier'> {
   /**
    * Harness name (as `assignment.commit` names it) → how to launch it: a `HarnessConfig` (driver,
    * command, args, env, envFrom, model, timeoutMs, approvals), parsed by `openHost`, or a
@@ -103,7 +103,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     await pool.close();
     throw error;
   }
-  const effects = createFrontierWork({
+  const frontier = createFrontierWork({
     runtime: options.wrapRuntime ? options.wrapRuntime(runtime) : runtime,
     harnesses,
     ...(options.approvals ? { approvals: options.approvals } : {}),
@@ -113,7 +113,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     ...(options.effectAdapters ? { effectAdapters: options.effectAdapters } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   });
-  supervisor = createSupervisor({ ...options, ...(cluster ? { cluster } : {}), state: root, effects });
+  supervisor = createSupervisor({ ...options, ...(cluster ? { cluster } : {}), state: root, frontier });
   try {
     await supervisor.start();
   } catch (error) {

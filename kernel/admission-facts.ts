@@ -30,6 +30,20 @@ export interface AdmissionFacts {
   harnesses?: string[];
 }
 
+/** Where an event's facts are found: the Task's store, its committed context and the Host's clock and harnesses. */
+export interface AdmissionScope {
+  store: EventStore;
+  taskId: string;
+  context: TaskContext;
+  /** Reads the world; without it only the Goal is re-validated. */
+  read: SourceReader | undefined;
+  /** The Host's clock, epoch ms. */
+  now: number;
+  harnesses?: readonly string[] | undefined;
+  /** Re-reads the chosen candidate's Effect observation when a decision is admitted. */
+  observe?: ObservationReader | undefined;
+}
+
 /** Events whose admission depends on the Context they were made against. */
 const READ_SET_EVENTS: ReadonlySet<string> = new Set([
   'run.observe',
@@ -43,19 +57,11 @@ const READ_SET_EVENTS: ReadonlySet<string> = new Set([
  * (an event naming another Context is the statechart's to reject). Reads the world through `read`
  * (the Host's effects know where the workspace and the world are); without it only the Goal.
  */
-export async function admissionFacts(
-  store: EventStore,
-  taskId: string,
-  context: TaskContext,
-  input: EventInput,
-  read: SourceReader | undefined,
-  now: number,
-  harnesses?: readonly string[],
-  observe?: ObservationReader,
-): Promise<AdmissionFacts | undefined> {
+export async function admissionFacts(input: EventInput, scope: AdmissionScope): Promise<AdmissionFacts | undefined> {
+  const { store, taskId, context, read, harnesses, observe } = scope;
   if (input.type === 'assignment.commit')
     return harnesses && !harnesses.includes(input.harness) ? { stale: [], harnesses: [...harnesses] } : undefined;
-  if (input.type === 'request.answer') return answerFacts(store, taskId, context, input, read, now);
+  if (input.type === 'request.answer') return answerFacts(input, scope);
   if (!READ_SET_EVENTS.has(input.type)) return undefined;
   const named = ('contextDigest' in input && input.contextDigest) || context.contextDigest;
   const current = named !== null && named === context.contextDigest;
@@ -87,12 +93,8 @@ export async function admissionFacts(
  * answer naming no request of this Task gets empty facts (the statechart refuses it).
  */
 async function answerFacts(
-  store: EventStore,
-  taskId: string,
-  context: TaskContext,
   input: Extract<EventInput, { type: 'request.answer' }>,
-  read: SourceReader | undefined,
-  now: number,
+  { store, taskId, context, read, now }: AdmissionScope,
 ): Promise<AdmissionFacts> {
   const held = Object.hasOwn(context.requests, input.requestId) ? context.requests[input.requestId] : undefined;
   if (!held) return { stale: [], now, allowed: false };

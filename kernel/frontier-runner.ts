@@ -4,7 +4,7 @@ import type { TaskSpec } from '../objects/index.js';
 import type { Attachments, SendResult } from './send-result.js';
 import type { ObservationReader } from './read-set.js';
 
-/** What an frontier runner sees of a Task: its committed state and a way to send Host facts back. */
+/** What a frontier runner sees of a Task: its committed state and a way to send Host facts back. */
 export interface TaskHandle {
   readonly taskId: string;
   readonly revision: number;
@@ -21,9 +21,8 @@ export interface TaskHandle {
  * observe a run, evaluate, verify). The supervisor calls it with at most one piece of work
  * per Task at a time, after every commit and once per Task at boot; it must be idempotent,
  * because a crash can interrupt it anywhere and boot will call it again for the same state.
- * (Its name and `SupervisorOptions.effects` keep the old word: both are in the API report.)
  */
-export interface EffectRunner {
+export interface FrontierRunner {
   perform(task: TaskHandle, work: FrontierWork, signal: AbortSignal): Promise<void>;
   /** The harness names an Assignment may name; with them, one naming another is refused `harness_unknown` at admission. */
   readonly harnesses?: readonly string[];

@@ -1,13 +1,13 @@
 import type { FrontierWork } from '../machines/index.js';
 import type { EventStore } from '../store/index.js';
-import type { EffectRunner, TaskHandle } from './frontier-runner.js';
+import type { FrontierRunner, TaskHandle } from './frontier-runner.js';
 import { HostError } from './errors.js';
 import type { TaskSpec } from '../objects/index.js';
 import type { TaskActor } from './task-actor.js';
 
 export interface FrontierSchedulerOptions {
   /** Performs the work; without one nothing is ever started and Tasks wait at their frontier. */
-  effects?: EffectRunner | undefined;
+  frontier?: FrontierRunner | undefined;
   /** Whether new work may start now (the Supervisor is serving). */
   serving: () => boolean;
   /** The open store, as the frontier runner's handle shows it. */
@@ -18,14 +18,14 @@ export interface FrontierSchedulerOptions {
 
 /**
  * Runs each Task's frontier work (docs/design.md, "Where effects happen": compile a Context, dispatch, observe, verify, …)
- * through the EffectRunner, at most one piece per Task at a time: after every commit, once per
+ * through the FrontierRunner, at most one piece per Task at a time: after every commit, once per
  * Task when serving starts, and for unknown dispatches during the Supervisor's `reconciling` step.
  *
  * Nothing here is durable. An effect that throws leaves its Task at the frontier it was at; the
  * next commit of that Task or the next boot tries again (the error is not counted or reported:
  * the frontier runner reports its own steps). If the process dies while work is in flight, boot
  * derives the same frontier from the committed state and starts it again, which is why an
- * EffectRunner must be idempotent.
+ * FrontierRunner must be idempotent.
  */
 export class FrontierScheduler {
   /** Frontier work in flight per Task, with the Assignment generation it serves. */
@@ -33,9 +33,9 @@ export class FrontierScheduler {
 
   constructor(private readonly options: FrontierSchedulerOptions) {}
 
-  /** True when there is an frontier runner, i.e. frontier work is performed at all. */
+  /** True when there is a frontier runner, i.e. frontier work is performed at all. */
   get enabled(): boolean {
-    return this.options.effects !== undefined;
+    return this.options.frontier !== undefined;
   }
 
   /** Whether some work is in flight for the Task now. */
@@ -69,7 +69,7 @@ export class FrontierScheduler {
    * Task on and the Supervisor is serving, kicks the next piece. Requires an frontier runner.
    */
   async perform(task: TaskActor, work: FrontierWork): Promise<void> {
-    const effects = this.options.effects!;
+    const runner = this.options.frontier!;
     const controller = new AbortController();
     this.working.set(task.taskId, { controller, generation: task.context.generation });
     const handle: TaskHandle = {
@@ -82,7 +82,7 @@ export class FrontierScheduler {
       send: (event, attachments = {}) => task.send(event, 'host', attachments),
     };
     try {
-      await effects.perform(handle, work, controller.signal);
+      await runner.perform(handle, work, controller.signal);
     } catch {
       // An effect that fails leaves the Task at its frontier; the next commit or boot retries it.
     } finally {

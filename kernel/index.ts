@@ -13,9 +13,23 @@ export {
   type CheckpointStats,
 } from './supervisor.js';
 export { TaskActor, type SendResult, type Committed, type Attachments, type TaskSnapshot } from './task-actor.js';
+export {
+  sendAdmitted,
+  sendRetained,
+  sendDuplicate,
+  sendRefused,
+  taskNotFound,
+  taskElsewhere,
+  type SendAdmitted,
+  type SendRetained,
+  type SendDuplicate,
+  type SendRefused,
+  type RejectionCode,
+  type SendAt,
+} from './send-result.js';
 export { FrontierScheduler, type FrontierSchedulerOptions } from './frontier-scheduler.js';
 export { CheckpointScheduler, type CheckpointSchedulerOptions } from './checkpoint-scheduler.js';
-export type { EffectRunner, TaskHandle } from './frontier-runner.js';
+export type { FrontierRunner, TaskHandle } from './frontier-runner.js';
 export {
   HostError,
   HOST_ERROR_CODES,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { zodIssue } from '../base/index.js';
 import type { EventStore } from '../store/index.js';
-import { HostError } from './errors.js';
+import { HostError, isHostErrorCode } from './errors.js';
 import { pinFrozenTests } from './frozen-tests.js';
 import {
   SPEC_MAX_BYTES,
@@ -12,7 +12,7 @@ import {
   type ArtifactContracts,
   type TaskSpecInput,
 } from '../objects/index.js';
-import type { Attachments } from './task-actor.js';
+import type { Attachments, SendResult } from './task-actor.js';
 
 /** A Task about to be created: its id, its checked spec, and the `task.created` event that carries it. */
 export interface NewTask {
@@ -105,4 +105,14 @@ function specBytes(input: unknown): number {
     return 0;
   }
   return text === undefined ? 0 : Buffer.byteLength(text, 'utf8');
+}
+
+/** The error `createTask` throws for a `task.created` the Task refused (nothing written). */
+export function notCreated(result: SendResult): HostError {
+  // A refused `task.created` carries a refusal or a store code, all the Host's (another would be a defect).
+  const code = result.code === 'revision_conflict' ? 'task_exists' : result.code;
+  return new HostError(
+    code !== undefined && isHostErrorCode(code) ? code : 'boot_failed',
+    result.detail ?? 'task not created',
+  );
 }

@@ -4,7 +4,7 @@ import { DecisionRequestObject, type TaskSpec } from '../objects/index.js';
 import type { EventStore } from '../store/index.js';
 import type { Clock } from './clock.js';
 import { sendRequestOpen } from './decision-requests.js';
-import type { SendResult } from './send-result.js';
+import { sendDuplicate, sendRefused, type SendResult } from './send-result.js';
 import type { TaskActor } from './task-actor.js';
 
 const { alternatives: _alternatives, ...asked } = DecisionRequestObject.omit({
@@ -47,21 +47,11 @@ const QUESTION_FIELDS = Object.keys(asked).filter((k) => k !== 'requestId');
  * - a Task that takes no more events refuses `request.open` (`invalid_transition`).
  */
 export async function openOperatorRequest(
-  task: TaskActor,
-  store: EventStore,
-  spec: TaskSpec,
-  clock: Clock,
+  { task, store, spec, clock }: { task: TaskActor; store: EventStore; spec: TaskSpec; clock: Clock },
   input: unknown,
 ): Promise<SendResult> {
-  const refuse = (code: string, detail: string, path: string): SendResult => ({
-    admitted: false,
-    written: false,
-    code,
-    detail,
-    path,
-    revision: task.revision,
-    state: task.state,
-  });
+  const refuse = (code: 'invalid_request' | 'request_exists', detail: string, path: string): SendResult =>
+    sendRefused({ code, detail, path }, { revision: task.revision, state: task.state });
   const parsed = OperatorRequestInput.safeParse(input);
   if (!parsed.success) {
     const { path, message } = zodIssue('invalid_request', parsed.error);
@@ -85,13 +75,7 @@ export async function openOperatorRequest(
           'asking again is a new request with a new id',
         differs,
       );
-    return {
-      admitted: true,
-      written: false,
-      duplicate: true,
-      revision: openedAt(store, task.taskId, requestId),
-      state: task.state,
-    };
+    return sendDuplicate({ admitted: true }, { revision: openedAt(store, task.taskId, requestId), state: task.state });
   }
   const handle = {
     taskId: task.taskId,

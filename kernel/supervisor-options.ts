@@ -4,7 +4,7 @@ import { zodIssue } from '../base/index.js';
 import type { ExternalEventType, FrontierWork, TaskContext } from '../machines/index.js';
 import type { Clock } from './clock.js';
 import type { ClusterOptions } from './cluster/cluster.js';
-import type { EffectRunner } from './frontier-runner.js';
+import type { FrontierRunner } from './frontier-runner.js';
 import type { EventInputIn } from './event-input.js';
 import { HostError } from './errors.js';
 import type { ArtifactContracts, TaskSpec } from '../objects/index.js';
@@ -32,7 +32,7 @@ export interface SupervisorOptions {
    * Performs frontier work (dispatch, verification, …); `openHost` supplies the Host's. Without
    * one, Tasks wait at their frontier. @internal
    */
-  effects?: EffectRunner;
+  frontier?: FrontierRunner;
   /** zod schemas a Task spec may name as an artifact's `schema` (beside the built-in `json`). */
   artifactContracts?: ArtifactContracts;
   /** A Task whose stream reaches this many events gets a warning recorded in the store's meta (default 10,000). */

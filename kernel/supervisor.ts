@@ -1,16 +1,14 @@
 import { createActor, fromPromise, initialTransition, waitFor as waitForSnapshot, type Actor } from 'xstate';
 import { supervisorMachine, taskMachine, type BootSummary, type SupervisorFailure } from '../machines/index.js';
 import { resolveStateRoot, type EventRecord, type EventStore } from '../store/index.js';
-import { rebuildTask } from '../recovery/index.js';
 import { CheckpointScheduler, type CheckpointStats } from './checkpoint-scheduler.js';
 import type { PgJournal } from '../store/postgres/index.js';
-import { Cluster, type ClusterHooks } from './cluster/cluster.js';
+import type { Cluster, ClusterHooks } from './cluster/cluster.js';
 import { systemClock, type Clock } from './clock.js';
-import { HostError, bootErrorOf, isHostErrorCode } from './errors.js';
+import { HostError, bootErrorOf } from './errors.js';
 import { FrontierScheduler } from './frontier-scheduler.js';
-import { newTask } from './new-task.js';
-import { TaskSpec, type TaskSpecInput } from '../objects/index.js';
-import { openStore } from './open-store.js';
+import { newTask, notCreated } from './new-task.js';
+import type { TaskSpecInput } from '../objects/index.js';
 import { openOperatorRequest, type OperatorRequestInput } from './operator-requests.js';
 import { RequestDeadlines } from './request-deadlines.js';
 import {
@@ -23,11 +21,13 @@ import {
 } from './supervisor-options.js';
 import { validateBoot } from './validate-boot.js';
 import { waitForState } from './wait-for-state.js';
-import { RemoteCommits } from './cluster/remote-commits.js';
-import { readElsewhere, type TaskReading } from './cluster/task-reading.js';
-import { kernelSourceReader } from './read-set.js';
-import { TaskActor, type Committed, type SendResult, type TaskSnapshot } from './task-actor.js';
-import { taskNotFound } from './send-result.js';
+import type { RemoteCommits } from './cluster/remote-commits.js';
+import { readElsewhere, readHere, type TaskReading } from './cluster/task-reading.js';
+import type { Committed, SendResult, TaskActor } from './task-actor.js';
+import { CommitListeners } from './commit-listeners.js';
+import { joinAndOpen } from './join-and-open.js';
+import { notHere } from './not-here.js';
+import { ServedTasks } from './served-tasks.js';
 
 export type { BootSummary, CheckpointStats, ExternalEvent, SendOptions, SupervisorOptions, TaskView, TaskReading };
 
@@ -43,9 +43,8 @@ export type { BootSummary, CheckpointStats, ExternalEvent, SendOptions, Supervis
  */
 export class Supervisor {
   private store: EventStore | undefined;
-  private readonly tasks = new Map<string, TaskActor>();
-  private readonly specs = new Map<string, TaskSpec>();
-  private readonly listeners = new Set<(committed: Committed) => void>();
+  private readonly served: ServedTasks;
+  private readonly listeners = new CommitListeners();
   private readonly clock: Clock;
   private readonly frontier: FrontierScheduler;
   private readonly checkpointer: CheckpointScheduler;
@@ -68,16 +67,30 @@ export class Supervisor {
     this.root = resolveStateRoot(options.state);
     this.clock = options.clock ?? systemClock;
     const store = () => this.store;
+    this.served = new ServedTasks({
+      root: this.root,
+      clock: this.clock,
+      store,
+      cluster: () => this.cluster,
+      inspect: options.inspect,
+      harnesses: options.frontier?.harnesses,
+      readObservation: options.frontier?.readObservation,
+      committed: (c) => this.committed(c),
+      lost: (taskId) => {
+        this.frontier.abort(taskId, new HostError('lease_lost', `task ${taskId} is no longer served by this Host`));
+        this.deadlines.forget(taskId);
+      },
+    });
     this.frontier = new FrontierScheduler({
-      effects: options.effects,
+      frontier: options.frontier,
       serving: () => this.status === 'serving',
       store,
-      specs: this.specs,
+      specs: this.served.specs,
     });
     this.checkpointer = new CheckpointScheduler({
       every: options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY,
       store,
-      specs: this.specs,
+      specs: this.served.specs,
     });
     this.deadlines = new RequestDeadlines(this.clock);
     const logic = supervisorMachine.provide({
@@ -112,7 +125,7 @@ export class Supervisor {
       this.store = undefined;
       throw this.failedWith ?? new HostError('boot_failed', failure?.message ?? 'supervisor did not start');
     }
-    for (const task of this.tasks.values()) this.frontier.kick(task);
+    for (const task of this.served.tasks.values()) this.frontier.kick(task);
     await this.cluster?.start(() => this.store, this.clusterHooks());
   }
 
@@ -155,18 +168,13 @@ export class Supervisor {
       this.serving('createTask'),
       this.options.artifactContracts,
     );
-    if (this.tasks.has(taskId)) throw new HostError('task_exists', `task ${taskId} already exists`);
-    const task = this.track(taskId, initialTransition(taskMachine)[0], 0, spec);
+    if (this.served.tasks.has(taskId)) throw new HostError('task_exists', `task ${taskId} already exists`);
+    const task = this.served.track(taskId, initialTransition(taskMachine)[0], 0, spec);
     const result = await task.send(created, 'host', attachments);
     if (!result.written) {
-      this.tasks.delete(taskId);
+      this.served.tasks.delete(taskId);
       task.stop();
-      // A refused `task.created` carries a refusal or a store code, all the Host's (another would be a defect).
-      const code = result.code === 'revision_conflict' ? 'task_exists' : result.code;
-      throw new HostError(
-        code !== undefined && isHostErrorCode(code) ? code : 'boot_failed',
-        result.detail ?? 'task not created',
-      );
+      throw notCreated(result);
     }
     return { taskId, revision: result.revision };
   }
@@ -187,8 +195,8 @@ export class Supervisor {
    */
   async sendRaw(taskId: string, event: unknown, options: SendOptions = {}): Promise<SendResult> {
     this.serving('send');
-    const task = this.tasks.get(taskId);
-    if (!task) return this.notHere(taskId);
+    const task = this.served.tasks.get(taskId);
+    if (!task) return notHere(this.cluster, taskId);
     const withId =
       options.eventId && typeof event === 'object' && event !== null ? { ...event, eventId: options.eventId } : event;
     return task.send(withId, 'external', {});
@@ -196,22 +204,12 @@ export class Supervisor {
 
   /** A Task this Host serves, as of its last commit; undefined for any other id. */
   getTask(taskId: string): TaskView | undefined {
-    const task = this.tasks.get(taskId);
-    if (!task) return undefined;
-    const { revision, state, frontier, context } = task;
-    return { taskId, revision, state, frontier, context, spec: this.specs.get(taskId)! };
+    return this.served.view(taskId);
   }
 
   /** Every Task this Host serves, with its generation and title. */
   listTasks(): Array<Omit<TaskView, 'context' | 'spec'> & { generation: number; title: string }> {
-    return [...this.tasks.values()].map((t) => ({
-      taskId: t.taskId,
-      revision: t.revision,
-      state: t.state,
-      frontier: t.frontier,
-      generation: t.context.generation,
-      title: this.specs.get(t.taskId)?.title ?? '',
-    }));
+    return this.served.list();
   }
 
   /** The stored events of a Task this Host serves, in revision order (`readTask` for any Task of a cluster). */
@@ -228,15 +226,7 @@ export class Supervisor {
   async readTask(taskId: string): Promise<TaskReading | undefined> {
     const store = this.serving('readTask');
     const view = this.getTask(taskId);
-    const hostId = this.cluster?.hostId;
-    if (view)
-      return {
-        view,
-        elsewhere: false,
-        ...(hostId ? { servedBy: hostId } : {}),
-        events: this.events(taskId),
-        getObject: (digest) => store.getObject(digest),
-      };
+    if (view) return readHere({ view, events: this.events(taskId), store, hostId: this.cluster?.hostId });
     return this.cluster ? readElsewhere(this.cluster.journal, taskId) : undefined;
   }
 
@@ -249,9 +239,12 @@ export class Supervisor {
    */
   async openRequest(taskId: string, input: OperatorRequestInput): Promise<boolean> {
     const store = this.serving('openRequest');
-    const task = this.tasks.get(taskId);
+    const task = this.served.tasks.get(taskId);
     if (!task) throw new HostError('task_not_found', `no task ${taskId}`);
-    const result = await openOperatorRequest(task, store, this.specs.get(taskId)!, this.clock, input);
+    const result = await openOperatorRequest(
+      { task, store, spec: this.served.specs.get(taskId)!, clock: this.clock },
+      input,
+    );
     if (result.code === 'invalid_request' || result.code === 'request_exists')
       throw new HostError(result.code, result.detail ?? result.code, { path: result.path });
     return result.admitted;
@@ -265,9 +258,9 @@ export class Supervisor {
    */
   async openRequestRaw(taskId: string, input: unknown): Promise<SendResult> {
     const store = this.serving('openRequest');
-    const task = this.tasks.get(taskId);
-    if (!task) return this.notHere(taskId);
-    return openOperatorRequest(task, store, this.specs.get(taskId)!, this.clock, input);
+    const task = this.served.tasks.get(taskId);
+    if (!task) return notHere(this.cluster, taskId);
+    return openOperatorRequest({ task, store, spec: this.served.specs.get(taskId)!, clock: this.clock }, input);
   }
 
   /** Reads an immutable object (receipt, evidence, outcome, …) by digest, re-checked against its digest. */
@@ -277,13 +270,12 @@ export class Supervisor {
 
   /** The live actor of a Task this Host serves (the `inspect` option observes it). @internal */
   taskActor(taskId: string): TaskActor | undefined {
-    return this.tasks.get(taskId);
+    return this.served.tasks.get(taskId);
   }
 
   /** Listens to every commit, after it is durable. Returns the unsubscribe function. */
   subscribe(listener: (committed: Committed) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.listeners.add(listener);
   }
 
   /**
@@ -339,24 +331,10 @@ export class Supervisor {
   }
 
   private async open(): Promise<void> {
-    const { purpose, streamWarnAt, store } = this.options;
-    if (store) {
-      const cluster = await Cluster.join({ url: store, ...this.options.cluster });
-      this.cluster = cluster;
-      this.remote = new RemoteCommits((taskId, after, upTo) => cluster.journal.readEvents(taskId, after, upTo));
-    }
-    try {
-      this.store = openStore(this.root, {
-        purpose: purpose ?? `supervisor pid ${process.pid}`,
-        streamWarnAt,
-        authority: this.cluster?.journal,
-      });
-      await this.cluster?.prepare(this.store);
-    } catch (error) {
-      await this.cluster?.leave();
-      this.cluster = undefined;
-      throw error;
-    }
+    const { store, cluster, remote } = await joinAndOpen(this.root, this.options);
+    this.store = store;
+    this.cluster = cluster;
+    this.remote = remote;
   }
 
   private async validate(): Promise<BootSummary> {
@@ -368,24 +346,24 @@ export class Supervisor {
       listener: this.options.onBootProgress,
       checkpoints: this.checkpointer,
     });
-    for (const { taskId, snapshot, revision, spec } of tasks) this.track(taskId, snapshot, revision, spec);
+    for (const { taskId, snapshot, revision, spec } of tasks) this.served.track(taskId, snapshot, revision, spec);
     return summary;
   }
 
   /** Before anything is served: unknown dispatches looked up by their clientRequestId, past deadlines expired. */
   private async reconcile(): Promise<{ reconciled: number }> {
-    const reconciled = await this.frontier.reconcile(this.tasks.values());
-    await this.deadlines.boot(this.tasks.values());
+    const reconciled = await this.frontier.reconcile(this.served.tasks.values());
+    await this.deadlines.boot(this.served.tasks.values());
     return { reconciled };
   }
 
   private async drain(): Promise<void> {
     this.deadlines.stop();
     this.frontier.abortAll(new HostError('not_serving', 'supervisor is draining'));
-    await Promise.all([...this.tasks.values()].map((t) => t.settled()));
-    await this.options.effects?.close?.();
-    await this.checkpointer.stop(this.tasks.values());
-    for (const task of this.tasks.values()) task.stop();
+    await Promise.all([...this.served.tasks.values()].map((t) => t.settled()));
+    await this.options.frontier?.close?.();
+    await this.checkpointer.stop(this.served.tasks.values());
+    for (const task of this.served.tasks.values()) task.stop();
     await this.cluster?.leave();
     await this.store?.close();
     this.store = undefined;
@@ -402,103 +380,20 @@ export class Supervisor {
     return this.store;
   }
 
-  /** Keeps a Task actor (and its spec) for the Task at `revision`, its commits reported to `committed`. */
-  private track(taskId: string, snapshot: TaskSnapshot, revision: number, spec: TaskSpec): TaskActor {
-    const { store, clock, options } = this;
-    const { effects } = options;
-    const task = new TaskActor(taskId, snapshot, revision, store!, clock, (c) => this.committed(c), {
-      inspect: options.inspect,
-      spec,
-      // The kernel's own reader, not the frontier runner's: admission is the same however the Host is opened.
-      readSource: (location, context) => kernelSourceReader(this.root, { taskId, spec, context })(location),
-      harnesses: effects?.harnesses,
-      readObservation: effects?.readObservation,
-      onStoreRefusal: (code) => {
-        if (!this.cluster) return;
-        // Another Host holds the Task now; or the write's outcome is unknown, so the mirror may
-        // lag the authority: serve it again only once copied anew.
-        if (code === 'lease_lost') this.lose(taskId);
-        if (code === 'storage_failed') {
-          this.lose(taskId);
-          this.cluster.markForReload(taskId);
-        }
-      },
-    });
-    this.tasks.set(taskId, task);
-    this.specs.set(taskId, spec);
-    return task;
-  }
-
-  /** A refusal for a Task this Host does not serve: on a cluster, `task_elsewhere` names the Host that holds it. */
-  private async notHere(taskId: string): Promise<SendResult> {
-    if (!this.cluster) return taskNotFound(taskId);
-    let found: { owner: string | null; url: string | null } | undefined;
-    try {
-      found = await this.cluster.journal.ownerAndUrl(taskId);
-    } catch (error) {
-      // The database cannot say whether the Task exists: a Task whose creation was acknowledged
-      // must not be answered task_not_found (a client would drop its event), so this is retryable.
-      return {
-        admitted: false,
-        written: false,
-        code: 'storage_failed',
-        detail: `task ${taskId} is not served here and the database cannot be read to find it (${(error as Error).message}); retry`,
-        revision: 0,
-        state: 'unknown',
-      };
-    }
-    if (found === undefined) return taskNotFound(taskId);
-    const { owner, url } = found;
-    if (owner === this.cluster.hostId)
-      return {
-        admitted: false,
-        written: false,
-        code: 'storage_failed',
-        detail: `task ${taskId} is being copied again from the database (an append's outcome was unknown); retry`,
-        revision: 0,
-        state: 'unknown',
-      };
-    return {
-      admitted: false,
-      written: false,
-      code: 'task_elsewhere',
-      detail: `task ${taskId} is served by ${owner ?? 'no Host right now (its lease is free)'}${url ? ` at ${url}` : ''}; send it there`,
-      host: owner,
-      url,
-      revision: 0,
-      state: 'unknown',
-    };
-  }
-
-  /** Stops serving a Task (another Host took it, or it is to be copied again). The journal keeps the leases. */
-  private lose(taskId: string): void {
-    const task = this.tasks.get(taskId);
-    if (!task) return;
-    this.tasks.delete(taskId);
-    this.specs.delete(taskId);
-    this.frontier.abort(taskId, new HostError('lease_lost', `task ${taskId} is no longer served by this Host`));
-    this.deadlines.forget(taskId);
-    task.stop();
-  }
-
   private clusterHooks(): ClusterHooks {
     return {
-      serves: (taskId) => this.tasks.has(taskId),
-      lost: (taskId) => this.lose(taskId),
+      serves: (taskId) => this.served.tasks.has(taskId),
+      lost: (taskId) => this.served.lose(taskId),
       adopt: async (taskId) => {
         if (this.status !== 'serving') return;
-        const store = this.store!;
-        const { task, findings } = rebuildTask(store, taskId);
-        if (!task) throw new HostError(findings[0]?.code ?? 'boot_failed', findings[0]?.message ?? `task ${taskId}`);
-        const spec = task.spec ?? TaskSpec.parse(store.getObject(task.snapshot.context.specDigest!, 'task-spec').body);
-        const actor = this.track(taskId, task.snapshot, task.revision, spec);
+        const actor = this.served.adopt(this.store!, taskId);
         await this.frontier.reconcile([actor]);
         await this.deadlines.boot([actor]);
         this.frontier.kick(actor);
       },
       commits: async (commits) => {
         if (this.status !== 'serving' || !this.remote) return;
-        for (const committed of await this.remote.committedOf(commits)) this.tell(committed);
+        for (const committed of await this.remote.committedOf(commits)) this.listeners.tell(committed);
       },
     };
   }
@@ -506,23 +401,13 @@ export class Supervisor {
   private committed(committed: Committed): void {
     if (this.remote) {
       this.remote.reportedHere(committed.taskId, committed.revision);
-      this.tell({ ...committed, host: this.cluster!.hostId });
-    } else this.tell(committed);
-    const task = this.tasks.get(committed.taskId);
+      this.listeners.tell({ ...committed, host: this.cluster!.hostId });
+    } else this.listeners.tell(committed);
+    const task = this.served.tasks.get(committed.taskId);
     if (!task) return;
     this.frontier.committed(task);
     this.checkpointer.committed(committed, task);
     this.deadlines.committed(task);
-  }
-
-  private tell(committed: Committed): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(committed);
-      } catch {
-        /* a listener's failure is its own */
-      }
-    }
   }
 }
 

@@ -18,7 +18,15 @@ import { fingerprint, parseEventInput, type EventInput, type Refusal } from './e
 import { claimsFor, eventRecord, kernelEvent, type KernelEvent } from './kernel-event.js';
 import { admissionFacts } from './admission-facts.js';
 import type { ObservationReader, SourceLocation } from './read-set.js';
-import type { Attachments, Committed, SendResult } from './send-result.js';
+import {
+  sendAdmitted,
+  sendDuplicate,
+  sendRefused,
+  sendRetained,
+  type Attachments,
+  type Committed,
+  type SendResult,
+} from './send-result.js';
 
 export type { TaskSnapshot };
 
@@ -47,6 +55,16 @@ export interface TaskActorOptions {
   onStoreRefusal?: ((code: StoreError['code']) => void) | undefined;
 }
 
+/** Where a Task's kernel starts: its committed snapshot and revision, its store and clock, and who hears each commit. */
+export interface TaskActorInit {
+  taskId: string;
+  snapshot: TaskSnapshot;
+  revision: number;
+  store: EventStore;
+  clock: Clock;
+  onCommit: (committed: Committed) => void;
+}
+
 /**
  * One Task's kernel (docs/design.md, "The kernel: one transition"). Transitions are admitted one at a time through an in-process
  * mailbox (the state-root lock keeps every other process out): validate the event, take it on
@@ -73,17 +91,22 @@ export class TaskActor {
   /** Follows committed snapshots only; created for an inspector or on first `actor` access. */
   private observed: Actor<typeof taskMachine> | undefined;
   private stopped = false;
+  readonly taskId: string;
+  private revisionValue: number;
+  private readonly store: EventStore;
+  private readonly clock: Clock;
+  private readonly onCommit: (committed: Committed) => void;
 
   constructor(
-    readonly taskId: string,
-    snapshot: TaskSnapshot,
-    private revisionValue: number,
-    private readonly store: EventStore,
-    private readonly clock: Clock,
-    private readonly onCommit: (committed: Committed) => void,
+    init: TaskActorInit,
     private readonly options: TaskActorOptions = {},
   ) {
-    this.snapshot = snapshot;
+    this.taskId = init.taskId;
+    this.snapshot = init.snapshot;
+    this.revisionValue = init.revision;
+    this.store = init.store;
+    this.clock = init.clock;
+    this.onCommit = init.onCommit;
     // An inspector sees every Task from the start, as before lazy creation.
     if (options.inspect) void this.actor;
   }
@@ -160,31 +183,14 @@ export class TaskActor {
     return this.kernel;
   }
 
-  private refuse({ code, detail, path }: Refusal): SendResult {
-    const result: SendResult = {
-      admitted: false,
-      written: false,
-      code,
-      detail,
-      revision: this.revisionValue,
-      state: this.state,
-    };
-    if (path !== undefined) result.path = path;
-    return result;
+  private refuse(refusal: Refusal): SendResult {
+    return sendRefused(refusal, { revision: this.revisionValue, state: this.state });
   }
 
   /** Answers a retried event with how its first delivery was taken, writing nothing. */
   private duplicate(revision: number): SendResult {
     const stored = this.store.event(this.taskId, revision)!.disposition;
-    const result: SendResult = {
-      admitted: stored.admitted,
-      written: false,
-      duplicate: true,
-      revision,
-      state: this.state,
-    };
-    if (!stored.admitted) result.code = stored.code;
-    return result;
+    return sendDuplicate(stored, { revision, state: this.state });
   }
 
   private async admit(raw: unknown, origin: EventOrigin, attachments: Attachments): Promise<SendResult> {
@@ -213,16 +219,15 @@ export class TaskActor {
     const context = this.snapshot.context;
     const { readSource } = this.options;
     const read = readSource ? (location: SourceLocation) => readSource(location, context) : undefined;
-    const facts = await admissionFacts(
-      this.store,
-      this.taskId,
+    const facts = await admissionFacts(input, {
+      store: this.store,
+      taskId: this.taskId,
       context,
-      input,
       read,
-      Date.parse(this.clock.wall()),
-      this.options.harnesses,
-      this.options.readObservation,
-    );
+      now: Date.parse(this.clock.wall()),
+      harnesses: this.options.harnesses,
+      observe: this.options.readObservation,
+    });
     const taken = kernelEvent(input, {
       taskId: this.taskId,
       context,
@@ -247,7 +252,7 @@ export class TaskActor {
     // other than a commit drops it (it is rebuilt from the committed snapshot on next use).
     let committedNext = false;
     try {
-      const result = await this.commit(kernel, taken, input, attachments, context);
+      const result = await this.commit(kernel, taken, { input, attachments, context });
       committedNext = result.written;
       return result;
     } finally {
@@ -262,9 +267,7 @@ export class TaskActor {
   private async commit(
     kernel: Actor<typeof taskMachine>,
     { event, prepared }: KernelEvent,
-    input: EventInput,
-    attachments: Attachments,
-    context: TaskContext,
+    { input, attachments, context }: { input: EventInput; attachments: Attachments; context: TaskContext },
   ): Promise<SendResult> {
     const next = kernel.getSnapshot();
     if (next.status === 'error') throw next.error;
@@ -310,17 +313,8 @@ export class TaskActor {
     };
     if (!disposition.admitted) committed.code = disposition.code;
     this.onCommit(committed);
-    const result: SendResult = {
-      admitted: disposition.admitted,
-      written: true,
-      revision: appended.revision,
-      state: this.state,
-    };
-    if (!disposition.admitted) {
-      result.code = disposition.code;
-      const detail = next.context.lastRejection?.detail;
-      if (detail) result.detail = detail;
-    }
-    return result;
+    const at = { revision: appended.revision, state: this.state };
+    // Retained: classifyTransition found one more rejection, this one, in lastRejection.
+    return disposition.admitted ? sendAdmitted(at) : sendRetained(at, next.context.lastRejection!);
   }
 }

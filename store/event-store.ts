@@ -1,70 +1,18 @@
 import type { Database, RootDatabase } from 'lmdb';
-import { join } from 'node:path';
 import { Appender, type AppendInput, type AppendResult } from './append.js';
 import type { StoreAuthority } from './authority.js';
-import { digestOf, sha256, sha256Bytes } from './canonical.js';
-import { EVENT_STRUCTURES, borrowBytes, openDatabases, type StoreDatabases } from './databases.js';
+import { sha256, sha256Bytes } from './canonical.js';
+import { EVENT_STRUCTURES, borrowBytes, type StoreDatabases } from './databases.js';
 import { StoreError } from './errors.js';
+import { MAX_REVISION, copyIntoMirror, forgetInMirror, type TaskCopyIn } from './mirror-copy.js';
 import { isCanonicalObjectBytes, objectMatches, objectValue, type RawObject } from './object-bytes.js';
 import { prepareObject, type NewObject, type ObjectKinds, type PreparedObject } from './prepare-object.js';
-import { decodeOrFail, durable, parseOrFail } from './record-read.js';
+import { decodeOrFail, parseOrFail } from './record-read.js';
 import { EventRecord, Head, IndexEntry, Projection, StreamWarning, safeParseHead, type IndexKind } from './records.js';
-import { checkFormat } from './state-root.js';
-import { acquireLock } from './state-lock.js';
-import { enterEnvGate } from './env-gate.js';
-import { openStoreJournal, type Journal, type JournalSettings } from './journal/index.js';
+import { closeStore, openStore, type OpenedStore, type OpenOptions } from './store-open.js';
 
-export interface OpenOptions {
-  /** State root directory (holds `format.json`, `state.lock` and the `lmdb/` environment). */
-  root: string;
-  kinds: ObjectKinds;
-  /** Open without the lock and refuse writes: for `doctor`, `show`, `list` beside a running service. */
-  readOnly?: boolean;
-  /** Soft limit: passing it records a warning for the stream (default 10,000 events). */
-  streamWarnAt?: number;
-  /** Who holds the lock (shown to a second opener). */
-  purpose?: string;
-  /**
-   * Where appends are decided when several Hosts share one history (store/postgres/): this store
-   * then mirrors the Tasks its Host owns, written after the authority committed.
-   */
-  authority?: StoreAuthority;
-  /**
-   * The journal-first commit (docs/design.md, "The journal-first commit"), opt-in for a writable
-   * store without an authority: `true` (or an object setting the journal's segment size or
-   * file-system calls) makes each append durable at its group's journal flush, LMDB applied after
-   * it; off by default, until an append no longer waits for LMDB's commit behind the journal
-   * (measured slower so far). Either way a writable open first applies what the root's journal
-   * holds beyond LMDB.
-   */
-  journal?: boolean | JournalSettings;
-}
-
-/** One Task as the authority holds it, to be copied into a mirror (`EventStore.copyIn`). */
-export interface TaskCopyIn {
-  taskId: string;
-  /** Events after the mirror's head, in revision order. */
-  events: ReadonlyArray<{ revision: number; digest: string; record: EventRecord }>;
-  projection: Projection | undefined;
-  objects: ReadonlyArray<{ digest: string; bytes: Uint8Array }>;
-  blobs: ReadonlyArray<{ digest: string; bytes: Uint8Array }>;
-  claims: ReadonlyArray<{ kind: IndexKind; key: string; entry: IndexEntry }>;
-}
-
-const MAX_REVISION = Number.MAX_SAFE_INTEGER;
-
-/** What `EventStore.open` hands its constructor: the opened environment and the options it keeps. */
-interface OpenedStore {
-  root: string;
-  readOnly: boolean;
-  dbs: StoreDatabases;
-  kinds: ObjectKinds;
-  streamWarnAt: number;
-  /** Releases the state-root lock (a no-op when read-only). */
-  release: () => void;
-  authority: StoreAuthority | undefined;
-  journal: Journal | undefined;
-}
+export type { OpenOptions } from './store-open.js';
+export type { TaskCopyIn } from './mirror-copy.js';
 
 /**
  * The Host's durable store on LMDB: immutable content-addressed objects, per-Task event streams
@@ -90,10 +38,9 @@ export class EventStore {
   readonly readOnly: boolean;
   private readonly dbs: StoreDatabases;
   private readonly kinds: ObjectKinds;
-  private readonly release: () => void;
+  private readonly opened: OpenedStore;
   private readonly authority: StoreAuthority | undefined;
   private readonly appender: Appender;
-  private readonly journal: Journal | undefined;
 
   private constructor(opened: OpenedStore) {
     const { dbs } = opened;
@@ -101,7 +48,7 @@ export class EventStore {
     this.readOnly = opened.readOnly;
     this.dbs = dbs;
     this.kinds = opened.kinds;
-    this.release = opened.release;
+    this.opened = opened;
     this.authority = opened.authority;
     this.env = dbs.env;
     this.objects = dbs.objects;
@@ -112,7 +59,6 @@ export class EventStore {
     this.projections = dbs.projections;
     this.indexes = dbs.indexes;
     this.meta = dbs.meta;
-    this.journal = opened.journal;
     this.appender = new Appender({
       reads: this,
       dbs,
@@ -124,47 +70,12 @@ export class EventStore {
 
   /** Opens (creating when writable) the store under `root`. Fails `format_unknown`, `state_locked`, `state_missing`. */
   static open(options: OpenOptions): EventStore {
-    const readOnly = options.readOnly ?? false;
-    checkFormat(options.root, !readOnly);
-    const release = readOnly ? () => {} : acquireLock(options.root, options.purpose ?? 'ordivon');
-    try {
-      const dbs = openDatabases(options.root, readOnly);
-      const { root, kinds, streamWarnAt, authority } = options;
-      if (!readOnly) markMirror(root, dbs, authority !== undefined);
-      const journal = readOnly || authority ? undefined : openJournal(root, dbs, options.journal);
-      return new EventStore({
-        root,
-        readOnly,
-        dbs,
-        kinds,
-        streamWarnAt: streamWarnAt ?? 10_000,
-        release,
-        authority,
-        journal,
-      });
-    } catch (error) {
-      release();
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-        throw new StoreError('state_missing', `no store at ${options.root}`, { root: options.root });
-      }
-      throw error;
-    }
+    return new EventStore(openStore(options));
   }
 
   /** Waits for pending commits, closes LMDB and releases the state-root lock. */
   async close(): Promise<void> {
-    try {
-      await this.journal?.close();
-      if (!this.readOnly) await this.env.flushed;
-      const leave = enterEnvGate(join(this.root, 'lmdb'));
-      try {
-        await this.env.close();
-      } finally {
-        leave();
-      }
-    } finally {
-      this.release();
-    }
+    await closeStore(this.opened);
   }
 
   // ---- objects -------------------------------------------------------------------------------
@@ -351,54 +262,13 @@ export class EventStore {
    */
   async copyIn(copy: TaskCopyIn): Promise<void> {
     this.writable();
-    const { taskId } = copy;
-    let head = this.head(taskId);
-    for (const { revision, digest, record } of copy.events) {
-      const expected = (head?.revision ?? 0) + 1;
-      if (revision !== expected || record.prev !== (head?.digest ?? null) || digestOf(record) !== digest)
-        throw new StoreError(
-          'record_corrupt',
-          `task ${taskId} revision ${revision} from the authority does not continue this store's stream at ${expected - 1}`,
-          { taskId, revision },
-        );
-      head = { revision, digest };
-    }
-    const dbs = this.dbs;
-    await durable(
-      dbs.env,
-      dbs.env.transaction(() => {
-        for (const { digest, bytes } of copy.objects)
-          if (!dbs.objects.doesExist(digest)) void dbs.objects.put(digest, Buffer.from(bytes));
-        for (const { digest, bytes } of copy.blobs)
-          if (!dbs.blobs.doesExist(digest)) void dbs.blobs.put(digest, Buffer.from(bytes));
-        for (const { revision, record } of copy.events) void dbs.events.put([taskId, revision], record);
-        if (head) void dbs.heads.put(taskId, head);
-        for (const { kind, key, entry } of copy.claims) void dbs.indexes.put([kind, key, taskId], entry);
-        if (copy.projection) void dbs.projections.put(taskId, copy.projection);
-      }),
-      { taskId },
-    );
+    await copyIntoMirror(this.dbs, this.head(copy.taskId), copy);
   }
 
   /** Removes a Task's stream, head, projection and claims from this mirror (its objects stay: they are content-addressed). */
   async forget(taskId: string): Promise<void> {
     this.writable();
-    const dbs = this.dbs;
-    const claims = [...dbs.indexes.getKeys({ start: ['', '', ''], end: ['\uffff', '', ''] })].filter(
-      (key) => key[2] === taskId,
-    );
-    await durable(
-      dbs.env,
-      dbs.env.transaction(() => {
-        for (const { key } of dbs.events.getRange({ start: [taskId, 0], end: [taskId, MAX_REVISION] }))
-          void dbs.events.remove(key);
-        void dbs.heads.remove(taskId);
-        void dbs.projections.remove(taskId);
-        for (const key of claims) void dbs.indexes.remove(key);
-        void dbs.meta.remove(['warning', taskId]);
-      }),
-      { taskId },
-    );
+    await forgetInMirror(this.dbs, taskId);
   }
 
   // ---- values as stored, for verification (recovery/, doctor) ----------------------------------
@@ -453,40 +323,4 @@ export class EventStore {
     if (this.readOnly)
       throw new StoreError('read_only', `the store at ${this.root} is open read-only`, { root: this.root });
   }
-}
-
-/** The root's journal, its records beyond LMDB applied; LMDB is closed again when that fails. */
-function openJournal(root: string, dbs: StoreDatabases, option: OpenOptions['journal']): Journal | undefined {
-  try {
-    return openStoreJournal(
-      root,
-      dbs,
-      option === true ? {} : option === false || option === undefined ? undefined : option,
-    ).journal;
-  } catch (error) {
-    const leave = enterEnvGate(join(root, 'lmdb'));
-    void dbs.env.close().finally(leave);
-    throw error;
-  }
-}
-
-const MIRROR_KEY: [string, string] = ['mirror', 'authority'];
-
-/**
- * A state root that mirrors a shared history is written only through its authority: written
- * directly (a CLI `send` while its Host is down), the mirror would run ahead of the database and
- * no longer be a copy of it. The first writable open with an authority marks the root; a writable
- * open without one is then refused `state_mirrored` (closing the environment again).
- */
-function markMirror(root: string, dbs: StoreDatabases, withAuthority: boolean): void {
-  const marked = dbs.meta.get(MIRROR_KEY) !== undefined;
-  if (withAuthority && !marked) dbs.meta.putSync(MIRROR_KEY, true);
-  if (withAuthority || !marked) return;
-  const leave = enterEnvGate(join(root, 'lmdb'));
-  void dbs.env.close().finally(leave);
-  throw new StoreError(
-    'state_mirrored',
-    `the state root ${root} mirrors a Host's Tasks in a shared PostgreSQL history: write through that Host (ordivon serve --store …)`,
-    { root },
-  );
 }

@@ -19,3 +19,4 @@ export {
   GrantView,
   type RequestSource,
 } from './task-requests.js';
+export { taskShowView, type TaskShowSource } from './task-show-view.js';

@@ -1,7 +1,14 @@
 import type { StateValue } from 'xstate';
 import { snapshotView, type TaskContext } from '../../machines/index.js';
 import { OBJECT_KINDS, TaskSpec } from '../../objects/index.js';
-import { StoreError, objectMatches, objectValue, type EventRecord, type ObjectKinds } from '../../store/index.js';
+import {
+  StoreError,
+  objectMatches,
+  objectValue,
+  type EventRecord,
+  type EventStore,
+  type ObjectKinds,
+} from '../../store/index.js';
 import type { PgJournal, SharedTask } from '../../store/postgres/index.js';
 import { HostError, hostErrorOf } from '../errors.js';
 import type { TaskView } from '../supervisor-options.js';
@@ -16,6 +23,23 @@ export interface TaskReading {
   events: Array<{ revision: number } & EventRecord>;
   /** An object the Task's events wrote or named, re-checked against its digest and its kind's schema. */
   getObject<T = unknown>(digest: string, kind?: string): { kind: string; body: T };
+}
+
+/** A Task this Host serves, as its `view`, `events` and `store` give it. */
+export function readHere(here: {
+  view: TaskView;
+  events: TaskReading['events'];
+  store: EventStore;
+  hostId: string | undefined;
+}): TaskReading {
+  const { view, events, store, hostId } = here;
+  return {
+    view,
+    elsewhere: false,
+    ...(hostId ? { servedBy: hostId } : {}),
+    events,
+    getObject: (digest) => store.getObject(digest),
+  };
 }
 
 /** A Task another Host serves, read from the shared history in one snapshot; undefined when there is none. */

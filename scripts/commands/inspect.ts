@@ -142,47 +142,31 @@ export const show = command({
     const service = serviceFor(values.state);
     if (service)
       return printShow(io, await withWorkspace(values.state, await showViaService(service, taskId, values.events)));
-    const [
-      { OBJECT_KINDS, TaskSpec },
-      { LatestRejection, taskRuns },
-      { taskProvenance },
-      { taskRequests, taskGrants },
-    ] = await Promise.all([
+    const [{ OBJECT_KINDS, TaskSpec }, { taskShowView }, { taskFrontier }] = await Promise.all([
       import('../../objects/index.js'),
       import('../../views/index.js'),
-      import('../../views/index.js'),
-      import('../../views/index.js'),
+      import('../../machines/index.js'),
     ]);
-    const { taskFrontier } = await import('../../machines/index.js');
     return withReader(values.state, OBJECT_KINDS, async (store) => {
       const projection = store.projection(taskId);
       if (!projection) throw new CliError('task_not_found', `no task ${taskId}`);
       const snapshot = projection.snapshot as {
         value: never;
-        context: { specDigest: string } & Record<string, unknown>;
+        context: { specDigest: string; lastRejection?: unknown; requests?: unknown } & Record<string, unknown>;
       };
       const spec = TaskSpec.parse(store.getObject(snapshot.context.specDigest, 'task-spec').body);
-      const events = [...store.stream(taskId)].map(({ revision, event }) => ({ revision, ...event }));
-      const view = {
+      const view = taskShowView({
         taskId,
         revision: projection.revision,
         state: projection.state,
         frontier: taskFrontier(snapshot.value),
         title: spec.title,
         context: snapshot.context,
-        // Each Context with its items, each rejection with what caused it, and each provider run.
-        ...taskProvenance(
-          { events, object: (digest) => store.getObject(digest).body },
-          LatestRejection.safeParse(snapshot.context['lastRejection']).data,
-        ),
-        runs: taskRuns({ events, object: (digest) => store.getObject(digest, 'receipt').body }),
-        requests: taskRequests(
-          { events, object: (digest) => store.getObject(digest).body },
-          snapshot.context['requests'],
-        ),
-        grants: taskGrants({ object: (digest) => store.getObject(digest).body }, snapshot.context['requests']),
-        ...(values.events ? { events } : {}),
-      };
+        events: [...store.stream(taskId)].map(({ revision, event }) => ({ revision, ...event })),
+        object: (digest) => store.getObject(digest).body,
+        receipt: (digest) => store.getObject(digest, 'receipt').body,
+        withEvents: values.events,
+      });
       return printShow(io, await withWorkspace(values.state, parseShowView(view, 'store')));
     });
   },

@@ -1,5 +1,6 @@
 import type { TaskSpecInput } from '../../objects/index.js';
-import type { Supervisor, SendResult } from '../../kernel/index.js';
+import type { Supervisor } from '../../kernel/index.js';
+import type { SendAnswer } from '../service/cli-route.js';
 import { z } from 'zod';
 import { EXIT, SPEC_FIELDS_HELP, cliErrorOf, emit, parseJson, readSpecFile, taskRefusal, type Io } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
@@ -148,7 +149,7 @@ export const send = command({
 });
 
 /** An admitted event's answer on stdout (exit 0); a refused or retained one is a `taskRefusal` (stderr, exit 1; `invalid_event` 2). */
-function reportSend(io: Io, taskId: string, result: SendResult): number {
+function reportSend(io: Io, taskId: string, result: SendAnswer): number {
   if (!result.admitted) {
     const { code = 'invalid_transition', detail, path, state, revision, written, duplicate, host, url } = result;
     throw taskRefusal(

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { zodIssue } from '../../base/index.js';
-import type { SendResult } from '../../kernel/index.js';
+import type { SendRefused } from '../../kernel/index.js';
 import { resolveStateRoot } from '../../store/index.js';
 import { CliError, EXIT, type CliErrorCode } from '../cli-io.js';
 import { isCliErrorCode } from '../cli-codes.js';
@@ -60,6 +60,9 @@ const SendAnswer = z.object({
   duplicate: z.boolean().optional(),
 });
 
+/** A service's answer to a send as the CLI reads it: a `SendResult` whose code is whatever string that service sent. */
+export type SendAnswer = Omit<z.infer<typeof SendAnswer>, 'taskId'> & Pick<SendRefused, 'host' | 'url'>;
+
 const ListAnswer = z.array(
   z.object({ taskId: z.string(), state: z.string(), revision: z.number().int(), generation: z.number().int() }),
 );
@@ -87,7 +90,7 @@ export async function sendViaService(
   taskId: string,
   event: unknown,
   eventId?: string,
-): Promise<SendResult> {
+): Promise<SendAnswer> {
   const body = eventId && typeof event === 'object' && event !== null ? { ...event, eventId } : event;
   const res = await call(info, 'POST', `/tasks/${encodeURIComponent(taskId)}/events`, body);
   if (hasError(res.body)) throw refused(res);
@@ -123,7 +126,7 @@ export async function openViaService(info: ServiceFile, taskId: string, request:
 }
 
 /** Parses a service's answer to a send (without an `error`): the `SendResult`, or `service_error` naming the field. */
-export function parseSendAnswer(body: unknown): SendResult {
+export function parseSendAnswer(body: unknown): SendAnswer {
   const { taskId: _ignored, ...result } = answer(SendAnswer, body, 'the service answered a send');
   return result;
 }

@@ -3,9 +3,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { zodIssue } from '../../base/index.js';
-import { HostError, EventInput, type Supervisor, type SendResult } from '../../kernel/index.js';
+import { HostError, EventInput, sendRefused, type Supervisor, type SendResult } from '../../kernel/index.js';
 import type { TaskSpecInput } from '../../objects/index.js';
-import { taskRuns, taskProvenance, taskGrants, taskRequests } from '../../views/index.js';
+import { taskShowView } from '../../views/index.js';
 import { taskGraph } from '../../machines/index.js';
 import { loadWorkload, workloadNames } from '../workload.js';
 import { answerLogin, checkAccess, type AccessPolicy } from './access.js';
@@ -162,23 +162,23 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       const id = taskId(parts[1]!);
       const q = parsed(ShowQuery.safeParse(query), 'invalid_request');
       const { view, events, getObject, servedBy, elsewhere } = await requireTask(id);
-      const withEvents = q.events === '1' || q.events === 'true';
-      // One read of the stream serves the Contexts, the rejections, the runs and (when asked) the history.
-      const object = (digest: string) => getObject(digest).body;
-      return sendJson(res, 200, {
-        taskId: id,
-        revision: view.revision,
-        state: view.state,
-        frontier: view.frontier,
-        title: view.spec.title,
-        ...(servedBy !== undefined ? { servedBy, elsewhere } : {}),
-        context: view.context,
-        ...taskProvenance({ events, object }, view.context.lastRejection),
-        runs: taskRuns({ events, object }),
-        requests: taskRequests({ events, object }, view.context.requests),
-        grants: taskGrants({ object }, view.context.requests),
-        ...(withEvents ? { events } : {}),
-      });
+      const { revision, state, frontier, context, spec } = view;
+      return sendJson(
+        res,
+        200,
+        taskShowView({
+          taskId: id,
+          revision,
+          state,
+          frontier,
+          title: spec.title,
+          ...(servedBy !== undefined ? { served: { servedBy, elsewhere } } : {}),
+          context,
+          events,
+          object: (digest) => getObject(digest).body,
+          withEvents: q.events === '1' || q.events === 'true',
+        }),
+      );
     }
     if (parts[0] === 'tasks' && parts.length === 3 && parts[2] === 'events') {
       only('GET', 'POST');
@@ -193,16 +193,11 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       if (!event.success && sup.getTask(id)) {
         const { code, path, message } = zodIssue('invalid_event', event.error);
         const view = sup.getTask(id);
-        const refused: SendResult = {
-          admitted: false,
-          written: false,
-          code,
-          path,
-          detail: message,
-          revision: view?.revision ?? 0,
-          state: view?.state ?? 'none',
-        };
-        return sendJson(res, 400, { taskId: id, ...refused });
+        const refusal = sendRefused(
+          { code, path, detail: message },
+          { revision: view?.revision ?? 0, state: view?.state ?? 'none' },
+        );
+        return sendJson(res, 400, { taskId: id, ...refusal });
       }
       // The raw body goes to the supervisor, which parses it again: one code path with the library's.
       const done = options.metrics?.time('send');

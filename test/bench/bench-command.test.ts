@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { BENCH_DEFAULT_ONLY } from '../../scripts/commands/bench.js';
-import { STARTUP_HELP, STARTUP_LIST, STARTUP_LIST_FLOOR, STARTUP_NODE, VERIFIED } from '../../bench/headline.js';
+import { STARTUP_HELP, STARTUP_LIST, STARTUP_LIST_FLOOR, STARTUP_NODE, VERIFIED } from '../../bench/report/headline.js';
 import { copyStateRoot, removeStateCopy } from '../../bench/state-copy.js';
 import { timingOf } from '../../bench/startup.bench.js';
 import { SCENARIOS, resolvable, runSuite, scenarioNeeds } from '../../bench/suite.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { runClusterBench } from '../../bench/cluster.bench.js';
-import { CLUSTER_LMDB, clusterPostgres, clusterTakeover, headline } from '../../bench/headline.js';
+import { runClusterBench } from '../../bench/cluster/cluster.bench.js';
+import { CLUSTER_LMDB, clusterPostgres, clusterTakeover, headline } from '../../bench/report/headline.js';
 import { CYCLE } from '../../bench/admission.bench.js';
 import { postgresPart } from '../support/postgres.js';
 

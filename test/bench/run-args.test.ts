@@ -73,7 +73,7 @@ describe('npm run bench arguments', () => {
   });
 
   it('a scenario file run on its own refuses an unknown option the same way (no silent typo of --quick)', () => {
-    for (const file of ['floor.bench.js', 'recovery.bench.js', 'find-jobs.bench.js']) {
+    for (const file of ['floors/floor.bench.js', 'recovery.bench.js', 'cluster/find-jobs.bench.js']) {
       const result = spawnSync(
         process.execPath,
         [fileURLToPath(new URL(`../../bench/${file}`, import.meta.url)), '--quikc'],

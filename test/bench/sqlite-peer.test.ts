@@ -7,8 +7,8 @@ import { manualClock } from '../../kernel/clock.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { rebuildAll } from '../../recovery/rebuild.js';
 import { TaskActor } from '../../kernel/task-actor.js';
-import { rebuildPeer, rebuildPeerParallel } from '../../bench/sqlite-peer-recovery.js';
-import { SqlitePeerStore, asKernelStore } from '../../bench/sqlite-peer-store.js';
+import { rebuildPeer, rebuildPeerParallel } from '../../bench/peers/sqlite-peer-recovery.js';
+import { SqlitePeerStore, asKernelStore } from '../../bench/peers/sqlite-peer-store.js';
 import { materialize } from '../../bench/workload.js';
 import { seededRandom } from '../../bench/util.js';
 import { taskMachine } from '../../machines/index.js';
@@ -65,7 +65,14 @@ describe('SQLite peer', () => {
     const peer = SqlitePeerStore.open(join(tempDir(), 'peer.sqlite'));
     try {
       const [initial] = initialTransition(taskMachine);
-      const actor = new TaskActor('task-cas', initial, 0, asKernelStore(peer), manualClock(), () => {});
+      const actor = new TaskActor({
+        taskId: 'task-cas',
+        snapshot: initial,
+        revision: 0,
+        store: asKernelStore(peer),
+        clock: manualClock(),
+        onCommit: () => {},
+      });
       const created = materialize('created', 'task-cas', actor.context, seededRandom(1));
       assert.equal((await actor.send(created.event, 'host', created.attachments)).revision, 1);
       const event = {

@@ -54,7 +54,7 @@ describe('the Host passes the configured permission policy and envFrom names to 
       approvals: 'decline',
       workspaces: join(state, 'workspaces'),
     });
-    const sup = createSupervisor({ state, effects });
+    const sup = createSupervisor({ state, frontier: effects });
     await sup.start();
     try {
       for (const harness of ['plain', 'own', 'routed']) {

@@ -21,9 +21,14 @@ describe('CheckpointScheduler', () => {
     const specs = new Map<string, TaskSpec>();
     const scheduler = new CheckpointScheduler({ every: 2, store: () => store, specs });
     const [initial] = initialTransition(taskMachine);
-    const task: TaskActor = new TaskActor(TASK, initial, 0, store, manualClock(), (c: Committed) =>
-      scheduler.committed(c, task),
-    );
+    const task: TaskActor = new TaskActor({
+      taskId: TASK,
+      snapshot: initial,
+      revision: 0,
+      store,
+      clock: manualClock(),
+      onCommit: (c: Committed) => scheduler.committed(c, task),
+    });
     const assign = async () => {
       const sent = await task.send({ type: 'assignment.commit', harness: 'codex', purpose: 'diagnose' }, 'external');
       assert.equal(sent.admitted, true, JSON.stringify(sent));

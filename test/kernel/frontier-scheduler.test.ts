@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { initialTransition } from 'xstate';
 import { manualClock } from '../../kernel/clock.js';
-import type { EffectRunner } from '../../kernel/frontier-runner.js';
+import type { FrontierRunner } from '../../kernel/frontier-runner.js';
 import { FrontierScheduler } from '../../kernel/frontier-scheduler.js';
 import { newTask } from '../../kernel/new-task.js';
 import { OBJECT_KINDS, type TaskSpec } from '../../objects/index.js';
@@ -25,7 +25,14 @@ async function createdTask(taskId: string) {
   const { spec, created, attachments } = newTask({ ...SPEC, taskId }, store);
   const hooks = { onCommit: (_: Committed) => {} };
   const [initial] = initialTransition(taskMachine);
-  const task = new TaskActor(taskId, initial, 0, store, manualClock(), (c) => hooks.onCommit(c));
+  const task = new TaskActor({
+    taskId,
+    snapshot: initial,
+    revision: 0,
+    store,
+    clock: manualClock(),
+    onCommit: (c) => hooks.onCommit(c),
+  });
   assert.equal((await task.send(created, 'host', attachments)).admitted, true);
   return { store, task, specs: new Map<string, TaskSpec>([[taskId, spec]]), hooks };
 }
@@ -39,7 +46,7 @@ describe('FrontierScheduler', () => {
     const started = [deferred(), deferred()];
     const compiled = deferred();
     const dispatchDone = deferred();
-    const effects: EffectRunner = {
+    const effects: FrontierRunner = {
       async perform(handle, work) {
         calls.push(work);
         most = Math.max(most, ++running);
@@ -63,7 +70,7 @@ describe('FrontierScheduler', () => {
         }
       },
     };
-    const scheduler = new FrontierScheduler({ effects, serving: () => true, store: () => store, specs });
+    const scheduler = new FrontierScheduler({ frontier: effects, serving: () => true, store: () => store, specs });
     hooks.onCommit = () => scheduler.committed(task);
     try {
       const assigned = await task.send(
@@ -100,7 +107,7 @@ describe('FrontierScheduler', () => {
     const seen: Array<{ work: FrontierWork; generation: number }> = [];
     const reasons: unknown[] = [];
     const second = deferred();
-    const effects: EffectRunner = {
+    const effects: FrontierRunner = {
       async perform(handle, work, signal) {
         seen.push({ work, generation: handle.context.generation });
         if (seen.length > 1) return second.resolve();
@@ -112,7 +119,7 @@ describe('FrontierScheduler', () => {
         );
       },
     };
-    const scheduler = new FrontierScheduler({ effects, serving: () => true, store: () => store, specs });
+    const scheduler = new FrontierScheduler({ frontier: effects, serving: () => true, store: () => store, specs });
     hooks.onCommit = () => scheduler.committed(task);
     try {
       await task.send({ type: 'assignment.commit', harness: 'codex', purpose: 'diagnose' }, 'external');

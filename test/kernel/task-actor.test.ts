@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { initialTransition } from 'xstate';
 import { manualClock } from '../../kernel/clock.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
-import { TaskActor } from '../../kernel/task-actor.js';
+import { TaskActor, type TaskSnapshot } from '../../kernel/task-actor.js';
 import { seededRandom } from '../../bench/util.js';
 import { materialize, type StepKind } from '../../bench/workload.js';
 import { TASK_EVENT_REFS, TaskEvent, refsOf, taskMachine } from '../../machines/index.js';
@@ -18,12 +18,17 @@ async function drive(actor: TaskActor, kinds: StepKind[], random = seededRandom(
   }
 }
 
+/** A Task's kernel at revision 0 on `store`, its commits heard by nobody. */
+function freshActor(taskId: string, initial: TaskSnapshot, store: EventStore): TaskActor {
+  return new TaskActor({ taskId, snapshot: initial, revision: 0, store, clock: manualClock(), onCommit: () => {} });
+}
+
 describe('TaskActor kernel', () => {
   it('after an append the store refuses (identity_conflict), takes the next event from the committed state, not the refused one', async () => {
     const store = EventStore.open({ root: tempDir(), kinds: OBJECT_KINDS });
     const [initial] = initialTransition(taskMachine);
-    const a = new TaskActor('task-a', initial, 0, store, manualClock(), () => {});
-    const b = new TaskActor('task-b', initial, 0, store, manualClock(), () => {});
+    const a = freshActor('task-a', initial, store);
+    const b = freshActor('task-b', initial, store);
     try {
       await drive(a, ['created', 'assign', 'compile']);
       await drive(b, ['created', 'assign', 'compile']);
@@ -58,7 +63,7 @@ describe('TaskActor kernel', () => {
   it('refuses an event the state does not take without writing, and the observed actor hears only commits', async () => {
     const store = EventStore.open({ root: tempDir(), kinds: OBJECT_KINDS });
     const [initial] = initialTransition(taskMachine);
-    const a = new TaskActor('task-a', initial, 0, store, manualClock(), () => {});
+    const a = freshActor('task-a', initial, store);
     try {
       await drive(a, ['created']);
       const seen: string[] = [];
@@ -85,7 +90,14 @@ describe('TaskActor kernel', () => {
     try {
       const seen = new Set<string>();
       for (const [taskId, kinds] of walks) {
-        const actor = new TaskActor(taskId, initial, 0, store, manualClock(), () => {});
+        const actor = new TaskActor({
+          taskId,
+          snapshot: initial,
+          revision: 0,
+          store,
+          clock: manualClock(),
+          onCommit: () => {},
+        });
         await drive(actor, kinds);
         actor.stop();
         for (const { revision, event: record } of store.stream(taskId)) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { EffectRunner, TaskHandle } from '../../kernel/frontier-runner.js';
+import type { FrontierRunner, TaskHandle } from '../../kernel/frontier-runner.js';
 import { createFrontierWork } from '../../frontier/frontier-work.js';
 import { createSupervisor } from '../../kernel/supervisor.js';
 import { taskProvenance } from '../../views/task-contexts.js';
@@ -36,7 +36,7 @@ function sourcesContext(taskId: string, generation: number, readSet: ReadSetCont
  * Host wrote (as a state root from before read sets holds it); the run, its admission and later
  * generations are the current Host's.
  */
-function upgradedHost(effects: EffectRunner): EffectRunner {
+function upgradedHost(effects: FrontierRunner): FrontierRunner {
   return {
     perform(task, work, signal) {
       if (work !== 'compile_context' || task.context.generation !== 1) return effects.perform(task, work, signal);
@@ -79,7 +79,7 @@ describe('taskProvenance over a real store', { timeout: 60_000 }, () => {
       workspaces: join(f.state, 'workspaces'),
       harnesses: { a: agent('investigate'), b: agent('fix-nothing') },
     });
-    const sup = createSupervisor({ state: f.state, effects: upgradedHost(effects) });
+    const sup = createSupervisor({ state: f.state, frontier: upgradedHost(effects) });
     try {
       await sup.start();
       await sup.createTask(JSON.parse(readFileSync(f.spec, 'utf8')) as TaskSpecInput);

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
-import { OBJECT_KINDS } from '../objects/index.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
 import {
   RecoveryVerifier,
   RecoveryWorkerMessage,
@@ -15,7 +15,7 @@ import {
   type RecoveryWorkerMessage as Message,
   type VerifySource,
   type WireTask,
-} from '../recovery/index.js';
+} from '../../recovery/index.js';
 import { SqlitePeerStore } from './sqlite-peer-store.js';
 
 /**

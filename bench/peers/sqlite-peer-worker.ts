@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import type { RecoveryWorkerMessage, WireTask } from '../recovery/index.js';
+import type { RecoveryWorkerMessage, WireTask } from '../../recovery/index.js';
 import { PeerWorkerInput, peerVerifier, verifyPeerRange } from './sqlite-peer-recovery.js';
 import { SqlitePeerStore } from './sqlite-peer-store.js';
 

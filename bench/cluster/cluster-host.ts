@@ -2,9 +2,9 @@
 // its own state root, on PostgreSQL (`store`) or on the embedded LMDB store, that creates and
 // drives the Tasks it is told to over the IPC channel (protocol: cluster-protocol.ts).
 //
-//   node dist/bench/cluster-host.js '<HostConfig JSON>'   (forked, with an IPC channel)
-import { createSupervisor, type Supervisor } from '../kernel/index.js';
-import { createDriven, drive, type Driven } from './admission.bench.js';
+//   node dist/bench/cluster/cluster-host.js '<HostConfig JSON>'   (forked, with an IPC channel)
+import { createSupervisor, type Supervisor } from '../../kernel/index.js';
+import { createDriven, drive, type Driven } from '../admission.bench.js';
 import { FromHost, HostConfig, ToHost, WATCH_EVERY_MS } from './cluster-protocol.js';
 
 function post(message: FromHost): void {

@@ -4,7 +4,7 @@
 // module, no lock check. The startup scenario times it beside `ordivon list`, so the distance
 // between the two is what the CLI itself adds.
 //
-//   node dist/bench/list-floor.js ROOT
+//   node dist/bench/floors/list-floor.js ROOT
 import { join } from 'node:path';
 import { open } from 'lmdb';
 import { z } from 'zod';
@@ -12,7 +12,7 @@ import { z } from 'zod';
 const Projection = z.looseObject({ state: z.string(), revision: z.number().int() });
 const root = process.argv[2];
 if (!root) {
-  console.error('usage: node dist/bench/list-floor.js ROOT');
+  console.error('usage: node dist/bench/floors/list-floor.js ROOT');
   process.exit(2);
 }
 const env = open({ path: join(root, 'lmdb'), maxDbs: 16, readOnly: true });

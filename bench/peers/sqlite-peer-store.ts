@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
-import type { ObjectKinds } from '../store/index.js';
-import { OBJECT_KINDS } from '../objects/index.js';
+import type { ObjectKinds } from '../../store/index.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
 import {
   EventRecord,
   StoreError,
@@ -12,7 +12,7 @@ import {
   type EventStore,
   type NewObject,
   type PreparedObject,
-} from '../store/index.js';
+} from '../../store/index.js';
 
 /**
  * The SQLite peer: the Host's store schema (objects, blobs, per-Task event streams chained by

@@ -13,25 +13,25 @@
 // tinybench: one timed replay after an untimed warm-up replay of two histories (Temporal takes
 // about a second per 100-event history here); 3 timed boots after a warm-up boot.
 //
-//   node dist/bench/temporal-peer.bench.js [--quick]
+//   node dist/bench/peers/temporal-peer.bench.js [--quick]
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import { DefaultLogger, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { defaultPayloadConverter } from '@temporalio/common';
 // @temporalio/proto is CommonJS whose exports Node cannot name statically.
 import proto from '@temporalio/proto';
 import { createActor } from 'xstate';
-import { taskMachine, type TaskEvent } from '../machines/index.js';
-import { machineEvents } from './machine-events.js';
-import { generateRoot } from './generate.js';
-import { TEMPORAL, TEMPORAL_OURS } from './headline.js';
-import { progress, timedBoot } from './recovery.bench.js';
-import type { BenchContext, BenchRow } from './results-model.js';
-import { historyRow, scenarioArgs, timeIt } from './util.js';
+import { taskMachine, type TaskEvent } from '../../machines/index.js';
+import { machineEvents } from '../machine-events.js';
+import { generateRoot } from '../generate.js';
+import { TEMPORAL, TEMPORAL_OURS } from '../report/headline.js';
+import { progress, timedBoot } from '../recovery.bench.js';
+import type { BenchContext, BenchRow } from '../report/results-model.js';
+import { historyRow, scenarioArgs, timeIt } from '../util.js';
 
 const { temporal } = proto;
 type History = ReturnType<typeof temporal.api.history.v1.History.fromObject>;
 
-const WORKFLOW = fileURLToPath(new URL('./temporal/task-workflow.js', import.meta.url));
+const WORKFLOW = fileURLToPath(new URL('../temporal/task-workflow.js', import.meta.url));
 const QUEUE = { name: 'ordivon-bench' };
 const SIGNAL = 'task.event';
 
@@ -155,7 +155,7 @@ export async function runTemporalPeerBench(ctx: BenchContext): Promise<BenchRow[
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const rows = await runTemporalPeerBench({
-    quick: scenarioArgs('temporal-peer.bench').quick,
+    quick: scenarioArgs('peers/temporal-peer.bench').quick,
     log: (l) => console.error(l),
   });
   console.table(rows.map((r) => ({ name: r.name, tasks: r.tasks, events: r.events, medianMs: r.medianMs.toFixed(0) })));

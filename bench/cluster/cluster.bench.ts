@@ -20,19 +20,19 @@
 // The scenario runs its own PostgreSQL server (test/support/postgres.ts), fsync and
 // synchronous_commit on, in the temp directory where the Hosts' state roots are: the same disk.
 //
-//   node dist/bench/cluster.bench.js [--quick]
+//   node dist/bench/cluster/cluster.bench.js [--quick]
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { DEFAULT_LEASE_MS } from '../store/postgres/index.js';
-import { createDatabase, postgresPart, startPostgres } from '../test/support/postgres.js';
-import { admissionCycles } from './admission.bench.js';
+import { DEFAULT_LEASE_MS } from '../../store/postgres/index.js';
+import { createDatabase, postgresPart, startPostgres } from '../../test/support/postgres.js';
+import { admissionCycles } from '../admission.bench.js';
 import { WATCH_EVERY_MS } from './cluster-protocol.js';
 import { HostGroup, renewEvery, sql } from './host-group.js';
-import { CLUSTER_LMDB, clusterPostgres, clusterTakeover } from './headline.js';
-import type { BenchContext, BenchRow } from './results-model.js';
-import { scenarioArgs, timeIt, type Timing } from './util.js';
-import { treeCpuMs } from '../os/index.js';
+import { CLUSTER_LMDB, clusterPostgres, clusterTakeover } from '../report/headline.js';
+import type { BenchContext, BenchRow } from '../report/results-model.js';
+import { scenarioArgs, timeIt, type Timing } from '../util.js';
+import { treeCpuMs } from '../../os/index.js';
 import { takeover, type Takeover } from './takeover.js';
 
 /** Server settings of the run; what the server reports back (`SHOW`) goes into each row. */
@@ -218,7 +218,7 @@ export async function runClusterBench(ctx: BenchContext): Promise<{ rows: BenchR
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { rows, note } = await runClusterBench({
-    quick: scenarioArgs('cluster.bench').quick,
+    quick: scenarioArgs('cluster/cluster.bench').quick,
     log: (l) => console.error(l),
   });
   if (note) console.error(note);

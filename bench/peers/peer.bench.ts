@@ -7,18 +7,18 @@
 //
 // tinybench, 3 timed runs per row (2 at 1M events) after one untimed warm-up.
 //
-//   node dist/bench/peer.bench.js [--quick]
+//   node dist/bench/peers/peer.bench.js [--quick]
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { systemClock, TaskActor } from '../kernel/index.js';
-import { TaskSpec } from '../objects/index.js';
-import type { RecoveryReport } from '../recovery/index.js';
-import { generateRoot } from './generate.js';
-import { progress } from './recovery.bench.js';
-import { FULL_SIZES, QUICK_SIZES, type BenchContext, type BenchRow, type Size } from './results-model.js';
+import { systemClock, TaskActor } from '../../kernel/index.js';
+import { TaskSpec } from '../../objects/index.js';
+import type { RecoveryReport } from '../../recovery/index.js';
+import { generateRoot } from '../generate.js';
+import { progress } from '../recovery.bench.js';
+import { FULL_SIZES, QUICK_SIZES, type BenchContext, type BenchRow, type Size } from '../report/results-model.js';
 import { rebuildPeer, rebuildPeerParallel } from './sqlite-peer-recovery.js';
 import { SqlitePeerStore, asKernelStore } from './sqlite-peer-store.js';
-import { historyRow, scenarioArgs, timeIt, type Timing } from './util.js';
+import { historyRow, scenarioArgs, timeIt, type Timing } from '../util.js';
 
 /** Peer "boot to serving": verified rebuild, then specs and a live TaskActor per Task, as the supervisor does. */
 export async function peerBoot(path: string, parallel: boolean): Promise<number> {
@@ -30,7 +30,14 @@ export async function peerBoot(path: string, parallel: boolean): Promise<number>
   const store = asKernelStore(peer);
   const actors = report.tasks.map((t) => {
     TaskSpec.parse(t.spec);
-    return new TaskActor(t.taskId, t.snapshot, t.revision, store, systemClock, () => {});
+    return new TaskActor({
+      taskId: t.taskId,
+      snapshot: t.snapshot,
+      revision: t.revision,
+      store,
+      clock: systemClock,
+      onCommit: () => {},
+    });
   });
   const ms = performance.now() - started;
   for (const actor of actors) actor.stop();
@@ -84,6 +91,6 @@ export async function runPeerBench(ctx: BenchContext & { sizes?: Size[] }): Prom
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const rows = await runPeerBench({ quick: scenarioArgs('peer.bench').quick, log: (l) => console.error(l) });
+  const rows = await runPeerBench({ quick: scenarioArgs('peers/peer.bench').quick, log: (l) => console.error(l) });
   console.table(rows.map((r) => ({ name: r.name, events: r.events, medianMs: r.medianMs.toFixed(0) })));
 }

@@ -6,15 +6,15 @@
 //
 // Each floor is the median of `iterations` timed runs of many operations, on a fresh directory.
 //
-//   node dist/bench/disk-floor.bench.js [--quick]
+//   node dist/bench/floors/disk-floor.bench.js [--quick]
 import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { open } from 'lmdb';
-import { FDATASYNC, PUT_256, PUT_ONE } from './headline.js';
-import type { BenchContext, BenchRow } from './results-model.js';
-import { scenarioArgs, timeIt } from './util.js';
+import { FDATASYNC, PUT_256, PUT_ONE } from '../report/headline.js';
+import type { BenchContext, BenchRow } from '../report/results-model.js';
+import { scenarioArgs, timeIt } from '../util.js';
 
 /** The size of the small write: about one journal event record. */
 const SMALL = 200;
@@ -120,6 +120,9 @@ export async function runDiskFloorBench(ctx: BenchContext): Promise<BenchRow[]> 
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const rows = await runDiskFloorBench({ quick: scenarioArgs('disk-floor.bench').quick, log: (l) => console.error(l) });
+  const rows = await runDiskFloorBench({
+    quick: scenarioArgs('floors/disk-floor.bench').quick,
+    log: (l) => console.error(l),
+  });
   console.table(rows.map((r) => ({ name: r.name, rate: r.rate?.toFixed(0), medianMs: r.medianMs.toFixed(3) })));
 }

@@ -10,16 +10,16 @@
 // tinybench, 3 timed runs per row (5 up to 100k events) after the recovery scenario warmed the
 // page cache.
 //
-//   node dist/bench/floor.bench.js [--quick]
+//   node dist/bench/floors/floor.bench.js [--quick]
 import { pathToFileURL } from 'node:url';
 import { createActor } from 'xstate';
-import { taskMachine, type TaskEvent } from '../machines/index.js';
-import { OBJECT_KINDS } from '../objects/index.js';
-import { EventStore } from '../store/index.js';
-import { generateRoot } from './generate.js';
-import { machineEvents } from './machine-events.js';
-import { FLOOR_ALL, FLOOR_EVENTS, XSTATE_FLOOR } from './headline.js';
-import { progress } from './recovery.bench.js';
+import { taskMachine, type TaskEvent } from '../../machines/index.js';
+import { OBJECT_KINDS } from '../../objects/index.js';
+import { EventStore } from '../../store/index.js';
+import { generateRoot } from '../generate.js';
+import { machineEvents } from '../machine-events.js';
+import { FLOOR_ALL, FLOOR_EVENTS, XSTATE_FLOOR } from '../report/headline.js';
+import { progress } from '../recovery.bench.js';
 import {
   FULL_SIZES,
   QUICK_SIZES,
@@ -27,8 +27,8 @@ import {
   type BenchRow,
   type GivenHistory,
   type Size,
-} from './results-model.js';
-import { scenarioArgs, timeIt } from './util.js';
+} from '../report/results-model.js';
+import { scenarioArgs, timeIt } from '../util.js';
 
 /** Opens the root and scans `which` databases, decoding every value; resolves with the ms taken and the values read. */
 export async function scanFloor(root: string, which: 'events' | 'all'): Promise<{ ms: number; values: number }> {
@@ -120,6 +120,6 @@ async function rootFloors(
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const rows = await runFloorBench({ quick: scenarioArgs('floor.bench').quick, log: (l) => console.error(l) });
+  const rows = await runFloorBench({ quick: scenarioArgs('floors/floor.bench').quick, log: (l) => console.error(l) });
   console.table(rows.map((r) => ({ name: r.name, events: r.events, medianMs: r.medianMs.toFixed(0) })));
 }

@@ -5,7 +5,7 @@
 // The load runs in a worker thread so its garbage is not collected inside the timed window; ids come
 // from a seeded PRNG, so the timing thread regenerates them instead of receiving them.
 //
-//   node dist/bench/find-jobs.bench.js [--quick] [--json]
+//   node dist/bench/cluster/find-jobs.bench.js [--quick] [--json]
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker, isMainThread, workerData } from 'node:worker_threads';
 import { Bench } from 'tinybench';
-import { JobStore, createRuntime, currentExecutor, type JobRecord, type Runtime } from '../runtime/index.js';
-import { machine, randomHex, seededRandom, scenarioArgs } from './util.js';
+import { JobStore, createRuntime, currentExecutor, type JobRecord, type Runtime } from '../../runtime/index.js';
+import { machine, randomHex, seededRandom, scenarioArgs } from '../util.js';
 
 export interface FindJobsRow {
   name: string;
@@ -164,7 +164,7 @@ const loader = workerData as { role?: string; root: string; count: number; seed:
 if (!isMainThread && loader?.role === 'find-jobs-loader') {
   await load(loader.root, loader.count, loader.seed);
 } else if (isMainThread && process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const args = scenarioArgs('find-jobs.bench', process.argv.slice(2), true);
+  const args = scenarioArgs('cluster/find-jobs.bench', process.argv.slice(2), true);
   const rows = await runFindJobsBench({ quick: args.quick });
   console.log(JSON.stringify({ machine: machine(), loadavg1m: loadavg()[0] }));
   console.table(rows.map((r) => ({ ...r, meanUs: r.meanUs.toFixed(2), p99Us: r.p99Us.toFixed(2) })));

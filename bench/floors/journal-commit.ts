@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { scriptArgsOrExit } from '../scripts/cli-io.js';
-import { EventStore } from '../store/index.js';
-import { Journal, nodeJournalFs, type JournalFs } from '../store/journal/index.js';
+import { scriptArgsOrExit } from '../../scripts/cli-io.js';
+import { EventStore } from '../../store/index.js';
+import { Journal, nodeJournalFs, type JournalFs } from '../../store/journal/index.js';
 
 /**
  * A micro-benchmark of the commit alone, at a small size, outside the suite (`npm run bench` does
@@ -15,9 +15,9 @@ import { Journal, nodeJournalFs, type JournalFs } from '../store/journal/index.j
  * file-system layer; LMDB's are its commits (each one fdatasync of the data pages and one O_DSYNC
  * meta write), counted from the transaction id.
  *
- *   node dist/bench/journal-commit.js [--appends N]
+ *   node dist/bench/floors/journal-commit.js [--appends N]
  */
-const USAGE = 'usage: node dist/bench/journal-commit.js [--appends N]  (default 512 per case)';
+const USAGE = 'usage: node dist/bench/floors/journal-commit.js [--appends N]  (default 512 per case)';
 const args = scriptArgsOrExit(
   'journal-commit',
   USAGE,

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { z } from 'zod';
-import { DEFAULT_LEASE_MS } from '../store/postgres/index.js';
+import { DEFAULT_LEASE_MS } from '../../store/postgres/index.js';
 import { HostProcess } from './host-process.js';
-import { benchTaskId } from './workload.js';
+import { benchTaskId } from '../workload.js';
 
 /** The keeper's round in the cluster scenario: a third of the lease, the Host's own default. */
 export const renewEvery = (leaseMs: number) => Math.floor(leaseMs / 3);

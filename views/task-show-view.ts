@@ -1,0 +1,48 @@
+import type { FrontierWork } from '../machines/index.js';
+import type { EventRecord } from '../store/index.js';
+import { taskProvenance } from './task-contexts.js';
+import { taskGrants, taskRequests } from './task-requests.js';
+import { LatestRejection, taskRuns } from './task-runs.js';
+
+/** One Task as `show` and `GET /tasks/:id` read it: its projection's fields, its events and its objects. */
+export interface TaskShowSource<C extends { lastRejection?: unknown; requests?: unknown }> {
+  taskId: string;
+  revision: number;
+  state: string;
+  frontier: FrontierWork;
+  title: string;
+  context: C;
+  events: ReadonlyArray<{ revision: number } & EventRecord>;
+  /** An object's body by digest. */
+  object: (digest: string) => unknown;
+  /** A run receipt's body by digest (default `object`). */
+  receipt?: (digest: string) => unknown;
+  /** With a cluster: the Host holding the Task's lease, and whether that is another Host. */
+  served?: { servedBy: string | null; elsewhere: boolean };
+  /** Whether the view carries every event too. */
+  withEvents: boolean;
+}
+
+/**
+ * The Task view `ordivon show` prints and the control API's `GET /tasks/:id` answers: state,
+ * frontier and context, each Context with its items, each rejection with its cause, each provider
+ * run, DecisionRequests and grants (and the events when asked). One read of the stream serves all
+ * of them.
+ */
+export function taskShowView<C extends { lastRejection?: unknown; requests?: unknown }>(source: TaskShowSource<C>) {
+  const { taskId, revision, state, frontier, title, served, context, events, object } = source;
+  return {
+    taskId,
+    revision,
+    state,
+    frontier,
+    title,
+    ...(served ?? {}),
+    context,
+    ...taskProvenance({ events, object }, LatestRejection.safeParse(context.lastRejection).data),
+    runs: taskRuns({ events, object: source.receipt ?? object }),
+    requests: taskRequests({ events, object }, context.requests),
+    grants: taskGrants({ object }, context.requests),
+    ...(source.withEvents ? { events } : {}),
+  };
+}
