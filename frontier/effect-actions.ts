@@ -187,8 +187,8 @@ export async function confirmEffect(deps: FrontierDeps, task: TaskHandle): Promi
  * records every receipt found (one: recorded; more: blocked; none: an operator is asked; any for
  * other input than the intent's: blocked). An adapter without `lookup`, or whose lookup answers
  * null, cannot say what happened: the Host records that (`unanswerable`) and an operator is asked,
- * never a retry. A lookup that fails changes nothing: the Effect stays unknown and the next boot
- * or commit asks again.
+ * never a retry. A lookup that fails changes nothing: the Effect stays unknown and it is asked
+ * again after the frontier's retry backoff (a lookup changes nothing, so asking again is safe).
  */
 export async function reconcileEffect(deps: FrontierDeps, task: TaskHandle): Promise<void> {
   const effect = task.context.effect!;

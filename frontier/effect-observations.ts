@@ -47,7 +47,7 @@ export async function observeNow(adapter: EffectAdapter, name: string, at: Effec
 /**
  * Each `effect` candidate of the stage whose adapter observes, observed now (once per adapter,
  * operation and target), for the Context compiler. An observation that fails fails the compile:
- * the Task stays where it is and the next commit or boot compiles again.
+ * the Task stays where it is and the frontier tries again after its backoff.
  */
 export async function candidateObservations(
   adapters: Readonly<Record<string, EffectAdapter>> | undefined,

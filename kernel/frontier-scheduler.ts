@@ -1,4 +1,5 @@
 import type { FrontierWork } from '../machines/index.js';
+import { realTimer, type Clock } from './clock.js';
 import type { EventStore } from '../store/index.js';
 import type { FrontierRunner, TaskHandle } from './frontier-runner.js';
 import { HostError } from './errors.js';
@@ -14,22 +15,33 @@ export interface FrontierSchedulerOptions {
   store: () => EventStore | undefined;
   /** Each Task's spec, as the frontier runner's handle shows it. */
   specs: ReadonlyMap<string, TaskSpec>;
+  /** Whose timers space the retries of work that failed (default: real timers). */
+  clock?: Clock | undefined;
 }
+
+/** The first retry of failed frontier work waits this long; each further one twice as long, up to the cap. */
+export const FRONTIER_RETRY_MS = 250;
+export const FRONTIER_RETRY_CAP_MS = 30_000;
 
 /**
  * Runs each Task's frontier work (docs/design.md, "Where effects happen": compile a Context, dispatch, observe, verify, …)
  * through the FrontierRunner, at most one piece per Task at a time: after every commit, once per
  * Task when serving starts, and for unknown dispatches during the Supervisor's `reconciling` step.
  *
- * Nothing here is durable. An effect that throws leaves its Task at the frontier it was at; the
- * next commit of that Task or the next boot tries again (the error is not counted or reported:
- * the frontier runner reports its own steps). If the process dies while work is in flight, boot
+ * Nothing here is durable. Work that throws leaves its Task at the frontier it was at (the error is
+ * not reported here: the frontier runner reports its own steps), and is tried again after a
+ * backoff (FRONTIER_RETRY_MS, doubling up to FRONTIER_RETRY_CAP_MS) while serving, or sooner by the
+ * Task's next commit or the next boot: a lookup or an observation that failed because the provider
+ * was down is asked again once it is back, and no Task waits for an event that may never come. If
+ * the process dies while work is in flight, boot
  * derives the same frontier from the committed state and starts it again, which is why an
  * FrontierRunner must be idempotent.
  */
 export class FrontierScheduler {
   /** Frontier work in flight per Task, with the Assignment generation it serves. */
   private readonly working = new Map<string, { controller: AbortController; generation: number }>();
+  /** Per Task whose last work threw: how many times in a row, and the cancel of the armed retry. */
+  private readonly failing = new Map<string, { failures: number; cancel: () => void }>();
 
   constructor(private readonly options: FrontierSchedulerOptions) {}
 
@@ -81,15 +93,20 @@ export class FrontierScheduler {
       store: this.options.store()!,
       send: (event, attachments = {}) => task.send(event, 'host', attachments),
     };
+    let failed = false;
     try {
       await runner.perform(handle, work, controller.signal);
     } catch {
-      // An effect that fails leaves the Task at its frontier; the next commit or boot retries it.
+      failed = true;
     } finally {
       this.working.delete(task.taskId);
     }
-    // Continue if the work moved the Task on; a step that committed nothing is not retried in a loop
-    // (it is retried on the next commit or at the next boot).
+    // Work that threw is tried again after its backoff; aborted work belongs to a Task fenced or
+    // no longer served here. A step that committed nothing without throwing is not retried in a
+    // loop (its Task waits for a commit: an answer, an event).
+    if (failed && task.revision === handle.revision && !controller.signal.aborted) this.retryLater(task);
+    else this.forgetFailures(task.taskId);
+    // Continue if the work moved the Task on.
     if (task.revision !== handle.revision && this.options.serving()) this.kick(task);
   }
 
@@ -114,13 +131,34 @@ export class FrontierScheduler {
     return reconciled;
   }
 
-  /** Aborts the work in flight for one Task (it is no longer served here). */
+  /** Arms the retry of a Task's failed work: once, after the backoff its failures so far give. */
+  private retryLater(task: TaskActor): void {
+    const failures = (this.failing.get(task.taskId)?.failures ?? 0) + 1;
+    this.failing.get(task.taskId)?.cancel();
+    const delay = Math.min(FRONTIER_RETRY_CAP_MS, FRONTIER_RETRY_MS * 2 ** (failures - 1));
+    const setTimer = this.options.clock?.setTimer ?? realTimer;
+    const cancel = setTimer(delay, () => {
+      const entry = this.failing.get(task.taskId);
+      if (entry) entry.cancel = () => undefined;
+      this.kick(task);
+    });
+    this.failing.set(task.taskId, { failures, cancel });
+  }
+
+  private forgetFailures(taskId: string): void {
+    this.failing.get(taskId)?.cancel();
+    this.failing.delete(taskId);
+  }
+
+  /** Aborts the work in flight for one Task (it is no longer served here), and any retry armed for it. */
   abort(taskId: string, reason: unknown): void {
     this.working.get(taskId)?.controller.abort(reason);
+    this.forgetFailures(taskId);
   }
 
   /** Aborts all work in flight with `reason` (draining); each settles on its own. */
   abortAll(reason: unknown): void {
     for (const { controller } of this.working.values()) controller.abort(reason);
+    for (const taskId of [...this.failing.keys()]) this.forgetFailures(taskId);
   }
 }

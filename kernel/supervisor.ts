@@ -86,6 +86,7 @@ export class Supervisor {
       serving: () => this.status === 'serving',
       store,
       specs: this.served.specs,
+      clock: this.clock,
     });
     this.checkpointer = new CheckpointScheduler({
       every: options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY,

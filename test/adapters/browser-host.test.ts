@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createHash } from 'node:crypto';
 import { browserEffectAdapter, BrowserReceipt, type BrowserEffectAdapter } from '../../adapters/index.js';
-import { openHost, type EffectAdapter, type Host } from '../../frontier/index.js';
+import { openHost, type Host } from '../../frontier/index.js';
 import { OBJECT_KINDS, type TaskSpecInput } from '../../objects/index.js';
 import { digestOf } from '../../store/index.js';
 import {
@@ -96,11 +96,10 @@ describe('Effects through the browser adapter (real Host, real Chromium, real we
       quantity: 2,
       version: version ?? (await adapter.observe!({ operation: 'order', target: 'widget' })).targetVersion,
     };
-    // The browser adapter already has the optional lookup and observe of the extended interface.
     const h = await openHost({
       state: tempDir(),
       harnesses: { 'pick-order': agent('choose', 'order') },
-      effectAdapters: { shop: adapter as unknown as EffectAdapter },
+      effectAdapters: { shop: adapter },
     });
     hosts.push(h);
     const { taskId } = await h.supervisor.createTask(orderSpec(input));

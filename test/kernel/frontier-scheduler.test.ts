@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { initialTransition } from 'xstate';
 import { manualClock } from '../../kernel/clock.js';
 import type { FrontierRunner } from '../../kernel/frontier-runner.js';
-import { FrontierScheduler } from '../../kernel/frontier-scheduler.js';
+import { FRONTIER_RETRY_MS, FrontierScheduler } from '../../kernel/frontier-scheduler.js';
 import { newTask } from '../../kernel/new-task.js';
 import { OBJECT_KINDS, type TaskSpec } from '../../objects/index.js';
 import { TaskActor, type Committed } from '../../kernel/task-actor.js';
@@ -132,6 +132,57 @@ describe('FrontierScheduler', () => {
         { work: 'compile_context', generation: 1 },
         { work: 'compile_context', generation: 2 },
       ]);
+    } finally {
+      task.stop();
+      await store.close();
+    }
+  });
+  it('tries work that threw again after a backoff on its clock, doubling, until it moves the Task on; no timer is left after', async () => {
+    const { store, task, specs, hooks } = await createdTask('task-frontier-retry');
+    const clock = manualClock();
+    const calls = [deferred(), deferred(), deferred()];
+    let n = 0;
+    const effects: FrontierRunner = {
+      async perform(handle) {
+        calls[n++]?.resolve();
+        // The provider is down for the first two tries (a lookup or observation that cannot be made).
+        if (n <= 2) throw new Error('provider unavailable');
+        const body = { taskId: handle.taskId, generation: 1, sources: [], prompt: 'generation 1' };
+        await handle.send(
+          { type: 'context.compile', generation: 1, contextDigest: digestOf({ kind: 'context', body }) },
+          { objects: [{ kind: 'context', body }] },
+        );
+      },
+    };
+    const scheduler = new FrontierScheduler({
+      frontier: effects,
+      serving: () => true,
+      store: () => store,
+      specs,
+      clock,
+    });
+    hooks.onCommit = () => scheduler.committed(task);
+    try {
+      await task.send({ type: 'assignment.commit', harness: 'codex', purpose: 'diagnose' }, 'external');
+      // Each wait below is for the microtasks the failed work queued (the retry is armed after it
+      // settles); setImmediate runs after all of them, and no time passes on the clock.
+      const drained = () => new Promise<void>((resolve) => setImmediate(resolve));
+      await calls[0]!.promise;
+      await drained();
+      assert.equal(clock.timers, 1, 'a retry is armed after the failure');
+      clock.advance(FRONTIER_RETRY_MS - 1);
+      assert.equal(n, 1, 'not before the backoff');
+      clock.advance(1);
+      await calls[1]!.promise;
+      await drained();
+      clock.advance(2 * FRONTIER_RETRY_MS - 1);
+      assert.equal(n, 2, 'the second backoff is twice the first');
+      clock.advance(1);
+      await calls[2]!.promise;
+      await task.settled();
+      await drained();
+      assert.equal(task.frontier, 'dispatch');
+      assert.equal(clock.timers, 0);
     } finally {
       task.stop();
       await store.close();

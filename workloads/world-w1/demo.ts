@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Io } from '../../scripts/cli-io.js';
+import { emitReport, type Io } from '../../scripts/cli-io.js';
 import { startProvider, type ProviderProcess } from './provider/index.js';
 import { resultRow, runBaseline, type W1ResultRow, type W1Variant } from './baselines/index.js';
 import { W1_TRAJECTORIES, type W1Trajectory } from './host-path/faults.js';
@@ -78,8 +78,9 @@ export interface WorldW1Options {
 /**
  * `ordivon demo --workload world-w1`: every trajectory under each of the four variants, each
  * variant against a provider process of its own (its own records file, which every count is read
- * from). Prints the table, writes `world-w1-results.json` in the state root, and exits 0 only if
- * every expectation holds (docs/world-w1.md).
+ * from). Prints the table (`--json`: the results), writes `world-w1-results.json` in the state
+ * root, and exits 0 only if every expectation holds, else `demo_failed` naming each that did not
+ * (docs/world-w1.md).
  */
 export async function worldW1Demo(options: WorldW1Options, io: Io): Promise<number> {
   if (options.fresh) rmSync(options.state, { recursive: true, force: true });
@@ -106,15 +107,24 @@ export async function worldW1Demo(options: WorldW1Options, io: Io): Promise<numb
     });
   }
   const summary = summarise(rows, (variant) => linesOf(PERMANENT_CODE[variant]));
-  for (const line of tableOf(summary)) io.out(line);
   const failed = expectationsOf(rows, trajectories);
+  const file = join(options.state, 'world-w1-results.json');
   const results = { workload: 'world-w1', at: new Date().toISOString(), summary, rows, failed };
-  writeFileSync(join(options.state, 'world-w1-results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  for (const failure of failed) io.out(`expectation failed: ${failure}`);
-  io.out(
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  const human = () =>
+    [
+      ...tableOf(summary),
+      ...failed.map((failure) => `expectation failed: ${failure}`),
+      failed.length === 0
+        ? `world-w1: every expectation held (results: ${file})`
+        : `world-w1: ${failed.length} expectation(s) failed (results: ${file})`,
+    ].join('\n');
+  return emitReport(
+    io,
+    { ...results, results: file },
+    human,
     failed.length === 0
-      ? `world-w1: every expectation held (results: ${join(options.state, 'world-w1-results.json')})`
-      : `world-w1: ${failed.length} expectation(s) failed`,
+      ? undefined
+      : { code: 'demo_failed', message: `${failed.length} expectation(s) did not hold: ${failed.join('; ')}` },
   );
-  return failed.length === 0 ? 0 : 1;
 }

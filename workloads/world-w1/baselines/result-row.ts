@@ -69,7 +69,7 @@ export const W1ResultRow = z.strictObject({
   staleEvidenceUsed: Count,
   /** Questions put to a person. */
   operatorInterventions: Count,
-  /** From the first send (after a kill: the restart) to the outcome, on the wall clock. */
+  /** From the first send (the Host: the decision it acts on; after a kill: the restart) to the outcome, on the wall clock. */
   elapsedMs: Count,
   /** Durable objects the caller keeps for the Effect (the Host's intents, receipts and requests; none for a plain client). */
   stateObjects: Count,

@@ -37,7 +37,10 @@ export interface HostPathOutcome {
   performs: number;
   /** Of those, the ones done on another target version than an intent of the Task observed. */
   staleRecords: number;
-  /** From the first assignment (or the restart, after a kill) to the rest, on the wall clock. */
+  /**
+   * From the decision the Host acts on (or the restart, after a kill) to the Task's last event, by
+   * the events' own times: what the baselines time from their first send.
+   */
   elapsedMs: number;
 }
 
@@ -132,7 +135,7 @@ export async function readOutcome(
   provider: Pick<ProviderProcess, 'url'>,
   trajectory: W1Trajectory,
   taskId: string,
-  elapsedMs: number,
+  sinceMs = 0,
 ): Promise<HostPathOutcome> {
   const task = sup.getTask(taskId);
   const events = sup.events(taskId);
@@ -146,6 +149,9 @@ export async function readOutcome(
     }
   }
   const requests = Object.values(task?.context.requests ?? {});
+  const decided = events.find((e) => e.type === 'decision.submit' && e.disposition.admitted);
+  const from = Math.max(sinceMs, decided ? Date.parse(decided.at) : 0);
+  const elapsedMs = Math.max(0, Date.parse(events.at(-1)?.at ?? new Date(from).toISOString()) - from);
   // An ETag is compared as the version it quotes.
   const bare = (version: string) => version.replace(/^W\//, '').replace(/^"|"$/g, '');
   const observed = new Set(

@@ -27,6 +27,9 @@ export async function runHostPath(
         ? await killed(state, provider, trajectory, trajectories)
         : await inProcess(state, provider, trajectory, trajectories),
     );
+    // What the trajectory left (an answer still held, another identity) is not the next one's.
+    await releaseHeld(provider.url);
+    await setProviderFaults(provider.url, { drop: null, delay: null, identity: null });
   }
   return outcomes;
 }
@@ -39,10 +42,11 @@ async function inProcess(
 ): Promise<HostPathOutcome> {
   const host = await openW1Host(state, provider, all);
   try {
-    const started = Date.now();
     const taskId = await startTrajectory(host.supervisor, provider, trajectory);
     if (trajectory.fault === 'provider-restart') {
       await held(provider, 1);
+      // Killed, not stopped: a stopping server answers what it holds. Its records keep the commit.
+      await provider.kill();
       await provider.restart();
     } else if (trajectory.fault === 'lookup-expired') {
       await held(provider, 1);
@@ -50,9 +54,7 @@ async function inProcess(
       await setProviderFaults(provider.url, { advanceClockMs: 2 * 24 * 3600 * 1000 });
     }
     await host.supervisor.waitFor(taskId, W1_RESTS, ['cancelled']);
-    const outcome = await readOutcome(host.supervisor, provider, trajectory, taskId, Date.now() - started);
-    if (trajectory.fault === 'lookup-expired') await releaseHeld(provider.url);
-    return outcome;
+    return await readOutcome(host.supervisor, provider, trajectory, taskId);
   } finally {
     await host.stop();
   }
@@ -87,7 +89,7 @@ async function killed(
   const host = await openW1Host(state, provider, all);
   try {
     await host.supervisor.waitFor(taskId, W1_RESTS, ['cancelled']);
-    return await readOutcome(host.supervisor, provider, trajectory, taskId, Date.now() - started);
+    return await readOutcome(host.supervisor, provider, trajectory, taskId, started);
   } finally {
     await host.stop();
   }
