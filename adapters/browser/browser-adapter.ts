@@ -317,6 +317,15 @@ export function browserEffectAdapter(input: BrowserEffectConfig): BrowserEffectA
     },
   };
 
+  /** Loads `url` and resolves with its status (null: no response); a navigation that fails is `failed`'s error. */
+  const load = async (page: Page, url: string, failed: (why: string) => Error): Promise<number | null> => {
+    try {
+      return (await page.goto(url, { waitUntil: 'load', timeout }))?.status() ?? null;
+    } catch (error) {
+      throw failed((error as Error).message.split('\n')[0]!);
+    }
+  };
+
   const lookup = config.lookup;
   if (lookup)
     adapter.lookup = (requestId, intent) =>
@@ -324,13 +333,7 @@ export function browserEffectAdapter(input: BrowserEffectConfig): BrowserEffectA
         const url = lookup.url(requestId, intent);
         const failed = (why: string) =>
           new BrowserEffectError('browser_effect_lookup_failed', `lookup ${requestId}: ${url}: ${why}`, { requestId });
-        let response;
-        try {
-          response = await page.goto(url, { waitUntil: 'load', timeout });
-        } catch (error) {
-          throw failed((error as Error).message.split('\n')[0]!);
-        }
-        const status = response?.status() ?? null;
+        const status = await load(page, url, failed);
         if (status !== 200) throw failed(`status ${status}`);
         const identity = await identityOf(page);
         const kept = await evidence(page, requestId, false);
@@ -365,13 +368,7 @@ export function browserEffectAdapter(input: BrowserEffectConfig): BrowserEffectA
         const url = observe.url(intent);
         const failed = (why: string) =>
           new BrowserEffectError('browser_effect_observe_failed', `observe ${url}: ${why}`);
-        let response;
-        try {
-          response = await page.goto(url, { waitUntil: 'load', timeout });
-        } catch (error) {
-          throw failed((error as Error).message.split('\n')[0]!);
-        }
-        const status = response?.status() ?? null;
+        const status = await load(page, url, failed);
         const endpointIdentity = (await identityOf(page)) ?? new URL(url).origin;
         let targetVersion: string | null = null;
         if (status !== observe.missingStatus) {

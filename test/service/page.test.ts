@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS } from '../../adapters/index.js';
 import { findExecutable, optionalPart } from '../support/optional-part.js';
 import { SPEC } from '../support/tasks.js';
 import { DECISION_HARNESSES, decisionSpec, decisionWorld } from '../support/decision-task.js';
@@ -20,16 +21,6 @@ const CHROMIUM = optionalPart(
     ? `ORDIVON_CHROMIUM=${process.env.ORDIVON_CHROMIUM} is not an executable`
     : 'looked for /usr/bin/chromium and `chromium` on PATH; install it (apt-get install chromium) or set ORDIVON_CHROMIUM',
 );
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
   it(
@@ -46,7 +37,7 @@ describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
         context = await chromium.launchPersistentContext(join(dir, 'profile'), {
           executablePath,
           headless: true,
-          args: ARGS,
+          args: [...CHROMIUM_ARGS],
         });
         const api = serve.ready;
         assert.equal((await http(api, 'POST', '/tasks', { body: { ...SPEC, taskId: 'page-1' } })).status, 201);
@@ -130,7 +121,7 @@ describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
         context = await chromium.launchPersistentContext(join(dir, 'profile'), {
           executablePath,
           headless: true,
-          args: ARGS,
+          args: [...CHROMIUM_ARGS],
         });
         const api = serve.ready;
         const spec = { ...decisionSpec(decisionWorld()), taskId: 'page-2' };

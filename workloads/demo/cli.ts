@@ -51,7 +51,7 @@ export const demo = command({
     "the README's action, an invented candidate, a late decision on a Context the Task left, then the continuation",
     'after a lost ledger answer (six trajectories across two fresh processes, and the plain-retry baseline).',
     'world-w1: each operation of a provider process under each fault, through the Host and three plain integrations;',
-    'prints one table (--only takes trajectory names such as orders-drop).',
+    'prints one table (--only takes trajectory names such as orders-commit-then-drop).',
     'Each scenario is its own Task; every result is read back from the durable state. Exit 0 only if every',
     'expectation held, 1 naming the first that did not. An expectation comparing scenarios is checked only',
     'when --only ran all of them (else it is reported as not checked).',

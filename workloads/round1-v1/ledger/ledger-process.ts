@@ -1,6 +1,5 @@
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { execa, type ResultPromise } from 'execa';
+import { spawnServerChild, type ServerExit } from '../../shared/server-child.js';
 import { LedgerError } from './ledger-error.js';
 import { PortLine, type FaultMode } from './ledger-schema.js';
 
@@ -17,10 +16,7 @@ export interface StartLedgerOptions {
 }
 
 /** How a server process ended. `signal: 'SIGKILL'` with no stop asked for: it killed itself. */
-export interface LedgerExit {
-  exitCode: number | undefined;
-  signal: string | undefined;
-}
+export type LedgerExit = ServerExit;
 
 interface Running {
   port: number;
@@ -82,33 +78,10 @@ async function spawnServer(db: string, port: number, options: Omit<StartLedgerOp
   const args = [SERVER, '--db', db, '--port', String(port)];
   if (options.fault !== undefined) args.push('--fault', options.fault);
   if (options.faultTimes !== undefined) args.push('--fault-times', String(options.faultTimes));
-  // stdout is read here line by line (not buffered by execa); stderr is kept for the start error.
-  const sub = execa(process.execPath, args, { reject: false, stdin: 'ignore', buffer: { stdout: false } });
-  const exited: Promise<LedgerExit> = sub.then((r) => ({ exitCode: r.exitCode, signal: r.signal }));
-  const line = await firstLine(sub);
-  const fail = async (why: string): Promise<never> => {
-    sub.kill('SIGKILL');
-    const result = await sub;
-    throw new LedgerError('ledger_start_failed', `ledger server on ${db}: ${why}; stderr: ${String(result.stderr)}`);
-  };
-  if (line === undefined) return fail('exited before it printed its port');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(line);
-  } catch {
-    return fail(`printed ${JSON.stringify(line)}, not JSON`);
-  }
-  const portLine = PortLine.safeParse(parsed);
-  if (!portLine.success) return fail(`printed ${line}, not {"port":N}`);
-  if (sub.pid === undefined) return fail('no pid');
-  return { port: portLine.data.port, pid: sub.pid, exited, kill: () => void sub.kill('SIGTERM') };
-}
-
-/** The subprocess's first stdout line, or `undefined` if stdout closes without one. */
-function firstLine(sub: ResultPromise): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const lines = createInterface({ input: sub.stdout! });
-    lines.once('line', resolve);
-    lines.once('close', () => resolve(undefined));
-  });
+  const child = await spawnServerChild(
+    args,
+    PortLine,
+    (why) => new LedgerError('ledger_start_failed', `ledger server on ${db}: ${why}`),
+  );
+  return { port: child.line.port, pid: child.pid, exited: child.exited, kill: () => child.kill('SIGTERM') };
 }

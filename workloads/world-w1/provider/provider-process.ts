@@ -1,6 +1,5 @@
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { execa, type ResultPromise } from 'execa';
+import { spawnServerChild, type ServerExit } from '../../shared/server-child.js';
 import { ProviderError } from './provider-error.js';
 import { UrlLine } from './provider-schema.js';
 
@@ -19,10 +18,7 @@ export interface StartProviderOptions {
 }
 
 /** How a server process ended. */
-export interface ProviderExit {
-  exitCode: number | undefined;
-  signal: string | undefined;
-}
+export type ProviderExit = ServerExit;
 
 interface Running {
   url: string;
@@ -97,35 +93,10 @@ async function spawnServer(options: StartProviderOptions, port: number): Promise
   const args = [SERVER, '--dir', options.dir, '--identity', options.identity, '--port', String(port)];
   if (options.retentionMs !== undefined) args.push('--retention-ms', String(options.retentionMs));
   if (options.settleMs !== undefined) args.push('--settle-ms', String(options.settleMs));
-  const sub = execa(process.execPath, args, { reject: false, stdin: 'ignore', buffer: { stdout: false } });
-  const exited: Promise<ProviderExit> = sub.then((r) => ({ exitCode: r.exitCode, signal: r.signal }));
-  const line = await firstLine(sub);
-  const fail = async (why: string): Promise<never> => {
-    sub.kill('SIGKILL');
-    const result = await sub;
-    throw new ProviderError(
-      'provider_start_failed',
-      `provider server on ${options.dir}: ${why}; stderr: ${String(result.stderr)}`,
-    );
-  };
-  if (line === undefined) return fail('exited before it printed its URL');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(line);
-  } catch {
-    return fail(`printed ${JSON.stringify(line)}, not JSON`);
-  }
-  const urlLine = UrlLine.safeParse(parsed);
-  if (!urlLine.success) return fail(`printed ${line}, not {"url":…,"identity":…}`);
-  if (sub.pid === undefined) return fail('no pid');
-  return { ...urlLine.data, pid: sub.pid, exited, kill: (signal) => void sub.kill(signal) };
-}
-
-/** The subprocess's first stdout line, or `undefined` if stdout closes without one. */
-function firstLine(sub: ResultPromise): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const lines = createInterface({ input: sub.stdout! });
-    lines.once('line', resolve);
-    lines.once('close', () => resolve(undefined));
-  });
+  const child = await spawnServerChild(
+    args,
+    UrlLine,
+    (why) => new ProviderError('provider_start_failed', `provider server on ${options.dir}: ${why}`),
+  );
+  return { ...child.line, pid: child.pid, exited: child.exited, kill: (signal) => child.kill(signal) };
 }

@@ -1,6 +1,5 @@
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { execa, type ResultPromise } from 'execa';
+import { spawnServerChild, type ServerExit } from '../../shared/server-child.js';
 import { WebappError } from './webapp-error.js';
 import { PortLine, type FaultMode } from './webapp-schema.js';
 
@@ -21,10 +20,7 @@ export interface StartWebappOptions {
 }
 
 /** How a server process ended. */
-export interface WebappExit {
-  exitCode: number | undefined;
-  signal: string | undefined;
-}
+export type WebappExit = ServerExit;
 
 interface Running {
   port: number;
@@ -92,32 +88,10 @@ async function spawnServer(
   if (options.fault !== undefined) args.push('--fault', options.fault);
   if (options.faultTimes !== undefined) args.push('--fault-times', String(options.faultTimes));
   if (options.delayMs !== undefined) args.push('--delay-ms', String(options.delayMs));
-  const sub = execa(process.execPath, args, { reject: false, stdin: 'ignore', buffer: { stdout: false } });
-  const exited: Promise<WebappExit> = sub.then((r) => ({ exitCode: r.exitCode, signal: r.signal }));
-  const line = await firstLine(sub);
-  const fail = async (why: string): Promise<never> => {
-    sub.kill('SIGKILL');
-    const result = await sub;
-    throw new WebappError('webapp_start_failed', `web app on ${db}: ${why}; stderr: ${String(result.stderr)}`);
-  };
-  if (line === undefined) return fail('exited before it printed its port');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(line);
-  } catch {
-    return fail(`printed ${JSON.stringify(line)}, not JSON`);
-  }
-  const portLine = PortLine.safeParse(parsed);
-  if (!portLine.success) return fail(`printed ${line}, not {"port":N}`);
-  if (sub.pid === undefined) return fail('no pid');
-  return { port: portLine.data.port, pid: sub.pid, exited, kill: () => void sub.kill('SIGTERM') };
-}
-
-/** The subprocess's first stdout line, or `undefined` if stdout closes without one. */
-function firstLine(sub: ResultPromise): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const lines = createInterface({ input: sub.stdout! });
-    lines.once('line', resolve);
-    lines.once('close', () => resolve(undefined));
-  });
+  const child = await spawnServerChild(
+    args,
+    PortLine,
+    (why) => new WebappError('webapp_start_failed', `web app on ${db}: ${why}`),
+  );
+  return { port: child.line.port, pid: child.pid, exited: child.exited, kill: () => child.kill('SIGTERM') };
 }
