@@ -65,7 +65,7 @@ const LIGHT_DOORS = [
   'store/env-gate.ts', // the LMDB open gate the Runtime's own LMDB shares
   'recovery/errors.ts', // recovery's finding codes, for the Host's code table
   'os/identity.ts', // process identity from /proc, without the process-group module's execa
-  'kernel/request-revocation.ts', // the revocation search the kernel's admission and the Task view share
+  'kernel/requests/request-revocation.ts', // the revocation search the kernel's admission and the Task view share
   'kernel/errors.ts', // the Host's error codes, on the path of every CLI command that reports one
   'kernel/clock.ts', // the clock the CLI's progress lines read
   'store/record-read.ts', // recognising a failed commit where the CLI reports errors, without LMDB

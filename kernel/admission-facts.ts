@@ -3,7 +3,7 @@ import { DecisionRequestObject, type CandidateAction } from '../objects/index.js
 import type { EventStore } from '../store/index.js';
 import type { EventInput } from './event-input.js';
 import { contextOf, staleSources, type ObservationReader, type SourceReader } from './read-set.js';
-import { revocationOf } from './request-revocation.js';
+import { revocationOf } from './requests/request-revocation.js';
 
 /**
  * What the kernel establishes about an event made against a Context before the statechart takes

@@ -33,9 +33,8 @@ export const FRONTIER_RETRY_CAP_MS = 30_000;
  * backoff (FRONTIER_RETRY_MS, doubling up to FRONTIER_RETRY_CAP_MS) while serving, or sooner by the
  * Task's next commit or the next boot: a lookup or an observation that failed because the provider
  * was down is asked again once it is back, and no Task waits for an event that may never come. If
- * the process dies while work is in flight, boot
- * derives the same frontier from the committed state and starts it again, which is why an
- * FrontierRunner must be idempotent.
+ * the process dies while work is in flight, boot derives the same frontier from the committed
+ * state and starts it again, which is why a FrontierRunner must be idempotent.
  */
 export class FrontierScheduler {
   /** Frontier work in flight per Task, with the Assignment generation it serves. */
@@ -78,7 +77,7 @@ export class FrontierScheduler {
 
   /**
    * Performs `work` for the Task now and resolves when it is over (never rejects); if it moved the
-   * Task on and the Supervisor is serving, kicks the next piece. Requires an frontier runner.
+   * Task on and the Supervisor is serving, kicks the next piece. Requires a frontier runner.
    */
   async perform(task: TaskActor, work: FrontierWork): Promise<void> {
     const runner = this.options.frontier!;
@@ -113,7 +112,7 @@ export class FrontierScheduler {
   /**
    * The Supervisor's `reconciling` step, before serving: a dispatch whose intent is durable but
    * whose response was never recorded may or may not have reached the Runtime, so it becomes
-   * `unknown`; with an frontier runner, every `unknown` dispatch is then looked up by its exact
+   * `unknown`; with a frontier runner, every `unknown` dispatch is then looked up by its exact
    * clientRequestId (`reconcile` work), one Task at a time. Resolves with how many were looked up.
    * If the process dies in between, the next boot finds the same frontiers and does it again.
    */
@@ -136,12 +135,13 @@ export class FrontierScheduler {
     const failures = (this.failing.get(task.taskId)?.failures ?? 0) + 1;
     this.failing.get(task.taskId)?.cancel();
     const delay = Math.min(FRONTIER_RETRY_CAP_MS, FRONTIER_RETRY_MS * 2 ** (failures - 1));
-    const setTimer = this.options.clock?.setTimer ?? realTimer;
-    const cancel = setTimer(delay, () => {
+    const { clock } = this.options;
+    const fire = () => {
       const entry = this.failing.get(task.taskId);
       if (entry) entry.cancel = () => undefined;
       this.kick(task);
-    });
+    };
+    const cancel = clock?.setTimer ? clock.setTimer(delay, fire) : realTimer(delay, fire);
     this.failing.set(task.taskId, { failures, cancel });
   }
 

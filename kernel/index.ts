@@ -42,10 +42,10 @@ export { systemClock, manualClock, realTimer, type Clock, type ManualClock } fro
 export { EventInput, type EventInputIn } from './event-input.js';
 export { parseTaskSpec, specDifferences } from './new-task.js';
 export { pinFrozenTests } from './frozen-tests.js';
-export { OperatorRequestInput, openOperatorRequest } from './operator-requests.js';
-export { openDecisionRequest, REVOKED_WITH_CONTEXT, type RequestOpener } from './decision-requests.js';
-export { RequestDeadlines } from './request-deadlines.js';
-export { revocationOf, type JournalEvent } from './request-revocation.js';
+export { OperatorRequestInput, openOperatorRequest } from './requests/operator-requests.js';
+export { openDecisionRequest, REVOKED_WITH_CONTEXT, type RequestOpener } from './requests/decision-requests.js';
+export { RequestDeadlines } from './requests/request-deadlines.js';
+export { revocationOf, type JournalEvent } from './requests/request-revocation.js';
 export { assignedStage } from './stages.js';
 export {
   compileReadSet,

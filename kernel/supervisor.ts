@@ -9,8 +9,8 @@ import { HostError, bootErrorOf } from './errors.js';
 import { FrontierScheduler } from './frontier-scheduler.js';
 import { newTask, notCreated } from './new-task.js';
 import type { TaskSpecInput } from '../objects/index.js';
-import { openOperatorRequest, type OperatorRequestInput } from './operator-requests.js';
-import { RequestDeadlines } from './request-deadlines.js';
+import { openOperatorRequest, type OperatorRequestInput } from './requests/operator-requests.js';
+import { RequestDeadlines } from './requests/request-deadlines.js';
 import {
   DEFAULT_CHECKPOINT_EVERY,
   checkSupervisorOptions,

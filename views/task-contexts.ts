@@ -3,7 +3,7 @@ import { RevokedBy, StaleSource, VerificationCause } from '../machines/index.js'
 import { ReadSetContext, SourcesContext, type ReadSetItem } from '../objects/index.js';
 import type { RefusalCause, TaskContextView, TaskRefusal } from './task-context-view.js';
 import { taskRejections, type LatestRejection, type RunSource } from './task-runs.js';
-import { revocationOf, type JournalEvent } from '../kernel/request-revocation.js';
+import { revocationOf, type JournalEvent } from '../kernel/requests/request-revocation.js';
 
 export { TaskContextView, RefusalCause, type TaskRefusal } from './task-context-view.js';
 

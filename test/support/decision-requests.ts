@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { OperatorRequestInput } from '../../kernel/operator-requests.js';
+import type { OperatorRequestInput } from '../../kernel/requests/operator-requests.js';
 import type { Supervisor } from '../../kernel/supervisor.js';
 import { startService, type RunningService } from '../../scripts/service/start-service.js';
 

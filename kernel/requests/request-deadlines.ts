@@ -1,5 +1,5 @@
-import { realTimer, type Clock } from './clock.js';
-import type { TaskActor } from './task-actor.js';
+import { realTimer, type Clock } from '../clock.js';
+import type { TaskActor } from '../task-actor.js';
 
 /**
  * The deadlines of pending DecisionRequests (docs/decision-requests.md): for each pending request

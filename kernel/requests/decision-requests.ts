@@ -1,9 +1,9 @@
-import { type DecisionRequestObject, OBJECT_KINDS, type RequestAbout } from '../objects/index.js';
-import { digestOf } from '../store/index.js';
-import type { TaskHandle } from './frontier-runner.js';
-import type { SendResult } from './send-result.js';
-import type { Clock } from './clock.js';
-import { contextOf } from './read-set.js';
+import { type DecisionRequestObject, OBJECT_KINDS, type RequestAbout } from '../../objects/index.js';
+import { digestOf } from '../../store/index.js';
+import type { TaskHandle } from '../frontier-runner.js';
+import type { SendResult } from '../send-result.js';
+import type { Clock } from '../clock.js';
+import { contextOf } from '../read-set.js';
 
 /**
  * DecisionRequests (docs/decision-requests.md): a durable question to a person or a

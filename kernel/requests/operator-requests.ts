@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { strictObject, zodIssue } from '../base/index.js';
-import { DecisionRequestObject, type TaskSpec } from '../objects/index.js';
-import type { EventStore } from '../store/index.js';
-import type { Clock } from './clock.js';
+import { strictObject, zodIssue } from '../../base/index.js';
+import { DecisionRequestObject, type TaskSpec } from '../../objects/index.js';
+import type { EventStore } from '../../store/index.js';
+import type { Clock } from '../clock.js';
 import { sendRequestOpen } from './decision-requests.js';
-import { sendDuplicate, sendRefused, type SendResult } from './send-result.js';
-import type { TaskActor } from './task-actor.js';
+import { sendDuplicate, sendRefused, type SendResult } from '../send-result.js';
+import type { TaskActor } from '../task-actor.js';
 
 const { alternatives: _alternatives, ...asked } = DecisionRequestObject.omit({
   taskId: true,

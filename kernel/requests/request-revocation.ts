@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { StaleSource, type RevokedBy } from '../machines/index.js';
-import type { EventRecord } from '../store/index.js';
+import { StaleSource, type RevokedBy } from '../../machines/index.js';
+import type { EventRecord } from '../../store/index.js';
 
 /** A journal event as the revocation search reads it. */
 export type JournalEvent = { revision: number } & Pick<EventRecord, 'type' | 'data' | 'disposition'>;
