@@ -1,7 +1,7 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { parseArgs } from 'node:util';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { CodedError, describeIssues, zodIssue, type Issue } from '../../../base/index.js';
+import { CodedError, zodIssue, type Issue } from '../../../base/index.js';
+import { serverMain } from '../../shared/server-main.js';
 import { openLedgerDb, type LedgerDb } from './ledger-db.js';
 import type { LedgerCode } from './ledger-error.js';
 import { FaultMode, FaultRequest, LookupQuery, PerformRequest, type FaultState } from './ledger-schema.js';
@@ -168,55 +168,23 @@ function storage<T>(call: () => T): T {
   }
 }
 
-function fail(code: LedgerCode, message: string, exitCode: number): never {
-  process.stderr.write(JSON.stringify({ code, message }) + '\n');
-  process.exit(exitCode);
-}
-
-function main(): void {
-  let args: z.infer<typeof Args>;
-  try {
-    const { values } = parseArgs({
-      options: {
-        db: { type: 'string' },
-        port: { type: 'string' },
-        fault: { type: 'string' },
-        'fault-times': { type: 'string' },
-      },
-      strict: true,
-      allowPositionals: false,
-    });
-    const parsed = Args.safeParse(values);
-    if (!parsed.success) fail('ledger_usage', describeIssues(parsed.error), 2);
-    args = parsed.data;
-  } catch (error) {
-    fail('ledger_usage', (error as Error).message, 2);
-  }
-
-  let ledger: LedgerDb;
-  try {
-    ledger = openLedgerDb(args.db);
-  } catch (error) {
-    fail('ledger_start_failed', `cannot open ${args.db}: ${(error as Error).message}`, 1);
-  }
-  const faults = new Faults();
-  faults.set({ mode: args.fault, times: args['fault-times'] });
-
-  const server = createServer(handler(ledger, faults));
-  server.on('error', (error) => fail('ledger_start_failed', `listen failed: ${error.message}`, 1));
-  server.listen(args.port, '127.0.0.1', () => {
-    const address = server.address();
-    if (address === null || typeof address === 'string') fail('ledger_start_failed', 'no TCP address', 1);
-    process.stdout.write(JSON.stringify({ port: address.port }) + '\n');
-  });
-  const stop = () => {
-    server.close();
-    server.closeAllConnections();
-    ledger.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-}
-
-main();
+serverMain({
+  options: {
+    db: { type: 'string' },
+    port: { type: 'string' },
+    fault: { type: 'string' },
+    'fault-times': { type: 'string' },
+  },
+  args: Args,
+  codes: { usage: 'ledger_usage', startFailed: 'ledger_start_failed' } satisfies Record<string, LedgerCode>,
+  records: (args) => args.db,
+  open: (args) => {
+    const faults = new Faults();
+    faults.set({ mode: args.fault, times: args['fault-times'] });
+    return { ledger: openLedgerDb(args.db), faults };
+  },
+  handler: (_, { ledger, faults }) => handler(ledger, faults),
+  line: (_, port) => ({ port }),
+  close: ({ ledger }) => ledger.close(),
+  port: (args) => args.port,
+});

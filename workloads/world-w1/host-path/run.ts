@@ -3,7 +3,7 @@ import { openHost, type Host } from '../../../frontier/index.js';
 import type { Supervisor } from '../../../kernel/index.js';
 import {
   providerEffectAdapter,
-  providerRecords,
+  readProviderRecords,
   putTarget,
   setProviderFaults,
   type ProviderProcess,
@@ -129,18 +129,18 @@ export async function startTrajectory(
   return taskId;
 }
 
-/** The outcome of a Task at rest, read from its journal and context and from the provider's records. */
-export async function readOutcome(
+/** The outcome of a Task at rest, read from its journal and context and from the provider's records file. */
+export function readOutcome(
   sup: Supervisor,
-  provider: Pick<ProviderProcess, 'url'>,
+  provider: Pick<ProviderProcess, 'dir'>,
   trajectory: W1Trajectory,
   taskId: string,
   sinceMs = 0,
-): Promise<HostPathOutcome> {
+): HostPathOutcome {
   const task = sup.getTask(taskId);
   const events = sup.events(taskId);
   const reference = effectOf(trajectory).reference;
-  const records = (await providerRecords(provider.url)).filter((r) => r.reference === reference);
+  const records = readProviderRecords(provider.dir).filter((r) => r.reference === reference);
   const digests = new Set<string>();
   for (const event of events) {
     if (!event.type.startsWith('effect.') && !event.type.startsWith('request.')) continue;

@@ -54,7 +54,7 @@ async function inProcess(
       await setProviderFaults(provider.url, { advanceClockMs: 2 * 24 * 3600 * 1000 });
     }
     await host.supervisor.waitFor(taskId, W1_RESTS, ['cancelled']);
-    return await readOutcome(host.supervisor, provider, trajectory, taskId);
+    return readOutcome(host.supervisor, provider, trajectory, taskId);
   } finally {
     await host.stop();
   }
@@ -89,7 +89,7 @@ async function killed(
   const host = await openW1Host(state, provider, all);
   try {
     await host.supervisor.waitFor(taskId, W1_RESTS, ['cancelled']);
-    return await readOutcome(host.supervisor, provider, trajectory, taskId, started);
+    return readOutcome(host.supervisor, provider, trajectory, taskId, started);
   } finally {
     await host.stop();
   }

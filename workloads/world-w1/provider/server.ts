@@ -1,9 +1,8 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { describeIssues } from '../../../base/index.js';
+import { serverMain } from '../../shared/server-main.js';
 import { Faults } from './provider-faults.js';
 import { matchValue, parse, readBody, refuse, Refusal, storage } from './provider-http.js';
 import { openProviderDb, RECORDS_FILE, sha256Of, type ProviderDb } from './provider-db.js';
@@ -291,57 +290,27 @@ function handler(db: ProviderDb, faults: Faults, args: Args) {
   };
 }
 
-function fail(code: ProviderCode, message: string, exitCode: number): never {
-  process.stderr.write(JSON.stringify({ code, message }) + '\n');
-  process.exit(exitCode);
-}
-
-function main(): void {
-  let args: Args;
-  try {
-    const { values } = parseArgs({
-      options: {
-        dir: { type: 'string' },
-        identity: { type: 'string' },
-        port: { type: 'string' },
-        'retention-ms': { type: 'string' },
-        'settle-ms': { type: 'string' },
-      },
-      strict: true,
-      allowPositionals: false,
-    });
-    const parsed = Args.safeParse(values);
-    if (!parsed.success) fail('provider_usage', describeIssues(parsed.error), 2);
-    args = parsed.data;
-  } catch (error) {
-    fail('provider_usage', (error as Error).message, 2);
-  }
-
-  let db: ProviderDb;
-  try {
+serverMain({
+  options: {
+    dir: { type: 'string' },
+    identity: { type: 'string' },
+    port: { type: 'string' },
+    'retention-ms': { type: 'string' },
+    'settle-ms': { type: 'string' },
+  },
+  args: Args,
+  codes: { usage: 'provider_usage', startFailed: 'provider_start_failed' } satisfies Record<string, ProviderCode>,
+  records: (args) => join(args.dir, RECORDS_FILE),
+  open: (args) => {
     mkdirSync(args.dir, { recursive: true });
-    db = openProviderDb(join(args.dir, RECORDS_FILE));
-  } catch (error) {
-    fail('provider_start_failed', `cannot open ${join(args.dir, RECORDS_FILE)}: ${(error as Error).message}`, 1);
-  }
-  const faults = new Faults();
-  const server = createServer(handler(db, faults, args));
-  server.on('error', (error) => fail('provider_start_failed', `listen failed: ${error.message}`, 1));
-  server.listen(args.port, '127.0.0.1', () => {
-    const address = server.address();
-    if (address === null || typeof address === 'string') fail('provider_start_failed', 'no TCP address', 1);
-    const url = `http://127.0.0.1:${address.port}`;
-    process.stdout.write(JSON.stringify({ url, identity: sha256Of(args.identity) }) + '\n');
-  });
-  const stop = () => {
+    return { db: openProviderDb(join(args.dir, RECORDS_FILE)), faults: new Faults() };
+  },
+  handler: (args, { db, faults }) => handler(db, faults, args),
+  line: (args, port) => ({ url: `http://127.0.0.1:${port}`, identity: sha256Of(args.identity) }),
+  // Held answers are let go (their sockets close unanswered), then the records close.
+  close: ({ db, faults }) => {
     faults.release();
-    server.close();
-    server.closeAllConnections();
     db.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-}
-
-main();
+  },
+  port: (args) => args.port,
+});

@@ -1,7 +1,7 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { parseArgs } from 'node:util';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { CodedError, describeIssues, zodIssue, type Issue } from '../../../base/index.js';
+import { CodedError, zodIssue, type Issue } from '../../../base/index.js';
+import { serverMain } from '../../shared/server-main.js';
 import { openWebappDb, type WebappDb } from './webapp-db.js';
 import type { WebappCode } from './webapp-error.js';
 import { confirmationPage, historyPage, itemPage, refusalPage } from './webapp-pages.js';
@@ -254,57 +254,25 @@ function handler(db: WebappDb, faults: Faults, site: { identity: string }) {
   };
 }
 
-function fail(code: WebappCode, message: string, exitCode: number): never {
-  process.stderr.write(JSON.stringify({ code, message }) + '\n');
-  process.exit(exitCode);
-}
-
-function main(): void {
-  let args: z.infer<typeof Args>;
-  try {
-    const { values } = parseArgs({
-      options: {
-        db: { type: 'string' },
-        port: { type: 'string' },
-        identity: { type: 'string' },
-        fault: { type: 'string' },
-        'fault-times': { type: 'string' },
-        'delay-ms': { type: 'string' },
-      },
-      strict: true,
-      allowPositionals: false,
-    });
-    const parsed = Args.safeParse(values);
-    if (!parsed.success) fail('webapp_usage', describeIssues(parsed.error), 2);
-    args = parsed.data;
-  } catch (error) {
-    fail('webapp_usage', (error as Error).message, 2);
-  }
-
-  let db: WebappDb;
-  try {
-    db = openWebappDb(args.db);
-  } catch (error) {
-    fail('webapp_start_failed', `cannot open ${args.db}: ${(error as Error).message}`, 1);
-  }
-  const faults = new Faults();
-  faults.set({ mode: args.fault, times: args['fault-times'], delayMs: args['delay-ms'] });
-
-  const server = createServer(handler(db, faults, { identity: args.identity }));
-  server.on('error', (error) => fail('webapp_start_failed', `listen failed: ${error.message}`, 1));
-  server.listen(args.port, '127.0.0.1', () => {
-    const address = server.address();
-    if (address === null || typeof address === 'string') fail('webapp_start_failed', 'no TCP address', 1);
-    process.stdout.write(JSON.stringify({ port: address.port }) + '\n');
-  });
-  const stop = () => {
-    server.close();
-    server.closeAllConnections();
-    db.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-}
-
-main();
+serverMain({
+  options: {
+    db: { type: 'string' },
+    port: { type: 'string' },
+    identity: { type: 'string' },
+    fault: { type: 'string' },
+    'fault-times': { type: 'string' },
+    'delay-ms': { type: 'string' },
+  },
+  args: Args,
+  codes: { usage: 'webapp_usage', startFailed: 'webapp_start_failed' } satisfies Record<string, WebappCode>,
+  records: (args) => args.db,
+  open: (args) => {
+    const faults = new Faults();
+    faults.set({ mode: args.fault, times: args['fault-times'], delayMs: args['delay-ms'] });
+    return { db: openWebappDb(args.db), faults };
+  },
+  handler: (args, { db, faults }) => handler(db, faults, { identity: args.identity }),
+  line: (_, port) => ({ port }),
+  close: ({ db }) => db.close(),
+  port: (args) => args.port,
+});
