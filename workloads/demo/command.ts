@@ -26,25 +26,27 @@ import { demoChild } from '../shared/child.js';
 import { continuationPhase } from '../round1-v1/continuation.js';
 import { ROUND1_PARTS, round1Demo } from './round1.js';
 
+/** An internal flag a continuation phase needs. */
+function required(value: string | undefined, flag: string): string {
+  if (value === undefined)
+    throw new CliError('usage', `${flag}: required with --continuation-phase`, { exit: EXIT.usage, path: flag });
+  return value;
+}
+
 /** `ordivon demo` (cli.ts defines its flags and what it does). */
 export async function runDemo(values: DemoArgs, io: Io): Promise<number> {
   const { 'acp-agent': acpAgent, 'f3-phase': f3Phase, task } = values;
   const state = resolveStateRoot(values.state);
+  const phase = values['continuation-phase'];
   if (values.workload === 'world-w1') {
-    const { worldW1Demo, W1_TRAJECTORY_NAMES } = await import('../world-w1/index.js');
-    const only = values.only === undefined ? undefined : scenariosOf(values.only, W1_TRAJECTORY_NAMES);
-    return worldW1Demo({ state, fresh: values.fresh === true, only }, io);
+    const { worldW1Demo, w1ContinuationPhase, W1_PARTS } = await import('../world-w1/index.js');
+    if (phase)
+      return w1ContinuationPhase(phase, { state, acpAgent, providerUrl: required(values.provider, '--provider') }, io);
+    const only = values.only === undefined ? undefined : scenariosOf(values.only, W1_PARTS);
+    return worldW1Demo({ state, fresh: values.fresh === true, only, acpAgent }, io);
   }
   if (values.workload === 'round1') {
-    const phase = values['continuation-phase'];
-    if (phase) {
-      if (!values.ledger)
-        throw new CliError('usage', '--ledger: required with --continuation-phase', {
-          exit: EXIT.usage,
-          path: '--ledger',
-        });
-      return continuationPhase(phase, { state, acpAgent, ledgerUrl: values.ledger }, io);
-    }
+    if (phase) return continuationPhase(phase, { state, acpAgent, ledgerUrl: required(values.ledger, '--ledger') }, io);
     // F3's internal flags belong to the hamilton demo.
     return round1Demo(
       { state, acpAgent, only: scenariosOf(values.only, ROUND1_PARTS), fresh: values.fresh === true },

@@ -33,11 +33,14 @@ export const demoFlags = {
   }),
   'continuation-phase': stringFlag(
     'lose|continue',
-    "one half of round1's continuation after loss (the demo's own child processes)",
+    "one half of the continuation after loss of round1 or world-w1 (the demo's own child processes)",
     z.enum(['lose', 'continue']).optional(),
     { internal: true },
   ),
   ledger: stringFlag('URL', 'the ledger the continuation phase uses', z.url().optional(), { internal: true }),
+  provider: stringFlag('URL', "the provider World W1's continuation phase uses", z.url().optional(), {
+    internal: true,
+  }),
 };
 
 /** What `ordivon demo`'s handler receives. */

@@ -55,7 +55,16 @@ export interface Round1Decision {
   rationale: string;
 }
 
-const CHOICES: Record<Exclude<Round1Behaviour, 'survey'>, { candidateId: string; rationale: string }> = {
+/** What a decide behaviour chooses and why. */
+export interface Round1Choice {
+  candidateId: string;
+  rationale: string;
+}
+
+/** A world's own wording of some choices (another world's Effect candidate), over the round1 ones. */
+export type Round1Choices = Partial<Record<Round1Behaviour, Round1Choice>>;
+
+const CHOICES: Record<Exclude<Round1Behaviour, 'survey'>, Round1Choice> = {
   apply: {
     candidateId: 'apply-v1',
     rationale:
@@ -92,14 +101,24 @@ const CHOICES: Record<Exclude<Round1Behaviour, 'survey'>, { candidateId: string;
 };
 
 /** The decision a decide behaviour makes in the Context whose digest it is given. */
-export function round1Decision(behaviour: Exclude<Round1Behaviour, 'survey'>, contextDigest: string): Round1Decision {
-  return { contextDigest, ...CHOICES[behaviour] };
+export function round1Decision(
+  behaviour: Exclude<Round1Behaviour, 'survey'>,
+  contextDigest: string,
+  choices: Round1Choices = {},
+): Round1Decision {
+  return { contextDigest, ...(choices[behaviour] ?? CHOICES[behaviour]) };
 }
 
-function decisionOf(behaviour: Round1Behaviour, contextDigest: string | undefined): Round1Decision {
+/** What the step builders are told besides the behaviour. */
+export interface Round1StepOptions {
+  contextDigest?: string;
+  choices?: Round1Choices;
+}
+
+function decisionOf(behaviour: Round1Behaviour, options: Round1StepOptions): Round1Decision {
   if (behaviour === 'survey') throw new Error('the survey behaviour makes no decision');
-  if (!contextDigest) throw new Error(`the ${behaviour} behaviour needs the Context digest`);
-  return round1Decision(behaviour, contextDigest);
+  if (!options.contextDigest) throw new Error(`the ${behaviour} behaviour needs the Context digest`);
+  return round1Decision(behaviour, options.contextDigest, options.choices);
 }
 
 /** A shell command writing `text` to `name` through a quoted heredoc (no expansion). */
@@ -111,7 +130,7 @@ const README_NOTE = "sed -n '/^## Upgrading/,$p' README.md";
 const FROZEN_TESTS = 'node --test test/ 2>&1 | grep -E "^not ok|^# (pass|fail)"';
 
 /** What the real `codex app-server` is scripted to do (its shell tool runs each step in the workspace). */
-export function round1CodexSteps(behaviour: Round1Behaviour, options: { contextDigest?: string }): ResponsesStep[] {
+export function round1CodexSteps(behaviour: Round1Behaviour, options: Round1StepOptions): ResponsesStep[] {
   const usage = { input_tokens: 1400, output_tokens: 90 };
   if (behaviour === 'survey')
     return [
@@ -120,7 +139,7 @@ export function round1CodexSteps(behaviour: Round1Behaviour, options: { contextD
       { type: 'shell', command: ['sh', '-c', heredoc('survey.md', SURVEY)], usage },
       { type: 'message', text: JSON.stringify({ status: 'surveyed', artifact: 'survey.md' }), usage },
     ];
-  const decision = decisionOf(behaviour, options.contextDigest);
+  const decision = decisionOf(behaviour, options);
   return [
     { type: 'shell', command: ['sh', '-c', heredoc('decision.json', json(decision))], usage },
     {
@@ -132,10 +151,7 @@ export function round1CodexSteps(behaviour: Round1Behaviour, options: { contextD
 }
 
 /** What the real `opencode acp` is scripted to do, with its own `bash` tool (cwd: the workspace). */
-export function round1OpencodeScript(
-  behaviour: Round1Behaviour,
-  options: { contextDigest?: string },
-): ChatModelScriptIn {
+export function round1OpencodeScript(behaviour: Round1Behaviour, options: Round1StepOptions): ChatModelScriptIn {
   const usage = { prompt_tokens: 1000, completion_tokens: 70, total_tokens: 1070 };
   const bash = (command: string, description: string): ChatReply => ({
     toolCalls: [{ name: 'bash', arguments: { command, description } }],
@@ -151,7 +167,7 @@ export function round1OpencodeScript(
         done('Survey written to survey.md.'),
       ],
     };
-  const decision = decisionOf(behaviour, options.contextDigest);
+  const decision = decisionOf(behaviour, options);
   return {
     turns: [
       bash(heredoc('decision.json', json(decision)), 'Write decision.json'),
@@ -161,10 +177,7 @@ export function round1OpencodeScript(
 }
 
 /** The scripted Hermes-like ACP agent's steps (the demo's `--acp-agent hermes-like`): thoughts, reads, one write. */
-export function round1HermesLikeScript(
-  behaviour: Round1Behaviour,
-  options: { contextDigest?: string },
-): HermesScriptIn {
+export function round1HermesLikeScript(behaviour: Round1Behaviour, options: Round1StepOptions): HermesScriptIn {
   const thinking = { do: 'thought', text: 'Weighing the sources… ', repeat: 6 } as const;
   if (behaviour === 'survey')
     return {
@@ -178,7 +191,7 @@ export function round1HermesLikeScript(
   return {
     steps: [
       thinking,
-      { do: 'write', path: 'decision.json', json: decisionOf(behaviour, options.contextDigest) },
+      { do: 'write', path: 'decision.json', json: decisionOf(behaviour, options) },
       { do: 'usage', used: 700, size: 128000 },
     ],
   };

@@ -1,11 +1,19 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
-import { taskRuns } from '../../views/index.js';
 import { isCodedError } from '../../base/index.js';
-import { OBJECT_KINDS } from '../../objects/index.js';
-import { EventStore } from '../../store/index.js';
+import { type EventStore } from '../../store/index.js';
 import { demoChild } from '../shared/child.js';
+import {
+  checkPhases,
+  choicesText,
+  expectations as collect,
+  parsePhase,
+  readContinuationTask,
+  readTasks,
+  type ContinuationExpectation,
+  type Expect,
+  type PhaseReport,
+} from '../shared/continuation-read.js';
 import { TRAJECTORIES, maintenanceOf, type Trajectory } from './continuation.js';
 import { ledgerAdapter, readLedgerFile, setLedgerFault, startLedger } from './ledger/index.js';
 
@@ -15,18 +23,7 @@ import { ledgerAdapter, readLedgerFile, setLedgerFault, startLedger } from './le
  * baseline straight to the ledger; every count is read back from the store and the ledger's own file.
  */
 
-const PhaseReport = z.object({
-  pid: z.number().int(),
-  tasks: z.array(z.object({ name: z.string(), taskId: z.string(), state: z.string(), effect: z.string().nullable() })),
-});
-export type PhaseReport = z.infer<typeof PhaseReport>;
-
-export interface ContinuationExpectation {
-  scenario: string;
-  what: string;
-  held: boolean;
-  observed: string;
-}
+export type { ContinuationExpectation, PhaseReport } from '../shared/continuation-read.js';
 
 export interface TrajectoryReport {
   name: string;
@@ -54,12 +51,6 @@ export interface ContinuationReport {
 
 const BASELINE = { name: 'plain-retry-baseline' };
 
-function parsed(report: unknown, phase: string): PhaseReport {
-  const result = PhaseReport.safeParse(report);
-  if (!result.success) throw new Error(`continuation ${phase} reported ${JSON.stringify(report)}`);
-  return result.data;
-}
-
 /** Runs the six trajectories (two child processes) and the baseline; reads everything back. */
 export async function runContinuation(
   state: string,
@@ -78,10 +69,10 @@ export async function runContinuation(
     // Each of the six maintenance performs commits, then the answer is dropped.
     await setLedgerFault(ledger.url, 'commit-then-drop', TRAJECTORIES.length);
     say(`continuation: process 1 (A decides the maintenance; the ledger commits and drops each answer)`);
-    const lost = parsed(await child('lose'), 'lose');
+    const lost = parsePhase(await child('lose'), 'continuation lose');
     await setLedgerFault(ledger.url, 'none');
     say(`continuation: process 2 (fresh; B continues with no transcript)`);
-    const continued = parsed(await child('continue'), 'continue');
+    const continued = parsePhase(await child('continue'), 'continuation continue');
     say('continuation: plain-retry baseline, straight to the ledger');
     const lostAs = await plainRetry(ledger.url);
     return await readContinuation(state, ledger.db, lost, continued, lostAs);
@@ -115,41 +106,14 @@ export async function readContinuation(
   lostAs: string,
 ): Promise<ContinuationReport> {
   const entries = readLedgerFile(ledgerFile);
-  const expectations: ContinuationExpectation[] = [];
-  const expect = (scenario: string, what: string, observed: unknown, expected: unknown) =>
-    expectations.push({
-      scenario,
-      what,
-      held: JSON.stringify(observed) === JSON.stringify(expected),
-      observed: JSON.stringify(observed),
-    });
-  const pids = { demo: process.pid, lose: lost.pid, continue: continued.pid };
-  expect(
-    'continuation',
-    'three distinct processes: the demo, the one that lost the answer, the fresh one',
-    new Set(Object.values(pids)).size,
-    3,
+  const { list: expectations, check } = collect();
+  const pids = checkPhases(check, TRAJECTORIES, lost, continued);
+  const trajectories = await readTasks(state, TRAJECTORIES, lost, (store, t, taskId) =>
+    readTrajectory(store, t, taskId, entries, check(t.name)),
   );
-  const store = EventStore.open({ root: state, kinds: OBJECT_KINDS, readOnly: true });
-  const trajectories: TrajectoryReport[] = [];
-  try {
-    for (const t of TRAJECTORIES) {
-      const first = lost.tasks.find((x) => x.name === t.name);
-      expect(
-        t.name,
-        'process 1 left the Task waiting with its Effect unknown',
-        [first?.state, first?.effect],
-        ['waiting', 'unknown'],
-      );
-      if (!first) continue;
-      trajectories.push(readTrajectory(store, t, first.taskId, entries, (what, o, e) => expect(t.name, what, o, e)));
-    }
-  } finally {
-    await store.close();
-  }
+  const expect = check('plain-retry');
   const baseline = entries.filter((e) => e.target === maintenanceOf(BASELINE).target).length;
   expect(
-    'plain-retry',
     'the plain retry lost its first answer and left two ledger entries',
     [lostAs, baseline],
     ['effect_response_lost', 2],
@@ -164,8 +128,6 @@ export async function readContinuation(
   };
 }
 
-type Expect = (what: string, observed: unknown, expected: unknown) => void;
-
 function readTrajectory(
   store: EventStore,
   t: Trajectory,
@@ -173,44 +135,18 @@ function readTrajectory(
   entries: ReturnType<typeof readLedgerFile>,
   expect: Expect,
 ): TrajectoryReport {
-  const events = [...store.stream(taskId)].map(({ revision, event }) => ({ revision, ...event }));
-  const code = (e: (typeof events)[number]) => (e.disposition.admitted ? 'ok' : e.disposition.code);
-  const decisions = events
-    .filter((e) => e.type === 'decision.submit')
-    .map((e): [string, number, string] => [String(e.data['candidateId']), Number(e.data['generation']), code(e)]);
-  const projected = z
-    .object({
-      state: z.string(),
-      snapshot: z.object({
-        context: z.object({ effect: z.object({ status: z.string(), requestId: z.string() }).nullable() }),
-      }),
-    })
-    .parse(store.projection(taskId));
-  const runs = taskRuns({ events, object: (digest) => store.getObject(digest, 'receipt').body });
+  const task = readContinuationTask(store, t, taskId, { first: 'maintain', perform: 'record-maintenance' }, expect);
+  const { events } = task;
   const mine = entries.filter((e) => e.target === maintenanceOf(t).target);
   const requestId = `${taskId}/a1/g1/effect`;
-  expect(
-    'A decided maintain in process 1; B decided continue in the fresh process',
-    runs.map((r) => [r.generation, r.harness, r.purpose]),
-    [[1, t.a, 'maintain'], [2, t.b, 'continue'], ...(t.first === 'reconcile' ? [] : [[3, t.b, 'continue']])],
-  );
-  expect(
-    `B's ${t.first} ${t.first === 'reconcile' ? 'admitted' : 'refused effect_unknown, then reconcile admitted'}`,
-    decisions,
-    [
-      ['record-maintenance', 1, 'ok'],
-      ...(t.first === 'reconcile' ? [] : [[t.first, 2, 'effect_unknown']]),
-      ['reconcile', t.first === 'reconcile' ? 2 : 3, 'ok'],
-    ],
-  );
   expect(
     'one intent, lost, reconciled by lookup: recorded, the Task waits',
     [
       events.filter((e) => e.type === 'effect.intend').length,
       events.filter((e) => e.type === 'effect.lost').length,
       events.filter((e) => e.type === 'effect.reconcile').map((e) => (e.data['receiptDigests'] as unknown[]).length),
-      projected.state,
-      projected.snapshot.context.effect,
+      task.state,
+      task.effect,
     ],
     [1, 1, [1], 'waiting', { status: 'recorded', requestId }],
   );
@@ -224,9 +160,9 @@ function readTrajectory(
     taskId,
     a: t.a,
     b: t.b,
-    state: projected.state,
-    effect: projected.snapshot.context.effect?.status ?? null,
-    decisions,
+    state: task.state,
+    effect: task.effect?.status ?? null,
+    decisions: task.decisions,
     entries: mine.length,
   };
 }
@@ -235,12 +171,7 @@ function readTrajectory(
 export function continuationText(report: ContinuationReport): string[] {
   const width = Math.max(...report.trajectories.map((t) => t.name.length), 'plain-retry baseline'.length);
   const lines = report.trajectories.map((t) => {
-    const chose = t.decisions
-      .slice(1)
-      .map(([candidate, generation, code]) =>
-        code === 'ok' ? `${candidate} admitted g${generation}` : `${candidate} refused ${code} g${generation}`,
-      )
-      .join(', ');
+    const chose = choicesText(t.decisions);
     return `${t.name.padEnd(width)}  A ${t.a}: answer lost, Effect unknown (pid ${report.pids.lose}); fresh process B ${t.b} (pid ${report.pids.continue}): ${chose}; Effect ${t.effect ?? 'none'}, Task ${t.state}; ledger entries: ${t.entries}`;
   });
   const one = report.trajectories.filter((t) => t.entries === 1).length;

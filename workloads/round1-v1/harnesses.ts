@@ -1,5 +1,11 @@
 import type { HarnessFactory } from '../../frontier/index.js';
-import { round1CodexSteps, round1HermesLikeScript, round1OpencodeScript, type Round1Behaviour } from './behaviours.js';
+import {
+  round1CodexSteps,
+  round1HermesLikeScript,
+  round1OpencodeScript,
+  type Round1Behaviour,
+  type Round1Choices,
+} from './behaviours.js';
 import { scriptedLaunchers, type AcpAgent, type ScriptedHarnesses } from '../shared/harnesses.js';
 
 /** What the harness factory is told about the run it launches. */
@@ -22,6 +28,8 @@ export function round1Harnesses(options: {
   behaviourOf: (run: Round1Run) => Round1Behaviour;
   before?: (run: Round1Run) => Promise<void>;
   timeoutMs?: number;
+  /** Another world's wording of some choices (continuation on World W1). */
+  choices?: Round1Choices;
 }): ScriptedHarnesses {
   const launch = scriptedLaunchers(options.timeoutMs);
   const prepare = async (a: Parameters<HarnessFactory>[0]) => {
@@ -32,17 +40,20 @@ export function round1Harnesses(options: {
       contextDigest: a.contextDigest,
     };
     await options.before?.(run);
-    return { behaviour: options.behaviourOf(run), contextDigest: run.contextDigest };
+    return {
+      behaviour: options.behaviourOf(run),
+      contextDigest: run.contextDigest,
+      ...(options.choices ? { choices: options.choices } : {}),
+    };
   };
   const codex: HarnessFactory = async (a) => {
-    const { behaviour, contextDigest } = await prepare(a);
-    return launch.codex(round1CodexSteps(behaviour, { contextDigest }));
+    const { behaviour, ...step } = await prepare(a);
+    return launch.codex(round1CodexSteps(behaviour, step));
   };
   const hermes: HarnessFactory = async (a) => {
-    const { behaviour, contextDigest } = await prepare(a);
-    if (options.acpAgent === 'hermes-like')
-      return launch.hermesLike(round1HermesLikeScript(behaviour, { contextDigest }));
-    return launch.opencode(round1OpencodeScript(behaviour, { contextDigest }));
+    const { behaviour, ...step } = await prepare(a);
+    if (options.acpAgent === 'hermes-like') return launch.hermesLike(round1HermesLikeScript(behaviour, step));
+    return launch.opencode(round1OpencodeScript(behaviour, step));
   };
   return { harnesses: { codex, hermes }, close: () => launch.close() };
 }

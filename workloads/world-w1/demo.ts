@@ -8,6 +8,8 @@ import { W1_TRAJECTORIES, type W1Trajectory } from './host-path/faults.js';
 import { runHostPath } from './host-path/sequence.js';
 import type { HostPathOutcome } from './host-path/run.js';
 import { expectationsOf, summarise, tableOf, W1_VARIANTS } from './compare/table.js';
+import { runW1Continuation, w1ContinuationText } from './continuation/run.js';
+import type { AcpAgent } from '../shared/harnesses.js';
 
 /** The source tree (lines of code are counted in the .ts a user keeps, not in dist/). */
 const SOURCE = fileURLToPath(new URL('../../../workloads/world-w1/', import.meta.url));
@@ -71,15 +73,18 @@ async function withProvider<T>(dir: string, run: (provider: ProviderProcess) => 
 export interface WorldW1Options {
   state: string;
   fresh: boolean;
-  /** Trajectory names to run (all when undefined). */
+  /** Trajectory names to run, and `continuation` (all when undefined). */
   only?: string[] | undefined;
+  /** The ACP agent of the continuation (`--acp-agent`). */
+  acpAgent: AcpAgent;
 }
 
 /**
  * `ordivon demo --workload world-w1`: every trajectory under each of the four variants, each
  * variant against a provider process of its own (its own records file, which every count is read
- * from). Prints the table (`--json`: the results), writes `world-w1-results.json` in the state
- * root, and exits 0 only if every expectation holds, else `demo_failed` naming each that did not
+ * from), then replacement after loss with real agents (continuation/). Prints the table and the
+ * continuation (`--json`: the results), writes `world-w1-results.json` in the state root, and
+ * exits 0 only if every expectation holds, else `demo_failed` naming each that did not
  * (docs/world-w1.md).
  */
 export async function worldW1Demo(options: WorldW1Options, io: Io): Promise<number> {
@@ -88,12 +93,13 @@ export async function worldW1Demo(options: WorldW1Options, io: Io): Promise<numb
   const trajectories: readonly W1Trajectory[] = options.only
     ? W1_TRAJECTORIES.filter((t) => options.only!.includes(t.name))
     : W1_TRAJECTORIES;
+  const withContinuation = options.only === undefined || options.only.includes('continuation');
   const say = (line: string) => io.err(line);
   say(
-    `ordivon demo: world-w1 on ${options.state}; ${trajectories.length} trajectories × ${W1_VARIANTS.length} variants`,
+    `ordivon demo: world-w1 on ${options.state}; ${trajectories.length} trajectories × ${W1_VARIANTS.length} variants${withContinuation ? '; replacement after loss' : ''}`,
   );
   const rows: W1ResultRow[] = [];
-  for (const variant of W1_VARIANTS) {
+  for (const variant of trajectories.length > 0 ? W1_VARIANTS : []) {
     await withProvider(join(options.state, `provider-${variant}`), async (provider) => {
       if (variant === 'd-host') {
         const outcomes = await runHostPath(join(options.state, 'host'), provider, trajectories, say);
@@ -106,14 +112,28 @@ export async function worldW1Demo(options: WorldW1Options, io: Io): Promise<numb
       }
     });
   }
+  const continuation = withContinuation ? await runW1Continuation(options.state, options.acpAgent, say) : undefined;
   const summary = summarise(rows, (variant) => linesOf(PERMANENT_CODE[variant]));
-  const failed = expectationsOf(rows, trajectories);
+  const failed = [
+    ...expectationsOf(rows, trajectories),
+    ...(continuation?.expectations ?? [])
+      .filter((e) => !e.held)
+      .map((e) => `continuation ${e.scenario}: ${e.what} (observed ${e.observed})`),
+  ];
   const file = join(options.state, 'world-w1-results.json');
-  const results = { workload: 'world-w1', at: new Date().toISOString(), summary, rows, failed };
+  const results = {
+    workload: 'world-w1',
+    at: new Date().toISOString(),
+    summary,
+    rows,
+    ...(continuation ? { continuation } : {}),
+    failed,
+  };
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
   const human = () =>
     [
-      ...tableOf(summary),
+      ...(rows.length > 0 ? tableOf(summary) : []),
+      ...(continuation ? w1ContinuationText(continuation) : []),
       ...failed.map((failure) => `expectation failed: ${failure}`),
       failed.length === 0
         ? `world-w1: every expectation held (results: ${file})`

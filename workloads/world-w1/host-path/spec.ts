@@ -20,6 +20,18 @@ export interface W1Effect {
   reference: string;
 }
 
+/** The candidate action performing `effect` through the adapter registered as `provider`. */
+export function providerAction(effect: W1Effect, reconcile: 'host' | 'decision') {
+  return {
+    kind: 'effect',
+    adapter: 'provider',
+    operation: effect.operation,
+    target: effect.target,
+    input: { reference: effect.reference, amount: 1 },
+    reconcile,
+  } as const;
+}
+
 export function hostPathSpec(effect: W1Effect, label: string): TaskSpecInput {
   return {
     title: `Perform ${effect.operation} on ${effect.target} once (${label})`,
@@ -39,14 +51,7 @@ export function hostPathSpec(effect: W1Effect, label: string): TaskSpecInput {
               id: 'perform',
               summary: `${effect.operation} ${effect.target} through the provider`,
               supportedBy: ['policy'],
-              action: {
-                kind: 'effect',
-                adapter: 'provider',
-                operation: effect.operation,
-                target: effect.target,
-                input: { reference: effect.reference, amount: 1 },
-                reconcile: 'host',
-              },
+              action: providerAction(effect, 'host'),
             },
           ],
         },
