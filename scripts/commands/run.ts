@@ -137,9 +137,11 @@ async function runStages(
         await rest();
         continue;
       }
-      if (committedHere) return unfinished(stage, status.generation, task.context, sup.getTask(taskId)!.state);
+      if (committedHere)
+        return asking(taskId, task, unfinished(stage, status.generation, task.context, sup.getTask(taskId)!.state));
       const sent = await sup.send(taskId, { type: 'assignment.commit', harness, stage });
-      if (!sent.written) return { code: sent.code ?? 'refused', message: `stage ${stage}: ${sent.detail ?? ''}` };
+      if (!sent.written)
+        return asking(taskId, task, { code: sent.code ?? 'refused', message: `stage ${stage}: ${sent.detail ?? ''}` });
       committedHere = true;
       await rest();
     }
@@ -163,6 +165,25 @@ function stopped(
         code: 'task_blocked',
         message: `the Task is blocked (${context.lastRejection?.reason ?? 'ordivon show TASK_ID says why'})`,
       };
+}
+
+/**
+ * A Task held on a DecisionRequest waits for a person, not for another run: the message names each
+ * pending request and how to answer it.
+ */
+function asking(
+  taskId: string,
+  task: { state: string; context: { requests: Record<string, { about: string; status: string }> } },
+  why: NotCompleted,
+): NotCompleted {
+  if (!task.state.endsWith('.held')) return why;
+  const pending = Object.entries(task.context.requests).filter(([, r]) => r.status === 'pending');
+  if (pending.length === 0) return why;
+  const named = pending.map(([id, r]) => `${id} (about ${r.about})`).join(', ');
+  return {
+    ...why,
+    message: `${why.message}; pending DecisionRequest ${named}: answer with ordivon decide ${taskId} REQUEST_ID --answer ID (ordivon show ${taskId} lists the answers), then run again`,
+  };
 }
 
 /** Why a stage this run committed did not finish: its latest rejection, or what it settled without. */
