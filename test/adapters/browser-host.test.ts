@@ -15,58 +15,29 @@ import {
   webappBrowserConfig,
   type WebappProcess,
 } from '../../workloads/world-w1/webapp/index.js';
-import { agent, decisionSpec, decisionWorld } from '../support/decision-task.js';
-import { findExecutable, optionalPart } from '../support/optional-part.js';
+import { agent, choiceSpec } from '../support/decision-task.js';
+import { CHROMIUM } from '../support/chromium.js';
 import { tempDir } from '../support/temp.js';
 
 // The Effect path with the browser adapter: a real Host on a real store, a command agent choosing
 // the candidate, real headless Chromium submitting the real web app's form. Orders are counted from
 // the web app's own file.
 
-const CHROMIUM = optionalPart(
-  'Chromium',
-  findExecutable(process.env.ORDIVON_CHROMIUM ? [process.env.ORDIVON_CHROMIUM] : ['/usr/bin/chromium', 'chromium']),
-  process.env.ORDIVON_CHROMIUM
-    ? `ORDIVON_CHROMIUM=${process.env.ORDIVON_CHROMIUM} is not an executable`
-    : 'looked for /usr/bin/chromium and `chromium` on PATH; install it (apt-get install chromium) or set ORDIVON_CHROMIUM',
-);
 const sha256 = (bytes: Buffer) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 
 /** A Task whose one decision stage orders `input` of the widget through the adapter `shop`. */
 function orderSpec(input: Record<string, unknown>): TaskSpecInput {
-  const dirs = decisionWorld();
-  return {
+  return choiceSpec({
     title: 'Order widgets',
     goal: 'Order the widgets exactly once.',
-    world: dirs.world,
-    workspaceSeed: dirs.seed,
-    sources: decisionSpec(dirs).sources?.filter((source) => source.trust === 'trusted'),
-    requiredArtifacts: [{ name: 'choice.json', kind: 'json', schema: 'decision' }],
-    stages: [
+    candidates: [
       {
-        name: 'choose',
-        produces: ['choice.json'],
-        decision: {
-          artifact: 'choice.json',
-          candidates: [
-            {
-              id: 'order',
-              summary: 'order (effect)',
-              supportedBy: ['policy', 'tools'],
-              action: {
-                kind: 'effect',
-                adapter: 'shop',
-                operation: 'order',
-                target: 'widget',
-                input,
-                reconcile: 'host',
-              },
-            },
-          ],
-        },
+        id: 'order',
+        summary: 'order (effect)',
+        action: { kind: 'effect', adapter: 'shop', operation: 'order', target: 'widget', input, reconcile: 'host' },
       },
     ],
-  };
+  });
 }
 
 describe('Effects through the browser adapter (real Host, real Chromium, real web app)', { timeout: 240_000 }, () => {

@@ -21,33 +21,18 @@ import {
   type WebappProcess,
 } from '../../workloads/world-w1/webapp/index.js';
 import { DOCUMENTED_CODES } from '../reliability/documented-codes.js';
-import { findExecutable, optionalPart } from '../support/optional-part.js';
+import { CHROMIUM } from '../support/chromium.js';
+import { rejectsWith } from '../support/rejects-with.js';
 import { tempDir } from '../support/temp.js';
 
 // The browser Effect adapter in real headless Chromium against the real World W1 web-app process.
 // Every count is read from the web app's own file (readWebappFile), whatever a page showed. One
 // browser for the describe (the machine is small), one more for the identity check.
 
-const CHROMIUM = optionalPart(
-  'Chromium',
-  findExecutable(process.env.ORDIVON_CHROMIUM ? [process.env.ORDIVON_CHROMIUM] : ['/usr/bin/chromium', 'chromium']),
-  process.env.ORDIVON_CHROMIUM
-    ? `ORDIVON_CHROMIUM=${process.env.ORDIVON_CHROMIUM} is not an executable`
-    : 'looked for /usr/bin/chromium and `chromium` on PATH; install it (apt-get install chromium) or set ORDIVON_CHROMIUM',
-);
 const ORDER = { operation: 'order', target: 'widget' };
 const sha256 = (bytes: Buffer) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 
-/** The `BrowserEffectError` a promise rejects with (fails if it resolves or rejects with anything else). */
-async function failure(promise: Promise<unknown>, code: BrowserEffectCode): Promise<BrowserEffectError> {
-  const error = await promise.then(
-    (value) => assert.fail(`resolved ${JSON.stringify(value)}, expected ${code}`),
-    (error: unknown) => error,
-  );
-  assert.ok(error instanceof BrowserEffectError, String(error));
-  assert.equal(error.code, code, error.message);
-  return error;
-}
+const failure = (promise: Promise<unknown>, code: BrowserEffectCode) => rejectsWith(promise, BrowserEffectError, code);
 
 describe('the browser Effect adapter against the World W1 web app', { timeout: 240_000 }, () => {
   let app: WebappProcess;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { HTTP_EFFECT_CODES, HttpEffectError, httpEffectAdapter, type HttpEffectCode } from '../../adapters/index.js';
@@ -15,10 +15,11 @@ import {
   releaseHeld,
   setProviderFaults,
   startProvider,
-  type ProviderProcess,
   type StartProviderOptions,
 } from '../../workloads/world-w1/provider/index.js';
 import { DOCUMENTED_CODES } from '../reliability/documented-codes.js';
+import { rejectsWith } from '../support/rejects-with.js';
+import { stoppedAfter } from '../support/stopped-after.js';
 import { tempDir } from '../support/temp.js';
 import { until } from '../support/until.js';
 
@@ -27,15 +28,10 @@ const CHILD = fileURLToPath(new URL('./perform-child.js', import.meta.url));
 // The generic HTTP adapter, configured for World W1's provider, against the real provider process.
 // Every count is read from the provider's records file.
 
-const started: ProviderProcess[] = [];
-after(async () => {
-  await Promise.all(started.map((p) => releaseHeld(p.url).catch(() => undefined)));
-  await Promise.all(started.map((p) => p.stop()));
-});
+const startTracked = stoppedAfter(startProvider, (p) => releaseHeld(p.url));
 
 async function world(options: Partial<StartProviderOptions> = {}, timeoutMs = 5000) {
-  const p = await startProvider({ dir: tempDir('ordivon-w1-adapter-'), identity: 'key-one', ...options });
-  started.push(p);
+  const p = await startTracked({ dir: tempDir('ordivon-w1-adapter-'), identity: 'key-one', ...options });
   await putTarget(p.url, 'acct-1', { balance: 100 });
   const idFile = join(tempDir('ordivon-w1-host-'), 'transfer-ids.jsonl');
   return { p, idFile, adapter: providerEffectAdapter({ url: p.url, idFile, timeoutMs }) };
@@ -44,15 +40,7 @@ async function world(options: Partial<StartProviderOptions> = {}, timeoutMs = 50
 const intent = (operation: string) => ({ operation, target: 'acct-1' });
 const input = (reference: string) => ({ reference, amount: 5 });
 
-async function rejection(promise: Promise<unknown>, code: HttpEffectCode): Promise<HttpEffectError> {
-  const error = await promise.then(
-    (value) => assert.fail(`resolved ${JSON.stringify(value)}, expected ${code}`),
-    (error: unknown) => error,
-  );
-  assert.ok(error instanceof HttpEffectError, String(error));
-  assert.equal(error.code, code, error.message);
-  return error;
-}
+const rejection = (promise: Promise<unknown>, code: HttpEffectCode) => rejectsWith(promise, HttpEffectError, code);
 
 describe('the HTTP Effect adapter against World W1 provider', () => {
   it('orders: the request id is the Idempotency-Key; performing again replays, the file holds one perform, the receipt names the input digest', async () => {

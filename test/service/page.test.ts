@@ -5,22 +5,13 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { CHROMIUM_ARGS } from '../../adapters/index.js';
-import { findExecutable, optionalPart } from '../support/optional-part.js';
+import { CHROMIUM } from '../support/chromium.js';
 import { SPEC } from '../support/tasks.js';
 import { DECISION_HARNESSES, decisionSpec, decisionWorld } from '../support/decision-task.js';
 import { tempDir } from '../support/temp.js';
 import { http, startServe } from './serve-child.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../../../test-artifacts/', import.meta.url));
-// Debian's chromium, driven through playwright-core; .ci/run installs it, `npm install` does not.
-// ORDIVON_CHROMIUM, when set, is the only place looked at.
-const CHROMIUM = optionalPart(
-  'Chromium',
-  findExecutable(process.env.ORDIVON_CHROMIUM ? [process.env.ORDIVON_CHROMIUM] : ['/usr/bin/chromium', 'chromium']),
-  process.env.ORDIVON_CHROMIUM
-    ? `ORDIVON_CHROMIUM=${process.env.ORDIVON_CHROMIUM} is not an executable`
-    : 'looked for /usr/bin/chromium and `chromium` on PATH; install it (apt-get install chromium) or set ORDIVON_CHROMIUM',
-);
 
 describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
   it(

@@ -116,3 +116,49 @@ export const DECISION_HARNESSES: Record<string, HarnessConfig> = {
   'pick-invented': agent('choose', 'rewrite-everything'),
   'pick-wrong-context': agent('choose', 'upgrade', `sha256:${'e'.repeat(64)}`),
 };
+
+type Candidate = NonNullable<NonNullable<TaskSpecInput['stages']>[number]['decision']>['candidates'][number];
+
+/**
+ * A Task in a fresh `decisionWorld` with one decision stage, `choose`, over `candidates`, each
+ * supported by the trusted policy and tool list (so admission turns on the action alone); the
+ * stage does not propose completion. `taskId` fixes the Task's id.
+ */
+export function choiceSpec(spec: {
+  taskId?: string | undefined;
+  title: string;
+  goal: string;
+  candidates: Array<Omit<Candidate, 'supportedBy'>>;
+}): TaskSpecInput {
+  const dirs = decisionWorld();
+  return {
+    ...(spec.taskId !== undefined ? { taskId: spec.taskId } : {}),
+    title: spec.title,
+    goal: spec.goal,
+    world: dirs.world,
+    workspaceSeed: dirs.seed,
+    // The trusted policy and tool list of decisionSpec; not its untrusted note.
+    sources: decisionSpec(dirs).sources?.filter((source) => source.trust === 'trusted'),
+    requiredArtifacts: [{ name: 'choice.json', kind: 'json', schema: 'decision' }],
+    stages: [
+      {
+        name: 'choose',
+        produces: ['choice.json'],
+        decision: {
+          artifact: 'choice.json',
+          candidates: spec.candidates.map(({ id, summary, action }) => ({
+            id,
+            summary,
+            supportedBy: ['policy', 'tools'],
+            action,
+          })),
+        },
+      },
+    ],
+  };
+}
+
+/** Harnesses `pick-<id>`: a command agent that chooses that candidate in the Context it is shown. */
+export function pickHarnesses(ids: readonly string[]): Record<string, HarnessConfig> {
+  return Object.fromEntries(ids.map((id) => [`pick-${id}`, agent('choose', id)]));
+}

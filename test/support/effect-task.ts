@@ -1,6 +1,6 @@
 import type { HarnessConfig } from '../../frontier/harness-config.js';
 import type { TaskSpecInput } from '../../objects/index.js';
-import { agent, decisionSpec, decisionWorld } from './decision-task.js';
+import { choiceSpec, pickHarnesses } from './decision-task.js';
 
 /**
  * A Task whose decision stage performs an external Effect through the adapter registered as
@@ -30,35 +30,13 @@ export type EffectCandidate = keyof typeof ACTIONS;
 
 /** The spec; `taskId` fixes the Task's id (so a test knows the Effect's request id before it exists). */
 export function effectSpec(taskId?: string): TaskSpecInput {
-  const dirs = decisionWorld();
-  return {
-    ...(taskId !== undefined ? { taskId } : {}),
+  return choiceSpec({
+    taskId,
     title: 'Record the maintenance in the ledger',
     goal: 'Record the format maintenance in the shared ledger exactly once.',
-    world: dirs.world,
-    workspaceSeed: dirs.seed,
-    // The trusted policy and tool list of decision-task.ts; not its untrusted note.
-    sources: decisionSpec(dirs).sources?.filter((source) => source.trust === 'trusted'),
-    requiredArtifacts: [{ name: 'choice.json', kind: 'json', schema: 'decision' }],
-    stages: [
-      {
-        name: 'choose',
-        produces: ['choice.json'],
-        decision: {
-          artifact: 'choice.json',
-          candidates: Object.entries(ACTIONS).map(([id, action]) => ({
-            id,
-            summary: `${id} (${action.kind})`,
-            supportedBy: ['policy', 'tools'],
-            action,
-          })),
-        },
-      },
-    ],
-  };
+    candidates: Object.entries(ACTIONS).map(([id, action]) => ({ id, summary: `${id} (${action.kind})`, action })),
+  });
 }
 
 /** Harnesses `pick-<candidate>`: a command agent that chooses that candidate in the Context it is shown. */
-export const EFFECT_HARNESSES: Record<string, HarnessConfig> = Object.fromEntries(
-  Object.keys(ACTIONS).map((id) => [`pick-${id}`, agent('choose', id)]),
-);
+export const EFFECT_HARNESSES: Record<string, HarnessConfig> = pickHarnesses(Object.keys(ACTIONS));

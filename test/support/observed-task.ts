@@ -1,6 +1,6 @@
 import type { HarnessConfig } from '../../frontier/harness-config.js';
 import type { TaskSpecInput } from '../../objects/index.js';
-import { agent, decisionSpec, decisionWorld } from './decision-task.js';
+import { choiceSpec, pickHarnesses } from './decision-task.js';
 
 /**
  * A Task whose decision stage performs an Effect through the loopback provider of
@@ -20,34 +20,17 @@ const ACTIONS = {
 export type ObservedCandidate = keyof typeof ACTIONS;
 
 export function observedSpec(taskId?: string): TaskSpecInput {
-  const dirs = decisionWorld();
-  return {
-    ...(taskId !== undefined ? { taskId } : {}),
+  return choiceSpec({
+    taskId,
     title: 'Charge the account once',
     goal: 'Charge the account exactly once.',
-    world: dirs.world,
-    workspaceSeed: dirs.seed,
-    sources: decisionSpec(dirs).sources?.filter((source) => source.trust === 'trusted'),
-    requiredArtifacts: [{ name: 'choice.json', kind: 'json', schema: 'decision' }],
-    stages: [
-      {
-        name: 'choose',
-        produces: ['choice.json'],
-        decision: {
-          artifact: 'choice.json',
-          candidates: Object.entries(ACTIONS).map(([id, action]) => ({
-            id,
-            summary: `${id} (${action.operation})`,
-            supportedBy: ['policy', 'tools'],
-            action: { ...action, target: OBSERVED_TARGET, input: OBSERVED_INPUT },
-          })),
-        },
-      },
-    ],
-  };
+    candidates: Object.entries(ACTIONS).map(([id, action]) => ({
+      id,
+      summary: `${id} (${action.operation})`,
+      action: { ...action, target: OBSERVED_TARGET, input: OBSERVED_INPUT },
+    })),
+  });
 }
 
 /** Harnesses `pick-<candidate>`: a command agent that chooses that candidate in the Context it is shown. */
-export const OBSERVED_HARNESSES: Record<string, HarnessConfig> = Object.fromEntries(
-  Object.keys(ACTIONS).map((id) => [`pick-${id}`, agent('choose', id)]),
-);
+export const OBSERVED_HARNESSES: Record<string, HarnessConfig> = pickHarnesses(Object.keys(ACTIONS));

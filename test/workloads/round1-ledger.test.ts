@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { pidExists } from '../../os/index.js';
 import { digestOf } from '../../store/canonical.js';
@@ -18,6 +18,8 @@ import {
   type StartLedgerOptions,
 } from '../../workloads/round1-v1/ledger/index.js';
 import { DOCUMENTED_CODES } from '../reliability/documented-codes.js';
+import { rejectsWith } from '../support/rejects-with.js';
+import { stoppedAfter } from '../support/stopped-after.js';
 import { tempDir } from '../support/temp.js';
 
 // The Round 1 ledger backend with real server processes on real database files. Every count is
@@ -30,27 +32,11 @@ const MAINTENANCE = {
   input: { tool: 'migrate-v1', schemaVersion: 1 },
 };
 
-const started: LedgerProcess[] = [];
-after(async () => {
-  await Promise.all(started.map((ledger) => ledger.stop()));
-});
+const ledger = stoppedAfter((options: Omit<StartLedgerOptions, 'db'> = {}): Promise<LedgerProcess> =>
+  startLedger({ db: join(tempDir('ordivon-ledger-'), 'ledger.db'), ...options }),
+);
 
-async function ledger(options: Omit<StartLedgerOptions, 'db'> = {}): Promise<LedgerProcess> {
-  const server = await startLedger({ db: join(tempDir('ordivon-ledger-'), 'ledger.db'), ...options });
-  started.push(server);
-  return server;
-}
-
-/** The `LedgerError` a promise rejects with (fails if it resolves or rejects with anything else). */
-async function refusal(promise: Promise<unknown>, code: LedgerCode): Promise<LedgerError> {
-  const error = await promise.then(
-    (value) => assert.fail(`resolved ${JSON.stringify(value)}, expected ${code}`),
-    (error: unknown) => error,
-  );
-  assert.ok(error instanceof LedgerError, String(error));
-  assert.equal(error.code, code, error.message);
-  return error;
-}
+const refusal = (promise: Promise<unknown>, code: LedgerCode) => rejectsWith(promise, LedgerError, code);
 
 describe('the Round 1 ledger backend', () => {
   it('a perform appends one durable entry: lookup finds exactly its receipt, and so does the file (WAL)', async () => {

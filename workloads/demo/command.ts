@@ -56,11 +56,12 @@ export async function runDemo(values: DemoArgs, io: Io): Promise<number> {
   const only = scenariosOf(values.only, SCENARIOS);
   const workload = loadWorkload('hamilton-v1');
   const say = (text: string) => io.err(text);
-  if (f3Phase === 'lose') return f3Lose(state, workload, acpAgent, io);
+  const demo: DemoRun = { state, workload, acpAgent, say };
+  if (f3Phase === 'lose') return f3Lose(demo, io);
   if (f3Phase === 'reconcile') {
     if (!task)
       throw new CliError('usage', '--task: required with --f3-phase reconcile', { exit: EXIT.usage, path: '--task' });
-    return f3Reconcile(state, workload, acpAgent, task, io);
+    return f3Reconcile(demo, task, io);
   }
   if (values.fresh) rmSync(state, { recursive: true, force: true });
 
@@ -71,7 +72,7 @@ export async function runDemo(values: DemoArgs, io: Io): Promise<number> {
   const inProcess = only.filter((n) => n !== 'F3');
   if (inProcess.length > 0) {
     // Independent Tasks run side by side on one Host, as a service would run them.
-    const results = await withDemoHost(state, workload, acpAgent, say, async (host, bind) =>
+    const results = await withDemoHost(demo, async (host, bind) =>
       Promise.all(
         inProcess.map(async (name) => ({
           name,
@@ -99,12 +100,17 @@ export async function runDemo(values: DemoArgs, io: Io): Promise<number> {
   );
 }
 
+/** What one demo process runs on: its state root, the workload, the ACP agent, where its progress lines go. */
+interface DemoRun {
+  state: string;
+  workload: Workload;
+  acpAgent: 'opencode' | 'hermes-like';
+  say: (text: string) => void;
+}
+
 /** Opens a Host with the scripted harnesses, whose behaviour follows the scenario each Task is bound to. */
 async function withDemoHost<T>(
-  state: string,
-  workload: Workload,
-  acpAgent: 'opencode' | 'hermes-like',
-  say: (text: string) => void,
+  { state, workload, acpAgent, say }: DemoRun,
   body: (host: Host, bind: (taskId: string, plan: ScenarioPlan) => void) => Promise<T>,
   options: { dropRepairResponse?: boolean; stopJobs?: 'stop' | 'finish' } = {},
 ): Promise<T> {
@@ -164,18 +170,11 @@ async function runF3(state: string, acpAgent: string, say: (text: string) => voi
  * stops its supervisor before any reconciliation (the listener runs before the next frontier
  * step is scheduled), lets the Runtime finish the job it owns, and exits.
  */
-async function f3Lose(
-  state: string,
-  workload: Workload,
-  acpAgent: 'opencode' | 'hermes-like',
-  io: Io,
-): Promise<number> {
+async function f3Lose(demo: DemoRun, io: Io): Promise<number> {
+  const { state, workload } = demo;
   const plan = PLANS.F3;
   const taskId = await withDemoHost(
-    state,
-    workload,
-    acpAgent,
-    (t) => io.err(t),
+    demo,
     async (host, bind) => {
       const sup = host.supervisor;
       const { taskId } = await sup.createTask({
@@ -226,23 +225,11 @@ async function f3Lose(
 }
 
 /** F3, process 2: a fresh Host boots (reconciling unknown dispatches before serving) and the Task runs to rest. */
-async function f3Reconcile(
-  state: string,
-  workload: Workload,
-  acpAgent: 'opencode' | 'hermes-like',
-  taskId: string,
-  io: Io,
-): Promise<number> {
-  const rest = await withDemoHost(
-    state,
-    workload,
-    acpAgent,
-    (t) => io.err(t),
-    async (host, bind) => {
-      bind(taskId, PLANS.F3);
-      return host.supervisor.waitFor(taskId, ['completed', 'waiting']);
-    },
-  );
+async function f3Reconcile(demo: DemoRun, taskId: string, io: Io): Promise<number> {
+  const rest = await withDemoHost(demo, async (host, bind) => {
+    bind(taskId, PLANS.F3);
+    return host.supervisor.waitFor(taskId, ['completed', 'waiting']);
+  });
   io.out(JSON.stringify({ pid: process.pid, taskId, state: rest }));
   return EXIT.ok;
 }

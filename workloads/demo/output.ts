@@ -26,6 +26,23 @@ export function columns(header: string[], rows: string[][]): string[] {
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)];
 }
 
+type RunCells = Pick<TaskRun, 'generation' | 'harness' | 'provider' | 'purpose'>;
+
+/** One row per provider run of each report: the run, its harness and purpose, then `more(run)`. */
+export function runRows<R extends RunCells>(
+  reports: ReadonlyArray<{ name: string; runs: readonly R[] }>,
+  more: (run: R) => string[],
+): string[][] {
+  return reports.flatMap((r) =>
+    r.runs.map((run) => [
+      `${r.name} g${run.generation}`,
+      `${run.harness} (${run.provider})`,
+      run.purpose,
+      ...more(run),
+    ]),
+  );
+}
+
 /**
  * The demo's human report: one row per provider run, one line per fault, then the verdict (and
  * the cross-scenario expectations a subset left unchecked).
@@ -36,19 +53,14 @@ export function demoText(
   state: string,
   unchecked: UncheckedExpectation[] = [],
 ): string {
-  const rows = reports.flatMap((r) =>
-    r.runs.map((run) => [
-      `${r.name} g${run.generation}`,
-      `${run.harness} (${run.provider})`,
-      run.purpose,
-      String(run.messages),
-      `${run.toolItemsCompleted}/${run.toolItemsStarted}`,
-      tokens(run),
-      resultFrom(run),
-      run.finalText,
-      short(run.sourceDigest),
-    ]),
-  );
+  const rows = runRows(reports, (run) => [
+    String(run.messages),
+    `${run.toolItemsCompleted}/${run.toolItemsStarted}`,
+    tokens(run),
+    resultFrom(run),
+    run.finalText,
+    short(run.sourceDigest),
+  ]);
   const lines = [
     '',
     ...columns(

@@ -6,7 +6,7 @@ import { OBJECT_KINDS } from '../../objects/index.js';
 import { createRuntime } from '../../runtime/index.js';
 import { EventStore } from '../../store/index.js';
 import { emitReport, type Io } from '../../scripts/cli-io.js';
-import { columns, failedExpectations } from './output.js';
+import { columns, failedExpectations, runRows } from './output.js';
 import { reportRound1, type Round1Expectation, type Round1Report } from '../round1-v1/checks.js';
 import { round1Harnesses, type Round1Run } from '../round1-v1/harnesses.js';
 import { continuationText, runContinuation, type ContinuationReport } from '../round1-v1/continuation-run.js';
@@ -154,15 +154,7 @@ export function round1Text(
   state: string,
   continuation?: ContinuationReport,
 ): string {
-  const rows = reports.flatMap((r) =>
-    r.runs.map((run) => [
-      `${r.name} g${run.generation}`,
-      `${run.harness} (${run.provider})`,
-      run.purpose,
-      evidenceOf(run),
-      run.finalText,
-    ]),
-  );
+  const rows = runRows(reports, (run) => [evidenceOf(run), run.finalText]);
   const width = Math.max(...reports.map((r) => r.name.length));
   const inspect = Math.max(width, ...(continuation?.trajectories.map((t) => t.name.length) ?? []));
   const held = reports.reduce((n, r) => n + r.expectations.length, 0) + (continuation?.expectations.length ?? 0);

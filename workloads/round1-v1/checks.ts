@@ -98,8 +98,9 @@ export async function reportRound1(
     expect('the outcome source is not the seed', r.outcome?.sourceDigest !== r.runs[0]?.sourceDigest, true);
     summary.push(`apply-v1 run by the Host g${r.generation}, acceptance passed`);
   }
-  if (plan.maintainer) checkStale(r, plan, workload, facts, expect, summary);
-  else await checkRefused(r, plan, workload, facts, expect, summary);
+  const checking: Checking = { r, plan, workload, facts, expect, summary };
+  if (plan.maintainer) checkStale(checking);
+  else await checkRefused(checking);
   return {
     name,
     title: plan.title,
@@ -113,15 +114,18 @@ export async function reportRound1(
   };
 }
 
+/** What a scenario's own checks read and where they add their expectations and summary lines. */
+interface Checking {
+  r: Round1Reading;
+  plan: Round1Plan;
+  workload: Workload;
+  facts: Round1Facts;
+  expect: Expect;
+  summary: string[];
+}
+
 /** The maintainer moved the Goal or the world under generation 2: refused context_stale, rerun by the Host. */
-function checkStale(
-  r: Round1Reading,
-  plan: Round1Plan,
-  workload: Workload,
-  facts: Round1Facts,
-  expect: Expect,
-  summary: string[],
-): void {
+function checkStale({ r, plan, workload, facts, expect, summary }: Checking): void {
   const observe = r.events.find((e) => e.type === 'run.observe' && e.data['generation'] === 2);
   const parsed = StaleList.safeParse(observe?.data['stale']);
   const stale = parsed.success ? parsed.data : [];
@@ -189,14 +193,7 @@ function checkStale(
 }
 
 /** The first decision could not be taken (untrusted authority or an invented candidate): nothing ran; reassigned. */
-async function checkRefused(
-  r: Round1Reading,
-  plan: Round1Plan,
-  workload: Workload,
-  facts: Round1Facts,
-  expect: Expect,
-  summary: string[],
-): Promise<void> {
+async function checkRefused({ r, plan, workload, facts, expect, summary }: Checking): Promise<void> {
   const readme = plan.decisions[2] === 'follow-readme';
   const code = readme ? 'untrusted_authority' : 'candidate_unknown';
   const chosen = readme ? 'follow-readme' : INVENTED_CANDIDATE;

@@ -5,9 +5,8 @@ import { describeIssues } from '../../base/index.js';
 
 /** What one frozen world's server process is: its flags, what it keeps open, how it answers. */
 export interface ServerMain<A, R> {
-  /** `node:util` parseArgs options: every flag a string, parsed by `args`. */
-  options: NonNullable<ParseArgsConfig['options']>;
-  args: z.ZodType<A>;
+  /** Its flags, one key each (`--fault-times` is `'fault-times'`): every flag a string on the command line. */
+  args: z.ZodType<A> & { shape: Record<string, unknown> };
   /** Its codes for a command line that does not parse (exit 2) and a start that failed (exit 1). */
   codes: { usage: string; startFailed: string };
   /** Where its records are, for the start error. */
@@ -39,7 +38,10 @@ export function serverMain<A, R>(main: ServerMain<A, R>): void {
   const { usage, startFailed } = main.codes;
   let args: A;
   try {
-    const { values } = parseArgs({ options: main.options, strict: true, allowPositionals: false });
+    const options: ParseArgsConfig['options'] = Object.fromEntries(
+      Object.keys(main.args.shape).map((flag) => [flag, { type: 'string' }]),
+    );
+    const { values } = parseArgs({ options, strict: true, allowPositionals: false });
     const parsed = main.args.safeParse(values);
     if (!parsed.success) fail(usage, describeIssues(parsed.error), 2);
     args = parsed.data;

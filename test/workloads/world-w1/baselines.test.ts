@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   BASELINE_FAULTS,
   BASELINE_VARIANTS,
@@ -14,21 +14,15 @@ import {
   startProvider,
   type ProviderProcess,
 } from '../../../workloads/world-w1/provider/index.js';
+import { stoppedAfter } from '../../support/stopped-after.js';
 import { tempDir } from '../../support/temp.js';
 
 // The three baselines over every (operation, fault) against one real provider process; each row's
 // performs is read from the records file, and checked here against the file once more.
 
-const started: ProviderProcess[] = [];
-after(async () => {
-  await Promise.all(started.map((p) => p.stop()));
-});
-
-async function provider(): Promise<ProviderProcess> {
-  const p = await startProvider({ dir: tempDir('ordivon-w1-baselines-'), identity: 'key-one', retentionMs: 60_000 });
-  started.push(p);
-  return p;
-}
+const provider = stoppedAfter((): Promise<ProviderProcess> =>
+  startProvider({ dir: tempDir('ordivon-w1-baselines-'), identity: 'key-one', retentionMs: 60_000 }),
+);
 
 /** What each baseline does to one effect, by the provider's contract (docs/world-w1.md, "The comparison"). */
 function expectedPerforms(variant: string, operation: string, fault: string): number {

@@ -1,29 +1,22 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { hostExpectation, W1_TRAJECTORIES } from '../../../workloads/world-w1/index.js';
 import { runHostPath } from '../../../workloads/world-w1/host-path/sequence.js';
-import {
-  readProviderRecords,
-  startProvider,
-  type ProviderProcess,
-} from '../../../workloads/world-w1/provider/index.js';
+import { readProviderRecords, startProvider } from '../../../workloads/world-w1/provider/index.js';
+import { stoppedAfter } from '../../support/stopped-after.js';
 import { tempDir } from '../../support/temp.js';
 
 // The Host path of World W1 on every trajectory: a real Host on a real store, a command agent
 // choosing the Effect, the real provider process behind the HTTP adapter, a Host process SIGKILLed
 // between intent and answer. Every perform is counted from the provider's records file.
 
-const started: ProviderProcess[] = [];
-after(async () => {
-  await Promise.all(started.map((p) => p.stop()));
-});
+const startTracked = stoppedAfter(startProvider);
 
 describe('World W1: the Host path on every (operation, fault)', () => {
   it('performs each Effect at most once, records it through the lookup where one can answer, asks an operator where none can, and refuses a changed endpoint', async () => {
     const dir = tempDir('ordivon-w1-host-');
-    const provider = await startProvider({ dir: join(dir, 'provider'), identity: 'w1-provider-key' });
-    started.push(provider);
+    const provider = await startTracked({ dir: join(dir, 'provider'), identity: 'w1-provider-key' });
     const outcomes = await runHostPath(join(dir, 'host'), provider, W1_TRAJECTORIES, () => undefined);
     const records = readProviderRecords(provider.dir);
     const seen = outcomes.map((o) => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { execa } from 'execa';
@@ -18,6 +18,7 @@ import {
   type StartProviderOptions,
 } from '../../../workloads/world-w1/provider/index.js';
 import { DOCUMENTED_CODES } from '../../reliability/documented-codes.js';
+import { stoppedAfter } from '../../support/stopped-after.js';
 import { tempDir } from '../../support/temp.js';
 import { until } from '../../support/until.js';
 
@@ -27,15 +28,10 @@ import { until } from '../../support/until.js';
 
 const DIGEST = `sha256:${'ab'.repeat(32)}`;
 
-const started: ProviderProcess[] = [];
-after(async () => {
-  await Promise.all(started.map((p) => releaseHeld(p.url).catch(() => undefined)));
-  await Promise.all(started.map((p) => p.stop()));
-});
+const startTracked = stoppedAfter(startProvider, (p) => releaseHeld(p.url));
 
 async function provider(options: Partial<StartProviderOptions> = {}): Promise<ProviderProcess> {
-  const p = await startProvider({ dir: tempDir('ordivon-w1-provider-'), identity: 'key-one', ...options });
-  started.push(p);
+  const p = await startTracked({ dir: tempDir('ordivon-w1-provider-'), identity: 'key-one', ...options });
   await putTarget(p.url, 'acct-1', { balance: 100 });
   return p;
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { fileURLToPath } from 'node:url';
 import {
@@ -16,6 +16,7 @@ import {
   type WebappProcess,
 } from '../../../workloads/world-w1/webapp/index.js';
 import { DOCUMENTED_CODES } from '../../reliability/documented-codes.js';
+import { stoppedAfter } from '../../support/stopped-after.js';
 import { tempDir } from '../../support/temp.js';
 import { until } from '../../support/until.js';
 
@@ -25,16 +26,9 @@ import { until } from '../../support/until.js';
 const SERVER = fileURLToPath(new URL('../../../workloads/world-w1/webapp/server.js', import.meta.url));
 const ZERO = `sha256:${'0'.repeat(64)}`;
 
-const started: WebappProcess[] = [];
-after(async () => {
-  await Promise.all(started.map((app) => app.stop()));
-});
-
-async function webapp(options: Omit<StartWebappOptions, 'db'> = {}): Promise<WebappProcess> {
-  const app = await startWebapp({ db: join(tempDir('ordivon-webapp-'), 'webapp.db'), ...options });
-  started.push(app);
-  return app;
-}
+const webapp = stoppedAfter((options: Omit<StartWebappOptions, 'db'> = {}): Promise<WebappProcess> =>
+  startWebapp({ db: join(tempDir('ordivon-webapp-'), 'webapp.db'), ...options }),
+);
 
 const meta = (html: string, name: string) => new RegExp(`<meta name="${name}" content="([^"]*)">`).exec(html)?.[1];
 

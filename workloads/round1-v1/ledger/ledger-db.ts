@@ -1,8 +1,6 @@
-import Database from 'better-sqlite3';
+import { openRecordsFile, readRecordsFile, rowsOf } from '../../shared/records-file.js';
 import { digestOf } from '../../../store/index.js';
 import { EntryRow, type LedgerEntry, type PerformRequest } from './ledger-schema.js';
-
-// better-sqlite3 ships no types; its declaration is bench/better-sqlite3.d.ts (same compilation).
 
 /**
  * The schema. `request_id` is deliberately not unique: the ledger is a non-idempotent backend, and
@@ -44,10 +42,7 @@ export interface LedgerDb {
 
 /** Opens (creating if needed) the ledger file for writing: WAL, `synchronous = FULL`. */
 export function openLedgerDb(file: string): LedgerDb {
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.exec(SCHEMA);
+  const db = openRecordsFile(file, SCHEMA);
   const insert = db.prepare(
     'INSERT INTO entries (request_id, operation, target, input_digest, committed_at) VALUES (?, ?, ?, ?, ?)',
   );
@@ -73,27 +68,13 @@ export function openLedgerDb(file: string): LedgerDb {
         committedAt,
       };
     },
-    lookup: (requestId) => byId.all(requestId).map((row) => EntryRow.parse(row)),
-    entries: () => all.all().map((row) => EntryRow.parse(row)),
+    lookup: (requestId) => rowsOf(byId.all(requestId), EntryRow),
+    entries: () => rowsOf(all.all(), EntryRow),
     close: () => void db.close(),
   };
 }
 
-/**
- * The entries of a ledger file, read from the file itself through a read-only connection: the
- * ground truth a test or the demo counts from, whatever the server answered. Safe while the server
- * runs (WAL lets a reader in another process see every committed entry) and after it was killed
- * (committed frames still in the WAL are read). Throws if the file does not exist or a row does
- * not parse.
- */
+/** The entries of a ledger file, read from the file itself (`readRecordsFile`: safe while the server runs or after it was killed). */
 export function readLedgerFile(file: string): LedgerEntry[] {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    return db
-      .prepare(`SELECT ${COLUMNS} FROM entries ORDER BY seq`)
-      .all()
-      .map((row) => EntryRow.parse(row));
-  } finally {
-    db.close();
-  }
+  return readRecordsFile(file, `SELECT ${COLUMNS} FROM entries ORDER BY seq`, EntryRow);
 }

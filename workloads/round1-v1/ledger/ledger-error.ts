@@ -1,4 +1,5 @@
-import { CodedError, type CodedErrorOptions } from '../../../base/index.js';
+import type { CodedErrorOptions } from '../../../base/index.js';
+import { WorldError, type CodeTable } from '../../shared/world-error.js';
 
 /**
  * The codes of the Round 1 ledger backend, each with whether the same call may succeed later
@@ -32,7 +33,7 @@ export const LEDGER_CODES = {
     meaning: 'the server exited before its port line: the database file or the listen failed',
   },
   ledger_usage: { retryable: false, meaning: "the server's command line does not parse (exit 2)" },
-} as const satisfies Record<string, { retryable: boolean; meaning: string }>;
+} as const satisfies CodeTable;
 
 export type LedgerCode = keyof typeof LEDGER_CODES;
 
@@ -40,11 +41,12 @@ export type LedgerCode = keyof typeof LEDGER_CODES;
  * Why a ledger call failed, as data; `requestId` names the perform or lookup it belongs to.
  * `retryable` is the code's (`LEDGER_CODES`) unless given.
  */
-export class LedgerError extends CodedError<LedgerCode> {
+export class LedgerError extends WorldError<LedgerCode> {
+  static override readonly codes = LEDGER_CODES;
   readonly requestId?: string;
 
   constructor(code: LedgerCode, message: string, options: CodedErrorOptions & { requestId?: string | undefined } = {}) {
-    super(code, message, { retryable: LEDGER_CODES[code].retryable, ...options });
+    super(code, message, options);
     if (options.requestId !== undefined) this.requestId = options.requestId;
   }
 }

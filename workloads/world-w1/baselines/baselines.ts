@@ -9,23 +9,14 @@ import {
   type Operation,
   type ProviderProcess,
 } from '../provider/index.js';
-import { resultRow, type W1Fault, type W1ResultRow, type W1Variant } from './result-row.js';
+import { resultRow, W1Fault, type W1ResultRow, type W1Variant } from './result-row.js';
 
 /** The variants a plain client of the provider runs (no Host): (a), (b), (c). */
 export const BASELINE_VARIANTS = ['a-retry', 'b-key', 'c-lookup'] as const satisfies readonly W1Variant[];
 export type BaselineVariant = (typeof BASELINE_VARIANTS)[number];
 
 /** The faults the baselines run: every W1 fault. */
-export const BASELINE_FAULTS = [
-  'none',
-  'commit-then-drop',
-  'delay-past-timeout',
-  'provider-restart',
-  'lookup-expired',
-  'identity-changed',
-  'target-changed',
-  'host-sigkill',
-] as const satisfies readonly W1Fault[];
+export const BASELINE_FAULTS = W1Fault.options;
 export type BaselineFault = (typeof BASELINE_FAULTS)[number];
 
 export const OPERATIONS = ['orders', 'transfers', 'messages'] as const satisfies readonly Operation[];

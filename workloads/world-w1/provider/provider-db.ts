@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openRecordsFile, readRecordsFile, rowsOf } from '../../shared/records-file.js';
 import { z } from 'zod';
 import { PerformRow, type Operation, type ProviderRecord, type Target } from './provider-schema.js';
-
-// better-sqlite3 ships no types; its declaration is bench/better-sqlite3.d.ts (same compilation).
 
 /** The records file in a provider's directory. */
 export const RECORDS_FILE = 'provider.db';
@@ -107,10 +105,7 @@ function targetOf(row: unknown): Target {
 
 /** Opens (creating if needed) the records file for writing: WAL, `synchronous = FULL`. */
 export function openProviderDb(file: string): ProviderDb {
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.exec(SCHEMA);
+  const db = openRecordsFile(file, SCHEMA);
   const insert = db.prepare(
     `INSERT INTO performs (${COLUMNS.replace('seq, ', '')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
@@ -162,7 +157,7 @@ export function openProviderDb(file: string): ProviderDb {
       const row = bySeq.get(seq);
       return row === undefined ? undefined : PerformRow.parse(row);
     },
-    records: () => all.all().map((row) => PerformRow.parse(row)),
+    records: () => rowsOf(all.all(), PerformRow),
     target(name) {
       const row = getTarget.get(name);
       return row === undefined ? undefined : targetOf(row);
@@ -182,22 +177,9 @@ export function openProviderDb(file: string): ProviderDb {
   };
 }
 
-/**
- * Every perform in a provider's directory, read from its records file through a read-only
- * connection: the ground truth a test or the comparison counts from, whatever the server
- * answered. Safe while the server runs (WAL) and after it was killed. Throws if the file does not
- * exist or a row does not parse.
- */
+/** Every perform in a provider's directory, read from its records file (`readRecordsFile`: whatever the server answered). */
 export function readProviderRecords(dir: string): ProviderRecord[] {
-  const db = new Database(join(dir, RECORDS_FILE), { readonly: true, fileMustExist: true });
-  try {
-    return db
-      .prepare(`SELECT ${COLUMNS} FROM performs ORDER BY seq`)
-      .all()
-      .map((row) => PerformRow.parse(row));
-  } finally {
-    db.close();
-  }
+  return readRecordsFile(join(dir, RECORDS_FILE), `SELECT ${COLUMNS} FROM performs ORDER BY seq`, PerformRow);
 }
 
 /** How many times each operation was performed per reference: `{orders: {"ord-ref": 2}, …}`. */

@@ -1,4 +1,4 @@
-import { CodedError, type CodedErrorOptions } from '../../../base/index.js';
+import { WorldError, type CodeTable } from '../../shared/world-error.js';
 
 /**
  * The codes of World W1's provider, each with whether the same call may succeed later unchanged
@@ -45,13 +45,11 @@ export const PROVIDER_CODES = {
   provider_usage: { retryable: false, meaning: "the server's command line does not parse (exit 2)" },
   provider_unavailable: { retryable: true, meaning: 'a control or records call got no answer' },
   provider_answer_invalid: { retryable: true, meaning: 'a control or records call got an answer that does not parse' },
-} as const satisfies Record<string, { retryable: boolean; meaning: string }>;
+} as const satisfies CodeTable;
 
 export type ProviderCode = keyof typeof PROVIDER_CODES;
 
 /** Why a provider call failed, as data. `retryable` is the code's (`PROVIDER_CODES`) unless given. */
-export class ProviderError extends CodedError<ProviderCode> {
-  constructor(code: ProviderCode, message: string, options: CodedErrorOptions = {}) {
-    super(code, message, { retryable: PROVIDER_CODES[code].retryable, ...options });
-  }
+export class ProviderError extends WorldError<ProviderCode> {
+  static override readonly codes = PROVIDER_CODES;
 }

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { spawnServerChild, type ServerExit } from '../../shared/server-child.js';
+import type { ServerExit } from '../../shared/server-child.js';
+import { ServerHandle, type ServerProcess } from '../../shared/server-process.js';
 import { ProviderError } from './provider-error.js';
 import { UrlLine } from './provider-schema.js';
 
@@ -20,26 +21,11 @@ export interface StartProviderOptions {
 /** How a server process ended. */
 export type ProviderExit = ServerExit;
 
-interface Running {
-  url: string;
-  identity: string;
-  pid: number;
-  exited: Promise<ProviderExit>;
-  kill: (signal: 'SIGTERM' | 'SIGKILL') => void;
-}
-
 /** A provider server process and its records, which outlive every process started on them. */
-export interface ProviderProcess {
-  /** `http://127.0.0.1:PORT`; the same after `restart()`, which listens on the same port again. */
-  readonly url: string;
+export interface ProviderProcess extends ServerProcess {
   /** The fingerprint the server answers under when no fault changes it (`sha256:…` of the key). */
   readonly identity: string;
-  readonly pid: number;
   readonly dir: string;
-  /** Settles when the current process ends, for whatever reason (never rejects). */
-  readonly exited: Promise<ProviderExit>;
-  /** SIGTERM (the server closes its records and exits 0), then waits for the exit. */
-  stop(): Promise<ProviderExit>;
   /** SIGKILL: the process ends without closing anything (the WAL keeps every commit). */
   kill(): Promise<ProviderExit>;
   /**
@@ -50,53 +36,49 @@ export interface ProviderProcess {
   restart(options?: Partial<Omit<StartProviderOptions, 'dir'>>): Promise<void>;
 }
 
+type Next = Partial<Omit<StartProviderOptions, 'dir'>>;
+
+class ProviderHandle extends ServerHandle<UrlLine, Next> implements ProviderProcess {
+  private constructor(private current: StartProviderOptions) {
+    super({
+      script: SERVER,
+      line: UrlLine,
+      startFailed: (why) => new ProviderError('provider_start_failed', `provider server on ${current.dir}: ${why}`),
+    });
+  }
+
+  get dir(): string {
+    return this.current.dir;
+  }
+
+  get identity(): string {
+    return this.line.identity;
+  }
+
+  override get url(): string {
+    return this.line.url;
+  }
+
+  /** A restart keeps every option it is not given. */
+  protected flags(port: number, next: Next = {}) {
+    const { dir, identity, retentionMs, settleMs } = (this.current = { ...this.current, ...next });
+    return { dir, identity, port, 'retention-ms': retentionMs, 'settle-ms': settleMs };
+  }
+
+  protected portOf(line: UrlLine): number {
+    return Number(new URL(line.url).port);
+  }
+
+  static start(options: StartProviderOptions): Promise<ProviderHandle> {
+    return new ProviderHandle(options).begin({});
+  }
+}
+
 /**
  * Starts `server.js` as a child process on `options.dir` (a free port on 127.0.0.1) and resolves
  * once it printed its URL line. Rejects `provider_start_failed` (with the server's stderr) if it
  * exits first or prints something else. The child is killed if this process exits.
  */
-export async function startProvider(options: StartProviderOptions): Promise<ProviderProcess> {
-  let current = options;
-  let running = await spawnServer(current, 0);
-  return {
-    get url() {
-      return running.url;
-    },
-    get identity() {
-      return running.identity;
-    },
-    get pid() {
-      return running.pid;
-    },
-    get exited() {
-      return running.exited;
-    },
-    dir: options.dir,
-    async stop() {
-      running.kill('SIGTERM');
-      return running.exited;
-    },
-    async kill() {
-      running.kill('SIGKILL');
-      return running.exited;
-    },
-    async restart(next = {}) {
-      running.kill('SIGTERM');
-      await running.exited;
-      current = { ...current, ...next };
-      running = await spawnServer(current, Number(new URL(running.url).port));
-    },
-  };
-}
-
-async function spawnServer(options: StartProviderOptions, port: number): Promise<Running> {
-  const args = [SERVER, '--dir', options.dir, '--identity', options.identity, '--port', String(port)];
-  if (options.retentionMs !== undefined) args.push('--retention-ms', String(options.retentionMs));
-  if (options.settleMs !== undefined) args.push('--settle-ms', String(options.settleMs));
-  const child = await spawnServerChild(
-    args,
-    UrlLine,
-    (why) => new ProviderError('provider_start_failed', `provider server on ${options.dir}: ${why}`),
-  );
-  return { ...child.line, pid: child.pid, exited: child.exited, kill: (signal) => child.kill(signal) };
+export function startProvider(options: StartProviderOptions): Promise<ProviderProcess> {
+  return ProviderHandle.start(options);
 }

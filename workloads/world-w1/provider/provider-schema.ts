@@ -163,3 +163,4 @@ export const ErrorAnswer = z.strictObject({ code: z.string(), path: z.string(), 
 
 /** The one line the server prints on stdout once it listens. */
 export const UrlLine = z.strictObject({ url: z.url(), identity: z.string() });
+export type UrlLine = z.infer<typeof UrlLine>;

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { serverMain } from '../../shared/server-main.js';
 import { Faults } from './provider-faults.js';
-import { matchValue, parse, readBody, refuse, Refusal, storage } from './provider-http.js';
+import { sendJson } from '../../shared/http-boundary.js';
+import { listener, matchValue, parse, readJson, refuse, storage } from './provider-http.js';
 import { openProviderDb, RECORDS_FILE, sha256Of, type ProviderDb } from './provider-db.js';
 import type { ProviderCode } from './provider-error.js';
 import {
@@ -70,19 +71,10 @@ function handler(db: ProviderDb, faults: Faults, args: Args) {
     };
   };
 
-  const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-    const text = JSON.stringify(body);
-    res.writeHead(status, {
-      'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(text)),
-      'provider-identity': identity(),
-      // One request per connection: a client never sends on a socket this server already closed,
-      // so "refused" (nothing sent) stays distinguishable from "lost" (sent, no answer).
-      connection: 'close',
-      ...headers,
-    });
-    res.end(text);
-  };
+  const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
+    // One request per connection: a client never sends on a socket this server already closed,
+    // so "refused" (nothing sent) stays distinguishable from "lost" (sent, no answer).
+    sendJson(res, status, body, { 'provider-identity': identity(), connection: 'close', ...headers });
 
   const capabilities = (): Discovery => ({
     identity: identity(),
@@ -137,7 +129,7 @@ function handler(db: ProviderDb, faults: Faults, args: Args) {
 
   const perform = async (req: IncomingMessage, res: ServerResponse, operation: Operation) => {
     const headers = parse(OperationHeaders, req.headers, 'headers');
-    const { text, json } = await readBody(req);
+    const { text, json } = await readJson(req);
     const body = parse(OperationBody, json);
     const bodyDigest = sha256Of(text);
     const key = operation === 'orders' ? headers['idempotency-key'] : undefined;
@@ -206,7 +198,7 @@ function handler(db: ProviderDb, faults: Faults, args: Args) {
         return send(res, 200, target, { etag: `"${target.version}"` });
       }
       const headers = parse(TargetHeaders, req.headers, 'headers');
-      const { content } = parse(TargetBody, (await readBody(req)).json);
+      const { content } = parse(TargetBody, (await readJson(req)).json);
       const current = storage(() => db.target(name));
       const ifMatch = headers['if-match'];
       if (ifMatch !== undefined && (current === undefined || matchValue(ifMatch) !== current.version))
@@ -255,7 +247,7 @@ function handler(db: ProviderDb, faults: Faults, args: Args) {
         faults.release();
         return send(res, 200, faultState());
       case 'POST /_faults': {
-        const request = parse(FaultRequest, (await readBody(req)).json);
+        const request = parse(FaultRequest, (await readJson(req)).json);
         // Checked before any switch changes: a refused request changes nothing.
         const moved = request.moveTarget === undefined ? undefined : targetOr404(request.moveTarget);
         if (request.drop !== undefined)
@@ -282,22 +274,10 @@ function handler(db: ProviderDb, faults: Faults, args: Args) {
         throw refuse(404, 'provider_route_not_found', `no route ${method} ${url.pathname}`);
     }
   };
-  return (req: IncomingMessage, res: ServerResponse) => {
-    route(req, res).catch((error: unknown) => {
-      const refusal = error instanceof Refusal ? error : refuse(500, 'provider_internal_error', String(error));
-      send(res, refusal.status, refusal.answer);
-    });
-  };
+  return listener(route, (_, res, refusal) => send(res, refusal.status, refusal.answer));
 }
 
 serverMain({
-  options: {
-    dir: { type: 'string' },
-    identity: { type: 'string' },
-    port: { type: 'string' },
-    'retention-ms': { type: 'string' },
-    'settle-ms': { type: 'string' },
-  },
   args: Args,
   codes: { usage: 'provider_usage', startFailed: 'provider_start_failed' } satisfies Record<string, ProviderCode>,
   records: (args) => join(args.dir, RECORDS_FILE),

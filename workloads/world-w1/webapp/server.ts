@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { CodedError, zodIssue, type Issue } from '../../../base/index.js';
+import { boundary, paramsOf, sendJson } from '../../shared/http-boundary.js';
 import { serverMain } from '../../shared/server-main.js';
 import { openWebappDb, type WebappDb } from './webapp-db.js';
 import type { WebappCode } from './webapp-error.js';
@@ -27,7 +27,6 @@ import {
  * deduplicates it. A refusal (400, 404, 409, 413, 500) appended nothing.
  */
 
-const BODY_LIMIT = 64 * 1024;
 const DEFAULT_DELAY_MS = 60_000;
 
 const Count = (what: string) => z.string().regex(/^\d+$/, what).transform(Number).pipe(z.number().int().nonnegative());
@@ -41,20 +40,14 @@ const Args = z.strictObject({
   'delay-ms': Count('milliseconds').pipe(z.number().max(600_000)).optional(),
 });
 
-/** A refusal the server answers: a coded error with its HTTP status and `{code, path, message}`. */
-class Refusal extends CodedError<WebappCode> {
-  readonly answer: Issue<WebappCode>;
-
-  constructor(
-    readonly status: number,
-    issue: Issue<WebappCode>,
-  ) {
-    super(issue.code, issue.message, { path: issue.path });
-    this.answer = issue;
-  }
-}
-
-const unparsed = (error: z.ZodError) => new Refusal(400, zodIssue('webapp_invalid_request', error));
+const { refuse, parse, readBody, readParsed, storage, listener } = boundary<WebappCode>({
+  invalid: 'webapp_invalid_request',
+  tooLarge: 'webapp_body_too_large',
+  storageFailed: 'webapp_storage_failed',
+  // A refusal appended nothing; whatever else a route throws is answered the same.
+  internal: 'webapp_storage_failed',
+  bodyLimit: 64 * 1024,
+});
 
 /** The fault switch: each submit that commits takes one turn of it. */
 class Faults {
@@ -84,65 +77,16 @@ class Faults {
   }
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  // Read to the end even past the limit: leaving the loop early destroys the request, and with it
-  // the socket the refusal has to be answered on.
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size <= BODY_LIMIT) chunks.push(chunk);
-  }
-  if (size > BODY_LIMIT)
-    throw new Refusal(413, { code: 'webapp_body_too_large', path: '(root)', message: `over ${BODY_LIMIT} bytes` });
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-async function readJson<S extends z.ZodType>(req: IncomingMessage, schema: S): Promise<z.output<S>> {
-  const text = await readBody(req);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    const message = `the body is not JSON: ${(error as Error).message}`;
-    throw new Refusal(400, { code: 'webapp_invalid_request', path: '(root)', message });
-  }
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw unparsed(parsed.error);
-  return parsed.data;
-}
-
-/** Query or form parameters as an object; a parameter given twice becomes an array, which the schemas refuse. */
-function paramsOf(params: URLSearchParams): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const key of new Set(params.keys())) {
-    const values = params.getAll(key);
-    out[key] = values.length === 1 ? values[0]! : values;
-  }
-  return out;
-}
-
 async function readForm(req: IncomingMessage): Promise<OrderForm> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
   const text = await readBody(req);
   if (type !== 'application/x-www-form-urlencoded')
-    throw new Refusal(400, {
-      code: 'webapp_invalid_request',
-      path: '(root)',
-      message: `the body is ${type || 'untyped'}, not application/x-www-form-urlencoded`,
-    });
-  const parsed = OrderForm.safeParse(paramsOf(new URLSearchParams(text)));
-  if (!parsed.success) throw unparsed(parsed.error);
-  return parsed.data;
-}
-
-/** A database call; whatever it throws is the storage's failure (an append that throws appended nothing). */
-function storage<T>(call: () => T): T {
-  try {
-    return call();
-  } catch (error) {
-    throw new Refusal(500, { code: 'webapp_storage_failed', path: '(root)', message: String(error) });
-  }
+    throw refuse(
+      400,
+      'webapp_invalid_request',
+      `the body is ${type || 'untyped'}, not application/x-www-form-urlencoded`,
+    );
+  return parse(OrderForm, paramsOf(new URLSearchParams(text)));
 }
 
 function handler(db: WebappDb, faults: Faults, site: { identity: string }) {
@@ -160,16 +104,9 @@ function handler(db: WebappDb, faults: Faults, site: { identity: string }) {
     res.writeHead(status, headers('text/html; charset=utf-8', Buffer.byteLength(body), extra));
     res.end(body);
   };
-  const json = (res: ServerResponse, status: number, body: unknown) => {
-    const text = JSON.stringify(body);
-    res.writeHead(status, headers('application/json', Buffer.byteLength(text)));
-    res.end(text);
-  };
-  const itemNamed = (raw: string) => {
-    const name = ItemName.safeParse(decodeURIComponent(raw));
-    if (!name.success) throw unparsed(name.error);
-    return name.data;
-  };
+  const json = (res: ServerResponse, status: number, body: unknown) =>
+    sendJson(res, status, body, { 'site-identity': site.identity, connection: 'close' });
+  const itemNamed = (raw: string) => parse(ItemName, decodeURIComponent(raw));
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -178,16 +115,14 @@ function handler(db: WebappDb, faults: Faults, site: { identity: string }) {
     if (method === 'GET' && item) {
       const name = itemNamed(item[1]!);
       const found = storage(() => db.item(name));
-      if (found === undefined)
-        throw new Refusal(404, { code: 'webapp_item_not_found', path: 'name', message: `no item ${name}` });
+      if (found === undefined) throw refuse(404, 'webapp_item_not_found', `no item ${name}`, 'name');
       return html(res, 200, itemPage(site.identity, found), { etag: `"${found.version}"` });
     }
     const change = /^\/control\/items\/([^/]+)\/change$/.exec(url.pathname);
     if (method === 'POST' && change) {
       const name = itemNamed(change[1]!);
       const changed = storage(() => db.changeItem(name));
-      if (changed === undefined)
-        throw new Refusal(404, { code: 'webapp_item_not_found', path: 'name', message: `no item ${name}` });
+      if (changed === undefined) throw refuse(404, 'webapp_item_not_found', `no item ${name}`, 'name');
       return json(res, 200, changed);
     }
     const key = `${method} ${url.pathname}`;
@@ -196,13 +131,13 @@ function handler(db: WebappDb, faults: Faults, site: { identity: string }) {
         const form = await readForm(req);
         const outcome = storage(() => db.order(form));
         if (!outcome.ok) {
-          if (outcome.current === undefined)
-            throw new Refusal(404, { code: 'webapp_item_not_found', path: 'item', message: `no item ${form.item}` });
-          throw new Refusal(409, {
-            code: 'webapp_item_changed',
-            path: 'version',
-            message: `item ${form.item} is at ${outcome.current.version}, not ${form.version}; nothing was ordered`,
-          });
+          if (outcome.current === undefined) throw refuse(404, 'webapp_item_not_found', `no item ${form.item}`, 'item');
+          throw refuse(
+            409,
+            'webapp_item_changed',
+            `item ${form.item} is at ${outcome.current.version}, not ${form.version}; nothing was ordered`,
+            'version',
+          );
         }
         const fault = faults.take();
         if (fault.mode === 'commit-then-drop') {
@@ -220,49 +155,34 @@ function handler(db: WebappDb, faults: Faults, site: { identity: string }) {
         return html(res, 200, page);
       }
       case 'GET /orders': {
-        const query = HistoryQuery.safeParse(paramsOf(url.searchParams));
-        if (!query.success) throw unparsed(query.error);
-        const orders = storage(() => db.orders(query.data.note));
-        return html(res, 200, historyPage(site.identity, query.data.note, orders));
+        const query = parse(HistoryQuery, paramsOf(url.searchParams));
+        const orders = storage(() => db.orders(query.note));
+        return html(res, 200, historyPage(site.identity, query.note, orders));
       }
       case 'GET /control/orders':
         return json(res, 200, { orders: storage(() => db.orders()) });
       case 'GET /control/faults':
         return json(res, 200, faults.current);
       case 'POST /control/faults':
-        return json(res, 200, faults.set(await readJson(req, FaultRequest)));
+        return json(res, 200, faults.set(await readParsed(req, FaultRequest)));
       case 'GET /control/identity':
         return json(res, 200, { identity: site.identity });
       case 'POST /control/identity':
-        site.identity = (await readJson(req, IdentityRequest)).identity;
+        site.identity = (await readParsed(req, IdentityRequest)).identity;
         return json(res, 200, { identity: site.identity });
       default:
-        throw new Refusal(404, { code: 'webapp_route_not_found', path: '(root)', message: `no route ${key}` });
+        throw refuse(404, 'webapp_route_not_found', `no route ${key}`);
     }
   };
-  return (req: IncomingMessage, res: ServerResponse) => {
-    route(req, res).catch((error: unknown) => {
-      const refusal =
-        error instanceof Refusal
-          ? error
-          : new Refusal(500, { code: 'webapp_storage_failed', path: '(root)', message: String(error) });
-      // The control routes answer JSON; every other route is a page a browser shows.
-      if (new URL(req.url ?? '/', 'http://127.0.0.1').pathname.startsWith('/control/'))
-        json(res, refusal.status, refusal.answer);
-      else html(res, refusal.status, refusalPage(site.identity, refusal.answer));
-    });
-  };
+  return listener(route, (req, res, refusal) => {
+    // The control routes answer JSON; every other route is a page a browser shows.
+    if (new URL(req.url ?? '/', 'http://127.0.0.1').pathname.startsWith('/control/'))
+      json(res, refusal.status, refusal.answer);
+    else html(res, refusal.status, refusalPage(site.identity, refusal.answer));
+  });
 }
 
 serverMain({
-  options: {
-    db: { type: 'string' },
-    port: { type: 'string' },
-    identity: { type: 'string' },
-    fault: { type: 'string' },
-    'fault-times': { type: 'string' },
-    'delay-ms': { type: 'string' },
-  },
   args: Args,
   codes: { usage: 'webapp_usage', startFailed: 'webapp_start_failed' } satisfies Record<string, WebappCode>,
   records: (args) => args.db,

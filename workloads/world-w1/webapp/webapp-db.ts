@@ -1,8 +1,6 @@
-import Database from 'better-sqlite3';
+import { openRecordsFile, readRecordsFile, rowsOf } from '../../shared/records-file.js';
 import { digestOf } from '../../../store/index.js';
 import { Item, ItemRow, OrderRow, type Order, type OrderForm } from './webapp-schema.js';
-
-// better-sqlite3 ships no types; its declaration is bench/better-sqlite3.d.ts (same compilation).
 
 /**
  * The schema. Orders are append-only (the triggers make it a property of the file) and nothing is
@@ -73,10 +71,7 @@ export interface WebappDb {
 
 /** Opens (creating and seeding if needed) the web app's file for writing: WAL, `synchronous = FULL`. */
 export function openWebappDb(file: string): WebappDb {
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.exec(SCHEMA);
+  const db = openRecordsFile(file, SCHEMA);
   const seed = db.prepare('INSERT OR IGNORE INTO items (name, title, price_cents, revision) VALUES (?, ?, ?, 1)');
   for (const item of SEED_ITEMS) seed.run(item.name, item.title, item.priceCents);
   const getItem = db.prepare('SELECT name, title, price_cents, revision FROM items WHERE name = ?');
@@ -120,24 +115,12 @@ export function openWebappDb(file: string): WebappDb {
       bump.run(name);
       return item(name);
     },
-    orders: (note) => (note === undefined ? all.all() : byNote.all(note)).map((row) => OrderRow.parse(row)),
+    orders: (note) => rowsOf(note === undefined ? all.all() : byNote.all(note), OrderRow),
     close: () => void db.close(),
   };
 }
 
-/**
- * The orders of a web-app file, read from the file itself through a read-only connection: the
- * ground truth a test or the demo counts from, whatever any page showed. Safe while the server
- * runs (WAL) and after it was killed. Throws if the file does not exist or a row does not parse.
- */
+/** The orders of a web-app file, read from the file itself (`readRecordsFile`: whatever any page showed). */
 export function readWebappFile(file: string): Order[] {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    return db
-      .prepare(`SELECT ${COLUMNS} FROM orders ORDER BY order_number`)
-      .all()
-      .map((row) => OrderRow.parse(row));
-  } finally {
-    db.close();
-  }
+  return readRecordsFile(file, `SELECT ${COLUMNS} FROM orders ORDER BY order_number`, OrderRow);
 }

@@ -1,4 +1,4 @@
-import { CodedError, type CodedErrorOptions } from '../../../base/index.js';
+import { WorldError, type CodeTable } from '../../shared/world-error.js';
 
 /**
  * The codes of the World W1 web app, each with whether the same call may succeed later unchanged
@@ -20,13 +20,11 @@ export const WEBAPP_CODES = {
   webapp_usage: { retryable: false, meaning: "the server's command line does not parse (exit 2)" },
   webapp_unavailable: { retryable: true, meaning: 'a control call got no answer' },
   webapp_answer_invalid: { retryable: true, meaning: 'a control call got an answer that does not parse' },
-} as const satisfies Record<string, { retryable: boolean; meaning: string }>;
+} as const satisfies CodeTable;
 
 export type WebappCode = keyof typeof WEBAPP_CODES;
 
 /** Why a web-app call failed, as data; `retryable` is the code's (`WEBAPP_CODES`) unless given. */
-export class WebappError extends CodedError<WebappCode> {
-  constructor(code: WebappCode, message: string, options: CodedErrorOptions = {}) {
-    super(code, message, { retryable: WEBAPP_CODES[code].retryable, ...options });
-  }
+export class WebappError extends WorldError<WebappCode> {
+  static override readonly codes = WEBAPP_CODES;
 }

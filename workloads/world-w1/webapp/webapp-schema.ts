@@ -117,3 +117,4 @@ export const ErrorAnswer = z.strictObject({ code: z.string(), path: z.string(), 
 
 /** The one line the server prints on stdout once it listens. */
 export const PortLine = z.strictObject({ port: z.number().int().min(1).max(65535) });
+export type PortLine = z.infer<typeof PortLine>;
