@@ -10,6 +10,7 @@ export interface EffectEvidenceFile {
   readonly name: string;
   /** Its media type (`text/html`, `image/png`). */
   readonly mediaType: string;
+  /** Its content, stored as a blob addressed by its sha256. */
   readonly bytes: Uint8Array;
 }
 
@@ -22,7 +23,9 @@ export interface EffectEvidenceFile {
  */
 export class ReceiptWithEvidence<R = unknown> {
   constructor(
+    /** The receipt (JSON), kept as the `effect-receipt` object's `receipt`. */
     readonly receipt: R,
+    /** The files it rests on. */
     readonly files: readonly EffectEvidenceFile[],
   ) {}
 }

@@ -98,7 +98,8 @@ export interface VerifierOptions {
    * Also decode every object and check its body against its kind's schema (`ordivon doctor`,
    * backups). Without it an object's integrity is checked by its digest alone — the bytes are the
    * ones the Host validated when it wrote them — and only bodies recovery uses (Task specs) are
-   * decoded and schema-checked; other bodies are checked again whenever they are read
+   * decoded and schema-checked; Effect receipts are decoded for the evidence blobs they name
+   * (`ObjectChecks.evidenceOf`); other bodies are checked again whenever they are read
    * (`EventStore.getObject`).
    */
   bodies?: boolean;

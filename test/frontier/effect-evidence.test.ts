@@ -9,6 +9,7 @@ import { OBJECT_KINDS, type EffectReceiptObject } from '../../objects/index.js';
 import { rebuildAll } from '../../recovery/rebuild.js';
 import { EventStore, digestOf } from '../../store/index.js';
 import { EFFECT_HARNESSES, effectSpec } from '../support/effect-task.js';
+import { ordivonSync } from '../support/cli-sync.js';
 import { flipByte, tamper } from '../support/tamper.js';
 import { tempDir } from '../support/temp.js';
 
@@ -122,6 +123,49 @@ describe('Effect evidence files kept by the Host (real Host, real LMDB)', () => 
     } finally {
       await store.close();
     }
+  });
+
+  it('ordivon show lists each Effect receipt with its evidence files, names and digests (text and --json)', async () => {
+    const { state, taskId, digests } = await run(system('evidence').adapter);
+    const json = ordivonSync(['--state', state, '--json', 'show', taskId]);
+    assert.equal(json.status, 0, json.stderr);
+    const requestId = `${taskId}/a1/g1/effect`;
+    assert.deepEqual(
+      json
+        .json()
+        .effects.map((e: Record<string, unknown>) => [
+          (e.revision as number) > 0,
+          e.event,
+          e.requestId,
+          e.receiptDigest,
+          e.via,
+          e.evidence,
+        ]),
+      [
+        [
+          true,
+          'effect.record',
+          requestId,
+          digests[0],
+          'perform',
+          [
+            { name: 'page.html', mediaType: 'text/html', digest: sha256(PAGE), bytes: PAGE.length },
+            { name: 'screenshot.png', mediaType: 'image/png', digest: sha256(SHOT), bytes: SHOT.length },
+          ],
+        ],
+      ],
+    );
+    const text = ordivonSync(['--state', state, 'show', taskId]);
+    assert.equal(text.status, 0, text.stderr);
+    assert.match(
+      text.stdout,
+      new RegExp(`^  effect r\\d+ effect\\.record ${requestId} via perform: receipt sha256:`, 'm'),
+    );
+    assert.ok(
+      text.stdout.includes(`    evidence page.html (text/html, ${PAGE.length} bytes) ${sha256(PAGE)}\n`),
+      text.stdout,
+    );
+    assert.ok(text.stdout.includes(`    evidence screenshot.png (image/png, ${SHOT.length} bytes) ${sha256(SHOT)}`));
   });
 
   it('lookup: a receipt found after a lost answer keeps the files handed over with it', async () => {
