@@ -10,6 +10,7 @@ import { rebuildAll } from '../../recovery/rebuild.js';
 import { EventStore, digestOf } from '../../store/index.js';
 import { EFFECT_HARNESSES, effectSpec } from '../support/effect-task.js';
 import { ordivonSync } from '../support/cli-sync.js';
+import { serveInProcess } from '../support/decision-requests.js';
 import { flipByte, tamper } from '../support/tamper.js';
 import { tempDir } from '../support/temp.js';
 
@@ -61,7 +62,7 @@ function system(answer: 'evidence' | 'plain' | 'bad-files' | 'lost') {
 }
 
 /** Runs one Task choosing the Effect to rest (`waiting`); returns the Host's state root, the Task and its receipt digests. */
-async function run(adapter: EffectAdapter) {
+async function run(adapter: EffectAdapter, during?: (h: Host, taskId: string) => Promise<void>) {
   const state = tempDir();
   const h = await openHost({ state, harnesses: EFFECT_HARNESSES, effectAdapters: { ledger: adapter } });
   hosts.push(h);
@@ -83,6 +84,7 @@ async function run(adapter: EffectAdapter) {
         : [],
   );
   const receipts = digests.map((d) => OBJECT_KINDS['effect-receipt'].parse(h.supervisor.getObject(d).body));
+  await during?.(h, taskId);
   await h.stop();
   hosts.splice(hosts.indexOf(h), 1);
   return { state, taskId, types, digests, receipts };
@@ -166,6 +168,34 @@ describe('Effect evidence files kept by the Host (real Host, real LMDB)', () => 
       text.stdout,
     );
     assert.ok(text.stdout.includes(`    evidence screenshot.png (image/png, ${SHOT.length} bytes) ${sha256(SHOT)}`));
+  });
+
+  it("the control API's GET /tasks/:id lists the same effects with their evidence files", async () => {
+    let effects: unknown;
+    const { digests } = await run(system('evidence').adapter, async (h, taskId) => {
+      const service = await serveInProcess(h.supervisor);
+      try {
+        const res = await fetch(`${service.url}/tasks/${encodeURIComponent(taskId)}`, {
+          headers: { authorization: `Bearer ${service.token}` },
+        });
+        assert.equal(res.status, 200);
+        effects = ((await res.json()) as { effects: unknown }).effects;
+      } finally {
+        await service.close();
+      }
+    });
+    assert.deepEqual(
+      (effects as Array<{ receiptDigest: string; evidence: unknown }>).map((e) => [e.receiptDigest, e.evidence]),
+      [
+        [
+          digests[0],
+          [
+            { name: 'page.html', mediaType: 'text/html', digest: sha256(PAGE), bytes: PAGE.length },
+            { name: 'screenshot.png', mediaType: 'image/png', digest: sha256(SHOT), bytes: SHOT.length },
+          ],
+        ],
+      ],
+    );
   });
 
   it('lookup: a receipt found after a lost answer keeps the files handed over with it', async () => {
