@@ -47,7 +47,8 @@ export type {
 export { openHost, type Host, type HostOptions } from './frontier/index.js';
 export { HarnessConfig, HostConfig, ApprovalPolicy, DEFAULT_APPROVALS, parseHostConfig } from './frontier/index.js';
 export type { HarnessFactory } from './frontier/index.js';
-export type { EffectAdapter, EffectObservation, EffectTarget } from './frontier/index.js';
+export type { EffectAdapter, EffectEvidenceFile, EffectObservation, EffectTarget } from './frontier/index.js';
+export { ReceiptWithEvidence, withEvidence } from './frontier/index.js';
 export {
   httpEffectAdapter,
   HttpCapabilities,

@@ -3,3 +3,4 @@ export { CodedError, isCodedError, type CodedErrorOptions, type ErrorData } from
 export { describeIssues, issuePath, zodIssue, type Issue } from './zod-issue.js';
 export { editDistance, nearestKey, unknownKeyMessage } from './nearest-key.js';
 export { strictObject } from './strict-object.js';
+export { ReceiptWithEvidence, withEvidence, type EffectEvidenceFile } from './effect-evidence.js';

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { isCodedError } from '../base/index.js';
 import { OBJECT_KINDS, type CompiledCandidate } from '../objects/index.js';
-import { digestOf } from '../store/index.js';
+import { digestOf, sha256Bytes } from '../store/index.js';
 import { type TaskHandle, HostError, REVOKED_WITH_CONTEXT, openDecisionRequest } from '../kernel/index.js';
 import { clientRequestId, type FrontierDeps } from './work-options.js';
-import type { EffectAdapter } from './effect-adapter.js';
+import { ReceiptWithEvidence, type EffectAdapter } from './effect-adapter.js';
 import { recheckObservation } from './effect-observations.js';
 
 /**
@@ -16,11 +16,31 @@ import { recheckObservation } from './effect-observations.js';
  * up — never by performing it again.
  */
 
-export type { EffectAdapter, EffectObservation, EffectTarget } from './effect-adapter.js';
+export type { EffectAdapter, EffectEvidenceFile, EffectObservation, EffectTarget } from './effect-adapter.js';
 
 /** Receipts are kept as objects, so they must be JSON. */
 const Receipt = z.json();
-const Receipts = z.array(Receipt);
+/** Evidence files handed over with a receipt (`withEvidence`): named once each, kept as blobs. */
+const EvidenceFiles = z
+  .array(
+    z.object({
+      name: z.string().min(1).max(200),
+      mediaType: z.string().regex(/^[\w.+-]+\/[\w.+-]+$/, 'a media type such as text/html'),
+      bytes: z.instanceof(Uint8Array),
+    }),
+  )
+  .refine((files) => new Set(files.map((f) => f.name)).size === files.length, 'file names repeat');
+/** An adapter's answer for one receipt: the receipt alone, or `withEvidence(receipt, files)`. */
+const Answered = z
+  .unknown()
+  .transform((value) =>
+    value instanceof ReceiptWithEvidence
+      ? { receipt: value.receipt, files: value.files }
+      : { receipt: value, files: [] },
+  )
+  .pipe(z.object({ receipt: Receipt, files: EvidenceFiles }));
+type Answered = z.output<typeof Answered>;
+const Receipts = z.array(Answered);
 
 function adapterOf(deps: FrontierDeps, task: TaskHandle, name: string): EffectAdapter {
   const adapter = deps.options.effectAdapters?.[name];
@@ -34,23 +54,54 @@ function adapterOf(deps: FrontierDeps, task: TaskHandle, name: string): EffectAd
 /** An adapter's answer as JSON, or `effect_answer_invalid` naming what does not parse. */
 function parsed<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
   const result = schema.safeParse(value);
-  if (!result.success) throw new HostError('effect_answer_invalid', `${what}: ${result.error.issues[0]?.message}`);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const at = issue?.path.length ? ` at ${issue.path.join('.')}` : '';
+    throw new HostError('effect_answer_invalid', `${what}${at}: ${issue?.message}`);
+  }
   return result.data;
 }
 
-const receiptObject = (task: TaskHandle, requestId: string, via: 'perform' | 'lookup', receipt: unknown) => {
-  const body = OBJECT_KINDS['effect-receipt'].parse({ taskId: task.taskId, requestId, via, receipt });
+const receiptObject = (task: TaskHandle, requestId: string, via: 'perform' | 'lookup', answered: Answered) => {
+  const evidence = answered.files.map((f) => ({
+    name: f.name,
+    mediaType: f.mediaType,
+    digest: sha256Bytes(f.bytes),
+    bytes: f.bytes.length,
+  }));
+  // No `evidence` key without files: a receipt without them is the object (and digest) it was before.
+  const body = OBJECT_KINDS['effect-receipt'].parse({
+    taskId: task.taskId,
+    requestId,
+    via,
+    receipt: answered.receipt,
+    ...(evidence.length ? { evidence } : {}),
+  });
   return { body, digest: digestOf({ kind: 'effect-receipt', body }) };
 };
+
+/** The receipts' objects and their evidence files' bytes (once each), written with the event that names them. */
+function receiptAttachments(task: TaskHandle, requestId: string, via: 'perform' | 'lookup', answers: Answered[]) {
+  const objects = answers.map((answered) => receiptObject(task, requestId, via, answered));
+  const blobs = new Map<string, Uint8Array>();
+  for (const { files } of answers) for (const f of files) blobs.set(sha256Bytes(f.bytes), f.bytes);
+  return {
+    digests: objects.map((o) => o.digest),
+    attachments: {
+      objects: objects.map((o) => ({ kind: 'effect-receipt', body: o.body })),
+      ...(blobs.size ? { blobs: [...blobs.values()] } : {}),
+    },
+  };
+}
 
 /**
  * The receipts whose input digest (the adapter's `receiptInputDigest`) is not the intent's: each
  * was performed for other input, so none may stand for this Effect. A receipt that does not say
  * is not one of them (nothing contradicts it); an adapter without `receiptInputDigest` checks none.
  */
-function foreignReceipts(adapter: EffectAdapter, inputDigest: string, receipts: readonly unknown[]): unknown[] {
+function foreignReceipts(adapter: EffectAdapter, inputDigest: string, answers: readonly Answered[]): Answered[] {
   if (!adapter.receiptInputDigest) return [];
-  return receipts.filter((receipt) => {
+  return answers.filter(({ receipt }) => {
     const digest = adapter.receiptInputDigest!(receipt);
     return digest !== undefined && digest !== inputDigest;
   });
@@ -62,16 +113,13 @@ async function sendConflict(
   task: TaskHandle,
   requestId: string,
   via: 'perform' | 'lookup',
-  receipts: readonly unknown[],
+  receipts: Answered[],
   inputDigest: string,
 ): Promise<void> {
-  const objects = receipts.map((receipt) => receiptObject(task, requestId, via, receipt));
+  const { digests, attachments } = receiptAttachments(task, requestId, via, receipts);
   const reason = `${receipts.length} receipt(s) under ${requestId} (via ${via}) for other input than the intent's ${inputDigest}`;
   deps.step(task, `${reason}: the Task is blocked`);
-  await task.send(
-    { type: 'effect.conflict', requestId, receiptDigests: objects.map((o) => o.digest), reason },
-    { objects: objects.map((o) => ({ kind: 'effect-receipt', body: o.body })) },
-  );
+  await task.send({ type: 'effect.conflict', requestId, receiptDigests: digests, reason }, attachments);
 }
 
 /**
@@ -159,20 +207,25 @@ export async function performEffect(
     await task.send({ type: 'effect.lost', requestId, reason });
     return;
   }
-  const receipt = Receipt.safeParse(answer);
-  if (!receipt.success) {
-    // Something answered, but not a receipt: the Effect may have happened all the same.
-    await task.send({ type: 'effect.lost', requestId, reason: 'the answer is not a JSON receipt' });
+  const answered = Answered.safeParse(answer);
+  if (!answered.success) {
+    // Something answered, but not a receipt (or its evidence files do not parse): the Effect may
+    // have happened all the same.
+    const issue = answered.error.issues[0];
+    const reason = `the answer is not a JSON receipt with valid evidence files (${issue?.path.join('.') || 'answer'}: ${issue?.message})`;
+    deps.step(task, `${requestId}: ${reason}; the Effect is unknown`);
+    await task.send({ type: 'effect.lost', requestId, reason });
     return;
   }
-  if (foreignReceipts(adapter, inputDigest, [receipt.data]).length)
-    return sendConflict(deps, task, requestId, 'perform', [receipt.data], inputDigest);
-  const object = receiptObject(task, requestId, 'perform', receipt.data);
-  deps.step(task, `${requestId} performed: receipt recorded`);
-  await task.send(
-    { type: 'effect.record', requestId, receiptDigest: object.digest },
-    { objects: [{ kind: 'effect-receipt', body: object.body }] },
+  if (foreignReceipts(adapter, inputDigest, [answered.data]).length)
+    return sendConflict(deps, task, requestId, 'perform', [answered.data], inputDigest);
+  const { digests, attachments } = receiptAttachments(task, requestId, 'perform', [answered.data]);
+  deps.step(
+    task,
+    `${requestId} performed: receipt recorded` +
+      (answered.data.files.length ? ` with ${answered.data.files.map((f) => f.name).join(', ')}` : ''),
   );
+  await task.send({ type: 'effect.record', requestId, receiptDigest: digests[0]! }, attachments);
 }
 
 /** `confirm_effect`: found after a restart with the intent durable and no answer recorded, the Effect is unknown. */
@@ -205,12 +258,9 @@ export async function reconcileEffect(deps: FrontierDeps, task: TaskHandle): Pro
   const found = parsed(Receipts, answer, `lookup ${effect.requestId}`);
   const foreign = foreignReceipts(adapter, intent.inputDigest, found);
   if (foreign.length) return sendConflict(deps, task, effect.requestId, 'lookup', found, intent.inputDigest);
-  const objects = found.map((receipt) => receiptObject(task, effect.requestId, 'lookup', receipt));
+  const { digests, attachments } = receiptAttachments(task, effect.requestId, 'lookup', found);
   deps.step(task, `looked ${effect.requestId} up in ${intent.adapter}: ${found.length} receipt(s)`);
-  await task.send(
-    { type: 'effect.reconcile', requestId: effect.requestId, receiptDigests: objects.map((o) => o.digest) },
-    { objects: objects.map((o) => ({ kind: 'effect-receipt', body: o.body })) },
-  );
+  await task.send({ type: 'effect.reconcile', requestId: effect.requestId, receiptDigests: digests }, attachments);
 }
 
 /** Why the latest lookup of `requestId` found nothing: the provider could not be asked, or it was asked. */

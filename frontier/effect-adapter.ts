@@ -3,6 +3,8 @@
  * performs and reconciles them (effect-actions.ts), so options can name it without importing that.
  */
 
+export { ReceiptWithEvidence, withEvidence, type EffectEvidenceFile } from '../base/index.js';
+
 /** The operation an Effect performs and what it acts on, as the candidate's action names them. */
 export interface EffectTarget {
   readonly operation: string;
@@ -28,13 +30,15 @@ export interface EffectAdapter {
   /** The binding identity recorded in each intent (an endpoint, an account): where the Effect goes. */
   readonly endpoint?: string;
   /**
-   * Performs the operation once under `requestId` and resolves with its receipt (JSON). A throw
+   * Performs the operation once under `requestId` and resolves with its receipt (JSON), or with
+   * `withEvidence(receipt, files)` to hand over evidence files the Host keeps with it. A throw
    * means the answer did not come back, unless `notPerformed` says the error proves nothing was done.
    * `intent` is what the candidate named besides its input (the intent object records all three).
    */
   perform(requestId: string, input: Record<string, unknown>, intent: EffectTarget): Promise<unknown>;
   /**
-   * Every receipt the system holds under `requestId` (none, one or more). Changes nothing. Absent,
+   * Every receipt the system holds under `requestId` (none, one or more; each may be
+   * `withEvidence(receipt, files)`, as for `perform`). Changes nothing. Absent,
    * or resolving to null: this provider cannot say what happened under `requestId` (no lookup, the
    * lookup window passed, the provider's id never came back), and the Host asks an operator.
    */

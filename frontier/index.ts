@@ -3,4 +3,5 @@
 export { openHost, type Host, type HostOptions } from './host.js';
 export { createFrontierWork, clientRequestId, type HarnessFactory } from './frontier-work.js';
 export { HarnessConfig, HostConfig, ApprovalPolicy, DEFAULT_APPROVALS, parseHostConfig } from './harness-config.js';
-export type { EffectAdapter, EffectObservation, EffectTarget } from './effect-adapter.js';
+export type { EffectAdapter, EffectEvidenceFile, EffectObservation, EffectTarget } from './effect-adapter.js';
+export { ReceiptWithEvidence, withEvidence } from './effect-adapter.js';

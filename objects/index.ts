@@ -16,6 +16,7 @@ export {
   OutcomeObject,
   EffectIntentObject,
   EffectReceiptObject,
+  EffectEvidenceEntry,
   DecisionRequestObject,
   RequestAbout,
 } from './object-kinds.js';

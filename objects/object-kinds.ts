@@ -203,12 +203,27 @@ export const EffectIntentObject = z.object({
 });
 export type EffectIntentObject = z.infer<typeof EffectIntentObject>;
 
+/** An evidence file an adapter handed over with a receipt; `digest` names the blob with its bytes. */
+export const EffectEvidenceEntry = z.object({
+  name: z.string().min(1).max(200),
+  mediaType: z.string().min(1).max(200),
+  digest: Digest,
+  bytes: z.number().int().nonnegative(),
+});
+export type EffectEvidenceEntry = z.infer<typeof EffectEvidenceEntry>;
+
 /** What the adapter answered for an Effect: the receipt of `perform`, or one found by `lookup`. */
 export const EffectReceiptObject = z.object({
   taskId: TaskId,
   requestId: z.string().min(1),
   via: z.enum(['perform', 'lookup']),
   receipt: z.unknown(),
+  /**
+   * The evidence files handed over with the receipt (`withEvidence`), each a blob written in the
+   * same commit; boot checks them as it checks any object an event references. Absent: none (and
+   * in every receipt written before evidence files).
+   */
+  evidence: z.array(EffectEvidenceEntry).optional(),
 });
 export type EffectReceiptObject = z.infer<typeof EffectReceiptObject>;
 

@@ -1,3 +1,4 @@
+import { EffectReceiptObject } from '../objects/index.js';
 import type { ObjectKinds, RawObject } from '../store/index.js';
 import { objectMatches, objectValue } from '../store/index.js';
 import { sha256Bytes } from './digest.js';
@@ -17,6 +18,7 @@ export type ObjectVerdict =
   | { ok: false; code: 'object_missing' | 'object_corrupt'; message: string };
 /** The verdict of an object checked by digest alone: one shared value (a rebuild remembers a verdict per object, ~1M at 1M events). */
 const MATCHES: ObjectVerdict = Object.freeze({ ok: true });
+const NO_EVIDENCE: readonly string[] = Object.freeze([]);
 
 /**
  * References whose objects are checked per batch, looked up in key (digest) order. On the bench's
@@ -43,6 +45,8 @@ export class ObjectChecks {
   /** Past this many waiting references, the verifier has them checked (`checkWaiting`). */
   readonly batch: number;
   private readonly objects = new Map<string, ObjectVerdict>();
+  /** Per `effect-receipt` object read for its evidence files: their digests. */
+  private readonly evidence = new Map<string, readonly string[]>();
   private readonly bodies: boolean;
 
   constructor(
@@ -109,6 +113,27 @@ export class ObjectChecks {
           verdict,
           finding: { code: 'object_corrupt', taskId, revision, object: ref, message: `object ${ref} is corrupt` },
         };
+  }
+
+  /**
+   * The blobs of the evidence files an `effect-receipt` object names (`evidence[].digest`): an
+   * event naming the receipt references them too. None when the object cannot be read, does not
+   * match its digest or is no receipt: the receipt's own check says what is wrong with it.
+   */
+  evidenceOf(ref: string): readonly string[] {
+    let digests = this.evidence.get(ref);
+    if (digests) return digests;
+    digests = NO_EVIDENCE;
+    try {
+      const raw = this.source.rawObject(ref);
+      const value = raw !== undefined && objectMatches(raw, ref) ? objectValue(raw) : undefined;
+      const body = value?.kind === 'effect-receipt' ? EffectReceiptObject.safeParse(value.body) : undefined;
+      if (body?.success && body.data.evidence?.length) digests = body.data.evidence.map((f) => f.digest);
+    } catch {
+      // Unreadable: its own check finds it.
+    }
+    this.evidence.set(ref, digests);
+    return digests;
   }
 
   /**

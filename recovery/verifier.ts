@@ -4,6 +4,7 @@ import { zodIssue } from '../base/index.js';
 import {
   TASK_EVENTS,
   TASK_EVENT_CLAIMS,
+  TASK_EVENT_REFS,
   TASK_MACHINE_VERSION,
   stateName,
   taskMachine,
@@ -21,6 +22,26 @@ import { chainEvents, replayEvents } from './stream-checks.js';
 /** The event type that references the Task spec (its object is checked at once: the spec is returned). */
 const SPEC_EVENT = TASK_EVENTS.find((d) => Object.values(d.refs).includes('task-spec'))!.type;
 const NO_CLAIMS: (typeof TASK_EVENT_CLAIMS)[TaskEventType] = [];
+/**
+ * Per event type, its fields naming `effect-receipt` objects: the evidence blobs such a receipt
+ * names are references of the event as well (a receipt's files are not in the event's `refs`).
+ */
+const RECEIPT_FIELDS = new Map(
+  Object.entries(TASK_EVENT_REFS)
+    .map(([type, refs]) => [type, refs.filter((r) => r.kind === 'effect-receipt').map((r) => r.field)] as const)
+    .filter(([, fields]) => fields.length > 0),
+);
+
+/** The `effect-receipt` digests an event names in `fields` (a digest or a list of them). */
+function receiptRefs(data: Record<string, unknown>, fields: readonly string[]): string[] {
+  const refs: string[] = [];
+  for (const field of fields) {
+    const value = data[field];
+    if (typeof value === 'string') refs.push(value);
+    else if (Array.isArray(value)) for (const v of value) if (typeof v === 'string') refs.push(v);
+  }
+  return refs;
+}
 
 /**
  * The checks of a verified rebuild, independent of where the bytes come from. LMDB (in-thread
@@ -77,7 +98,8 @@ export interface VerifierOptions {
    * Also decode every object and check its body against its kind's schema (`ordivon doctor`,
    * backups). Without it an object's integrity is checked by its digest alone — the bytes are the
    * ones the Host validated when it wrote them — and only bodies recovery uses (Task specs) are
-   * decoded and schema-checked; other bodies are checked again whenever they are read
+   * decoded and schema-checked; Effect receipts are decoded for the evidence blobs they name
+   * (`ObjectChecks.evidenceOf`); other bodies are checked again whenever they are read
    * (`EventStore.getObject`).
    */
   bodies?: boolean;
@@ -228,6 +250,15 @@ export class RecoveryVerifier {
           waiting.at.push(this.found.length);
         }
       }
+      const receiptFields = RECEIPT_FIELDS.get(record.type);
+      if (receiptFields)
+        for (const receipt of receiptRefs(record.data, receiptFields))
+          for (const blob of objects.evidenceOf(receipt)) {
+            waiting.refs.push(blob);
+            waiting.taskIds.push(taskId);
+            waiting.revisions.push(base + i + 1);
+            waiting.at.push(this.found.length);
+          }
       if (waiting.refs.length >= objects.batch) objects.checkWaiting();
       if (i < replayed)
         for (const claim of TASK_EVENT_CLAIMS[record.type as TaskEventType] ?? NO_CLAIMS)

@@ -19,4 +19,5 @@ export {
   GrantView,
   type RequestSource,
 } from './task-requests.js';
+export { taskEffects, TaskEffectView, type EffectSource } from './task-effects.js';
 export { taskShowView, type TaskShowSource } from './task-show-view.js';

@@ -1,6 +1,7 @@
 import type { FrontierWork } from '../machines/index.js';
 import type { EventRecord } from '../store/index.js';
 import { taskProvenance } from './task-contexts.js';
+import { taskEffects } from './task-effects.js';
 import { taskGrants, taskRequests } from './task-requests.js';
 import { LatestRejection, taskRuns } from './task-runs.js';
 
@@ -26,7 +27,8 @@ export interface TaskShowSource<C extends { lastRejection?: unknown; requests?: 
 /**
  * The Task view `ordivon show` prints and the control API's `GET /tasks/:id` answers: state,
  * frontier and context, each Context with its items, each rejection with its cause, each provider
- * run, DecisionRequests and grants (and the events when asked). One read of the stream serves all
+ * run, each Effect receipt with its evidence files, DecisionRequests and grants (and the events
+ * when asked). One read of the stream serves all
  * of them.
  */
 export function taskShowView<C extends { lastRejection?: unknown; requests?: unknown }>(source: TaskShowSource<C>) {
@@ -41,6 +43,7 @@ export function taskShowView<C extends { lastRejection?: unknown; requests?: unk
     context,
     ...taskProvenance({ events, object }, LatestRejection.safeParse(context.lastRejection).data),
     runs: taskRuns({ events, object: source.receipt ?? object }),
+    effects: taskEffects({ events, object }),
     requests: taskRequests({ events, object }, context.requests),
     grants: taskGrants({ object }, context.requests),
     ...(source.withEvents ? { events } : {}),

@@ -3,22 +3,24 @@ import { join } from 'node:path';
 import type { Browser, Page, Request } from 'playwright-core';
 import { z } from 'zod';
 import { digestOf, sha256Bytes } from '../../store/index.js';
+import { withEvidence, type EffectEvidenceFile, type ReceiptWithEvidence } from '../../base/index.js';
 import type { EffectTarget } from '../../frontier/index.js';
 import { CHROMIUM_ARGS, parseBrowserConfig, type BrowserEffectConfig } from './browser-config.js';
 import { BrowserEffectError, browserNotPerformed } from './browser-error.js';
 
-/** A file of evidence, named by its digest. */
+/** A file of evidence, named by its digest; `path`: its copy in `evidenceDir`, when one is configured. */
 export const EvidenceFile = z.strictObject({
   digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
-  path: z.string(),
+  path: z.string().optional(),
   bytes: z.number().int().nonnegative(),
 });
 export type EvidenceFile = z.infer<typeof EvidenceFile>;
 
 /**
- * What `perform` resolves with (`via: perform`: the confirmation page, its HTML and screenshot
- * kept) and each receipt `lookup` finds (`via: lookup`: a row of the lookup page, that page's
- * HTML kept). `inputDigest` is the site's record of the input digest, read from its page.
+ * The receipt `perform` resolves with (`via: perform`: the confirmation page, its HTML and
+ * screenshot handed over as evidence files `page.html` and `screenshot.png`) and each receipt
+ * `lookup` finds (`via: lookup`: a row of the lookup page, that page's HTML handed over as
+ * `page.html`). `inputDigest` is the site's record of the input digest, read from its page.
  */
 export const BrowserReceipt = z.strictObject({
   via: z.enum(['perform', 'lookup']),
@@ -47,9 +49,14 @@ export interface BrowserObservation {
 /** The Host's `EffectAdapter` over one site in Chromium, plus `close()` for the browser it launched. */
 export interface BrowserEffectAdapter {
   readonly endpoint: string;
-  perform(requestId: string, input: Record<string, unknown>, intent: EffectTarget): Promise<BrowserReceipt>;
+  /** The receipt with its evidence files (the Host keeps them as blobs with the receipt). */
+  perform(
+    requestId: string,
+    input: Record<string, unknown>,
+    intent: EffectTarget,
+  ): Promise<ReceiptWithEvidence<BrowserReceipt>>;
   /** Absent without `config.lookup`: the site cannot say what happened, and the Host asks an operator. */
-  lookup?(requestId: string, intent: EffectTarget): Promise<BrowserReceipt[] | null>;
+  lookup?(requestId: string, intent: EffectTarget): Promise<Array<ReceiptWithEvidence<BrowserReceipt>> | null>;
   notPerformed(error: unknown): boolean;
   /** Absent without `config.observe`. */
   observe?(intent: EffectTarget): Promise<BrowserObservation>;
@@ -65,9 +72,13 @@ async function readValue(page: Page | ReturnType<Page['locator']>, selector: str
   return found.evaluate((el) => el.getAttribute('content') ?? (el.textContent ?? '').trim());
 }
 
-/** Writes `bytes` as `<dir>/<hex>.<ext>` unless it is there (same name, same bytes), through a rename. */
-function keep(dir: string, bytes: Buffer, ext: string): EvidenceFile {
+/**
+ * Names `bytes` by their digest and, with `dir`, writes a copy as `<dir>/<hex>.<ext>` unless it is
+ * there (same name, same bytes), through a rename.
+ */
+function keep(dir: string | undefined, bytes: Buffer, ext: string): EvidenceFile {
   const digest = sha256Bytes(bytes);
+  if (dir === undefined) return { digest, bytes: bytes.length };
   const path = join(dir, `${digest.slice('sha256:'.length)}.${ext}`);
   if (!existsSync(path)) {
     mkdirSync(dir, { recursive: true });
@@ -83,8 +94,9 @@ type Submitted = { kind: 'navigated' } | { kind: 'failed'; why: string } | { kin
 /**
  * A browser Effect adapter: `perform` opens the form page for the intent in a fresh browser
  * context, fills it from the input (the request id and the input digest into their fields),
- * submits it once and reads the confirmation into a receipt, keeping the page's HTML and a
- * screenshot as content-addressed files. Chromium is launched on first use (playwright-core,
+ * submits it once and reads the confirmation into a receipt, handing the page's HTML and a
+ * screenshot over with it as evidence files (`withEvidence`; copies in `evidenceDir` when it is
+ * configured). Chromium is launched on first use (playwright-core,
  * `chromium.launch`, which gives each browser a fresh temporary profile).
  *
  * Failure semantics of `perform`: everything up to the click (the launch, the form page, the
@@ -137,12 +149,19 @@ export function browserEffectAdapter(input: BrowserEffectConfig): BrowserEffectA
     config.identity ? ((await readValue(page, config.identity.selector)) ?? null) : null;
   const refusalOf = async (page: Page) => (config.refusal ? readValue(page, config.refusal.selector) : undefined);
 
-  /** The page's HTML and (with `shot`) screenshot, kept; `browser_effect_evidence_failed` if they cannot be. */
+  /**
+   * The page's HTML and (with `shot`) screenshot: named in the receipt (`kept`) and handed over
+   * (`files`); `browser_effect_evidence_failed` if they cannot be read or copied.
+   */
   const evidence = async (page: Page, requestId: string, shot: boolean) => {
     try {
-      const html = keep(config.evidenceDir, Buffer.from(await page.content(), 'utf8'), 'html');
-      const screenshot = shot ? keep(config.evidenceDir, await page.screenshot({ fullPage: true }), 'png') : undefined;
-      return { html, ...(screenshot ? { screenshot } : {}) };
+      const htmlBytes = Buffer.from(await page.content(), 'utf8');
+      const shotBytes = shot ? await page.screenshot({ fullPage: true }) : undefined;
+      const html = keep(config.evidenceDir, htmlBytes, 'html');
+      const screenshot = shotBytes ? keep(config.evidenceDir, shotBytes, 'png') : undefined;
+      const files: EffectEvidenceFile[] = [{ name: 'page.html', mediaType: 'text/html', bytes: htmlBytes }];
+      if (shotBytes) files.push({ name: 'screenshot.png', mediaType: 'image/png', bytes: shotBytes });
+      return { kept: { html, ...(screenshot ? { screenshot } : {}) }, files };
     } catch (error) {
       throw new BrowserEffectError('browser_effect_evidence_failed', `${requestId}: ${(error as Error).message}`, {
         requestId,
@@ -288,8 +307,8 @@ export function browserEffectAdapter(input: BrowserEffectConfig): BrowserEffectA
         if (value === undefined) throw noAnswer(`the confirmation has no ${key} (${selector})`);
         fields[key] = value;
       }
-      const kept = await evidence(page, requestId, true);
-      return BrowserReceipt.parse({
+      const { kept, files } = await evidence(page, requestId, true);
+      const receipt = BrowserReceipt.parse({
         via: 'perform',
         requestId,
         url: page.url(),
@@ -299,6 +318,7 @@ export function browserEffectAdapter(input: BrowserEffectConfig): BrowserEffectA
         inputDigest: fields[config.confirmation.inputDigest] ?? null,
         ...kept,
       });
+      return withEvidence(receipt, files);
     });
   };
 
@@ -336,8 +356,8 @@ export function browserEffectAdapter(input: BrowserEffectConfig): BrowserEffectA
         const status = await load(page, url, failed);
         if (status !== 200) throw failed(`status ${status}`);
         const identity = await identityOf(page);
-        const kept = await evidence(page, requestId, false);
-        const receipts: BrowserReceipt[] = [];
+        const { kept, files } = await evidence(page, requestId, false);
+        const receipts: Array<ReceiptWithEvidence<BrowserReceipt>> = [];
         for (const row of await page.locator(lookup.row).all()) {
           const fields: Record<string, string> = {};
           for (const [key, selector] of Object.entries(lookup.fields)) {
@@ -345,18 +365,18 @@ export function browserEffectAdapter(input: BrowserEffectConfig): BrowserEffectA
             if (value === undefined) throw failed(`a row has no ${key} (${selector})`);
             fields[key] = value;
           }
-          receipts.push(
-            BrowserReceipt.parse({
-              via: 'lookup',
-              requestId,
-              url: page.url(),
-              status,
-              identity,
-              fields,
-              inputDigest: fields[lookup.inputDigest] ?? null,
-              ...kept,
-            }),
-          );
+          const receipt = BrowserReceipt.parse({
+            via: 'lookup',
+            requestId,
+            url: page.url(),
+            status,
+            identity,
+            fields,
+            inputDigest: fields[lookup.inputDigest] ?? null,
+            ...kept,
+          });
+          // Every row rests on the one page: each receipt names the same file (one blob).
+          receipts.push(withEvidence(receipt, files));
         }
         return receipts;
       });

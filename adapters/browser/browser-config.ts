@@ -32,8 +32,11 @@ const Reads = z.record(z.string().min(1), Selector);
 export const BrowserEffectConfig = z.strictObject({
   /** The Chromium binary (`/usr/bin/chromium`). */
   executablePath: z.string().min(1),
-  /** Where the evidence files go, named by their sha256: `<hex>.png`, `<hex>.html`. Created if absent. */
-  evidenceDir: z.string().min(1),
+  /**
+   * Optional: where copies of the evidence files go as well, named by their sha256 (`<hex>.png`,
+   * `<hex>.html`; created if absent). The Host keeps the files either way (`withEvidence`).
+   */
+  evidenceDir: z.string().min(1).optional(),
   /** The binding identity recorded in each intent (the site's origin). */
   endpoint: z.string().min(1),
   /** Bounds each navigation and each wait, the confirmation's included (default 10000). */

@@ -159,6 +159,10 @@ export function showText(view: ShowView): string {
             : ''
         }`,
     ),
+    ...(view.effects ?? []).flatMap((f) => [
+      `  effect r${f.revision} ${f.event} ${f.requestId} via ${f.via}: receipt ${short(f.receiptDigest)}`,
+      ...f.evidence.map((file) => `    evidence ${file.name} (${file.mediaType}, ${file.bytes} bytes) ${file.digest}`),
+    ]),
   ];
   for (const e of view.events ?? [])
     lines.push(

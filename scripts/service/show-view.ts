@@ -55,6 +55,21 @@ export const ShowView = z.looseObject({
       refused: z.record(z.string(), StoredArtifactRefusal),
     }),
   ),
+  /** Every Effect receipt with its evidence files (absent from services older than them). */
+  effects: z
+    .array(
+      z.looseObject({
+        revision: z.number().int(),
+        event: z.string(),
+        requestId: z.string(),
+        receiptDigest: z.string(),
+        via: z.string(),
+        evidence: z.array(
+          z.looseObject({ name: z.string(), mediaType: z.string(), digest: z.string(), bytes: z.number() }),
+        ),
+      }),
+    )
+    .optional(),
   /** The permission grants the Task's next Context will record (absent from services older than it). */
   grants: z.array(GrantView).optional(),
   /** Every DecisionRequest (absent from services older than them). */

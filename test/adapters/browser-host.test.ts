@@ -1,12 +1,17 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createHash } from 'node:crypto';
-import { browserEffectAdapter, BrowserReceipt, type BrowserEffectAdapter } from '../../adapters/index.js';
+import {
+  browserEffectAdapter,
+  BrowserReceipt,
+  type BrowserEffectAdapter,
+  type BrowserEffectConfig,
+} from '../../adapters/index.js';
 import { openHost, type Host } from '../../frontier/index.js';
-import { OBJECT_KINDS, type TaskSpecInput } from '../../objects/index.js';
-import { digestOf } from '../../store/index.js';
+import { OBJECT_KINDS, type EffectReceiptObject, type TaskSpecInput } from '../../objects/index.js';
+import { EventStore, digestOf } from '../../store/index.js';
 import {
   changeWebappItem,
   readWebappFile,
@@ -51,9 +56,15 @@ describe('Effects through the browser adapter (real Host, real Chromium, real we
     const dir = tempDir('ordivon-browser-host-');
     evidenceDir = join(dir, 'evidence');
     app = await startWebapp({ db: join(dir, 'webapp.db') });
-    adapter = browserEffectAdapter(
-      webappBrowserConfig({ url: app.url, executablePath: CHROMIUM.need(), evidenceDir, timeoutMs: 8_000 }),
-    );
+    // No copies outside the Host: the evidence files are the Host's alone.
+    const config: BrowserEffectConfig = webappBrowserConfig({
+      url: app.url,
+      executablePath: CHROMIUM.need(),
+      evidenceDir,
+      timeoutMs: 8_000,
+    });
+    delete config.evidenceDir;
+    adapter = browserEffectAdapter(config);
   });
   after(async () => {
     await Promise.all(hosts.map((h) => h.stop()));
@@ -67,8 +78,9 @@ describe('Effects through the browser adapter (real Host, real Chromium, real we
       quantity: 2,
       version: version ?? (await adapter.observe!({ operation: 'order', target: 'widget' })).targetVersion,
     };
+    const state = tempDir();
     const h = await openHost({
-      state: tempDir(),
+      state,
       harnesses: { 'pick-order': agent('choose', 'order') },
       effectAdapters: { shop: adapter },
     });
@@ -88,14 +100,32 @@ describe('Effects through the browser adapter (real Host, real Chromium, real we
             : [],
       )
       .map((digest) => OBJECT_KINDS['effect-receipt'].parse(h.supervisor.getObject(digest).body));
-    return { h, taskId, requestId: `${taskId}/a1/g1/effect`, input, types, receipts, events };
+    return { h, state, taskId, requestId: `${taskId}/a1/g1/effect`, input, types, receipts, events };
+  }
+
+  /** Each evidence file of the receipts as `[name, mediaType, digest, sha256 of the stored blob]` (the Host stopped). */
+  async function storedEvidence(h: Host, state: string, receipts: EffectReceiptObject[]) {
+    await h.stop();
+    hosts.splice(hosts.indexOf(h), 1);
+    const store = EventStore.open({ root: state, kinds: OBJECT_KINDS, readOnly: true });
+    try {
+      return receipts.flatMap((r) =>
+        (r.evidence ?? []).map((f) => {
+          const bytes = store.rawBlob(f.digest);
+          assert.equal(bytes?.length, f.bytes, f.name);
+          return [f.name, f.mediaType, f.digest, bytes ? sha256(Buffer.from(bytes)) : null];
+        }),
+      );
+    } finally {
+      await store.close();
+    }
   }
 
   it(
-    'performed: one order, the receipt recorded with the screenshot it names on disk',
+    'performed: one order, the receipt recorded with its page and screenshot as blobs in the Host store',
     { skip: CHROMIUM.skip },
     async () => {
-      const { h, taskId, requestId, input, types, receipts } = await run();
+      const { h, state, taskId, requestId, input, types, receipts } = await run();
       assert.deepEqual(types, ['effect.intend', 'effect.record', 'evaluation.settle']);
       assert.equal(h.supervisor.getTask(taskId)!.context.effect?.status, 'recorded');
       const orders = readWebappFile(app.db).filter((o) => o.note === requestId);
@@ -105,7 +135,12 @@ describe('Effects through the browser adapter (real Host, real Chromium, real we
       assert.equal(receipts[0]!.via, 'perform');
       const receipt = BrowserReceipt.parse(receipts[0]!.receipt);
       assert.equal(receipt.fields['orderNumber'], String(orders[0]!.orderNumber));
-      assert.equal(sha256(readFileSync(receipt.screenshot!.path)), receipt.screenshot!.digest);
+      assert.deepEqual(await storedEvidence(h, state, receipts), [
+        ['page.html', 'text/html', receipt.html.digest, receipt.html.digest],
+        ['screenshot.png', 'image/png', receipt.screenshot!.digest, receipt.screenshot!.digest],
+      ]);
+      assert.equal(receipt.screenshot!.path, undefined);
+      assert.equal(existsSync(evidenceDir), false, 'no copy outside the Host without evidenceDir');
     },
   );
 
@@ -114,7 +149,7 @@ describe('Effects through the browser adapter (real Host, real Chromium, real we
     { skip: CHROMIUM.skip },
     async () => {
       await setWebappFault(app.url, { mode: 'commit-then-drop', times: 1 });
-      const { h, taskId, requestId, input, types, receipts } = await run();
+      const { h, state, taskId, requestId, input, types, receipts } = await run();
       assert.deepEqual(types, ['effect.intend', 'effect.lost', 'effect.reconcile', 'evaluation.settle']);
       assert.equal(h.supervisor.getTask(taskId)!.context.effect?.status, 'recorded');
       const orders = readWebappFile(app.db).filter((o) => o.note === requestId);
@@ -124,6 +159,9 @@ describe('Effects through the browser adapter (real Host, real Chromium, real we
         ['lookup'],
       );
       assert.equal(adapter.receiptInputDigest(receipts[0]!.receipt), digestOf(input));
+      // The history page the order was found on is kept as well.
+      const html = BrowserReceipt.parse(receipts[0]!.receipt).html.digest;
+      assert.deepEqual(await storedEvidence(h, state, receipts), [['page.html', 'text/html', html, html]]);
     },
   );
 

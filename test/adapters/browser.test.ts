@@ -71,11 +71,11 @@ describe('the browser Effect adapter against the World W1 web app', { timeout: 2
   );
 
   it(
-    'performs one order, its receipt naming the order, the input digest and a screenshot file with that sha256',
+    'performs one order, its receipt naming the order, the input digest, and the page and screenshot handed over with it',
     { skip: CHROMIUM.skip },
     async () => {
       const input = { quantity: 3, version: await version() };
-      const receipt = await adapter.perform('task-1/a1/g1/effect', input, ORDER);
+      const { receipt, files } = await adapter.perform('task-1/a1/g1/effect', input, ORDER);
       const orders = ordersNoted('task-1/a1/g1/effect');
       assert.equal(orders.length, 1);
       assert.equal(orders[0]!.quantity, 3);
@@ -85,11 +85,19 @@ describe('the browser Effect adapter against the World W1 web app', { timeout: 2
       assert.equal(adapter.receiptInputDigest(receipt), digestOf(input));
       assert.equal(receipt.identity, 'shop-a');
       assert.equal(receipt.status, 200);
-      const shot = readFileSync(receipt.screenshot!.path);
+      // The files handed over are the ones the receipt names, and the copies in evidenceDir.
+      assert.deepEqual(
+        files.map((f) => [f.name, f.mediaType, sha256(Buffer.from(f.bytes)), f.bytes.length]),
+        [
+          ['page.html', 'text/html', receipt.html.digest, receipt.html.bytes],
+          ['screenshot.png', 'image/png', receipt.screenshot!.digest, receipt.screenshot!.bytes],
+        ],
+      );
+      const shot = readFileSync(receipt.screenshot!.path!);
       assert.equal(sha256(shot), receipt.screenshot!.digest);
       assert.equal(receipt.screenshot!.path, join(evidenceDir, `${receipt.screenshot!.digest.slice(7)}.png`));
       assert.equal(shot.subarray(1, 4).toString('latin1'), 'PNG');
-      const html = readFileSync(receipt.html.path);
+      const html = readFileSync(receipt.html.path!);
       assert.equal(sha256(html), receipt.html.digest);
       assert.ok(html.toString('utf8').includes(`Order ${orders[0]!.orderNumber} confirmed`));
       // The receipt is JSON (the Host keeps it as an object).
@@ -108,9 +116,16 @@ describe('the browser Effect adapter against the World W1 web app', { timeout: 2
       assert.equal(ordersNoted('task-2/a1/g1/effect').length, 1, 'the browser did not resend the dropped submit');
       const found = (await adapter.lookup!('task-2/a1/g1/effect', ORDER))!;
       assert.equal(found.length, 1);
-      assert.equal(found[0]!.via, 'lookup');
-      assert.equal(found[0]!.fields['orderNumber'], String(ordersNoted('task-2/a1/g1/effect')[0]!.orderNumber));
-      assert.equal(adapter.receiptInputDigest(found[0]), digestOf(input));
+      const { receipt, files } = found[0]!;
+      assert.equal(receipt.via, 'lookup');
+      assert.equal(receipt.fields['orderNumber'], String(ordersNoted('task-2/a1/g1/effect')[0]!.orderNumber));
+      assert.equal(adapter.receiptInputDigest(receipt), digestOf(input));
+      // The history page is handed over (no screenshot on a lookup).
+      assert.deepEqual(
+        files.map((f) => [f.name, f.mediaType, sha256(Buffer.from(f.bytes))]),
+        [['page.html', 'text/html', receipt.html.digest]],
+      );
+      assert.equal(receipt.screenshot, undefined);
       assert.deepEqual(await adapter.lookup!('task-never/a1/g1/effect', ORDER), []);
     },
   );
