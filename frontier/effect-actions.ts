@@ -309,7 +309,7 @@ export async function escalateEffect(deps: FrontierDeps, task: TaskHandle): Prom
         : `${intent.adapter} cannot be asked what happened under ${effect.requestId}: ${
             unanswerable === 'no-lookup'
               ? 'it has no lookup'
-              : 'its lookup cannot answer (window passed or no provider id)'
+              : 'its lookup cannot answer under it (no lookup for this operation, the window passed, or no id came back)'
           }`,
     ],
     unresolvedClaims: [`whether ${intent.operation} ${intent.target} happened`],
