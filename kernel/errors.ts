@@ -46,8 +46,20 @@ const LISTED_CODES = [
  * returned as data by `send`; these classes are thrown only where a call cannot answer at all
  * (boot failed, not serving, bad spec). Codes are listed in the error table (docs/errors.md).
  */
-export const HOST_ERROR_CODES: ReadonlyArray<(typeof LISTED_CODES)[number]> = [...new Set(LISTED_CODES)];
+export const HOST_ERROR_CODES = uniqueCodes(LISTED_CODES);
 export type HostErrorCode = (typeof HOST_ERROR_CODES)[number];
+
+/** A list without its repeats, in first-seen order; its type the same tuple, so the codes read in order in the API. */
+type Unique<T extends readonly unknown[], Seen extends readonly unknown[] = []> = T extends readonly [
+  infer Head,
+  ...infer Rest,
+]
+  ? Unique<Rest, Head extends Seen[number] ? Seen : [...Seen, Head]>
+  : Readonly<Seen>;
+
+function uniqueCodes<const T extends readonly string[]>(codes: T): Unique<T> {
+  return [...new Set(codes)] as unknown as Unique<T>;
+}
 
 const HOST_CODES: ReadonlySet<string> = new Set(HOST_ERROR_CODES);
 
