@@ -67,6 +67,7 @@ const LIGHT_DOORS = [
   'os/identity.ts', // process identity from /proc, without the process-group module's execa
   'kernel/requests/request-revocation.ts', // the revocation search the kernel's admission and the Task view share
   'kernel/errors.ts', // the Host's error codes, on the path of every CLI command that reports one
+  'machines/task-context.ts', // the statechart's rejection reasons, which the Host's error codes include
   'kernel/clock.ts', // the clock the CLI's progress lines read
   'store/record-read.ts', // recognising a failed commit where the CLI reports errors, without LMDB
   'objects/task-spec.ts', // the Task spec schema the CLI reads spec files with

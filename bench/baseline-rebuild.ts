@@ -1,11 +1,12 @@
 // The recovery path as the core commit shipped it (actors/recovery.ts at 12dd3d5), kept verbatim
-// apart from import paths and names so the suite can report before/after figures from one run.
+// apart from import paths and names, and the head's and identity's findings, which it takes from
+// recovery/ (their shape, not their cost), so the suite can report before/after figures from one run.
 // Not used by the Host.
 import { createActor } from 'xstate';
 import { TASK_MACHINE_VERSION, classifyTransition, stateName, taskMachine } from '../machines/index.js';
 import { EventRecord, StoreError, canonicalJson, digestOf, type EventStore } from '../store/index.js';
 import type { Finding, TaskSnapshot } from '../kernel/index.js';
-import { machineEventOf } from '../recovery/index.js';
+import { headFinding, identityFinding, machineEventOf } from '../recovery/index.js';
 
 interface RebuiltTask {
   taskId: string;
@@ -162,24 +163,9 @@ export function baselineRebuildAll(store: EventStore): RecoveryReport {
       expected++;
     }
     const last = expected - 1;
-    if (!failed && head === undefined) {
-      findings.push({
-        code: 'stream_gap',
-        taskId,
-        revision: last,
-        object: 'head',
-        message: `task ${taskId} has ${last} events but no head`,
-      });
-      failed = true;
-    } else if (!failed && head && (head.revision !== last || head.digest !== prevDigest)) {
-      const code = head.revision > last ? 'stream_gap' : 'stream_corrupt';
-      findings.push({
-        code,
-        taskId,
-        revision: head.revision,
-        object: 'head',
-        message: `task ${taskId}: head names revision ${head.revision} ${head.digest}, stream ends at ${last} ${prevDigest ?? ''}`,
-      });
+    const headWrong = failed ? undefined : headFinding(taskId, last, head, prevDigest);
+    if (headWrong) {
+      findings.push(headWrong);
       failed = true;
     }
     if (!failed) {
@@ -225,16 +211,6 @@ export function baselineRebuildAll(store: EventStore): RecoveryReport {
     }
   }
   return { tasks, findings, events, objects: verified.size };
-}
-
-function identityFinding(kind: string, key: string, owners: Set<string>): Finding {
-  const list = [...owners].sort();
-  return {
-    code: 'identity_conflict',
-    taskId: list.join(','),
-    object: `${kind} ${key}`,
-    message: `${kind} ${key} is claimed by tasks ${list.join(', ')}`,
-  };
 }
 
 /** Task ids that have events, whether or not they have a head. */

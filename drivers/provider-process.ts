@@ -9,6 +9,17 @@ export interface ProcessExit {
 /** The strongest signal a driver had to send before its provider's process exited, if any. */
 export type ForcedSignal = 'SIGTERM' | 'SIGKILL' | null;
 
+/**
+ * How a provider's process tree was brought down: the leader's exit and the strongest signal the
+ * driver had to send before it exited. Each driver adds whether its tree is gone.
+ */
+export interface ProviderShutdown extends ProcessExit {
+  forced: ForcedSignal;
+}
+
+/** Bound on waiting for killed processes to be reaped (kill(-pgid, 0) sees zombies until they are). */
+export const REAP_WAIT_MS = 5_000;
+
 /** A spawned provider group (execa's child, `reject: false`). */
 export type ProviderGroup = ReturnType<typeof spawnGroup>;
 

@@ -2,7 +2,8 @@ import type { RevokedBy, StaleSource, TaskContext } from '../machines/index.js';
 import { DecisionRequestObject, type CandidateAction } from '../objects/index.js';
 import type { EventStore } from '../store/index.js';
 import type { EventInput } from './event-input.js';
-import { contextOf, staleSources, type ObservationReader, type SourceReader } from './read-set.js';
+import { contextOf } from './compiled-contexts.js';
+import { staleSources, type ObservationReader, type SourceReader } from './read-set.js';
 import { revocationOf } from './requests/request-revocation.js';
 
 /**

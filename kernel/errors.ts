@@ -1,16 +1,13 @@
 import { CodedError, type CodedErrorOptions } from '../base/index.js';
-// The error modules of recovery/ and store/, not their barrels: this file is on the path of every
-// CLI command that reports a code, and the barrels load LMDB, the statechart and every schema.
+// The error modules of recovery/ and store/ and the statechart's context module, not their barrels:
+// this file is on the path of every CLI command that reports a code, and the barrels load LMDB, the
+// statechart and every schema.
 import { RECOVERY_FINDING_CODES, type Finding as FindingOf } from '../recovery/errors.js';
-import { StoreError, type StoreErrorCode } from '../store/errors.js';
+import { STORE_ERROR_CODES, StoreError, type StoreErrorCode } from '../store/errors.js';
+import { REJECTION_REASONS } from '../machines/task-context.js';
 
-/**
- * Error and refusal codes of the Host (kernel/, frontier/). Refusals of an event are returned as data by
- * `send`; these classes are thrown only where a call cannot answer at all (boot failed, not
- * serving, bad spec). Codes are listed in the error table (docs/errors.md).
- */
-export const HOST_ERROR_CODES = [
-  // refusals and rejections of events
+const LISTED_CODES = [
+  // refusals of events
   'not_allowed',
   'invalid_event',
   'invalid_transition',
@@ -20,24 +17,9 @@ export const HOST_ERROR_CODES = [
   'task_exists',
   'invalid_spec',
   'stage_unknown',
-  'stale_assignment',
-  'missing_artifact',
-  'context_mismatch',
-  'verification_failed',
   'goal_revision_mismatch',
-  'context_stale',
-  'superseded',
-  'candidate_unknown',
-  'untrusted_authority',
-  'action_failed',
-  'effect_failed',
-  'effect_unknown',
-  'decision_unknown',
-  'decision_not_pending',
-  'decision_expired',
-  'decision_revoked',
-  'decision_stale',
-  'answer_not_allowed',
+  // what the statechart records when it retains an event without acting on it (machines/task-context.ts)
+  ...REJECTION_REASONS,
   // an operator DecisionRequest (`Supervisor.openRequest`) that does not parse, or that asks
   // another question under an id the Task already has
   'invalid_request',
@@ -48,32 +30,36 @@ export const HOST_ERROR_CODES = [
   // boot and doctor findings: recovery's (recovery/errors.ts)
   ...RECOVERY_FINDING_CODES,
   // the store's, passed on as they are (HOST_CODE_OF_STORE)
-  'revision_conflict',
-  'format_unknown',
-  'state_locked',
-  'state_missing',
-  'state_not_directory',
-  'state_unreadable',
-  'read_only',
-  'object_invalid',
-  'record_corrupt',
-  'storage_failed',
-  // the journal-first commit (store/journal/): a failed sync stopped appends; damaged journal
-  'journal_failed',
-  'journal_corrupt',
-  // many Hosts (store/postgres/): another Host took the Task; this Host no longer holds it
-  'lease_lost',
+  ...STORE_ERROR_CODES,
+  // many Hosts (store/postgres/): another Host serves the Task
   'task_elsewhere',
-  'state_mirrored',
   // lifecycle
-  'harness_unknown',
   'invalid_config',
   'env_missing',
   'not_serving',
   'invalid_option',
   'boot_failed',
 ] as const;
+
+/**
+ * Error and refusal codes of the Host (kernel/, frontier/), each once. Refusals of an event are
+ * returned as data by `send`; these classes are thrown only where a call cannot answer at all
+ * (boot failed, not serving, bad spec). Codes are listed in the error table (docs/errors.md).
+ */
+export const HOST_ERROR_CODES = uniqueCodes(LISTED_CODES);
 export type HostErrorCode = (typeof HOST_ERROR_CODES)[number];
+
+/** A list without its repeats, in first-seen order; its type the same tuple, so the codes read in order in the API. */
+type Unique<T extends readonly unknown[], Seen extends readonly unknown[] = []> = T extends readonly [
+  infer Head,
+  ...infer Rest,
+]
+  ? Unique<Rest, Head extends Seen[number] ? Seen : [...Seen, Head]>
+  : Readonly<Seen>;
+
+function uniqueCodes<const T extends readonly string[]>(codes: T): Unique<T> {
+  return [...new Set(codes)] as unknown as Unique<T>;
+}
 
 const HOST_CODES: ReadonlySet<string> = new Set(HOST_ERROR_CODES);
 

@@ -47,9 +47,9 @@ export { openDecisionRequest, REVOKED_WITH_CONTEXT, type RequestOpener } from '.
 export { RequestDeadlines } from './requests/request-deadlines.js';
 export { revocationOf, type JournalEvent } from './requests/request-revocation.js';
 export { assignedStage } from './stages.js';
+export { contextOf } from './compiled-contexts.js';
 export {
   compileReadSet,
-  contextOf,
   currentGoal,
   readSource,
   workspacesOf,

@@ -1,18 +1,15 @@
 import { createActor, fromPromise, initialTransition, waitFor as waitForSnapshot, type Actor } from 'xstate';
 import { supervisorMachine, taskMachine, type BootSummary, type SupervisorFailure } from '../machines/index.js';
 import { resolveStateRoot, type EventRecord, type EventStore } from '../store/index.js';
-import { CheckpointScheduler, type CheckpointStats } from './checkpoint-scheduler.js';
+import type { CheckpointStats } from './checkpoint-scheduler.js';
 import type { PgJournal } from '../store/postgres/index.js';
-import type { Cluster, ClusterHooks } from './cluster/cluster.js';
+import type { Cluster } from './cluster/cluster.js';
 import { systemClock, type Clock } from './clock.js';
 import { HostError, bootErrorOf } from './errors.js';
-import { FrontierScheduler } from './frontier-scheduler.js';
 import { newTask, notCreated } from './new-task.js';
 import type { TaskSpecInput } from '../objects/index.js';
 import { openOperatorRequest, type OperatorRequestInput } from './requests/operator-requests.js';
-import { RequestDeadlines } from './requests/request-deadlines.js';
 import {
-  DEFAULT_CHECKPOINT_EVERY,
   checkSupervisorOptions,
   type ExternalEvent,
   type SendOptions,
@@ -24,10 +21,9 @@ import { waitForState } from './wait-for-state.js';
 import type { RemoteCommits } from './cluster/remote-commits.js';
 import { readElsewhere, readHere, type TaskReading } from './cluster/task-reading.js';
 import type { Committed, SendResult, TaskActor } from './task-actor.js';
-import { CommitListeners } from './commit-listeners.js';
 import { joinAndOpen } from './join-and-open.js';
 import { notHere } from './not-here.js';
-import { ServedTasks } from './served-tasks.js';
+import { ServingParts } from './serving-parts.js';
 
 export type { BootSummary, CheckpointStats, ExternalEvent, SendOptions, SupervisorOptions, TaskView, TaskReading };
 
@@ -43,12 +39,9 @@ export type { BootSummary, CheckpointStats, ExternalEvent, SendOptions, Supervis
  */
 export class Supervisor {
   private store: EventStore | undefined;
-  private readonly served: ServedTasks;
-  private readonly listeners = new CommitListeners();
   private readonly clock: Clock;
-  private readonly frontier: FrontierScheduler;
-  private readonly checkpointer: CheckpointScheduler;
-  private readonly deadlines: RequestDeadlines;
+  /** The served Tasks, subscribers and schedulers, and where each commit goes. */
+  private readonly parts: ServingParts;
   /** The state root directory, resolved (absolute). */
   readonly root: string;
   /** The supervisor statechart's live actor; `status` and `failure` are what it says. @internal */
@@ -66,34 +59,15 @@ export class Supervisor {
     checkSupervisorOptions(options);
     this.root = resolveStateRoot(options.state);
     this.clock = options.clock ?? systemClock;
-    const store = () => this.store;
-    this.served = new ServedTasks({
+    this.parts = new ServingParts({
       root: this.root,
       clock: this.clock,
-      store,
-      cluster: () => this.cluster,
-      inspect: options.inspect,
-      harnesses: options.frontier?.harnesses,
-      readObservation: options.frontier?.readObservation,
-      committed: (c) => this.committed(c),
-      lost: (taskId) => {
-        this.frontier.abort(taskId, new HostError('lease_lost', `task ${taskId} is no longer served by this Host`));
-        this.deadlines.forget(taskId);
-      },
-    });
-    this.frontier = new FrontierScheduler({
-      frontier: options.frontier,
+      options,
       serving: () => this.status === 'serving',
-      store,
-      specs: this.served.specs,
-      clock: this.clock,
+      store: () => this.store,
+      cluster: () => this.cluster,
+      remote: () => this.remote,
     });
-    this.checkpointer = new CheckpointScheduler({
-      every: options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY,
-      store,
-      specs: this.served.specs,
-    });
-    this.deadlines = new RequestDeadlines(this.clock);
     const logic = supervisorMachine.provide({
       actors: {
         open: fromPromise(async () => this.step(() => this.open())),
@@ -126,8 +100,8 @@ export class Supervisor {
       this.store = undefined;
       throw this.failedWith ?? new HostError('boot_failed', failure?.message ?? 'supervisor did not start');
     }
-    for (const task of this.served.tasks.values()) this.frontier.kick(task);
-    await this.cluster?.start(() => this.store, this.clusterHooks());
+    for (const task of this.parts.served.tasks.values()) this.parts.frontier.kick(task);
+    await this.cluster?.start(() => this.store, this.parts.clusterHooks());
   }
 
   /** This Host's name among the Hosts sharing a PostgreSQL history (undefined on an embedded store). */
@@ -155,7 +129,7 @@ export class Supervisor {
    * For tests and operators that moved leases by hand. A no-op on an embedded store. @internal
    */
   async clusterTick(): Promise<void> {
-    await this.cluster?.tick(() => this.store, this.clusterHooks());
+    await this.cluster?.tick(() => this.store, this.parts.clusterHooks());
     await this.cluster?.poll();
   }
 
@@ -169,11 +143,11 @@ export class Supervisor {
       this.serving('createTask'),
       this.options.artifactContracts,
     );
-    if (this.served.tasks.has(taskId)) throw new HostError('task_exists', `task ${taskId} already exists`);
-    const task = this.served.track(taskId, initialTransition(taskMachine)[0], 0, spec);
+    if (this.parts.served.tasks.has(taskId)) throw new HostError('task_exists', `task ${taskId} already exists`);
+    const task = this.parts.served.track(taskId, initialTransition(taskMachine)[0], 0, spec);
     const result = await task.send(created, 'host', attachments);
     if (!result.written) {
-      this.served.tasks.delete(taskId);
+      this.parts.served.tasks.delete(taskId);
       task.stop();
       throw notCreated(result);
     }
@@ -196,7 +170,7 @@ export class Supervisor {
    */
   async sendRaw(taskId: string, event: unknown, options: SendOptions = {}): Promise<SendResult> {
     this.serving('send');
-    const task = this.served.tasks.get(taskId);
+    const task = this.parts.served.tasks.get(taskId);
     if (!task) return notHere(this.cluster, taskId);
     const withId =
       options.eventId && typeof event === 'object' && event !== null ? { ...event, eventId: options.eventId } : event;
@@ -205,12 +179,12 @@ export class Supervisor {
 
   /** A Task this Host serves, as of its last commit; undefined for any other id. */
   getTask(taskId: string): TaskView | undefined {
-    return this.served.view(taskId);
+    return this.parts.served.view(taskId);
   }
 
   /** Every Task this Host serves, with its generation and title. */
   listTasks(): Array<Omit<TaskView, 'context' | 'spec'> & { generation: number; title: string }> {
-    return this.served.list();
+    return this.parts.served.list();
   }
 
   /** The stored events of a Task this Host serves, in revision order (`readTask` for any Task of a cluster). */
@@ -240,10 +214,10 @@ export class Supervisor {
    */
   async openRequest(taskId: string, input: OperatorRequestInput): Promise<boolean> {
     const store = this.serving('openRequest');
-    const task = this.served.tasks.get(taskId);
+    const task = this.parts.served.tasks.get(taskId);
     if (!task) throw new HostError('task_not_found', `no task ${taskId}`);
     const result = await openOperatorRequest(
-      { task, store, spec: this.served.specs.get(taskId)!, clock: this.clock },
+      { task, store, spec: this.parts.served.specs.get(taskId)!, clock: this.clock },
       input,
     );
     if (result.code === 'invalid_request' || result.code === 'request_exists')
@@ -259,9 +233,9 @@ export class Supervisor {
    */
   async openRequestRaw(taskId: string, input: unknown): Promise<SendResult> {
     const store = this.serving('openRequest');
-    const task = this.served.tasks.get(taskId);
+    const task = this.parts.served.tasks.get(taskId);
     if (!task) return notHere(this.cluster, taskId);
-    return openOperatorRequest({ task, store, spec: this.served.specs.get(taskId)!, clock: this.clock }, input);
+    return openOperatorRequest({ task, store, spec: this.parts.served.specs.get(taskId)!, clock: this.clock }, input);
   }
 
   /** Reads an immutable object (receipt, evidence, outcome, …) by digest, re-checked against its digest. */
@@ -271,12 +245,12 @@ export class Supervisor {
 
   /** The live actor of a Task this Host serves (the `inspect` option observes it). @internal */
   taskActor(taskId: string): TaskActor | undefined {
-    return this.served.tasks.get(taskId);
+    return this.parts.served.tasks.get(taskId);
   }
 
   /** Listens to every commit, after it is durable. Returns the unsubscribe function. */
   subscribe(listener: (committed: Committed) => void): () => void {
-    return this.listeners.add(listener);
+    return this.parts.listeners.add(listener);
   }
 
   /**
@@ -293,7 +267,7 @@ export class Supervisor {
    * for them but this and `stop()`.
    */
   async checkpointsWritten(): Promise<CheckpointStats> {
-    await this.checkpointer.written();
+    await this.parts.checkpointer.written();
     return this.checkpoints();
   }
 
@@ -305,7 +279,7 @@ export class Supervisor {
 
   /** Checkpoints written and failed since `start()` (after boot, while serving, at stop), and those taken but not yet written. */
   checkpoints(): CheckpointStats {
-    return this.checkpointer.stats();
+    return this.parts.checkpointer.stats();
   }
 
   /** Drains and stops. Safe to call more than once. */
@@ -345,26 +319,26 @@ export class Supervisor {
       clock: this.clock,
       progress: (progress) => this.actor.send({ type: 'progress', progress: { ...progress } }),
       listener: this.options.onBootProgress,
-      checkpoints: this.checkpointer,
+      checkpoints: this.parts.checkpointer,
     });
-    for (const { taskId, snapshot, revision, spec } of tasks) this.served.track(taskId, snapshot, revision, spec);
+    for (const { taskId, snapshot, revision, spec } of tasks) this.parts.served.track(taskId, snapshot, revision, spec);
     return summary;
   }
 
   /** Before anything is served: unknown dispatches looked up by their clientRequestId, past deadlines expired. */
   private async reconcile(): Promise<{ reconciled: number }> {
-    const reconciled = await this.frontier.reconcile(this.served.tasks.values());
-    await this.deadlines.boot(this.served.tasks.values());
+    const reconciled = await this.parts.frontier.reconcile(this.parts.served.tasks.values());
+    await this.parts.deadlines.boot(this.parts.served.tasks.values());
     return { reconciled };
   }
 
   private async drain(): Promise<void> {
-    this.deadlines.stop();
-    this.frontier.abortAll(new HostError('not_serving', 'supervisor is draining'));
-    await Promise.all([...this.served.tasks.values()].map((t) => t.settled()));
+    this.parts.deadlines.stop();
+    this.parts.frontier.abortAll(new HostError('not_serving', 'supervisor is draining'));
+    await Promise.all([...this.parts.served.tasks.values()].map((t) => t.settled()));
     await this.options.frontier?.close?.();
-    await this.checkpointer.stop(this.served.tasks.values());
-    for (const task of this.served.tasks.values()) task.stop();
+    await this.parts.checkpointer.stop(this.parts.served.tasks.values());
+    for (const task of this.parts.served.tasks.values()) task.stop();
     await this.cluster?.leave();
     await this.store?.close();
     this.store = undefined;
@@ -379,36 +353,6 @@ export class Supervisor {
     if (this.status !== 'serving' || !this.store)
       throw new HostError('not_serving', `supervisor is ${this.status}`, { retryable: true });
     return this.store;
-  }
-
-  private clusterHooks(): ClusterHooks {
-    return {
-      serves: (taskId) => this.served.tasks.has(taskId),
-      lost: (taskId) => this.served.lose(taskId),
-      adopt: async (taskId) => {
-        if (this.status !== 'serving') return;
-        const actor = this.served.adopt(this.store!, taskId);
-        await this.frontier.reconcile([actor]);
-        await this.deadlines.boot([actor]);
-        this.frontier.kick(actor);
-      },
-      commits: async (commits) => {
-        if (this.status !== 'serving' || !this.remote) return;
-        for (const committed of await this.remote.committedOf(commits)) this.listeners.tell(committed);
-      },
-    };
-  }
-
-  private committed(committed: Committed): void {
-    if (this.remote) {
-      this.remote.reportedHere(committed.taskId, committed.revision);
-      this.listeners.tell({ ...committed, host: this.cluster!.hostId });
-    } else this.listeners.tell(committed);
-    const task = this.served.tasks.get(committed.taskId);
-    if (!task) return;
-    this.frontier.committed(task);
-    this.checkpointer.committed(committed, task);
-    this.deadlines.committed(task);
   }
 }
 

@@ -34,7 +34,8 @@ export function identityFindings(
   return findings;
 }
 
-function identityFinding(kind: string, key: string, owners: Set<string>): Finding {
+/** An identity (a request id, an evidence digest) of `kind` claimed by more than one Task. */
+export function identityFinding(kind: string, key: string, owners: Set<string>): Finding {
   const list = [...owners].sort();
   return {
     code: 'identity_conflict',

@@ -52,7 +52,8 @@ export {
 } from './verifier.js';
 export { machineCodeHash } from './machine-code.js';
 export { offeredCheckpoints } from './offered-checkpoints.js';
-export { identityFindings } from './identity-findings.js';
+export { identityFindings, identityFinding } from './identity-findings.js';
+export { headFinding } from './head-finding.js';
 export { lmdbVerifySource, type VerifySource, type RawEvent } from './source.js';
 export { eventDigest, fastDigestOf, canonicalEventJson, jsonEqual } from './digest.js';
 export {

@@ -15,6 +15,7 @@ import {
 import { Head, Projection, type ObjectKinds, type RawEvent } from '../store/index.js';
 import { jsonEqual } from './digest.js';
 import type { Finding } from './errors.js';
+import { headFinding } from './head-finding.js';
 import { ObjectChecks } from './object-checks.js';
 import type { VerifySource } from './source.js';
 import { chainEvents, replayEvents } from './stream-checks.js';
@@ -270,24 +271,9 @@ export class RecoveryVerifier {
 
     const last = base + records.length;
     let failed = ending !== undefined;
-    if (!failed && head === undefined) {
-      this.found.push({
-        code: 'stream_gap',
-        taskId,
-        revision: last,
-        object: 'head',
-        message: `task ${taskId} has ${last} events but no head`,
-      });
-      failed = true;
-    } else if (!failed && head && (head.revision !== last || head.digest !== prevDigest)) {
-      const code = head.revision > last ? 'stream_gap' : 'stream_corrupt';
-      this.found.push({
-        code,
-        taskId,
-        revision: head.revision,
-        object: 'head',
-        message: `task ${taskId}: head names revision ${head.revision} ${head.digest}, stream ends at ${last} ${prevDigest ?? ''}`,
-      });
+    const headWrong = failed ? undefined : headFinding(taskId, last, head, prevDigest);
+    if (headWrong) {
+      this.found.push(headWrong);
       failed = true;
     }
     let result: VerifiedTask | undefined;

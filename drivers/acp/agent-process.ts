@@ -1,23 +1,13 @@
 import { groupAlive, signalGroup, stopGroup } from '../../os/index.js';
-import {
-  ProviderProcess,
-  spawnProvider,
-  type ForcedSignal,
-  type ProcessExit,
-  type ProviderGroup,
-} from '../provider-process.js';
+import { ProviderProcess, REAP_WAIT_MS, spawnProvider } from '../provider-process.js';
+import type { ProviderGroup, ProviderShutdown } from '../provider-process.js';
 import type { WireLedger } from './wire-ledger.js';
 
 /** How the run's process tree ended, for the receipt and the failure detail. */
-export interface ShutdownReport extends ProcessExit {
-  /** The strongest signal the driver had to send before the group leader exited, if any. */
-  forced: ForcedSignal;
+export interface ShutdownReport extends ProviderShutdown {
   /** False when members of the group were still alive after the final kill and wait. */
   groupGone: boolean;
 }
-
-/** Bound on waiting for the kernel and init to reap a killed group (zombies still count as members). */
-const REAP_WAIT_MS = 5_000;
 
 /**
  * One ACP agent process in its own process group, with its stdio turned into the web streams the

@@ -15,18 +15,22 @@ export interface FsRefusal {
 /** Largest file the client will hand to an agent through `fs/read_text_file`. */
 const MAX_READ_BYTES = 8 << 20;
 
-function refuse(refusals: FsRefusal[], refusal: FsRefusal, jsonRpcCode: number, detail: string): never {
-  // A missing file is an answer, not a refusal: agents read a file before creating it (an editor's
-  // pre-read), so it is not recorded next to escapes and oversize reads.
-  if (refusal.code !== 'file_missing') refusals.push(refusal);
-  throw new RequestError(jsonRpcCode, `${refusal.code}: ${detail}`, { code: refusal.code, path: refusal.path });
+/** Refuses the access being served: a JSON-RPC error whose `data.code` names why, recorded in the receipt. */
+type Refuse = (code: AcpRefusalCode, detail: string, jsonRpcCode?: number) => never;
+
+function refuser(refusals: FsRefusal[], method: FsRefusal['method'], path: string): Refuse {
+  return (code, detail, jsonRpcCode = JSONRPC_INVALID_PARAMS) => {
+    // A missing file is an answer, not a refusal: agents read a file before creating it (an editor's
+    // pre-read), so it is not recorded next to escapes and oversize reads.
+    if (code !== 'file_missing') refusals.push({ method, path, code });
+    throw new RequestError(jsonRpcCode, `${code}: ${detail}`, { code, path });
+  };
 }
 
-function confine(root: string, method: FsRefusal['method'], path: string, refusals: FsRefusal[]): string {
+function confine(root: string, path: string, refuse: Refuse): string {
   const resolved = resolveInside(root, path);
   if (resolved.ok) return resolved.value;
-  const code = resolved.code === 'symlink_escape' ? 'symlink_escape' : 'path_escape';
-  return refuse(refusals, { method, path, code }, JSONRPC_INVALID_PARAMS, resolved.detail);
+  return refuse(resolved.code === 'symlink_escape' ? 'symlink_escape' : 'path_escape', resolved.detail);
 }
 
 /**
@@ -40,42 +44,19 @@ export async function readWorkspaceText(
   params: { path: string; line?: number | null; limit?: number | null },
   refusals: FsRefusal[],
 ): Promise<string> {
-  const method = 'fs/read_text_file';
-  const target = confine(root, method, params.path, refusals);
+  const refuse = refuser(refusals, 'fs/read_text_file', params.path);
+  const target = confine(root, params.path, refuse);
   // O_NOFOLLOW: the path was resolved above; a symlink swapped in since is refused, not followed.
   const handle = await open(target, constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT')
-      refuse(
-        refusals,
-        { method, path: params.path, code: 'file_missing' },
-        JSONRPC_RESOURCE_NOT_FOUND,
-        `${params.path} does not exist`,
-      );
-    if (error.code === 'ELOOP')
-      refuse(
-        refusals,
-        { method, path: params.path, code: 'symlink_escape' },
-        JSONRPC_INVALID_PARAMS,
-        `${params.path} is a symlink`,
-      );
+    if (error.code === 'ENOENT') refuse('file_missing', `${params.path} does not exist`, JSONRPC_RESOURCE_NOT_FOUND);
+    if (error.code === 'ELOOP') refuse('symlink_escape', `${params.path} is a symlink`);
     throw error;
   });
   try {
     const info = await handle.stat();
-    if (!info.isFile())
-      refuse(
-        refusals,
-        { method, path: params.path, code: 'not_a_file' },
-        JSONRPC_INVALID_PARAMS,
-        `${params.path} is not a regular file`,
-      );
+    if (!info.isFile()) refuse('not_a_file', `${params.path} is not a regular file`);
     if (info.size > MAX_READ_BYTES)
-      refuse(
-        refusals,
-        { method, path: params.path, code: 'file_too_large' },
-        JSONRPC_INVALID_PARAMS,
-        `${params.path} is ${info.size} bytes; the limit is ${MAX_READ_BYTES}`,
-      );
+      refuse('file_too_large', `${params.path} is ${info.size} bytes; the limit is ${MAX_READ_BYTES}`);
     const text = await handle.readFile('utf8');
     if (params.line == null && params.limit == null) return text;
     const lines = text.split('\n');
@@ -97,26 +78,14 @@ export async function writeWorkspaceText(
   params: { path: string; content: string },
   refusals: FsRefusal[],
 ): Promise<void> {
-  const method = 'fs/write_text_file';
-  const target = confine(root, method, params.path, refusals);
+  const refuse = refuser(refusals, 'fs/write_text_file', params.path);
+  const target = confine(root, params.path, refuse);
   const existing = await stat(target).catch(() => undefined);
-  if (existing && !existing.isFile())
-    refuse(
-      refusals,
-      { method, path: params.path, code: 'not_a_file' },
-      JSONRPC_INVALID_PARAMS,
-      `${params.path} is not a regular file`,
-    );
+  if (existing && !existing.isFile()) refuse('not_a_file', `${params.path} is not a regular file`);
   await mkdir(dirname(target), { recursive: true });
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
   const handle = await open(target, flags, 0o644).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ELOOP')
-      refuse(
-        refusals,
-        { method, path: params.path, code: 'symlink_escape' },
-        JSONRPC_INVALID_PARAMS,
-        `${params.path} is a symlink`,
-      );
+    if (error.code === 'ELOOP') refuse('symlink_escape', `${params.path} is a symlink`);
     throw error;
   });
   try {

@@ -7,24 +7,14 @@ import {
   stopGroup,
   type TreeMember,
 } from '../../os/index.js';
-import {
-  ProviderProcess,
-  spawnProvider,
-  type ForcedSignal,
-  type ProcessExit,
-  type ProviderGroup,
-} from '../provider-process.js';
+import { ProviderProcess, REAP_WAIT_MS, spawnProvider } from '../provider-process.js';
+import type { ProviderGroup, ProviderShutdown } from '../provider-process.js';
 
 /** How the process tree was brought down. */
-export interface ShutdownReport extends ProcessExit {
-  /** The strongest signal the driver had to send before the app-server exited, if any. */
-  forced: ForcedSignal;
+export interface ShutdownReport extends ProviderShutdown {
   /** False when something of the tree still ran after the final kill and wait. */
   treeGone: boolean;
 }
-
-/** Bound on waiting for killed processes to be reaped (kill(-pgid, 0) sees zombies). */
-const REAP_WAIT_MS = 5_000;
 
 /**
  * One `codex app-server` process (a `ProviderProcess`) with its stdio pipes.

@@ -3,7 +3,7 @@ import { digestOf } from '../../store/index.js';
 import type { TaskHandle } from '../frontier-runner.js';
 import type { SendResult } from '../send-result.js';
 import type { Clock } from '../clock.js';
-import { contextOf } from '../read-set.js';
+import { contextOf } from '../compiled-contexts.js';
 
 /**
  * DecisionRequests (docs/decision-requests.md): a durable question to a person or a
