@@ -24,11 +24,18 @@ export const OPERATIONS = ['orders', 'transfers', 'messages'] as const satisfies
 export interface BaselineOptions {
   /** A running provider; `provider-restart` restarts it, and every trajectory leaves its switches off. */
   provider: ProviderProcess;
-  /** The client's timeout per send (default 1000 ms); `delay-past-timeout` holds the answer far past it. */
+  /**
+   * The client's timeout for the send whose answer the fault holds (`delay-past-timeout`,
+   * `host-sigkill`: default 1000 ms). Every other send waits up to `ANSWER_WAIT_MS`, so only a
+   * fault loses an answer, never a slow machine.
+   */
   timeoutMs?: number;
   /** How many sends a client makes at most (default 3). */
   maxSends?: number;
 }
+
+/** How long a send no fault holds waits for its answer. */
+export const ANSWER_WAIT_MS = 30_000;
 
 type Sent = { kind: 'answer'; status: number; body: unknown } | { kind: 'lost' };
 
@@ -124,12 +131,13 @@ export async function runBaseline(
   while (sends < maxSends) {
     sends += 1;
     if (stale) staleSends += 1;
+    const held = sends === 1 && (fault === 'delay-past-timeout' || fault === 'host-sigkill');
     const sent = await send(
       provider.url,
       operation,
       body,
       { 'input-digest': inputDigest, 'idempotency-key': key },
-      timeoutMs,
+      held ? timeoutMs : Math.max(timeoutMs, ANSWER_WAIT_MS),
     );
     if (sent.kind === 'answer' && sent.status >= 200 && sent.status < 300) {
       outcome = 'succeeded';

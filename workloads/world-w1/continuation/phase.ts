@@ -12,7 +12,7 @@ import {
 } from '../../shared/continuation.js';
 import { providerEffectAdapter, putTarget, type Operation } from '../provider/index.js';
 import { W1_WORLD, providerAction } from '../host-path/spec.js';
-import { W1_TIMEOUT_MS } from '../host-path/run.js';
+import { W1_ANSWER_WAIT_MS } from '../host-path/run.js';
 
 /**
  * Replacement after loss on World W1 (shared/continuation.ts): A (Codex or the ACP agent) decides
@@ -95,7 +95,7 @@ export function w1ContinuationPhase(
         provider: providerEffectAdapter({
           url: options.providerUrl,
           idFile: join(options.state, 'transfer-ids.jsonl'),
-          timeoutMs: W1_TIMEOUT_MS,
+          timeoutMs: W1_ANSWER_WAIT_MS,
         }),
       },
       specOf: async (t) => {

@@ -14,8 +14,18 @@ import { hostPathHarness, hostPathSpec, type W1Effect } from './spec.js';
 /** The states a W1 Task rests in: recorded or refused (`waiting`), put to an operator, or blocked. */
 export const W1_RESTS = ['waiting', 'effect_unknown.held', 'blocked'];
 
-/** How long the adapter waits for an answer: the `delay` fault holds one past it. */
+/** How long the adapter waits for an answer the trajectory holds past it (`delay-past-timeout`, `lookup-expired`). */
 export const W1_TIMEOUT_MS = 1000;
+
+/** How long it waits on every other trajectory, where no answer is meant to be late: only a fault loses one, never a slow machine. */
+export const W1_ANSWER_WAIT_MS = 30_000;
+
+/** The adapter's timeout on a trajectory. */
+export function w1TimeoutOf(trajectory: Pick<W1Trajectory, 'fault'>): number {
+  return trajectory.fault === 'delay-past-timeout' || trajectory.fault === 'lookup-expired'
+    ? W1_TIMEOUT_MS
+    : W1_ANSWER_WAIT_MS;
+}
 
 /** What the Host path did on one trajectory, read back from the Task and the provider's records. */
 export interface HostPathOutcome {
@@ -97,6 +107,7 @@ export function openW1Host(
   state: string,
   provider: Pick<ProviderProcess, 'url'>,
   trajectories: readonly W1Trajectory[],
+  timeoutMs: number,
   onStep?: (taskId: string, text: string) => void,
 ): Promise<Host> {
   return openHost({
@@ -106,7 +117,7 @@ export function openW1Host(
       provider: providerEffectAdapter({
         url: provider.url,
         idFile: join(state, 'transfer-ids.jsonl'),
-        timeoutMs: W1_TIMEOUT_MS,
+        timeoutMs,
       }),
     },
     ...(onStep ? { onStep } : {}),

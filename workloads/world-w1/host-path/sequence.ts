@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { releaseHeld, setProviderFaults, type ProviderProcess } from '../provider/index.js';
 import type { W1Trajectory } from './faults.js';
-import { openW1Host, readOutcome, startTrajectory, W1_RESTS, type HostPathOutcome } from './run.js';
+import { openW1Host, readOutcome, startTrajectory, w1TimeoutOf, W1_RESTS, type HostPathOutcome } from './run.js';
 import { held, until } from '../compare/wait.js';
 
 const CHILD = fileURLToPath(new URL('./host-child.js', import.meta.url));
@@ -40,7 +40,7 @@ async function inProcess(
   trajectory: W1Trajectory,
   all: readonly W1Trajectory[],
 ): Promise<HostPathOutcome> {
-  const host = await openW1Host(state, provider, all);
+  const host = await openW1Host(state, provider, all, w1TimeoutOf(trajectory));
   try {
     const taskId = await startTrajectory(host.supervisor, provider, trajectory);
     if (trajectory.fault === 'provider-restart') {
@@ -86,7 +86,7 @@ async function killed(
   await child;
   await releaseHeld(provider.url);
   const started = Date.now();
-  const host = await openW1Host(state, provider, all);
+  const host = await openW1Host(state, provider, all, w1TimeoutOf(trajectory));
   try {
     await host.supervisor.waitFor(taskId, W1_RESTS, ['cancelled']);
     return readOutcome(host.supervisor, provider, trajectory, taskId, started);
