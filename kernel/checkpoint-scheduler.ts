@@ -52,8 +52,8 @@ export class CheckpointScheduler {
   /** The write of the last batch queued; never rejects. */
   private writes: Promise<void> = Promise.resolve();
   private queued = false;
-  /** Checkpoints of the batch being written now. */
-  private writing = 0;
+  /** The revisions of the batch being written now, by Task: its next checkpoint counts from there. */
+  private readonly writing = new Map<string, number>();
   private readonly tally = { written: 0, failed: 0, lastFailure: null as string | null };
   /** Which checkpoint revisions are current: boot's validation records it, every write here adds to it. */
   readonly ledger = new CheckpointLedger();
@@ -78,7 +78,9 @@ export class CheckpointScheduler {
     if (
       !store ||
       every <= 0 ||
-      committed.revision - this.ledger.revision(store, committed.taskId) < every ||
+      committed.revision -
+        Math.max(this.ledger.revision(store, committed.taskId), this.writing.get(committed.taskId) ?? 0) <
+        every ||
       this.due.has(committed.taskId)
     )
       return;
@@ -107,7 +109,7 @@ export class CheckpointScheduler {
 
   /** The tally since the Supervisor started, and the checkpoints taken but not yet written. */
   stats(): CheckpointStats {
-    return { every: this.options.every, ...this.tally, pending: this.due.size + this.writing };
+    return { every: this.options.every, ...this.tally, pending: this.due.size + this.writing.size };
   }
 
   /** Writes the due checkpoints once the current turn is over, so Tasks due together share one transaction. */
@@ -118,14 +120,15 @@ export class CheckpointScheduler {
       .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
       .then(async () => {
         this.queued = false;
-        const entries = [...this.due.values()];
+        const batch = [...this.due];
+        const entries = batch.map(([, entry]) => entry);
         this.due.clear();
-        this.writing = entries.length;
+        for (const [taskId, entry] of batch) this.writing.set(taskId, entry.revision);
         const store = this.options.store();
         try {
           if (store && entries.length > 0) this.count(await commitCheckpoints(store, entries, this.ledger));
         } finally {
-          this.writing = 0;
+          this.writing.clear();
         }
       });
   }

@@ -77,31 +77,38 @@ describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, (
   it('reports both settings when ready, counts the checkpoints taken while serving, and a later service boots from the checkpoints the first left', async () => {
     const state = join(tempDir(), 'state');
     const first = await startServe(['--state', state, '--port', '0', '--no-harnesses', '--checkpoint-every', '2']);
-    assert.deepEqual(
-      [first.ready.recovery, first.ready.checkpointEvery],
-      ['checkpoint', 2],
-      'checkpoint is the default',
-    );
-    const booted = first.ready.boot as { mode: string; tasks: number; events: number; workers: number; ms: number };
-    assert.deepEqual(
-      [booted.mode, booted.tasks, booted.events, booted.workers, typeof booted.ms],
-      ['checkpoint', 0, 0, 0, 'number'],
-      'an empty root',
-    );
-    assert.equal((await http(first.ready, 'POST', '/tasks', { body: { ...SPEC, taskId: 'flags-1' } })).status, 201);
-    for (const purpose of ['diagnose', 'repair']) {
-      const sent = await http(first.ready, 'POST', '/tasks/flags-1/events', {
-        body: { type: 'assignment.commit', harness: 'codex', purpose },
-      });
-      assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    // A failed check must not leave the service running (the test file would never end).
+    let stopped: Awaited<ReturnType<typeof first.stop>> | undefined;
+    try {
+      assert.deepEqual(
+        [first.ready.recovery, first.ready.checkpointEvery],
+        ['checkpoint', 2],
+        'checkpoint is the default',
+      );
+      const booted = first.ready.boot as { mode: string; tasks: number; events: number; workers: number; ms: number };
+      assert.deepEqual(
+        [booted.mode, booted.tasks, booted.events, booted.workers, typeof booted.ms],
+        ['checkpoint', 0, 0, 0, 'number'],
+        'an empty root',
+      );
+      assert.equal((await http(first.ready, 'POST', '/tasks', { body: { ...SPEC, taskId: 'flags-1' } })).status, 201);
+      for (const purpose of ['diagnose', 'repair']) {
+        const sent = await http(first.ready, 'POST', '/tasks/flags-1/events', {
+          body: { type: 'assignment.commit', harness: 'codex', purpose },
+        });
+        assert.equal(sent.status, 200, JSON.stringify(sent.body));
+      }
+      // Revision 2 came due (2 events since none), revision 3 did not (1 since 2): one checkpoint
+      // taken while serving, written or still being written.
+      const { checkpoints } = (await http(first.ready, 'GET', '/health')).body as {
+        checkpoints: { every: number; written: number; failed: number; pending: number };
+      };
+      assert.deepEqual([checkpoints.every, checkpoints.written + checkpoints.pending, checkpoints.failed], [2, 1, 0]);
+      stopped = await first.stop();
+    } finally {
+      if (!stopped) await first.stop();
     }
-    // Revision 2 came due (2 events since none), revision 3 did not (1 since 2): one checkpoint
-    // taken while serving, written or still being written.
-    const { checkpoints } = (await http(first.ready, 'GET', '/health')).body as {
-      checkpoints: { every: number; written: number; failed: number; pending: number };
-    };
-    assert.deepEqual([checkpoints.every, checkpoints.written + checkpoints.pending, checkpoints.failed], [2, 1, 0]);
-    assert.deepEqual(await first.stop(), { code: 0, signal: null });
+    assert.deepEqual(stopped, { code: 0, signal: null });
     const store = EventStore.open({ root: state, kinds: OBJECT_KINDS, readOnly: true });
     try {
       assert.equal((readCheckpoints(store).get('flags-1') as { revision: number }).revision, 3);
