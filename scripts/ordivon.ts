@@ -5,6 +5,7 @@ import { bench } from './commands/bench.js';
 import { decide } from './commands/decide.js';
 import { requestOpen } from './commands/request.js';
 import { diff } from './commands/diff.js';
+import { evidence } from './commands/evidence.js';
 import { exportTask } from './commands/export.js';
 import { graph } from './commands/graph.js';
 import { doctor, list, show } from './commands/inspect.js';
@@ -30,6 +31,7 @@ const COMMANDS: readonly Command[] = [
   run,
   diff,
   exportTask,
+  evidence,
   apply,
   taskCreate,
   send,

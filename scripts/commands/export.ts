@@ -9,6 +9,26 @@ import { acceptedOf, acceptedPatch, readTaskRecords } from './work-back.js';
 const sha256 = (bytes: Buffer | string) => 'sha256:' + createHash('sha256').update(bytes).digest('hex');
 
 /**
+ * The directory an export writes (`export_exists` unless absent or empty) and a writer of files
+ * into it that lists each with its sha256.
+ */
+export async function exportTarget(dir: string) {
+  const to = resolve(dir);
+  const present = await readdir(to).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return [];
+    throw new CliError('export_exists', `${to} cannot be written to: ${error.message}`);
+  });
+  if (present.length > 0) throw new CliError('export_exists', `${to} is not empty`);
+  const files: Array<{ path: string; digest: string; bytes: number }> = [];
+  const put = async (path: string, bytes: Buffer | string) => {
+    await mkdir(dirname(join(to, path)), { recursive: true });
+    await writeFile(join(to, path), bytes);
+    files.push({ path, digest: sha256(bytes), bytes: Buffer.byteLength(bytes) });
+  };
+  return { to, files, put };
+}
+
+/**
  * `ordivon export TASK_ID --to DIR`: writes the accepted change where the user can take it:
  * `artifacts/<name>` for each artifact the outcome binds (the bytes the Host holds), `change.patch`
  * (what `ordivon diff` prints) and `manifest.json` (the Task, the outcome digest, the source
@@ -31,12 +51,7 @@ export const exportTask = command({
     ),
   },
   async run(values, io) {
-    const to = resolve(values.to);
-    const present = await readdir(to).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return [];
-      throw new CliError('export_exists', `${to} cannot be written to: ${error.message}`);
-    });
-    if (present.length > 0) throw new CliError('export_exists', `${to} is not empty`);
+    const { to, files, put } = await exportTarget(values.to);
     const made = await readTaskRecords(values.state, values.taskId, async (root, task, blob) => {
       const accepted = await acceptedOf(root, task);
       const patch = await acceptedPatch(accepted);
@@ -45,12 +60,6 @@ export const exportTask = command({
         .map(([name, digest]) => ({ name, digest, bytes: blob(digest) }));
       return { accepted, patch, artifacts };
     });
-    const files: Array<{ path: string; digest: string; bytes: number }> = [];
-    const put = async (path: string, bytes: Buffer | string) => {
-      await mkdir(dirname(join(to, path)), { recursive: true });
-      await writeFile(join(to, path), bytes);
-      files.push({ path, digest: sha256(bytes), bytes: Buffer.byteLength(bytes) });
-    };
     for (const artifact of made.artifacts) await put(`artifacts/${artifact.name}`, artifact.bytes);
     await put('change.patch', made.patch);
     const manifest = {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { TaskSpec } from '../../objects/index.js';
-import type { EventStore as Store } from '../../store/index.js';
+import type { EventRecord, EventStore as Store } from '../../store/index.js';
 import { CliError, cliErrorOf } from '../cli-io.js';
 
 /**
@@ -25,7 +25,7 @@ export interface TaskRecords {
   state: string;
   outcomeDigest: string | null;
   spec: TaskSpec;
-  events: ReadonlyArray<{ type: string; data: Record<string, unknown>; disposition: { admitted: boolean } }>;
+  events: ReadonlyArray<Pick<EventRecord, 'type' | 'data' | 'disposition'> & { revision: number }>;
   object(digest: string): unknown;
 }
 
@@ -112,7 +112,7 @@ export async function readTaskRecords<T>(
       state: projection.state,
       outcomeDigest: context.outcome?.digest ?? null,
       spec: TaskSpec.parse(store.getObject(context.specDigest, 'task-spec').body),
-      events: [...store.stream(taskId)].map(({ event }) => event),
+      events: [...store.stream(taskId)].map(({ revision, event }) => ({ revision, ...event })),
       object: (digest) => store.getObject(digest).body,
     };
     return await fn(store.root, records, (digest) => store.getBlob(digest));

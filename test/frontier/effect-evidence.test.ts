@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { withEvidence, type EffectAdapter } from '../../frontier/effect-adapter.js';
 import { openHost, type Host } from '../../frontier/host.js';
@@ -168,6 +170,41 @@ describe('Effect evidence files kept by the Host (real Host, real LMDB)', () => 
       text.stdout,
     );
     assert.ok(text.stdout.includes(`    evidence screenshot.png (image/png, ${SHOT.length} bytes) ${sha256(SHOT)}`));
+  });
+
+  it('ordivon evidence writes each file as the bytes the Host keeps, with a manifest; a non-empty DIR is export_exists', async () => {
+    const { state, taskId, digests } = await run(system('evidence').adapter);
+    const to = join(tempDir(), 'out');
+    const r = ordivonSync(['--state', state, '--json', 'evidence', taskId, '--to', to]);
+    assert.equal(r.status, 0, r.stderr);
+    const manifest = JSON.parse(readFileSync(join(to, 'manifest.json'), 'utf8')) as {
+      taskId: string;
+      files: Array<{ path: string; name: string; digest: string; receiptDigest: string; requestId: string }>;
+    };
+    assert.deepEqual(r.json(), { ...manifest, to });
+    assert.deepEqual(
+      manifest.files.map((f) => [f.name, f.digest, f.receiptDigest, f.requestId]),
+      [
+        ['page.html', sha256(PAGE), digests[0], `${taskId}/a1/g1/effect`],
+        ['screenshot.png', sha256(SHOT), digests[0], `${taskId}/a1/g1/effect`],
+      ],
+    );
+    for (const f of manifest.files) {
+      assert.match(f.path, /^r\d+-1\/(page\.html|screenshot\.png)$/);
+      assert.equal(sha256(readFileSync(join(to, f.path))), f.digest);
+    }
+    const again = ordivonSync(['--state', state, '--json', 'evidence', taskId, '--to', to]);
+    assert.equal(again.status, 1);
+    assert.equal(again.error().code, 'export_exists');
+
+    // A Task without evidence: the manifest alone.
+    const plain = await run(system('plain').adapter);
+    const none = join(tempDir(), 'none');
+    assert.equal(ordivonSync(['--state', plain.state, 'evidence', plain.taskId, '--to', none]).status, 0);
+    assert.deepEqual(JSON.parse(readFileSync(join(none, 'manifest.json'), 'utf8')), {
+      taskId: plain.taskId,
+      files: [],
+    });
   });
 
   it("the control API's GET /tasks/:id lists the same effects with their evidence files", async () => {
