@@ -1,7 +1,6 @@
-import { z } from 'zod';
 import { CliError, EXIT, emit } from '../cli-io.js';
-import { command, positional, stringFlag } from '../command.js';
-import { exportTarget } from './export.js';
+import { command, positional } from '../command.js';
+import { exportTarget, toFlag } from './export.js';
 import { readTaskRecords } from './work-back.js';
 
 /** A file name an adapter gave that is safe as one path segment; any other is written under a made-up one. */
@@ -23,11 +22,7 @@ export const evidence = command({
   ],
   positionals: { taskId: positional('TASK_ID', 'the Task') },
   flags: {
-    to: stringFlag(
-      'DIR',
-      'the directory to write (absent or empty)',
-      z.string({ error: 'required' }).min(1, 'must not be empty'),
-    ),
+    to: toFlag,
   },
   async run(values, io) {
     const { to, files, put } = await exportTarget(values.to);

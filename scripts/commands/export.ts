@@ -8,6 +8,13 @@ import { acceptedOf, acceptedPatch, readTaskRecords } from './work-back.js';
 
 const sha256 = (bytes: Buffer | string) => 'sha256:' + createHash('sha256').update(bytes).digest('hex');
 
+/** `--to DIR` of `export` and `evidence`. */
+export const toFlag = stringFlag(
+  'DIR',
+  'the directory to write (absent or empty)',
+  z.string({ error: 'required' }).min(1, 'must not be empty'),
+);
+
 /**
  * The directory an export writes (`export_exists` unless absent or empty) and a writer of files
  * into it that lists each with its sha256.
@@ -44,11 +51,7 @@ export const exportTask = command({
   ],
   positionals: { taskId: positional('TASK_ID', 'the completed Task') },
   flags: {
-    to: stringFlag(
-      'DIR',
-      'the directory to write (absent or empty)',
-      z.string({ error: 'required' }).min(1, 'must not be empty'),
-    ),
+    to: toFlag,
   },
   async run(values, io) {
     const { to, files, put } = await exportTarget(values.to);
