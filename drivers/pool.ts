@@ -116,7 +116,7 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
   ): Promise<DriverResult> {
     const base = { runId: input.runId, driver: input.driver };
     const { port1, port2 } = new MessageChannel();
-    const children = new Map<number, { pid: number; exited: boolean }>();
+    const children = new Map<number, { pid: number; startTicks: number; exited: boolean }>();
     const kill = new AbortController();
     let threadId: number | null = null;
     let watchdog: AbortController | undefined;
@@ -140,7 +140,7 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
         emit({ type: 'run_started', ...base, threadId });
         arm(stop.aborted ? input.graceMs + watchdogMs : input.timeoutMs + input.graceMs + watchdogMs);
       } else if (m.type === 'child') {
-        children.set(m.pid, { pid: m.pid, exited: false });
+        children.set(m.pid, { pid: m.pid, startTicks: m.startTicks, exited: false });
         emit({ type: 'child_spawned', ...base, pid: m.pid });
         const spawn: ProviderSpawn = {
           ...base,

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { spawnGroup } from '../os/index.js';
+import { groupLeader, spawnGroup, type GroupLeader } from '../os/index.js';
 
 export interface ProcessExit {
   exitCode: number | null;
@@ -34,7 +34,7 @@ export async function spawnProvider(
   command: string,
   args: readonly string[],
   options: { cwd: string; env: Record<string, string> },
-): Promise<{ ok: true; child: ProviderGroup; pid: number } | { ok: false; detail: string }> {
+): Promise<{ ok: true; child: ProviderGroup; leader: GroupLeader } | { ok: false; detail: string }> {
   let child: ProviderGroup;
   try {
     child = spawnGroup(command, args, { cwd: options.cwd, env: options.env });
@@ -45,8 +45,10 @@ export async function spawnProvider(
     const result = await child;
     return { ok: false, detail: `${command}: ${String(result.code ?? result.shortMessage ?? 'could not start')}` };
   }
+  // Read before anything can reap the child: every later group signal checks it (os/ ownsGroup).
+  const leader = groupLeader(child.pid);
   void child.then(() => {}); // reject:false — the outcome is observed through events, not this promise
-  return { ok: true, child, pid: child.pid };
+  return { ok: true, child, leader };
 }
 
 /**
@@ -56,15 +58,18 @@ export async function spawnProvider(
  */
 export class ProviderProcess {
   readonly pid: number;
+  /** The group's leader as started: what every signal to the group is checked against. */
+  readonly leader: GroupLeader;
   /** Resolves when the group leader exits; never rejects. */
   readonly exited: Promise<ProcessExit>;
   exit: ProcessExit | undefined;
   protected readonly child: ProviderGroup;
   #stderrTail = '';
 
-  protected constructor(child: ProviderGroup, pid: number) {
+  protected constructor(child: ProviderGroup, leader: GroupLeader) {
     this.child = child;
-    this.pid = pid;
+    this.leader = leader;
+    this.pid = leader.pid;
     this.exited = new Promise<ProcessExit>((resolve) => {
       child.once('exit', (code, signal) => {
         this.exit = { exitCode: code, signal };

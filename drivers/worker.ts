@@ -22,6 +22,7 @@ export const defaultDriverLoaders: DriverLoaders = {
 
 interface ChildRecord {
   pid: number;
+  startTicks: number;
   exited: boolean;
 }
 
@@ -54,12 +55,12 @@ function watchChildren(): void {
     const child = (message as { process: ChildProcess }).process;
     child.once('spawn', () => {
       if (child.pid === undefined) return;
-      const record: ChildRecord = { pid: child.pid, exited: false };
-      state.children.set(child.pid, record);
       // Read at once: until this thread reaps the child, even an exited one's process-table entry has
       // its start time (processStartTicks), which lets a later kill tell this group from a process
       // that reused the pid.
-      post(state, { type: 'child', pid: child.pid, startTicks: processStartTicks(child.pid) });
+      const record: ChildRecord = { pid: child.pid, startTicks: processStartTicks(child.pid), exited: false };
+      state.children.set(child.pid, record);
+      post(state, { type: 'child', pid: child.pid, startTicks: record.startTicks });
       child.once('exit', () => {
         record.exited = true;
         post(state, { type: 'child_exit', pid: record.pid });

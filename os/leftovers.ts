@@ -1,6 +1,6 @@
 import { groupRunning } from './group-members.js';
-import { signalGroup } from './process-group.js';
-import { processRunning } from './process-identity.js';
+import { ownsGroup, signalGroup } from './process-group.js';
+import { processAlive, processRunning } from './process-identity.js';
 import { waitUntil } from './stop-group.js';
 
 /** Leftovers die within milliseconds of SIGKILL and a run's result waits on them: look often. */
@@ -9,16 +9,19 @@ export const LEFTOVER_POLL_MS = 5;
 /**
  * SIGKILLs what is left of children a dead or finished driver started: the whole group for a
  * group leader, else the single process if its exit was never observed (a pid whose exit was seen
- * may have been reused). Returns the pids that were signalled. Unlike `stopGroup`: no SIGTERM (the
+ * may have been reused). Each child is known by pid and start time (read when it was spawned), so
+ * neither a group nor a process that took the pid over since is signalled. Returns the pids that
+ * were signalled. Unlike `stopGroup`: no SIGTERM (the
  * driver that could have shut them down politely is dead or done), children that are not group
  * leaders are covered, and the wait is the caller's (`waitUntilStopped` on what this returns).
  */
-export function killLeftovers(children: Iterable<{ pid: number; exited: boolean }>): number[] {
+export function killLeftovers(children: Iterable<{ pid: number; startTicks: number; exited: boolean }>): number[] {
   const killed: number[] = [];
-  for (const { pid, exited } of children) {
-    if (groupRunning(pid)) {
-      if (signalGroup(pid, 'SIGKILL')) killed.push(pid);
-    } else if (!exited && processRunning(pid)) {
+  for (const { pid, startTicks, exited } of children) {
+    const leader = { pid, startTicks };
+    if (ownsGroup(leader) && groupRunning(pid)) {
+      if (signalGroup(leader, 'SIGKILL')) killed.push(pid);
+    } else if (!exited && processAlive(pid, startTicks)) {
       try {
         process.kill(pid, 'SIGKILL');
         killed.push(pid);

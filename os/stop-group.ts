@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { groupRunning } from './group-members.js';
-import { groupAlive, signalGroup } from './process-group.js';
+import { groupAlive, ownsGroup, signalGroup, type GroupLeader } from './process-group.js';
 import { memberRunning, signalMembers, type TreeMember } from './process-tree.js';
 
 /** How a group was brought down: it was already gone, it went on SIGTERM, or it needed SIGKILL. */
@@ -56,7 +56,7 @@ export interface GroupStopReport {
 const POLL_MS = 25;
 
 /**
- * Stops process group `pgid` — the one process-group stop of Ordivon: SIGTERM to every member
+ * Stops the process group `leader` leads — the one process-group stop of Ordivon: SIGTERM to every member
  * (and to `outside`), then up to `graceMs` for `settled` (or for nothing of the group to run), then
  * SIGKILL to whatever still runs, then waits up to `reapTimeoutMs` until the group is `until`.
  * Without `graceMs`, SIGKILL at once, then the same wait.
@@ -65,17 +65,21 @@ const POLL_MS = 25;
  * outlived the final wait. Orphans are reaped by init, which may take a moment; that wait is why
  * this polls rather than waiting on an event (there is no exit event for non-children).
  */
-export async function stopGroup(pgid: number, options: GroupStopOptions): Promise<GroupStopReport> {
+export async function stopGroup(leader: GroupLeader, options: GroupStopOptions): Promise<GroupStopReport> {
   const pollMs = options.pollMs ?? POLL_MS;
+  const pgid = leader.pid;
   let members: readonly TreeMember[] = [];
   // Group first, then the members outside it; true when anything was signalled.
   const signal = (name: NodeJS.Signals): boolean => {
     if (options.outside !== undefined) members = options.outside();
-    const group = signalGroup(pgid, name);
+    const group = signalGroup(leader, name);
     return signalMembers(members, name) > 0 || group;
   };
-  const running = (): boolean => groupRunning(pgid) || members.some(memberRunning);
-  const gone = options.until === 'reaped' ? () => !groupAlive(pgid) && !members.some(memberRunning) : () => !running();
+  // A group id that passed to another process is this group gone, not a group still to wait for.
+  const ours = (): boolean => ownsGroup(leader);
+  const running = (): boolean => (ours() && groupRunning(pgid)) || members.some(memberRunning);
+  const gone =
+    options.until === 'reaped' ? () => !(ours() && groupAlive(pgid)) && !members.some(memberRunning) : () => !running();
   const finish = async (stop: GroupStop, graceExpired: boolean): Promise<GroupStopReport> => ({
     stop,
     graceExpired,

@@ -1,4 +1,4 @@
-import { groupAlive, processStartTicks, spawnGroup, stopGroup } from '../os/index.js';
+import { groupAlive, groupLeader, spawnGroup, stopGroup, type GroupLeader } from '../os/index.js';
 import type { OutputEvidence, StopReason } from './job-record.js';
 import { OutputCapture } from './output-capture.js';
 
@@ -61,32 +61,34 @@ export async function runCommand(
   // The grace ends once nothing of the group runs (polled, not on the leader's exit: stragglers are
   // part of the job), and the wait is until the group is reaped, because that is what the job
   // record's `groupGone` states: no process of the group, not even a zombie, was left.
-  const stopTree = (leader: number): Promise<boolean> =>
+  const stopTree = (leader: GroupLeader): Promise<boolean> =>
     stopGroup(leader, { graceMs: limits.graceMs, until: 'reaped', reapTimeoutMs: limits.reapTimeoutMs }).then(
       (report) => report.gone,
     );
+  // Read before the child can be reaped: every stop of the group is checked against it.
+  const leader = pid === undefined ? undefined : groupLeader(pid);
   const stop = (reason: StopReason | undefined): void => {
-    if (pid === undefined || stopping !== undefined) return;
+    if (leader === undefined || stopping !== undefined) return;
     stopReason = reason;
-    stopping = stopTree(pid);
+    stopping = stopTree(leader);
   };
   const onAbort = (): void => stop(cancel.reason as StopReason);
   let timer: NodeJS.Timeout | undefined;
-  if (pid !== undefined) {
-    onSpawn(pid, processStartTicks(pid));
+  if (leader !== undefined) {
+    onSpawn(leader.pid, leader.startTicks);
     timer = setTimeout(() => stop('timeout'), limits.timeoutMs);
     if (cancel.aborted) onAbort();
     else cancel.addEventListener('abort', onAbort, { once: true });
     // Stragglers keep the output pipes open, so the result below would wait for them forever.
     subprocess.once('exit', () => {
-      if (groupAlive(pid)) stop(undefined);
+      if (groupAlive(leader.pid)) stop(undefined);
     });
   }
 
   const result = await subprocess;
   clearTimeout(timer);
   cancel.removeEventListener('abort', onAbort);
-  const groupGone = pid === undefined ? true : await (stopping ?? stopTree(pid));
+  const groupGone = leader === undefined ? true : await (stopping ?? stopTree(leader));
   const outcome: CommandOutcome = {
     exitCode: result.exitCode ?? null,
     signal: result.signal ?? null,

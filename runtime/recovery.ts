@@ -1,4 +1,4 @@
-import { groupAlive, procStat, stopGroup } from '../os/index.js';
+import { groupAlive, ownsGroup, stopGroup } from '../os/index.js';
 import { executorAlive, isSameProcess } from './executor-identity.js';
 import type { ExecutorIdentity, JobRecord } from './job-record.js';
 import type { JobStore } from './job-store.js';
@@ -32,13 +32,11 @@ export async function abandonOrphan(
 ): Promise<JobRecord> {
   let groupGone = true;
   if (record.process !== undefined) {
-    const { pid, startTicks } = record.process;
-    const leader = procStat(pid);
-    const ours = leader === undefined || startTicks === 0 || leader.startTicks === startTicks;
+    const leader = record.process;
     // SIGKILL at once, no grace: the executor that would have stopped the job politely is dead.
     // Then the same wait as a running job's stop (command-job.ts), for the same `groupGone`.
-    if (ours && groupAlive(pid))
-      groupGone = (await stopGroup(pid, { until: 'reaped', reapTimeoutMs: options.reapTimeoutMs })).gone;
+    if (ownsGroup(leader) && groupAlive(leader.pid))
+      groupGone = (await stopGroup(leader, { until: 'reaped', reapTimeoutMs: options.reapTimeoutMs })).gone;
   }
   const at = options.now();
   const updated = store.updateJob(record.jobId, (current) => ({

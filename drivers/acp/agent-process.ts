@@ -1,4 +1,4 @@
-import { groupAlive, signalGroup, stopGroup } from '../../os/index.js';
+import { groupAlive, signalGroup, stopGroup, type GroupLeader } from '../../os/index.js';
 import { ProviderProcess, REAP_WAIT_MS, spawnProvider } from '../provider-process.js';
 import type { ProviderGroup, ProviderShutdown } from '../provider-process.js';
 import type { WireLedger } from './wire-ledger.js';
@@ -21,8 +21,8 @@ export class AgentProcess extends ProviderProcess {
   readonly fromAgent: ReadableStream<Uint8Array>;
   #shutDown = false;
 
-  private constructor(child: ProviderGroup, pid: number, ledger: WireLedger) {
-    super(child, pid);
+  private constructor(child: ProviderGroup, leader: GroupLeader, ledger: WireLedger) {
+    super(child, leader);
     const stdin = child.stdin!;
     stdin.on('error', () => {}); // EPIPE after the agent died: the exit path reports it
     this.toAgent = new WritableStream<Uint8Array>({
@@ -72,7 +72,7 @@ export class AgentProcess extends ProviderProcess {
     ledger: WireLedger,
   ): Promise<{ ok: true; process: AgentProcess } | { ok: false; detail: string }> {
     const started = await spawnProvider(command, args, options);
-    return started.ok ? { ok: true, process: new AgentProcess(started.child, started.pid, ledger) } : started;
+    return started.ok ? { ok: true, process: new AgentProcess(started.child, started.leader, ledger) } : started;
   }
 
   /**
@@ -81,7 +81,7 @@ export class AgentProcess extends ProviderProcess {
    * for a path that threw, synchronous so a `finally` can call it; the stop is `shutdown()`.
    */
   killGroup(): void {
-    if (!this.#shutDown && groupAlive(this.pid)) signalGroup(this.pid, 'SIGKILL');
+    if (!this.#shutDown && groupAlive(this.pid)) signalGroup(this.leader, 'SIGKILL');
   }
 
   /** Closes the agent's stdin (end of input); idempotent. */
@@ -102,13 +102,12 @@ export class AgentProcess extends ProviderProcess {
       this.closeStdin();
       await this.exitedWithin(graceMs);
     }
-    const pid = this.pid;
     // The grace is the leader's: it ends when the agent exits. Members the leader left behind (a
     // daemonised helper, a shell's child) then get SIGKILL, or at once when the agent exited on
     // its own: they do not outlive the run. Killed members stay visible to kill(-pgid, 0) until
     // they are reaped (by us or by init), which the report's `groupGone` waits for.
     const leaderRuns = this.exit === undefined;
-    const stop = await stopGroup(pid, {
+    const stop = await stopGroup(this.leader, {
       ...(leaderRuns ? { graceMs, settled: this.exited } : {}),
       until: 'reaped',
       reapTimeoutMs: REAP_WAIT_MS,

@@ -181,7 +181,7 @@ export async function runCodex(
   try {
     return await conclude(input, tally, proc, outcome, () => conn.closeInput());
   } catch (thrown) {
-    signalGroup(proc.pid, 'SIGKILL'); // last resort: the shutdown path itself failed
+    signalGroup(proc.leader, 'SIGKILL'); // last resort: the shutdown path itself failed
     return driverFailure('driver_crashed', 'codex_driver_crashed', describeThrown(thrown));
   }
 }

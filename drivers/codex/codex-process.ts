@@ -5,6 +5,7 @@ import {
   memberRunning,
   mergeMembers,
   stopGroup,
+  type GroupLeader,
   type TreeMember,
 } from '../../os/index.js';
 import { ProviderProcess, REAP_WAIT_MS, spawnProvider } from '../provider-process.js';
@@ -23,8 +24,8 @@ export class CodexProcess extends ProviderProcess {
   readonly stdin: Writable;
   readonly stdout: Readable;
 
-  private constructor(child: ProviderGroup, pid: number) {
-    super(child, pid);
+  private constructor(child: ProviderGroup, leader: GroupLeader) {
+    super(child, leader);
     this.stdin = child.stdin!;
     this.stdout = child.stdout!;
   }
@@ -36,7 +37,7 @@ export class CodexProcess extends ProviderProcess {
     options: { cwd: string; env: Record<string, string> },
   ): Promise<{ ok: true; process: CodexProcess } | { ok: false; detail: string }> {
     const started = await spawnProvider(command, args, options);
-    return started.ok ? { ok: true, process: new CodexProcess(started.child, started.pid) } : started;
+    return started.ok ? { ok: true, process: new CodexProcess(started.child, started.leader) } : started;
   }
 
   /**
@@ -59,7 +60,7 @@ export class CodexProcess extends ProviderProcess {
     // The grace is the leader's: it ends when the app-server exits. Whatever still runs then, in the
     // group or of the snapshotted tree, is SIGKILLed; at once when the app-server exited on end of input.
     const leaderRuns = !(await this.exitedWithin(graceMs));
-    const stop = await stopGroup(this.pid, {
+    const stop = await stopGroup(this.leader, {
       ...(leaderRuns ? { graceMs, settled: this.exited } : {}),
       outside: snapshot,
       // Helpers Codex started in its own group (lsb_release, git) are orphaned when it exits; until

@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { LEFTOVER_POLL_MS, spawnGroup, stopGroup, type GroupStop } from '../../os/index.js';
+import { LEFTOVER_POLL_MS, groupLeader, spawnGroup, stopGroup, type GroupStop } from '../../os/index.js';
 import { collectArtifacts } from '../artifacts.js';
 import { describeThrown, driverFailure } from '../failures.js';
 import type { DriverResult, DriverRunInput, HarnessRunReceipt } from '../receipt.js';
@@ -76,6 +76,8 @@ export async function runCommand(input: DriverRunInput, signal: AbortSignal): Pr
     );
   }
 
+  // Read before the child can be reaped: the stop below signals this group only while it is still its.
+  const leader = groupLeader(pid);
   // spawnGroup pipes all three streams; the optional chaining only satisfies execa's wide type.
   child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
   child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
@@ -91,7 +93,7 @@ export async function runCommand(input: DriverRunInput, signal: AbortSignal): Pr
     // The grace ends when the leader has exited and its pipes closed (`child` settled); then waits
     // only until nothing of the group runs, not until init reaps it: the run's result is due once
     // the tree is dead, and an init that never reaps orphans would hold it to the bound every time.
-    stopping = stopGroup(pid, {
+    stopping = stopGroup(leader, {
       graceMs: input.graceMs,
       settled: child,
       until: 'stopped',

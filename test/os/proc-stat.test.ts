@@ -13,6 +13,7 @@ import {
   processAlive,
   processRunning,
   processStartTicks,
+  groupLeader,
   signalGroup,
   spawnGroup,
   treeCpuMs,
@@ -127,7 +128,8 @@ describe('procStat (the one /proc/<pid>/stat parser)', () => {
     const parent = `require('child_process').spawn(process.execPath,['-e',${JSON.stringify(burn)}],{stdio:['ignore','inherit','inherit']});setInterval(()=>{},1000)`;
     // Its own group, so the end of the test kills the grandchild too (it holds our stdout pipe open).
     const proc = spawn(process.execPath, ['-e', parent], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
-    t.after(() => void signalGroup(proc.pid, 'SIGKILL'));
+    const leader = groupLeader(proc.pid!);
+    t.after(() => void signalGroup(leader, 'SIGKILL'));
     assert.equal(await firstLine(proc), 'done');
     // /proc counts in clock ticks (usually 10 ms), so allow one tick short of the child's own figure.
     assert.ok(treeCpuMs(proc.pid!) >= 290, `tree CPU ${treeCpuMs(proc.pid!)} ms`);

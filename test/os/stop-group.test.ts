@@ -3,11 +3,25 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { groupAlive, groupRunning, livingGroupMembers, spawnGroup, stopGroup } from '../../os/index.js';
+import {
+  groupAlive,
+  groupLeader,
+  groupRunning,
+  killLeftovers,
+  livingGroupMembers,
+  ownsGroup,
+  signalGroup,
+  spawnGroup,
+  stopGroup,
+  type GroupLeader,
+} from '../../os/index.js';
 import { tempDir } from '../support/temp.js';
 
 /** Starts `script` under sh as the leader of its own group; resolves once it wrote `ready`. */
-async function group(t: TestContext, script: string): Promise<{ pgid: number; dir: string; exited: Promise<unknown> }> {
+async function group(
+  t: TestContext,
+  script: string,
+): Promise<{ pgid: number; leader: GroupLeader; dir: string; exited: Promise<unknown> }> {
   const dir = tempDir('ordivon-stop-');
   const proc = spawnGroup('/bin/sh', ['-c', script], {
     cwd: dir,
@@ -22,33 +36,34 @@ async function group(t: TestContext, script: string): Promise<{ pgid: number; di
     }
   });
   await once(proc, 'spawn');
+  const leader = groupLeader(proc.pid!);
   while (!existsSync(join(dir, 'ready'))) await new Promise((resolve) => setTimeout(resolve, 5));
-  return { pgid: proc.pid!, dir, exited };
+  return { pgid: proc.pid!, leader, dir, exited };
 }
 
 describe('stopGroup (the one process-group stop)', { timeout: 30_000 }, () => {
   it('stops a group that goes on SIGTERM without SIGKILL, grandchildren included', async (t) => {
-    const { pgid, exited } = await group(t, 'sleep 300 & touch ready; wait');
+    const { pgid, leader, exited } = await group(t, 'sleep 300 & touch ready; wait');
     assert.ok(livingGroupMembers(pgid)!.length >= 2);
-    const report = await stopGroup(pgid, { graceMs: 10_000, until: 'stopped', reapTimeoutMs: 5_000 });
+    const report = await stopGroup(leader, { graceMs: 10_000, until: 'stopped', reapTimeoutMs: 5_000 });
     assert.deepEqual(report, { stop: 'terminated', graceExpired: false, gone: true });
     assert.equal(groupRunning(pgid), false);
     await exited;
   });
 
   it('SIGKILLs what ignores SIGTERM once the grace has run out', async (t) => {
-    const { pgid, exited } = await group(t, 'trap "" TERM; sleep 300 & touch ready; wait');
-    const report = await stopGroup(pgid, { graceMs: 100, settled: exited, until: 'stopped', reapTimeoutMs: 5_000 });
+    const { pgid, leader, exited } = await group(t, 'trap "" TERM; sleep 300 & touch ready; wait');
+    const report = await stopGroup(leader, { graceMs: 100, settled: exited, until: 'stopped', reapTimeoutMs: 5_000 });
     assert.deepEqual(report, { stop: 'killed', graceExpired: true, gone: true });
     assert.equal(groupRunning(pgid), false);
   });
 
   it('without a grace, SIGKILLs at once and sends no SIGTERM', async (t) => {
-    const { pgid, dir, exited } = await group(
+    const { leader, dir, exited } = await group(
       t,
       'trap "touch termed; exit 0" TERM; touch ready; while :; do sleep 1; done',
     );
-    const report = await stopGroup(pgid, { until: 'stopped', reapTimeoutMs: 5_000 });
+    const report = await stopGroup(leader, { until: 'stopped', reapTimeoutMs: 5_000 });
     assert.deepEqual(report, { stop: 'killed', graceExpired: false, gone: true });
     await exited;
     assert.equal(existsSync(join(dir, 'termed')), false, 'the group got a SIGTERM');
@@ -56,17 +71,39 @@ describe('stopGroup (the one process-group stop)', { timeout: 30_000 }, () => {
 
   it('waits until the group is reaped when asked to', async (t) => {
     // `exec sleep`: the leader is our child, so node reaps it and the group disappears.
-    const { pgid } = await group(t, 'touch ready; exec sleep 300');
-    const report = await stopGroup(pgid, { graceMs: 10_000, until: 'reaped', reapTimeoutMs: 10_000 });
+    const { pgid, leader } = await group(t, 'touch ready; exec sleep 300');
+    const report = await stopGroup(leader, { graceMs: 10_000, until: 'reaped', reapTimeoutMs: 10_000 });
     assert.deepEqual(report, { stop: 'terminated', graceExpired: false, gone: true });
     assert.equal(groupAlive(pgid), false);
   });
 
   it('answers gone for a group that no longer exists', async (t) => {
-    const { pgid, exited } = await group(t, 'touch ready');
+    const { pgid, leader, exited } = await group(t, 'touch ready');
     await exited;
     while (groupAlive(pgid)) await new Promise((resolve) => setTimeout(resolve, 5));
-    const report = await stopGroup(pgid, { graceMs: 1_000, until: 'reaped', reapTimeoutMs: 1_000 });
+    const report = await stopGroup(leader, { graceMs: 1_000, until: 'reaped', reapTimeoutMs: 1_000 });
     assert.deepEqual(report, { stop: 'gone', graceExpired: false, gone: true });
+  });
+
+  it('never signals a group whose id now belongs to another process (a reused pid): it is the old group gone', async (t) => {
+    // This group plays a stranger that took over the pid of a leader recorded earlier: the record
+    // has the pid and another start time, as a leader that exited and was reaped would.
+    const { pgid, leader, exited } = await group(t, 'touch ready; exec sleep 300');
+    const recorded: GroupLeader = { pid: pgid, startTicks: leader.startTicks - 1 };
+    assert.ok(leader.startTicks > 1, 'the start time was read from /proc');
+    assert.equal(ownsGroup(recorded), false);
+    assert.equal(ownsGroup(leader), true);
+    assert.equal(signalGroup(recorded, 'SIGKILL'), false);
+    assert.deepEqual(killLeftovers([{ ...recorded, exited: false }]), []);
+    const report = await stopGroup(recorded, { graceMs: 1_000, until: 'reaped', reapTimeoutMs: 1_000 });
+    assert.deepEqual(report, { stop: 'gone', graceExpired: false, gone: true });
+    assert.equal(groupRunning(pgid), true, "the stranger's group was signalled");
+    // Its own leader's record still reaches it.
+    assert.deepEqual(await stopGroup(leader, { graceMs: 10_000, until: 'reaped', reapTimeoutMs: 10_000 }), {
+      stop: 'terminated',
+      graceExpired: false,
+      gone: true,
+    });
+    await exited;
   });
 });

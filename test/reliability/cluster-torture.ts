@@ -110,6 +110,9 @@ export async function runClusterTorture(options: ClusterTortureOptions): Promise
   const proxies: TcpProxy[] = [];
   const hosts: HostProcess[] = [];
   const log: WriterLog = { acks: [], refusals: [], problems: [], unexpectedExits: 0 };
+  // An idle observer connection the server ends is a problem of the run, reported with the rest,
+  // not an uncaught exception that takes the test process down before the audit.
+  db.on('error', (error) => log.problems.push(`observer connection: ${error.message}`));
   const counts = { kills: 0, pauses: 0, blackholes: 0, resets: 0, takeovers: 0 };
   let spawned = 0;
   const spawnHost = async (index: number, laneCount: number): Promise<HostProcess> => {
