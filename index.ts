@@ -28,6 +28,8 @@ export type {
   SendAt,
   RejectionCode,
   Committed,
+  RemoteInterest,
+  SubscribeOptions,
 } from './kernel/index.js';
 export type { ProgressListener, RecoveryMode, RecoveryProgress } from './recovery/index.js';
 export type { ClusterOptions, LeaseEvent } from './kernel/index.js';

@@ -13,6 +13,7 @@ export {
   type CheckpointStats,
 } from './supervisor.js';
 export { TaskActor, type SendResult, type Committed, type Attachments, type TaskSnapshot } from './task-actor.js';
+export type { RemoteInterest, SubscribeOptions } from './commit-listeners.js';
 export {
   sendAdmitted,
   sendRetained,

@@ -79,10 +79,14 @@ export class ServingParts {
         await this.deadlines.boot([actor]);
         this.frontier.kick(actor);
       },
+      // Nobody asking for a Task's commits: they are neither read nor replayed here. A subscriber
+      // asking later hears commits from then on (RemoteCommits replays across the gap).
+      wantsCommits: (taskId) => this.listeners.wantsRemote(taskId),
+      wantsAnyCommits: () => this.listeners.wantsAnyRemote(),
       commits: async (commits) => {
         const remote = this.host.remote();
-        if (!this.host.serving() || !remote) return;
-        for (const committed of await remote.committedOf(commits)) this.listeners.tell(committed);
+        if (!this.host.serving() || !remote || !this.listeners.wantsRemote(commits.taskId)) return;
+        for (const committed of await remote.committedOf(commits)) this.listeners.tellRemote(committed);
       },
     };
   }

@@ -21,6 +21,7 @@ import { waitForState } from './wait-for-state.js';
 import type { RemoteCommits } from './cluster/remote-commits.js';
 import { readElsewhere, readHere, type TaskReading } from './cluster/task-reading.js';
 import type { Committed, SendResult, TaskActor } from './task-actor.js';
+import type { SubscribeOptions } from './commit-listeners.js';
 import { joinAndOpen } from './join-and-open.js';
 import { notHere } from './not-here.js';
 import { ServingParts } from './serving-parts.js';
@@ -248,9 +249,12 @@ export class Supervisor {
     return this.parts.served.tasks.get(taskId);
   }
 
-  /** Listens to every commit, after it is durable. Returns the unsubscribe function. */
-  subscribe(listener: (committed: Committed) => void): () => void {
-    return this.parts.listeners.add(listener);
+  /**
+   * Listens to every commit, after it is durable; on a cluster, to other Hosts' commits as
+   * `options.remote` asks (default all of them). Returns the unsubscribe function.
+   */
+  subscribe(listener: (committed: Committed) => void, options?: SubscribeOptions): () => void {
+    return this.parts.listeners.add(listener, options);
   }
 
   /**

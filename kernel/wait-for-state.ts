@@ -1,10 +1,11 @@
 import { HostError } from './errors.js';
 import type { Committed } from './task-actor.js';
+import type { SubscribeOptions } from './commit-listeners.js';
 
 /** What `waitForState` listens to: a Supervisor. */
 export interface StateSource {
   taskActor(taskId: string): { readonly state: string } | undefined;
-  subscribe(listener: (committed: Committed) => void): () => void;
+  subscribe(listener: (committed: Committed) => void, options?: SubscribeOptions): () => void;
   readonly actor: { subscribe(observer: { complete: () => void }): { unsubscribe(): void } };
 }
 
@@ -27,7 +28,8 @@ export function waitForState(source: StateSource, taskId: string, states: string
         reject(new HostError('invalid_transition', `task ${taskId} reached ${state} while waiting for ${waited}`));
       }
     };
-    const unsubscribe = source.subscribe((c) => c.taskId === taskId && check());
+    // The state read is this Host's actor's: another Host's commits cannot move it.
+    const unsubscribe = source.subscribe((c) => c.taskId === taskId && check(), { remote: 'none' });
     const lifecycle = source.actor.subscribe({
       complete: () => (stop(), reject(new HostError('not_serving', 'supervisor stopped'))),
     });

@@ -85,18 +85,22 @@ export function followTask(
   let rearm = () => {};
   let since = clock.mono();
   let last = 'started';
-  const unsubscribe = sup.subscribe((c: Committed) => {
-    if (c.taskId !== taskId) return;
-    const event = sup.events(taskId).find((e) => e.revision === c.revision);
-    if (!event) return;
-    noteStage(stageOf, event);
-    const generation = (event.data as { generation?: number }).generation ?? sup.getTask(taskId)?.context.generation;
-    since = clock.mono();
-    last = describeEvent(event);
-    print(`  ${whereAt(generation)} ${last} → ${c.state}`);
-    // The next "still running" line comes a whole interval after this one.
-    rearm();
-  });
+  const unsubscribe = sup.subscribe(
+    (c: Committed) => {
+      if (c.taskId !== taskId) return;
+      const event = sup.events(taskId).find((e) => e.revision === c.revision);
+      if (!event) return;
+      noteStage(stageOf, event);
+      const generation = (event.data as { generation?: number }).generation ?? sup.getTask(taskId)?.context.generation;
+      since = clock.mono();
+      last = describeEvent(event);
+      print(`  ${whereAt(generation)} ${last} → ${c.state}`);
+      // The next "still running" line comes a whole interval after this one.
+      rearm();
+      // The lines are read from this Host's copy of the Task: another Host's commits have none here.
+    },
+    { remote: 'none' },
+  );
   if (!beat) return unsubscribe;
   const every = beat.everyMs ?? HEARTBEAT_MS;
   const setTimer = clock.setTimer ?? systemClock.setTimer!;

@@ -56,6 +56,10 @@ export interface ClusterHooks {
   serves(taskId: string): boolean;
   /** Commits of a Task that another Host made, as the watch found them (one Task at a time, in order). */
   commits(commits: WatchedCommits): Promise<void>;
+  /** Whether anyone here asks for other Hosts' commits of the Task: the watch reads only those. */
+  wantsCommits(taskId: string): boolean;
+  /** Whether anyone here may ask for other Hosts' commits: without, a NOTIFY does not make the watch poll early. */
+  wantsAnyCommits(): boolean;
 }
 
 /**
@@ -167,7 +171,12 @@ export class Cluster {
     };
     this.timer = setTimeout(run, this.renewEveryMs);
     if (this.stopped) return;
-    this.watch = this.journal.watch({ ...this.watchOptions, onCommits: (commits) => hooks.commits(commits) });
+    this.watch = this.journal.watch({
+      ...this.watchOptions,
+      onCommits: (commits) => hooks.commits(commits),
+      wants: (taskId) => hooks.wantsCommits(taskId),
+      wantsAny: () => hooks.wantsAnyCommits(),
+    });
     await this.watch.start();
   }
 

@@ -159,11 +159,14 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
     );
     if (ready.boot) say(`ordivon serve: validated ${bootLine(ready.boot)}`);
     if (ready.login) say(`page (this link works once): ${ready.login}`);
-    // Progress on a terminal: one line per commit.
-    supervisor.subscribe((c) =>
-      say(
-        `  ${c.taskId} r${c.revision} ${c.type} → ${c.state}${c.admitted ? '' : ` (${c.code})`}${c.host && c.host !== ready.hostId ? ` on ${c.host}` : ''}`,
-      ),
+    // Progress: one line per commit. Other Hosts' commits are read and replayed only for a person at
+    // a terminal, not for a service manager's log (the JSON lines are each Host's own).
+    supervisor.subscribe(
+      (c) =>
+        say(
+          `  ${c.taskId} r${c.revision} ${c.type} → ${c.state}${c.admitted ? '' : ` (${c.code})`}${c.host && c.host !== ready.hostId ? ` on ${c.host}` : ''}`,
+        ),
+      { remote: process.stderr.isTTY ? 'all' : 'none' },
     );
   }
 

@@ -71,7 +71,8 @@ const parsed = <T>(result: z.ZodSafeParseResult<T>, code: 'invalid_request' | 'i
 export function createControlApi(options: ControlApiOptions): ControlApi {
   const sup = options.supervisor;
   const hub = new SseHub(options.stream);
-  const unsubscribe = sup.subscribe((c) => hub.publish(c));
+  // Other Hosts' commits only of the Tasks a connected stream follows (any, for an all-Tasks stream).
+  const unsubscribe = sup.subscribe((c) => hub.publish(c), { remote: (id) => hub.follows(id) });
   const inflight = new Set<Promise<void>>();
   let draining = false;
 

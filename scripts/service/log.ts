@@ -20,21 +20,25 @@ export function createServiceLog(level: LogLevel): Logger {
 /**
  * What the supervisor reports, logged and counted: every commit this Host writes (a `transition`
  * line: admitted, or refused and retained with its code), each dispatch and job end among them.
- * Commits another Host made (seen through the watch) are that Host's to log. Returns the unsubscribe.
+ * Commits another Host made are that Host's to log. Returns the unsubscribe.
  */
 export function observeSupervisor(sup: Supervisor, log: Logger, metrics: ServiceMetrics): () => void {
   metrics.attach(sup);
-  return sup.subscribe((c: Committed) => {
-    if (c.host !== undefined && c.host !== sup.hostId) return;
-    const status = c.type === 'run.observe' && c.admitted ? jobStatusOf(sup, c) : undefined;
-    metrics.committed(c, status);
-    const line = { taskId: c.taskId, event: c.type, revision: c.revision, state: c.state, admitted: c.admitted };
-    if (c.admitted) log.info(line, 'transition admitted');
-    else log.warn({ ...line, code: c.code }, 'transition refused');
-    if (!c.admitted) return;
-    if (c.type === 'dispatch.intend') log.info({ taskId: c.taskId, revision: c.revision }, 'dispatch');
-    if (c.type === 'run.observe') log.info({ taskId: c.taskId, revision: c.revision, jobStatus: status }, 'job end');
-  });
+  // Another Host's commits are that Host's to log: not asked for, so not read or replayed for this.
+  return sup.subscribe(
+    (c: Committed) => {
+      if (c.host !== undefined && c.host !== sup.hostId) return;
+      const status = c.type === 'run.observe' && c.admitted ? jobStatusOf(sup, c) : undefined;
+      metrics.committed(c, status);
+      const line = { taskId: c.taskId, event: c.type, revision: c.revision, state: c.state, admitted: c.admitted };
+      if (c.admitted) log.info(line, 'transition admitted');
+      else log.warn({ ...line, code: c.code }, 'transition refused');
+      if (!c.admitted) return;
+      if (c.type === 'dispatch.intend') log.info({ taskId: c.taskId, revision: c.revision }, 'dispatch');
+      if (c.type === 'run.observe') log.info({ taskId: c.taskId, revision: c.revision, jobStatus: status }, 'job end');
+    },
+    { remote: 'none' },
+  );
 }
 
 /** The job status the `run.observe` event at `c.revision` recorded. */

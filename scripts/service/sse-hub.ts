@@ -132,6 +132,12 @@ export class SseHub {
     }
   }
 
+  /** Whether a stream open now hears commits of `taskId` (it follows that Task, or every Task). */
+  follows(taskId: string): boolean {
+    for (const client of this.clients) if (client.taskId === undefined || client.taskId === taskId) return true;
+    return false;
+  }
+
   get size(): number {
     return this.clients.size;
   }

@@ -45,6 +45,17 @@ export interface TaskWatchOptions {
   connectTimeoutMs?: number | undefined;
   /** Hears each Task that moved, Task after Task, one poll at a time; what it throws is dropped. */
   onCommits(commits: WatchedCommits): void | Promise<void>;
+  /**
+   * Whether the new events of a Task that moved are wanted (default: every Task's). A Task not
+   * wanted has only its head read, and its commits are not reported.
+   */
+  wants?: ((taskId: string) => boolean) | undefined;
+  /**
+   * Whether any Task's events may be wanted now (default true). When not, a notification does not
+   * make a poll early: the polls every `pollMs` still keep the heads, so nothing old is reported
+   * once a Task is wanted again.
+   */
+  wantsAny?: (() => boolean) | undefined;
   /** Told each time the LISTEN connection is (again) listening. */
   onListening?: (() => void) | undefined;
 }
@@ -140,7 +151,7 @@ export class TaskWatch {
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     client.on('notification', (message) => {
-      if (message.channel === COMMITS_CHANNEL) void this.poll();
+      if (message.channel === COMMITS_CHANNEL && this.options.wantsAny?.() !== false) void this.poll();
     });
     try {
       await client.connect();
@@ -204,7 +215,10 @@ export class TaskWatch {
     seen: Map<string, number>,
     heads: Array<z.infer<typeof HeadRow>>,
   ): Promise<WatchedCommits[]> {
-    const moved = heads.filter((h) => h.revision > (seen.get(h.task_id) ?? 0));
+    const wants = this.options.wants;
+    const moved = heads.filter(
+      (h) => h.revision > (seen.get(h.task_id) ?? 0) && (wants === undefined || wants(h.task_id)),
+    );
     if (moved.length === 0) return [];
     const events = await client.query(
       `SELECT ${EVENT_COLUMNS}

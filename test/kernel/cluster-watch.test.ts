@@ -232,4 +232,36 @@ describe('other Hosts’ commits reach subscribers (the watch)', { skip: part.sk
       await Promise.all([a.stop(), b.stop()]);
     }
   });
+
+  it('reads and replays another Host’s commits only for the Tasks a subscriber asks for; one that starts asking hears them from then on, with the states A committed', async () => {
+    const url = await createDatabase(server().url, 'interest');
+    const a = await host(url, 'host-a');
+    const b = await host(url, 'host-b', { notify: false });
+    const onA = listen(a);
+    const secondOnly: Committed[] = [];
+    const none: Committed[] = [];
+    b.subscribe((c) => secondOnly.push(c), { remote: (taskId) => taskId === 'task-2' });
+    b.subscribe((c) => none.push(c), { remote: 'none' });
+    try {
+      await a.createTask({ ...SPEC, taskId: 'task-1' });
+      await a.createTask({ ...SPEC, taskId: 'task-2' });
+      await driveToRunning(a, 'task-1', 1);
+      await b.clusterTick();
+      assert.deepEqual(secondOnly, ofTask(onA.heard, 'task-2'), 'task-2 heard as A heard it, task-1 not at all');
+      assert.deepEqual(none, [], "a subscriber asking for none hears no other Host's commit");
+
+      // Asking from now on: task-1's next commit is heard (replayed from its start across what
+      // was never read here), its earlier ones are not.
+      const later = listen(b);
+      await a.send('task-1', { type: 'assignment.commit', harness: 'hermes', purpose: 'repair' });
+      await b.clusterTick();
+      const sixth = ofTask(onA.heard, 'task-1').at(-1)!;
+      assert.equal(sixth.revision, 6);
+      assert.deepEqual(ofTask(later.heard, 'task-1'), [sixth]);
+      assert.deepEqual(none, []);
+      assert.equal(ofTask(secondOnly, 'task-1').length, 0);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
 });
