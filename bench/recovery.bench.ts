@@ -19,7 +19,7 @@ import { createSupervisor } from '../kernel/index.js';
 import { EventStore } from '../store/index.js';
 import { baselineRebuildAll } from './baseline-rebuild.js';
 import { generateRoot } from './generate.js';
-import { VERIFIED } from './report/headline.js';
+import { DEFAULT_BOOT, VERIFIED } from './report/headline.js';
 import { ceilingWorkers, stepOnWorkers } from './step-workers.js';
 import {
   FULL_SIZES,
@@ -32,7 +32,7 @@ import {
 import { historyRow, scenarioArgs, timeIt, totalsRow, type Timing } from './util.js';
 
 /** The row of the default boot (`recovery: 'checkpoint'`, docs/recovery-and-benchmarks.md). */
-export const DEFAULT_BOOT = 'default boot to serving (every event verified, tails after checkpoints replayed)';
+export { DEFAULT_BOOT };
 
 /** Boots a supervisor on `root` and resolves with the milliseconds to `serving` (stop is not timed). */
 export async function timedBoot(root: string, recovery: 'full' | 'checkpoint'): Promise<number> {

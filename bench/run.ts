@@ -1,5 +1,5 @@
 // The benchmark runner (`npm run bench [-- --quick]`): runs every scenario in one process, prints
-// one table and the headline ratios against issue 21's goals (and issue 29's startup goal), each
+// one table and the headline ratios against issue 33's goals (and issue 29's startup goal), each
 // beside the floor it is judged against (measured in the same run), and writes
 // bench/results/<date>.json and, when a recovery, floor or peer scenario ran,
 // bench/results/recovery-<date>.svg (recovery time against history length for verified recovery,

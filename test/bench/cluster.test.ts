@@ -51,6 +51,12 @@ describe('cluster scenario (--quick)', { skip: part.skip }, () => {
     assert.equal(d.adoptedAfterClaimMs, takeover.medianMs - Number(d.claimedMs));
 
     const keys = headline(rows).map((h) => h.key);
-    assert.deepEqual(keys, ['cluster_vs_lmdb', 'cluster_cpu', 'cluster_takeover_5000']);
+    assert.deepEqual(keys, [
+      'cluster_vs_lmdb',
+      'cluster_1_vs_lmdb',
+      'cluster_cpu_flat',
+      'cluster_cpu',
+      'cluster_takeover_5000',
+    ]);
   });
 });
