@@ -111,21 +111,16 @@ export function codexProviderArgs(options: CodexProviderOptions): string[] {
     ...(o.envKey === undefined ? [] : [`env_key=${tomlString(o.envKey)}`]),
     ...(o.streamIdleTimeoutMs === undefined ? [] : [`stream_idle_timeout_ms=${o.streamIdleTimeoutMs}`]),
   ];
-  return [
-    '-c',
+  const overrides = [
     `model_provider=${tomlString(o.providerId)}`,
-    '-c',
     `model_providers.${o.providerId}={${fields.join(',')}}`,
-    '-c',
     `model=${tomlString(o.model)}`,
-    '-c',
     'analytics.enabled=false',
-    '-c',
     'check_for_update_on_startup=false',
     // Without this, 0.171 runs `git ls-remote https://github.com/openai/plugins…` at thread start.
-    '-c',
     'features.plugins=false',
   ];
+  return overrides.flatMap((override) => ['-c', override]);
 }
 
 const EnvOptions = z.object({
