@@ -1,4 +1,4 @@
-import { WorldError, type CodeTable } from '../../shared/world-error.js';
+import { serverCodes, WorldError, type CodeTable } from '../../shared/world-error.js';
 
 /**
  * The codes of World W1's provider, each with whether the same call may succeed later unchanged
@@ -38,13 +38,7 @@ export const PROVIDER_CODES = {
     retryable: false,
     meaning: '500: an error outside the database call that failed; the request may have been committed',
   },
-  provider_start_failed: {
-    retryable: false,
-    meaning: 'the server exited before its URL line: the records file or the listen failed',
-  },
-  provider_usage: { retryable: false, meaning: "the server's command line does not parse (exit 2)" },
-  provider_unavailable: { retryable: true, meaning: 'a control or records call got no answer' },
-  provider_answer_invalid: { retryable: true, meaning: 'a control or records call got an answer that does not parse' },
+  ...serverCodes('provider', { line: 'URL line', calls: 'a control or records call' }),
 } as const satisfies CodeTable;
 
 export type ProviderCode = keyof typeof PROVIDER_CODES;

@@ -1,4 +1,4 @@
-import { WorldError, type CodeTable } from '../../shared/world-error.js';
+import { serverCodes, WorldError, type CodeTable } from '../../shared/world-error.js';
 
 /**
  * The codes of the World W1 web app, each with whether the same call may succeed later unchanged
@@ -16,10 +16,7 @@ export const WEBAPP_CODES = {
   webapp_route_not_found: { retryable: false, meaning: '404: no such route with this method' },
   webapp_body_too_large: { retryable: false, meaning: "413: the body is over the server's limit" },
   webapp_storage_failed: { retryable: true, meaning: '500: the database refused the write or the read' },
-  webapp_start_failed: { retryable: false, meaning: 'the server exited before its port line' },
-  webapp_usage: { retryable: false, meaning: "the server's command line does not parse (exit 2)" },
-  webapp_unavailable: { retryable: true, meaning: 'a control call got no answer' },
-  webapp_answer_invalid: { retryable: true, meaning: 'a control call got an answer that does not parse' },
+  ...serverCodes('webapp', { line: 'port line', calls: 'a control call' }),
 } as const satisfies CodeTable;
 
 export type WebappCode = keyof typeof WEBAPP_CODES;
