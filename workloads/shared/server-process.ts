@@ -92,3 +92,44 @@ export abstract class ServerHandle<L, N> implements ServerProcess {
     this.#running = await this.spawn(port, next);
   }
 }
+
+/** How to start a world's server on one database file: the file, and its fault switch at start. */
+export interface DbServerOptions<F extends string> {
+  /** The database file (created if absent; reopened as it is if present). */
+  db: string;
+  /** The fault switch at start (default `none`): the process's own, never stored in the file. */
+  fault?: F;
+  /** How many hits of `fault` before it switches itself off (default: all of them). */
+  faultTimes?: number;
+}
+
+/** A world's server process on one database file, which outlives every process started on it. */
+export interface DbServerProcess<O extends { db: string }> extends ServerProcess {
+  readonly db: string;
+  /**
+   * Stops the current process (if it still runs) and starts a new one on the same file and port,
+   * with the options given here (fault default `none`: a fault is an incident, not configuration).
+   * Rejects the world's `…_start_failed` if the new process cannot open the file or take the port.
+   */
+  restart(options?: Omit<O, 'db'>): Promise<void>;
+}
+
+/**
+ * The handle of a server on one database file that prints `{"port":N}` once it listens (the
+ * ledger, the web app): a world subclasses it with its flags.
+ */
+export abstract class DbServerHandle<O extends { db: string }>
+  extends ServerHandle<{ port: number }, Omit<O, 'db'>>
+  implements DbServerProcess<O>
+{
+  constructor(
+    readonly db: string,
+    server: ServerScript<{ port: number }>,
+  ) {
+    super(server);
+  }
+
+  protected portOf(line: { port: number }): number {
+    return line.port;
+  }
+}
