@@ -2,18 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { isCodedError } from '../../base/index.js';
 import { type EventStore } from '../../store/index.js';
-import { demoChild } from '../shared/child.js';
-import {
-  checkPhases,
-  choicesText,
-  expectations as collect,
-  parsePhase,
-  readContinuationTask,
-  readTasks,
-  type ContinuationExpectation,
-  type Expect,
-  type PhaseReport,
-} from '../shared/continuation-read.js';
+import { choicesText, readContinuationTask, type Expect, type PhaseReport } from '../shared/continuation-read.js';
+import { readContinuationRun, runPhases, type ContinuationRun } from '../shared/continuation-run.js';
 import { TRAJECTORIES, maintenanceOf, type Trajectory } from './continuation.js';
 import { ledgerAdapter, readLedgerFile, setLedgerFault, startLedger } from './ledger/index.js';
 
@@ -39,14 +29,9 @@ export interface TrajectoryReport {
   entries: number;
 }
 
-export interface ContinuationReport {
+export interface ContinuationReport extends ContinuationRun<TrajectoryReport> {
   ledgerFile: string;
-  pids: { demo: number; lose: number; continue: number };
-  /** What the two child processes reported. */
-  phases: { lose: PhaseReport; continue: PhaseReport };
-  trajectories: TrajectoryReport[];
   baseline: { lost: string; entries: number };
-  expectations: ContinuationExpectation[];
 }
 
 const BASELINE = { name: 'plain-retry-baseline' };
@@ -60,19 +45,16 @@ export async function runContinuation(
   mkdirSync(join(state, 'ledger'), { recursive: true });
   const ledger = await startLedger({ db: join(state, 'ledger', 'maintenance.db') });
   try {
-    const child = (phase: string) =>
-      demoChild(
-        state,
-        ['--workload', 'round1', '--continuation-phase', phase, '--ledger', ledger.url, '--acp-agent', acpAgent],
-        say,
-      );
-    // Each of the six maintenance performs commits, then the answer is dropped.
-    await setLedgerFault(ledger.url, 'commit-then-drop', TRAJECTORIES.length);
-    say(`continuation: process 1 (A decides the maintenance; the ledger commits and drops each answer)`);
-    const lost = parsePhase(await child('lose'), 'continuation lose');
-    await setLedgerFault(ledger.url, 'none');
-    say(`continuation: process 2 (fresh; B continues with no transcript)`);
-    const continued = parsePhase(await child('continue'), 'continuation continue');
+    const { lost, continued } = await runPhases({
+      state,
+      args: ['--workload', 'round1', '--ledger', ledger.url, '--acp-agent', acpAgent],
+      label: 'continuation',
+      lose: 'A decides the maintenance; the ledger commits and drops each answer',
+      // Each of the six maintenance performs commits, then the answer is dropped.
+      dropAnswers: () => setLedgerFault(ledger.url, 'commit-then-drop', TRAJECTORIES.length),
+      restore: () => setLedgerFault(ledger.url, 'none'),
+      say,
+    });
     say('continuation: plain-retry baseline, straight to the ledger');
     const lostAs = await plainRetry(ledger.url);
     return await readContinuation(state, ledger.db, lost, continued, lostAs);
@@ -106,26 +88,17 @@ export async function readContinuation(
   lostAs: string,
 ): Promise<ContinuationReport> {
   const entries = readLedgerFile(ledgerFile);
-  const { list: expectations, check } = collect();
-  const pids = checkPhases(check, TRAJECTORIES, lost, continued);
-  const trajectories = await readTasks(state, TRAJECTORIES, lost, (store, t, taskId) =>
-    readTrajectory(store, t, taskId, entries, check(t.name)),
-  );
-  const expect = check('plain-retry');
   const baseline = entries.filter((e) => e.target === maintenanceOf(BASELINE).target).length;
-  expect(
-    'the plain retry lost its first answer and left two ledger entries',
-    [lostAs, baseline],
-    ['effect_response_lost', 2],
+  const read = (store: EventStore, t: Trajectory, taskId: string, expect: Expect) =>
+    readTrajectory(store, t, taskId, entries, expect);
+  const run = await readContinuationRun(state, TRAJECTORIES, { lost, continued }, read, (check) =>
+    check('plain-retry')(
+      'the plain retry lost its first answer and left two ledger entries',
+      [lostAs, baseline],
+      ['effect_response_lost', 2],
+    ),
   );
-  return {
-    ledgerFile,
-    pids,
-    phases: { lose: lost, continue: continued },
-    trajectories,
-    baseline: { lost: lostAs, entries: baseline },
-    expectations,
-  };
+  return { ledgerFile, ...run, baseline: { lost: lostAs, entries: baseline } };
 }
 
 function readTrajectory(

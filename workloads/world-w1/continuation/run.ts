@@ -1,20 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type EventStore } from '../../../store/index.js';
-import { demoChild } from '../../shared/child.js';
 import type { AcpAgent } from '../../shared/harnesses.js';
 import { readProviderRecords, setProviderFaults, startProvider, type ProviderRecord } from '../provider/index.js';
-import {
-  checkPhases,
-  choicesText,
-  expectations,
-  parsePhase,
-  readContinuationTask,
-  readTasks,
-  type ContinuationExpectation,
-  type Expect,
-  type PhaseReport,
-} from '../../shared/continuation-read.js';
+import { choicesText, readContinuationTask, type Expect, type PhaseReport } from '../../shared/continuation-read.js';
+import { readContinuationRun, runPhases, type ContinuationRun } from '../../shared/continuation-run.js';
 import { W1_CONTINUATION, continuationEffect, type W1ContinuationTrajectory } from './phase.js';
 
 /**
@@ -39,13 +29,8 @@ export interface W1ContinuationRow {
   operatorRequests: number;
 }
 
-export interface W1ContinuationReport {
+export interface W1ContinuationReport extends ContinuationRun<W1ContinuationRow> {
   records: string;
-  pids: { demo: number; lose: number; continue: number };
-  /** What the two child processes reported. */
-  phases: { lose: PhaseReport; continue: PhaseReport };
-  trajectories: W1ContinuationRow[];
-  expectations: ContinuationExpectation[];
 }
 
 /** Runs the trajectories in two child processes against a provider of their own; reads everything back. */
@@ -59,20 +44,17 @@ export async function runW1Continuation(
   mkdirSync(dir, { recursive: true });
   const provider = await startProvider({ dir, identity: 'w1-provider-key' });
   try {
-    const child = (phase: string) =>
-      demoChild(
-        hostState,
-        ['--workload', 'world-w1', '--continuation-phase', phase, '--provider', provider.url, '--acp-agent', acpAgent],
-        say,
-      );
     // Every perform of the first process commits, and its answer is dropped.
     const operations = [...new Set(W1_CONTINUATION.map((t) => t.operation))];
-    await setProviderFaults(provider.url, { drop: { operations, times: W1_CONTINUATION.length } });
-    say('  continuation: process 1 (A decides perform; the provider commits and drops each answer)');
-    const lost = parsePhase(await child('lose'), 'world-w1 continuation lose');
-    await setProviderFaults(provider.url, { drop: null });
-    say('  continuation: process 2 (fresh; B continues with no transcript)');
-    const continued = parsePhase(await child('continue'), 'world-w1 continuation continue');
+    const { lost, continued } = await runPhases({
+      state: hostState,
+      args: ['--workload', 'world-w1', '--provider', provider.url, '--acp-agent', acpAgent],
+      label: 'continuation',
+      lose: 'A decides perform; the provider commits and drops each answer',
+      dropAnswers: () => setProviderFaults(provider.url, { drop: { operations, times: W1_CONTINUATION.length } }),
+      restore: () => setProviderFaults(provider.url, { drop: null }),
+      say: (line) => say(`  ${line}`),
+    });
     return readW1Continuation(hostState, dir, lost, continued);
   } finally {
     await provider.stop();
@@ -87,12 +69,9 @@ export async function readW1Continuation(
   continued: PhaseReport,
 ): Promise<W1ContinuationReport> {
   const records = readProviderRecords(providerDir);
-  const { list, check } = expectations();
-  const pids = checkPhases(check, W1_CONTINUATION, lost, continued);
-  const trajectories = await readTasks(state, W1_CONTINUATION, lost, (store, t, taskId) =>
-    readTrajectory(store, t, taskId, records, check(t.name)),
-  );
-  return { records: providerDir, pids, phases: { lose: lost, continue: continued }, trajectories, expectations: list };
+  const read = (store: EventStore, t: W1ContinuationTrajectory, taskId: string, expect: Expect) =>
+    readTrajectory(store, t, taskId, records, expect);
+  return { records: providerDir, ...(await readContinuationRun(state, W1_CONTINUATION, { lost, continued }, read)) };
 }
 
 /** What the lookup B's reconcile asks for can say, by provider shape. */
