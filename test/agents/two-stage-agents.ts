@@ -4,12 +4,11 @@ import type { HarnessConfig } from '../../frontier/harness-config.js';
 import { ACP_AGENTS, agentCommand, defaultAgentsDir } from '../../drivers/acp/acp-agents.js';
 import { loadAgentRecipes, scriptedAgentLaunch } from '../../drivers/acp/agent-recipe.js';
 import { opencodeCommand, opencodeEnv } from '../../drivers/acp/opencode.js';
-import type { AgentModel } from '../../workloads/scripted/agent-turn.js';
 import { startAnthropicModel } from '../../workloads/scripted/anthropic-model.js';
 import { startChatModel, type ChatModel, type ChatReply } from '../../workloads/scripted/chat-model.js';
 import { startGeminiModel } from '../../workloads/scripted/gemini-model.js';
 import { scriptedCodexLaunch } from '../../workloads/scripted/responses-codex.js';
-import { startResponsesModel } from '../../workloads/scripted/responses-model.js';
+import { startResponsesModel, type ScriptedModel } from '../../workloads/scripted/responses-model.js';
 import type { ResponsesStep } from '../../workloads/scripted/responses-script.js';
 import type { TaskSpecInput } from '../../objects/index.js';
 import { optionalPart, type OptionalPart } from '../support/optional-part.js';
@@ -156,7 +155,7 @@ function promptSuggestion(body: unknown): boolean {
   return last?.role === 'user' && typeof last.content === 'string' && last.content.startsWith('[SUGGESTION MODE');
 }
 
-function agentModel(model: AgentModel): StageModel {
+function agentModel(model: ScriptedModel): StageModel {
   return {
     toolOutputs: () => [...new Set(model.requests.flatMap((r) => r.toolOutputs.map((o) => o.output)))],
     unanswered: () =>
@@ -192,7 +191,7 @@ const TIMEOUT_MS = 240_000;
 /** A recipe of examples/agents.config.json, made concrete with only its model endpoint swapped. */
 function acpAgent(
   name: string,
-  start: (script: ResponsesStep[]) => Promise<AgentModel>,
+  start: (script: ResponsesStep[]) => Promise<ScriptedModel>,
   tools: Tools<ResponsesStep>,
 ): RealAgent {
   const agent = ACP_AGENTS[RECIPES[name]!.command];

@@ -9,9 +9,8 @@ import { ACP_AGENTS, agentCommand, defaultAgentsDir } from '../../drivers/acp/ac
 import { loadAgentRecipes, scriptedAgentLaunch } from '../../drivers/acp/agent-recipe.js';
 import { startAnthropicModel } from '../../workloads/scripted/anthropic-model.js';
 import { startGeminiModel } from '../../workloads/scripted/gemini-model.js';
-import { startResponsesModel } from '../../workloads/scripted/responses-model.js';
+import { startResponsesModel, type ScriptedModel } from '../../workloads/scripted/responses-model.js';
 import type { ResponsesStep } from '../../workloads/scripted/responses-script.js';
-import type { AgentModel } from '../../workloads/scripted/agent-turn.js';
 import { DriverRunInput } from '../../drivers/receipt.js';
 import { findExecutable, optionalPart } from '../support/optional-part.js';
 import { dnsQueries, foreignPeers, peersIn, tracedLaunch } from '../support/connect-trace.js';
@@ -39,7 +38,7 @@ const turn = (shell: ResponsesStep, write: ResponsesStep): ResponsesStep[] => [
 
 interface Case {
   harness: string;
-  startModel(script: ResponsesStep[]): Promise<AgentModel>;
+  startModel(script: ResponsesStep[]): Promise<ScriptedModel>;
   steps(file: string, content: string): ResponsesStep[];
   /** Tools the agent offered its model in every turn request (the ones the script calls). */
   tools: string[];

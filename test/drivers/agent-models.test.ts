@@ -2,12 +2,12 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { startAnthropicModel } from '../../workloads/scripted/anthropic-model.js';
 import { startGeminiModel } from '../../workloads/scripted/gemini-model.js';
-import type { AgentModel } from '../../workloads/scripted/agent-turn.js';
+import type { ScriptedModel } from '../../workloads/scripted/responses-model.js';
 
 // The SCRIPTED loopback Gemini and Anthropic models on their own, spoken to over real HTTP the way
 // gemini-cli and the Claude adapters speak to them.
 
-async function started(t: TestContext, model: Promise<AgentModel>): Promise<AgentModel> {
+async function started(t: TestContext, model: Promise<ScriptedModel>): Promise<ScriptedModel> {
   const m = await model;
   t.after(() => m.close());
   return m;

@@ -7,7 +7,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { runCodex, type CodexRunOptions } from '../../drivers/codex/index.js';
 import { DriverResult, type DriverRunInputIn } from '../../drivers/receipt.js';
 import { scriptedCodexLaunch, SCRIPTED_MODEL_NAME } from '../../workloads/scripted/responses-codex.js';
-import { startResponsesModel, type ResponsesModel } from '../../workloads/scripted/responses-model.js';
+import { startResponsesModel, type ScriptedModel } from '../../workloads/scripted/responses-model.js';
 import type { ScriptEntry } from '../../workloads/scripted/responses-script.js';
 import { tempDir } from '../support/temp.js';
 
@@ -19,7 +19,7 @@ type Wire = { dir: 'in' | 'out'; msg: Record<string, any> }[];
 interface Rig {
   root: string;
   workspace: string;
-  model: ResponsesModel;
+  model: ScriptedModel;
   input: DriverRunInputIn;
   options: CodexRunOptions;
   wire: Wire;

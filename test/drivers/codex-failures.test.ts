@@ -5,7 +5,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { runCodex, type CodexRunOptions } from '../../drivers/codex/index.js';
 import type { DriverResult, DriverRunInputIn } from '../../drivers/receipt.js';
 import { scriptedCodexLaunch } from '../../workloads/scripted/responses-codex.js';
-import { startResponsesModel, type ResponsesModel } from '../../workloads/scripted/responses-model.js';
+import { startResponsesModel, type ScriptedModel } from '../../workloads/scripted/responses-model.js';
 import type { ScriptEntry } from '../../workloads/scripted/responses-script.js';
 import { tempDir } from '../support/temp.js';
 
@@ -15,7 +15,7 @@ import { tempDir } from '../support/temp.js';
 interface Rig {
   root: string;
   workspace: string;
-  model: ResponsesModel;
+  model: ScriptedModel;
   input: DriverRunInputIn & { command: string; args: string[] };
   pid: () => number | undefined;
   options: CodexRunOptions;

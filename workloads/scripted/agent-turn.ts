@@ -3,11 +3,10 @@ import {
   ScriptUsage,
   type ScriptUsageIn,
   type ResponsesStep,
-  type ScriptEntry,
   type StepContext,
 } from './responses-script.js';
 import { shellJoin } from './responses-sse.js';
-import type { RecordedRequest } from './responses-model.js';
+import { DEFAULT_USAGE, EXHAUSTED_STEP, type ScriptedModelOptions } from './responses-model.js';
 
 /**
  * SCRIPTED MODEL — what the loopback servers of the Gemini and Anthropic APIs share: the same
@@ -24,33 +23,8 @@ export type ModelTurn =
 /** How a `shell` step becomes a call of the agent's shell tool (gemini `run_shell_command`, Claude `Bash`). */
 export type ShellTool = (command: string) => { name: string; arguments: Record<string, unknown> };
 
-export interface AgentModelOptions<B> {
-  script: readonly ScriptEntry<B>[];
-  /** Answer once the script has run out (e.g. an adapter's extra tool-offering request); default: a labelled message. */
-  exhausted?: ResponsesStep;
-  /** Usage reported for steps that give none. */
-  defaultUsage?: ScriptUsage;
-}
-
-/** The server every API module returns. */
-export interface AgentModel {
-  /** Base URL in the form the agent's endpoint variable takes (no version path). */
-  url: string;
-  /** Every request received, in arrival order (live array). */
-  requests: RecordedRequest[];
-  waitForRequests(count: number): Promise<void>;
-  close(): Promise<void>;
-}
-
-export const AGENT_DEFAULT_USAGE: ScriptUsage = {
-  input_tokens: 100,
-  cached_tokens: 0,
-  output_tokens: 10,
-  reasoning_tokens: 0,
-};
 /** Usage of a side request (a title, a classifier): small, so a receipt's totals show the turns. */
 export const SIDE_USAGE: ScriptUsage = { input_tokens: 10, cached_tokens: 0, output_tokens: 2, reasoning_tokens: 0 };
-const EXHAUSTED: ResponsesStep = { type: 'message', text: 'scripted model: script exhausted' };
 
 /**
  * Resolves the step for `context.index` (functions and `choose` included) into the turn to send.
@@ -58,12 +32,12 @@ const EXHAUSTED: ResponsesStep = { type: 'message', text: 'scripted model: scrip
  * these agents' tools: they throw, which the server answers with HTTP 500 naming the field.
  */
 export function turnFor<B>(
-  options: AgentModelOptions<B>,
+  options: ScriptedModelOptions<B>,
   context: StepContext<B>,
   shellTool: ShellTool,
 ): { step: Exclude<ResponsesStep, { type: 'choose' }>; turn: ModelTurn; exhausted?: true } {
-  const step = resolveStep(options.script[context.index] ?? options.exhausted ?? EXHAUSTED, context);
-  const turn = turnOf(step, shellTool, options.defaultUsage ?? AGENT_DEFAULT_USAGE);
+  const step = resolveStep(options.script[context.index] ?? options.exhausted ?? EXHAUSTED_STEP, context);
+  const turn = turnOf(step, shellTool, options.defaultUsage ?? DEFAULT_USAGE);
   return context.index >= options.script.length ? { step, turn, exhausted: true } : { step, turn };
 }
 

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { exitCodeIn, outputText, type ScriptUsage, type ToolOutput } from './responses-script.js';
-import type { RecordedRequest } from './responses-model.js';
+import type { RecordedRequest, ScriptedModel, ScriptedModelOptions } from './responses-model.js';
 import { sseFrame } from './responses-sse.js';
 import { startScriptedServer, type ScriptedAnswer } from './scripted-server.js';
-import { SIDE_USAGE, turnFor, type AgentModel, type AgentModelOptions, type ModelTurn } from './agent-turn.js';
+import { SIDE_USAGE, turnFor, type ModelTurn } from './agent-turn.js';
 
 /**
  * SCRIPTED MODEL — a loopback Anthropic Messages API for the real Claude ACP adapters
@@ -29,7 +29,7 @@ export const AnthropicRequestBody = z.looseObject({
 });
 export type AnthropicRequestBody = z.infer<typeof AnthropicRequestBody>;
 
-export interface AnthropicModelOptions extends AgentModelOptions<AnthropicRequestBody> {
+export interface AnthropicModelOptions extends ScriptedModelOptions<AnthropicRequestBody> {
   /** Text for tool-less requests (titles, classifiers); default `Scripted title`. */
   sideText?: string;
 }
@@ -96,7 +96,7 @@ function answerTurn(turn: ModelTurn, index: number, model: string, stream: boole
 }
 
 /** Starts the scripted Anthropic model on 127.0.0.1 (ephemeral port); `url` is the `ANTHROPIC_BASE_URL`. */
-export async function startAnthropicModel(options: AnthropicModelOptions): Promise<AgentModel> {
+export async function startAnthropicModel(options: AnthropicModelOptions): Promise<ScriptedModel> {
   const sideText = options.sideText ?? 'Scripted title';
   const shellTool = (command: string) => ({ name: 'Bash', arguments: { command, description: 'Run a command' } });
   const server = await startScriptedServer<RecordedRequest>(({ method, path, json, seq }) => {

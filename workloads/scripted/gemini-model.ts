@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { exitCodeIn, outputText, type ScriptUsage, type ToolOutput } from './responses-script.js';
-import type { RecordedRequest } from './responses-model.js';
+import type { RecordedRequest, ScriptedModel, ScriptedModelOptions } from './responses-model.js';
 import { startScriptedServer, sseData, type ScriptedAnswer } from './scripted-server.js';
-import { SIDE_USAGE, turnFor, type AgentModel, type AgentModelOptions, type ModelTurn } from './agent-turn.js';
+import { SIDE_USAGE, turnFor, type ModelTurn } from './agent-turn.js';
 
 /**
  * SCRIPTED MODEL — a loopback Gemini API (v1beta) for a real `gemini --acp` (gemini-cli), which
@@ -31,7 +31,7 @@ export const GeminiRequestBody = z.looseObject({
 });
 export type GeminiRequestBody = z.infer<typeof GeminiRequestBody>;
 
-export interface GeminiModelOptions extends AgentModelOptions<GeminiRequestBody> {
+export interface GeminiModelOptions extends ScriptedModelOptions<GeminiRequestBody> {
   /**
    * The JSON text for JSON-mode calls. The default satisfies both of gemini-cli 0.61's schemas:
    * the router's (`model_choice`, complexity) and the next-speaker check's (`next_speaker: user`,
@@ -99,7 +99,7 @@ function answerTurn(turn: ModelTurn, model: string, stream: boolean): ScriptedAn
 }
 
 /** Starts the scripted Gemini model on 127.0.0.1 (ephemeral port); `url` is the `GOOGLE_GEMINI_BASE_URL`. */
-export async function startGeminiModel(options: GeminiModelOptions): Promise<AgentModel> {
+export async function startGeminiModel(options: GeminiModelOptions): Promise<ScriptedModel> {
   const classifier = JSON.stringify(options.classifierJson ?? CLASSIFIER_JSON);
   const shellTool = (command: string) => ({ name: 'run_shell_command', arguments: { command } });
   const server = await startScriptedServer<RecordedRequest>(({ method, path, json, seq }) => {

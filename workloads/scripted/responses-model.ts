@@ -34,16 +34,21 @@ export interface RecordedRequest {
   body: unknown;
 }
 
-export interface ResponsesModelOptions {
-  script: readonly ScriptEntry[];
-  /** Answer once the script has run out; default: a message saying so (still labelled scripted). */
+/** What every scripted model server takes (the Responses model and the Gemini and Anthropic ones). */
+export interface ScriptedModelOptions<B = ResponsesRequestBody> {
+  script: readonly ScriptEntry<B>[];
+  /** Answer once the script has run out (e.g. an adapter's extra tool-offering request); default: a message saying so (still labelled scripted). */
   exhausted?: ResponsesStep;
   /** Usage reported for steps that give none. */
   defaultUsage?: ScriptUsage;
 }
 
-export interface ResponsesModel {
-  /** Base URL for a Codex model provider (`…/v1`); loopback only. */
+/** A running scripted model server. */
+export interface ScriptedModel {
+  /**
+   * Base URL in the form the agent's endpoint variable takes: for the Responses model a Codex model
+   * provider's (`…/v1`), for the others no version path. Loopback only.
+   */
   url: string;
   /** Every request received, in arrival order (live array). */
   requests: RecordedRequest[];
@@ -68,7 +73,7 @@ export const EXHAUSTED_STEP: ResponsesStep = { type: 'message', text: 'scripted 
  * the agent in front of it (`codex app-server`, `codex-acp`) is real. Every response carries
  * `x-ordivon-scripted: true`. Rejects if the port cannot be bound.
  */
-export async function startResponsesModel(options: ResponsesModelOptions): Promise<ResponsesModel> {
+export async function startResponsesModel(options: ScriptedModelOptions): Promise<ScriptedModel> {
   const script = options.script;
   const exhausted = options.exhausted ?? EXHAUSTED_STEP;
   const defaultUsage = options.defaultUsage ?? DEFAULT_USAGE;
