@@ -94,19 +94,13 @@ export async function runSteps(steps: readonly HermesStep[], ctx: TurnContext): 
         break;
       }
       case 'read': {
-        const path = workspacePath(ctx.cwd, step.path);
-        try {
-          const { content } = await ctx.client.request(acp.methods.client.fs.readTextFile, {
-            sessionId: ctx.sessionId,
-            path,
-            ...(step.line ? { line: step.line } : {}),
-            ...(step.limit ? { limit: step.limit } : {}),
-          });
-          if (step.into) ctx.vars.set(step.into, content);
-          ctx.trace('read', { path: step.path, chars: content.length });
-        } catch (error) {
-          ctx.trace('fs_error', { op: 'read', path: step.path, ...rpcError(error) });
-        }
+        const content = await readThroughClient(ctx, 'read', step.path, {
+          ...(step.line ? { line: step.line } : {}),
+          ...(step.limit ? { limit: step.limit } : {}),
+        });
+        if (content === undefined) break;
+        if (step.into) ctx.vars.set(step.into, content);
+        ctx.trace('read', { path: step.path, chars: content.length });
         break;
       }
       case 'write': {
@@ -120,17 +114,8 @@ export async function runSteps(steps: readonly HermesStep[], ctx: TurnContext): 
         break;
       }
       case 'edit': {
-        const path = workspacePath(ctx.cwd, step.path);
-        let content: string;
-        try {
-          ({ content } = await ctx.client.request(acp.methods.client.fs.readTextFile, {
-            sessionId: ctx.sessionId,
-            path,
-          }));
-        } catch (error) {
-          ctx.trace('fs_error', { op: 'edit', path: step.path, ...rpcError(error) });
-          break;
-        }
+        const content = await readThroughClient(ctx, 'edit', step.path);
+        if (content === undefined) break;
         if (!content.includes(step.find)) {
           ctx.trace('edit_miss', { path: step.path });
           break;
@@ -170,6 +155,26 @@ export async function runSteps(steps: readonly HermesStep[], ctx: TurnContext): 
     }
   }
   return ctx.signal.aborted ? 'cancelled' : 'done';
+}
+
+/** Reads a file through the client; a refusal is traced as an `fs_error` of `op` and reads as undefined. */
+async function readThroughClient(
+  ctx: TurnContext,
+  op: 'read' | 'edit',
+  relative: string,
+  range: { line?: number; limit?: number } = {},
+): Promise<string | undefined> {
+  try {
+    const { content } = await ctx.client.request(acp.methods.client.fs.readTextFile, {
+      sessionId: ctx.sessionId,
+      path: workspacePath(ctx.cwd, relative),
+      ...range,
+    });
+    return content;
+  } catch (error) {
+    ctx.trace('fs_error', { op, path: relative, ...rpcError(error) });
+    return undefined;
+  }
 }
 
 async function writeThroughClient(ctx: TurnContext, relative: string, content: string): Promise<void> {
