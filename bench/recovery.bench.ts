@@ -75,19 +75,17 @@ export async function runRecoveryBench(
     ctx.log(
       `recovery: ${events.toLocaleString()} events of ${tasks.toLocaleString()} Tasks (copy of ${ctx.history.source})`,
     );
-    const iterations = ctx.quick ? 2 : events >= 1_000_000 ? 2 : 3;
-    return rootRows(root, events, iterations, false, (name, t) => totalsRow('recovery', name, { tasks, events }, t));
+    return rootRows(root, events, ctx.quick, false, (name, t) => totalsRow('recovery', name, { tasks, events }, t));
   }
   const rows: BenchRow[] = [];
-  for (const size of ctx.sizes ?? (ctx.quick ? QUICK_SIZES : FULL_SIZES)) {
+  for (const size of benchSizes(ctx)) {
     const events = size.tasks * size.events;
     const generated = await generateRoot({ ...size, onProgress: progress(ctx, 'lmdb', events) });
-    const iterations = ctx.quick ? 2 : events >= 1_000_000 ? 2 : 3;
     ctx.log(
       `recovery: ${events.toLocaleString()} events (${generated.cached ? 'cached' : `generated in ${(generated.generateMs / 1000).toFixed(0)} s`})`,
     );
     rows.push(
-      ...(await rootRows(generated.root, events, iterations, ctx.baseline !== false, (name, t) =>
+      ...(await rootRows(generated.root, events, ctx.quick, ctx.baseline !== false, (name, t) =>
         historyRow('recovery', name, size, t),
       )),
     );
@@ -99,10 +97,11 @@ export async function runRecoveryBench(
 async function rootRows(
   root: string,
   events: number,
-  iterations: number,
+  quick: boolean,
   baseline: boolean,
   row: (name: string, t: Timing) => BenchRow,
 ): Promise<BenchRow[]> {
+  const iterations = quick || events >= 1_000_000 ? 2 : 3;
   const rows: BenchRow[] = [];
   await timedBoot(root, 'full'); // warm-up: page cache, JIT, checkpoints
   rows.push(row(VERIFIED, await timeIt('boot', () => timedBoot(root, 'full'), { iterations })));
@@ -140,6 +139,11 @@ async function rootRows(
     );
   }
   return rows;
+}
+
+/** The sizes a run generates a history of: those asked for, else the quick or the full set. */
+export function benchSizes(ctx: BenchContext & { sizes?: Size[] }): Size[] {
+  return ctx.sizes ?? (ctx.quick ? QUICK_SIZES : FULL_SIZES);
 }
 
 export function progress(ctx: BenchContext, target: string, total: number): (done: number) => void {

@@ -19,16 +19,9 @@ import { EventStore } from '../../store/index.js';
 import { generateRoot } from '../generate.js';
 import { machineEvents } from '../machine-events.js';
 import { FLOOR_ALL, FLOOR_EVENTS, XSTATE_FLOOR } from '../report/headline.js';
-import { progress } from '../recovery.bench.js';
-import {
-  FULL_SIZES,
-  QUICK_SIZES,
-  type BenchContext,
-  type BenchRow,
-  type GivenHistory,
-  type Size,
-} from '../report/results-model.js';
-import { scenarioArgs, timeIt } from '../util.js';
+import { benchSizes, progress } from '../recovery.bench.js';
+import type { BenchContext, BenchRow, GivenHistory, Size } from '../report/results-model.js';
+import { scenarioArgs, timeIt, totalsRow } from '../util.js';
 
 /** Opens the root and scans `which` databases, decoding every value; resolves with the ms taken and the values read. */
 export async function scanFloor(root: string, which: 'events' | 'all'): Promise<{ ms: number; values: number }> {
@@ -65,13 +58,12 @@ export function stepFloor(streams: TaskEvent[][]): number {
 export async function runFloorBench(
   ctx: BenchContext & { sizes?: Size[]; history?: GivenHistory },
 ): Promise<BenchRow[]> {
-  if (ctx.history)
-    return rootFloors(ctx.history.root, ctx.history, ctx.quick ? 3 : ctx.history.events >= 1_000_000 ? 3 : 5);
+  if (ctx.history) return rootFloors(ctx.history.root, ctx.history, ctx.quick);
   const rows: BenchRow[] = [];
-  for (const size of ctx.sizes ?? (ctx.quick ? QUICK_SIZES : FULL_SIZES)) {
+  for (const size of benchSizes(ctx)) {
     const events = size.tasks * size.events;
     const { root } = await generateRoot({ ...size, onProgress: progress(ctx, 'lmdb', events) });
-    rows.push(...(await rootFloors(root, { tasks: size.tasks, events }, ctx.quick ? 3 : events >= 1_000_000 ? 3 : 5)));
+    rows.push(...(await rootFloors(root, { tasks: size.tasks, events }, ctx.quick)));
   }
   return rows;
 }
@@ -80,8 +72,9 @@ export async function runFloorBench(
 async function rootFloors(
   root: string,
   { tasks, events }: { tasks: number; events: number },
-  iterations: number,
+  quick: boolean,
 ): Promise<BenchRow[]> {
+  const iterations = quick || events >= 1_000_000 ? 3 : 5;
   const rows: BenchRow[] = [];
   for (const which of ['events', 'all'] as const) {
     let values = 0;
@@ -94,28 +87,11 @@ async function rootFloors(
       },
       { iterations, warmup: true },
     );
-    rows.push({
-      scenario: 'floor',
-      name: which === 'events' ? FLOOR_EVENTS : FLOOR_ALL,
-      tasks,
-      events,
-      ...t,
-      rate: events / (t.medianMs / 1000),
-      rateUnit: 'events/s',
-      detail: { values },
-    });
+    rows.push(totalsRow('floor', which === 'events' ? FLOOR_EVENTS : FLOOR_ALL, { tasks, events }, t, { values }));
   }
   const streams = await machineEvents(root);
   const step = await timeIt('xstate step', () => stepFloor(streams), { iterations, warmup: true });
-  rows.push({
-    scenario: 'floor',
-    name: XSTATE_FLOOR,
-    tasks,
-    events,
-    ...step,
-    rate: events / (step.medianMs / 1000),
-    rateUnit: 'events/s',
-  });
+  rows.push(totalsRow('floor', XSTATE_FLOOR, { tasks, events }, step));
   return rows;
 }
 
