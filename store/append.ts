@@ -216,30 +216,32 @@ export class Appender {
   }
 
   /**
-   * The journal-first commit: the entry is appended to the journal and acknowledged at its
-   * group's fdatasync; LMDB is applied after it (the event's key still free, the applied position
-   * in the same transaction) and awaited only until committed, not flushed: until LMDB's own
-   * flush, the journal holds the transition and the next open re-applies it. A failed journal
-   * write or sync fails `journal_failed` (from the journal, fail-stop); a journaled transition
-   * LMDB could not apply stops this store's appends too (`journal_failed`): the transition is
-   * durable and the next open applies it.
+   * The journal-first commit: the entry is queued in the journal and, in the same turn, written to
+   * LMDB as one conditional batch (the event's key still free, the applied position in the same
+   * transaction), so LMDB's commit runs beside the journal's write and sync instead of after them.
+   * The append is acknowledged once both hold: its group's fdatasync returned (durable) and its
+   * LMDB commit is visible (not flushed: until LMDB's own flush the journal holds the transition,
+   * and the next open re-applies it). What LMDB shows before the sync returned is acknowledged to
+   * no one; should the sync fail, the journal and this store stop (`journal_failed`, fail-stop)
+   * and such a transition counts as a commit whose answer was lost. A journaled transition LMDB
+   * could not apply stops this store's appends too (`journal_failed`): the next open applies it.
    */
   private async journaled(journal: Journal, entry: JournalEntry): Promise<boolean> {
     const { dbs } = this;
     const { taskId, revision } = entry;
-    const { seq, commit } = await journal.append(encodeEntry(entry), digestBytes(entry.digest), (seq) => ({
-      seq,
-      commit: dbs.events.ifNoExists([taskId, revision], () => writeEntry(dbs, entry, seq)),
-    }));
-    let written: boolean;
-    try {
-      written = await commit;
-    } catch (error) {
+    const { seq, synced } = journal.append(encodeEntry(entry), digestBytes(entry.digest));
+    const commit = dbs.events.ifNoExists([taskId, revision], () => writeEntry(dbs, entry, seq));
+    const [sync, applied] = await Promise.allSettled([synced, commit]);
+    if (sync.status === 'rejected') {
+      this.stopped ??= sync.reason as StoreError;
+      throw sync.reason;
+    }
+    if (applied.status === 'rejected') {
       this.stopped ??= new StoreError(
         'journal_failed',
-        `task ${taskId} revision ${revision} is in the journal but LMDB could not apply it (${(error as Error).message}); no append is taken until the store is opened again, which applies it`,
+        `task ${taskId} revision ${revision} is in the journal but LMDB could not apply it (${(applied.reason as Error).message}); no append is taken until the store is opened again, which applies it`,
         { taskId, revision },
-        { cause: error },
+        { cause: applied.reason },
       );
       throw this.stopped;
     }
@@ -253,7 +255,7 @@ export class Appender {
           this.releasing = false;
         });
     }
-    return written;
+    return applied.value;
   }
 
   /**

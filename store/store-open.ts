@@ -26,10 +26,10 @@ export interface OpenOptions {
   /**
    * The journal-first commit (docs/design.md, "The journal-first commit"), opt-in for a writable
    * store without an authority: `true` (or an object setting the journal's segment size or
-   * file-system calls) makes each append durable at its group's journal flush, LMDB applied after
-   * it; off by default, until an append no longer waits for LMDB's commit behind the journal
-   * (measured slower so far). Either way a writable open first applies what the root's journal
-   * holds beyond LMDB.
+   * file-system calls) makes each append durable at its group's journal flush, LMDB applied beside
+   * it; off by default (LMDB's own commits still flush, so the journal has not been measured ahead
+   * of LMDB alone). Either way a writable open first applies what the root's journal holds beyond
+   * LMDB.
    */
   journal?: boolean | JournalSettings;
 }

@@ -59,7 +59,7 @@ async function journalCase(writers: number, total: number): Promise<Row> {
   let syncs = 0;
   const fs: JournalFs = { ...nodeJournalFs, fdatasync: (fd) => (syncs++, nodeJournalFs.fdatasync(fd)) };
   const { journal } = Journal.open({ dir: join(tempRoot(), 'journal'), fs, segmentBytes: 16 << 20 });
-  const seconds = await drive(writers, total, () => journal.append(PAYLOAD, DIGEST, (seq) => seq));
+  const seconds = await drive(writers, total, () => journal.append(PAYLOAD, DIGEST).synced);
   await journal.close();
   return {
     case: 'journal append (1 KiB)',

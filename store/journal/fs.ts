@@ -5,9 +5,9 @@ import * as fs from 'node:fs';
  * every write and sync (test/store/journal-crash.test.ts rebuilds the disk as a power cut at each
  * sync would leave it). Positions are absolute (pwrite); nothing relies on a file offset.
  *
- * Only the two calls of a group commit are asynchronous (run on libuv's pool, so the event loop
- * keeps serving while the device flushes); the rest run at open, at a segment's creation and
- * when segments are released.
+ * Only a group's fdatasync is asynchronous (run on libuv's pool, so the event loop keeps serving
+ * while the device flushes); its write, which only fills the page cache, and the rest (at open, at
+ * a segment's creation and when segments are released) are synchronous.
  */
 export interface JournalFs {
   mkdir(path: string): void;
@@ -18,7 +18,6 @@ export interface JournalFs {
   /** Opens for reading and writing; `create` fails when the file exists (O_EXCL). */
   open(path: string, create: boolean): number;
   close(fd: number): void;
-  write(fd: number, bytes: Uint8Array, position: number): Promise<void>;
   writeSync(fd: number, bytes: Uint8Array, position: number): void;
   fdatasync(fd: number): Promise<void>;
   fsync(fd: number): void;
@@ -26,18 +25,6 @@ export interface JournalFs {
   fsyncDir(path: string): void;
   rename(from: string, to: string): void;
   unlink(path: string): void;
-}
-
-async function writeAll(fd: number, bytes: Uint8Array, position: number): Promise<void> {
-  let done = 0;
-  while (done < bytes.length) {
-    const { bytesWritten } = await new Promise<{ bytesWritten: number }>((resolve, reject) =>
-      fs.write(fd, bytes, done, bytes.length - done, position + done, (error, bytesWritten) =>
-        error ? reject(error) : resolve({ bytesWritten }),
-      ),
-    );
-    done += bytesWritten;
-  }
 }
 
 function writeAllSync(fd: number, bytes: Uint8Array, position: number): void {
@@ -52,7 +39,6 @@ export const nodeJournalFs: JournalFs = {
   readFile: (path) => fs.readFileSync(path),
   open: (path, create) => fs.openSync(path, create ? 'wx+' : 'r+'),
   close: (fd) => fs.closeSync(fd),
-  write: writeAll,
   writeSync: writeAllSync,
   fdatasync: (fd) => new Promise((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve()))),
   fsync: (fd) => fs.fsyncSync(fd),

@@ -22,9 +22,15 @@ export interface JournalOptions {
 interface Pending {
   payload: Uint8Array;
   digest: Uint8Array;
-  apply: (seq: number) => unknown;
-  resolve: (value: unknown) => void;
+  resolve: () => void;
   reject: (error: unknown) => void;
+}
+
+/** One queued record: its journal position, given at once, and its acknowledgement. */
+export interface JournalAppend {
+  seq: number;
+  /** Resolves once the record's group has been written and its fdatasync returned; rejects `journal_failed` otherwise. */
+  synced: Promise<void>;
 }
 
 interface Sealed extends Segment {
@@ -54,7 +60,10 @@ export class Journal {
   private tail: Segment;
   private tailBytes: number;
   private offset: number;
+  /** The position of the first record not yet written: the next group starts here. */
   private nextSeq: number;
+  /** The position the next append is given (past every queued record). */
+  private assigned: number;
   private readonly sealed: Sealed[];
   private queue: Pending[] = [];
   private leading = false;
@@ -81,6 +90,7 @@ export class Journal {
     this.tailBytes = state.tailBytes;
     this.offset = state.offset;
     this.nextSeq = state.nextSeq;
+    this.assigned = state.nextSeq;
     this.sealed = state.sealed;
   }
 
@@ -154,22 +164,25 @@ export class Journal {
   }
 
   /**
-   * Appends one record and resolves, once its group's fdatasync has returned, with what
-   * `apply(seq)` returned: `apply` runs then, synchronously and in sequence order across the group
-   * (so whatever it starts, e.g. an LMDB write, is started in journal order). Fails
-   * `journal_failed` when this or an earlier group could not be written or synced: the record may
-   * or may not be on disk, and the next open decides.
+   * Queues one record and numbers it at once, so that the caller can start what it applies
+   * elsewhere in journal order beside the sync; `synced` resolves once its group's fdatasync has
+   * returned, and nothing may be acknowledged before that. Throws `journal_failed` when an
+   * earlier group could not be written or synced (or the journal is closed); `synced` rejects
+   * `journal_failed` when this record's group fails: the record may or may not be on disk, and the
+   * next open decides.
    */
-  append<T>(payload: Uint8Array, digest: Uint8Array, apply: (seq: number) => T): Promise<T> {
-    if (this.failure) return Promise.reject(this.failure);
-    if (this.closed) return Promise.reject(new StoreError('journal_failed', `the journal ${this.dir} is closed`));
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ payload, digest, apply, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.leading) {
-        this.leading = true;
-        queueMicrotask(() => void this.lead());
-      }
+  append(payload: Uint8Array, digest: Uint8Array): JournalAppend {
+    if (this.failure) throw this.failure;
+    if (this.closed) throw new StoreError('journal_failed', `the journal ${this.dir} is closed`);
+    const seq = this.assigned++;
+    const synced = new Promise<void>((resolve, reject) => {
+      this.queue.push({ payload, digest, resolve, reject });
     });
+    if (!this.leading) {
+      this.leading = true;
+      queueMicrotask(() => void this.lead());
+    }
+    return { seq, synced };
   }
 
   /** The error that stopped the journal, if one did. */
@@ -232,7 +245,8 @@ export class Journal {
       at = encodeRecord(bytes, at, { seq: first + i, group: first, digest: pending.digest, payload: pending.payload });
     try {
       if (this.offset + size > this.tailBytes) this.rollover(size);
-      await this.fs.write(this.fd, bytes, this.offset);
+      // The write only fills the page cache, so it runs here; the flush runs off this thread.
+      this.fs.writeSync(this.fd, bytes, this.offset);
       await this.fs.fdatasync(this.fd);
     } catch (error) {
       const failure = this.stop(error);
@@ -241,13 +255,7 @@ export class Journal {
     }
     this.offset += size;
     this.nextSeq += group.length;
-    for (const [i, pending] of group.entries()) {
-      try {
-        pending.resolve(pending.apply(first + i));
-      } catch (error) {
-        pending.reject(error);
-      }
-    }
+    for (const pending of group) pending.resolve();
   }
 
   private stop(error: unknown): StoreError {

@@ -32,12 +32,6 @@ export function recordingFs(trace: FsOp[], base: JournalFs = nodeJournalFs): Jou
       base.close(fd);
       paths.delete(fd);
     },
-    async write(fd, bytes, position) {
-      const path = pathOf(fd);
-      const copy = Uint8Array.from(bytes);
-      await base.write(fd, bytes, position);
-      trace.push({ op: 'write', path, position, bytes: copy });
-    },
     writeSync(fd, bytes, position) {
       base.writeSync(fd, bytes, position);
       trace.push({ op: 'write', path: pathOf(fd), position, bytes: Uint8Array.from(bytes) });
