@@ -1,43 +1,10 @@
-import type { ObjectKinds, EventStore } from '../../store/index.js';
-import {
-  CliError,
-  EXIT,
-  cliErrorOf,
-  emit,
-  emitReport,
-  throttledProgress,
-  type CliErrorCode,
-  type Io,
-} from '../cli-io.js';
+import { CliError, EXIT, emit, emitReport, throttledProgress, type CliErrorCode, type Io } from '../cli-io.js';
 import { booleanFlag, command, positional } from '../command.js';
 import type { ShowView } from '../service/show-view.js';
 import { showText } from './show-text.js';
+import { withReader } from './with-reader.js';
 
 // The Host's modules are imported when a command runs, not with the command table (cli-io.ts).
-
-/**
- * Opens the store read-only (no lock): these commands work beside a running supervisor. `kinds`
- * are the object kinds it may read (`list` reads none, so it does not load their schemas).
- */
-async function withReader<T>(
-  state: string | undefined,
-  kinds: ObjectKinds,
-  fn: (store: EventStore) => T | Promise<T>,
-): Promise<T> {
-  const { EventStore, StoreError, resolveStateRoot } = await import('../../store/index.js');
-  let store: EventStore;
-  try {
-    store = EventStore.open({ root: resolveStateRoot(state), kinds, readOnly: true });
-  } catch (error) {
-    if (error instanceof StoreError) throw cliErrorOf(error);
-    throw error;
-  }
-  try {
-    return await fn(store);
-  } finally {
-    await store.close();
-  }
-}
 
 /**
  * `ordivon doctor [--full]`: every boot check, read-only, and every object body against its

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { TaskSpec } from '../../objects/index.js';
-import type { EventRecord, EventStore as Store } from '../../store/index.js';
-import { CliError, cliErrorOf } from '../cli-io.js';
+import type { EventRecord } from '../../store/index.js';
+import { CliError } from '../cli-io.js';
+import { withReader } from './with-reader.js';
 
 /**
  * What `diff`, `export`, `apply` and `run --apply` share: the accepted attempt of a completed
@@ -92,17 +93,8 @@ export async function readTaskRecords<T>(
   taskId: string,
   fn: (root: string, task: TaskRecords, blob: (digest: string) => Buffer) => Promise<T>,
 ): Promise<T> {
-  const { EventStore, StoreError, resolveStateRoot } = await import('../../store/index.js');
   const { OBJECT_KINDS, TaskSpec } = await import('../../objects/index.js');
-  const root = resolveStateRoot(state);
-  let store: Store;
-  try {
-    store = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
-  } catch (error) {
-    if (error instanceof StoreError) throw cliErrorOf(error);
-    throw error;
-  }
-  try {
+  return withReader(state, OBJECT_KINDS, async (store) => {
     const projection = store.projection(taskId);
     if (!projection) throw new CliError('task_not_found', `no task ${taskId}`);
     const context = (projection.snapshot as { context: { specDigest: string; outcome: { digest: string } | null } })
@@ -115,10 +107,8 @@ export async function readTaskRecords<T>(
       events: [...store.stream(taskId)].map(({ revision, event }) => ({ revision, ...event })),
       object: (digest) => store.getObject(digest).body,
     };
-    return await fn(store.root, records, (digest) => store.getBlob(digest));
-  } finally {
-    await store.close();
-  }
+    return fn(store.root, records, (digest) => store.getBlob(digest));
+  });
 }
 
 /** The workspace's source digest now, computed as the Host did; `workspace_changed` when it is not the accepted one. */
