@@ -25,7 +25,7 @@ export const evidence = command({
     to: toFlag,
   },
   async run(values, io) {
-    const { to, files, put } = await exportTarget(values.to);
+    const { to, files, put, writeManifest } = await exportTarget(values.to);
     const { taskEffects } = await import('../../views/index.js');
     const listed: Array<Record<string, unknown>> = [];
     await readTaskRecords(values.state, values.taskId, async (_root, task, blob) => {
@@ -55,11 +55,8 @@ export const evidence = command({
         }
       }
     });
-    const { mkdir, writeFile } = await import('node:fs/promises');
-    const { join } = await import('node:path');
-    await mkdir(to, { recursive: true });
     const manifest = { taskId: values.taskId, files: listed };
-    await writeFile(join(to, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+    await writeManifest(manifest);
     emit(io, { ...manifest, to }, () =>
       [
         `evidence of task ${values.taskId} written to ${to}: ${files.length} file(s)`,

@@ -16,8 +16,8 @@ export const toFlag = stringFlag(
 );
 
 /**
- * The directory an export writes (`export_exists` unless absent or empty) and a writer of files
- * into it that lists each with its sha256.
+ * The directory an export writes (`export_exists` unless absent or empty), a writer of files into
+ * it that lists each with its sha256, and the writer of its `manifest.json` (written last).
  */
 export async function exportTarget(dir: string) {
   const to = resolve(dir);
@@ -32,7 +32,11 @@ export async function exportTarget(dir: string) {
     await writeFile(join(to, path), bytes);
     files.push({ path, digest: sha256(bytes), bytes: Buffer.byteLength(bytes) });
   };
-  return { to, files, put };
+  const writeManifest = async (manifest: object) => {
+    await mkdir(to, { recursive: true });
+    await writeFile(join(to, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+  };
+  return { to, files, put, writeManifest };
 }
 
 /**
@@ -54,7 +58,7 @@ export const exportTask = command({
     to: toFlag,
   },
   async run(values, io) {
-    const { to, files, put } = await exportTarget(values.to);
+    const { to, files, put, writeManifest } = await exportTarget(values.to);
     const made = await readTaskRecords(values.state, values.taskId, async (root, task, blob) => {
       const accepted = await acceptedOf(root, task);
       const patch = await acceptedPatch(accepted);
@@ -72,7 +76,7 @@ export const exportTask = command({
       workspace: made.accepted.workspace,
       files,
     };
-    await writeFile(join(to, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+    await writeManifest(manifest);
     const answer = { ...manifest, to };
     emit(io, answer, () =>
       [
