@@ -245,17 +245,12 @@ const lenient = specSchemas(z.object);
 // The strict objects parse to the same output; only what they accept differs.
 const strict = specSchemas(strictObject as unknown as ObjectOf);
 
-export const RequiredArtifact = lenient.RequiredArtifact;
+export const { RequiredArtifact, Source, CandidateAction, Candidate, Decision, Stage } = lenient;
 export type RequiredArtifact = z.infer<typeof RequiredArtifact>;
-export const Source = lenient.Source;
 export type Source = z.infer<typeof Source>;
-export const CandidateAction = lenient.CandidateAction;
 export type CandidateAction = z.infer<typeof CandidateAction>;
-export const Candidate = lenient.Candidate;
 export type Candidate = z.infer<typeof Candidate>;
-export const Decision = lenient.Decision;
 export type Decision = z.infer<typeof Decision>;
-export const Stage = lenient.Stage;
 export type Stage = z.infer<typeof Stage>;
 
 /** A Task spec as read back from the store: unknown keys (a field an older Host wrote) are dropped. */
