@@ -1,4 +1,4 @@
-import type { ChatModelScriptIn, ChatReply } from '../scripted/chat-model.js';
+import { opencodeReplies, type ChatModelScriptIn } from '../scripted/chat-model.js';
 import type { ResponsesStep } from '../scripted/responses-script.js';
 import type { Workload } from '../../scripts/workload.js';
 
@@ -62,15 +62,9 @@ export function durationCodexSteps(stage: DurationStage, workload: Workload): Re
 
 /** What the real `opencode acp` is scripted to do in each stage, with its own `bash` tool (cwd: the workspace). */
 export function durationOpencodeScript(stage: DurationStage, workload: Workload): ChatModelScriptIn {
-  const usage = { prompt_tokens: 1100, completion_tokens: 70, total_tokens: 1170 };
-  const bash = (command: string, description: string): ChatReply => ({
-    toolCalls: [{ name: 'bash', arguments: { command, description } }],
-    usage,
-    hang: false,
-  });
+  const { bash, done } = opencodeReplies({ prompt_tokens: 1100, completion_tokens: 70, total_tokens: 1170 });
   const write = (name: string, text: string) =>
     bash(`cat > ${name} <<'ORDIVON_EOF'\n${text}\nORDIVON_EOF`, `Write ${name}`);
-  const done = (text: string): ChatReply => ({ text, toolCalls: [], usage, hang: false });
   if (stage === 'investigate')
     return {
       turns: [

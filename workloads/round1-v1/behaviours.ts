@@ -1,4 +1,4 @@
-import type { ChatModelScriptIn, ChatReply } from '../scripted/chat-model.js';
+import { opencodeReplies, type ChatModelScriptIn } from '../scripted/chat-model.js';
 import type { HermesScriptIn } from '../scripted/hermes-script.js';
 import type { ResponsesStep } from '../scripted/responses-script.js';
 
@@ -152,13 +152,7 @@ export function round1CodexSteps(behaviour: Round1Behaviour, options: Round1Step
 
 /** What the real `opencode acp` is scripted to do, with its own `bash` tool (cwd: the workspace). */
 export function round1OpencodeScript(behaviour: Round1Behaviour, options: Round1StepOptions): ChatModelScriptIn {
-  const usage = { prompt_tokens: 1000, completion_tokens: 70, total_tokens: 1070 };
-  const bash = (command: string, description: string): ChatReply => ({
-    toolCalls: [{ name: 'bash', arguments: { command, description } }],
-    usage,
-    hang: false,
-  });
-  const done = (text: string): ChatReply => ({ text, toolCalls: [], usage, hang: false });
+  const { bash, done } = opencodeReplies({ prompt_tokens: 1000, completion_tokens: 70, total_tokens: 1070 });
   if (behaviour === 'survey')
     return {
       turns: [

@@ -17,6 +17,8 @@ export const ChatUsage = z.object({
   total_tokens: z.number().int().nonnegative(),
 });
 
+export type ChatUsage = z.infer<typeof ChatUsage>;
+
 export const ChatToolCall = z.object({
   id: z.string().optional(),
   name: z.string().min(1),
@@ -35,6 +37,24 @@ export const ChatReply = z.object({
   hang: z.boolean().default(false),
 });
 export type ChatReply = z.infer<typeof ChatReply>;
+
+/**
+ * The two replies a scripted opencode turn is made of, at one usage: a call of opencode's own
+ * `bash` tool (in the workspace), and the text that ends the turn.
+ */
+export function opencodeReplies(usage: ChatUsage): {
+  bash(command: string, description: string): ChatReply;
+  done(text: string): ChatReply;
+} {
+  return {
+    bash: (command, description) => ({
+      toolCalls: [{ name: 'bash', arguments: { command, description } }],
+      usage,
+      hang: false,
+    }),
+    done: (text) => ({ text, toolCalls: [], usage, hang: false }),
+  };
+}
 
 export const ChatModelScript = z.object({
   title: z.string().default('Scripted title'),
