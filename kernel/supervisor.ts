@@ -23,7 +23,7 @@ import { readElsewhere, readHere, type TaskReading } from './cluster/task-readin
 import type { Committed, SendResult, TaskActor } from './task-actor.js';
 import type { SubscribeOptions } from './commit-listeners.js';
 import { joinAndOpen } from './join-and-open.js';
-import { notHere } from './not-here.js';
+import { notHere } from './cluster/not-here.js';
 import { ServingParts } from './serving-parts.js';
 
 export type { BootSummary, CheckpointStats, ExternalEvent, SendOptions, SupervisorOptions, TaskView, TaskReading };

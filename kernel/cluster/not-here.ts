@@ -1,5 +1,5 @@
-import type { Cluster } from './cluster/cluster.js';
-import { sendRefused, taskElsewhere, taskNotFound, type SendResult } from './send-result.js';
+import type { Cluster } from './cluster.js';
+import { sendRefused, taskElsewhere, taskNotFound, type SendResult } from '../send-result.js';
 
 /** Where a Task this Host does not serve is: unknown here. */
 const UNKNOWN = { revision: 0, state: 'unknown' };
