@@ -3,33 +3,57 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS } from '../../adapters/index.js';
 import { CHROMIUM } from '../support/chromium.js';
 import { SPEC } from '../support/tasks.js';
 import { DECISION_HARNESSES, decisionSpec, decisionWorld } from '../support/decision-task.js';
 import { tempDir } from '../support/temp.js';
-import { http, startServe } from './serve-child.js';
+import { http, startServe, type Ready, type ServeChild } from './serve-child.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../../../test-artifacts/', import.meta.url));
+
+/** Runs `fn` with a headless Chromium beside the service `serve`, then closes both (the service must exit 0). */
+async function inChromium(
+  dir: string,
+  serve: ServeChild,
+  fn: (context: BrowserContext) => Promise<void>,
+): Promise<void> {
+  let context: BrowserContext | undefined;
+  try {
+    // Inside the try: if Chromium cannot start, the service is still stopped and the test fails
+    // at once instead of hanging on its child.
+    context = await chromium.launchPersistentContext(join(dir, 'profile'), {
+      executablePath: CHROMIUM.need(),
+      headless: true,
+      args: [...CHROMIUM_ARGS],
+    });
+    await fn(context);
+  } finally {
+    await context?.close();
+    assert.equal((await serve.stop()).code, 0, serve.stderr());
+  }
+}
+
+/** The service page open at `taskId`, logged in; each URL it requests is pushed to `requests`. */
+async function taskPage(context: BrowserContext, api: Ready, taskId: string, requests: string[] = []): Promise<Page> {
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.on('request', (r) => requests.push(r.url()));
+  await page.setViewportSize({ width: 1400, height: 1000 });
+  // The one-time login URL serve printed sets the session cookie the page's requests carry.
+  await page.goto(api.login!);
+  await page.goto(`${api.url}/#${taskId}`);
+  return page;
+}
 
 describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
   it(
     "shows a Task's current state highlighted and follows an event sent through the API",
     { skip: CHROMIUM.skip },
     async () => {
-      const executablePath = CHROMIUM.need();
       const dir = tempDir();
       const serve = await startServe(['--state', join(dir, 'state'), '--port', '0', '--no-harnesses']);
-      let context: Awaited<ReturnType<typeof chromium.launchPersistentContext>> | undefined;
-      try {
-        // Inside the try: if Chromium cannot start, the service is still stopped and the test fails
-        // at once instead of hanging on its child.
-        context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-          executablePath,
-          headless: true,
-          args: [...CHROMIUM_ARGS],
-        });
+      await inChromium(dir, serve, async (context) => {
         const api = serve.ready;
         assert.equal((await http(api, 'POST', '/tasks', { body: { ...SPEC, taskId: 'page-1' } })).status, 201);
         assert.equal(
@@ -49,13 +73,8 @@ describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
           200,
         );
 
-        const page = context.pages()[0] ?? (await context.newPage());
         const requests: string[] = [];
-        page.on('request', (r) => requests.push(r.url()));
-        await page.setViewportSize({ width: 1400, height: 1000 });
-        // The one-time login URL serve printed sets the session cookie the page's requests carry.
-        await page.goto(api.login!);
-        await page.goto(`${api.url}/#page-1`);
+        const page = await taskPage(context, api, 'page-1', requests);
 
         await page.locator('g.state.current[data-state="assigned.compiling"]').waitFor();
         assert.equal(await page.locator('#state').textContent(), 'assigned.compiling');
@@ -88,17 +107,13 @@ describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
         await page.screenshot({ path: join(ARTIFACTS, 'service-page.png'), fullPage: true });
         const foreign = requests.filter((u) => !u.startsWith(`${api.url}/`));
         assert.deepEqual(foreign, [], 'the page requests nothing but the service');
-      } finally {
-        await context?.close();
-        assert.equal((await serve.stop()).code, 0, serve.stderr());
-      }
+      });
     },
   );
   it(
     "lists each Context's items with trust and claim, its candidates, and a refusal with the sources that caused it",
     { skip: CHROMIUM.skip },
     async () => {
-      const executablePath = CHROMIUM.need();
       // Real provider processes behind the command driver, choosing what the test's harness names.
       const dir = tempDir();
       writeFileSync(join(dir, 'ordivon.config.json'), JSON.stringify({ harnesses: DECISION_HARNESSES }));
@@ -107,21 +122,11 @@ describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
         {},
         { cwd: dir },
       );
-      let context: Awaited<ReturnType<typeof chromium.launchPersistentContext>> | undefined;
-      try {
-        context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-          executablePath,
-          headless: true,
-          args: [...CHROMIUM_ARGS],
-        });
+      await inChromium(dir, serve, async (context) => {
         const api = serve.ready;
         const spec = { ...decisionSpec(decisionWorld()), taskId: 'page-2' };
         assert.equal((await http(api, 'POST', '/tasks', { body: spec })).status, 201);
-        const page = context.pages()[0] ?? (await context.newPage());
-        await page.setViewportSize({ width: 1400, height: 1000 });
-        // The one-time login URL serve printed sets the session cookie the page's requests carry.
-        await page.goto(api.login!);
-        await page.goto(`${api.url}/#page-2`);
+        const page = await taskPage(context, api, 'page-2');
         const send = (body: object) => http(api, 'POST', '/tasks/page-2/events', { body });
         const cells = async (row: string) => (await page.locator(row).locator('td').allTextContents()).slice(0, 3);
 
@@ -162,10 +167,7 @@ describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
         ]);
         mkdirSync(ARTIFACTS, { recursive: true });
         await page.screenshot({ path: join(ARTIFACTS, 'service-page-contexts.png'), fullPage: true });
-      } finally {
-        await context?.close();
-        assert.equal((await serve.stop()).code, 0, serve.stderr());
-      }
+      });
     },
   );
 });

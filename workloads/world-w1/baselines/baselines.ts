@@ -9,11 +9,14 @@ import {
   type Operation,
   type ProviderProcess,
 } from '../provider/index.js';
-import { resultRow, W1Fault, type W1ResultRow, type W1Variant } from './result-row.js';
-
-/** The variants a plain client of the provider runs (no Host): (a), (b), (c). */
-export const BASELINE_VARIANTS = ['a-retry', 'b-key', 'c-lookup'] as const satisfies readonly W1Variant[];
-export type BaselineVariant = (typeof BASELINE_VARIANTS)[number];
+import { resultRow, W1Fault, type W1ResultRow } from './result-row.js';
+import {
+  ANSWER_WAIT_MS,
+  BASELINE_VARIANTS,
+  runPlainClient,
+  type BaselineVariant,
+  type PlainClient,
+} from './client-loop.js';
 
 /** The faults the baselines run: every W1 fault. */
 export const BASELINE_FAULTS = W1Fault.options;
@@ -33,9 +36,6 @@ export interface BaselineOptions {
   /** How many sends a client makes at most (default 3). */
   maxSends?: number;
 }
-
-/** How long a send no fault holds waits for its answer. */
-export const ANSWER_WAIT_MS = 30_000;
 
 type Sent = { kind: 'answer'; status: number; body: unknown } | { kind: 'lost' };
 
@@ -83,7 +83,8 @@ async function lookUp(
 
 /**
  * One trajectory: the client observes the target and the endpoint, the fault strikes, the client
- * sends and recovers the way its variant does; the row's performs are read from the records file.
+ * sends and recovers the way its variant does (runPlainClient); the row's performs are read from
+ * the records file.
  */
 export async function runBaseline(
   options: BaselineOptions,
@@ -93,7 +94,6 @@ export async function runBaseline(
 ): Promise<W1ResultRow> {
   const { provider } = options;
   const timeoutMs = options.timeoutMs ?? 1000;
-  const maxSends = options.maxSends ?? 3;
   const reference = `${variant}.${operation}.${fault}`;
   const target = `target.${reference}`;
   const input = { reference, amount: 5 };
@@ -106,101 +106,37 @@ export async function runBaseline(
   // What changes between the client's observation and its send.
   if (fault === 'identity-changed') await setProviderFaults(provider.url, { identity: `${reference}.other-key` });
   if (fault === 'target-changed') await setProviderFaults(provider.url, { moveTarget: target });
-  const stale = fault === 'identity-changed' || fault === 'target-changed';
   // What loses the first send's answer after its commit.
   if (fault === 'commit-then-drop' || fault === 'provider-restart' || fault === 'lookup-expired')
     await setProviderFaults(provider.url, { drop: { operations: [operation], times: 1 } });
   if (fault === 'delay-past-timeout' || fault === 'host-sigkill')
     await setProviderFaults(provider.url, { delay: { operations: [operation], ms: 600_000, times: 1 } });
 
-  let started = Date.now();
-  let sends = 0;
-  let unsafe = 0;
-  let staleSends = 0;
-  let attempt = 1;
   let windowPassed = false;
-  // A key is derived from the job (b: the same one for every send and every life of the client)
-  // or made per send (a, c: a fresh client after a death makes fresh ones, not knowing the old).
-  let life = 1;
-  const keyOf = (n: number) =>
-    life === 1 || variant === 'b-key' ? `${reference}.req-${n}` : `${reference}.life-${life}.req-${n}`;
-  let key = keyOf(attempt);
-  let outcome: 'succeeded' | 'failed' = 'failed';
-  let unknown = false; // an earlier send may have committed and nobody knows
-
-  while (sends < maxSends) {
-    sends += 1;
-    if (stale) staleSends += 1;
-    const held = sends === 1 && (fault === 'delay-past-timeout' || fault === 'host-sigkill');
-    const sent = await send(
-      provider.url,
-      operation,
-      body,
-      { 'input-digest': inputDigest, 'idempotency-key': key },
-      held ? timeoutMs : Math.max(timeoutMs, ANSWER_WAIT_MS),
-    );
-    if (sent.kind === 'answer' && sent.status >= 200 && sent.status < 300) {
-      outcome = 'succeeded';
-      break;
-    }
-    if (sent.kind === 'answer') {
-      // A refusal: the provider proved nothing was performed; trying again is safe (and futile).
-      attempt += 1;
-      if (variant !== 'b-key') key = keyOf(attempt);
-      continue;
-    }
-    unknown = true;
-    if (sends === 1 && fault === 'host-sigkill') {
-      // The client dies with its send unanswered; the one that starts the job over remembers
-      // nothing (no key, no provider id): it sends again from its first attempt.
-      started = Date.now();
-      life = 2;
-      attempt = 1;
-      key = keyOf(attempt);
-      if (!(variant === 'b-key' && operation === 'orders')) unsafe += 1;
-      continue;
-    }
-    if (sends === 1) {
-      // The incident that follows the lost answer, before the client tries again.
+  const client: PlainClient = {
+    async send(key, held) {
+      const headers = { 'input-digest': inputDigest, 'idempotency-key': key };
+      const sent = await send(provider.url, operation, body, headers, held ? timeoutMs : ANSWER_WAIT_MS);
+      if (sent.kind === 'lost') return 'lost';
+      return sent.status >= 200 && sent.status < 300 ? 'done' : 'refused';
+    },
+    lookUp: (key) => lookUp(provider.url, operation, key, undefined),
+    async incident() {
       if (fault === 'provider-restart') await provider.restart();
       if (fault === 'lookup-expired') {
         await setProviderFaults(provider.url, { advanceClockMs: windowMs });
         windowPassed = true;
       }
-    }
-    if (variant === 'c-lookup') {
-      const found = await lookUp(provider.url, operation, key, undefined);
-      if (found === 'found') {
-        outcome = 'succeeded';
-        break;
-      }
-      if (found === 'absent') unknown = false;
-    }
-    if (sends >= maxSends) break;
-    // The re-send: (a) and (c) as a fresh request, (b) under the same key.
-    if (variant !== 'b-key') {
-      attempt += 1;
-      key = keyOf(attempt);
-    }
-    const deduplicated = variant === 'b-key' && operation === 'orders' && !windowPassed;
-    if (unknown && !deduplicated) unsafe += 1;
-  }
+    },
+    deduplicates: () => operation === 'orders' && !windowPassed,
+  };
+  const { started, ...run } = await runPlainClient(variant, fault, reference, client, options.maxSends ?? 3);
 
   await releaseHeld(provider.url);
   await setProviderFaults(provider.url, { drop: null, delay: null, identity: null });
   const performs = performCounts(readProviderRecords(provider.dir))[operation][reference] ?? 0;
   return resultRow(
-    {
-      variant,
-      operation,
-      fault,
-      outcome,
-      sends,
-      unsafeRedispatches: unsafe,
-      staleEvidenceUsed: staleSends,
-      operatorInterventions: 0,
-      elapsedMs: Date.now() - started,
-    },
+    { variant, operation, fault, ...run, operatorInterventions: 0, elapsedMs: Date.now() - started },
     performs,
   );
 }
