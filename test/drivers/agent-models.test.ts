@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { startAnthropicModel } from '../../workloads/scripted/anthropic-model.js';
 import { startGeminiModel } from '../../workloads/scripted/gemini-model.js';
 import type { ScriptedModel } from '../../workloads/scripted/responses-model.js';
+import { assertHeldUntilClose } from '../support/scripted-hang.js';
 
 // The SCRIPTED loopback Gemini and Anthropic models on their own, spoken to over real HTTP the way
 // gemini-cli and the Claude adapters speak to them.
@@ -222,17 +223,7 @@ describe('scripted Anthropic model', () => {
   it('holds a hang step open until close() ends it', async (t) => {
     const m = await startAnthropicModel({ script: [{ type: 'hang' }] });
     t.after(() => m.close());
-    const response = await fetch(`${m.url}/v1/messages`, {
-      method: 'POST',
-      body: JSON.stringify({ stream: true, messages: [anthropicUser], tools: anthropicTools }),
-    });
-    assert.equal(response.status, 200);
-    await m.waitForRequests(1);
-    const body = response.text().then(
-      () => 'ended',
-      () => 'ended',
-    );
-    await m.close();
-    assert.equal(await body, 'ended');
+    const body = JSON.stringify({ stream: true, messages: [anthropicUser], tools: anthropicTools });
+    await assertHeldUntilClose(m, fetch(`${m.url}/v1/messages`, { method: 'POST', body }));
   });
 });

@@ -3,6 +3,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { startResponsesModel } from '../../workloads/scripted/responses-model.js';
 import { ResponsesStep, type ScriptEntry } from '../../workloads/scripted/responses-script.js';
 import { shellJoin } from '../../workloads/scripted/responses-sse.js';
+import { assertHeldUntilClose } from '../support/scripted-hang.js';
 
 // The SCRIPTED loopback model on its own, spoken to over real HTTP the way codex speaks to it.
 
@@ -147,15 +148,8 @@ describe('scripted Responses model', () => {
 
   it('holds a hang step open until close() ends it', async (t) => {
     const m = await model(t, [{ type: 'hang' }]);
-    const response = await fetch(`${m.url}/responses`, { method: 'POST', body: JSON.stringify({ input: [user] }) });
-    assert.equal(response.status, 200);
-    await m.waitForRequests(1);
-    const body = response.text().then(
-      () => 'ended',
-      () => 'ended',
-    );
-    await m.close();
-    assert.equal(await body, 'ended');
+    const body = JSON.stringify({ input: [user] });
+    await assertHeldUntilClose(m, fetch(`${m.url}/responses`, { method: 'POST', body }));
   });
 
   it('shell-quotes argv items', () => {
