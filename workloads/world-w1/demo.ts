@@ -6,6 +6,7 @@ import { startProvider, type ProviderProcess } from './provider/index.js';
 import { resultRow, runBaseline, type W1ResultRow, type W1Variant } from './baselines/index.js';
 import { W1_TRAJECTORIES, type W1Trajectory } from './host-path/faults.js';
 import { runHostPath } from './host-path/sequence.js';
+import { providerSurface } from './host-path/provider-surface.js';
 import type { HostPathOutcome } from './host-path/run.js';
 import { expectationsOf, summarise, tableOf, W1_VARIANTS } from './compare/table.js';
 import { runW1Continuation, w1ContinuationText } from './continuation/run.js';
@@ -102,7 +103,7 @@ export async function worldW1Demo(options: WorldW1Options, io: Io): Promise<numb
   for (const variant of trajectories.length > 0 ? W1_VARIANTS : []) {
     await withProvider(join(options.state, `provider-${variant}`), async (provider) => {
       if (variant === 'd-host') {
-        const outcomes = await runHostPath(join(options.state, 'host'), provider, trajectories, say);
+        const outcomes = await runHostPath(join(options.state, 'host'), providerSurface(provider), trajectories, say);
         outcomes.forEach((outcome, i) => rows.push(hostRow(trajectories[i]!, outcome)));
         return;
       }

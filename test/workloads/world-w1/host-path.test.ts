@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { hostExpectation, W1_TRAJECTORIES } from '../../../workloads/world-w1/index.js';
 import { runHostPath } from '../../../workloads/world-w1/host-path/sequence.js';
+import { providerSurface } from '../../../workloads/world-w1/host-path/provider-surface.js';
 import { readProviderRecords, startProvider } from '../../../workloads/world-w1/provider/index.js';
 import { stoppedAfter } from '../../support/stopped-after.js';
 import { tempDir } from '../../support/temp.js';
@@ -17,7 +18,7 @@ describe('World W1: the Host path on every (operation, fault)', () => {
   it('performs each Effect at most once, records it through the lookup where one can answer, asks an operator where none can, and refuses a changed endpoint', async () => {
     const dir = tempDir('ordivon-w1-host-');
     const provider = await startTracked({ dir: join(dir, 'provider'), identity: 'w1-provider-key' });
-    const outcomes = await runHostPath(join(dir, 'host'), provider, W1_TRAJECTORIES, () => undefined);
+    const outcomes = await runHostPath(join(dir, 'host'), providerSurface(provider), W1_TRAJECTORIES, () => undefined);
     const records = readProviderRecords(provider.dir);
     const seen = outcomes.map((o) => {
       const trajectory = W1_TRAJECTORIES.find((t) => t.name === o.trajectory)!;

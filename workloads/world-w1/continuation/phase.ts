@@ -12,7 +12,7 @@ import {
 } from '../../shared/continuation.js';
 import { providerEffectAdapter, putTarget, type Operation } from '../provider/index.js';
 import { W1_WORLD, providerAction } from '../host-path/spec.js';
-import { W1_ANSWER_WAIT_MS } from '../host-path/run.js';
+import { W1_ANSWER_WAIT_MS } from '../host-path/provider-surface.js';
 
 /**
  * Replacement after loss on World W1 (shared/continuation.ts): A (Codex or the ACP agent) decides
