@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -221,4 +222,22 @@ export function nextCommit(
     req.end();
     resolveOuter({ opened, commit, close: () => req.destroy() });
   });
+}
+
+/**
+ * Commits the Task's Assignment of `stage` to `harness` through the API and resolves once the
+ * Host has observed its run (a `run.observe` of the Task on the event stream).
+ */
+export async function commitAndObserve(target: Target, taskId: string, harness: string, stage: string): Promise<void> {
+  const observed = await nextCommit(target, (c) => c.taskId === taskId && c.type === 'run.observe');
+  try {
+    await observed.opened;
+    const sent = await http(target, 'POST', `/tasks/${taskId}/events`, {
+      body: { type: 'assignment.commit', harness, stage },
+    });
+    assert.equal(sent.status, 200, sent.text);
+    await observed.commit;
+  } finally {
+    observed.close();
+  }
 }

@@ -4,7 +4,7 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { tempDir } from '../support/temp.js';
-import { http, nextCommit, startServe } from './serve-child.js';
+import { commitAndObserve, http, startServe } from './serve-child.js';
 
 /** Every regular file under `dir`, recursively (LMDB data and lock files included). */
 function filesUnder(dir: string): string[] {
@@ -76,14 +76,7 @@ describe('ordivon serve with a harness configuration', { timeout: 60_000 }, () =
         requiredArtifacts: [{ name: 'out.json' }],
       };
       assert.equal((await http(serve.ready, 'POST', '/tasks', { body: spec })).status, 201);
-      const observed = await nextCommit(serve.ready, (c) => c.taskId === 'secret-1' && c.type === 'run.observe');
-      await observed.opened;
-      const sent = await http(serve.ready, 'POST', '/tasks/secret-1/events', {
-        body: { type: 'assignment.commit', harness: 'probe', stage: 'work' },
-      });
-      assert.equal(sent.status, 200, sent.text);
-      await observed.commit;
-      observed.close();
+      await commitAndObserve(serve.ready, 'secret-1', 'probe', 'work');
       const shown = await http(serve.ready, 'GET', '/tasks/secret-1');
       assert.equal(JSON.stringify(shown.body).includes(secret), false);
     } finally {

@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { tempDir } from '../support/temp.js';
-import { CLI, http, nextCommit, startServe } from './serve-child.js';
+import { CLI, commitAndObserve, http, startServe } from './serve-child.js';
 
 interface Sample {
   name: string;
@@ -90,14 +90,7 @@ describe('ordivon serve logs JSON lines and answers /metrics', { timeout: 90_000
         headers: { 'x-request-id': 'create-obs-1' },
       });
       assert.equal(created.status, 201, created.text);
-      const observed = await nextCommit(serve.ready, (c) => c.taskId === 'obs-1' && c.type === 'run.observe');
-      await observed.opened;
-      const sent = await http(serve.ready, 'POST', '/tasks/obs-1/events', {
-        body: { type: 'assignment.commit', harness: 'probe', stage: 'work' },
-      });
-      assert.equal(sent.status, 200, sent.text);
-      await observed.commit;
-      observed.close();
+      await commitAndObserve(serve.ready, 'obs-1', 'probe', 'work');
       // The Task, cancelled, takes no more events: a refusal that writes nothing.
       assert.equal(
         (await http(serve.ready, 'POST', '/tasks/obs-1/events', { body: { type: 'task.cancel', reason: 'done' } }))
