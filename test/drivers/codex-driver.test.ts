@@ -67,6 +67,19 @@ const received = (wire: Wire, method: string) =>
 const replyTo = (wire: Wire, request: Record<string, any>) =>
   wire.find((w) => w.dir === 'out' && w.msg['id'] === request['id'] && !('method' in w.msg))?.msg;
 
+/** A turn whose one shell command needs approval (escalated), then `closing` as its last message. */
+const escalatedTurn = (closing: string): ScriptEntry[] => [
+  { type: 'shell', command: 'printf approved > approved.txt', escalate: { justification: 'scripted: needs approval' } },
+  { type: 'message', text: closing },
+];
+
+/** Asserts that codex asked for approval of a command and the driver answered it with `decision`. */
+function assertCommandAnswered(wire: Wire, decision: 'accept' | 'decline'): void {
+  const [request] = received(wire, 'item/commandExecution/requestApproval');
+  assert.ok(request !== undefined && 'id' in request, 'codex asked for approval');
+  assert.deepEqual(replyTo(wire, request), { id: request['id'], result: { decision } });
+}
+
 /** Living processes whose cwd or environment mentions `root` (the run's temp dir). */
 function processesUnder(root: string): string[] {
   const found: string[] = [];
@@ -306,42 +319,25 @@ describe('codex driver against the real codex app-server', () => {
   });
 
   it('answers a command approval with accept under an explicit accept policy: the escalated command runs', async (t) => {
-    const r = await rig(t, [
-      {
-        type: 'shell',
-        command: 'printf approved > approved.txt',
-        escalate: { justification: 'scripted: needs approval' },
-      },
-      { type: 'message', text: 'done' },
-    ]);
+    const r = await rig(t, escalatedTurn('done'));
     const result = await runCodex(
       { ...r.input, policy: { approvals: 'accept' } },
       new AbortController().signal,
       r.options,
     );
     assert.equal(result.ok, true, JSON.stringify(result));
-    const [request] = received(r.wire, 'item/commandExecution/requestApproval');
-    assert.ok(request !== undefined && 'id' in request, 'codex asked for approval');
-    assert.deepEqual(replyTo(r.wire, request), { id: request['id'], result: { decision: 'accept' } });
+    assertCommandAnswered(r.wire, 'accept');
     assert.equal(readFileSync(join(r.workspace, 'approved.txt'), 'utf8'), 'approved');
     assert.equal(result.receipt.counts.toolItemsCompleted, 1);
     assertTreeGone(r);
   });
 
   it('routes a command approval by default: escalated and declined, then accepted under a grant of its key', async (t) => {
-    const script = [
-      {
-        type: 'shell' as const,
-        command: 'printf approved > approved.txt',
-        escalate: { justification: 'scripted: needs approval' },
-      },
-      { type: 'message' as const, text: 'done' },
-    ];
+    const script = escalatedTurn('done');
     const first = await rig(t, script);
     const asked = await runCodex(first.input, new AbortController().signal, first.options);
     assert.equal(asked.ok, true, JSON.stringify(asked));
-    const [request] = received(first.wire, 'item/commandExecution/requestApproval');
-    assert.deepEqual(replyTo(first.wire, request!), { id: request!['id'], result: { decision: 'decline' } });
+    assertCommandAnswered(first.wire, 'decline');
     assert.equal(existsSync(join(first.workspace, 'approved.txt')), false);
     const [record] = asked.receipt.permissions ?? [];
     assert.deepEqual(
@@ -354,8 +350,7 @@ describe('codex driver against the real codex app-server', () => {
     const grants = [{ key: record!.evidence.key, requestId: 't/permission/x', by: 'operator' }];
     const allowed = await runCodex({ ...later.input, policy: { grants } }, new AbortController().signal, later.options);
     assert.equal(allowed.ok, true, JSON.stringify(allowed));
-    const [again] = received(later.wire, 'item/commandExecution/requestApproval');
-    assert.deepEqual(replyTo(later.wire, again!), { id: again!['id'], result: { decision: 'accept' } });
+    assertCommandAnswered(later.wire, 'accept');
     assert.equal(readFileSync(join(later.workspace, 'approved.txt'), 'utf8'), 'approved');
     assert.deepEqual(
       allowed.receipt.permissions?.map((p) => [p.evidence.key, p.answer, p.reason]),
@@ -364,22 +359,14 @@ describe('codex driver against the real codex app-server', () => {
   });
 
   it('answers a command approval with decline under a decline policy: nothing runs', async (t) => {
-    const r = await rig(t, [
-      {
-        type: 'shell',
-        command: 'printf approved > approved.txt',
-        escalate: { justification: 'scripted: needs approval' },
-      },
-      { type: 'message', text: 'could not run it' },
-    ]);
+    const r = await rig(t, escalatedTurn('could not run it'));
     const result = await runCodex(
       { ...r.input, policy: { approvals: 'decline' } },
       new AbortController().signal,
       r.options,
     );
     assert.equal(result.ok, true, JSON.stringify(result));
-    const [request] = received(r.wire, 'item/commandExecution/requestApproval');
-    assert.deepEqual(replyTo(r.wire, request!), { id: request!['id'], result: { decision: 'decline' } });
+    assertCommandAnswered(r.wire, 'decline');
     assert.equal(existsSync(join(r.workspace, 'approved.txt')), false);
     const item = received(r.wire, 'item/completed').find((n) => n['params'].item.type === 'commandExecution');
     assert.equal(item?.['params'].item.status, 'declined');
