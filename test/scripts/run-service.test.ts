@@ -23,28 +23,32 @@ function startRun(f: RunFixture) {
   return { child, exited, stdout: () => stdout, stderr: () => stderr };
 }
 
-/** Waits until the run's provider hangs in stage `fix` and the run serves its control API. */
-async function hanging(f: RunFixture, run: ReturnType<typeof startRun>): Promise<void> {
-  await until('the fix stage hangs and service.json is written', 60_000, async () => {
-    if (run.child.exitCode !== null) throw new Error(`run exited ${run.child.exitCode}: ${run.stderr()}`);
-    return existsSync(f.hangMark) && existsSync(join(f.state, 'service.json')) ? true : undefined;
-  });
-}
-
-/** Stops the provider the fixture left hanging, if the Host did not. */
-function stopHung(f: RunFixture): void {
-  if (!existsSync(f.hangMark)) return;
-  const hung = Number(readFileSync(f.hangMark, 'utf8'));
-  if (hung > 0 && processAlive(hung, 0)) process.kill(-hung, 'SIGKILL');
+/**
+ * Starts `ordivon run` with its provider of stage `fix` hanging and runs `fn` once that stage hangs
+ * and the run serves its control API; then kills the run, and the provider if the Host did not.
+ */
+async function whileHanging(fn: (f: RunFixture, run: ReturnType<typeof startRun>) => Promise<void>): Promise<void> {
+  const f = runFixture();
+  f.configure('fix-hang-once');
+  const run = startRun(f);
+  try {
+    await until('the fix stage hangs and service.json is written', 60_000, async () => {
+      if (run.child.exitCode !== null) throw new Error(`run exited ${run.child.exitCode}: ${run.stderr()}`);
+      return existsSync(f.hangMark) && existsSync(join(f.state, 'service.json')) ? true : undefined;
+    });
+    await fn(f, run);
+  } finally {
+    run.child.kill('SIGKILL');
+    if (existsSync(f.hangMark)) {
+      const hung = Number(readFileSync(f.hangMark, 'utf8'));
+      if (hung > 0 && processAlive(hung, 0)) process.kill(-hung, 'SIGKILL');
+    }
+  }
 }
 
 describe('ordivon run serves the control API on its state root', { timeout: 180_000 }, () => {
-  it('takes task.cancel and answers show and list from another process, then exits 1 task_cancelled and removes service.json', async () => {
-    const f = runFixture();
-    f.configure('fix-hang-once');
-    const run = startRun(f);
-    try {
-      await hanging(f, run);
+  it('takes task.cancel and answers show and list from another process, then exits 1 task_cancelled and removes service.json', () =>
+    whileHanging(async (f, run) => {
       const info = JSON.parse(readFileSync(join(f.state, 'service.json'), 'utf8'));
       assert.deepEqual(
         [info.pid, info.socket, info.tokenRequired],
@@ -80,18 +84,10 @@ describe('ordivon run serves the control API on its state root', { timeout: 180_
       assert.match(out.message, /stopped from another shell/);
       assert.ok(!existsSync(join(f.state, 'service.json')), 'service.json removed');
       assert.ok(!existsSync(join(f.state, 'service.sock')), 'socket removed');
-    } finally {
-      run.child.kill('SIGKILL');
-      stopHung(f);
-    }
-  });
+    }));
 
-  it('stops serving and removes service.json when interrupted by SIGTERM', async () => {
-    const f = runFixture();
-    f.configure('fix-hang-once');
-    const run = startRun(f);
-    try {
-      await hanging(f, run);
+  it('stops serving and removes service.json when interrupted by SIGTERM', () =>
+    whileHanging(async (f, run) => {
       run.child.kill('SIGTERM');
       assert.equal(await run.exited, 1, run.stderr());
       assert.equal(lastError(run.stderr()).code, 'interrupted');
@@ -107,25 +103,13 @@ describe('ordivon run serves the control API on its state root', { timeout: 180_
         '--json',
       );
       assert.equal(sent.status, 0, sent.stderr);
-    } finally {
-      run.child.kill('SIGKILL');
-      stopHung(f);
-    }
-  });
+    }));
 
-  it('exits 130 on SIGINT (the shell convention for Ctrl-C), answering interrupted', async () => {
-    const f = runFixture();
-    f.configure('fix-hang-once');
-    const run = startRun(f);
-    try {
-      await hanging(f, run);
+  it('exits 130 on SIGINT (the shell convention for Ctrl-C), answering interrupted', () =>
+    whileHanging(async (f, run) => {
       run.child.kill('SIGINT');
       assert.equal(await run.exited, 130, run.stderr());
       assert.equal(lastError(run.stderr()).code, 'interrupted');
       assert.ok(!existsSync(join(f.state, 'service.json')), 'service.json removed');
-    } finally {
-      run.child.kill('SIGKILL');
-      stopHung(f);
-    }
-  });
+    }));
 });
