@@ -3,10 +3,20 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { emitReport, type Io } from '../../scripts/cli-io.js';
 import { startProvider, type ProviderProcess } from './provider/index.js';
-import { resultRow, runBaseline, type W1ResultRow, type W1Variant } from './baselines/index.js';
-import { W1_TRAJECTORIES, type W1Trajectory } from './host-path/faults.js';
+import { findChromium, startWebapp, webappAdapters } from './webapp/index.js';
+import {
+  BROWSER_BASELINE_VARIANTS,
+  resultRow,
+  runBaseline,
+  runBrowserBaseline,
+  type W1ResultRow,
+  type W1Surface,
+  type W1Variant,
+} from './baselines/index.js';
+import { W1_TRAJECTORIES, W1_WEBAPP_TRAJECTORIES, type W1Trajectory } from './host-path/faults.js';
 import { runHostPath } from './host-path/sequence.js';
 import { providerSurface } from './host-path/provider-surface.js';
+import { webappSurface } from './host-path/webapp-surface.js';
 import type { HostPathOutcome } from './host-path/run.js';
 import { expectationsOf, summarise, tableOf, W1_VARIANTS } from './compare/table.js';
 import { runW1Continuation, w1ContinuationText } from './continuation/run.js';
@@ -15,12 +25,25 @@ import type { AcpAgent } from '../shared/harnesses.js';
 /** The source tree (lines of code are counted in the .ts a user keeps, not in dist/). */
 const SOURCE = fileURLToPath(new URL('../../../workloads/world-w1/', import.meta.url));
 
-/** The code each variant needs beside the provider (the Host itself is the product's, not counted). */
-const PERMANENT_CODE: Record<W1Variant, string[]> = {
-  'a-retry': ['baselines/baselines.ts'],
-  'b-key': ['baselines/baselines.ts'],
-  'c-lookup': ['baselines/baselines.ts'],
-  'd-host': ['host-path/spec.ts', 'provider/adapter-config.ts'],
+/**
+ * The code each variant needs beside the provider or the web app, per surface (the Host and the
+ * generic adapters are the product's, not counted; a plain browser client drives the same adapter
+ * with the same site config as the Host).
+ */
+const HTTP_CLIENT = ['baselines/baselines.ts', 'baselines/client-loop.ts'];
+const BROWSER_CLIENT = ['baselines/browser-baselines.ts', 'baselines/client-loop.ts', 'webapp/browser-config.ts'];
+const PERMANENT_CODE: Record<W1Surface, Partial<Record<W1Variant, string[]>>> = {
+  http: {
+    'a-retry': HTTP_CLIENT,
+    'b-key': HTTP_CLIENT,
+    'c-lookup': HTTP_CLIENT,
+    'd-host': ['host-path/spec.ts', 'provider/adapter-config.ts'],
+  },
+  browser: {
+    'a-retry': BROWSER_CLIENT,
+    'c-lookup': BROWSER_CLIENT,
+    'd-host': ['host-path/spec.ts', 'webapp/browser-config.ts'],
+  },
 };
 
 /** Non-blank lines that are not only a comment. */
@@ -61,6 +84,44 @@ function hostRow(trajectory: W1Trajectory, outcome: HostPathOutcome): W1ResultRo
   );
 }
 
+/** True under CI (`CI=true`), where the browser rows must run: a missing Chromium fails the demo. */
+const underCi = () => ['true', '1'].includes((process.env['CI'] ?? '').toLowerCase());
+
+/**
+ * The browser rows: per variant, a web app process of its own (its own file, which every count is
+ * read from) and the comparison's browser adapters for it, closed before the next variant's.
+ */
+async function browserRows(
+  state: string,
+  trajectories: readonly W1Trajectory[],
+  executablePath: string,
+  say: (line: string) => void,
+): Promise<W1ResultRow[]> {
+  const rows: W1ResultRow[] = [];
+  for (const variant of [...BROWSER_BASELINE_VARIANTS, 'd-host'] as const) {
+    const dir = join(state, `webapp-${variant}`);
+    mkdirSync(dir, { recursive: true });
+    const webapp = await startWebapp({ db: join(dir, 'webapp.db'), identity: 'w1-webapp' });
+    const adapters = webappAdapters({ url: webapp.url, executablePath });
+    try {
+      if (variant === 'd-host') {
+        const surface = webappSurface(webapp, 'w1-webapp', adapters, executablePath);
+        const outcomes = await runHostPath(join(state, 'host-webapp'), surface, trajectories, say);
+        outcomes.forEach((outcome, i) => rows.push(hostRow(trajectories[i]!, outcome)));
+        continue;
+      }
+      for (const trajectory of trajectories) {
+        say(`  ${variant}: ${trajectory.name}`);
+        rows.push(await runBrowserBaseline({ webapp, adapters }, variant, trajectory.fault));
+      }
+    } finally {
+      await adapters.close();
+      await webapp.stop();
+    }
+  }
+  return rows;
+}
+
 async function withProvider<T>(dir: string, run: (provider: ProviderProcess) => Promise<T>): Promise<T> {
   mkdirSync(dir, { recursive: true });
   const provider = await startProvider({ dir, identity: 'w1-provider-key' });
@@ -81,23 +142,25 @@ export interface WorldW1Options {
 }
 
 /**
- * `ordivon demo --workload world-w1`: every trajectory under each of the four variants, each
- * variant against a provider process of its own (its own records file, which every count is read
- * from), then replacement after loss with real agents (continuation/). Prints the table and the
- * continuation (`--json`: the results), writes `world-w1-results.json` in the state root, and
- * exits 0 only if every expectation holds, else `demo_failed` naming each that did not
- * (docs/world-w1.md).
+ * `ordivon demo --workload world-w1`: every provider trajectory under each of the four variants,
+ * each variant against a provider process of its own (its own records file, which every count is
+ * read from); every browser trajectory under (a), (c) and (d), each against a web app process of
+ * its own (skipped, and said so, without Chromium; a failure under CI); then replacement after
+ * loss with real agents (continuation/). Prints the table and the continuation (`--json`: the
+ * results), writes `world-w1-results.json` in the state root, and exits 0 only if every
+ * expectation holds, else `demo_failed` naming each that did not (docs/world-w1.md).
  */
 export async function worldW1Demo(options: WorldW1Options, io: Io): Promise<number> {
   if (options.fresh) rmSync(options.state, { recursive: true, force: true });
   mkdirSync(options.state, { recursive: true });
-  const trajectories: readonly W1Trajectory[] = options.only
-    ? W1_TRAJECTORIES.filter((t) => options.only!.includes(t.name))
-    : W1_TRAJECTORIES;
+  const chosen = <T extends W1Trajectory>(list: readonly T[]) =>
+    options.only ? list.filter((t) => options.only!.includes(t.name)) : list;
+  const trajectories = chosen(W1_TRAJECTORIES);
+  const browser = chosen(W1_WEBAPP_TRAJECTORIES);
   const withContinuation = options.only === undefined || options.only.includes('continuation');
   const say = (line: string) => io.err(line);
   say(
-    `ordivon demo: world-w1 on ${options.state}; ${trajectories.length} trajectories × ${W1_VARIANTS.length} variants${withContinuation ? '; replacement after loss' : ''}`,
+    `ordivon demo: world-w1 on ${options.state}; ${trajectories.length} provider trajectories × ${W1_VARIANTS.length} variants; ${browser.length} browser trajectories × ${BROWSER_BASELINE_VARIANTS.length + 1} variants${withContinuation ? '; replacement after loss' : ''}`,
   );
   const rows: W1ResultRow[] = [];
   for (const variant of trajectories.length > 0 ? W1_VARIANTS : []) {
@@ -113,10 +176,17 @@ export async function worldW1Demo(options: WorldW1Options, io: Io): Promise<numb
       }
     });
   }
+  // The browser rows need Chromium, which npm does not install: without it they are skipped and
+  // said so, except under CI, where skipping them would let the demo pass without them.
+  const chromium = browser.length > 0 ? findChromium() : undefined;
+  const browserSkipped = chromium && 'missing' in chromium ? `Chromium not found: ${chromium.missing}` : undefined;
+  if (chromium && 'path' in chromium) rows.push(...(await browserRows(options.state, browser, chromium.path, say)));
+  else if (browserSkipped) say(`  browser rows skipped: ${browserSkipped}`);
   const continuation = withContinuation ? await runW1Continuation(options.state, options.acpAgent, say) : undefined;
-  const summary = summarise(rows, (variant) => linesOf(PERMANENT_CODE[variant]));
+  const summary = summarise(rows, (variant, surface) => linesOf(PERMANENT_CODE[surface][variant] ?? []));
   const failed = [
-    ...expectationsOf(rows, trajectories),
+    ...expectationsOf(rows, [...trajectories, ...browser]),
+    ...(browserSkipped && underCi() ? [`browser rows: CI=true, and ${browserSkipped}`] : []),
     ...(continuation?.expectations ?? [])
       .filter((e) => !e.held)
       .map((e) => `continuation ${e.scenario}: ${e.what} (observed ${e.observed})`),
@@ -127,6 +197,7 @@ export async function worldW1Demo(options: WorldW1Options, io: Io): Promise<numb
     at: new Date().toISOString(),
     summary,
     rows,
+    ...(chromium ? { browser: 'path' in chromium ? { chromium: chromium.path } : { skipped: browserSkipped } } : {}),
     ...(continuation ? { continuation } : {}),
     failed,
   };
@@ -134,6 +205,7 @@ export async function worldW1Demo(options: WorldW1Options, io: Io): Promise<numb
   const human = () =>
     [
       ...(rows.length > 0 ? tableOf(summary) : []),
+      ...(browserSkipped ? [`browser rows skipped: ${browserSkipped}`] : []),
       ...(continuation ? w1ContinuationText(continuation) : []),
       ...failed.map((failure) => `expectation failed: ${failure}`),
       failed.length === 0

@@ -9,6 +9,7 @@ import {
   W1ResultRow,
 } from '../../../workloads/world-w1/baselines/index.js';
 import {
+  Operation,
   performCounts,
   readProviderRecords,
   startProvider,
@@ -58,7 +59,7 @@ describe('World W1 baselines (a) retry, (b) key only, (c) lookup only', () => {
     for (const row of rows) {
       assert.equal(
         row.performs,
-        counts[row.operation][`${row.variant}.${row.operation}.${row.fault}`],
+        counts[Operation.parse(row.operation)][`${row.variant}.${row.operation}.${row.fault}`],
         'read from the file',
       );
       assert.deepEqual(

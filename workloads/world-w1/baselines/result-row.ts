@@ -11,6 +11,19 @@ export const W1Variant = z.enum(['a-retry', 'b-key', 'c-lookup', 'd-host']);
 export type W1Variant = z.infer<typeof W1Variant>;
 
 /**
+ * What a trajectory performs: one of the provider's three operations (the HTTP surface), or
+ * `webapp-orders`, the web app's order form submitted in Chromium (the browser surface).
+ */
+export const W1Operation = z.enum([...Operation.options, 'webapp-orders']);
+export type W1Operation = z.infer<typeof W1Operation>;
+
+/** The two surfaces the comparison runs on: the provider's HTTP API, the web app's form in a browser. */
+export const W1Surface = z.enum(['http', 'browser']);
+export type W1Surface = z.infer<typeof W1Surface>;
+
+export const surfaceOf = (operation: W1Operation): W1Surface => (operation === 'webapp-orders' ? 'browser' : 'http');
+
+/**
  * The trajectories' faults (docs/world-w1.md, "The comparison"). `host-sigkill`: the caller dies
  * between its send and the answer (the Host: a SIGKILLed process; a plain client: one that starts
  * its job over with nothing remembered).
@@ -31,12 +44,13 @@ const Count = z.number().int().nonnegative();
 
 /**
  * One trajectory's result: one effect meant once, one (variant, operation, fault). `performs` and
- * every count derived from it are read from the provider's records file; `outcome` is what the
- * client concluded (`asked`: it put the question to an operator instead).
+ * every count derived from it are read from the provider's records file (the web app's, for
+ * `webapp-orders`); `outcome` is what the client concluded (`asked`: it put the question to an
+ * operator instead).
  */
 export const W1ResultRow = z.strictObject({
   variant: W1Variant,
-  operation: Operation,
+  operation: W1Operation,
   fault: W1Fault,
   /**
    * What the caller concluded: done; not done (after every send failed, or a refusal it believed);
@@ -46,7 +60,7 @@ export const W1ResultRow = z.strictObject({
   outcome: z.enum(['succeeded', 'failed', 'asked', 'refused']),
   /** How many times the client sent the operation. */
   sends: Count,
-  /** How many times the provider performed it (its records, per reference). */
+  /** How many times the provider performed it (its records, per reference; the web app's orders, per input digest). */
   performs: Count,
   /** `performs - 1` when over one. */
   duplicateEffects: Count,

@@ -6,12 +6,19 @@ import type { W1Trajectory } from './faults.js';
 /** How a child process (host-child.ts) makes the same surface again: JSON on its command line. */
 export const W1SurfaceArgs = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('provider'), url: z.url(), dir: z.string().min(1) }),
+  z.strictObject({
+    kind: z.literal('webapp'),
+    url: z.url(),
+    db: z.string().min(1),
+    identity: z.string().min(1),
+    executablePath: z.string().min(1),
+  }),
 ]);
 export type W1SurfaceArgs = z.infer<typeof W1SurfaceArgs>;
 
 /**
- * What the Host path needs of the system it performs on (the provider behind the HTTP adapter),
- * so one harness (run.ts, sequence.ts) drives the same Task
+ * What the Host path needs of the system it performs on (the provider behind the HTTP adapter, the
+ * web app behind the browser adapter), so one harness (run.ts, sequence.ts) drives the same Task
  * through either: the adapters, each trajectory's Task and fault, the incidents, and the records
  * every count is read from.
  */

@@ -6,18 +6,25 @@ export interface WebappBrowserOptions {
   url: string;
   /** The Chromium binary. */
   executablePath: string;
-  /** Where screenshots and pages are kept. */
-  evidenceDir: string;
+  /** Where copies of the screenshots and pages go as well (the Host keeps them either way); omitted, none. */
+  evidenceDir?: string;
   /** The identity a form page must state to be submitted; omitted, any. */
   expectedIdentity?: string;
   timeoutMs?: number;
+  /**
+   * Where the form's hidden `version` comes from: `input` (default), the input's `version`, the
+   * item version the caller observed, which the server checks (another is 409
+   * `webapp_item_changed`); `page`, the version the item page serves when the form is filled, as a
+   * person submitting the page does (the site's check then never refuses, and a caller's guard
+   * against a moved item is its own).
+   */
+  version?: 'input' | 'page';
 }
 
 /**
  * The browser adapter's config for this web app: the target is an item's name, the form its
- * `/items/:name` page; the input's `quantity` and `version` (the item version the caller
- * observed, which the server checks: another is 409 `webapp_item_changed`) fill the form, the
- * request id goes into the order note, and the history filtered by note is the lookup.
+ * `/items/:name` page; the input's `quantity` and (unless `version: 'page'`) its `version` fill the
+ * form, the request id goes into the order note, and the history filtered by note is the lookup.
  */
 export function webappBrowserConfig(options: WebappBrowserOptions): BrowserEffectConfig {
   const { url } = options;
@@ -31,12 +38,12 @@ export function webappBrowserConfig(options: WebappBrowserOptions): BrowserEffec
   };
   return {
     executablePath: options.executablePath,
-    evidenceDir: options.evidenceDir,
+    ...(options.evidenceDir === undefined ? {} : { evidenceDir: options.evidenceDir }),
     endpoint: url,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     form: {
       url: ({ target }) => `${url}/items/${encodeURIComponent(target)}`,
-      fields: { quantity: 'quantity', version: 'version' },
+      fields: options.version === 'page' ? { quantity: 'quantity' } : { quantity: 'quantity', version: 'version' },
       requestIdField: 'note',
       inputDigestField: 'inputDigest',
       submit: '#submit',

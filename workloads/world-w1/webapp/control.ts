@@ -67,3 +67,9 @@ export function changeWebappItem(url: string, name: string): Promise<Item> {
 export async function webappOrders(url: string): Promise<Order[]> {
   return (await control(url, 'GET', '/control/orders', OrdersAnswer)).orders;
 }
+
+/** Undoes what a trajectory left: the fault switch off, `identity` stated again. */
+export async function resetWebapp(url: string, identity: string): Promise<void> {
+  await setWebappFault(url, { mode: 'none' });
+  await setWebappIdentity(url, identity);
+}

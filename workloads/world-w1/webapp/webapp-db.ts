@@ -124,3 +124,9 @@ export function openWebappDb(file: string): WebappDb {
 export function readWebappFile(file: string): Order[] {
   return readRecordsFile(file, `SELECT ${COLUMNS} FROM orders ORDER BY order_number`, OrderRow);
 }
+
+/** The orders in the file submitted with `input` (their input digest is `digestOf(input)`), whatever their notes. */
+export function ordersWithInput(file: string, input: unknown): Order[] {
+  const digest = digestOf(input);
+  return readWebappFile(file).filter((order) => order.inputDigest === digest);
+}
