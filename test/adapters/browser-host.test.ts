@@ -3,12 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createHash } from 'node:crypto';
-import {
-  browserEffectAdapter,
-  BrowserReceipt,
-  type BrowserEffectAdapter,
-  type BrowserEffectConfig,
-} from '../../adapters/index.js';
+import { browserEffectAdapter, BrowserReceipt, type BrowserEffectAdapter } from '../../adapters/index.js';
 import { openHost, type Host } from '../../frontier/index.js';
 import { OBJECT_KINDS, type EffectReceiptObject, type TaskSpecInput } from '../../objects/index.js';
 import { EventStore, digestOf } from '../../store/index.js';
@@ -56,15 +51,10 @@ describe('Effects through the browser adapter (real Host, real Chromium, real we
     const dir = tempDir('ordivon-browser-host-');
     evidenceDir = join(dir, 'evidence');
     app = await startWebapp({ db: join(dir, 'webapp.db') });
-    // No copies outside the Host: the evidence files are the Host's alone.
-    const config: BrowserEffectConfig = webappBrowserConfig({
-      url: app.url,
-      executablePath: CHROMIUM.need(),
-      evidenceDir,
-      timeoutMs: 8_000,
-    });
-    delete config.evidenceDir;
-    adapter = browserEffectAdapter(config);
+    // No evidenceDir, so no copies outside the Host: the evidence files are the Host's alone.
+    adapter = browserEffectAdapter(
+      webappBrowserConfig({ url: app.url, executablePath: CHROMIUM.need(), timeoutMs: 8_000 }),
+    );
   });
   after(async () => {
     await Promise.all(hosts.map((h) => h.stop()));
