@@ -34,7 +34,7 @@ export interface ParallelOptions {
   workers?: number;
   /**
    * How many cores are idle now; default `idleCores()`, a 50 ms sample of the machine's idle
-   * time, taken twice when the first finds no idle core. (The 1-minute load average, used before, counts this process's own work of the last
+   * time plus this process's own, taken twice when the first finds no idle core. (The 1-minute load average, used before, counts this process's own work of the last
    * minute: a Host that had been busy, or a benchmark, got no workers on an otherwise idle machine.)
    */
   idleCores?: () => Promise<number>;

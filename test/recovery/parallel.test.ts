@@ -87,23 +87,30 @@ describe('rebuildParallel', () => {
     }
   });
 
-  it('counts idle cores as idle CPU time over elapsed time, over the window it waited', async () => {
-    // An injected probe: clock and idle counters move only when the sample waits.
-    const probe = (idlePerMs: number, counterStep = 0) => {
+  it("counts idle cores as idle CPU time, plus this process's own, over elapsed time, over the window it waited", async () => {
+    // An injected probe: clock, idle and own counters move only when the sample waits.
+    const probe = (idlePerMs: number, counterStep = 0, ownPerMs = 0) => {
       let clock = 1_000;
       let idle = 50_000;
+      let own = 7_000;
       return {
         idleMs: () => idle,
+        ownMs: () => own,
         now: () => clock,
         wait: async (ms: number) => {
           clock += ms;
           idle += idlePerMs * ms + counterStep;
+          own += ownPerMs * ms;
         },
       };
     };
     assert.equal(await idleCores(50, probe(1.5)), 1.5);
     assert.equal(await idleCores(50, probe(0)), 0);
     assert.equal(await idleCores(40, probe(2)), 2);
+    // This process's own threads (warm workers loading) busy on one core of two: both still count.
+    assert.equal(await idleCores(50, probe(1, 0, 1)), 2);
+    // Another process busy on one core while this one waits: one.
+    assert.equal(await idleCores(50, probe(1, 0, 0)), 1);
     // Counters that go backwards (a CPU taken offline) read as no idle time, never a negative count.
     assert.equal(await idleCores(50, probe(0, -500)), 0);
     // A sample that took no time says nothing is idle (no division by zero).
