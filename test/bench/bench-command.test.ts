@@ -95,6 +95,19 @@ describe('ordivon bench', () => {
     assert.ok(names('peer').length > 0);
   });
 
+  it('--only reconciliation times findJobs at two registry sizes and judges flatness, skipping nothing', () => {
+    const out = tempDir();
+    const result = bench(['--quick', '--only', 'reconciliation', '--out', out]);
+    assert.equal(result.status, 0, result.stderr);
+    const results = readResults(out);
+    assert.deepEqual(results.skipped, []);
+    const sizes = results.rows
+      .filter((r) => r.scenario === 'reconciliation')
+      .map((r) => /, ([\d,]+) jobs/.exec(r.name)?.[1]);
+    assert.deepEqual([...new Set(sizes)].sort(), ['1,000', '100,000']);
+    assert.equal(typeof results.headline.find((h) => h.key === 'reconciliation_flat')?.met, 'boolean');
+  });
+
   it('--state times a copy of that state root and leaves the root as it was, byte for byte', async () => {
     const root = await copyOf(10, 10);
     const before = fingerprint(root);
