@@ -10,7 +10,7 @@ export const demoFlags = {
   ),
   workload: stringFlag(
     'hamilton|round1|world-w1',
-    'the hamilton-v1 repair, the round1-v1 maintenance world (decisions on a read set) or World W1 (Effects on a provider)',
+    'the hamilton-v1 repair, the round1-v1 maintenance world (decisions on a read set) or World W1 (Effects on a provider and in a browser)',
     z.enum(['hamilton', 'round1', 'world-w1'], { error: 'must be hamilton, round1 or world-w1' }).default('hamilton'),
   ),
   only: stringFlag(
