@@ -21,14 +21,7 @@ import { baselineRebuildAll } from './baseline-rebuild.js';
 import { generateRoot } from './generate.js';
 import { DEFAULT_BOOT, VERIFIED } from './report/headline.js';
 import { ceilingWorkers, stepOnWorkers } from './step-workers.js';
-import {
-  FULL_SIZES,
-  QUICK_SIZES,
-  type BenchContext,
-  type BenchRow,
-  type GivenHistory,
-  type Size,
-} from './report/results-model.js';
+import { benchSizes, type BenchContext, type BenchRow, type GivenHistory, type Size } from './report/results-model.js';
 import { historyRow, scenarioArgs, timeIt, totalsRow, type Timing } from './util.js';
 
 /** The row of the default boot (`recovery: 'checkpoint'`, docs/recovery-and-benchmarks.md). */
@@ -139,11 +132,6 @@ async function rootRows(
     );
   }
   return rows;
-}
-
-/** The sizes a run generates a history of: those asked for, else the quick or the full set. */
-export function benchSizes(ctx: BenchContext & { sizes?: Size[] }): Size[] {
-  return ctx.sizes ?? (ctx.quick ? QUICK_SIZES : FULL_SIZES);
 }
 
 export function progress(ctx: BenchContext, target: string, total: number): (done: number) => void {

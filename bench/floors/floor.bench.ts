@@ -19,8 +19,8 @@ import { EventStore } from '../../store/index.js';
 import { generateRoot } from '../generate.js';
 import { machineEvents } from '../machine-events.js';
 import { FLOOR_ALL, FLOOR_EVENTS, XSTATE_FLOOR } from '../report/headline.js';
-import { benchSizes, progress } from '../recovery.bench.js';
-import type { BenchContext, BenchRow, GivenHistory, Size } from '../report/results-model.js';
+import { progress } from '../recovery.bench.js';
+import { benchSizes, type BenchContext, type BenchRow, type GivenHistory, type Size } from '../report/results-model.js';
 import { scenarioArgs, timeIt, totalsRow } from '../util.js';
 
 /** Opens the root and scans `which` databases, decoding every value; resolves with the ms taken and the values read. */

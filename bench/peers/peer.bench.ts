@@ -15,7 +15,7 @@ import { TaskSpec } from '../../objects/index.js';
 import type { RecoveryReport } from '../../recovery/index.js';
 import { generateRoot } from '../generate.js';
 import { progress } from '../recovery.bench.js';
-import { FULL_SIZES, QUICK_SIZES, type BenchContext, type BenchRow, type Size } from '../report/results-model.js';
+import { benchSizes, type BenchContext, type BenchRow, type Size } from '../report/results-model.js';
 import { rebuildPeer, rebuildPeerParallel } from './sqlite-peer-recovery.js';
 import { SqlitePeerStore, asKernelStore } from './sqlite-peer-store.js';
 import { historyRow, scenarioArgs, timeIt, type Timing } from '../util.js';
@@ -57,7 +57,7 @@ export function peerFloor(path: string): number {
 
 export async function runPeerBench(ctx: BenchContext & { sizes?: Size[] }): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
-  for (const size of ctx.sizes ?? (ctx.quick ? QUICK_SIZES : FULL_SIZES)) {
+  for (const size of benchSizes(ctx)) {
     const events = size.tasks * size.events;
     const generated = await generateRoot({ ...size, target: 'sqlite', onProgress: progress(ctx, 'sqlite', events) });
     const path = join(generated.root, 'peer.sqlite');

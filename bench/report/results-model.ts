@@ -61,3 +61,8 @@ export const FULL_SIZES: Size[] = [
   { tasks: 10_000, events: 100 },
 ];
 export const QUICK_SIZES: Size[] = [{ tasks: 100, events: 100 }];
+
+/** The sizes a run generates a history of: those asked for, else the quick or the full set. */
+export function benchSizes(ctx: BenchContext & { sizes?: Size[] }): Size[] {
+  return ctx.sizes ?? (ctx.quick ? QUICK_SIZES : FULL_SIZES);
+}
