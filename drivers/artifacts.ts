@@ -8,9 +8,9 @@ export const ARTIFACT_UNREADABLE = 'artifact_unreadable';
  * Reads a run's expected artifacts from its workspace once the run has ended, the same way for
  * every driver. A found artifact is listed with its digest and size. A missing one is not listed
  * at all: the Host decides what an absent artifact means. Anything else the confinement refuses
- * (`path_escape`, `symlink_escape`, `not_a_file`, `artifact_too_large`) is listed in
- * `artifactRefusals` with its code, and a read that throws (workspace gone, permissions) as
- * `artifact_unreadable`. Never throws.
+ * (`path_escape`, `symlink_escape`, `not_a_file`, `artifact_hardlink`, `artifact_too_large`,
+ * `artifact_changed`) is listed in `artifactRefusals` with its code, and a read that throws
+ * (workspace gone, permissions) as `artifact_unreadable`. Never throws.
  */
 export function collectArtifacts(
   input: Pick<DriverRunInput, 'cwd' | 'expectedArtifacts' | 'maxArtifactBytes'>,

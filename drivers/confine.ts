@@ -1,9 +1,16 @@
 import { createHash } from 'node:crypto';
-import { lstatSync, openSync, readSync, closeSync, fstatSync, realpathSync, constants } from 'node:fs';
+import { lstatSync, openSync, readSync, closeSync, fstatSync, realpathSync, constants, type Stats } from 'node:fs';
 import { isAbsolute, join, normalize, relative, sep } from 'node:path';
 
 /** Refusal codes for workspace access; each is documented in the error table (docs/errors.md). */
-export type ConfineCode = 'path_escape' | 'symlink_escape' | 'artifact_missing' | 'artifact_too_large' | 'not_a_file';
+export type ConfineCode =
+  | 'path_escape'
+  | 'symlink_escape'
+  | 'artifact_missing'
+  | 'artifact_too_large'
+  | 'not_a_file'
+  | 'artifact_hardlink'
+  | 'artifact_changed';
 
 export type ConfineResult<T> = { ok: true; value: T } | { ok: false; code: ConfineCode; detail: string };
 
@@ -51,23 +58,71 @@ export interface ReadArtifact {
   digest: string;
 }
 
-/** Reads one artifact from inside the workspace, refusing escapes, non-files and files over `maxBytes`. */
+/** What a file that is not a regular one is, for a `not_a_file` detail. */
+function kindOf(stat: Stats): string {
+  if (stat.isDirectory()) return 'a directory';
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isSocket()) return 'a socket';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  return 'of an unknown kind';
+}
+
+/**
+ * Reads one artifact from inside the workspace: a regular file with one name, at most `maxBytes`.
+ * Refuses a path or symlink leading out (`path_escape`, `symlink_escape`), a directory, FIFO,
+ * socket or device (`not_a_file`, the detail naming the kind), a file with more than one hard link
+ * (`artifact_hardlink`), a file over the limit (`artifact_too_large`), and a name whose file was
+ * replaced between the check and the open (`artifact_changed`); `artifact_missing` when there is
+ * none. Never opens a FIFO or device on purpose, and never waits on one, so no workspace entry can
+ * hang the caller. Throws only on an unexpected I/O error (the callers record `artifact_unreadable`).
+ */
 export function readArtifact(root: string, name: string, maxBytes: number): ConfineResult<ReadArtifact> {
   const resolved = resolveInside(root, name);
   if (!resolved.ok) return resolved;
+  let checked: Stats;
+  try {
+    checked = lstatSync(resolved.value);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      return { ok: false, code: 'artifact_missing', detail: `${name} does not exist` };
+    }
+    throw error;
+  }
+  // Checked before the open: opening a FIFO waits for a writer, opening a device may act on it.
+  if (checked.isSymbolicLink()) return { ok: false, code: 'symlink_escape', detail: `${name} is a symlink` };
+  if (!checked.isFile()) {
+    return { ok: false, code: 'not_a_file', detail: `${name} is ${kindOf(checked)}, not a regular file` };
+  }
   let fd: number;
   try {
     // O_NOFOLLOW: the final component was resolved above; refuse a symlink swapped in since.
-    fd = openSync(resolved.value, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: a FIFO swapped in since the lstat opens at once instead of waiting for a writer.
+    fd = openSync(resolved.value, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { ok: false, code: 'artifact_missing', detail: `${name} does not exist` };
     if (code === 'ELOOP') return { ok: false, code: 'symlink_escape', detail: `${name} is a symlink` };
+    // ENXIO: a socket (or a device without a driver) swapped in since the lstat.
+    if (code === 'ENXIO')
+      return { ok: false, code: 'not_a_file', detail: `${name} is a socket or a device, not a regular file` };
     throw error;
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) return { ok: false, code: 'not_a_file', detail: `${name} is not a regular file` };
+    // The same inode as the one checked, so also the same kind: a regular file.
+    if (stat.dev !== checked.dev || stat.ino !== checked.ino) {
+      return { ok: false, code: 'artifact_changed', detail: `${name} was replaced while the Host read it` };
+    }
+    // Another name can lead from outside the workspace, or outlive the run and change the bytes
+    // after the Host digested them; nlink is read from the open file, after any link made since the lstat.
+    if (stat.nlink > 1) {
+      return {
+        ok: false,
+        code: 'artifact_hardlink',
+        detail: `${name} has ${stat.nlink} hard links; an artifact must have one name`,
+      };
+    }
     if (stat.size > maxBytes) {
       return {
         ok: false,

@@ -85,6 +85,7 @@ export const ARTIFACT_REFUSAL_CODES = [
   'path_escape',
   'symlink_escape',
   'not_a_file',
+  'artifact_hardlink',
 ] as const;
 export const ArtifactRefusalCode = z.enum(ARTIFACT_REFUSAL_CODES);
 export type ArtifactRefusalCode = z.infer<typeof ArtifactRefusalCode>;
