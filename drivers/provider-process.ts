@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { groupLeader, spawnGroup, type GroupLeader } from '../os/index.js';
+import { groupLeader, spawnGroup, type GroupLeader, type Sandbox } from '../os/index.js';
 
 export interface ProcessExit {
   exitCode: number | null;
@@ -25,6 +25,13 @@ export type ProviderGroup = ReturnType<typeof spawnGroup>;
 
 const STDERR_TAIL_BYTES = 4096;
 
+/** Where a provider starts: its cwd, exactly this environment, and the sandbox when it is confined. */
+export interface ProviderSpawnOptions {
+  cwd: string;
+  env: Record<string, string>;
+  sandbox?: Sandbox | undefined;
+}
+
 /**
  * Starts `command` in its own process group with exactly `env` (nothing inherited), so an npm
  * shim and the native binary it starts die together. Resolves `{ ok: false, detail }` when the
@@ -33,11 +40,11 @@ const STDERR_TAIL_BYTES = 4096;
 export async function spawnProvider(
   command: string,
   args: readonly string[],
-  options: { cwd: string; env: Record<string, string> },
+  options: ProviderSpawnOptions,
 ): Promise<{ ok: true; child: ProviderGroup; leader: GroupLeader } | { ok: false; detail: string }> {
   let child: ProviderGroup;
   try {
-    child = spawnGroup(command, args, { cwd: options.cwd, env: options.env });
+    child = spawnGroup(command, args, options);
   } catch (error) {
     return { ok: false, detail: `${command}: ${String((error as Error).message ?? error)}` };
   }

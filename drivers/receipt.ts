@@ -12,6 +12,36 @@ export type DriverKind = z.infer<typeof DriverKind>;
 /** The name of an environment variable (POSIX portable: letters, digits, `_`, not starting with a digit). */
 export const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
 
+const AbsolutePath = z.string().refine((p) => p.startsWith('/'), 'must be an absolute path');
+
+/**
+ * What a harness or a verification may reach besides its workspace (the configuration's `network`,
+ * `readable` and `writable`): stored with the run, turned into a sandbox by the Runtime.
+ */
+export const ConfinementRequest = z.strictObject({
+  network: z.enum(['host', 'none']),
+  readable: z.array(AbsolutePath).default([]),
+  writable: z.array(AbsolutePath).default([]),
+});
+export type ConfinementRequest = z.infer<typeof ConfinementRequest>;
+
+/** The sandbox one process runs in (os/ `Sandbox`), as the Runtime built it for this run. */
+export const SandboxSpec = z.strictObject({
+  workspace: AbsolutePath,
+  network: z.enum(['host', 'none']),
+  readable: z.array(AbsolutePath),
+  writable: z.array(AbsolutePath),
+  hidden: z.array(AbsolutePath),
+  limits: z.strictObject({
+    memoryBytes: z.number().int().positive(),
+    processes: z.number().int().positive(),
+    fileSizeBytes: z.number().int().positive(),
+    openFiles: z.number().int().positive(),
+  }),
+  user: z.strictObject({ uid: z.number().int().nonnegative(), gid: z.number().int().nonnegative() }).optional(),
+});
+export type SandboxSpec = z.infer<typeof SandboxSpec>;
+
 export const DriverRunInput = z.object({
   driver: DriverKind,
   /** The Host's deterministic id for this run (the Dispatch clientRequestId). */
@@ -63,6 +93,13 @@ export const DriverRunInput = z.object({
    * `route`d through the evidence-rich policy, with no kinds forbidden and no grants.
    */
   policy: RunPolicy.default({ approvals: 'route', forbid: [], grants: [] }),
+  /** What the harness may reach besides its workspace, from its configuration (absent: network `host`, nothing more). */
+  confinement: ConfinementRequest.optional(),
+  /**
+   * The sandbox the provider process is started in, set by the Runtime as it runs the job (never
+   * stored with the run). Absent: the provider runs unconfined, and its receipt says `confined: false`.
+   */
+  confinedIn: SandboxSpec.optional(),
 });
 export type DriverRunInput = z.infer<typeof DriverRunInput>;
 export type DriverRunInputIn = z.input<typeof DriverRunInput>;
@@ -109,6 +146,8 @@ export const HarnessRunReceipt = z.object({
   finalText: z.string().optional(),
   /** The provider's permission requests and how the run's policy answered each (absent: none asked). */
   permissions: z.array(PermissionRecord).optional(),
+  /** Whether the provider ran in a sandbox (absent in receipts written before confinement). */
+  confined: z.boolean().optional(),
   timings: z.object({
     startedAt: z.string(),
     endedAt: z.string(),

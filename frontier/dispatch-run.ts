@@ -61,6 +61,11 @@ export async function dispatchRun(deps: FrontierDeps, task: TaskHandle): Promise
     ...(harness.model ? { model: harness.model } : {}),
     ...(harness.clientFs !== undefined ? { clientFs: harness.clientFs } : {}),
     ...(harness.sandbox !== undefined ? { sandbox: harness.sandbox } : {}),
+    confinement: {
+      network: harness.network ?? 'host',
+      readable: harness.readable ?? [],
+      writable: harness.writable ?? [],
+    },
   };
   deps.step(task, `dispatching ${assignment.purpose} to ${assignment.harness} as ${requestId}`);
   let jobId: string | undefined;

@@ -1,7 +1,11 @@
 import { z, type ZodError } from 'zod';
 import { issuePath } from '../base/index.js';
+import { isAbsolute, relative, sep } from 'node:path';
 import { DriverKind, DriverRunInput, EnvName, PermissionKind, type RunPolicy } from '../drivers/index.js';
 import { HostError } from '../kernel/index.js';
+import { ConfinementLimits, ConfinementMode } from '../runtime/index.js';
+
+const AbsoluteConfigPath = z.string().refine((p) => isAbsolute(p), 'must be an absolute path');
 
 /**
  * How the Host answers a provider's approval / permission requests (Codex approvals, ACP
@@ -61,6 +65,15 @@ export const HarnessConfig = z
     clientFs: z.boolean().optional(),
     /** Codex only: the sandbox of its tool commands (default `workspace-write`; see DriverRunInput.sandbox). */
     sandbox: DriverRunInput.shape.sandbox,
+    /**
+     * The network of the confined provider process: `host` (default: it must reach its model) or
+     * `none`, a network namespace of its own with nothing in it but its own loopback.
+     */
+    network: z.enum(['host', 'none'], { error: 'must be host or none' }).optional(),
+    /** Absolute paths the confined provider may read besides its workspace (its install, its config). */
+    readable: z.array(AbsoluteConfigPath).optional(),
+    /** Absolute paths the confined provider may write besides its workspace (its own home, caches). */
+    writable: z.array(AbsoluteConfigPath).optional(),
   })
   .superRefine((harness, deps) => {
     for (const [i, name] of (harness.envFrom ?? []).entries())
@@ -77,6 +90,14 @@ export type HarnessConfig = z.infer<typeof HarnessConfig>;
 export const HostConfig = z.strictObject({
   harnesses: z.record(z.string().min(1, 'a harness name must not be empty'), HarnessConfig),
   approvals: ApprovalPolicy.optional(),
+  /**
+   * How every process started for a Task is confined (docs/threat-model.md): `bwrap` (default) or
+   * `none`, said explicitly, which runs agents and verification unconfined and records
+   * `confined: false` on each of their receipts.
+   */
+  confinement: ConfinementMode.optional(),
+  /** Resource limits of each confined process tree (memoryMiB, processes, fileSizeMiB, openFiles). */
+  limits: ConfinementLimits.optional(),
 });
 export type HostConfig = z.infer<typeof HostConfig>;
 
@@ -145,6 +166,32 @@ export function checkHostHarnesses(
     if (!parsed.success) throw invalidConfig(parsed.error, ['approvals']);
   }
   return checked;
+}
+
+/**
+ * Refuses (`invalid_config`, path `harnesses.<name>.readable.<i>`) a harness's readable or writable
+ * path that is inside the state root or contains it: nothing of the state root is ever mounted into
+ * a sandbox, and a configuration that asks for it is a mistake to name, not to half-honour.
+ */
+export function assertReachOutsideState(
+  harnesses: Record<string, HarnessConfig | HarnessFactory>,
+  stateRoot: string,
+): void {
+  const overlaps = (a: string, b: string): boolean => {
+    const rel = relative(a, b);
+    return rel === '' || (!rel.startsWith('..' + sep) && rel !== '..' && !isAbsolute(rel));
+  };
+  for (const [name, harness] of Object.entries(harnesses)) {
+    if (typeof harness === 'function') continue;
+    for (const field of ['readable', 'writable'] as const)
+      for (const [i, path] of (harness[field] ?? []).entries())
+        if (overlaps(stateRoot, path) || overlaps(path, stateRoot))
+          throw new HostError(
+            'invalid_config',
+            `harnesses.${name}.${field}.${i}: ${path} overlaps the state root ${stateRoot}, which no confined process may see`,
+            { path: `harnesses.${name}.${field}.${i}` },
+          );
+  }
 }
 
 /** Chooses the launch configuration per Assignment (e.g. a scripted provider's behaviour per purpose). */

@@ -1,8 +1,17 @@
 import { join } from 'node:path';
 import { createDriverPool, type DriverPool } from '../drivers/index.js';
-import { createRuntime, journalJobRegistry, type Runtime } from '../runtime/index.js';
+import {
+  assertConfinement,
+  createRuntime,
+  isRuntimeError,
+  journalJobRegistry,
+  type ConfinementLimits,
+  type ConfinementMode,
+  type Runtime,
+} from '../runtime/index.js';
 import { StoreError, checkStateRoot, resolveStateRoot } from '../store/index.js';
 import {
+  HostError,
   hostErrorOf,
   defaultHostId,
   createSupervisor,
@@ -10,7 +19,12 @@ import {
   type SupervisorOptions,
   workspacesOf,
 } from '../kernel/index.js';
-import { checkHostHarnesses, type ApprovalPolicy, type HarnessConfig } from './harness-config.js';
+import {
+  assertReachOutsideState,
+  checkHostHarnesses,
+  type ApprovalPolicy,
+  type HarnessConfig,
+} from './harness-config.js';
 import type { EffectAdapter } from './effect-adapter.js';
 import { createFrontierWork, type HarnessFactory } from './frontier-work.js';
 
@@ -27,6 +41,13 @@ export interface HostOptions extends Omit<SupervisorOptions, 'frontier'> {
    * (default `route`, `DEFAULT_APPROVALS`: docs/permissions.md).
    */
   approvals?: ApprovalPolicy;
+  /**
+   * How every process started for a Task is confined (docs/threat-model.md): `bwrap` (default) or
+   * `none`. `bwrap` where no sandbox can be started refuses to open (`confinement_unavailable`).
+   */
+  confinement?: ConfinementMode;
+  /** Resource limits of each confined process tree. */
+  limits?: ConfinementLimits;
   /** Driver pool threads (default 2). */
   maxThreads?: number;
   /**
@@ -79,7 +100,16 @@ export interface Host {
 export async function openHost(options: HostOptions): Promise<Host> {
   // Before anything opens: a bad harness configuration or a missing envFrom variable writes nothing.
   const harnesses = checkHostHarnesses(options.harnesses, options.approvals, process.env);
+  const confinement = options.confinement ?? 'bwrap';
+  try {
+    assertConfinement(confinement);
+  } catch (error) {
+    throw isRuntimeError(error, 'confinement_unavailable')
+      ? new HostError('confinement_unavailable', error.message, { retryable: false })
+      : error;
+  }
   const root = resolveStateRoot(options.state);
+  assertReachOutsideState(harnesses, root);
   // A file or an unreadable directory is refused by its code before the Runtime's LMDB tries it.
   try {
     checkStateRoot(root);
@@ -97,6 +127,9 @@ export async function openHost(options: HostOptions): Promise<Host> {
     runtime = await createRuntime({
       root: join(root, 'runtime'),
       harness: (input, signal) => pool.run(input, { signal }),
+      confinement,
+      ...(options.limits ? { limits: options.limits } : {}),
+      hidden: [root],
       ...(cluster ? { registry: journalJobRegistry(cluster.hostId, () => supervisor?.journal) } : {}),
     });
   } catch (error) {

@@ -27,6 +27,7 @@ export async function verifyAcceptance(deps: FrontierDeps, task: TaskHandle, sig
       args: acceptance.args,
       frozenTests: acceptance.frozenTests,
       sourceExclude: exclude,
+      confinement: { network: acceptance.network ?? 'none', readable: [], writable: [] },
       timeoutMs: acceptance.timeoutMs,
     }),
   );

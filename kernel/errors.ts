@@ -36,6 +36,8 @@ const LISTED_CODES = [
   // lifecycle
   'invalid_config',
   'env_missing',
+  // confinement "bwrap" (the default) and no sandbox can be started on this machine
+  'confinement_unavailable',
   'not_serving',
   'invalid_option',
   'boot_failed',

@@ -181,6 +181,11 @@ function specSchemas(object: ObjectOf) {
       /** Workspace-relative paths of the frozen acceptance tests; their digests must not change. */
       frozenTests: z.array(WorkspacePath).default([]),
       timeoutMs: z.number().int().positive().default(120_000),
+      /**
+       * The network of the confined verification: `none` (when absent: a network namespace of its
+       * own, nothing reachable) or `host`.
+       */
+      network: z.enum(['none', 'host'], { error: 'must be none or host' }).optional(),
       /** sha256 of each frozen test as seeded; computed by the Host from `workspaceSeed` when absent. */
       frozenTestDigests: z.record(z.string(), Digest).optional(),
     }).optional(),

@@ -20,5 +20,17 @@ export {
   type GroupStopOptions,
   type GroupStopReport,
 } from './stop-group.js';
+export {
+  sandboxCommand,
+  probeSandbox,
+  SandboxRefused,
+  SandboxCommandMissing,
+  NOBODY,
+  DEFAULT_SANDBOX_LIMITS,
+  type Sandbox,
+  type SandboxLimits,
+  type SandboxProbe,
+  type SandboxedCommand,
+} from './sandbox.js';
 export { killLeftovers, waitUntilStopped, LEFTOVER_POLL_MS } from './leftovers.js';
 export { parseProcIo, readProcIo, threadCpuNs, type ProcIo } from './proc-io.js';

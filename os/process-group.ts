@@ -1,5 +1,6 @@
 import { execa, type Options, type ResultPromise } from 'execa';
 import { processStartTicks, readProcStat } from './proc-stat.js';
+import { sandboxCommand, type Sandbox } from './sandbox.js';
 
 /**
  * A process-group leader as it was started: its pid, which is the group's id, and its start time
@@ -38,13 +39,20 @@ export function ownsGroup(leader: GroupLeader): boolean {
  * Starts a provider process as the leader of its own process group, so that the whole tree
  * (an npm shim and the native binary it spawns, a shell and its children) can be stopped with
  * one signal. The subprocess never rejects: drivers turn its outcome into data.
+ *
+ * With `sandbox`, the process is bwrap, which runs `command` confined (`sandboxCommand`): the
+ * group is bwrap's, and everything the command starts lives in the sandbox's pid namespace, which
+ * ends with it. Throws `SandboxRefused` (nothing started) when the sandbox would reveal a hidden path.
  */
 export function spawnGroup(
   command: string,
   args: readonly string[],
-  options: { cwd: string; env: Record<string, string>; extendEnv?: boolean },
+  options: { cwd: string; env: Record<string, string>; extendEnv?: boolean; sandbox?: Sandbox | undefined },
 ): ResultPromise<Options & { reject: false; detached: true; buffer: false }> {
-  return execa(command, args, {
+  const spawned = options.sandbox
+    ? sandboxCommand(options.sandbox, command, args, options.env['PATH'])
+    : { command, args };
+  return execa(spawned.command, spawned.args, {
     cwd: options.cwd,
     env: options.env,
     extendEnv: options.extendEnv ?? false,

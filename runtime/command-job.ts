@@ -1,4 +1,12 @@
-import { groupAlive, groupLeader, spawnGroup, stopGroup, type GroupLeader } from '../os/index.js';
+import {
+  groupAlive,
+  groupLeader,
+  spawnGroup,
+  stopGroup,
+  SandboxRefused,
+  type GroupLeader,
+  type Sandbox,
+} from '../os/index.js';
 import type { OutputEvidence, StopReason } from './job-record.js';
 import { OutputCapture } from './output-capture.js';
 
@@ -15,6 +23,8 @@ export interface CommandSpec {
   args: readonly string[];
   env: Record<string, string>;
   cwd: string;
+  /** The sandbox it runs in; undefined: unconfined. */
+  sandbox?: Sandbox | undefined;
 }
 
 /** What became of one command process and its group, as plain data. */
@@ -50,7 +60,16 @@ export async function runCommand(
   const stdout = new OutputCapture(limits.captureCapBytes, limits.tailBytes);
   const stderr = new OutputCapture(limits.captureCapBytes, limits.tailBytes);
   const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...spec.env };
-  const subprocess = spawnGroup(spec.command, spec.args, { cwd: spec.cwd, env });
+  let subprocess: ReturnType<typeof spawnGroup>;
+  try {
+    subprocess = spawnGroup(spec.command, spec.args, { cwd: spec.cwd, env, sandbox: spec.sandbox });
+  } catch (error) {
+    // Nothing started: a sandbox that would show a hidden path, or a command it cannot run.
+    const code = error instanceof SandboxRefused ? error.code : 'spawn_failed';
+    const empty = stdout.evidence();
+    const detail = error instanceof Error ? error.message : String(error);
+    return { exitCode: null, signal: null, stdout: empty, stderr: empty, groupGone: true, error: { code, detail } };
+  }
   subprocess.stdin?.end();
   stdout.attach(subprocess.stdout);
   stderr.attach(subprocess.stderr);

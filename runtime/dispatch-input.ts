@@ -1,6 +1,6 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
-import { DriverRunInput } from '../drivers/receipt.js';
+import { ConfinementRequest, DriverRunInput } from '../drivers/receipt.js';
 
 /**
  * The Host's deterministic id for one Dispatch. Bounded so `['request', id, jobId]` stays well under
@@ -36,6 +36,8 @@ export const CommandRun = z.strictObject({
   command: z.string().min(1),
   args: z.array(z.string()).default([]),
   env: Env,
+  /** What the command may reach besides its workspace; absent: no network, nothing more. */
+  confinement: ConfinementRequest.optional(),
 });
 export type CommandRun = z.infer<typeof CommandRun>;
 
@@ -74,6 +76,8 @@ export const VerifyInput = z.strictObject({
   sourceInclude: z.array(PathPattern).optional(),
   /** Declared artifacts and anything else that is not source. */
   sourceExclude: z.array(PathPattern).default([]),
+  /** What the acceptance command may reach besides its workspace; absent: no network, nothing more. */
+  confinement: ConfinementRequest.optional(),
   timeoutMs: TimeoutMs,
   graceMs: z.number().int().nonnegative().max(600_000).optional(),
 });

@@ -22,6 +22,7 @@ export type RuntimeErrorCode =
   | 'format_unknown'
   | 'runtime_closed'
   | 'registry_unavailable'
+  | 'confinement_unavailable'
   | ConfineCode;
 
 const RETRYABLE: ReadonlySet<RuntimeErrorCode> = new Set<RuntimeErrorCode>([

@@ -42,6 +42,7 @@ export {
   type JobRow,
   type RegistryJob,
 } from './job-registry.js';
+export { ConfinementMode, ConfinementLimits, Confiner, assertConfinement, sandboxLimits } from './confinement.js';
 export { RuntimeError, isRuntimeError, confineError, type RuntimeErrorCode } from './errors.js';
 export { createWorkspace, workspacePath, WorkspaceRequest } from './workspace.js';
 export { sourceDigest, SOURCE_DIGEST_HEADER, type SourceDigestOptions } from './source-digest.js';

@@ -1,4 +1,4 @@
-import type { DriverRunInput } from '../drivers/receipt.js';
+import type { DriverRunInput, SandboxSpec } from '../drivers/receipt.js';
 import { runCommand, type CommandOutcome } from './command-job.js';
 import { readArtifact } from '../drivers/confine.js';
 import type { CommandRun, VerifyInput } from './dispatch-input.js';
@@ -57,9 +57,13 @@ function commandPatch(outcome: CommandOutcome): TerminalPatch {
   return patch;
 }
 
-function launch(spec: { command: string; args: string[]; env: Record<string, string> }, ctx: ExecutionContext) {
+function launch(
+  spec: { command: string; args: string[]; env: Record<string, string> },
+  ctx: ExecutionContext,
+  sandbox: SandboxSpec | undefined,
+) {
   return runCommand(
-    { ...spec, cwd: ctx.workspace },
+    { command: spec.command, args: spec.args, env: spec.env, cwd: ctx.workspace, sandbox },
     { timeoutMs: ctx.timeoutMs, graceMs: ctx.graceMs, ...ctx.limits },
     ctx.cancel,
     (pid, startTicks) => ctx.onRunning({ pid, startTicks }),
@@ -67,8 +71,12 @@ function launch(spec: { command: string; args: string[]; env: Record<string, str
 }
 
 /** Runs a `command` job to its end. Never rejects for process failures (they are data). */
-export async function executeCommand(run: CommandRun, ctx: ExecutionContext): Promise<TerminalPatch> {
-  return commandPatch(await launch(run, ctx));
+export async function executeCommand(
+  run: CommandRun,
+  ctx: ExecutionContext,
+  sandbox: SandboxSpec | undefined,
+): Promise<TerminalPatch> {
+  return commandPatch(await launch(run, ctx, sandbox));
 }
 
 /** Runs a `harness` job through the injected executor; the job id is passed in the input. */
@@ -81,6 +89,8 @@ export async function executeHarness(
   const outcome = await runHarness(executor, input, { timeoutMs: ctx.timeoutMs, graceMs: ctx.graceMs }, ctx.cancel);
   const state = stoppedState(outcome.stopReason) ?? (outcome.result?.ok === true ? 'succeeded' : 'failed');
   const patch: TerminalPatch = { state };
+  // The Runtime says whether it confined the run, whatever the executor reported.
+  if (outcome.result?.receipt !== undefined) outcome.result.receipt.confined = input.confinedIn !== undefined;
   if (outcome.result !== undefined) patch.harness = outcome.result;
   if (outcome.stopReason !== undefined) patch.stopReason = outcome.stopReason;
   if (outcome.error !== undefined) patch.error = outcome.error;
@@ -103,11 +113,15 @@ function frozenDigests(workspace: string, paths: readonly string[], maxBytes: nu
  * digests are taken before the command, and again after it. `passed` requires exit 0, every frozen
  * test readable, and both digests unchanged by the run.
  */
-export async function executeVerify(spec: VerifyInput, ctx: ExecutionContext): Promise<TerminalPatch> {
+export async function executeVerify(
+  spec: VerifyInput,
+  ctx: ExecutionContext,
+  sandbox: SandboxSpec | undefined,
+): Promise<TerminalPatch> {
   const selection = { include: spec.sourceInclude, exclude: spec.sourceExclude };
   const before = await sourceDigest(ctx.workspace, selection);
   const frozen = frozenDigests(ctx.workspace, spec.frozenTests, ctx.limits.maxFrozenTestBytes);
-  const patch = commandPatch(await launch(spec, ctx));
+  const patch = commandPatch(await launch(spec, ctx, sandbox));
   const ran = patch.state === 'succeeded' || patch.state === 'failed';
   const after = ran ? await sourceDigest(ctx.workspace, selection) : null;
   const frozenAfter = frozenDigests(ctx.workspace, spec.frozenTests, ctx.limits.maxFrozenTestBytes);
@@ -121,6 +135,7 @@ export async function executeVerify(spec: VerifyInput, ctx: ExecutionContext): P
     sourceDigestAfter: after,
     frozenTestDigests: frozen.digests,
     frozenTestRefusals: frozen.refusals,
+    confined: sandbox !== undefined,
   };
   return { ...patch, verification };
 }

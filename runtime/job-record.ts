@@ -71,6 +71,8 @@ export const Verification = z.object({
   frozenTestDigests: z.record(z.string(), Digest.nullable()),
   /** Frozen tests that could not be read, with the confine refusal code. */
   frozenTestRefusals: z.record(z.string(), z.string()),
+  /** Whether the command ran in a sandbox (absent in records written before confinement). */
+  confined: z.boolean().optional(),
 });
 export type Verification = z.infer<typeof Verification>;
 

@@ -1,5 +1,6 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
+import { ConfinementLimits, ConfinementMode } from './confinement.js';
 import type { HarnessExecutor } from './harness-job.js';
 import type { JobRegistry } from './job-registry.js';
 
@@ -57,6 +58,19 @@ export const RuntimeOptions = z.strictObject({
       'must be a JobRegistry (hostId, put, find, get, alive)',
     )
     .optional(),
+  /**
+   * How every job's process is confined (docs/threat-model.md): `bwrap` (default) or `none`, which
+   * runs them unconfined and says so on every receipt. `bwrap` where it cannot be had fails
+   * `createRuntime` with `confinement_unavailable`.
+   */
+  confinement: ConfinementMode.default('bwrap'),
+  /** Resource limits of each confined process tree (defaults in docs/threat-model.md). */
+  limits: ConfinementLimits.default({}),
+  /**
+   * Absolute paths no confined process may see, even when a run's `readable` or `writable` names
+   * them (the Host passes its state root). The Runtime's own root is always among them.
+   */
+  hidden: z.array(z.string().refine((p) => isAbsolute(p), 'must be an absolute path')).default([]),
   /** Poll interval of `observe` for jobs run by another live Runtime process or another live Host. */
   foreignPollMs: z.number().int().positive().default(250),
 });

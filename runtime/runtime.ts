@@ -3,10 +3,12 @@ import type { z } from 'zod';
 import { DispatchInput, VerifyInput, type DispatchInputIn, type VerifyInputIn } from './dispatch-input.js';
 import { RuntimeError, parseError } from './errors.js';
 import { subscribeProviderSpawns } from '../drivers/provider-spawn.js';
+import type { DriverRunInput } from '../drivers/receipt.js';
 import type { ActiveJob } from './active-job.js';
 import { Admission, type DispatchResult } from './admission.js';
 import { currentExecutor } from './executor-identity.js';
 import { executeCommand, executeHarness, executeVerify } from './job-execution.js';
+import { Confiner, assertConfinement } from './confinement.js';
 import { isTerminal, type ExecutorIdentity, type JobRecord } from './job-record.js';
 import { JobStore } from './job-store.js';
 import { abandonOrphan, ownerGone, type RecoveryReport } from './recovery.js';
@@ -41,6 +43,7 @@ export class Runtime {
   private readonly shared: SharedJobs | undefined;
   private closed = false;
   private readonly stopSpawnWatch: () => void;
+  private readonly confiner: Confiner;
 
   /** Use `createRuntime`, which also runs recovery. */
   constructor(options: RuntimeOptions, store: JobStore) {
@@ -48,6 +51,11 @@ export class Runtime {
     this.root = options.root;
     this.store = store;
     this.executor = currentExecutor(options.executorId);
+    this.confiner = new Confiner({
+      mode: options.confinement,
+      limits: options.limits,
+      hidden: [options.root, ...options.hidden],
+    });
     this.shared = options.registry === undefined ? undefined : new SharedJobs(options.registry, () => this.now());
     const shared = this.shared;
     this.admission = new Admission({
@@ -91,7 +99,9 @@ export class Runtime {
     const input = parse(DispatchInput, raw, 'invalid_dispatch');
     const { run } = input;
     if (run.kind === 'command')
-      return this.admission.admit(input, storedCommandRun(run), (ctx) => executeCommand(run, ctx));
+      return this.admission.admit(input, storedCommandRun(run), (ctx) =>
+        executeCommand(run, ctx, this.confiner.sandboxFor(ctx.workspace, run.confinement, 'none')),
+      );
     const executor = this.options.harness;
     if (executor === undefined)
       throw new RuntimeError('executor_unavailable', 'no harness executor was given to createRuntime');
@@ -99,7 +109,7 @@ export class Runtime {
       throw new RuntimeError('invalid_dispatch', 'run.input.cwd: must equal workspace', { path: 'run.input.cwd' });
     const driverInput = run.input;
     return this.admission.admit(input, storedHarnessRun(driverInput), (ctx) =>
-      executeHarness(executor, { ...driverInput, jobId: ctx.jobId }, ctx),
+      executeHarness(executor, this.confined({ ...driverInput, jobId: ctx.jobId }), ctx),
     );
   }
 
@@ -110,7 +120,15 @@ export class Runtime {
   async verify(raw: VerifyInputIn): Promise<DispatchResult> {
     this.assertOpen();
     const input = parse(VerifyInput, raw, 'invalid_dispatch');
-    return this.admission.admit(input, storedVerifyRun(input), (ctx) => executeVerify(input, ctx));
+    return this.admission.admit(input, storedVerifyRun(input), (ctx) =>
+      executeVerify(input, ctx, this.confiner.sandboxFor(ctx.workspace, input.confinement, 'none')),
+    );
+  }
+
+  /** The harness input with the sandbox its provider starts in (none under `confinement: 'none'`). */
+  private confined(input: DriverRunInput): DriverRunInput {
+    const sandbox = this.confiner.sandboxFor(input.cwd, input.confinement, 'host');
+    return sandbox === undefined ? input : { ...input, confinedIn: sandbox };
   }
 
   /**
@@ -293,10 +311,13 @@ export class Runtime {
 
 /**
  * Opens the Runtime at `options.root` (its own `runtime.lmdb`) and, unless `recover: false`, runs
- * `recover()` before resolving. Rejects `invalid_options`, `store_open_failed`, `format_unknown`.
+ * `recover()` before resolving. Rejects `invalid_options`, `confinement_unavailable` (confinement
+ * `bwrap` and no sandbox can be started here: the message names what is missing), `store_open_failed`,
+ * `format_unknown`.
  */
 export async function createRuntime(raw: RuntimeOptionsIn): Promise<Runtime> {
   const options = parse(RuntimeOptions, raw, 'invalid_options');
+  assertConfinement(options.confinement);
   const store = JobStore.open(options.root);
   const runtime = new Runtime(options, store);
   if (options.recover) {

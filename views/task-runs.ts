@@ -26,6 +26,8 @@ export interface TaskRun {
   model: string | null;
   session: string | null;
   stopReason: string;
+  /** Whether the provider ran in a sandbox; null for a receipt written before confinement existed. */
+  confined: boolean | null;
   messages: number;
   thoughts: number;
   toolItemsStarted: number;
@@ -138,6 +140,7 @@ function runOf(
     model: receipt.model ?? null,
     session: receipt.threadId ?? receipt.sessionId ?? null,
     stopReason: receipt.stopReason,
+    confined: receipt.confined ?? null,
     messages: receipt.counts.messages,
     thoughts: receipt.counts.thoughts,
     toolItemsStarted: receipt.counts.toolItemsStarted,

@@ -69,7 +69,12 @@ async function drive(
   startedAt: Date,
 ): Promise<DriverResult> {
   const ledger = new WireLedger(options.onWire);
-  const started = await AgentProcess.start(run.command, run.args, { cwd: run.cwd, env: run.env }, ledger);
+  const started = await AgentProcess.start(
+    run.command,
+    run.args,
+    { cwd: run.cwd, env: run.env, sandbox: run.confinedIn },
+    ledger,
+  );
   if (!started.ok) return driverFailure('spawn_failed', 'acp_spawn_failed', started.detail);
   try {
     return await converse(run, signal, started.process, ledger, startedAt);
@@ -136,7 +141,7 @@ async function converse(
       })
       .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
         sameSession(params.sessionId, 'fs/write_text_file', params.path);
-        return serve(writeWorkspaceText(run.cwd, params, fsRefusals).then(() => ({})));
+        return serve(writeWorkspaceText(run.cwd, params, fsRefusals, run.confinedIn?.user).then(() => ({})));
       });
   const connection = client.connect(acp.ndJsonStream(agentProcess.toAgent, agentProcess.fromAgent));
 

@@ -1,6 +1,6 @@
 import { groupAlive, signalGroup, stopGroup, type GroupLeader } from '../../os/index.js';
 import { ProviderProcess, REAP_WAIT_MS, spawnProvider } from '../provider-process.js';
-import type { ProviderGroup, ProviderShutdown } from '../provider-process.js';
+import type { ProviderGroup, ProviderShutdown, ProviderSpawnOptions } from '../provider-process.js';
 import type { WireLedger } from './wire-ledger.js';
 
 /** How the run's process tree ended, for the receipt and the failure detail. */
@@ -68,7 +68,7 @@ export class AgentProcess extends ProviderProcess {
   static async start(
     command: string,
     args: readonly string[],
-    options: { cwd: string; env: Record<string, string> },
+    options: ProviderSpawnOptions,
     ledger: WireLedger,
   ): Promise<{ ok: true; process: AgentProcess } | { ok: false; detail: string }> {
     const started = await spawnProvider(command, args, options);

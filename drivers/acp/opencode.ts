@@ -6,10 +6,11 @@ import { dirname, join } from 'node:path';
  * Launch helpers for the real `opencode acp` (npm `opencode-linux-x64`, a glibc ELF that needs AVX2)
  * run offline against a loopback chat-completions model. Verified recipe: research/acp-real.md §2.
  */
-export function opencodeCommand(): { command: string; args: string[] } {
+export function opencodeCommand(): { command: string; args: string[]; readable: string[] } {
   const require = createRequire(import.meta.url);
   const packageJson = require.resolve('opencode-linux-x64/package.json');
-  return { command: join(dirname(packageJson), 'bin', 'opencode'), args: ['acp'] };
+  // `readable`: the package a confined run needs to see (the binary and what lies beside it).
+  return { command: join(dirname(packageJson), 'bin', 'opencode'), args: ['acp'], readable: [dirname(packageJson)] };
 }
 
 export interface OpencodeEnvOptions {

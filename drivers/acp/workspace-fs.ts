@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { mkdir, open, stat } from 'node:fs/promises';
+import { chown, mkdir, open, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { RequestError } from '@agentclientprotocol/sdk';
 import { resolveInside } from '../confine.js';
@@ -47,9 +47,13 @@ export async function readWorkspaceText(
   const refuse = refuser(refusals, 'fs/read_text_file', params.path);
   const target = confine(root, params.path, refuse);
   // O_NOFOLLOW: the path was resolved above; a symlink swapped in since is refused, not followed.
-  const handle = await open(target, constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: NodeJS.ErrnoException) => {
+  // O_NONBLOCK: a FIFO the agent made opens at once (and is refused below) instead of holding a
+  // thread of the pool until a writer comes.
+  const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+  const handle = await open(target, flags).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') refuse('file_missing', `${params.path} does not exist`, JSONRPC_RESOURCE_NOT_FOUND);
     if (error.code === 'ELOOP') refuse('symlink_escape', `${params.path} is a symlink`);
+    if (error.code === 'ENXIO') refuse('not_a_file', `${params.path} is a socket, not a regular file`);
     throw error;
   });
   try {
@@ -71,18 +75,21 @@ export async function readWorkspaceText(
  * Serves `fs/write_text_file`, confined to the workspace `root`; creates missing parent folders
  * inside it. Refuses (JSON-RPC error with `data.code`, recorded) an escape through `..`, an absolute
  * path outside, a symlink leading out, or a target that is not a regular file. Nothing is written
- * when it refuses.
+ * when it refuses. With `owner` (the confined agent's account when the Host runs as root), the file
+ * and the folders the write created are handed to it, so the agent can go on editing what it asked
+ * the client to write.
  */
 export async function writeWorkspaceText(
   root: string,
   params: { path: string; content: string },
   refusals: FsRefusal[],
+  owner?: { uid: number; gid: number },
 ): Promise<void> {
   const refuse = refuser(refusals, 'fs/write_text_file', params.path);
   const target = confine(root, params.path, refuse);
   const existing = await stat(target).catch(() => undefined);
   if (existing && !existing.isFile()) refuse('not_a_file', `${params.path} is not a regular file`);
-  await mkdir(dirname(target), { recursive: true });
+  const created = await mkdir(dirname(target), { recursive: true });
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
   const handle = await open(target, flags, 0o644).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ELOOP') refuse('symlink_escape', `${params.path} is a symlink`);
@@ -90,7 +97,11 @@ export async function writeWorkspaceText(
   });
   try {
     await handle.writeFile(params.content, 'utf8');
+    if (owner !== undefined) await handle.chown(owner.uid, owner.gid);
   } finally {
     await handle.close();
   }
+  if (owner !== undefined && created !== undefined)
+    for (let dir = dirname(target); dir.length >= created.length; dir = dirname(dir))
+      await chown(dir, owner.uid, owner.gid);
 }

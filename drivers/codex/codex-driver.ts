@@ -19,7 +19,12 @@ export type CodexSandboxMode = 'read-only' | 'workspace-write' | 'danger-full-ac
 export interface CodexRunOptions {
   /** When Codex asks before acting (`thread/start.approvalPolicy`); default `on-request`. */
   approvalPolicy?: CodexApprovalPolicy;
-  /** Codex's sandbox for tool commands (`thread/start.sandbox`); default the input's `sandbox`, else `workspace-write`. */
+  /**
+   * Codex's sandbox for tool commands (`thread/start.sandbox`); default the input's `sandbox`, else
+   * `danger-full-access` when the app-server itself runs confined (`confinedIn`: the Runtime's
+   * sandbox encloses every command it starts, and Codex's own bubblewrap cannot nest inside it),
+   * else `workspace-write`.
+   */
   sandbox?: CodexSandboxMode;
   /** Malformed lines tolerated before the run ends with `protocol_error`; default 64. */
   maxMalformedLines?: number;
@@ -75,7 +80,11 @@ export async function runCodex(
       receipt: tally.receipt({ stopReason: 'aborted', artifacts: [], artifactRefusals: [] }),
     });
   }
-  const started = await CodexProcess.start(input.command, input.args, { cwd: input.cwd, env: input.env });
+  const started = await CodexProcess.start(input.command, input.args, {
+    cwd: input.cwd,
+    env: input.env,
+    sandbox: input.confinedIn,
+  });
   if (!started.ok) {
     return driverFailure('spawn_failed', 'codex_spawn_failed', started.detail, {
       receipt: tally.receipt({ stopReason: 'spawn_failed', artifacts: [], artifactRefusals: [] }),
@@ -130,7 +139,7 @@ export async function runCodex(
       cwd: input.cwd,
       model: input.model ?? null,
       approvalPolicy: options.approvalPolicy ?? 'on-request',
-      sandbox: options.sandbox ?? input.sandbox ?? 'workspace-write',
+      sandbox: options.sandbox ?? input.sandbox ?? (input.confinedIn ? 'danger-full-access' : 'workspace-write'),
     });
     if (!thread.ok) return rpcFailure('thread/start', thread);
     const threadResult = ThreadStartResult.safeParse(thread.result);

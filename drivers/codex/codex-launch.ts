@@ -11,6 +11,8 @@ export interface CodexCommand {
   command: string;
   args: string[];
   via: 'native' | 'shim';
+  /** The package folders the app-server runs from: what a confined run must be able to read. */
+  readable: string[];
 }
 
 /** npm platform packages of `@openai/codex`, keyed by `${process.platform}-${process.arch}`. */
@@ -47,12 +49,24 @@ export function codexCommand():
       const pkgJson = tryResolve(require, `${platform.pkg}/package.json`);
       if (pkgJson === undefined) continue;
       const binary = join(dirname(pkgJson), 'vendor', platform.triple, 'bin', 'codex');
-      if (isExecutable(binary)) return { ok: true, value: { command: binary, args: ['app-server'], via: 'native' } };
+      if (isExecutable(binary))
+        return {
+          ok: true,
+          value: { command: binary, args: ['app-server'], via: 'native', readable: [dirname(pkgJson)] },
+        };
     }
   }
   if (shimPackage !== undefined) {
     const shim = join(dirname(shimPackage), 'bin', 'codex.js');
-    return { ok: true, value: { command: process.execPath, args: [shim, 'app-server'], via: 'shim' } };
+    return {
+      ok: true,
+      value: {
+        command: process.execPath,
+        args: [shim, 'app-server'],
+        via: 'shim',
+        readable: [dirname(dirname(shimPackage))],
+      },
+    };
   }
   return {
     ok: false,

@@ -9,7 +9,7 @@ import {
   type TreeMember,
 } from '../../os/index.js';
 import { ProviderProcess, REAP_WAIT_MS, spawnProvider } from '../provider-process.js';
-import type { ProviderGroup, ProviderShutdown } from '../provider-process.js';
+import type { ProviderGroup, ProviderShutdown, ProviderSpawnOptions } from '../provider-process.js';
 
 /** How the process tree was brought down. */
 export interface ShutdownReport extends ProviderShutdown {
@@ -34,7 +34,7 @@ export class CodexProcess extends ProviderProcess {
   static async start(
     command: string,
     args: readonly string[],
-    options: { cwd: string; env: Record<string, string> },
+    options: ProviderSpawnOptions,
   ): Promise<{ ok: true; process: CodexProcess } | { ok: false; detail: string }> {
     const started = await spawnProvider(command, args, options);
     return started.ok ? { ok: true, process: new CodexProcess(started.child, started.leader) } : started;

@@ -51,7 +51,7 @@ export async function runCommand(input: DriverRunInput, signal: AbortSignal): Pr
 
   let child: ReturnType<typeof spawnGroup>;
   try {
-    child = spawnGroup(input.command, input.args, { cwd: input.cwd, env: input.env });
+    child = spawnGroup(input.command, input.args, { cwd: input.cwd, env: input.env, sandbox: input.confinedIn });
   } catch (error) {
     return driverFailure(
       'spawn_failed',

@@ -149,7 +149,7 @@ export function showText(view: ShowView): string {
       : []),
     ...view.runs.map(
       (r) =>
-        `  run r${r.revision} g${r.generation} ${r.purpose} by ${r.harness} (${r.driver}, ${r.provider}): ${r.jobStatus}/${r.stopReason}, ` +
+        `  run r${r.revision} g${r.generation} ${r.purpose} by ${r.harness} (${r.driver}, ${r.provider}${r.confined === false ? ', unconfined' : ''}): ${r.jobStatus}/${r.stopReason}, ` +
         `${r.messages} messages, ${r.toolItemsCompleted}/${r.toolItemsStarted} tool items, final text ${r.finalText}; ` +
         `evidence ${r.refusedAs ? `none (run refused ${r.refusedAs})` : Object.keys(r.evidence).join(', ') || 'none'}${
           Object.keys(r.refused).length

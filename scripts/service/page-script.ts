@@ -150,6 +150,8 @@ function renderTask(v) {
     '<div class="chart">' + drawGraph(v.state) + '</div>' +
     '<h3>Assignments</h3><table><tr><th>generation</th><th>harness</th><th>purpose</th><th>revision</th><th>disposition</th></tr>' +
     rows(assignments, function (e) { return '<tr><td>' + esc(e.data.generation) + '</td><td>' + esc(e.data.harness) + '</td><td>' + esc(e.data.purpose) + '</td><td>' + e.revision + '</td><td>' + (e.disposition.admitted ? 'admitted' : esc(e.disposition.code)) + '</td></tr>'; }) + '</table>' +
+    '<h3>Runs</h3><table id="runs"><tr><th>revision</th><th>generation</th><th>harness</th><th>provider</th><th>job / stop</th><th>sandbox</th></tr>' +
+    rows(v.runs || [], function (r) { return '<tr><td>' + r.revision + '</td><td>' + r.generation + '</td><td>' + esc(r.harness) + '</td><td>' + esc(r.provider) + '</td><td>' + esc(r.jobStatus) + ' / ' + esc(r.stopReason) + '</td><td class="confinement">' + (r.confined === false ? '<strong class="err">unconfined</strong>' : r.confined ? 'confined' : '-') + '</td></tr>'; }) + '</table>' +
     '<h3>Evidence</h3><table><tr><th>artifact</th><th>digest</th><th>generation</th></tr>' +
     rows(Object.keys(c.evidence), function (n) { return '<tr><td>' + esc(n) + '</td><td><code>' + esc(c.evidence[n].digest.slice(0, 19)) + '…</code></td><td>' + c.evidence[n].generation + '</td></tr>'; }) + '</table>' +
     renderRequests(v) +

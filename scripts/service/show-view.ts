@@ -44,6 +44,8 @@ export const ShowView = z.looseObject({
       provider: z.string(),
       jobStatus: z.string(),
       stopReason: z.string(),
+      /** Whether the provider ran in a sandbox (null: a receipt older than confinement; absent: an older service). */
+      confined: z.boolean().nullable().optional(),
       messages: z.number(),
       toolItemsStarted: z.number(),
       toolItemsCompleted: z.number(),

@@ -9,7 +9,7 @@ import { DriverResult, type DriverRunInputIn } from '../../drivers/receipt.js';
 import { scriptedCodexLaunch, SCRIPTED_MODEL_NAME } from '../../workloads/scripted/responses-codex.js';
 import { startResponsesModel, type ScriptedModel } from '../../workloads/scripted/responses-model.js';
 import type { ScriptEntry } from '../../workloads/scripted/responses-script.js';
-import { tempDir } from '../support/temp.js';
+import { codexHomeDir, tempDir } from '../support/temp.js';
 
 // These tests run the REAL `codex app-server` (from the installed @openai/codex) against the
 // SCRIPTED loopback model; only the LLM behind Codex is a stand-in.
@@ -32,7 +32,7 @@ async function rig(t: TestContext, script: ScriptEntry[], extraArgs: string[] = 
   mkdirSync(workspace);
   const model = await startResponsesModel({ script });
   t.after(() => model.close());
-  const launch = scriptedCodexLaunch({ modelUrl: model.url, home: join(root, 'home'), extraArgs });
+  const launch = scriptedCodexLaunch({ modelUrl: model.url, home: codexHomeDir(), extraArgs });
   const wire: Wire = [];
   let pid: number | undefined;
   return {

@@ -7,7 +7,7 @@ import type { DriverResult, DriverRunInputIn } from '../../drivers/receipt.js';
 import { scriptedCodexLaunch } from '../../workloads/scripted/responses-codex.js';
 import { startResponsesModel, type ScriptedModel } from '../../workloads/scripted/responses-model.js';
 import type { ScriptEntry } from '../../workloads/scripted/responses-script.js';
-import { tempDir } from '../support/temp.js';
+import { codexHomeDir, tempDir } from '../support/temp.js';
 
 // Failure paths of the codex driver, each against the REAL `codex app-server` (or a real process
 // where the point is that it is not one), with the SCRIPTED loopback model behind it.
@@ -27,7 +27,7 @@ async function rig(t: TestContext, script: ScriptEntry[]): Promise<Rig> {
   mkdirSync(workspace);
   const model = await startResponsesModel({ script });
   t.after(() => model.close());
-  const launch = scriptedCodexLaunch({ modelUrl: model.url, home: join(root, 'home') });
+  const launch = scriptedCodexLaunch({ modelUrl: model.url, home: codexHomeDir() });
   let pid: number | undefined;
   return {
     root,

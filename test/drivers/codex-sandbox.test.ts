@@ -6,7 +6,7 @@ import { runCodex } from '../../drivers/codex/index.js';
 import type { DriverRunInputIn } from '../../drivers/receipt.js';
 import { scriptedCodexLaunch } from '../../workloads/scripted/responses-codex.js';
 import { startResponsesModel } from '../../workloads/scripted/responses-model.js';
-import { tempDir } from '../support/temp.js';
+import { codexHomeDir, tempDir } from '../support/temp.js';
 
 // The REAL `codex app-server` against the SCRIPTED loopback model: one shell step that runs a
 // Node test file (node --test spawns the file as a child with piped stdio), then a final message.
@@ -27,7 +27,7 @@ async function nodeTestUnder(sandbox: DriverRunInputIn['sandbox']): Promise<{ ou
     ],
   });
   try {
-    const launch = scriptedCodexLaunch({ modelUrl: model.url, home: join(root, 'home') });
+    const launch = scriptedCodexLaunch({ modelUrl: model.url, home: codexHomeDir() });
     const threadStarts: unknown[] = [];
     const result = await runCodex(
       {

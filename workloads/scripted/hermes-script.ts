@@ -179,11 +179,16 @@ export function hermesLikeLaunch(script: HermesScriptIn): {
   command: string;
   args: string[];
   env: Record<string, string>;
+  readable: string[];
 } {
   const agent = fileURLToPath(new URL('./hermes-like-agent.js', import.meta.url));
+  // The agent is this package's own code: a confined run reads the compiled tree and the ACP SDK.
+  const compiled = fileURLToPath(new URL('../..', import.meta.url));
+  const modules = fileURLToPath(new URL('../../../node_modules', import.meta.url));
   return {
     command: process.execPath,
     args: [agent],
     env: { [HERMES_SCRIPT_ENV]: JSON.stringify(HermesScript.parse(script)) },
+    readable: [compiled.replace(/\/$/, ''), modules],
   };
 }

@@ -7,6 +7,10 @@ export interface ScriptedCodexLaunch {
   command: string;
   args: string[];
   env: Record<string, string>;
+  /** The app-server's install, which it reads when confined. */
+  readable: string[];
+  /** Its throwaway home, which it writes when confined. */
+  writable: string[];
 }
 
 /**
@@ -36,5 +40,7 @@ export function scriptedCodexLaunch(options: {
       ...(options.extraArgs ?? []),
     ],
     env: codexEnv({ home: options.home }),
+    readable: resolved.value.readable,
+    writable: [options.home],
   };
 }

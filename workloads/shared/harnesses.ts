@@ -159,10 +159,12 @@ export function scriptedLaunchers(timeoutMs = 180_000): ScriptedLaunchers {
     async opencode(script) {
       const model = await startChatModel({ script });
       closers.push(() => model.close());
+      const runHome = home();
       return {
         driver: 'acp',
         ...opencodeCommand(),
-        env: opencodeEnv({ home: home(), modelUrl: model.url, permission: 'ask' }),
+        env: opencodeEnv({ home: runHome, modelUrl: model.url, permission: 'ask' }),
+        writable: [runHome],
         // Its scripted `bash` steps are the workload's own, run in the Attempt's workspace; the
         // default policy would ask a person about each command (docs/permissions.md).
         approvals: 'accept',
