@@ -13,5 +13,6 @@ export const SCENARIOS = [
   'reconciliation',
   'cluster',
   'startup',
+  'confinement',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];

@@ -6,7 +6,8 @@
 // Every scenario module is loaded with import() when it runs, after the packages it needs are
 // found: the SQLite peer (better-sqlite3), the Temporal peer (@temporalio/*) and the cluster's
 // PostgreSQL helper (compiled with the tests) are not part of an installed package, and a
-// scenario that needs one is skipped with the reason, in the output and in the results file.
+// scenario that needs one is skipped with the reason, in the output and in the results file (the
+// confinement scenario also needs the README's example, and says itself when no sandbox can be had).
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -124,6 +125,11 @@ const PLANS: Record<Scenario, Plan> = {
     run: async (ctx) => (await import('./cluster/cluster.bench.js')).runClusterBench(ctx),
   },
   startup: { needs: [], run: async (ctx) => (await import('./startup.bench.js')).runStartupBench(ctx) },
+  confinement: {
+    needs: ['../../examples/quickstart/agent.mjs'],
+    why: "the README's worked example (examples/quickstart), which an installed package does not hold",
+    run: async (ctx) => (await import('./confinement.bench.js')).runConfinementBench(ctx),
+  },
 };
 
 /** What each scenario needs beyond the package's dependencies (for docs and tests). */
@@ -178,7 +184,7 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteRun> {
     rows.push(...outcome.rows);
     if (outcome.note) {
       notes.push(outcome.note);
-      // The reconciliation and cluster scenarios say themselves when they could not run.
+      // The reconciliation, cluster and confinement scenarios say themselves when they could not run.
       const own = `${scenario} skipped: `;
       if (outcome.rows.length === 0 && outcome.note.startsWith(own))
         skipped.push({ scenario, reason: outcome.note.slice(own.length) });

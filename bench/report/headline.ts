@@ -1,17 +1,7 @@
-import type { BenchRow } from './results-model.js';
+import { confinementFigures } from './confinement-headline.js';
+import type { BenchRow, Headline } from './results-model.js';
 
-/**
- * One headline figure: what was measured against which floor, the ratio, and whether its goal
- * (issue 33's table, issue 29's startup) was met — undefined when it has no goal or its inputs are
- * too small to judge.
- */
-export interface Headline {
-  key: string;
-  text: string;
-  value: number;
-  goal?: string;
-  met?: boolean;
-}
+export type { Headline } from './results-model.js';
 
 export const VERIFIED = 'verified recovery: supervisor boot → serving (full checks)';
 /** The default boot's row (recovery.bench.ts writes it; the name is kept here beside the others). */
@@ -126,6 +116,7 @@ export function headline(rows: BenchRow[]): Headline[] {
   checkpointGoals(rows, out);
   startupGoals(rows, out);
   clusterFigures(rows, out);
+  confinementFigures(rows, out);
   const temporal = rows.find((r) => r.scenario === 'temporal' && r.name === TEMPORAL);
   const ours = rows.find((r) => r.scenario === 'temporal' && r.name === TEMPORAL_OURS);
   if (temporal && ours) {

@@ -10,7 +10,8 @@ export interface BenchRow {
     | 'disk'
     | 'temporal'
     | 'cluster'
-    | 'startup';
+    | 'startup'
+    | 'confinement';
   /** What exactly was timed. */
   name: string;
   tasks?: number;
@@ -25,6 +26,19 @@ export interface BenchRow {
   rateUnit?: string;
   /** Extra facts (counts, concurrency, jobs). */
   detail?: Record<string, number | string | boolean>;
+}
+
+/**
+ * One headline figure: what was measured against which floor, the ratio, and whether its goal
+ * (issue 33's table, issue 29's startup, issue 43's confined start) was met — undefined when it
+ * has no goal or its inputs are too small to judge.
+ */
+export interface Headline {
+  key: string;
+  text: string;
+  value: number;
+  goal?: string;
+  met?: boolean;
 }
 
 export interface BenchContext {
