@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import type { HostConfig } from '../frontier/index.js';
 import { CliError, EXIT } from './cli-io.js';
@@ -29,7 +29,8 @@ export interface LoadedConfig {
  * `invalid_config` (not JSON: `path` `(root)`; does not parse: `path` names the field, e.g.
  * `harnesses.gemini.driver`), `env_missing` (a variable named in `envFrom` is not set in `env`;
  * `path` `harnesses.<name>.envFrom.<i>`). Values of `envFrom` variables are only checked for
- * presence here; they are read again where each provider is spawned.
+ * presence here; they are read again where each provider is spawned. A harness's relative
+ * `readable` and `writable` paths are resolved against the file's folder.
  */
 export async function loadConfig(
   file: string | undefined,
@@ -62,10 +63,35 @@ export async function loadConfig(
     import('../frontier/index.js'),
   ]);
   try {
-    return { file: path, config: parseHostConfig(value, options.env ?? process.env) };
+    return { file: path, config: parseHostConfig(withConfinedPaths(value, dirname(path)), options.env ?? process.env) };
   } catch (error) {
     if (error instanceof HostError)
       throw new CliError(error.code, `${path}: ${error.message}`, { exit: EXIT.usage, path: error.path, cause: error });
     throw error;
   }
+}
+
+/**
+ * The file's harness `readable` / `writable` entries made absolute against `dir`, so a
+ * configuration kept beside the agent it runs can say `"readable": ["."]`. Anything that is not
+ * the expected shape is left as it is for the schema to refuse.
+ */
+function withConfinedPaths(value: unknown, dir: string): unknown {
+  const harnesses = (value as { harnesses?: unknown } | null)?.harnesses;
+  if (typeof harnesses !== 'object' || harnesses === null) return value;
+  const resolved: Record<string, unknown> = {};
+  for (const [name, harness] of Object.entries(harnesses)) {
+    if (typeof harness !== 'object' || harness === null) {
+      resolved[name] = harness;
+      continue;
+    }
+    const copy: Record<string, unknown> = { ...harness };
+    for (const field of ['readable', 'writable'])
+      if (Array.isArray(copy[field]))
+        copy[field] = (copy[field] as unknown[]).map((p) =>
+          typeof p === 'string' && p !== '' && !isAbsolute(p) ? resolve(dir, p) : p,
+        );
+    resolved[name] = copy;
+  }
+  return { ...(value as object), harnesses: resolved };
 }

@@ -89,7 +89,9 @@ describe('dispatch', () => {
 
   it('makes the starting record visible, with the executor id, before the process runs', async (t) => {
     const { state, ws } = tempRoot(t);
-    const rt = await openRuntime(t, { root: state, executorId: 'exec-visible' });
+    // The job itself reads the Runtime's store: only an unconfined one can (a confined job sees
+    // nothing of the Runtime's root, test/redteam/ shows it).
+    const rt = await openRuntime(t, { root: state, executorId: 'exec-visible', confinement: 'none' });
     const storeModule = fileURLToPath(new URL('../../runtime/job-store.js', import.meta.url));
     const probe = [
       `const { JobStore } = await import(${JSON.stringify(storeModule)});`,

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createDriverPool } from '../../drivers/pool.js';
 import type { DriverRunInputIn } from '../../drivers/receipt.js';
+import { descendantsOf, procStat } from '../../os/index.js';
 import { isRuntimeError, type HarnessExecutor } from '../../runtime/index.js';
 import { processHarness } from './process-harness.js';
-import { nextRecord, openRuntime, sha256, tempRoot } from './support.js';
+import { nextRecord, openRuntime, sha256, tempRoot, waitForFile } from './support.js';
 
 function harnessRun(ws: string, patch: Partial<DriverRunInputIn> = {}) {
   const input: DriverRunInputIn = {
@@ -100,19 +103,22 @@ describe('harness jobs', { timeout: 30_000 }, () => {
     t.after(() => pool.close());
     // Wired as the Host wires it: the executor passes nothing but the input and the signal.
     const rt = await openRuntime(t, { root: state, harness: (input, signal) => pool.run(input, { signal }) });
-    // The provider prints its own pid and start time (field 22 of /proc/$$/stat; "sh" has no spaces).
+    // The provider waits for `go` while the test looks at the group the job recorded: a live process
+    // with that start time, the provider under it (a confined provider's own pid is its namespace's,
+    // so the recorded leader is the sandbox's, and the provider runs inside it).
     const run = harnessRun(ws, {
-      args: ['-c', 'set -- $(cat /proc/$$/stat); shift 21; printf "%s %s" "$$" "$1"'],
+      args: ['-c', 'touch started; while [ ! -e go ]; do sleep 0.05; done; printf done'],
       expectedArtifacts: [],
     });
     const { jobId } = await rt.dispatch({ clientRequestId: 'req-provider', workspace: ws, run, timeoutMs: 20_000 });
     const recorded = await nextRecord(rt, (r) => r.jobId === jobId && r.process !== undefined);
+    await waitForFile(join(ws, 'started'));
+    const { pid, startTicks } = recorded.process!;
+    assert.equal(procStat(pid)?.startTicks, startTicks, 'the recorded leader runs with the start time recorded');
+    assert.ok(descendantsOf(pid).length > 0, "the provider runs in the recorded group leader's tree");
+    writeFileSync(join(ws, 'go'), '');
     const record = await rt.observe(jobId);
     assert.equal(record.state, 'succeeded', JSON.stringify(record.harness));
-    const [pid, startTicks] = (record.harness?.ok ? (record.harness.receipt.finalText ?? '') : '')
-      .split(' ')
-      .map(Number);
-    assert.deepEqual(recorded.process, { pid, startTicks });
     assert.deepEqual(record.process, { pid, startTicks }, 'the terminal record keeps the provider group');
     assert.deepEqual((await rt.getJob(jobId)).process, { pid, startTicks });
   });

@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { procStat } from '../../os/index.js';
+import { descendantsOf, memberRunning, procStat, type TreeMember } from '../../os/index.js';
 import { JobStore, createRuntime, currentExecutor, isRuntimeError, type JobRecord } from '../../runtime/index.js';
 import { killZero, openRuntime, tempRoot } from './support.js';
 
@@ -16,7 +14,8 @@ interface Started {
   child: ChildProcess;
   jobId: string;
   pgid: number;
-  grandchild: number;
+  /** The job's tree as this machine sees it (a confined job's own pids are its pid namespace's). */
+  tree: TreeMember[];
 }
 
 /** Starts a Runtime in a child process with one running job; everything is killed when the test ends. */
@@ -32,8 +31,9 @@ async function startExecutor(t: TestContext, state: string, ws: string, clientRe
   lines.close();
   const ready = JSON.parse(line) as { jobId: string; pgid: number };
   pgid = ready.pgid;
-  const grandchild = Number(readFileSync(join(ws, 'grandchild.pid'), 'utf8').trim());
-  return { child, jobId: ready.jobId, pgid: ready.pgid, grandchild };
+  const tree = descendantsOf(ready.pgid);
+  assert.ok(tree.length >= 2, 'the job runs a shell and its grandchild sleep');
+  return { child, jobId: ready.jobId, pgid: ready.pgid, tree };
 }
 
 async function sigkill(child: ChildProcess): Promise<void> {
@@ -68,7 +68,7 @@ describe('recovery', { timeout: 60_000 }, () => {
     assert.equal(record.executorId, 'child-executor');
     assert.equal(record.groupGone, true);
     assert.equal(killZero(-executor.pgid), 'ESRCH', 'the orphaned process group is gone');
-    assert.equal(killZero(executor.grandchild), 'ESRCH', 'its grandchild too');
+    assert.deepEqual(executor.tree.filter(memberRunning), [], 'its grandchild too');
     assert.deepEqual(await restarted.recover(), { abandoned: [], skipped: [], corrupt: [] }, 'recovery is idempotent');
   });
 
@@ -82,7 +82,7 @@ describe('recovery', { timeout: 60_000 }, () => {
     assert.equal(record.state, 'abandoned');
     assert.equal(record.stopReason, 'executor_gone');
     assert.equal(killZero(-executor.pgid), 'ESRCH');
-    assert.equal(killZero(executor.grandchild), 'ESRCH');
+    assert.deepEqual(executor.tree.filter(memberRunning), []);
   });
 
   it('kills an orphan group only when it provably belongs to the job, and never touches other hosts', async (t) => {

@@ -1,34 +1,40 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createRuntime, isRuntimeError } from '../../runtime/index.js';
+import { descendantsOf, memberRunning, type TreeMember } from '../../os/index.js';
 import { killZero, nextRecord, openRuntime, tempRoot, waitForFile } from './support.js';
 
-// Each job starts a grandchild `sleep` in the background and writes its pid to a file first, so the
-// test can prove the whole tree, not just the leader, is gone.
+// Each job starts a grandchild `sleep` in the background and marks it started, so the test can take
+// the whole tree as this machine sees it (by host pid and start time: a confined job's own pids are
+// its pid namespace's) and prove all of it, not just the leader, is gone.
 const treeScript = (extra = '') => ({
   kind: 'command' as const,
   command: 'sh',
-  args: ['-c', `${extra} sleep 300 & echo $! > grandchild.pid.tmp; mv grandchild.pid.tmp grandchild.pid; sleep 300`],
+  args: ['-c', `${extra} sleep 300 & touch grandchild.started; sleep 300`],
 });
 
-async function grandchildPid(ws: string): Promise<number> {
-  await waitForFile(join(ws, 'grandchild.pid'));
-  return Number(readFileSync(join(ws, 'grandchild.pid'), 'utf8').trim());
+/** The job's process tree, once its grandchild runs: the leader and every descendant. */
+async function treeOf(ws: string, leader: number): Promise<TreeMember[]> {
+  await waitForFile(join(ws, 'grandchild.started'));
+  return descendantsOf(leader);
 }
+
+const stillRunning = (tree: TreeMember[]): number[] => tree.filter(memberRunning).map((m) => m.pid);
 
 describe('stopping jobs', { timeout: 60_000 }, () => {
   it('kills the whole process group on timeout and records timed_out', async (t) => {
     const { state, ws } = tempRoot(t);
     const rt = await openRuntime(t, { root: state, graceMs: 5_000 });
+    const running = nextRecord(rt, (r) => r.state === 'running');
     const { jobId } = await rt.dispatch({
       clientRequestId: 'req-timeout',
       workspace: ws,
       run: treeScript(),
       timeoutMs: 1_000,
     });
-    const grandchild = await grandchildPid(ws);
+    const tree = await treeOf(ws, (await running).process!.pid);
     const record = await rt.observe(jobId);
     assert.equal(record.state, 'timed_out');
     assert.equal(record.stopReason, 'timeout');
@@ -36,7 +42,8 @@ describe('stopping jobs', { timeout: 60_000 }, () => {
     assert.equal(record.signal, 'SIGTERM');
     assert.equal(record.groupGone, true);
     assert.equal(killZero(-record.process!.pid), 'ESRCH', 'no process of the group is left');
-    assert.equal(killZero(grandchild), 'ESRCH', 'the grandchild sleep is gone');
+    assert.ok(tree.length >= 2, 'the tree has the shell and its grandchild sleep');
+    assert.deepEqual(stillRunning(tree), [], 'the grandchild sleep and the rest of the tree are gone');
   });
 
   it('cancels a running job: its group is killed and the job recorded cancelled', async (t) => {
@@ -50,13 +57,13 @@ describe('stopping jobs', { timeout: 60_000 }, () => {
       timeoutMs: 60_000,
     });
     const { process: leader } = await running;
-    const grandchild = await grandchildPid(ws);
+    const tree = await treeOf(ws, leader!.pid);
     const record = await rt.cancel(jobId);
     assert.equal(record.state, 'cancelled');
     assert.equal(record.stopReason, 'cancel');
     assert.equal(record.process?.pid, leader?.pid);
     assert.equal(killZero(-leader!.pid), 'ESRCH');
-    assert.equal(killZero(grandchild), 'ESRCH');
+    assert.deepEqual(stillRunning(tree), []);
     assert.deepEqual(await rt.observe(jobId), record);
   });
 
@@ -75,9 +82,9 @@ describe('stopping jobs', { timeout: 60_000 }, () => {
     assert.deepEqual(record.files?.changed, [], 'the command never ran');
   });
 
-  it('escalates to SIGKILL when the group ignores SIGTERM past the grace', async (t) => {
+  it('escalates to SIGKILL when an unconfined group ignores SIGTERM past the grace', async (t) => {
     const { state, ws } = tempRoot(t);
-    const rt = await openRuntime(t, { root: state });
+    const rt = await openRuntime(t, { root: state, confinement: 'none' });
     const run = treeScript("trap '' TERM;");
     const running = nextRecord(rt, (r) => r.state === 'running');
     const { jobId } = await rt.dispatch({
@@ -87,29 +94,50 @@ describe('stopping jobs', { timeout: 60_000 }, () => {
       timeoutMs: 60_000,
       graceMs: 300,
     });
-    await running;
-    const grandchild = await grandchildPid(ws);
+    const tree = await treeOf(ws, (await running).process!.pid);
     const record = await rt.cancel(jobId);
     assert.equal(record.state, 'cancelled');
     assert.equal(record.signal, 'SIGKILL');
     assert.equal(killZero(-record.process!.pid), 'ESRCH');
-    assert.equal(killZero(grandchild), 'ESRCH');
+    assert.deepEqual(stillRunning(tree), []);
+  });
+
+  it('stops a confined tree that ignores SIGTERM at once: its sandbox ends, and every process in it with it', async (t) => {
+    const { state, ws } = tempRoot(t);
+    const rt = await openRuntime(t, { root: state });
+    const running = nextRecord(rt, (r) => r.state === 'running');
+    const { jobId } = await rt.dispatch({
+      clientRequestId: 'req-stubborn-confined',
+      workspace: ws,
+      run: treeScript("trap '' TERM;"),
+      timeoutMs: 60_000,
+      graceMs: 60_000,
+    });
+    const tree = await treeOf(ws, (await running).process!.pid);
+    const record = await rt.cancel(jobId);
+    assert.equal(record.state, 'cancelled');
+    assert.equal(record.groupGone, true);
+    assert.deepEqual(stillRunning(tree), [], 'a process of the sandbox outlived it');
   });
 
   it('stops stragglers left behind by a leader that exits on its own', async (t) => {
     const { state, ws } = tempRoot(t);
     const rt = await openRuntime(t, { root: state });
+    // The leader waits for `exit` (the test's word that it took the tree), then exits on its own.
     const run = {
       kind: 'command' as const,
       command: 'sh',
-      args: ['-c', 'sleep 300 & echo $! > grandchild.pid; exit 0'],
+      args: ['-c', 'sleep 300 & touch grandchild.started; while [ ! -e exit ]; do sleep 0.05; done; exit 0'],
     };
+    const running = nextRecord(rt, (r) => r.state === 'running');
     const { jobId } = await rt.dispatch({ clientRequestId: 'req-straggler', workspace: ws, run, timeoutMs: 60_000 });
+    const tree = await treeOf(ws, (await running).process!.pid);
+    writeFileSync(join(ws, 'exit'), '');
     const record = await rt.observe(jobId);
     assert.equal(record.state, 'succeeded');
     assert.equal(record.exitCode, 0);
     assert.equal(killZero(-record.process!.pid), 'ESRCH');
-    assert.equal(killZero(await grandchildPid(ws)), 'ESRCH');
+    assert.deepEqual(stillRunning(tree), []);
   });
 
   it('close() stops running jobs and records them abandoned with stop reason runtime_closed', async (t) => {

@@ -1,3 +1,4 @@
+import { demoConfinement } from '../shared/confinement.js';
 import { rmSync } from 'node:fs';
 import { z } from 'zod';
 import { openHost, type Host } from '../../frontier/index.js';
@@ -129,6 +130,7 @@ async function withDemoHost<T>(
     host = await openHost({
       state,
       harnesses: scripted.harnesses,
+      confinement: demoConfinement(say),
       onStep: (taskId, text) => say(`  [${bound.get(taskId)?.name ?? taskId.slice(0, 13)}] ${text}`),
       // F3's repair run is dispatched and its response lost: the harness is launched for the
       // Assignment just before its dispatch, so the purpose it was launched for is the dispatch's.
@@ -241,7 +243,7 @@ async function readBack(
   f3: F3Phases | undefined,
 ): Promise<ScenarioReport[]> {
   const store = EventStore.open({ root: state, kinds: OBJECT_KINDS, readOnly: true });
-  const runtime = await createRuntime({ root: `${state}/runtime`, recover: false });
+  const runtime = await createRuntime({ root: `${state}/runtime`, recover: false, confinement: demoConfinement() });
   try {
     const order = (n: ScenarioName) => SCENARIOS.indexOf(n);
     const sorted = [...driven].sort((a, b) => order(a.name) - order(b.name));

@@ -1,3 +1,4 @@
+import { demoConfinement } from '../shared/confinement.js';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { openHost, type Host } from '../../frontier/index.js';
@@ -92,6 +93,7 @@ async function runScenarios(
     host = await openHost({
       state,
       harnesses: scripted.harnesses,
+      confinement: demoConfinement(say),
       onStep: (taskId, text) => say(`  [${bound.get(taskId)?.plan.name ?? taskId.slice(0, 13)}] ${text}`),
     });
     const sup = host.supervisor;
@@ -116,7 +118,7 @@ async function runScenarios(
   }
 
   const store = EventStore.open({ root: state, kinds: OBJECT_KINDS, readOnly: true });
-  const runtime = await createRuntime({ root: join(state, 'runtime'), recover: false });
+  const runtime = await createRuntime({ root: join(state, 'runtime'), recover: false, confinement: demoConfinement() });
   const reports: Round1Report[] = [];
   try {
     for (const name of ROUND1_SCENARIOS) {

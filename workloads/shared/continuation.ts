@@ -1,3 +1,4 @@
+import { demoConfinement } from './confinement.js';
 import type { Supervisor } from '../../kernel/index.js';
 import type { EffectAdapter } from '../../frontier/index.js';
 import { openHost } from '../../frontier/index.js';
@@ -137,6 +138,7 @@ export async function continuationPhase<T extends ContinuationTrajectory>(
   const host = await openHost({
     state: options.state,
     harnesses: scripted.harnesses,
+    confinement: demoConfinement(),
     effectAdapters: world.effectAdapters,
     onStep: (taskId, text) => io.err(`  [${bound.get(taskId)?.name ?? taskId.slice(0, 13)}] ${text}`),
   });

@@ -1,3 +1,5 @@
+import { demoConfinement } from '../../shared/confinement.js';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openHost, type Host } from '../../../frontier/index.js';
 import type { Supervisor } from '../../../kernel/index.js';
@@ -58,9 +60,13 @@ export function openW1Host(
   trajectories: readonly W1Trajectory[],
   timeoutMs: number,
 ): Promise<Host> {
+  // The agents' markers live beside the state root, never in it: a confined agent cannot see it.
+  const markers = `${state}.markers`;
+  mkdirSync(markers, { recursive: true });
   return openHost({
     state,
-    harnesses: hostPathHarnesses(trajectories, surface, state),
+    harnesses: hostPathHarnesses(trajectories, surface, markers),
+    confinement: demoConfinement(),
     effectAdapters: surface.adapters(timeoutMs, state),
   });
 }

@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HarnessConfig } from '../../../frontier/index.js';
 import type { TaskSpecInput } from '../../../objects/index.js';
@@ -121,6 +122,8 @@ export function hostPathHarness(options: { faultsUrl?: string; fault?: unknown; 
     driver: 'command',
     command: process.execPath,
     args: ['-e', AGENT, options.faultsUrl ?? '', fault, options.marker ?? ''],
+    // The agent runs confined: its marker's folder is the one place outside its workspace it writes.
+    ...(options.marker !== undefined ? { writable: [dirname(options.marker)] } : {}),
     timeoutMs: 30_000,
   };
 }
