@@ -17,6 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { HarnessRunReceipt } from '../drivers/index.js';
 import { openHost, type HarnessConfig, type Host } from '../frontier/index.js';
 import { parseTaskSpec, pinFrozenTests } from '../kernel/index.js';
 import type { TaskSpec } from '../objects/index.js';
@@ -27,8 +28,8 @@ import { confinementStage, type StageName } from './report/confinement-headline.
 import type { BenchContext, BenchRow } from './report/results-model.js';
 import { timingOf } from './startup.bench.js';
 
-/** Timed rounds (a Task on each Host per round): 7, or 2 with --quick. */
-export const STAGE_ROUNDS = { full: 7, quick: 2 } as const;
+/** Timed rounds (a Task on each Host per round): 11, or 2 with --quick. */
+export const STAGE_ROUNDS = { full: 11, quick: 2 } as const;
 
 /** The example's folder, from dist/bench in a clone (an installed package does not hold it). */
 export const QUICKSTART = fileURLToPath(new URL('../../examples/quickstart/', import.meta.url));
@@ -39,6 +40,8 @@ type Mode = 'bwrap' | 'none';
 interface StageTime {
   ms: number;
   settledMs: number;
+  /** The agent's process as its driver timed it, spawn → exit (the receipt's `timings.durationMs`). */
+  runMs: number;
 }
 
 /** The example's harness as `ordivon run` loads it, the example's folder readable (see the file's header). */
@@ -87,7 +90,8 @@ async function timeStage(host: Host, mode: Mode, taskId: string, stage: StageNam
   const run = taskRuns({ events: sup.events(taskId), object: (d) => sup.getObject(d).body }).at(-1);
   if (run?.confined !== (mode === 'bwrap'))
     throw new Error(`confinement: ${taskId}'s ${stage} run recorded confined ${String(run?.confined)} under ${mode}`);
-  return { ms: at - started, settledMs };
+  const receipt = HarnessRunReceipt.parse(sup.getObject(run.receiptDigest).body);
+  return { ms: at - started, settledMs, runMs: receipt.timings.durationMs };
 }
 
 /** One Task through both stages on `host`. */
@@ -140,6 +144,7 @@ export async function runQuickstartStages(ctx: BenchContext & { rounds: number }
             confinement: mode,
             until: stage === 'investigate' ? 'run.observe' : 'verification.record',
             settledMedianMs: timingOf(times[mode].map((r) => r[stage].settledMs)).medianMs,
+            agentRunMedianMs: timingOf(times[mode].map((r) => r[stage].runMs)).medianMs,
             harnessNetwork: harness.network ?? 'host',
             readableAdded,
             ...(mode === 'bwrap'

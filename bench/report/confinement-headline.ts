@@ -18,6 +18,13 @@ export const confinementStage = (stage: StageName, mode: 'bwrap' | 'none') =>
 export const CONFINED_START_BUDGET_MS = 50;
 
 const ms = (v: number) => `${v.toFixed(1)} ms`;
+
+/** The agent's own process in a stage row's detail (spawn → exit, as its driver timed it), bwrap against none. */
+function agentRuns(bwrap: BenchRow, none: BenchRow): string {
+  const [b, n] = [bwrap.detail?.agentRunMedianMs, none.detail?.agentRunMedianMs];
+  if (typeof b !== 'number' || typeof n !== 'number') return '';
+  return `; the agent's process alone (spawn → exit, its receipt) ${ms(b)} vs ${ms(n)}, ${b >= n ? '+' : ''}${ms(b - n)}`;
+}
 const x = (r: number) => `${r.toFixed(2)}×`;
 
 /**
@@ -49,7 +56,7 @@ export function confinementFigures(rows: BenchRow[], out: Headline[]): void {
     out.push({
       key: `confinement_stage_${stage}`,
       value: r,
-      text: `quickstart stage ${stage} (assignment → ${stage === 'investigate' ? 'run observed' : 'verification recorded'}) through a Host, confinement bwrap ${ms(bwrap.medianMs)} vs none ${ms(none.medianMs)} = ${x(r)}, ${bwrap.medianMs >= none.medianMs ? '+' : ''}${ms(bwrap.medianMs - none.medianMs)} (medians of ${bwrap.iterations} Tasks each, interleaved)`,
+      text: `quickstart stage ${stage} (assignment → ${stage === 'investigate' ? 'run observed' : 'verification recorded'}) through a Host, confinement bwrap ${ms(bwrap.medianMs)} vs none ${ms(none.medianMs)} = ${x(r)}, ${bwrap.medianMs >= none.medianMs ? '+' : ''}${ms(bwrap.medianMs - none.medianMs)} (medians of ${bwrap.iterations} Tasks each, interleaved)${agentRuns(bwrap, none)}`,
     });
   }
 }

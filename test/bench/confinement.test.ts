@@ -44,6 +44,7 @@ describe('bench: the confinement scenario', () => {
     }
     for (const row of rows.slice(0, 3)) assert.equal(typeof row.detail?.p95Ms, 'number', row.name);
     assert.equal(typeof rows[4]!.detail?.vsNone, 'number');
+    for (const row of rows.slice(3)) assert.equal(typeof row.detail?.agentRunMedianMs, 'number', row.name);
 
     const heads = headline(rows);
     for (const key of ['confinement_start_none_above', 'confinement_start_host_above']) {
