@@ -101,6 +101,7 @@ const HOST_CODE_OF_STORE: Record<StoreErrorCode, HostErrorCode> = {
   state_missing: 'state_missing',
   state_not_directory: 'state_not_directory',
   state_unreadable: 'state_unreadable',
+  state_root_shared: 'state_root_shared',
   read_only: 'read_only',
   object_missing: 'object_missing',
   object_corrupt: 'object_corrupt',

@@ -26,6 +26,7 @@ export async function joinAndOpen(root: string, options: SupervisorOptions): Pro
       purpose: purpose ?? `supervisor pid ${process.pid}`,
       streamWarnAt,
       authority: cluster?.journal,
+      allowSharedRoot: options.allowSharedRoot,
     });
     if (!cluster) return { store };
     await cluster.prepare(store);

@@ -10,7 +10,12 @@ import { OBJECT_KINDS } from '../objects/index.js';
  */
 export function openStore(
   root: string,
-  options: { purpose: string; streamWarnAt?: number | undefined; authority?: StoreAuthority | undefined },
+  options: {
+    purpose: string;
+    streamWarnAt?: number | undefined;
+    authority?: StoreAuthority | undefined;
+    allowSharedRoot?: boolean | undefined;
+  },
 ): EventStore {
   try {
     return EventStore.open({
@@ -19,6 +24,7 @@ export function openStore(
       purpose: options.purpose,
       ...(options.streamWarnAt ? { streamWarnAt: options.streamWarnAt } : {}),
       ...(options.authority ? { authority: options.authority } : {}),
+      ...(options.allowSharedRoot !== undefined ? { allowSharedRoot: options.allowSharedRoot } : {}),
     });
   } catch (error) {
     if (error instanceof StoreError)

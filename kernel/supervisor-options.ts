@@ -17,6 +17,12 @@ export interface SupervisorOptions {
    */
   state?: string;
   /**
+   * Open a state root whose mode lets other local accounts in (group or other bits), as it is,
+   * changing no mode in it. Default `ORDIVON_ALLOW_SHARED_ROOT=1`; else such a root is refused
+   * `state_root_shared` before anything is read or written (docs/service.md, "Other local accounts").
+   */
+  allowSharedRoot?: boolean | undefined;
+  /**
    * `postgres://…`: share the Task history with other Hosts on one PostgreSQL database
    * (docs/many-hosts.md); each Task is served by the Host holding its lease. Default: the
    * embedded LMDB store of the state root alone.
@@ -59,6 +65,7 @@ export interface SupervisorOptions {
 
 /** The scalar options, checked when a supervisor is created (`invalid_option` with the field). */
 const ScalarOptions = z.object({
+  allowSharedRoot: z.boolean().optional(),
   store: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL')

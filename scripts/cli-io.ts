@@ -70,13 +70,24 @@ export class CliError extends CodedError<CliErrorCode> {
   }
 }
 
-/** A lower layer's error (Host, store, control API) as the CLI reports it: same code, message, path and retryability. */
+/**
+ * Codes that exit 2 wherever a command meets them: a state root other local accounts may enter is
+ * refused like a bad flag, before anything is read or written, and the fix is the operator's
+ * (`chmod 700`, or `--allow-shared-root`).
+ */
+const USAGE_CODES: ReadonlySet<string> = new Set(['state_root_shared']);
+
+/**
+ * A lower layer's error (Host, store, control API) as the CLI reports it: same code, message, path
+ * and retryability; exit `options.exit` (default 1), but 2 for `state_root_shared`.
+ */
 export function cliErrorOf(
   error: CodedError<CliErrorCode>,
   options: Pick<CliErrorOptions, 'exit' | 'details' | 'notes'> = {},
 ): CliError {
   return new CliError(error.code, error.message, {
     ...options,
+    ...(USAGE_CODES.has(error.code) ? { exit: EXIT.usage } : {}),
     path: error.path,
     retryable: error.retryable,
     cause: error,

@@ -13,11 +13,14 @@ import {
 } from './command.js';
 import { commandSynopsis, commandUsage, groupUsage, programUsage } from './command-usage.js';
 
-/** What a command line asks for. `json` says whether `--json` was given (also when parsing failed). */
+/**
+ * What a command line asks for. `json` says whether `--json` was given (also when parsing failed);
+ * `allowSharedRoot` whether `--allow-shared-root` was.
+ */
 export type CommandLine =
   | { kind: 'usage'; json: boolean; text: string }
   | { kind: 'version'; json: boolean }
-  | { kind: 'run'; json: boolean; command: Command; run(io: Io): Promise<number> }
+  | { kind: 'run'; json: boolean; allowSharedRoot: boolean; command: Command; run(io: Io): Promise<number> }
   | { kind: 'error'; json: boolean; error: CliError };
 
 const usage = (message: string, path?: string) => new CliError('usage', message, { exit: EXIT.usage, path });
@@ -181,5 +184,11 @@ export function parseCommandLine(program: Program, argv: string[]): CommandLine 
     }
     args[key] = parsed.data;
   }
-  return { kind: 'run', json, command: cmd, run: (io) => cmd.run(args as Args<Flags, Positionals>, io) };
+  return {
+    kind: 'run',
+    json,
+    allowSharedRoot: args['allow-shared-root'] === true,
+    command: cmd,
+    run: (io) => cmd.run(args as Args<Flags, Positionals>, io),
+  };
 }

@@ -73,6 +73,9 @@ export const GLOBAL_FLAGS = {
     z.string().min(1, 'must not be empty').optional(),
   ),
   json: booleanFlag('answer with JSON: the result on stdout, an error as {"error": {"code", "message", …}} on stderr'),
+  'allow-shared-root': booleanFlag(
+    'open a state root other local accounts may enter (group or other mode bits), as it is (else ORDIVON_ALLOW_SHARED_ROOT=1; else state_root_shared, exit 2)',
+  ),
   help: booleanFlag('print the usage (of the command, when one is named) and exit 0', { short: 'h' }),
   version: booleanFlag("print ordivon's version and exit 0", { short: 'V' }),
 } as const;

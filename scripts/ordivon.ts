@@ -14,7 +14,7 @@ import { serve } from './commands/serve-command.js';
 import { send, taskCreate } from './commands/write.js';
 // Only the command table and the parser load here; each command imports the Host's modules when
 // it runs (an installed package's `ordivon --help` loads no store, no agent and no workload).
-import { isCommitFailure } from '../store/index.js';
+import { ALLOW_SHARED_ROOT_ENV, isCommitFailure } from '../store/index.js';
 import { isCodedError, type CodedError } from '../base/index.js';
 import { CliError, EXIT, cliErrorOf, printError, type CliErrorCode, type Io } from './cli-io.js';
 import type { Command, Program } from './command.js';
@@ -77,12 +77,31 @@ export async function main(argv: string[], io: Io): Promise<number> {
         printError(out, line.error);
         return line.error.exit;
       case 'run':
-        return await line.run(out);
+        return await withSharedRootAllowed(line.allowSharedRoot, () => line.run(out));
     }
   } catch (thrown) {
     const error = thrown instanceof CliError ? thrown : (storageFault(thrown) ?? lastResort(thrown));
     printError(out, error);
     return error.exit;
+  }
+}
+
+/**
+ * Runs a command with `--allow-shared-root` as `ORDIVON_ALLOW_SHARED_ROOT=1`, then puts the
+ * variable back (tests run commands in-process). The variable, not an option, because every
+ * check of a state root reads it, including openHost's own check before its Runtime opens,
+ * which takes no option; no provider or acceptance command sees it (they get only the variables
+ * their configuration names).
+ */
+async function withSharedRootAllowed(allow: boolean, run: () => Promise<number>): Promise<number> {
+  if (!allow) return run();
+  const before = process.env[ALLOW_SHARED_ROOT_ENV];
+  process.env[ALLOW_SHARED_ROOT_ENV] = '1';
+  try {
+    return await run();
+  } finally {
+    if (before === undefined) delete process.env[ALLOW_SHARED_ROOT_ENV];
+    else process.env[ALLOW_SHARED_ROOT_ENV] = before;
   }
 }
 

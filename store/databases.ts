@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { StoreError } from './errors.js';
 import { checkDataFileTail } from './lmdb-tail.js';
 import { enterEnvGate } from './env-gate.js';
+import { PRIVATE_FILE_MODE, makePrivateDir } from './private-root.js';
 
 /** Where lmdb-js keeps the events database's shared msgpack structures (inside that database). */
 export const EVENT_STRUCTURES = Symbol.for('structures');
@@ -27,13 +28,17 @@ export interface StoreDatabases {
  * missing directory) otherwise.
  */
 export function openDatabases(root: string, readOnly: boolean): StoreDatabases {
+  // lmdb-js would make the directory with the umask's mode; the files get `permissionsMode`
+  // (lmdb-js passes it to mdb_env_open, default 0664, not in its types).
+  if (!readOnly) makePrivateDir(join(root, 'lmdb'));
   // Opens and closes of one LMDB environment must not overlap across processes (env-gate.ts).
   const leave = enterEnvGate(join(root, 'lmdb'));
   let env: RootDatabase;
   try {
     // separateFlushed: each write's promise carries `.flushed`, the flush of the commit that write
     // is in, so an append is acknowledged at its own flush (env.flushed may be a later batch's).
-    env = open({ path: join(root, 'lmdb'), maxDbs: 16, readOnly, separateFlushed: true });
+    const options = { path: join(root, 'lmdb'), maxDbs: 16, readOnly, separateFlushed: true };
+    env = open({ ...options, permissionsMode: PRIVATE_FILE_MODE } as typeof options);
   } finally {
     leave();
   }

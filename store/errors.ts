@@ -12,6 +12,7 @@ export const STORE_ERROR_CODES = [
   'state_missing',
   'state_not_directory',
   'state_unreadable',
+  'state_root_shared',
   'read_only',
   'object_missing',
   'object_corrupt',

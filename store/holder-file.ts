@@ -3,6 +3,7 @@ import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'nod
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { bootId, isLiveState, pidExists, procStat, processStartTicks } from '../os/identity.js';
+import { PRIVATE_FILE_MODE } from './private-root.js';
 
 /**
  * Files created exclusively that name the process holding them (the LMDB open/close gate, and the
@@ -29,7 +30,7 @@ const UNREADABLE_MS = 5_000;
 export function createExclusive(path: string, holder: FileHolder): 'created' | 'exists' | 'unavailable' {
   const aside = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
   try {
-    writeFileSync(aside, JSON.stringify(holder), { flag: 'wx' });
+    writeFileSync(aside, JSON.stringify(holder), { flag: 'wx', mode: PRIVATE_FILE_MODE });
   } catch {
     unlinkQuietly(aside);
     return 'unavailable';

@@ -32,7 +32,15 @@ export {
   FORMAT_NAME,
   FORMAT_VERSION,
 } from './records.js';
-export { resolveStateRoot, checkFormat, checkStateRoot } from './state-root.js';
+export { resolveStateRoot, checkFormat, checkStateRoot, type StateRootOptions } from './state-root.js';
+export {
+  ALLOW_SHARED_ROOT_ENV,
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+  makePrivateDir,
+  protectStateRoot,
+  sharedRootAllowedByEnv,
+} from './private-root.js';
 export { acquireLock, lockHolder, type LockInfo } from './state-lock.js';
 export { enterEnvGate } from './env-gate.js';
 export { copyEnvironment } from './env-copy.js';

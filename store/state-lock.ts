@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { pidExists } from '../os/identity.js';
 import { StoreError } from './errors.js';
+import { PRIVATE_FILE_MODE } from './private-root.js';
 import { removeStale, safeJson, unlinkQuietly } from './holder-file.js';
 
 const LockFile = z.object({ pid: z.number().int(), host: z.string(), startedAt: z.string(), purpose: z.string() });
@@ -47,7 +48,7 @@ export function acquireLock(root: string, purpose: string): () => void {
   const mine: LockInfo = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), purpose };
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      const fd = openSync(path, 'wx');
+      const fd = openSync(path, 'wx', PRIVATE_FILE_MODE);
       try {
         writeFileSync(fd, JSON.stringify(mine));
         fsyncSync(fd);

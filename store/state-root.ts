@@ -1,11 +1,12 @@
 import {
   accessSync,
+  chmodSync,
   closeSync,
   constants,
   existsSync,
-  mkdirSync,
   openSync,
   readFileSync,
+  readdirSync,
   renameSync,
   writeFileSync,
   fsyncSync,
@@ -13,7 +14,25 @@ import {
 } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StoreError } from './errors.js';
+import {
+  ALLOW_SHARED_ROOT_ENV,
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+  SHARED_MODE_BITS,
+  makePrivateDir,
+  octalMode,
+  sharedRootAllowedByEnv,
+} from './private-root.js';
 import { FORMAT_NAME, FORMAT_VERSION, FormatFile } from './records.js';
+
+/** How a state root is opened. */
+export interface StateRootOptions {
+  /**
+   * Open a root whose mode lets other local accounts in (any of 0o077), as it is, changing no
+   * mode in it; default `ORDIVON_ALLOW_SHARED_ROOT=1`, else refused `state_root_shared`.
+   */
+  allowShared?: boolean | undefined;
+}
 
 /** Resolves the state root: explicit option, then ORDIVON_STATE, then ./.ordivon. */
 export function resolveStateRoot(explicit?: string): string {
@@ -22,10 +41,11 @@ export function resolveStateRoot(explicit?: string): string {
 
 /**
  * What is at `root`, refused before anything reads or writes there: `state_not_directory` (a file,
- * or a path through one), `state_unreadable` (a directory this process may not list or enter).
- * Returns whether the root exists.
+ * or a path through one), `state_unreadable` (a directory this process may not list or enter),
+ * `state_root_shared` (a root other local accounts may enter: `sharedRootRefusal`). Returns
+ * whether the root exists.
  */
-export function checkStateRoot(root: string): boolean {
+export function checkStateRoot(root: string, options: StateRootOptions = {}): boolean {
   let isDirectory: boolean;
   try {
     isDirectory = statSync(root).isDirectory();
@@ -42,7 +62,37 @@ export function checkStateRoot(root: string): boolean {
   } catch (error) {
     throw unreadable(root, error as Error);
   }
+  const refusal = sharedRootRefusal(root, options);
+  if (refusal) throw refusal;
   return true;
+}
+
+/**
+ * The names a Host makes in a state root. A directory holding only these (or nothing) and no
+ * `format.json` yet is a root being created (openHost's Runtime makes `runtime/` before the store
+ * writes `format.json`), which the store then makes 0700; any other directory other accounts
+ * may enter is not the Host's to change.
+ */
+const HOST_NAMES = /^(runtime|workspaces|lmdb|lmdb\.gate.*|journal|state\.lock|format\.json\..*\.tmp)$/;
+
+/**
+ * `state_root_shared` for a root whose mode lets other local accounts in (group or other bits),
+ * unless allowed (`allowShared`, else `ORDIVON_ALLOW_SHARED_ROOT=1`): a root holding `format.json`,
+ * or a directory that holds anything a Host does not make. Undefined when the root may be opened.
+ */
+function sharedRootRefusal(root: string, options: StateRootOptions): StoreError | undefined {
+  const mode = statSync(root).mode;
+  if ((mode & SHARED_MODE_BITS) === 0 || (options.allowShared ?? sharedRootAllowedByEnv())) return undefined;
+  const existing = existsSync(join(root, 'format.json'));
+  if (!existing && readdirSync(root).every((name) => HOST_NAMES.test(name))) return undefined;
+  const what = existing
+    ? 'other local accounts can enter it and read every Task it holds (specs, evidence, Contexts, agent output) and service.json'
+    : 'it holds files an Ordivon state root does not, and other local accounts can enter it';
+  return new StoreError(
+    'state_root_shared',
+    `the state root ${root} has mode ${octalMode(mode)}: ${what}; run chmod 700 ${root} (or open it as it is with --allow-shared-root, ${ALLOW_SHARED_ROOT_ENV}=1)`,
+    { root, mode: octalMode(mode) },
+  );
 }
 
 function notDirectory(root: string, what: string): StoreError {
@@ -54,17 +104,20 @@ function unreadable(root: string, error: Error): StoreError {
 }
 
 /**
- * Checks `format.json`, creating it for a new root when `create` is set. A root of another
- * format or version is refused `format_unknown`; a missing root `state_missing`; a file, or a
- * directory that cannot be read, `state_not_directory` / `state_unreadable` (`checkStateRoot`).
+ * Checks `format.json`, creating it for a new root when `create` is set: the root mode 0700 (an
+ * existing directory made so, unless `allowShared`), `format.json` 0600. A root of another
+ * format or version is refused `format_unknown`; a missing root `state_missing`; a file, a
+ * directory that cannot be read, or one other local accounts may enter,
+ * `state_not_directory` / `state_unreadable` / `state_root_shared` (`checkStateRoot`).
  */
-export function checkFormat(root: string, create: boolean): void {
+export function checkFormat(root: string, create: boolean, options: StateRootOptions = {}): void {
   const path = join(root, 'format.json');
-  const rootExists = checkStateRoot(root);
+  const rootExists = checkStateRoot(root, options);
   if (!rootExists || !existsSync(path)) {
     if (!create) throw new StoreError('state_missing', `no Ordivon state at ${root}`, { root });
     try {
-      mkdirSync(root, { recursive: true });
+      makePrivateDir(root);
+      if (!(options.allowShared ?? sharedRootAllowedByEnv())) chmodSync(root, PRIVATE_DIR_MODE);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOTDIR' || code === 'EEXIST') throw notDirectory(root, 'a path through a file');
@@ -95,7 +148,8 @@ export function checkFormat(root: string, create: boolean): void {
 
 function writeDurably(path: string, text: string): void {
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
+  writeFileSync(tmp, text, { mode: PRIVATE_FILE_MODE });
+  chmodSync(tmp, PRIVATE_FILE_MODE);
   const fd = openSync(tmp, 'r');
   fsyncSync(fd);
   closeSync(fd);

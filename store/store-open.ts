@@ -5,6 +5,7 @@ import { enterEnvGate } from './env-gate.js';
 import { StoreError } from './errors.js';
 import { openStoreJournal, type Journal, type JournalSettings } from './journal/index.js';
 import type { ObjectKinds } from './prepare-object.js';
+import { makePrivateDir, protectStateRoot, sharedRootAllowedByEnv } from './private-root.js';
 import { acquireLock } from './state-lock.js';
 import { checkFormat } from './state-root.js';
 
@@ -32,6 +33,13 @@ export interface OpenOptions {
    * LMDB.
    */
   journal?: boolean | JournalSettings;
+  /**
+   * Open a root whose mode lets other local accounts in (group or other bits), as it is: no mode
+   * in it is changed. Default `ORDIVON_ALLOW_SHARED_ROOT=1`; else such a root is refused
+   * `state_root_shared` before anything is read or written, and a writable open of a private root
+   * takes group and other bits off the Host's directories and files in it (`protectStateRoot`).
+   */
+  allowSharedRoot?: boolean | undefined;
 }
 
 /** What `EventStore.open` hands its constructor: the opened environment and the options it keeps. */
@@ -50,9 +58,17 @@ export interface OpenedStore {
 /** Checks the format, takes the lock and opens LMDB and the journal; the lock is released again when any of it fails. */
 export function openStore(options: OpenOptions): OpenedStore {
   const readOnly = options.readOnly ?? false;
-  checkFormat(options.root, !readOnly);
+  const allowShared = options.allowSharedRoot ?? sharedRootAllowedByEnv();
+  checkFormat(options.root, !readOnly, { allowShared });
   const release = readOnly ? () => {} : acquireLock(options.root, options.purpose ?? 'ordivon');
   try {
+    if (!readOnly && !allowShared) {
+      // Files made before this open by what sets no mode (the Runtime's LMDB, opened first by
+      // openHost; a root written by an older build), and workspaces/ made 0700 before the
+      // Runtime's recursive mkdir would make it with the umask's mode.
+      protectStateRoot(options.root);
+      makePrivateDir(join(options.root, 'workspaces'));
+    }
     const dbs = openDatabases(options.root, readOnly);
     const { root, kinds, streamWarnAt, authority } = options;
     if (!readOnly) markMirror(root, dbs, authority !== undefined);

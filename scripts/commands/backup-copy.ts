@@ -8,6 +8,8 @@ import {
   acquireLock,
   checkFormat,
   copyEnvironment,
+  makePrivateDir,
+  protectStateRoot,
   resolveStateRoot,
 } from '../../store/index.js';
 import { CliError, EXIT, cliErrorOf, emit, throttledProgress, type Io } from '../cli-io.js';
@@ -56,6 +58,8 @@ export async function backupTo(values: { state?: string | undefined; dest: strin
   const staged = `${dest}.partial-${process.pid}`;
   rmSync(staged, { recursive: true, force: true });
   try {
+    // A backup holds what the root holds: private like it from the start (store/private-root.ts).
+    makePrivateDir(staged);
     await copyEnvironment(join(root, 'lmdb'), join(staged, 'lmdb'));
     if (existsSync(join(root, RUNTIME_ENV))) await copyEnvironment(join(root, RUNTIME_ENV), join(staged, RUNTIME_ENV));
     cpSync(join(root, 'format.json'), join(staged, 'format.json'));
@@ -71,7 +75,9 @@ export async function backupTo(values: { state?: string | undefined; dest: strin
       tasks: checked.tasks,
       events: checked.events,
     };
-    writeFileSync(join(staged, 'backup.json'), JSON.stringify(manifest, null, 2) + '\n');
+    writeFileSync(join(staged, 'backup.json'), JSON.stringify(manifest, null, 2) + '\n', { mode: 0o600 });
+    // Copied files keep their source's mode (a root an older build wrote: 0644).
+    protectStateRoot(staged);
     // Published by rename: DEST is either absent/empty or a complete, checked backup.
     mkdirSync(dirname(dest), { recursive: true });
     rmSync(dest, { recursive: true, force: true });
@@ -103,6 +109,8 @@ export async function restoreFrom(
   const staged = `${root}.restore-${process.pid}`;
   rmSync(staged, { recursive: true, force: true });
   cpSync(src, staged, { recursive: true, verbatimSymlinks: true, filter: (path) => !path.endsWith('backup.json') });
+  // The restored root is private whatever the backup's modes were (one an older build wrote).
+  protectStateRoot(staged);
   let release: () => void = () => {};
   try {
     const checked = await check(staged, io, 'restore');

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../private-root.js';
 
 /**
  * The file-system calls the journal makes, and nothing else: injectable so that a test can record
@@ -34,10 +35,11 @@ function writeAllSync(fd: number, bytes: Uint8Array, position: number): void {
 
 /** The journal's calls on node:fs. */
 export const nodeJournalFs: JournalFs = {
-  mkdir: (path) => void fs.mkdirSync(path, { recursive: true }),
+  // The journal lives in a state root: private like the rest of it (store/private-root.ts).
+  mkdir: (path) => void fs.mkdirSync(path, { recursive: true, mode: PRIVATE_DIR_MODE }),
   readdir: (path) => fs.readdirSync(path),
   readFile: (path) => fs.readFileSync(path),
-  open: (path, create) => fs.openSync(path, create ? 'wx+' : 'r+'),
+  open: (path, create) => fs.openSync(path, create ? 'wx+' : 'r+', PRIVATE_FILE_MODE),
   close: (fd) => fs.closeSync(fd),
   writeSync: writeAllSync,
   fdatasync: (fd) => new Promise((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve()))),

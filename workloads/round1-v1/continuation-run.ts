@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { isCodedError } from '../../base/index.js';
-import { type EventStore } from '../../store/index.js';
+import { makePrivateDir, type EventStore } from '../../store/index.js';
 import { choicesText, readContinuationTask, type Expect, type PhaseReport } from '../shared/continuation-read.js';
 import { readContinuationRun, runPhases, type ContinuationRun } from '../shared/continuation-run.js';
 import { TRAJECTORIES, maintenanceOf, type Trajectory } from './continuation.js';
@@ -42,6 +42,9 @@ export async function runContinuation(
   acpAgent: string,
   say: (text: string) => void,
 ): Promise<ContinuationReport> {
+  // The ledger lives in the state root, which the phases' Hosts open: made 0700 first, as a Host
+  // makes it (a root others may enter, holding a ledger and no format.json, is refused).
+  makePrivateDir(state);
   mkdirSync(join(state, 'ledger'), { recursive: true });
   const ledger = await startLedger({ db: join(state, 'ledger', 'maintenance.db') });
   try {
