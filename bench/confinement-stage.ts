@@ -7,12 +7,13 @@
 // verification recorded (the agent's run and the Host's own run of the acceptance command, each
 // a process the Runtime confines).
 //
-// The harness is the example's `my-agent` as `ordivon run` loads it (scripts/config.ts), with the
-// example's folder added to `readable` when the configuration does not name it already: confined,
-// a process sees only its workspace, the system folders and what the configuration adds, and
-// `sh -c 'exec node "$MY_AGENT"'` names the agent through a variable, not as an argument (the
-// example as committed with confinement named no `readable`, and its agent was not found inside
-// the sandbox). Under `none` the field changes nothing. The rows say which network it ran with.
+// The harness is the example's `my-agent` as `ordivon run` loads it (scripts/config.ts: relative
+// `readable` paths resolved against the file's folder), with the example's folder added to
+// `readable` should the configuration not name it: confined, a process sees only its workspace,
+// the system folders and what the configuration adds, and `sh -c 'exec node "$MY_AGENT"'` names
+// the agent through a variable, not as an argument (cadad32's example named no `readable`, and
+// its agent was not found inside the sandbox). The rows say whether it was added, and the
+// harness's network.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
