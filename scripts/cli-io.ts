@@ -42,6 +42,8 @@ export const CLI_ERROR_CODES = [
   'branch_exists',
   'git_failed',
   'export_exists',
+  'token_file_shared',
+  'token_file_invalid',
   'internal',
 ] as const;
 /** What the CLI reports: its own codes, the control API's (which include the Host's) and the store's. */

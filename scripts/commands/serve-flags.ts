@@ -24,12 +24,17 @@ export const serveFlags = {
   ),
   host: stringFlag(
     'ADDR',
-    'the address to listen on; other than loopback it needs --token',
+    'the address to listen on; other than loopback it needs a token (--token-file, ORDIVON_TOKEN or --token)',
     z.string().min(1, 'must not be empty').default('127.0.0.1'),
+  ),
+  'token-file': stringFlag(
+    'PATH',
+    "bearer token every request must carry: the file's contents, trimmed; the file must not be group/other readable (else --token; else ORDIVON_TOKEN; else, on TCP, one generated into service.json)",
+    z.string().min(1, 'must not be empty').optional(),
   ),
   token: stringFlag(
     'T',
-    'bearer token every request must carry (else ORDIVON_TOKEN; else, on TCP, one generated into service.json)',
+    'the bearer token on the command line, where every local account sees it in ps (a warning says so): prefer --token-file or ORDIVON_TOKEN',
     z.string().min(1, 'must not be empty').optional(),
   ),
   'log-level': stringFlag(

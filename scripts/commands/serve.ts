@@ -10,6 +10,7 @@ import type { Listener } from '../service/access.js';
 import { CliError, EXIT, cliErrorOf, count, throttledProgress, type Io } from '../cli-io.js';
 import { loadConfig, type LoadedConfig } from '../config.js';
 import { DEFAULT_PORT, type ServeArgs } from './serve-flags.js';
+import { TOKEN_FLAG_WARNING, serveToken } from './serve-token.js';
 import { packageVersion } from '../version.js';
 import { demoHarnesses } from '../extensions.js';
 
@@ -26,7 +27,7 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
     throw new CliError('usage', 'give --port or --socket, not both', { exit: EXIT.usage });
   const port = values.port ?? DEFAULT_PORT;
   const harnesses = await chooseHarnesses(values);
-  const token = values.token ?? process.env.ORDIVON_TOKEN;
+  const { token, source: tokenSource } = serveToken(values);
   const listener: Listener =
     values.socket !== undefined ? { kind: 'socket', path: values.socket } : { kind: 'tcp', host: values.host, port };
   const state = resolveStateRoot(values.state);
@@ -66,6 +67,11 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
     });
   const log = createServiceLog(level);
   const metrics = new ServiceMetrics();
+  // The command line is world-readable (/proc/<pid>/cmdline); the environment and a 0600 file are not.
+  if (tokenSource === 'flag') {
+    if (io.json) log.warn({ flag: '--token' }, TOKEN_FLAG_WARNING);
+    else io.err(`ordivon serve: warning: ${TOKEN_FLAG_WARNING}`);
+  }
 
   const inspector = values.inspect ? await startInspector(values['inspect-url']) : undefined;
   const base: SupervisorOptions = {

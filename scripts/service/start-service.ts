@@ -54,7 +54,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     throw new ApiError(
       400,
       'token_required',
-      `listening on ${listener.kind === 'tcp' ? listener.host : ''} needs --token (only 127.0.0.1, ::1 and unix sockets are loopback)`,
+      `listening on ${listener.kind === 'tcp' ? listener.host : ''} needs a token: --token-file PATH, ORDIVON_TOKEN or --token (only 127.0.0.1, ::1 and unix sockets are loopback)`,
     );
   // Every local account can reach a TCP port: only a 0600 unix socket goes without a token.
   const token = options.token ?? (listener.kind === 'tcp' ? newSecret() : undefined);
