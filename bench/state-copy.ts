@@ -41,10 +41,13 @@ export async function copyStateRoot(source: string, under: string): Promise<Give
   const root = join(mkdtempSync(join(under, 'state-copy-')), 'state');
   try {
     let copied: GivenHistory['copied'] = 'files';
+    // 0700, as the Host makes a root: one other local accounts may enter is refused state_root_shared.
+    mkdirSync(root, { mode: 0o700 });
     const free = lockHolder(source) === null;
     if (free) copyFiles(source, root);
     if (!free || lockHolder(source) !== null) {
       rmSync(root, { recursive: true, force: true });
+      mkdirSync(root, { mode: 0o700 });
       await copyEnvs(source, root);
       copied = 'read transaction';
     }
