@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { DriverRunInput } from '../drivers/receipt.js';
 import { type TaskHandle, HostError, contextOf, assignedStage } from '../kernel/index.js';
 import { DEFAULT_APPROVALS, runApprovals } from './harness-config.js';
@@ -61,10 +62,11 @@ export async function dispatchRun(deps: FrontierDeps, task: TaskHandle): Promise
     ...(harness.model ? { model: harness.model } : {}),
     ...(harness.clientFs !== undefined ? { clientFs: harness.clientFs } : {}),
     ...(harness.sandbox !== undefined ? { sandbox: harness.sandbox } : {}),
+    // A factory's configuration is not checked by openHost: its relative paths resolve here alike.
     confinement: {
       network: harness.network ?? 'host',
-      readable: harness.readable ?? [],
-      writable: harness.writable ?? [],
+      readable: (harness.readable ?? []).map((p) => resolve(p)),
+      writable: (harness.writable ?? []).map((p) => resolve(p)),
     },
   };
   deps.step(task, `dispatching ${assignment.purpose} to ${assignment.harness} as ${requestId}`);

@@ -1,11 +1,12 @@
 import { z, type ZodError } from 'zod';
 import { issuePath } from '../base/index.js';
-import { isAbsolute, relative, sep } from 'node:path';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { DriverKind, DriverRunInput, EnvName, PermissionKind, type RunPolicy } from '../drivers/index.js';
 import { HostError } from '../kernel/index.js';
 import { ConfinementLimits, ConfinementMode } from '../runtime/index.js';
 
-const AbsoluteConfigPath = z.string().refine((p) => isAbsolute(p), 'must be an absolute path');
+/** A path a sandbox mounts: absolute, or relative to the configuration file's folder (`ordivon`) or the working directory (`openHost`). */
+const ConfinedPath = z.string().min(1, 'must not be empty');
 
 /**
  * How the Host answers a provider's approval / permission requests (Codex approvals, ACP
@@ -70,10 +71,10 @@ export const HarnessConfig = z
      * `none`, a network namespace of its own with nothing in it but its own loopback.
      */
     network: z.enum(['host', 'none'], { error: 'must be host or none' }).optional(),
-    /** Absolute paths the confined provider may read besides its workspace (its install, its config). */
-    readable: z.array(AbsoluteConfigPath).optional(),
-    /** Absolute paths the confined provider may write besides its workspace (its own home, caches). */
-    writable: z.array(AbsoluteConfigPath).optional(),
+    /** Paths the confined provider may read besides its workspace (its install, its config). */
+    readable: z.array(ConfinedPath).optional(),
+    /** Paths the confined provider may write besides its workspace (its own home, caches). */
+    writable: z.array(ConfinedPath).optional(),
   })
   .superRefine((harness, deps) => {
     for (const [i, name] of (harness.envFrom ?? []).entries())
@@ -100,6 +101,18 @@ export const HostConfig = z.strictObject({
   limits: ConfinementLimits.optional(),
 });
 export type HostConfig = z.infer<typeof HostConfig>;
+
+/**
+ * What a configuration gives `openHost` besides its harnesses: the approval policy, the
+ * confinement and its limits, each only when the file names it.
+ */
+export function hostOptionsOf(config: HostConfig): Pick<HostConfig, 'approvals' | 'confinement' | 'limits'> {
+  return {
+    ...(config.approvals ? { approvals: config.approvals } : {}),
+    ...(config.confinement ? { confinement: config.confinement } : {}),
+    ...(config.limits ? { limits: config.limits } : {}),
+  };
+}
 
 /** The first issue of a config parse as `invalid_config`, with an unknown key named in the path (`harnesses.x.envfrom`). */
 function invalidConfig(error: ZodError, prefix: string[]): HostError {
@@ -159,13 +172,23 @@ export function checkHostHarnesses(
     const parsed = HarnessConfig.safeParse(harness);
     if (!parsed.success) throw invalidConfig(parsed.error, ['harnesses', name]);
     assertEnvFrom({ [name]: parsed.data }, env);
-    checked[name] = parsed.data;
+    checked[name] = withAbsolutePaths(parsed.data);
   }
   if (approvals !== undefined) {
     const parsed = ApprovalPolicy.safeParse(approvals);
     if (!parsed.success) throw invalidConfig(parsed.error, ['approvals']);
   }
   return checked;
+}
+
+/** The harness with its relative `readable` / `writable` paths resolved against the working directory. */
+function withAbsolutePaths(harness: HarnessConfig): HarnessConfig {
+  const absolute = (paths: string[] | undefined) => paths?.map((p) => resolve(p));
+  return {
+    ...harness,
+    ...(harness.readable ? { readable: absolute(harness.readable) } : {}),
+    ...(harness.writable ? { writable: absolute(harness.writable) } : {}),
+  };
 }
 
 /**

@@ -112,7 +112,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
   assertReachOutsideState(harnesses, root);
   // A file or an unreadable directory is refused by its code before the Runtime's LMDB tries it.
   try {
-    checkStateRoot(root);
+    checkStateRoot(root, { allowShared: options.allowSharedRoot });
   } catch (error) {
     throw error instanceof StoreError ? hostErrorOf(error) : error;
   }

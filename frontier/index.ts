@@ -2,6 +2,13 @@
 // admit decisions, perform External Effects; and `openHost`, a Supervisor with that work attached.
 export { openHost, type Host, type HostOptions } from './host.js';
 export { createFrontierWork, clientRequestId, type HarnessFactory } from './frontier-work.js';
-export { HarnessConfig, HostConfig, ApprovalPolicy, DEFAULT_APPROVALS, parseHostConfig } from './harness-config.js';
+export {
+  HarnessConfig,
+  HostConfig,
+  ApprovalPolicy,
+  DEFAULT_APPROVALS,
+  parseHostConfig,
+  hostOptionsOf,
+} from './harness-config.js';
 export type { EffectAdapter, EffectEvidenceFile, EffectObservation, EffectTarget } from './effect-adapter.js';
 export { ReceiptWithEvidence, withEvidence } from './effect-adapter.js';

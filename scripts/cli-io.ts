@@ -77,11 +77,11 @@ export class CliError extends CodedError<CliErrorCode> {
  * refused like a bad flag, before anything is read or written, and the fix is the operator's
  * (`chmod 700`, or `--allow-shared-root`).
  */
-const USAGE_CODES: ReadonlySet<string> = new Set(['state_root_shared']);
+const USAGE_CODES: ReadonlySet<string> = new Set(['state_root_shared', 'confinement_unavailable']);
 
 /**
  * A lower layer's error (Host, store, control API) as the CLI reports it: same code, message, path
- * and retryability; exit `options.exit` (default 1), but 2 for `state_root_shared`.
+ * and retryability; exit `options.exit` (default 1), but 2 for `state_root_shared` and `confinement_unavailable`.
  */
 export function cliErrorOf(
   error: CodedError<CliErrorCode>,

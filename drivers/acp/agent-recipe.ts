@@ -1,5 +1,5 @@
 import { mkdirSync, readFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { zodIssue } from '../../base/index.js';
 import { ACP_AGENTS, agentCommand, defaultAgentsDir, type ModelApi } from './acp-agents.js';
@@ -40,6 +40,10 @@ export interface ScriptedAgentLaunch {
   clientFs: boolean;
   /** The wire API the scripted model must speak. */
   api: ModelApi;
+  /** What a confined run reads besides its workspace: the agents' install (`.agents/node_modules`). */
+  readable: string[];
+  /** What a confined run writes besides its workspace: its throwaway home. */
+  writable: string[];
 }
 
 export type ScriptedAgentLaunchResult =
@@ -117,6 +121,14 @@ export function scriptedAgentLaunch(recipe: unknown, options: ScriptedLaunchOpti
   agent.prepareHome?.(options.home);
   return {
     ok: true,
-    value: { command: resolved.command, args, env, clientFs: r.clientFs ?? true, api: agent.api },
+    value: {
+      command: resolved.command,
+      args,
+      env,
+      clientFs: r.clientFs ?? true,
+      api: agent.api,
+      readable: [join(options.agentsDir ?? defaultAgentsDir(), 'node_modules')],
+      writable: [options.home],
+    },
   };
 }

@@ -1,5 +1,5 @@
 import { HostError, pinFrozenTests, parseTaskSpec, specDifferences } from '../../kernel/index.js';
-import { openHost, type Host } from '../../frontier/index.js';
+import { hostOptionsOf, openHost, type Host } from '../../frontier/index.js';
 import { stageNamed, type TaskSpec } from '../../objects/index.js';
 import { RESTING_TASK_STATES } from '../../machines/index.js';
 import { CliError, EXIT, cliErrorOf, emit, readSpecFile, type CliErrorCode, type Io } from '../cli-io.js';
@@ -32,6 +32,8 @@ export async function runTask(values: RunArgs, io: Io): Promise<number> {
   if (values.apply)
     await checkRepository(values.repo, values.branch ?? (spec.taskId ? `ordivon/${spec.taskId}` : undefined));
   const say = (line: string) => io.err(line);
+  if (loaded?.config.confinement === 'none')
+    say('ordivon run: confinement none: agents, their tools and verification run unconfined, as this user');
 
   let host: Host;
   try {
@@ -39,7 +41,7 @@ export async function runTask(values: RunArgs, io: Io): Promise<number> {
       state: values.state,
       purpose: `ordivon run pid ${process.pid}`,
       harnesses,
-      ...(loaded?.config.approvals ? { approvals: loaded.config.approvals } : {}),
+      ...(loaded ? hostOptionsOf(loaded.config) : {}),
     });
   } catch (error) {
     if (error instanceof HostError) throw cliErrorOf(error, { details: { findings: error.findings } });

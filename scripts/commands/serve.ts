@@ -1,4 +1,4 @@
-import { openHost } from '../../frontier/index.js';
+import { hostOptionsOf, openHost } from '../../frontier/index.js';
 import { redact } from '../../store/postgres/index.js';
 import { HostError } from '../../kernel/index.js';
 import { createSupervisor, type BootSummary, type Supervisor, type SupervisorOptions } from '../../kernel/index.js';
@@ -259,7 +259,7 @@ async function openServeHost(
     const host = await openHost({
       ...base,
       harnesses: config.harnesses,
-      ...(config.approvals ? { approvals: config.approvals } : {}),
+      ...hostOptionsOf(config),
       onStep,
     });
     return {

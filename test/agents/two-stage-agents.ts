@@ -206,9 +206,14 @@ function acpAgent(
         await model.close();
         throw new Error(`${name}: ${launch.code} ${launch.detail}`);
       }
-      const { command, args, env, clientFs } = launch.value;
+      const { command, args, env, clientFs, readable, writable } = launch.value;
       return {
-        config: { driver: 'acp', command, args, env, clientFs, approvals: 'accept', timeoutMs: TIMEOUT_MS },
+        config: {
+          driver: 'acp',
+          ...{ command, args, env, clientFs, readable, writable },
+          approvals: 'accept',
+          timeoutMs: TIMEOUT_MS,
+        },
         model: agentModel(model),
       };
     },
@@ -243,7 +248,14 @@ export const REAL_AGENTS: RealAgent[] = [
       const env = opencodeEnv({ home, modelUrl: model.url, permission: 'ask' });
       return {
         // The stage's scripted shell steps would be asked of a person under the default policy.
-        config: { driver: 'acp', ...opencodeCommand(), env, approvals: 'accept', timeoutMs: TIMEOUT_MS },
+        config: {
+          driver: 'acp',
+          ...opencodeCommand(),
+          env,
+          writable: [home],
+          approvals: 'accept',
+          timeoutMs: TIMEOUT_MS,
+        },
         model: chatModel(model, turns.length),
       };
     },

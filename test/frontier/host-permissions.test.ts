@@ -41,7 +41,7 @@ function readBack(state: string, taskId: string) {
 describe('an escalated provider permission request becomes one DecisionRequest, and its allow the next run’s grant', () => {
   it('asks once across replays, survives the next Assignment, and after allow the next Context shows the grant and its run is allowed', async () => {
     const state = tempDir();
-    const trace = join(state, 'agent-trace.jsonl');
+    const trace = join(tempDir(), 'agent-trace.jsonl');
     const agent = permissionAgent(trace);
     const host = await openHost({ state, harnesses: { agent } });
     const sup = host.supervisor;

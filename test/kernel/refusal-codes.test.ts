@@ -61,6 +61,8 @@ if (mode === 'bad') {
   fs.symlinkSync('nowhere.json', 'dangling.json');
   fs.writeFileSync('target.txt', pid);
   fs.symlinkSync('target.txt', 'alias.json');
+  fs.writeFileSync('hardsrc.txt', pid);
+  fs.linkSync('hardsrc.txt', 'hard.json');
 } else if (mode === 'late') {
   fs.writeFileSync('late.json', JSON.stringify({ pid }));
   fs.writeFileSync('gone.json', JSON.stringify({ pid }));
@@ -84,7 +86,7 @@ const agent = (mode: string): HarnessConfig => ({
 });
 
 const CONTRACTS_SPEC: TaskSpecInput = {
-  title: 'Deliver nine artifacts',
+  title: 'Deliver ten artifacts',
   goal: 'Write each artifact as its contract says.',
   requiredArtifacts: [
     {
@@ -99,6 +101,7 @@ const CONTRACTS_SPEC: TaskSpecInput = {
     { name: 'dir.json', kind: 'file' },
     { name: 'dangling.json', kind: 'file' },
     { name: 'alias.json', kind: 'file' },
+    { name: 'hard.json', kind: 'file' },
   ],
   stages: [
     {
@@ -113,6 +116,7 @@ const CONTRACTS_SPEC: TaskSpecInput = {
         'dir.json',
         'dangling.json',
         'alias.json',
+        'hard.json',
       ],
       proposesCompletion: true,
     },
@@ -511,6 +515,8 @@ describe('stored refusal codes are data, each a row of docs/errors.md', { timeou
       'dangling.json': 'artifact_unreadable',
       // The Runtime digests a symlink's target path; the read follows it to the file's bytes.
       'alias.json': 'artifact_changed',
+      // A second name for the same file: the agent could change it through either after the digest.
+      'hard.json': 'artifact_hardlink',
     });
     assert.deepEqual(
       observed[0]!.data['refused'] && (observed[0]!.data['refused'] as Record<string, unknown>)['notes.md'],
@@ -576,6 +582,7 @@ describe('stored refusal codes are data, each a row of docs/errors.md', { timeou
       'action_failed',
       'answer_not_allowed',
       'artifact_changed',
+      'artifact_hardlink',
       'artifact_invalid',
       'artifact_missing',
       'artifact_too_large',

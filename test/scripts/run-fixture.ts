@@ -74,12 +74,15 @@ export function runFixture(): RunFixture {
   writeFileSync(join(dir, 'agent.cjs'), AGENT);
   const spec = join(dir, 'spec.json');
   writeFileSync(spec, JSON.stringify({ ...SPEC, workspaceSeed: join(dir, 'seed') }));
-  const hangMark = join(dir, 'hang.pid');
+  // The agent runs confined: the marks folder is the one place outside its workspace it writes.
+  mkdirSync(join(dir, 'marks'));
+  const hangMark = join(dir, 'marks', 'hang.pid');
   const agent = (mode: string) => ({
     driver: 'command',
     command: process.execPath,
     args: [join(dir, 'agent.cjs'), mode],
     env: { HANG_MARK: hangMark },
+    writable: [join(dir, 'marks')],
   });
   return {
     dir,

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { processAlive } from '../../os/index.js';
+import { killProcessesUnder } from '../support/temp.js';
 import { until } from '../support/until.js';
 import { CLI, lastError, ordivon, runFixture, type RunFixture } from './run-fixture.js';
 
@@ -39,10 +39,7 @@ async function whileHanging(fn: (f: RunFixture, run: ReturnType<typeof startRun>
     await fn(f, run);
   } finally {
     run.child.kill('SIGKILL');
-    if (existsSync(f.hangMark)) {
-      const hung = Number(readFileSync(f.hangMark, 'utf8'));
-      if (hung > 0 && processAlive(hung, 0)) process.kill(-hung, 'SIGKILL');
-    }
+    killProcessesUnder(f.dir);
   }
 }
 

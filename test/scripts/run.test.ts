@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { processAlive } from '../../os/index.js';
+import { killProcessesUnder } from '../support/temp.js';
 import { SPEC, killWhenFile, ordivon, runFixture } from './run-fixture.js';
 
 const RUN = ['run', '--spec', 'spec.json', '--stages', 'investigate=a,fix=b', '--state', 'state'];
@@ -64,8 +64,7 @@ describe('ordivon run', { timeout: 120_000 }, () => {
     f.configure('fix-hang-once');
     const killed = await killWhenFile(f.dir, f.hangMark, ...RUN);
     assert.equal(killed.signal, 'SIGKILL', killed.stderr);
-    // The provider it had started hangs (first time only) in its own process group.
-    const hung = Number(readFileSync(f.hangMark, 'utf8'));
+    // The provider it had started hangs (first time only), confined, in a sandbox of its own.
     try {
       const resumed = ordivon(f.dir, ...RUN, '--json');
       assert.equal(resumed.status, 0, resumed.stderr);
@@ -76,7 +75,7 @@ describe('ordivon run', { timeout: 120_000 }, () => {
     } finally {
       // Recovery kills a dead executor's provider group once its pid is on record; the kill above
       // may come before that record is durable, so the test stops what may be left.
-      if (processAlive(hung, 0)) process.kill(-hung, 'SIGKILL');
+      killProcessesUnder(f.dir);
     }
   });
 

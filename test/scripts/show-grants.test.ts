@@ -15,7 +15,7 @@ describe('grants in show and in the control API’s Task view', { timeout: 120_0
   it('lists the answered permission request as a grant for the next Context, then under the Context that recorded it', async () => {
     const state = tempDir();
     const taskId = 't-grants';
-    const host = await openHost({ state, harnesses: { agent: permissionAgent(join(state, 'trace.jsonl')) } });
+    const host = await openHost({ state, harnesses: { agent: permissionAgent(join(tempDir(), 'trace.jsonl')) } });
     const sup = host.supervisor;
     const service = await serveInProcess(sup);
     let grant: Record<string, string>;

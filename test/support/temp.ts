@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -25,4 +25,27 @@ export function tempDir(prefix = 'ordivon-test-', base = tmpdir()): string {
   const dir = mkdtempSync(join(base, prefix));
   made.push(dir);
   return dir;
+}
+
+/**
+ * SIGKILLs every process whose working directory is under `dir`: what a test started there and
+ * may have left running. By host pid, read from /proc: a confined process's own pid (what it
+ * would write to a file) is its pid namespace's and names another process out here.
+ */
+export function killProcessesUnder(dir: string): void {
+  for (const name of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(name)) continue;
+    let cwd: string;
+    try {
+      cwd = readlinkSync(`/proc/${name}/cwd`);
+    } catch {
+      continue;
+    }
+    if (cwd === dir || cwd.startsWith(dir + '/'))
+      try {
+        process.kill(Number(name), 'SIGKILL');
+      } catch {
+        /* gone meanwhile */
+      }
+  }
 }
