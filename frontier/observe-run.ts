@@ -1,3 +1,5 @@
+import { lstatSync } from 'node:fs';
+import { join } from 'node:path';
 import { readArtifact, sourceDigest, type JobRecord } from '../runtime/index.js';
 import { digestOf } from '../store/index.js';
 import { checkArtifact, contractLabel } from '../objects/index.js';
@@ -48,7 +50,16 @@ export async function observeRun(deps: FrontierDeps, task: TaskHandle, signal: A
   const produces = new Set(assignedStage(task).produces);
   for (const required of task.spec.requiredArtifacts) {
     // Only what this run produced, of what its stage is to produce, counts as its evidence.
-    if (!produces.has(required.name) || !changed.has(required.name)) continue;
+    if (!produces.has(required.name)) continue;
+    if (!changed.has(required.name)) {
+      // The Runtime lists changed files and symlinks; a FIFO, socket or device the run left under
+      // an artifact's name is refused here rather than passed over in silence.
+      if (isSpecialFile(join(workspace, required.name))) {
+        const read = readArtifact(workspace, required.name, deps.options.maxArtifactBytes ?? 1 << 20);
+        if (!read.ok) refuse(required.name, read.code, read.detail);
+      }
+      continue;
+    }
     let read: ReturnType<typeof readArtifact>;
     try {
       read = readArtifact(workspace, required.name, deps.options.maxArtifactBytes ?? 1 << 20);
@@ -125,4 +136,10 @@ function missingReceipt(job: JobRecord, contextDigest: string) {
       durationMs: Math.max(0, Date.parse(at) - Date.parse(job.startedAt ?? job.createdAt)),
     },
   };
+}
+
+/** A FIFO, socket or device node (never followed: a symlink is not one). */
+function isSpecialFile(path: string): boolean {
+  const stat = lstatSync(path, { throwIfNoEntry: false });
+  return stat !== undefined && (stat.isFIFO() || stat.isSocket() || stat.isCharacterDevice() || stat.isBlockDevice());
 }

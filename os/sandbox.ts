@@ -71,6 +71,17 @@ const ETC_SECRET_FILES = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/g
 const ETC_SECRET_DIRS = ['/etc/ssh', '/etc/ssl/private', '/etc/sudoers.d'];
 
 const BWRAP = '/usr/bin/bwrap';
+const BASH = '/bin/bash';
+
+/**
+ * Closes every descriptor above 2 the spawn inherited, then execs the rest of the line. Node's own
+ * descriptors are close-on-exec, but a native library's need not be (LMDB's data files are opened
+ * without it): bubblewrap passes whatever it inherits into the sandbox, where a process holding a
+ * read-write descriptor of the journal needs no path to it. bash, because it closes descriptors
+ * above 9 (`exec 22>&-`), which a POSIX sh need not.
+ */
+const CLOSE_INHERITED =
+  'for f in /proc/self/fd/*; do n=${f##*/}; if [ "$n" -gt 2 ]; then eval "exec $n>&-" 2>/dev/null; fi; done; exec "$@"';
 const PRLIMIT = '/usr/bin/prlimit';
 const SETPRIV = '/usr/bin/setpriv';
 
@@ -186,7 +197,10 @@ export function sandboxCommand(
       '--no-new-privs',
       '--',
     );
-  return { command: BWRAP, args: [...bw, '--', ...inner, command, ...args] };
+  return {
+    command: BASH,
+    args: ['-c', CLOSE_INHERITED, 'ordivon-sandbox', BWRAP, ...bw, '--', ...inner, command, ...args],
+  };
 }
 
 /** Every ancestor of `paths` outside the mounted system folders, parents first. */
@@ -256,7 +270,7 @@ function probeNow(): SandboxProbe {
       detail: `confinement needs Linux namespaces (bubblewrap); on ${process.platform} there is none to be had. Run the Host on Linux, or set "confinement": "none" to run agents unconfined`,
     };
   const root = process.getuid?.() === 0;
-  for (const [path, name] of [[BWRAP, 'bwrap'], [PRLIMIT, 'prlimit'], ...(root ? [[SETPRIV, 'setpriv']] : [])] as const)
+  for (const [path, name] of [[BASH, 'bash'], [BWRAP, 'bwrap'], [PRLIMIT, 'prlimit'], ...(root ? [[SETPRIV, 'setpriv']] : [])] as const)
     if (!existsSync(path))
       return { ok: false, missing: name, detail: `${path} is not installed: ${install}, or set "confinement": "none"` };
   const workspace = realpathSync('/tmp');

@@ -123,10 +123,10 @@ async function assertDurableOutcome(state: string, taskId: string, sources: { se
     const events = [...store.stream(taskId)].map(({ revision, event }) => ({ revision, ...event }));
     const runs = taskRuns({ events, object: (digest) => store.getObject(digest, 'receipt').body });
     assert.deepEqual(
-      runs.map((r) => [r.generation, r.purpose, r.jobStatus, r.evidence, r.refused, r.sourceDigest]),
+      runs.map((r) => [r.generation, r.purpose, r.jobStatus, r.confined, r.evidence, r.refused, r.sourceDigest]),
       [
-        [1, 'investigate', 'succeeded', { 'findings.json': findings }, {}, sources.seed],
-        [2, 'fix', 'succeeded', { 'report.md': report }, {}, sources.fixed],
+        [1, 'investigate', 'succeeded', true, { 'findings.json': findings }, {}, sources.seed],
+        [2, 'fix', 'succeeded', true, { 'report.md': report }, {}, sources.fixed],
       ],
     );
     assert.equal(outcome.sourceDigest, sources.fixed);
@@ -139,6 +139,9 @@ async function assertDurableOutcome(state: string, taskId: string, sources: { se
       [verification.passed, verification.frozenTestsIntact, verification.sourceDigest],
       [true, true, sources.fixed],
     );
+    // Every agent ran confined, and so did the acceptance run (docs/threat-model.md).
+    const verifyJob = (await runtime.findJobs({ clientRequestId: `${taskId}/a1/g2/verify` }))[0];
+    assert.equal(verifyJob?.verification?.confined, true);
 
     // Exactly two dispatches, one provider job each, and one acceptance run.
     assert.deepEqual(
