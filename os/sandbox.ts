@@ -270,7 +270,12 @@ function probeNow(): SandboxProbe {
       detail: `confinement needs Linux namespaces (bubblewrap); on ${process.platform} there is none to be had. Run the Host on Linux, or set "confinement": "none" to run agents unconfined`,
     };
   const root = process.getuid?.() === 0;
-  for (const [path, name] of [[BASH, 'bash'], [BWRAP, 'bwrap'], [PRLIMIT, 'prlimit'], ...(root ? [[SETPRIV, 'setpriv']] : [])] as const)
+  for (const [path, name] of [
+    [BASH, 'bash'],
+    [BWRAP, 'bwrap'],
+    [PRLIMIT, 'prlimit'],
+    ...(root ? [[SETPRIV, 'setpriv']] : []),
+  ] as const)
     if (!existsSync(path))
       return { ok: false, missing: name, detail: `${path} is not installed: ${install}, or set "confinement": "none"` };
   const workspace = realpathSync('/tmp');
