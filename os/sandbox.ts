@@ -199,7 +199,22 @@ export function sandboxCommand(
     );
   return {
     command: BASH,
-    args: ['-c', CLOSE_INHERITED, 'ordivon-sandbox', BWRAP, ...bw, '--', ...inner, command, ...args],
+    // --norc: bash reads ~/.bashrc when its stdin is a socket (it takes itself for rshd's), and
+    // Node's pipes are socket pairs; --posix: nor BASH_ENV.
+    args: [
+      '--norc',
+      '--noprofile',
+      '--posix',
+      '-c',
+      CLOSE_INHERITED,
+      'ordivon-sandbox',
+      BWRAP,
+      ...bw,
+      '--',
+      ...inner,
+      command,
+      ...args,
+    ],
   };
 }
 
