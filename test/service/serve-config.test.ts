@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { tempDir } from '../support/temp.js';
@@ -46,7 +46,9 @@ describe('ordivon serve with a harness configuration', { timeout: 60_000 }, () =
   it('passes an envFrom secret to the provider and writes it nowhere under the state root', async () => {
     const dir = tempDir();
     const state = join(dir, 'state');
-    const report = join(dir, 'probe-report.json');
+    // The probe runs confined: its report goes to a folder of its own, the one it may write.
+    mkdirSync(join(dir, 'probe'));
+    const report = join(dir, 'probe', 'probe-report.json');
     const name = 'ORDIVON_TEST_SECRET_KEY';
     const secret = `ordivon-secret-${randomBytes(24).toString('hex')}`;
     const config = join(dir, 'harnesses.json');
@@ -61,6 +63,7 @@ describe('ordivon serve with a harness configuration', { timeout: 60_000 }, () =
             args: ['-e', PROBE],
             env: { PROBE_VAR: name, PROBE_REPORT: report },
             envFrom: [name],
+            writable: [join(dir, 'probe')],
           },
         },
       }),
