@@ -66,6 +66,7 @@ describe('a workload of its own shape through ordivon run (duration-v1: three st
               driver: 'acp',
               ...opencodeCommand(),
               env: opencodeEnv({ home: join(dir, 'home-a'), modelUrl: investigate.url }),
+              writable: [join(dir, 'home-a')],
               timeoutMs: 120_000,
             },
             'codex-b': {
@@ -77,6 +78,7 @@ describe('a workload of its own shape through ordivon run (duration-v1: three st
               driver: 'acp',
               ...opencodeCommand(),
               env: opencodeEnv({ home: join(dir, 'home-c'), modelUrl: report.url }),
+              writable: [join(dir, 'home-c')],
               timeoutMs: 120_000,
             },
           },
