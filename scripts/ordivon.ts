@@ -130,7 +130,18 @@ function lastResort(error: unknown): CliError {
   return new CliError('internal', `unexpected failure: ${message}`, { cause: error });
 }
 
-const isEntry = process.argv[1] && import.meta.url === (await import('node:url')).pathToFileURL(process.argv[1]).href;
+// By real paths: npm runs the bin through a symlink (node_modules/.bin/ordivon, npx, npm link, a
+// global install), so argv[1] names the link while import.meta.url names the file.
+const isEntry = process.argv[1] !== undefined && (await isEntryPoint(process.argv[1]));
+
+async function isEntryPoint(argv1: string): Promise<boolean> {
+  const [{ realpathSync }, { fileURLToPath }] = await Promise.all([import('node:fs'), import('node:url')]);
+  try {
+    return realpathSync(argv1) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
 if (isEntry) {
   // lmdb-js 3.5 rejects an internal promise as well as the caller's when a commit fails (disk
   // full, I/O error); the caller already answered `storage_failed`, so only that one is ignored
