@@ -120,10 +120,12 @@ describe('a cluster Host whose database connections fail', { skip: part.skip, ti
         // Renewed (and a Task whose append's outcome was unknown copied again) every second.
         '--lease-ms',
         '3000',
+        // Short, so a blackholed request fails within the test; long enough that the boot's own
+        // statements finish on a machine busy with the rest of the suite.
         '--db-statement-timeout-ms',
-        '400',
+        '1500',
         '--db-connect-timeout-ms',
-        '400',
+        '1500',
       ]);
       other = createSupervisor({ state: tempDir(), store: url, cluster: { hostId: 'host-a', leaseMs: 600_000 } });
       await other.start();
