@@ -1,16 +1,23 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
+import { defaultAgentsDir } from './acp-agents.js';
 
 /**
  * Launch helpers for the real `opencode acp` (npm `opencode-linux-x64`, a glibc ELF that needs AVX2)
  * run offline against a loopback chat-completions model. Verified recipe: research/acp-real.md §2.
+ *
+ * The binary is where `npm run agents:install` (or `npm start`'s `prestart`) puts it,
+ * `.agents/demo/`: only a clone installs it, never a consumer of the package. The path is answered
+ * whether or not it is there; callers check that it exists.
  */
-export function opencodeCommand(): { command: string; args: string[]; readable: string[] } {
-  const require = createRequire(import.meta.url);
-  const packageJson = require.resolve('opencode-linux-x64/package.json');
+export function opencodeCommand(agentsDir = defaultAgentsDir()): {
+  command: string;
+  args: string[];
+  readable: string[];
+} {
+  const pkg = join(agentsDir, 'demo', 'node_modules', 'opencode-linux-x64');
   // `readable`: the package a confined run needs to see (the binary and what lies beside it).
-  return { command: join(dirname(packageJson), 'bin', 'opencode'), args: ['acp'], readable: [dirname(packageJson)] };
+  return { command: join(pkg, 'bin', 'opencode'), args: ['acp'], readable: [pkg] };
 }
 
 export interface OpencodeEnvOptions {

@@ -9,17 +9,17 @@ import { startChatModel, type ChatModel } from '../../workloads/scripted/chat-mo
 import { DriverRunInput } from '../../drivers/receipt.js';
 import { optionalPart } from '../support/optional-part.js';
 
-// The REAL `opencode acp` (devDependency opencode-linux-x64), offline: its model is the SCRIPTED
+// The REAL `opencode acp` (opencode-linux-x64, installed into .agents/demo/ by npm run agents:install), offline: its model is the SCRIPTED
 // loopback chat-completions server, its HOME/XDG dirs are throwaway, its npm registry black-holed.
 // One opencode turn costs ~8–18 s on this 2-core box, so this file runs exactly one.
 
 const { command, args } = opencodeCommand();
-// npm installs it with the devDependencies; a machine without it (npm install --omit=dev, another
+// npm run agents:install puts it in .agents/demo/; a machine without it (another
 // platform) skips this file, and CI fails instead.
 const OPENCODE = optionalPart(
   'opencode',
   existsSync(command) ? command : undefined,
-  `${command} is not installed (npm install with dev dependencies)`,
+  `${command} is not installed (npm run agents:install)`,
 );
 const CONTENT = 'hello from the scripted model\n';
 

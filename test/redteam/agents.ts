@@ -92,7 +92,7 @@ const opencodePath = (() => {
 export const OPENCODE: OptionalPart = optionalPart(
   'opencode',
   opencodePath,
-  'opencode-linux-x64 is not installed (npm install with dev dependencies)',
+  'opencode-linux-x64 is not installed (npm run agents:install)',
 );
 
 /**

@@ -24,13 +24,13 @@ import { tempDir } from '../support/temp.js';
 
 const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
 
-// npm installs opencode with the devDependencies; without it this file's opencode case skips
+// npm run agents:install puts opencode in .agents/demo/; without it this file's opencode case skips
 // (and fails under CI=true). The Hermes-like case needs nothing npm does not install.
 const { command: opencode } = opencodeCommand();
 const OPENCODE = optionalPart(
   'opencode',
   existsSync(opencode) ? opencode : undefined,
-  `${opencode} is not installed (npm install with dev dependencies)`,
+  `${opencode} is not installed (npm run agents:install)`,
 );
 
 interface Round1DemoReport {

@@ -1,19 +1,22 @@
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { opencodeCommand } from '../../drivers/acp/opencode.js';
 import { CliError } from '../../scripts/cli-io.js';
 import { command } from '../../scripts/command.js';
 import { demoFlags } from './flags.js';
 
 /**
- * The packages the demo drives besides the library's own: the real Codex and opencode binaries
- * and the round1 ledger's SQLite driver. They are devDependencies (hundreds of MB, one of them a
- * linux-x64 binary), so an installed package has the demo's code but not its agents.
+ * The packages the demo drives besides the library's own: the real Codex binary and the round1
+ * ledger's SQLite driver (devDependencies), and opencode, which `npm run agents:install` puts in
+ * `.agents/demo/` (a 177 MB linux-x64 binary). An installed package has the demo's code but none
+ * of them.
  */
-const DEMO_PACKAGES = ['@openai/codex/package.json', 'opencode-linux-x64/package.json', 'better-sqlite3'];
+const DEMO_PACKAGES = ['@openai/codex/package.json', 'better-sqlite3'];
 /** World W1 drives no agent: its provider keeps its records with the SQLite driver. */
 const W1_PACKAGES = ['better-sqlite3'];
 
 /** Refuses `package_missing` (exit 1), naming each package the demo needs and cannot resolve. */
-function requireDemoPackages(workload: string): void {
+function requireDemoPackages(workload: string, acpAgent: string): void {
   const require = createRequire(import.meta.url);
   const missing = (workload === 'world-w1' ? W1_PACKAGES : DEMO_PACKAGES)
     .filter((name) => {
@@ -25,11 +28,16 @@ function requireDemoPackages(workload: string): void {
       }
     })
     .map((name) => name.replace(/\/package\.json$/, ''));
-  if (missing.length > 0)
+  const agent = workload !== 'world-w1' && acpAgent === 'opencode' && !existsSync(opencodeCommand().command);
+  if (missing.length > 0 || agent)
     throw new CliError(
       'package_missing',
-      `the demo needs ${missing.join(', ')} (devDependencies of ordivon): run it from a clone after npm install, or npm install ${missing.join(' ')} beside ordivon`,
-      { details: { missing } },
+      [
+        `the demo needs ${[...missing, ...(agent ? ['opencode-linux-x64'] : [])].join(', ')}:`,
+        'run it from a clone after npm install',
+        ...(agent ? ['and npm run agents:install (npm start does both; or --acp-agent hermes-like)'] : []),
+      ].join(' '),
+      { details: { missing: agent ? [...missing, 'opencode-linux-x64'] : missing } },
     );
 }
 
@@ -58,7 +66,7 @@ export const demo = command({
   ],
   flags: demoFlags,
   async run(values, io): Promise<number> {
-    requireDemoPackages(values.workload);
+    requireDemoPackages(values.workload, values['acp-agent']);
     // The workloads, the Host and the scripted models load when the demo runs, not with the command table.
     return (await import('./command.js')).runDemo(values, io);
   },
