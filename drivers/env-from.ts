@@ -2,6 +2,15 @@ import { driverFailure, type DriverFailure } from './failures.js';
 import type { DriverRunInput } from './receipt.js';
 
 /**
+ * Why an `envFrom` variable's value cannot be passed (`is not set`, `is set but empty`: an empty
+ * key is refused like a missing one, and the message says which it was), or null.
+ */
+export function envValueMissing(value: string | undefined): 'is not set' | 'is set but empty' | null {
+  if (value === undefined) return 'is not set';
+  return value === '' ? 'is set but empty' : null;
+}
+
+/**
  * The run input a driver receives: `env` plus, for each name in `envFrom`, its value read from
  * `from` (the spawning thread's `process.env`, which the pool shares with the main thread, see
  * `createDriverPool`). Called in the worker right before the driver runs, so a value exists only
@@ -27,17 +36,18 @@ export function resolveEnvFrom(
         }),
       };
     const value = from[name];
-    if (value === undefined || value === '')
+    const missing = envValueMissing(value);
+    if (missing !== null)
       return {
         ok: false,
         failure: driverFailure(
           'spawn_failed',
           'env_missing',
-          `${name} (named in envFrom) is not set in the environment of the process that spawns the provider`,
+          `${name} (named in envFrom) ${missing} in the environment of the process that spawns the provider`,
           { path: `envFrom.${i}` },
         ),
       };
-    env[name] = value;
+    env[name] = value as string;
   }
   return { ok: true, input: { ...input, env } };
 }

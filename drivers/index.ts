@@ -26,7 +26,7 @@ export {
   routePermission,
   type PermissionAsk,
 } from './permission-route.js';
-export { resolveEnvFrom } from './env-from.js';
+export { envValueMissing, resolveEnvFrom } from './env-from.js';
 export { createDriverPool, type DriverPool, type DriverRunOptions } from './pool.js';
 export { collectArtifacts, ARTIFACT_UNREADABLE } from './artifacts.js';
 export {

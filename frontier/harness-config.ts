@@ -1,7 +1,14 @@
 import { z, type ZodError } from 'zod';
-import { issuePath } from '../base/index.js';
+import { issuePath, strictObject } from '../base/index.js';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { DriverKind, DriverRunInput, EnvName, PermissionKind, type RunPolicy } from '../drivers/index.js';
+import {
+  DriverKind,
+  DriverRunInput,
+  EnvName,
+  envValueMissing,
+  PermissionKind,
+  type RunPolicy,
+} from '../drivers/index.js';
 import { HostError } from '../kernel/index.js';
 import { ConfinementLimits, ConfinementMode } from '../runtime/index.js';
 
@@ -44,43 +51,41 @@ export function runApprovals(policy: ApprovalPolicy): Pick<RunPolicy, 'approvals
  * inherited. `envFrom` names variables whose values are read where the provider is spawned (the
  * driver pool's worker), so only their names are ever stored.
  */
-export const HarnessConfig = z
-  .strictObject({
-    driver: z.enum(DriverKind.options, { error: `must be one of ${DriverKind.options.join(', ')}` }),
-    command: z.string({ error: 'required: the executable to start' }).min(1, 'must not be empty'),
-    args: z.array(z.string()).optional(),
-    env: z.record(EnvName, z.string()).optional(),
-    envFrom: z.array(EnvName).optional(),
-    model: z.string().min(1, 'must not be empty').optional(),
-    timeoutMs: z
-      .number()
-      .int()
-      .positive()
-      .max(7 * 24 * 3600 * 1000)
-      .optional(),
-    approvals: ApprovalPolicy.optional(),
-    /**
-     * ACP only: offer the agent the client's file system (`fs/read_text_file`, `fs/write_text_file`,
-     * default true). An agent that cannot create a file through it (Gemini CLI) writes itself when false.
-     */
-    clientFs: z.boolean().optional(),
-    /** Codex only: the sandbox of its tool commands (default `workspace-write`; see DriverRunInput.sandbox). */
-    sandbox: DriverRunInput.shape.sandbox,
-    /**
-     * The network of the confined provider process: `host` (default: it must reach its model) or
-     * `none`, a network namespace of its own with nothing in it but its own loopback.
-     */
-    network: z.enum(['host', 'none'], { error: 'must be host or none' }).optional(),
-    /** Paths the confined provider may read besides its workspace (its install, its config). */
-    readable: z.array(ConfinedPath).optional(),
-    /** Paths the confined provider may write besides its workspace (its own home, caches). */
-    writable: z.array(ConfinedPath).optional(),
-  })
-  .superRefine((harness, deps) => {
-    for (const [i, name] of (harness.envFrom ?? []).entries())
-      if (harness.env !== undefined && Object.hasOwn(harness.env, name))
-        deps.addIssue({ code: 'custom', path: ['envFrom', i], message: `${name} is also set in env; give it once` });
-  });
+export const HarnessConfig = strictObject({
+  driver: z.enum(DriverKind.options, { error: `must be one of ${DriverKind.options.join(', ')}` }),
+  command: z.string({ error: 'required: the executable to start' }).min(1, 'must not be empty'),
+  args: z.array(z.string()).optional(),
+  env: z.record(EnvName, z.string()).optional(),
+  envFrom: z.array(EnvName).optional(),
+  model: z.string().min(1, 'must not be empty').optional(),
+  timeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .max(7 * 24 * 3600 * 1000)
+    .optional(),
+  approvals: ApprovalPolicy.optional(),
+  /**
+   * ACP only: offer the agent the client's file system (`fs/read_text_file`, `fs/write_text_file`,
+   * default true). An agent that cannot create a file through it (Gemini CLI) writes itself when false.
+   */
+  clientFs: z.boolean().optional(),
+  /** Codex only: the sandbox of its tool commands (default `workspace-write`; see DriverRunInput.sandbox). */
+  sandbox: DriverRunInput.shape.sandbox,
+  /**
+   * The network of the confined provider process: `host` (default: it must reach its model) or
+   * `none`, a network namespace of its own with nothing in it but its own loopback.
+   */
+  network: z.enum(['host', 'none'], { error: 'must be host or none' }).optional(),
+  /** Paths the confined provider may read besides its workspace (its install, its config). */
+  readable: z.array(ConfinedPath).optional(),
+  /** Paths the confined provider may write besides its workspace (its own home, caches). */
+  writable: z.array(ConfinedPath).optional(),
+}).superRefine((harness, deps) => {
+  for (const [i, name] of (harness.envFrom ?? []).entries())
+    if (harness.env !== undefined && Object.hasOwn(harness.env, name))
+      deps.addIssue({ code: 'custom', path: ['envFrom', i], message: `${name} is also set in env; give it once` });
+});
 export type HarnessConfig = z.infer<typeof HarnessConfig>;
 
 /**
@@ -88,7 +93,7 @@ export type HarnessConfig = z.infer<typeof HarnessConfig>;
  * harnesses by name (as `assignment.commit` names them) and the default approval policy, which a
  * harness's own `approvals` overrides.
  */
-export const HostConfig = z.strictObject({
+export const HostConfig = strictObject({
   harnesses: z.record(z.string().min(1, 'a harness name must not be empty'), HarnessConfig),
   approvals: ApprovalPolicy.optional(),
   /**
@@ -116,7 +121,8 @@ export function hostOptionsOf(config: HostConfig): Pick<HostConfig, 'approvals' 
 
 /** The first issue of a config parse as `invalid_config`, with an unknown key named in the path (`harnesses.x.envfrom`). */
 function invalidConfig(error: ZodError, prefix: string[]): HostError {
-  const issue = error.issues[0];
+  // A misspelt key first: it explains the required field it left missing ("harnesess" for "harnesses").
+  const issue = error.issues.find((i) => i.code === 'unrecognized_keys') ?? error.issues[0];
   const path = [...prefix, ...(issue?.path ?? []).map(String)];
   if (issue?.code === 'unrecognized_keys' && issue.keys[0] !== undefined) path.push(issue.keys[0]);
   const where = issuePath(path);
@@ -131,11 +137,11 @@ function invalidConfig(error: ZodError, prefix: string[]): HostError {
 export function assertEnvFrom(harnesses: Record<string, HarnessConfig>, env: NodeJS.ProcessEnv): void {
   for (const [name, harness] of Object.entries(harnesses))
     for (const [i, variable] of (harness.envFrom ?? []).entries()) {
-      const value = env[variable];
-      if (value === undefined || value === '')
+      const missing = envValueMissing(env[variable]);
+      if (missing !== null)
         throw new HostError(
           'env_missing',
-          `${variable} is not set in the environment (harness ${name} names it in envFrom)`,
+          `${variable} ${missing} in the environment (harness ${name} names it in envFrom)`,
           { path: `harnesses.${name}.envFrom.${i}` },
         );
     }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EXTERNAL_EVENT_TYPES, TASK_EVENTS, type EventOrigin } from '../machines/index.js';
-import { strictObject, zodIssue } from '../base/index.js';
+import { nearestKey, strictObject, zodIssue } from '../base/index.js';
 import { digestOf } from '../store/index.js';
 import type { HostErrorCode } from './errors.js';
 
@@ -51,6 +51,8 @@ export interface Refusal {
  * field path) for malformed input, `not_allowed` for a Host-only type sent from outside.
  */
 export function parseEventInput(raw: unknown, origin: EventOrigin): { input: EventInput } | { refusal: Refusal } {
+  const unknownType = origin === 'external' ? unknownTypeRefusal(raw) : undefined;
+  if (unknownType) return { refusal: unknownType };
   const parsed = (origin === 'external' ? EventInput : HostEventInput).safeParse(raw);
   if (!parsed.success) {
     const { code, path, message } = zodIssue('invalid_event', parsed.error);
@@ -66,6 +68,26 @@ export function parseEventInput(raw: unknown, origin: EventOrigin): { input: Eve
     };
   }
   return { input };
+}
+
+const KNOWN_TYPES: ReadonlySet<string> = new Set(TASK_EVENTS.map((definition) => definition.type));
+
+/**
+ * An outsider's event whose `type` is no event at all: named with the nearest type a caller may
+ * send, and the list of those alone (not the Host's own types, which would only be `not_allowed`).
+ */
+function unknownTypeRefusal(raw: unknown): Refusal | undefined {
+  if (typeof raw !== 'object' || raw === null || !('type' in raw)) return undefined;
+  const type = raw.type;
+  if (typeof type === 'string' && KNOWN_TYPES.has(type)) return undefined;
+  const near = typeof type === 'string' ? nearestKey(type, EXTERNAL_EVENT_TYPES) : undefined;
+  return {
+    code: 'invalid_event',
+    path: 'type',
+    detail:
+      `unknown event type ${JSON.stringify(type)}${near === undefined ? '' : ` (did you mean ${JSON.stringify(near)}?)`}; ` +
+      `a caller may send ${EXTERNAL_EVENT_TYPES.join(', ')}`,
+  };
 }
 
 /** What an idempotency key stands for: the caller's event as parsed, without the key itself. */

@@ -176,10 +176,18 @@ export function emitReport(
   return EXIT.ok;
 }
 
-/** Parses JSON from an argument or file, answering `invalid_json` (exit 2) with where it failed. */
+/**
+ * `text` without a leading byte-order mark: editors on Windows save JSON with one, and JSON.parse
+ * refuses it, though the file is otherwise what the docs show.
+ */
+export function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** Parses JSON from an argument or file (a leading BOM ignored), answering `invalid_json` (exit 2) with where it failed. */
 export function parseJson(text: string, what: string): unknown {
   try {
-    return JSON.parse(text);
+    return JSON.parse(withoutBom(text));
   } catch (error) {
     throw new CliError('invalid_json', `${what} is not JSON: ${(error as Error).message}`, {
       exit: EXIT.usage,

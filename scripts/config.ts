@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import type { HostConfig } from '../frontier/index.js';
-import { CliError, EXIT } from './cli-io.js';
+import { CliError, EXIT, withoutBom } from './cli-io.js';
 import { stringFlag } from './command.js';
 
 /** The configuration file a command reads from the current directory when `--config` is not given. */
@@ -50,7 +50,7 @@ export async function loadConfig(
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(withoutBom(text));
   } catch (error) {
     throw new CliError('invalid_config', `${path} is not JSON: ${(error as Error).message}`, {
       exit: EXIT.usage,

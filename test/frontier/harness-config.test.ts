@@ -114,6 +114,20 @@ describe('parseHostConfig', () => {
   for (const [what, value, code, path] of cases)
     it(`refuses ${what}: ${code} at ${path}`, () => assert.deepEqual(refusal(value), { code, path }));
 
+  it('says whether an envFrom variable is unset or set but empty', () => {
+    const messageOf = (envFrom: string[]): string => {
+      try {
+        parseHostConfig({ harnesses: { a: { ...ok, envFrom } } }, ENV);
+      } catch (error) {
+        assert.ok(error instanceof HostError && error.code === 'env_missing', String(error));
+        return error.message;
+      }
+      assert.fail('parsed');
+    };
+    assert.match(messageOf(['EMPTY']), /^EMPTY is set but empty in the environment/);
+    assert.match(messageOf(['ORDIVON_NOT_SET']), /^ORDIVON_NOT_SET is not set in the environment/);
+  });
+
   it('takes a full configuration and keeps envFrom as names', () => {
     const config = {
       approvals: 'decline',

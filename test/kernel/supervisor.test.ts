@@ -120,6 +120,14 @@ describe('Supervisor', () => {
           JSON.stringify(event),
         );
       }
+      // An unknown type is named with the nearest type a caller may send, and only those are listed.
+      const typo = await sup.sendRaw(taskId, { type: 'task.cancl', reason: 'x' });
+      assert.match(
+        typo.detail ?? '',
+        /^unknown event type "task\.cancl" \(did you mean "task\.cancel"\?\); a caller may send /,
+      );
+      assert.match(typo.detail ?? '', /goal\.revise/);
+      assert.doesNotMatch(typo.detail ?? '', /dispatch\.ack|run\.observe/);
       assert.equal(storeDigest(sup, taskId), before);
       assert.equal((await sup.send('nope', { type: 'task.cancel', reason: 'x' })).code, 'task_not_found');
     } finally {

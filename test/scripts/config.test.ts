@@ -60,6 +60,18 @@ describe('ordivon serve refuses a bad configuration (exit 2) before it opens the
       assert.equal(existsSync(r.state), false);
     });
 
+  it('a misspelt top-level key is named, with the key it meant, before the field it left missing', async () => {
+    const r = await serveWith({ harnesess: { a: ok } });
+    assert.deepEqual([r.exit, r.error.code, r.error.path], [2, 'invalid_config', 'harnesess']);
+    assert.match(String(r.error.message), /unknown key "harnesess" \(did you mean "harnesses"\?\)/);
+  });
+
+  it('a configuration saved with a byte-order mark is read as the JSON it is', async () => {
+    // The same file with a bad driver: refused for the driver, not as "not JSON".
+    const r = await serveWith(`\uFEFF${JSON.stringify({ harnesses: { x: { driver: 'ssh', command: 'x' } } })}`);
+    assert.deepEqual([r.exit, r.error.code, r.error.path], [2, 'invalid_config', 'harnesses.x.driver']);
+  });
+
   it('a --config file that cannot be read: config_unreadable at --config', async () => {
     const state = join(tempDir(), 'state');
     let stderr = '';
