@@ -23,7 +23,7 @@ import { readElsewhere, readHere, type TaskReading } from './cluster/task-readin
 import type { Committed, SendResult, TaskActor } from './task-actor.js';
 import type { SubscribeOptions } from './commit-listeners.js';
 import { joinAndOpen } from './join-and-open.js';
-import { notHere } from './cluster/not-here.js';
+import { sendOwnRetried } from './cluster/own-conflict.js';
 import { ServingParts } from './serving-parts.js';
 
 export type { BootSummary, CheckpointStats, ExternalEvent, SendOptions, SupervisorOptions, TaskView, TaskReading };
@@ -105,6 +105,14 @@ export class Supervisor {
     await this.cluster?.start(() => this.store, this.parts.clusterHooks());
   }
 
+  /**
+   * Why this Host cannot reach the PostgreSQL history it shares, or null (always null on an
+   * embedded store): its last lease renewal or keeper round failed, none has succeeded since.
+   */
+  databaseUnreachable(): { since: string; message: string } | null {
+    return this.cluster?.unreachable() ?? null;
+  }
+
   /** This Host's name among the Hosts sharing a PostgreSQL history (undefined on an embedded store). */
   get hostId(): string | undefined {
     return this.cluster?.hostId;
@@ -170,12 +178,10 @@ export class Supervisor {
    * same answers, `invalid_event` or `not_allowed` for what is not an external event.
    */
   async sendRaw(taskId: string, event: unknown, options: SendOptions = {}): Promise<SendResult> {
-    this.serving('send');
-    const task = this.parts.served.tasks.get(taskId);
-    if (!task) return notHere(this.cluster, taskId);
+    const store = this.serving('send');
     const withId =
       options.eventId && typeof event === 'object' && event !== null ? { ...event, eventId: options.eventId } : event;
-    return task.send(withId, 'external', {});
+    return sendOwnRetried(this.ownConflict(store), taskId, (task) => task.send(withId, 'external', {}));
   }
 
   /** A Task this Host serves, as of its last commit; undefined for any other id. */
@@ -234,9 +240,9 @@ export class Supervisor {
    */
   async openRequestRaw(taskId: string, input: unknown): Promise<SendResult> {
     const store = this.serving('openRequest');
-    const task = this.parts.served.tasks.get(taskId);
-    if (!task) return notHere(this.cluster, taskId);
-    return openOperatorRequest({ task, store, spec: this.parts.served.specs.get(taskId)!, clock: this.clock }, input);
+    return sendOwnRetried(this.ownConflict(store), taskId, (task) =>
+      openOperatorRequest({ task, store, spec: this.parts.served.specs.get(taskId)!, clock: this.clock }, input),
+    );
   }
 
   /** Reads an immutable object (receipt, evidence, outcome, …) by digest, re-checked against its digest. */
@@ -349,6 +355,11 @@ export class Supervisor {
   }
 
   // ---- internals --------------------------------------------------------------------------------
+
+  /** What a send from outside needs to re-read a Task whose append its own stale copy made conflict. */
+  private ownConflict(store: EventStore) {
+    return { tasks: this.parts.served.tasks, cluster: this.cluster, store, hooks: this.parts.clusterHooks() };
+  }
 
   /** The store while serving; else `not_serving`, saying what to do when `start()` was never called. */
   private serving(call: string): EventStore {

@@ -104,6 +104,10 @@ export class Cluster {
    */
   private readonly unserved = new Map<string, string>();
   private watch: TaskWatch | undefined;
+  /** Each Task's copy and adoption in progress (a keeper round's, a re-read's): one at a time per Task. */
+  private readonly serving = new Map<string, Promise<void>>();
+  /** Why the database is taken as unreachable (the last lease renewal or keeper round failed), or null. */
+  private cutOff: { since: string; message: string } | null = null;
 
   private constructor(
     readonly journal: PgJournal,
@@ -193,6 +197,7 @@ export class Cluster {
   async tick(store: () => EventStore | undefined, hooks: ClusterHooks): Promise<void> {
     try {
       for (const taskId of await this.journal.renew()) this.lose(taskId, hooks);
+      this.reached();
       const open = store();
       if (!open || this.stopped) return;
       for (const taskId of [...this.reload, ...this.unserved.keys()]) {
@@ -215,8 +220,9 @@ export class Cluster {
         }
         if (claimed.length < CLAIM_BATCH || this.stopped) break;
       }
-    } catch {
+    } catch (error) {
       // Unreachable database: the next round tries again (meanwhile the leases run out).
+      this.failed(error);
     }
   }
 
@@ -225,7 +231,48 @@ export class Cluster {
     return [...this.unserved].map(([taskId, problem]) => ({ taskId, problem }));
   }
 
-  private async serve(store: EventStore, taskId: string, hooks: ClusterHooks, fresh: boolean): Promise<void> {
+  /**
+   * Why this Host cannot reach its database, or null: the last lease renewal (or keeper round, or
+   * append) failed and none has succeeded since. Its leases run out meanwhile and other Hosts take
+   * its Tasks, so a load balancer should send nothing here (`GET /ready`).
+   */
+  unreachable(): { since: string; message: string } | null {
+    return this.cutOff;
+  }
+
+  /** A statement on the database failed (a renewal, a keeper round, an append whose outcome is unknown). */
+  failed(error: unknown): void {
+    this.cutOff ??= {
+      since: new Date().toISOString(),
+      message: error instanceof Error ? error.message : String(error),
+    };
+  }
+
+  private reached(): void {
+    this.cutOff = null;
+  }
+
+  /**
+   * Copies a Task this Host holds again from the authority and serves the new copy in place of the
+   * actor it had: that actor's append was refused `revision_conflict` under a lease this Host holds
+   * (it claimed the Task back after another Host wrote to it, and the keeper round had not rebuilt
+   * it yet). Not a lease change: `onLease` is not told.
+   */
+  async reread(store: EventStore, taskId: string, hooks: ClusterHooks): Promise<void> {
+    hooks.lost(taskId);
+    await this.serve(store, taskId, hooks, false);
+  }
+
+  private serve(store: EventStore, taskId: string, hooks: ClusterHooks, fresh: boolean): Promise<void> {
+    const next = (this.serving.get(taskId) ?? Promise.resolve()).then(() => this.serveNow(store, taskId, hooks, fresh));
+    this.serving.set(taskId, next);
+    void next.then(() => {
+      if (this.serving.get(taskId) === next) this.serving.delete(taskId);
+    });
+    return next;
+  }
+
+  private async serveNow(store: EventStore, taskId: string, hooks: ClusterHooks, fresh: boolean): Promise<void> {
     try {
       if (fresh) await store.forget(taskId);
       await this.copy(store, taskId);
@@ -266,8 +313,10 @@ export class Cluster {
           this.lostEarly.add(taskId);
         }
       }
-    } catch {
+      this.reached();
+    } catch (error) {
       // Unreachable database: the next renewal tries again (and the leases run out meanwhile).
+      this.failed(error);
     }
   }
 
