@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Extractor, ExtractorConfig, type ExtractorResult } from '@microsoft/api-extractor';
 import { z } from 'zod';
 import type { Supervisor } from '../index.js';
@@ -14,6 +14,10 @@ import { tempDir } from './support/temp.js';
  * compiled declarations in dist/ must give that report exactly. docs/api.md names every export.
  */
 const root = fileURLToPath(new URL('../../', import.meta.url));
+/** The build's pruning of a rollup (a plain .mjs beside api-report.mjs, which tsc does not compile). */
+const { pruneDeclarations } = (await import(pathToFileURL(join(root, 'scripts', 'prune-declarations.mjs')).href)) as {
+  pruneDeclarations: (file: string) => void;
+};
 const UPDATE = 'run `npx tsc -p tsconfig.json && node scripts/api-report.mjs` and commit etc/ with the change';
 
 /** Entry point (package.json "exports" key) → its api-extractor configuration. */
@@ -21,18 +25,27 @@ const CONFIGS: Record<string, string> = { '.': 'api-extractor.json', './machines
 
 const PackageExports = z.record(z.string(), z.object({ types: z.string(), default: z.string() }));
 
-function extract(file: string, overrides: { entry?: string; temp?: string } = {}): ExtractorResult {
+function extract(file: string, overrides: { entry?: string; temp?: string; rollup?: string } = {}): ExtractorResult {
   const path = join(root, file);
   const configObject = ExtractorConfig.loadFile(path);
   if (overrides.entry) configObject.mainEntryPointFilePath = overrides.entry;
   if (overrides.temp) configObject.apiReport = { ...configObject.apiReport!, reportTempFolder: overrides.temp };
+  // The build writes dist/'s rollups (and prunes them); a test writes one only where it is told.
+  if (overrides.rollup) {
+    configObject.dtsRollup = { enabled: true, untrimmedFilePath: '', publicTrimmedFilePath: overrides.rollup };
+    configObject.apiReport = { ...configObject.apiReport!, enabled: false };
+  } else configObject.dtsRollup = { enabled: false };
   const config = ExtractorConfig.prepare({
     configObject,
     configObjectFullPath: path,
     packageJsonFullPath: join(root, 'package.json'),
   });
-  // localBuild false: a report that differs is a failure, never rewritten (CI's mode).
-  return Extractor.invoke(config, { localBuild: false, messageCallback: (message) => (message.handled = true) });
+  // localBuild false: a report that differs is a failure, never rewritten (CI's mode). A rollup
+  // alone writes no report: the build's mode, where warnings are not failures.
+  return Extractor.invoke(config, {
+    localBuild: overrides.rollup !== undefined,
+    messageCallback: (message) => (message.handled = true),
+  });
 }
 
 /** The names an api-extractor report declares at its top level. */
@@ -67,9 +80,32 @@ describe('API report', () => {
     assert.deepEqual(Object.keys(manifest.exports).sort(), Object.keys(CONFIGS).sort());
     for (const [entry, file] of Object.entries(CONFIGS)) {
       const config = ExtractorConfig.loadFileAndPrepare(join(root, file));
-      assert.equal(config.mainEntryPointFilePath, join(root, manifest.exports[entry]!.types.replace(/^\.\//, '')));
+      const { types, default: js } = manifest.exports[entry]!;
+      // The report is made from tsc's declarations of the entry's module; a consumer reads the
+      // one-file rollup of the same, trimmed of @internal members.
+      assert.equal(config.mainEntryPointFilePath, join(root, js.replace(/^\.\//, '').replace(/\.js$/, '.d.ts')));
+      assert.equal(config.publicTrimmedFilePath, join(root, types.replace(/^\.\//, '')));
     }
   });
+
+  for (const [entry, file] of Object.entries(CONFIGS))
+    it(`the declarations a consumer of ${entry} compiles import only xstate and zod, no store or driver package`, () => {
+      // tsc's per-module declarations reach the store and the drivers, which import pg (its types
+      // a devDependency: TS7016 in a consumer) and lmdb (TS1203 under NodeNext, skipLibCheck off).
+      const rollup = join(tempDir(), 'rollup.d.ts');
+      const result = extract(file, { rollup });
+      assert.equal(result.succeeded, true);
+      pruneDeclarations(rollup);
+      const text = readFileSync(rollup, 'utf8');
+      const imported = [...text.matchAll(/^import .* from '([^']+)';$/gm)].map((m) => m[1]!);
+      assert.deepEqual([...new Set(imported)].sort(), ['xstate', 'zod']);
+      assert.doesNotMatch(
+        text,
+        /^(?:export )?declare (?:class|interface|type) (?:EventStore|PgJournal|DriverPool|Runtime)\b/m,
+        'no store or driver internals',
+      );
+      assert.match(text, /^export declare function createSupervisor|^export declare const taskMachine/m);
+    });
 
   for (const [entry, file] of Object.entries(CONFIGS)) {
     it(`the declarations of ${entry} give exactly the committed report`, () => {
