@@ -12,6 +12,7 @@ import { doctor, list, show } from './commands/inspect.js';
 import { run } from './commands/run-command.js';
 import { serve } from './commands/serve-command.js';
 import { send, taskCreate } from './commands/write.js';
+import { login } from './commands/login.js';
 // Only the command table and the parser load here; each command imports the Host's modules when
 // it runs (an installed package's `ordivon --help` loads no store, no agent and no workload).
 import { ALLOW_SHARED_ROOT_ENV, isCommitFailure } from '../store/index.js';
@@ -43,6 +44,7 @@ const COMMANDS: readonly Command[] = [
   backup,
   restore,
   serve,
+  login,
   graph,
   bench,
 ];

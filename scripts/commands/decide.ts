@@ -34,15 +34,18 @@ export const decide = command({
       ...(values.by !== undefined ? { answeredBy: values.by } : {}),
       ...(values.note !== undefined ? { note: values.note } : {}),
     };
-    const { decideViaService, serviceFor } = await import('../service/cli-route.js');
-    const service = serviceFor(values.state);
-    if (service) return report(io, await decideViaService(service, taskId, requestId, body));
-    const { decideAnswer } = await import('../service/decide-answer.js');
-    return withSupervisor(values.state, async (sup) =>
-      report(
-        io,
-        decideAnswer(taskId, requestId, await sup.send(taskId, { type: 'request.answer', requestId, ...body })),
-      ),
+    const [{ decideViaService }, { decideAnswer }] = await Promise.all([
+      import('../service/cli-route.js'),
+      import('../service/decide-answer.js'),
+    ]);
+    return withSupervisor(
+      values.state,
+      async (sup) =>
+        report(
+          io,
+          decideAnswer(taskId, requestId, await sup.send(taskId, { type: 'request.answer', requestId, ...body })),
+        ),
+      { viaService: async (service) => report(io, await decideViaService(service, taskId, requestId, body)) },
     );
   },
 });

@@ -40,14 +40,14 @@ export const requestOpen = command({
       const { path, message } = zodIssue('invalid_request', parsed.error);
       throw new CliError('invalid_request', `REQUEST_JSON ${path}: ${message}`, { exit: EXIT.usage, path });
     }
-    const [{ openViaService, serviceFor }, { decideAnswer }] = await Promise.all([
+    const [{ openViaService }, { decideAnswer }] = await Promise.all([
       import('../service/cli-route.js'),
       import('../service/decide-answer.js'),
     ]);
-    const service = serviceFor(values.state);
-    if (service) return report(io, await openViaService(service, taskId, request));
-    return withSupervisor(values.state, async (sup) =>
-      report(io, decideAnswer(taskId, parsed.data.requestId, await sup.openRequestRaw(taskId, request))),
+    return withSupervisor(
+      values.state,
+      async (sup) => report(io, decideAnswer(taskId, parsed.data.requestId, await sup.openRequestRaw(taskId, request))),
+      { viaService: async (service) => report(io, await openViaService(service, taskId, request)) },
     );
   },
 });

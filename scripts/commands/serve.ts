@@ -6,7 +6,7 @@ import { resolveStateRoot } from '../../store/index.js';
 import { startService } from '../service/start-service.js';
 import { ApiError } from '../service/http-io.js';
 import { startInspector } from '../service/inspector.js';
-import type { Listener } from '../service/access.js';
+import { tokenRefusal, type Listener } from '../service/access.js';
 import { CliError, EXIT, cliErrorOf, count, throttledProgress, type Io } from '../cli-io.js';
 import { loadConfig, type LoadedConfig } from '../config.js';
 import { DEFAULT_PORT, type ServeArgs } from './serve-flags.js';
@@ -30,6 +30,9 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
   const { token, source: tokenSource } = serveToken(values);
   const listener: Listener =
     values.socket !== undefined ? { kind: 'socket', path: values.socket } : { kind: 'tcp', host: values.host, port };
+  // Before the state root is made: a refused start leaves nothing behind.
+  const refusal = tokenRefusal(listener, token);
+  if (refusal) throw cliErrorOf(refusal, { exit: EXIT.usage });
   const state = resolveStateRoot(values.state);
   const store = storeUrl(values.store);
   const clusterFlag = (

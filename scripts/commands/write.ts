@@ -1,6 +1,7 @@
 import type { TaskSpecInput } from '../../objects/index.js';
 import type { Supervisor } from '../../kernel/index.js';
 import type { SendAnswer } from '../service/cli-route.js';
+import type { ServiceFile } from '../service/service-file.js';
 import { z } from 'zod';
 import { EXIT, SPEC_FIELDS_HELP, cliErrorOf, emit, parseJson, readSpecFile, taskRefusal, type Io } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
@@ -17,11 +18,16 @@ const LOCK_POLL_MS = 50;
  * directory is `state_not_directory` / `state_unreadable` either way. A lock another process holds
  * is tried again every 50 ms for `lockWaitMs` (default `LOCK_WAIT_MS`), so two commands started
  * at once answer one after the other, as a service would; past that it is `state_locked`.
+ *
+ * With `viaService`, a command that writes goes through the service holding the state root
+ * (`ordivon serve`, or `ordivon run`'s socket) when its `service.json` names the lock's holder,
+ * looked for first and again at each try of the lock: a service that was starting is used once
+ * it listens, instead of `state_locked`.
  */
 export async function withSupervisor<T>(
   state: string | undefined,
   fn: (sup: Supervisor) => Promise<T>,
-  options: { create?: boolean; lockWaitMs?: number } = {},
+  options: { create?: boolean; lockWaitMs?: number; viaService?: (service: ServiceFile) => Promise<T> } = {},
 ): Promise<T> {
   const [{ createSupervisor }, { HostError }, { StoreError, checkFormat, checkStateRoot, resolveStateRoot }] =
     await Promise.all([
@@ -29,6 +35,12 @@ export async function withSupervisor<T>(
       import('../../kernel/index.js'),
       import('../../store/index.js'),
     ]);
+  const { viaService } = options;
+  const serviceFor = viaService
+    ? (await import('../service/cli-route.js')).serviceFor
+    : (_state: string | undefined) => null;
+  const first = serviceFor(state);
+  if (viaService && first) return viaService(first);
   try {
     const root = resolveStateRoot(state);
     if (options.create) checkStateRoot(root);
@@ -46,6 +58,8 @@ export async function withSupervisor<T>(
       break;
     } catch (error) {
       if (error instanceof HostError && error.code === 'state_locked' && performance.now() < deadline) {
+        const service = serviceFor(state);
+        if (viaService && service) return viaService(service);
         await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
         continue;
       }
@@ -70,8 +84,8 @@ export const taskCreate = command({
   summary: 'create a Task from a JSON spec',
   details: [
     SPEC_FIELDS_HELP,
-    'Takes the state-root lock for the length of the command; a spec that does not parse is invalid_spec (exit 2)',
-    'with its field path, and nothing is written.',
+    'A spec that does not parse is invalid_spec (exit 2) with its field path, and nothing is written. While a',
+    'service holds the state root, the Task is created through its control API; else the command takes the lock.',
   ],
   flags: {
     spec: stringFlag('FILE', 'the JSON spec of the Task', z.string({ error: 'required' }).min(1, 'must not be empty')),
@@ -90,13 +104,16 @@ export const taskCreate = command({
       if (error instanceof HostError) throw cliErrorOf(error, { exit: EXIT.usage });
       throw error;
     }
+    const report = (created: { taskId: string; revision: number }) => {
+      emit(io, created, () => `created ${created.taskId} at revision ${created.revision}`);
+      return EXIT.ok;
+    };
+    const { createViaService } = await import('../service/cli-route.js');
     return withSupervisor(
       values.state,
       async (sup) => {
         try {
-          const created = await sup.createTask(spec as TaskSpecInput);
-          emit(io, created, () => `created ${created.taskId} at revision ${created.revision}`);
-          return EXIT.ok;
+          return report(await sup.createTask(spec as TaskSpecInput));
         } catch (error) {
           // invalid_spec is malformed input (exit 2); task_exists and the rest are refusals (exit 1).
           if (error instanceof HostError)
@@ -104,7 +121,7 @@ export const taskCreate = command({
           throw error;
         }
       },
-      { create: true },
+      { create: true, viaService: async (service) => report(await createViaService(service, spec)) },
     );
   },
 });
@@ -134,16 +151,19 @@ export const send = command({
   async run(values, io) {
     const { taskId } = values;
     const event = parseJson(values.eventJson, 'EVENT_JSON');
-    const { sendViaService, serviceFor } = await import('../service/cli-route.js');
-    // While a service holds the state root, the event goes through its control API.
-    const service = serviceFor(values.state);
-    if (service) return reportSend(io, taskId, await sendViaService(service, taskId, event, values['event-id']));
-    return withSupervisor(values.state, async (sup) =>
-      reportSend(
-        io,
-        taskId,
-        await sup.sendRaw(taskId, event, values['event-id'] ? { eventId: values['event-id'] } : {}),
-      ),
+    const { sendViaService } = await import('../service/cli-route.js');
+    return withSupervisor(
+      values.state,
+      async (sup) =>
+        reportSend(
+          io,
+          taskId,
+          await sup.sendRaw(taskId, event, values['event-id'] ? { eventId: values['event-id'] } : {}),
+        ),
+      {
+        viaService: async (service) =>
+          reportSend(io, taskId, await sendViaService(service, taskId, event, values['event-id'])),
+      },
     );
   },
 });

@@ -16,6 +16,21 @@ export function isLoopback(listener: Listener): boolean {
   return listener.kind === 'socket' || LOOPBACK_HOSTS.includes(listener.host);
 }
 
+/**
+ * The refusal of a listener that is not loopback without a token (400 `token_required`), or null.
+ * `serve` asks before it opens anything, `startService` again before it listens.
+ */
+export function tokenRefusal(listener: Listener, token: string | undefined): ApiError | null {
+  if (isLoopback(listener) || token) return null;
+  const host = listener.kind === 'tcp' ? listener.host : '';
+  return new ApiError(
+    400,
+    'token_required',
+    `listening on ${host} needs a token: --token-file PATH, ORDIVON_TOKEN or --token (only 127.0.0.1, ::1 and unix sockets are loopback)`,
+    { path: '--host' },
+  );
+}
+
 /** Host header names a browser uses for a loopback listener; others are refused (DNS rebinding). */
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
 

@@ -8,7 +8,7 @@ import { callService, type ServiceResponse } from './service-client.js';
 import { DecideAnswer, type AnswerBody } from './decide-answer.js';
 import { runningService, type ServiceFile } from './service-file.js';
 
-/** The running service that holds the state root, if any (`ordivon send/show/list` then talk to it). */
+/** The running service that holds the state root, if any (the write commands, `show`, `list` and `login` then talk to it). */
 export function serviceFor(state: string | undefined): ServiceFile | null {
   return runningService(resolveStateRoot(state));
 }
@@ -123,6 +123,29 @@ export async function openViaService(info: ServiceFile, taskId: string, request:
   const res = await call(info, 'POST', `/tasks/${encodeURIComponent(taskId)}/requests`, request);
   if (typeof res.body !== 'object' || res.body === null || !('admitted' in res.body)) throw refused(res);
   return answer(DecideAnswer, res.body, 'the service answered a request open');
+}
+
+const CreatedAnswer = z.object({ taskId: z.string(), revision: z.number().int() });
+
+/**
+ * `task create` through the service: `POST /tasks` with the spec as read (its directories made
+ * absolute: the service is on this machine). 201 is the created Task; a refusal (`invalid_spec`
+ * 400, exit 2; `task_exists` 409, exit 1) the CliError the local command would raise.
+ */
+export async function createViaService(info: ServiceFile, spec: unknown): Promise<z.output<typeof CreatedAnswer>> {
+  const res = await call(info, 'POST', '/tasks', spec);
+  if (res.status !== 201) throw refused(res);
+  return answer(CreatedAnswer, res.body, 'the service answered a Task creation');
+}
+
+/**
+ * A new one-time page-login URL from the service: `POST /login` with the token `service.json`
+ * names. A service on a unix socket serves no page: 404 `route_not_found`.
+ */
+export async function loginViaService(info: ServiceFile): Promise<string> {
+  const res = await call(info, 'POST', '/login');
+  if (res.status !== 201) throw refused(res);
+  return answer(z.object({ login: z.string() }), res.body, 'the service answered a login').login;
 }
 
 /** Parses a service's answer to a send (without an `error`): the `SendResult`, or `service_error` naming the field. */

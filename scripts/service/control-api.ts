@@ -13,6 +13,7 @@ import type { ServiceMetrics } from './metrics.js';
 import { ShowQuery, StreamQuery, TaskIdParam, WorkloadRequest } from './api-schemas.js';
 import { ApiError, apiErrorOf, httpStatusOf, readJson, sendError, sendJson } from './http-io.js';
 import { PAGE_HTML } from './page.js';
+import { readiness } from './readiness.js';
 import { answerRequest, listRequests, openRequest } from './request-routes.js';
 import { SseHub, type SseHubOptions } from './sse-hub.js';
 import { openStream } from './stream-route.js';
@@ -92,11 +93,19 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
     if (parts[0] === 'tasks' && parts[1] !== undefined) note.taskId = decodeURIComponent(parts[1]);
     if (parts[0] === 'login' && parts.length === 1 && method === 'GET')
       return answerLogin(req, res, url, options.access);
-    checkAccess(req, url, options.access);
     const only = (...allowed: string[]) => {
       if (!allowed.includes(method))
         throw new ApiError(405, 'method_not_allowed', `${method} ${url.pathname}: use ${allowed.join(' or ')}`);
     };
+    // Probes carry no token (a kubelet's, a load balancer's): they are answered before the access
+    // check, and say nothing a stranger could use.
+    if (isProbe(url.pathname)) {
+      only('GET');
+      if (parts[0] === 'health') return sendJson(res, 200, { status: 'ok' });
+      const ready = readiness(sup, draining);
+      return sendJson(res, ready.status === 'ready' ? 200 : 503, ready);
+    }
+    checkAccess(req, url, options.access);
     const query = Object.fromEntries(url.searchParams);
     delete query.access_token;
 
@@ -116,10 +125,12 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       if (!sessions) throw new ApiError(404, 'route_not_found', 'a unix socket serves no login');
       return sendJson(res, 201, { login: `http://${req.headers.host ?? ''}/login?token=${sessions.code()}` });
     }
-    if (parts[0] === 'health' && parts.length === 1) {
+    if (parts[0] === 'status' && parts.length === 1) {
       only('GET');
       return sendJson(res, 200, {
         status: sup.status,
+        ready: readiness(sup, draining),
+        database: sup.databaseUnreachable(),
         version: packageVersion(),
         root: sup.root,
         hostId: sup.hostId ?? null,
@@ -258,7 +269,8 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
           'request',
         ),
       );
-      if (draining) {
+      // A draining service is alive, and its probes say so (`/ready`: 503 `draining`).
+      if (draining && !isProbe(new URL(req.url ?? '/', 'http://service').pathname)) {
         sendError(res, new ApiError(503, 'not_serving', 'the service is draining'));
         return;
       }
@@ -276,6 +288,11 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       await Promise.all([...inflight]);
     },
   };
+}
+
+/** `GET /health` (liveness) and `GET /ready` (readiness): no token, and answered while draining. */
+function isProbe(pathname: string): boolean {
+  return pathname === '/health' || pathname === '/ready';
 }
 
 /** The route a request matched, with its parameters as names (`/tasks/:id/events`): a log field of bounded cardinality. */

@@ -1,10 +1,12 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Supervisor, Committed, LeaseEvent } from '../../kernel/index.js';
 
 /**
  * The service's Prometheus metrics (`GET /metrics`), on a Registry of its own: nothing else in the
  * process (another service, a test) shares its counters. Gauges are read from the supervisor
- * when scraped; counters move as commits, sends and lease changes are reported to them.
+ * when scraped; counters move as commits, sends and lease changes are reported to them. The
+ * process's own (prom-client's default metrics: CPU, memory, heap, event-loop lag, handles, GC)
+ * are on the same registry, read when scraped.
  */
 export class ServiceMetrics {
   readonly registry = new Registry();
@@ -21,6 +23,7 @@ export class ServiceMetrics {
   constructor() {
     const registers = [this.registry];
     const sup = () => this.sup;
+    collectDefaultMetrics({ register: this.registry });
     this.admissions = new Counter({
       name: 'ordivon_admissions_total',
       help: 'Events this Host admitted, by event type',

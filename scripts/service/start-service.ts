@@ -3,7 +3,7 @@ import { createConnection } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { Supervisor } from '../../kernel/index.js';
-import { isLoopback, newSecret, Sessions, type Listener } from './access.js';
+import { newSecret, Sessions, tokenRefusal, type Listener } from './access.js';
 import { createControlApi, type ControlApi } from './control-api.js';
 import { ApiError } from './http-io.js';
 import { writeServiceFile } from './service-file.js';
@@ -50,12 +50,8 @@ export interface RunningService {
  */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { listener } = options;
-  if (!isLoopback(listener) && !options.token)
-    throw new ApiError(
-      400,
-      'token_required',
-      `listening on ${listener.kind === 'tcp' ? listener.host : ''} needs a token: --token-file PATH, ORDIVON_TOKEN or --token (only 127.0.0.1, ::1 and unix sockets are loopback)`,
-    );
+  const refusal = tokenRefusal(listener, options.token);
+  if (refusal) throw refusal;
   // Every local account can reach a TCP port: only a 0600 unix socket goes without a token.
   const token = options.token ?? (listener.kind === 'tcp' ? newSecret() : undefined);
   const sessions = listener.kind === 'tcp' ? new Sessions(`ordivon_session_${process.pid}`) : undefined;

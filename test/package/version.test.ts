@@ -19,7 +19,7 @@ describe("the package's version, as the CLI and the service report it", { timeou
     assert.equal(spawnSync('test', ['-e', state]).status, 1, 'no state root made');
   });
 
-  it("serve's --json ready line and GET /health carry it", async () => {
+  it("serve's --json ready line and GET /status carry it", async () => {
     const dir = tempDir();
     const serve = await startServe([
       '--state',
@@ -30,9 +30,9 @@ describe("the package's version, as the CLI and the service report it", { timeou
     ]);
     try {
       assert.equal((serve.ready as { version?: string }).version, VERSION);
-      const health = await http(serve.ready, 'GET', '/health');
-      assert.equal(health.status, 200, health.text);
-      assert.equal(health.body.version, VERSION);
+      const status = await http(serve.ready, 'GET', '/status');
+      assert.equal(status.status, 200, status.text);
+      assert.equal(status.body.version, VERSION);
     } finally {
       assert.equal((await serve.stop()).code, 0);
     }

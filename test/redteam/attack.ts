@@ -242,7 +242,7 @@ const ATTACKS: Record<string, Attack> = {
   async api([socket, port, taskId], tries) {
     tries['socket GET /tasks'] = await attemptAsync(() => http({ socket: socket! }, 'GET', '/tasks'));
     tries['tcp GET /tasks'] = await attemptAsync(() => http({ port: Number(port) }, 'GET', '/tasks'));
-    tries['tcp GET /health'] = await attemptAsync(() => http({ port: Number(port) }, 'GET', '/health'));
+    tries['tcp GET /status'] = await attemptAsync(() => http({ port: Number(port) }, 'GET', '/status'));
     tries['tcp GET own task'] = await attemptAsync(() => http({ port: Number(port) }, 'GET', `/tasks/${taskId}`));
   },
 

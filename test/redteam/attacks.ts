@@ -185,7 +185,7 @@ export const ATTACKS: AttackCase[] = [
     check(run, rig) {
       const o = assertNoEffect(this, run, rig);
       refused(o, 'socket GET /tasks', HTTP_REFUSED);
-      for (const name of ['tcp GET /tasks', 'tcp GET /health', 'tcp GET own task'])
+      for (const name of ['tcp GET /tasks', 'tcp GET /status', 'tcp GET own task'])
         unauthorized(o, name, [run.targets.taskId, rig.bystander.taskId]);
     },
   },

@@ -205,6 +205,14 @@ const ROWS: Row[] = [
     code: 'state_not_directory',
   },
   { name: 'serve: a bad port', args: () => ['serve', '--port', '70000'], exit: 2, code: 'usage' },
+  {
+    name: 'serve: --host 0.0.0.0 without a token',
+    args: () => ['serve', '--host', '0.0.0.0', '--port', '0', '--state', join(f.dir, 'never-made')],
+    exit: 2,
+    code: 'token_required',
+    fields: { path: '--host' },
+  },
+  { name: 'login: no service holds the root', args: () => ['login'], exit: 1, code: 'service_not_running' },
 
   { name: 'bench: a bad size', args: () => ['bench', '--sizes', 'many'], exit: 2, code: 'usage' },
   { name: 'demo: an unknown workload', args: () => ['demo', '--workload', 'nope'], exit: 2, code: 'usage' },

@@ -100,7 +100,7 @@ describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, (
       }
       // Revision 2 came due (2 events since none), revision 3 did not (1 since 2): one checkpoint
       // taken while serving, written or still being written.
-      const { checkpoints } = (await http(first.ready, 'GET', '/health')).body as {
+      const { checkpoints } = (await http(first.ready, 'GET', '/status')).body as {
         checkpoints: { every: number; written: number; failed: number; pending: number };
       };
       assert.deepEqual([checkpoints.every, checkpoints.written + checkpoints.pending, checkpoints.failed], [2, 1, 0]);
@@ -119,7 +119,7 @@ describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, (
     const second = await startServe(['--state', state, '--port', '0', '--no-harnesses', '--recovery', 'checkpoint']);
     try {
       assert.deepEqual([second.ready.recovery, second.ready.checkpointEvery], ['checkpoint', null]);
-      const health = (await http(second.ready, 'GET', '/health')).body as {
+      const health = (await http(second.ready, 'GET', '/status')).body as {
         boot: { mode: string; tasks: number; events: number; replayed: number; checkpoint: object };
       };
       // Every event verified, none replayed: the checkpoint at the head is in the chain.
@@ -127,7 +127,7 @@ describe('ordivon serve --recovery / --checkpoint-every', { timeout: 60_000 }, (
         [health.boot.mode, health.boot.tasks, health.boot.events, health.boot.replayed, health.boot.checkpoint],
         ['checkpoint', 1, 3, 0, { trusted: 1, tailReplayed: 0, fullReplayed: 0, codeChanged: 0, headMismatch: 0 }],
       );
-      assert.deepEqual(second.ready.boot, health.boot, 'the ready line and /health give the same report');
+      assert.deepEqual(second.ready.boot, health.boot, 'the ready line and /status give the same report');
       const listed = await http(second.ready, 'GET', '/tasks');
       assert.deepEqual(
         (listed.body as Array<{ taskId: string; revision: number; state: string }>).map((t) => [

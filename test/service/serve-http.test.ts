@@ -22,8 +22,8 @@ describe('ordivon serve over HTTP (a real child process on 127.0.0.1)', { timeou
   it('prints its port and records itself in service.json', async () => {
     assert.ok(serve.ready.port! > 0);
     assert.equal(serve.ready.url, `http://127.0.0.1:${serve.ready.port}`);
-    const health = await http(serve.ready, 'GET', '/health');
-    assert.deepEqual([health.status, health.body.status, health.body.pid], [200, 'serving', serve.child.pid]);
+    const status = await http(serve.ready, 'GET', '/status');
+    assert.deepEqual([status.status, status.body.status, status.body.pid], [200, 'serving', serve.child.pid]);
     assert.ok(existsSync(join(state, 'service.json')));
   });
 

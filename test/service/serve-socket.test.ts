@@ -26,8 +26,8 @@ describe('ordivon serve on a unix socket, with the CLI routed through it', { tim
     assert.equal(serve.ready.socket, socket);
     assert.ok(statSync(socket).isSocket());
     assert.equal(statSync(socket).mode & 0o777, 0o600);
-    const health = await http(serve.ready, 'GET', '/health');
-    assert.deepEqual([health.status, health.body.status], [200, 'serving']);
+    const status = await http(serve.ready, 'GET', '/status');
+    assert.deepEqual([status.status, status.body.status], [200, 'serving']);
   });
 
   it('creates a Task and takes events over the socket; malformed ones are refused without a write', async () => {

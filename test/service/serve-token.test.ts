@@ -24,22 +24,24 @@ describe('a non-loopback listener requires a bearer token', { timeout: 60_000 },
     if (serve.child.exitCode === null) await serve.stop();
   });
 
-  it('refuses to start on a non-loopback host without a token (exit 2, token_required, nothing listens)', () => {
-    const bare = join(tempDir(), 'state');
-    const r = spawnSync(
-      process.execPath,
-      [CLI, 'serve', '--state', bare, '--host', HOST, '--port', '0', '--no-harnesses', '--json'],
-      {
-        encoding: 'utf8',
-        env: { ...process.env, ORDIVON_TOKEN: '' },
-      },
-    );
-    assert.equal(r.status, 2, r.stderr);
-    assert.equal(r.stdout, '', 'an error prints nothing on stdout');
-    // The error is stderr's last line, after the service's log lines.
-    assert.equal(JSON.parse(r.stderr.trimEnd().split('\n').at(-1)!).error.code, 'token_required');
-    assert.equal(existsSync(join(bare, 'service.json')), false);
-  });
+  for (const host of [HOST, '0.0.0.0'])
+    it(`refuses to start on --host ${host} without a token before it writes anything (exit 2, token_required at --host; regression: the state root was made first)`, () => {
+      const bare = join(tempDir(), 'state');
+      const r = spawnSync(
+        process.execPath,
+        [CLI, 'serve', '--state', bare, '--host', host, '--port', '0', '--no-harnesses', '--json'],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, ORDIVON_TOKEN: '' },
+        },
+      );
+      assert.equal(r.status, 2, r.stderr);
+      assert.equal(r.stdout, '', 'an error prints nothing on stdout');
+      // The error is stderr's last line, after the service's log lines.
+      const { error } = JSON.parse(r.stderr.trimEnd().split('\n').at(-1)!);
+      assert.deepEqual([error.code, error.path], ['token_required', '--host']);
+      assert.equal(existsSync(bare), false, 'no state root was made');
+    });
 
   it('answers 401 unauthorized to a request without the token, or with a wrong one, and writes nothing', async () => {
     assert.equal(serve.ready.url, `http://${HOST}:${serve.ready.port}`);
