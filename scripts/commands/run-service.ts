@@ -19,8 +19,9 @@ export function runSocketPath(root: string): string {
 
 /**
  * Serves the control API of a running `ordivon run` on a 0600 unix socket (no token: only the
- * state root's owner can connect) and records it in `service.json`, so `send`, `decide`, `show`
- * and `list` from another shell go through it instead of answering `state_locked`. Resolves with
+ * state root's owner can connect) and records it in `service.json`, so `task create`, `send`,
+ * `decide`, `request open`, `show` and `list` from another shell go through it instead of
+ * answering `state_locked`. Resolves with
  * the function that stops serving and removes `service.json`. A socket it cannot listen on is
  * said on stderr and the run goes on without the API.
  */
