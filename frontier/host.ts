@@ -61,8 +61,44 @@ export interface HostOptions extends Omit<SupervisorOptions, 'frontier'> {
   onStep?: (taskId: string, step: string) => void;
 }
 
-/** A running Host: its supervisor, and `stop` for the whole of it. */
-export interface Host {
+/**
+ * The Supervisor's calls a Host answers itself (`host.createTask(…)`, `host.send(…)`): the same
+ * functions, bound to its supervisor. `Host` names them again (a type of this list would be a name
+ * the package does not export); a name missing here fails `openHost`'s return.
+ */
+const HOST_CALLS = [
+  'createTask',
+  'send',
+  'sendRaw',
+  'openRequest',
+  'openRequestRaw',
+  'getTask',
+  'listTasks',
+  'readTask',
+  'events',
+  'subscribe',
+  'waitFor',
+] as const;
+
+/**
+ * A running Host: `createTask`, `send`, `sendRaw`, `openRequest`, `openRequestRaw`, the reads
+ * (`getTask`, `listTasks`, `readTask`, `events`), `subscribe` and `waitFor` as its Supervisor
+ * answers them, that supervisor for the rest, and `stop` for the whole of it.
+ */
+export interface Host extends Pick<
+  Supervisor,
+  | 'createTask'
+  | 'send'
+  | 'sendRaw'
+  | 'openRequest'
+  | 'openRequestRaw'
+  | 'getTask'
+  | 'listTasks'
+  | 'readTask'
+  | 'events'
+  | 'subscribe'
+  | 'waitFor'
+> {
   /** Creates Tasks, takes events, answers reads; the Host's frontier work runs behind it. */
   supervisor: Supervisor;
   /** The Runtime running this Host's jobs (`<state>/runtime`). @internal */
@@ -154,7 +190,13 @@ export async function openHost(options: HostOptions): Promise<Host> {
     await pool.close();
     throw error;
   }
+  const started = supervisor;
+  const calls = Object.fromEntries(HOST_CALLS.map((name) => [name, started[name].bind(started)])) as Pick<
+    Supervisor,
+    (typeof HOST_CALLS)[number]
+  >;
   return {
+    ...calls,
     supervisor,
     runtime,
     pool,

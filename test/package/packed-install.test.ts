@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -9,14 +9,20 @@ import { tempDir } from '../support/temp.js';
 
 // The package as a user gets it: `npm pack` of this checkout (dist/ is built by `pretest`),
 // installed into a project of its own with `--omit=dev`, so nothing of this repository's
-// node_modules or devDependencies is reachable from it. What `npm install ordivon` in another
-// project, `npx ordivon` and a git dependency give.
+// node_modules or devDependencies is reachable from it. What `npm install <tarball>` or a git
+// dependency gives, and `npx ordivon` then runs. The CLI is run the ways a user reaches it: npm's
+// `node_modules/.bin/ordivon` symlink and `npx ordivon` (a bin that decided it was the entry point
+// by comparing paths printed nothing there and exited 0), and by its real path.
+
+/** What a consumer's node_modules may weigh: lmdb's prebuilds, no agent binary (opencode's was 177 MB). */
+const NODE_MODULES_LIMIT = 80 * 1024 * 1024;
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
 
 let project: string;
 let bin: string;
+let nodeModulesBytes: number;
 
 function sh(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
   return spawnSync(command, args, {
@@ -30,6 +36,24 @@ function sh(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv
 
 function ordivon(args: string[], env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
   return sh(process.execPath, [bin, ...args], project, env);
+}
+
+/** The three ways a user runs the installed CLI: npm's symlink, `npx`, and the file itself. */
+const WAYS: Record<string, (args: string[]) => SpawnSyncReturns<string>> = {
+  'node_modules/.bin/ordivon': (args) => sh(join(project, 'node_modules', '.bin', 'ordivon'), args, project),
+  'npx ordivon': (args) => sh('npx', ['--no-install', 'ordivon', ...args], project),
+  'node …/dist/scripts/ordivon.js': (args) => ordivon(args),
+};
+
+/** Bytes of every file under `dir` (links not followed), as the files' sizes say. */
+function treeBytes(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += treeBytes(path);
+    else total += lstatSync(path).size;
+  }
+  return total;
 }
 
 /** The first ```LANG block under the README heading `heading`. */
@@ -68,10 +92,30 @@ describe('the packed package, installed without devDependencies', () => {
     );
     assert.equal(installed.status, 0, `${installed.stdout}\n${installed.stderr}`);
     bin = join(project, 'node_modules', 'ordivon', 'dist', 'scripts', 'ordivon.js');
-    // Nothing of the devDependencies came along.
-    for (const dev of ['better-sqlite3', 'typescript', '@openai/codex', '@temporalio/worker'])
+    // Nothing of the devDependencies came along, nor any agent binary.
+    for (const dev of ['better-sqlite3', 'typescript', '@openai/codex', '@temporalio/worker', 'opencode-linux-x64'])
       assert.equal(existsSync(join(project, 'node_modules', dev)), false, `${dev} is not installed`);
+    nodeModulesBytes = treeBytes(join(project, 'node_modules'));
   });
+
+  it(`weighs at most ${NODE_MODULES_LIMIT / 1024 / 1024} MB in the consumer's node_modules`, (t) => {
+    t.diagnostic(`node_modules: ${(nodeModulesBytes / 1024 / 1024).toFixed(1)} MB`);
+    assert.ok(
+      nodeModulesBytes <= NODE_MODULES_LIMIT,
+      `node_modules holds ${(nodeModulesBytes / 1024 / 1024).toFixed(1)} MB (at most ${NODE_MODULES_LIMIT / 1024 / 1024})`,
+    );
+  });
+
+  for (const [way, run] of Object.entries(WAYS))
+    it(`${way} --version and --help print, not nothing`, () => {
+      const version = run(['--version']);
+      assert.equal(version.status, 0, version.stderr);
+      assert.equal(version.stdout.trim(), PACKAGE.version, `${way} --version printed the version`);
+      const help = run(['--help']);
+      assert.equal(help.status, 0, help.stderr);
+      assert.match(help.stdout, /^usage: ordivon /m, `${way} --help printed the usage`);
+      assert.match(help.stdout, /^ {2}run /m);
+    });
 
   it('ordivon --version and -V print the package version', () => {
     for (const flag of ['--version', '-V']) {
@@ -106,18 +150,22 @@ describe('the packed package, installed without devDependencies', () => {
     assert.equal(existsSync(join(project, 'demo-state')), false, 'nothing written');
   });
 
-  it("runs the README's worked example with its files copied in", () => {
+  it("runs the README's worked example with its files copied in, through npx ordivon", () => {
     // The example and the repository its spec seeds the workspace from (workspaceSeed).
     for (const dir of [join('examples', 'quickstart'), join('workloads', 'duration-v1', 'repo')])
       cpSync(join(ROOT, dir), join(project, dir), { recursive: true });
     // As printed, with the installed bin in place of the clone's `node dist/scripts/ordivon.js`.
     const script = readmeBlock('Your own Task: a worked example', 'sh').replaceAll(
       'node dist/scripts/ordivon.js',
-      `node ${JSON.stringify(bin)}`,
+      'npx --no-install ordivon',
     );
+    assert.match(script, /npx --no-install ordivon run /);
     const r = sh('bash', ['-euo', 'pipefail', '-c', script], project);
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
     assert.match(r.stdout, /completed: task quickstart-1, outcome sha256:[0-9a-f]{64}/);
+    // diff printed the change, apply made the branch: every command of the block did its work.
+    assert.match(r.stdout, /^\+\+\+ b\/src\/duration\.js$/m);
+    assert.match(r.stdout, /src\/duration\.js \| /);
   });
 
   it('ordivon bench --quick runs there, skipping the scenarios whose devDependencies it lacks', () => {
@@ -165,31 +213,46 @@ describe('the packed package, installed without devDependencies', () => {
     assert.equal(seen.deep, 'ERR_PACKAGE_PATH_NOT_EXPORTED');
   });
 
-  it("the README's embedding example compiles with tsc --strict against the installed package", () => {
-    const source = readmeBlock('Embedding', 'ts');
+  it("the README's embedding example compiles with strict and skipLibCheck off, with the consumer's own TypeScript, and prints what happened", () => {
+    // The consumer's own compiler and node types, as a TypeScript project would have them (after
+    // the size was taken: they are the consumer's, not the package's).
+    const tools = sh(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-save', 'typescript@5.9', '@types/node@20'],
+      project,
+    );
+    assert.equal(tools.status, 0, `${tools.stdout}\n${tools.stderr}`);
     // Top-level await: an ES module.
-    writeFileSync(join(project, 'embed.mts'), source);
+    writeFileSync(join(project, 'embed.mts'), readmeBlock('Embedding', 'ts'));
     writeFileSync(
       join(project, 'tsconfig.json'),
       JSON.stringify({
         compilerOptions: {
           strict: true,
-          noEmit: true,
+          skipLibCheck: false,
           target: 'ES2022',
           module: 'NodeNext',
           moduleResolution: 'NodeNext',
-          // The installed package's declarations and those of its dependencies, but node's types
-          // from this checkout (a user project brings its own @types/node).
-          typeRoots: [join(ROOT, 'node_modules', '@types')],
           types: ['node'],
-          skipLibCheck: true,
+          outDir: 'out',
         },
         files: ['embed.mts'],
       }),
     );
-    const tsc = sh(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], project);
+    const tsc = sh(
+      process.execPath,
+      [join(project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project],
+      project,
+    );
     assert.equal(tsc.status, 0, `${tsc.stdout}\n${tsc.stderr}`);
-    // And the package's types came from its own dist/, not from this checkout.
-    assert.ok(readdirSync(join(project, 'node_modules', 'ordivon', 'dist')).includes('index.d.ts'));
+    // The package's types came from its own dist/, one file that reaches no store or driver.
+    const types = readFileSync(join(project, 'node_modules', 'ordivon', 'dist', 'ordivon.d.ts'), 'utf8');
+    assert.doesNotMatch(types, /from '(?:lmdb|pg)'/);
+    // And it runs: a Host, a Task, an agent in its sandbox, the Host's own check, the outcome.
+    const run = sh(process.execPath, [join(project, 'out', 'embed.mjs')], project);
+    assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+    assert.match(run.stdout, /^sent: \{[^]*admitted: true[^]*state: 'assigned\.compiling'/m);
+    assert.match(run.stdout, /^state: completed$/m);
+    assert.match(run.stdout, /^outcome: \{[^]*digest: 'sha256:[0-9a-f]{64}'/m);
   });
 });
