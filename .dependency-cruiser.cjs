@@ -69,7 +69,10 @@ const LIGHT_DOORS = [
   'kernel/errors.ts', // the Host's error codes, on the path of every CLI command that reports one
   'machines/task-context.ts', // the statechart's rejection reasons, which the Host's error codes include
   'kernel/clock.ts', // the clock the CLI's progress lines read
-  'store/record-read.ts', // recognising a failed commit where the CLI reports errors, without LMDB
+  'store/commit-failure.ts', // recognising a failed commit where the CLI reports errors, without LMDB
+  'store/private-root.ts', // the variable --allow-shared-root sets, without LMDB
+  'base/coded-error.ts', // the coded error every CLI answer is, without zod (base/index.ts loads it)
+  'base/zod-issue.ts', // a zod issue as a coded error's path and message (types of zod only)
   'objects/task-spec.ts', // the Task spec schema the CLI reads spec files with
   'runtime/tree-walk.ts', // walking a workspace tree (work-back) without the Runtime
 ];

@@ -22,7 +22,7 @@ import { HarnessRunReceipt } from '../drivers/index.js';
 import { openHost, type HarnessConfig, type Host } from '../frontier/index.js';
 import { parseTaskSpec, pinFrozenTests } from '../kernel/index.js';
 import type { TaskSpec } from '../objects/index.js';
-import { readSpecFile } from '../scripts/cli-io.js';
+import { readSpecFile } from '../scripts/spec-file.js';
 import { loadConfig } from '../scripts/config.js';
 import { taskRuns } from '../views/index.js';
 import { confinementStage, type StageName } from './report/confinement-headline.js';

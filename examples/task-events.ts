@@ -126,7 +126,7 @@ const fail = (error: CliError): never => {
   console.log(JSON.stringify(errorAnswer(error)));
   process.exit(error.exit);
 };
-const line = parseCommandLine(PROGRAM, process.argv.slice(2));
+const line = await parseCommandLine(PROGRAM, process.argv.slice(2));
 if (line.kind === 'usage') {
   console.log(line.text);
   process.exit(EXIT.ok);

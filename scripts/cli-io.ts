@@ -1,12 +1,10 @@
-// Every command imports this file, so it imports no other layer's values but leaves (base/, the
-// spec's size limit): `ordivon --help` loads the command table and nothing of the Host (the
-// commands load what they use when they run).
-import { readFileSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+// Every command imports this file, so it imports no other layer's values but base/'s two leaves
+// without zod: `ordivon --help` loads the command table and nothing of the Host (the commands
+// load what they use when they run; a spec file is read by ./spec-file.ts).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
-import { CodedError, zodIssue, type CodedErrorOptions } from '../base/index.js';
-import { SPEC_MAX_BYTES, TaskSpec } from '../objects/index.js';
+import { CodedError, type CodedErrorOptions } from '../base/coded-error.js';
+import { zodIssue } from '../base/zod-issue.js';
 import type { ProgressListener, RecoveryProgress } from '../recovery/index.js';
 import type { StoreErrorCode } from '../store/index.js';
 import type { ApiErrorCode } from './service/http-io.js';
@@ -271,46 +269,4 @@ export function throttledProgress(
     next = at + everyMs;
     write(prefix + progressText(progress));
   };
-}
-
-/** The spec's fields as help lists them: the keys of the schema that parses it (docs/stages.md describes each). */
-export const SPEC_FIELDS_HELP = `The spec's fields: ${Object.keys(TaskSpec.shape).join(', ')}; an unknown key is invalid_spec.`;
-
-/**
- * Reads a Task spec file as the CLI takes it: `spec_unreadable` (path `--spec`), `invalid_spec`
- * (path `--spec`) for a file over `SPEC_MAX_BYTES`, found before it is read, or `invalid_json`
- * (exit 2). A relative `workspaceSeed` or `world` names a directory beside the spec file, as a
- * user writing the spec next to their repository means it, and is made absolute here.
- */
-export function readSpecFile(file: string): unknown {
-  let text: string;
-  try {
-    const { size } = statSync(file);
-    if (size > SPEC_MAX_BYTES)
-      throw new CliError(
-        'invalid_spec',
-        `${file} holds ${size} bytes; a spec may hold at most ${SPEC_MAX_BYTES} (1 MiB)`,
-        {
-          exit: EXIT.usage,
-          path: '--spec',
-        },
-      );
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    if (error instanceof CliError) throw error;
-    throw new CliError('spec_unreadable', `cannot read ${file}: ${(error as Error).message}`, {
-      exit: EXIT.usage,
-      path: '--spec',
-      cause: error,
-    });
-  }
-  const raw = parseJson(text, file);
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
-  const resolved: Record<string, unknown> = { ...raw };
-  for (const field of ['workspaceSeed', 'world']) {
-    const dir = resolved[field];
-    if (typeof dir === 'string' && dir !== '' && !isAbsolute(dir))
-      resolved[field] = resolve(dirname(resolve(file)), dir);
-  }
-  return resolved;
 }

@@ -1,15 +1,15 @@
 import { parseArgs } from 'node:util';
-import type { z } from 'zod';
-import { zodIssue } from '../base/index.js';
 import { CliError, EXIT, type Io } from './cli-io.js';
 import {
   GLOBAL_FLAGS,
+  schemaOf,
   type Args,
   type Command,
   type Flag,
   type Flags,
   type Positionals,
   type Program,
+  type Schema,
 } from './command.js';
 import { commandSynopsis, commandUsage, groupUsage, programUsage } from './command-usage.js';
 
@@ -67,8 +67,9 @@ function label(name: string, path: string): string {
  * schema. Global flags and command flags may come anywhere, before or after the command words;
  * `--help`/`-h` (or `PROGRAM help COMMAND`) asks for the usage. An unknown flag, a missing value,
  * a wrong number of arguments or a value its schema refuses is a `usage` error naming the flag.
+ * A usage or the version is answered before zod is loaded; each lazy schema is built once.
  */
-export function parseCommandLine(program: Program, argv: string[]): CommandLine {
+export async function parseCommandLine(program: Program, argv: string[]): Promise<CommandLine> {
   const { tokens } = parseArgs({
     args: argv,
     options: programOptions(program),
@@ -165,18 +166,14 @@ export function parseCommandLine(program: Program, argv: string[]): CommandLine 
       hint,
     );
 
+  const [{ z: zod }, { zodIssue }] = await Promise.all([import('zod'), import('../base/index.js')]);
   const args: Record<string, unknown> = {};
-  const fields: Array<[key: string, name: string, schema: z.ZodType, input: unknown]> = [
-    ...Object.entries(flags).map(([key, f]): [string, string, z.ZodType, unknown] => [
-      key,
-      `--${key}`,
-      f.schema,
-      raw[key],
-    ]),
-    ...wanted.map(([key, p], i): [string, string, z.ZodType, unknown] => [key, p.name, p.schema, given[i]]),
+  const fields: Array<[key: string, name: string, field: { schema: Schema }, input: unknown]> = [
+    ...Object.entries(flags).map(([key, f]): [string, string, Flag, unknown] => [key, `--${key}`, f, raw[key]]),
+    ...wanted.map(([key, p], i): [string, string, { schema: Schema }, unknown] => [key, p.name, p, given[i]]),
   ];
-  for (const [key, name, schema, input] of fields) {
-    const parsed = schema.safeParse(input);
+  for (const [key, name, field, input] of fields) {
+    const parsed = (await schemaOf(field, zod)).safeParse(input);
     if (!parsed.success) {
       const issue = zodIssue('usage', parsed.error);
       const where = label(name, issue.path);

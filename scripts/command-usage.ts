@@ -2,8 +2,12 @@ import { GLOBAL_FLAGS, type Command, type Flag, type Program } from './command.j
 
 const WIDTH = 100;
 
-/** A flag is required when its schema refuses its absence; its default is what the schema makes of it. */
-function absent(flag: Flag): { required: boolean; fallback: unknown } {
+/**
+ * A flag is required when its schema refuses its absence; its default is what the schema makes of
+ * it. A lazy schema is not built for the usage (that would load zod): its flag says both.
+ */
+export function absent(flag: Flag): { required: boolean; fallback: unknown } {
+  if (typeof flag.schema === 'function') return { required: flag.required ?? false, fallback: flag.fallback };
   const parsed = flag.schema.safeParse(undefined);
   return parsed.success ? { required: false, fallback: parsed.data } : { required: true, fallback: undefined };
 }

@@ -1,5 +1,17 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Io } from './cli-io.js';
+
+/** The zod module, as `import('zod')` gives it to a lazy schema. */
+export type Zod = typeof z;
+
+/**
+ * A value's zod schema, or a function that builds it from zod (`(z) => z.string().min(1)`), or
+ * loads it (`async () => (await import('…')).TaskId`): the parser calls it once, after it has
+ * loaded zod, so a command table of lazy schemas loads no zod for `--help` or `--version`.
+ */
+export type Schema<S extends z.ZodType = z.ZodType> = S | ((zod: Zod) => S | Promise<S>);
+/** The schema a `Schema` is or builds. */
+export type Built<T> = T extends (zod: Zod) => infer R ? Awaited<R> : T;
 
 /**
  * One flag of a command: its node:util parseArgs type, its line in the usage, and the zod schema
@@ -13,7 +25,14 @@ export interface Flag<S extends z.ZodType = z.ZodType> {
   readonly short?: string;
   /** One line for the usage. */
   readonly description: string;
-  readonly schema: S;
+  readonly schema: Schema<S>;
+  /**
+   * What the usage says of a lazy schema, which it does not build: the flag must be given (its
+   * schema refuses absence), and the value its schema gives it when absent (`(default …)`).
+   * test/scripts/startup-modules.test.ts holds them to what the schemas do.
+   */
+  readonly required?: boolean;
+  readonly fallback?: string;
   /** Left out of the usage and the synopsis (still parsed): flags a command passes to its own child processes. */
   readonly internal?: boolean;
 }
@@ -23,14 +42,34 @@ export interface Positional<S extends z.ZodType = z.ZodType> {
   /** Its name in the usage: `TASK_ID`. */
   readonly name: string;
   readonly description: string;
-  readonly schema: S;
+  readonly schema: Schema<S>;
 }
 
 export type Flags = Readonly<Record<string, Flag>>;
 export type Positionals = Readonly<Record<string, Positional>>;
-type Parsed<T extends Readonly<Record<string, { schema: z.ZodType }>>> = {
-  -readonly [K in keyof T]: z.output<T[K]['schema']>;
+type Parsed<T extends Readonly<Record<string, { schema: Schema }>>> = {
+  -readonly [K in keyof T]: z.output<Built<T[K]['schema']>>;
 };
+
+const built = new WeakMap<object, z.ZodType>();
+
+/** A flag's or positional's schema, built from `zod` the first time it is asked for (then kept). */
+export async function schemaOf(field: { schema: Schema }, zod: Zod): Promise<z.ZodType> {
+  const { schema } = field;
+  if (typeof schema !== 'function') return schema;
+  const known = built.get(schema);
+  if (known) return known;
+  const made = await schema(zod);
+  built.set(schema, made);
+  return made;
+}
+
+/** Options of a string flag: `internal`, and what the usage says of a lazy schema (`Flag`). */
+export interface StringFlagOptions {
+  internal?: boolean;
+  required?: boolean;
+  fallback?: string;
+}
 type None = Record<never, never>;
 
 /** A boolean flag (`--fresh`): false unless given. */
@@ -38,38 +77,39 @@ export function booleanFlag(
   description: string,
   options: { short?: string; internal?: boolean } = {},
 ): Flag<z.ZodDefault<z.ZodBoolean>> {
-  return { type: 'boolean', description, schema: z.boolean().default(false), ...options };
+  return { type: 'boolean', description, schema: booleanSchema, ...options };
 }
+
+const booleanSchema = (zod: Zod) => zod.boolean().default(false);
+const textSchema = (zod: Zod) => zod.string().optional();
 
 /** A string flag (`--state DIR`), optional and any text unless `schema` says otherwise. */
 export function stringFlag(value: string, description: string): Flag<z.ZodOptional<z.ZodString>>;
 export function stringFlag<S extends z.ZodType>(
   value: string,
   description: string,
-  schema: S,
-  options?: { internal?: boolean },
+  schema: Schema<S>,
+  options?: StringFlagOptions,
 ): Flag<S>;
 export function stringFlag(
   value: string,
   description: string,
-  schema: z.ZodType = z.string().optional(),
-  options: { internal?: boolean } = {},
+  schema: Schema = textSchema,
+  options: StringFlagOptions = {},
 ): Flag {
   return { type: 'string', value, description, schema, ...options };
 }
 
 /** A positional argument (`TASK_ID`): any text unless `schema` says otherwise. */
 export function positional(name: string, description: string): Positional<z.ZodString>;
-export function positional<S extends z.ZodType>(name: string, description: string, schema: S): Positional<S>;
-export function positional(name: string, description: string, schema: z.ZodType = z.string()): Positional {
+export function positional<S extends z.ZodType>(name: string, description: string, schema: Schema<S>): Positional<S>;
+export function positional(name: string, description: string, schema: Schema = (zod) => zod.string()): Positional {
   return { name, description, schema };
 }
 
 /** Flags every command takes, anywhere on the command line (`ordivon --state DIR list`, `ordivon list --state DIR`). */
 export const GLOBAL_FLAGS = {
-  state: stringFlag(
-    'DIR',
-    'the state root (else ORDIVON_STATE, else ./.ordivon)',
+  state: stringFlag('DIR', 'the state root (else ORDIVON_STATE, else ./.ordivon)', (z) =>
     z.string().min(1, 'must not be empty').optional(),
   ),
   json: booleanFlag('answer with JSON: the result on stdout, an error as {"error": {"code", "message", …}} on stderr'),

@@ -1,19 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { z } from 'zod';
 import type { HostConfig } from '../frontier/index.js';
 import { CliError, EXIT, withoutBom } from './cli-io.js';
-import { stringFlag } from './command.js';
-
-/** The configuration file a command reads from the current directory when `--config` is not given. */
-export const CONFIG_FILE = 'ordivon.config.json';
-
-/** `--config FILE`, shared by the commands that run harnesses. */
-export const configFlag = stringFlag(
-  'FILE',
-  `the harness configuration (default: ./${CONFIG_FILE} when present)`,
-  z.string().min(1, 'must not be empty').optional(),
-);
+import { CONFIG_FILE } from './config-flag.js';
 
 /** A configuration as a command uses it: where it was read from, and what it says. */
 export interface LoadedConfig {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { apply } from './commands/apply.js';
+import { apply } from './commands/apply-command.js';
 import { backup, restore } from './commands/backup.js';
 import { bench } from './commands/bench.js';
 import { decide } from './commands/decide.js';
@@ -15,8 +15,9 @@ import { send, taskCreate } from './commands/write.js';
 import { login } from './commands/login.js';
 // Only the command table and the parser load here; each command imports the Host's modules when
 // it runs (an installed package's `ordivon --help` loads no store, no agent and no workload).
-import { ALLOW_SHARED_ROOT_ENV, isCommitFailure } from '../store/index.js';
-import { isCodedError, type CodedError } from '../base/index.js';
+import { isCommitFailure } from '../store/commit-failure.js';
+import { ALLOW_SHARED_ROOT_ENV } from '../store/private-root.js';
+import { isCodedError, type CodedError } from '../base/coded-error.js';
 import { CliError, EXIT, cliErrorOf, printError, type CliErrorCode, type Io } from './cli-io.js';
 import type { Command, Program } from './command.js';
 import { parseCommandLine } from './command-line.js';
@@ -65,7 +66,7 @@ export const ORDIVON: Program = {
  * anywhere on the line (or `io.json`) makes every answer, errors included, one JSON document.
  */
 export async function main(argv: string[], io: Io): Promise<number> {
-  const line = parseCommandLine(ORDIVON, argv);
+  const line = await parseCommandLine(ORDIVON, argv);
   const out: Io = { ...io, json: io.json || line.json };
   try {
     switch (line.kind) {

@@ -13,7 +13,7 @@ export {
   DIGEST_PATTERN,
 } from './canonical.js';
 export { StoreError, STORE_ERROR_CODES, type StoreErrorCode } from './errors.js';
-export { isCommitFailure } from './record-read.js';
+export { isCommitFailure } from './commit-failure.js';
 export { objectMatches, objectValue, type RawObject } from './object-bytes.js';
 export { checkDataFileTail, type TailCheck } from './lmdb-tail.js';
 export {

@@ -1,6 +1,7 @@
 import type { RootDatabase } from 'lmdb';
 import type { ZodType } from 'zod';
 import { zodIssue } from '../base/index.js';
+import { isCommitFailure } from './commit-failure.js';
 import { StoreError } from './errors.js';
 
 /** Runs a read; a value lmdb cannot decode becomes `code` with the details. */
@@ -55,13 +56,4 @@ export async function durable<T>(env: RootDatabase, commit: Promise<T>, details:
       cause: error,
     });
   }
-}
-
-/**
- * lmdb-js's rejection of a failed commit (disk full, I/O error): an Error carrying `commitError`,
- * the promise of LMDB's own error. lmdb-js 3.5 rejects it for internal promises as well as the
- * caller's, so a process may also see it unhandled; the property, not the message, identifies it.
- */
-export function isCommitFailure(error: unknown): error is Error & { commitError: Promise<unknown> } {
-  return error instanceof Error && 'commitError' in error && error.commitError instanceof Promise;
 }

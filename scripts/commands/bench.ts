@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { z } from 'zod';
 import { CliError, EXIT, cliErrorOf, emit } from '../cli-io.js';
 import { booleanFlag, command, stringFlag } from '../command.js';
 import { SCENARIOS } from '../../bench/scenarios.js';
@@ -34,31 +33,31 @@ export const bench = command({
     only: stringFlag(
       'S,…',
       `the scenarios, comma-separated, of ${SCENARIOS.join(', ')} (default ${BENCH_DEFAULT_ONLY.join(',')})`,
-      z
-        .string()
-        .transform((text) => text.split(','))
-        .pipe(z.array(z.enum(SCENARIOS)).min(1))
-        .optional(),
+      (z) =>
+        z
+          .string()
+          .transform((text) => text.split(','))
+          .pipe(z.array(z.enum(SCENARIOS)).min(1))
+          .optional(),
     ),
     sizes: stringFlag(
       'TASKSxEVENTS,…',
       'the generated histories of recovery, floor and peer: Tasks × events per Task (default 100x100,1000x100,10000x100; --quick 100x100)',
-      z
-        .string()
-        .transform((text) => text.split(','))
-        .pipe(z.array(z.string().regex(SIZE, 'expected TASKSxEVENTS, e.g. 1000x100')).min(1))
-        .transform((parts) =>
-          parts.map((part) => {
-            const [, tasks, events] = SIZE.exec(part)!;
-            return { tasks: Number(tasks), events: Number(events) };
-          }),
-        )
-        .optional(),
+      (z) =>
+        z
+          .string()
+          .transform((text) => text.split(','))
+          .pipe(z.array(z.string().regex(SIZE, 'expected TASKSxEVENTS, e.g. 1000x100')).min(1))
+          .transform((parts) =>
+            parts.map((part) => {
+              const [, tasks, events] = SIZE.exec(part)!;
+              return { tasks: Number(tasks), events: Number(events) };
+            }),
+          )
+          .optional(),
     ),
     'no-baseline': booleanFlag('skip the core commit\'s rebuildAll (the recovery scenario\'s "before" row)'),
-    out: stringFlag(
-      'DIR',
-      `where the results file and the SVG go (default ./${BENCH_DEFAULT_OUT})`,
+    out: stringFlag('DIR', `where the results file and the SVG go (default ./${BENCH_DEFAULT_OUT})`, (z) =>
       z.string().min(1, 'must not be empty').optional(),
     ),
   },

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { EXIT, emit, taskRefusal, type Io } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
 import type { DecideAnswer } from '../service/decide-answer.js';
@@ -23,9 +22,14 @@ export const decide = command({
     requestId: positional('REQUEST_ID', 'the DecisionRequest (ordivon show lists them)'),
   },
   flags: {
-    answer: stringFlag('ID', 'one of the answers the request takes', z.string({ error: 'required' }).min(1).max(200)),
-    by: stringFlag('NAME', 'who answers (default: external)', z.string().min(1).max(200).optional()),
-    note: stringFlag('TEXT', 'a note kept with the answer', z.string().max(2_000).optional()),
+    answer: stringFlag(
+      'ID',
+      'one of the answers the request takes',
+      (z) => z.string({ error: 'required' }).min(1).max(200),
+      { required: true },
+    ),
+    by: stringFlag('NAME', 'who answers (default: external)', (z) => z.string().min(1).max(200).optional()),
+    note: stringFlag('TEXT', 'a note kept with the answer', (z) => z.string().max(2_000).optional()),
   },
   async run(values, io) {
     const { taskId, requestId } = values;

@@ -1,6 +1,5 @@
 import { EXIT, emit } from '../cli-io.js';
 import { command, positional } from '../command.js';
-import { acceptedOf, acceptedPatch, readTaskRecords } from './work-back.js';
 
 /**
  * `ordivon diff TASK_ID`: the unified diff from the Task's seed to its accepted attempt's
@@ -18,6 +17,7 @@ export const diff = command({
   ],
   positionals: { taskId: positional('TASK_ID', 'the completed Task') },
   async run(values, io) {
+    const { acceptedOf, acceptedPatch, readTaskRecords } = await import('./work-back.js');
     const answer = await readTaskRecords(values.state, values.taskId, async (root, task) => {
       const accepted = await acceptedOf(root, task);
       return {

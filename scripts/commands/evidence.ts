@@ -1,7 +1,6 @@
 import { CliError, EXIT, emit } from '../cli-io.js';
 import { command, positional } from '../command.js';
 import { exportTarget, toFlag } from './export.js';
-import { readTaskRecords } from './work-back.js';
 
 /** A file name an adapter gave that is safe as one path segment; any other is written under a made-up one. */
 const SAFE_NAME = /^(?!\.{1,2}$)[\w.-]{1,200}$/;
@@ -26,7 +25,10 @@ export const evidence = command({
   },
   async run(values, io) {
     const { to, files, put, writeManifest } = await exportTarget(values.to);
-    const { taskEffects } = await import('../../views/index.js');
+    const [{ taskEffects }, { readTaskRecords }] = await Promise.all([
+      import('../../views/index.js'),
+      import('./work-back.js'),
+    ]);
     const listed: Array<Record<string, unknown>> = [];
     await readTaskRecords(values.state, values.taskId, async (_root, task, blob) => {
       const effects = taskEffects({ events: task.events, object: (digest) => task.object(digest) });

@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { z } from 'zod';
 import { CliError, EXIT, emit } from '../cli-io.js';
 import { command, positional, stringFlag } from '../command.js';
-import { acceptedOf, acceptedPatch, readTaskRecords } from './work-back.js';
 
 const sha256 = (bytes: Buffer | string) => 'sha256:' + createHash('sha256').update(bytes).digest('hex');
 
@@ -12,7 +10,8 @@ const sha256 = (bytes: Buffer | string) => 'sha256:' + createHash('sha256').upda
 export const toFlag = stringFlag(
   'DIR',
   'the directory to write (absent or empty)',
-  z.string({ error: 'required' }).min(1, 'must not be empty'),
+  (z) => z.string({ error: 'required' }).min(1, 'must not be empty'),
+  { required: true },
 );
 
 /**
@@ -58,6 +57,7 @@ export const exportTask = command({
     to: toFlag,
   },
   async run(values, io) {
+    const { acceptedOf, acceptedPatch, readTaskRecords } = await import('./work-back.js');
     const { to, files, put, writeManifest } = await exportTarget(values.to);
     const made = await readTaskRecords(values.state, values.taskId, async (root, task, blob) => {
       const accepted = await acceptedOf(root, task);

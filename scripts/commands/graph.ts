@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { EXIT } from '../cli-io.js';
 import { command, stringFlag } from '../command.js';
 
@@ -10,9 +9,7 @@ export const graph = command({
   name: 'graph',
   summary: 'export the Task statechart from the machine definition',
   flags: {
-    format: stringFlag(
-      'mermaid|dot|json',
-      'the output format (default mermaid; --json alone means json)',
+    format: stringFlag('mermaid|dot|json', 'the output format (default mermaid; --json alone means json)', (z) =>
       z.enum(['mermaid', 'dot', 'json'], { error: 'must be mermaid, dot or json' }).optional(),
     ),
   },

@@ -1,5 +1,5 @@
 import { command } from '../command.js';
-import { SPEC_FIELDS_HELP } from '../cli-io.js';
+import { SPEC_FIELDS_HELP } from '../spec-fields.js';
 import { runFlags } from './run-flags.js';
 
 /**

@@ -2,7 +2,8 @@ import { HostError, pinFrozenTests, parseTaskSpec, specDifferences } from '../..
 import { hostOptionsOf, openHost, type Host } from '../../frontier/index.js';
 import { stageNamed, type TaskSpec } from '../../objects/index.js';
 import { RESTING_TASK_STATES } from '../../machines/index.js';
-import { CliError, EXIT, cliErrorOf, emit, readSpecFile, type CliErrorCode, type Io } from '../cli-io.js';
+import { CliError, EXIT, cliErrorOf, emit, type CliErrorCode, type Io } from '../cli-io.js';
+import { readSpecFile } from '../spec-file.js';
 import { appliedText, checkRepository, workBack, type WorkBack } from './apply.js';
 import { loadConfig } from '../config.js';
 import { checkPlan, stageStatus } from '../run-plan.js';

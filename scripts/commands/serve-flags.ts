@@ -1,15 +1,12 @@
-import { z } from 'zod';
-import { booleanFlag, stringFlag, type Args } from '../command.js';
-import { configFlag } from '../config.js';
+import { booleanFlag, stringFlag, type Args, type Zod } from '../command.js';
+import { configFlag } from '../config-flag.js';
 
 /** Default TCP port of `ordivon serve` (on 127.0.0.1). */
 export const DEFAULT_PORT = 7420;
 
 /** The flags of `ordivon serve`, apart from its command so its handler can name their type without importing the command. */
 export const serveFlags = {
-  port: stringFlag(
-    'N',
-    `TCP port on --host (default ${DEFAULT_PORT}; 0 picks a free one); not with --socket`,
+  port: stringFlag('N', `TCP port on --host (default ${DEFAULT_PORT}; 0 picks a free one); not with --socket`, (z) =>
     z
       .string()
       .regex(/^[0-9]+$/, 'must be an integer 0-65535')
@@ -17,34 +14,34 @@ export const serveFlags = {
       .refine((n) => n <= 65535, 'must be an integer 0-65535')
       .optional(),
   ),
-  socket: stringFlag(
-    'PATH',
-    'listen on a Unix socket instead of TCP',
+  socket: stringFlag('PATH', 'listen on a Unix socket instead of TCP', (z) =>
     z.string().min(1, 'must not be empty').optional(),
   ),
   host: stringFlag(
     'ADDR',
     'the address to listen on; other than loopback it needs a token (--token-file, ORDIVON_TOKEN or --token)',
-    z.string().min(1, 'must not be empty').default('127.0.0.1'),
+    (z) => z.string().min(1, 'must not be empty').default('127.0.0.1'),
+    { fallback: '127.0.0.1' },
   ),
   'token-file': stringFlag(
     'PATH',
     "bearer token every request must carry: the file's contents, trimmed; the file must not be group/other readable (else --token; else ORDIVON_TOKEN; else, on TCP, one generated into service.json)",
-    z.string().min(1, 'must not be empty').optional(),
+    (z) => z.string().min(1, 'must not be empty').optional(),
   ),
   token: stringFlag(
     'T',
     'the bearer token on the command line, where every local account sees it in ps (a warning says so): prefer --token-file or ORDIVON_TOKEN',
-    z.string().min(1, 'must not be empty').optional(),
+    (z) => z.string().min(1, 'must not be empty').optional(),
   ),
   'log-level': stringFlag(
     'LEVEL',
     'JSON log lines on stderr from this level up: fatal, error, warn, info, debug, trace, silent (default info; else ORDIVON_LOG_LEVEL)',
-    z
-      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
-        error: 'must be fatal, error, warn, info, debug, trace or silent',
-      })
-      .optional(),
+    (z) =>
+      z
+        .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+          error: 'must be fatal, error, warn, info, debug, trace or silent',
+        })
+        .optional(),
   ),
   config: configFlag,
   'no-harnesses': booleanFlag(
@@ -54,25 +51,25 @@ export const serveFlags = {
   'acp-agent': stringFlag(
     'opencode|hermes-like',
     'with --demo-harnesses, the ACP agent behind hermes: the real opencode acp (default) or the scripted Hermes-like one',
-    z.enum(['opencode', 'hermes-like'], { error: 'must be opencode or hermes-like' }).optional(),
+    (z) => z.enum(['opencode', 'hermes-like'], { error: 'must be opencode or hermes-like' }).optional(),
   ),
   inspect: booleanFlag('stream actor events to the Stately inspector (see --inspect-url)'),
   'inspect-url': stringFlag(
     'WS',
     "the inspector's WebSocket",
-    z.string().min(1, 'must not be empty').default('ws://127.0.0.1:8080'),
+    (z) => z.string().min(1, 'must not be empty').default('ws://127.0.0.1:8080'),
+    { fallback: 'ws://127.0.0.1:8080' },
   ),
   store: stringFlag(
     'URL',
     'postgres://…: share Tasks with other Hosts on one PostgreSQL database (else ORDIVON_STORE; default the embedded store)',
-    z
-      .string()
-      .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL')
-      .optional(),
+    (z) =>
+      z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL')
+        .optional(),
   ),
-  'host-id': stringFlag(
-    'ID',
-    "with --store, this Host's name in lease rows (default <hostname>-<pid>-<random>)",
+  'host-id': stringFlag('ID', "with --store, this Host's name in lease rows (default <hostname>-<pid>-<random>)", (z) =>
     z
       .string()
       .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 'letters, digits, . _ : - (not first), at most 128')
@@ -94,10 +91,11 @@ export const serveFlags = {
   'advertise-url': stringFlag(
     'URL',
     "with --store, where clients reach this Host, published for other Hosts' task_elsewhere answers (default the TCP listener's http://HOST:PORT; none on a socket)",
-    z
-      .string()
-      .regex(/^https?:\/\/\S+$/, 'expected an http:// or https:// URL')
-      .optional(),
+    (z) =>
+      z
+        .string()
+        .regex(/^https?:\/\/\S+$/, 'expected an http:// or https:// URL')
+        .optional(),
   ),
   'db-connect-timeout-ms': stringFlag(
     'N',
@@ -112,11 +110,10 @@ export const serveFlags = {
   recovery: stringFlag(
     'full|checkpoint',
     'verify every event at boot and replay every one (full), or only the tails after checkpoints the chain matches (checkpoint, the default)',
-    z.enum(['full', 'checkpoint'], { error: 'must be full or checkpoint' }).default('checkpoint'),
+    (z) => z.enum(['full', 'checkpoint'], { error: 'must be full or checkpoint' }).default('checkpoint'),
+    { fallback: 'checkpoint' },
   ),
-  'checkpoint-every': stringFlag(
-    'N',
-    'checkpoint a Task every N events (0: only at boot and stop)',
+  'checkpoint-every': stringFlag('N', 'checkpoint a Task every N events (0: only at boot and stop)', (z) =>
     z
       .string()
       .regex(/^[0-9]+$/, 'expected a whole number of events (0: checkpoints only at boot and stop)')
@@ -128,13 +125,14 @@ export const serveFlags = {
 /** What `ordivon serve`'s handler receives. */
 export type ServeArgs = Args<typeof serveFlags>;
 
-/** A flag's whole number of milliseconds, at least `min`. */
+/** A flag's whole number of milliseconds, at least `min` (a lazy schema). */
 function millisecondsAtLeast(min: number) {
   const message = `expected a whole number of milliseconds, at least ${min}`;
-  return z
-    .string()
-    .regex(/^[0-9]+$/, message)
-    .transform(Number)
-    .refine((n) => n >= min, message)
-    .optional();
+  return (z: Zod) =>
+    z
+      .string()
+      .regex(/^[0-9]+$/, message)
+      .transform(Number)
+      .refine((n) => n >= min, message)
+      .optional();
 }

@@ -2,8 +2,8 @@ import type { TaskSpecInput } from '../../objects/index.js';
 import type { Supervisor } from '../../kernel/index.js';
 import type { SendAnswer } from '../service/cli-route.js';
 import type { ServiceFile } from '../service/service-file.js';
-import { z } from 'zod';
-import { EXIT, SPEC_FIELDS_HELP, cliErrorOf, emit, parseJson, readSpecFile, taskRefusal, type Io } from '../cli-io.js';
+import { EXIT, cliErrorOf, emit, parseJson, taskRefusal, type Io } from '../cli-io.js';
+import { SPEC_FIELDS_HELP } from '../spec-fields.js';
 import { command, positional, stringFlag } from '../command.js';
 
 /** How long a writing command waits for the state-root lock another command holds before `state_locked`. */
@@ -88,10 +88,15 @@ export const taskCreate = command({
     'service holds the state root, the Task is created through its control API; else the command takes the lock.',
   ],
   flags: {
-    spec: stringFlag('FILE', 'the JSON spec of the Task', z.string({ error: 'required' }).min(1, 'must not be empty')),
+    spec: stringFlag(
+      'FILE',
+      'the JSON spec of the Task',
+      (z) => z.string({ error: 'required' }).min(1, 'must not be empty'),
+      { required: true },
+    ),
   },
   async run(values, io) {
-    const spec = readSpecFile(values.spec);
+    const spec = (await import('../spec-file.js')).readSpecFile(values.spec);
     const [{ HostError }, { parseTaskSpec }, { pinFrozenTests }] = await Promise.all([
       import('../../kernel/index.js'),
       import('../../kernel/index.js'),
@@ -142,9 +147,7 @@ export const send = command({
     eventJson: positional('EVENT_JSON', 'the event, e.g. \'{"type":"task.cancel","reason":"…"}\''),
   },
   flags: {
-    'event-id': stringFlag(
-      'ID',
-      'idempotency key: a retry with the same ID is acknowledged, not written twice',
+    'event-id': stringFlag('ID', 'idempotency key: a retry with the same ID is acknowledged, not written twice', (z) =>
       z.string().min(1, 'must not be empty').optional(),
     ),
   },

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { opencodeCommand } from '../../drivers/acp/opencode.js';
 import { CliError } from '../../scripts/cli-io.js';
 import { command } from '../../scripts/command.js';
 import { demoFlags } from './flags.js';
@@ -16,7 +15,7 @@ const DEMO_PACKAGES = ['@openai/codex/package.json', 'better-sqlite3'];
 const W1_PACKAGES = ['better-sqlite3'];
 
 /** Refuses `package_missing` (exit 1), naming each package the demo needs and cannot resolve. */
-function requireDemoPackages(workload: string, acpAgent: string): void {
+async function requireDemoPackages(workload: string, acpAgent: string): Promise<void> {
   const require = createRequire(import.meta.url);
   const missing = (workload === 'world-w1' ? W1_PACKAGES : DEMO_PACKAGES)
     .filter((name) => {
@@ -28,6 +27,8 @@ function requireDemoPackages(workload: string, acpAgent: string): void {
       }
     })
     .map((name) => name.replace(/\/package\.json$/, ''));
+  // The driver's module loads the OS helpers (execa): only when the demo runs, not with the command table.
+  const { opencodeCommand } = await import('../../drivers/acp/index.js');
   const agent = workload !== 'world-w1' && acpAgent === 'opencode' && !existsSync(opencodeCommand().command);
   if (missing.length > 0 || agent)
     throw new CliError(
@@ -66,7 +67,7 @@ export const demo = command({
   ],
   flags: demoFlags,
   async run(values, io): Promise<number> {
-    requireDemoPackages(values.workload, values['acp-agent']);
+    await requireDemoPackages(values.workload, values['acp-agent']);
     // The workloads, the Host and the scripted models load when the demo runs, not with the command table.
     return (await import('./command.js')).runDemo(values, io);
   },
