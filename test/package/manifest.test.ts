@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  license: string;
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
   optionalDependencies?: Record<string, string>;
@@ -36,5 +37,15 @@ describe('package.json installs on any platform', () => {
     >;
     assert.deepEqual(Object.keys(pinned), ['opencode-linux-x64']);
     assert.equal(pinned['opencode-linux-x64']!.platform, 'linux-x64');
+  });
+});
+
+describe('the license', () => {
+  it('is the full Apache License 2.0 text in LICENSE, as package.json says', () => {
+    assert.equal(manifest.license, 'Apache-2.0');
+    const text = readFileSync(join(ROOT, 'LICENSE'), 'utf8');
+    assert.match(text, /^\s+Apache License\n\s+Version 2\.0, January 2004\n/);
+    for (let section = 1; section <= 9; section++) assert.match(text, new RegExp(`^\\s+${section}\\. \\w`, 'm'));
+    assert.match(text, /END OF TERMS AND CONDITIONS/);
   });
 });
