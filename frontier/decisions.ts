@@ -3,6 +3,7 @@ import { type TaskHandle, HostError, contextOf, REVOKED_WITH_CONTEXT, openDecisi
 import { clientRequestId, jobOf, type FrontierDeps } from './work-options.js';
 import { performEffect, reconcileEffect } from './effect-actions.js';
 import { untilAborted } from './until-aborted.js';
+import { assignStageAgain } from './stage-retry.js';
 
 /**
  * Decision stages (docs/context.md, "Decision stages"): the provider only chooses one of the candidates the Host compiled
@@ -167,27 +168,16 @@ function staleSinceLastAssignment(task: TaskHandle): number {
  */
 export async function rerun(deps: FrontierDeps, task: TaskHandle): Promise<void> {
   const { context } = task;
-  const assignment = context.assignment!;
   const stale = staleSinceLastAssignment(task);
   if (stale > MAX_CONSECUTIVE_RERUNS) {
     deps.step(task, `the Context moved under ${stale} runs in a row: not rerun; the Task waits for a new Assignment`);
     await task.send({ type: 'evaluation.settle', generation: context.generation });
     return;
   }
-  const body = task.store.getObject<{ stage?: string; purpose: string; instructions: string }>(
-    assignment.digest,
-    'assignment',
-  ).body;
-  const result = await task.send({
-    type: 'assignment.commit',
-    harness: assignment.harness,
-    generation: context.generation + 1,
-    ...(body.stage !== undefined ? { stage: body.stage } : { purpose: body.purpose }),
-    instructions: body.instructions,
-  });
+  const { result, stage } = await assignStageAgain(task);
   deps.step(
     task,
-    `Context moved under generation ${context.generation}: ${body.stage ?? body.purpose} runs again as generation ${context.generation + 1}` +
+    `Context moved under generation ${context.generation}: ${stage} runs again as generation ${context.generation + 1}` +
       (result.admitted ? '' : ` (refused: ${result.code})`),
   );
 }

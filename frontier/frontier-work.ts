@@ -10,6 +10,7 @@ import { frontierDeps, type FrontierDeps, type FrontierWorkOptions } from './wor
 import { observeRun } from './observe-run.js';
 import { verifyAcceptance } from './verify-acceptance.js';
 import { candidateObservations, observationReader } from './effect-observations.js';
+import { retryStoppedRun } from './stage-retry.js';
 
 export { clientRequestId, type HarnessConfig, type HarnessFactory, type FrontierWorkOptions } from './work-options.js';
 
@@ -23,7 +24,9 @@ export { clientRequestId, type HarnessConfig, type HarnessFactory, type Frontier
  *   blocked (`identity_conflict`);
  * - `observe_run`: wait for the job, keep the receipt, validate the artifacts this run changed
  *   and retain the valid ones as evidence;
- * - `evaluate`: a stage that does not propose completion settles (the Task waits, recording the
+ * - `evaluate`: a stage whose run the Host stopped (drain, crash) is dispatched again under the
+ *   next generation as its `retry` policy allows, then put to a person (stage-retry.ts); a stage
+ *   that does not propose completion settles (the Task waits, recording the
  *   stage's artifacts it does not hold); one that does proposes completion, which the statechart
  *   admits only with every required artifact held;
  * - `verify`: run the acceptance command as a Runtime job, recompute the source digest and the
@@ -58,7 +61,7 @@ export function createFrontierWork(options: FrontierWorkOptions): FrontierRunner
         case 'observe_run':
           return observeRun(deps, task, signal);
         case 'evaluate':
-          return evaluate(deps, task);
+          return evaluate(deps, task, signal);
         case 'verify':
           return verifyAcceptance(deps, task, signal);
         case 'act':
@@ -125,13 +128,15 @@ async function compile(deps: FrontierDeps, task: TaskHandle): Promise<void> {
 }
 
 /**
- * `evaluate`: a stage that does not propose completion settles (the Task waits for the next
+ * `evaluate`: a stage whose run the Host stopped is retried as its policy allows
+ * (`retryStoppedRun`); a stage that does not propose completion settles (the Task waits for the next
  * Assignment), naming the artifacts it was to write and did not; one that does proposes completion
  * from the evidence held.
  */
-async function evaluate(deps: FrontierDeps, task: TaskHandle): Promise<void> {
+async function evaluate(deps: FrontierDeps, task: TaskHandle, signal: AbortSignal): Promise<void> {
   const { context } = task;
   const stage = assignedStage(task);
+  if (await retryStoppedRun(deps, task, stage, signal)) return;
   if (await submitStageDecision(deps, task, stage)) return;
   if (!stage.proposesCompletion) {
     const missing = stage.produces.filter((name) => context.evidence[name]?.generation !== context.generation);

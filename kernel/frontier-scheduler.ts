@@ -37,8 +37,15 @@ export const FRONTIER_RETRY_CAP_MS = 30_000;
  * state and starts it again, which is why a FrontierRunner must be idempotent.
  */
 export class FrontierScheduler {
-  /** Frontier work in flight per Task, with the Assignment generation it serves. */
-  private readonly working = new Map<string, { controller: AbortController; generation: number }>();
+  /** Frontier work in flight per Task, with the Assignment generation it serves and what it is. */
+  private readonly working = new Map<
+    string,
+    { controller: AbortController; generation: number; work: FrontierWork; done: Promise<void> }
+  >();
+  /** Set by `hold()` (a drain): work in flight goes on, nothing new starts. */
+  private held = false;
+  /** Who waits for the work in flight to be over (`idle()`). */
+  private readonly idlers = new Set<() => void>();
   /** Per Task whose last work threw: how many times in a row, and the cancel of the armed retry. */
   private readonly failing = new Map<string, { failures: number; cancel: () => void }>();
 
@@ -71,7 +78,14 @@ export class FrontierScheduler {
 
   /** Starts the Task's frontier work, unless there is none, some is in flight for it, or not serving. */
   kick(task: TaskActor): void {
-    if (!this.enabled || task.frontier === 'none' || this.working.has(task.taskId) || !this.options.serving()) return;
+    if (
+      !this.enabled ||
+      this.held ||
+      task.frontier === 'none' ||
+      this.working.has(task.taskId) ||
+      !this.options.serving()
+    )
+      return;
     void this.perform(task, task.frontier);
   }
 
@@ -82,7 +96,9 @@ export class FrontierScheduler {
   async perform(task: TaskActor, work: FrontierWork): Promise<void> {
     const runner = this.options.frontier!;
     const controller = new AbortController();
-    this.working.set(task.taskId, { controller, generation: task.context.generation });
+    let finish!: () => void;
+    const done = new Promise<void>((resolve) => (finish = resolve));
+    this.working.set(task.taskId, { controller, generation: task.context.generation, work, done });
     const handle: TaskHandle = {
       taskId: task.taskId,
       revision: task.revision,
@@ -99,6 +115,7 @@ export class FrontierScheduler {
       failed = true;
     } finally {
       this.working.delete(task.taskId);
+      finish();
     }
     // Work that threw is tried again after its backoff; aborted work belongs to a Task fenced or
     // no longer served here. A step that committed nothing without throwing is not retried in a
@@ -107,6 +124,35 @@ export class FrontierScheduler {
     else this.forgetFailures(task.taskId);
     // Continue if the work moved the Task on.
     if (task.revision !== handle.revision && this.options.serving()) this.kick(task);
+    if (this.working.size === 0) for (const idle of [...this.idlers]) idle();
+  }
+
+  /**
+   * A drain's first step: no new work starts (not after a commit, a failure's backoff or a boot
+   * kick), while the work in flight goes on and commits what it finds — a running stage's run
+   * that ends is observed and its evidence kept. Work waiting out a retry backoff (an `evaluate`)
+   * is aborted: it started nothing and boot derives it again. Answers which Tasks are running a
+   * stage now (observing its run).
+   */
+  hold(): string[] {
+    this.held = true;
+    for (const [, { controller, work }] of this.working)
+      if (work === 'evaluate') controller.abort(new HostError('not_serving', 'supervisor is draining'));
+    return this.running();
+  }
+
+  /** The Tasks whose work in flight is observing a stage's run. */
+  running(): string[] {
+    return [...this.working].filter(([, w]) => w.work === 'observe_run').map(([taskId]) => taskId);
+  }
+
+  /** Resolves once no work is in flight (at once when none is). */
+  idle(): Promise<void> {
+    if (this.working.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => (this.idlers.delete(done), resolve());
+      this.idlers.add(done);
+    });
   }
 
   /**
@@ -122,7 +168,14 @@ export class FrontierScheduler {
       if (task.frontier === 'confirm_dispatch') {
         await task.send({ type: 'dispatch.lost', clientRequestId: task.context.dispatch!.clientRequestId }, 'host');
       }
-      if (task.frontier === 'reconcile' && this.enabled) {
+      // A Task adopted while serving may have its lookup in flight already, kicked by the commit of
+      // `dispatch.lost` above: that one is waited for, as a second would start a second chain of
+      // work for the Task (two dispatches racing, one of them declared lost).
+      const inFlight = this.working.get(task.taskId);
+      if (inFlight?.work === 'reconcile') {
+        await inFlight.done;
+        reconciled++;
+      } else if (task.frontier === 'reconcile' && this.enabled && !inFlight) {
         await this.perform(task, 'reconcile');
         reconciled++;
       }

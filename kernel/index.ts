@@ -11,6 +11,7 @@ export {
   type TaskReading,
   type BootSummary,
   type CheckpointStats,
+  type StageDrain,
 } from './supervisor.js';
 export { TaskActor, type SendResult, type Committed, type Attachments, type TaskSnapshot } from './task-actor.js';
 export type { RemoteInterest, SubscribeOptions } from './commit-listeners.js';

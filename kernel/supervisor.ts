@@ -25,8 +25,18 @@ import type { SubscribeOptions } from './commit-listeners.js';
 import { joinAndOpen } from './join-and-open.js';
 import { sendOwnRetried } from './cluster/own-conflict.js';
 import { ServingParts } from './serving-parts.js';
+import { drainStages, type StageDrain } from './drain-stages.js';
 
-export type { BootSummary, CheckpointStats, ExternalEvent, SendOptions, SupervisorOptions, TaskView, TaskReading };
+export type {
+  BootSummary,
+  CheckpointStats,
+  ExternalEvent,
+  SendOptions,
+  StageDrain,
+  SupervisorOptions,
+  TaskView,
+  TaskReading,
+};
 
 /**
  * The Host's supervisor (docs/design.md, "The Supervisor"), embeddable in any Node service.
@@ -290,6 +300,17 @@ export class Supervisor {
   /** Checkpoints written and failed since `start()` (after boot, while serving, at stop), and those taken but not yet written. */
   checkpoints(): CheckpointStats {
     return this.parts.checkpointer.stats();
+  }
+
+  /**
+   * The graceful part of a drain, before `stop()`: starts no new frontier work (no dispatch, no
+   * next stage) and waits up to `timeoutMs` (on the Supervisor's clock) for the work in flight to
+   * end; events are still taken meanwhile. Answers how many of the stages running at the start
+   * ended on their own and how many were still running (`stop()` and the Runtime's `close()` then
+   * stop those, recoverable: `drainStages`).
+   */
+  finishRunning({ timeoutMs }: { timeoutMs: number }): Promise<StageDrain> {
+    return drainStages(this.parts.frontier, this.clock, timeoutMs);
   }
 
   /** Drains and stops. Safe to call more than once. */

@@ -37,6 +37,7 @@ export {
   stagesOf,
   sourcesOf,
   stageNamed,
+  stageRetry,
   type TaskSpecInput,
 } from './task-spec.js';
 export {

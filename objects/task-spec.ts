@@ -164,6 +164,16 @@ function specSchemas(object: ObjectOf) {
     proposesCompletion: z.boolean().default(false),
     /** A decision stage: the candidates its provider chooses among (see `Decision`). */
     decision: Decision.optional(),
+    /**
+     * How often the Host dispatches the stage again, under a new generation, when its run was
+     * stopped by the Host (a drain, a crash: the job `abandoned`), and how long it waits first
+     * (measured from the stopped run's observation). Absent: `{max: 1, backoffMs: 0}`
+     * (`stageRetry`). Exhausted: a DecisionRequest asks a person.
+     */
+    retry: object({
+      max: z.number().int().min(0).max(100),
+      backoffMs: z.number().int().min(0).max(86_400_000).default(0),
+    }).optional(),
   });
 
   const TaskSpec = object({
@@ -353,6 +363,11 @@ export function stagesOf(spec: TaskSpec): Stage[] {
       },
     ]
   );
+}
+
+/** A stage's retry policy (`retry`), its default filled in: one automatic re-dispatch, at once. */
+export function stageRetry(stage: Stage): { max: number; backoffMs: number } {
+  return { max: stage.retry?.max ?? 1, backoffMs: stage.retry?.backoffMs ?? 0 };
 }
 
 /** The stage named `name`, or undefined. */

@@ -24,12 +24,12 @@ const HARNESSES = {
 };
 
 /** A Host whose leases and heartbeat only the test moves (a long lease, in SQL). */
-function host(url: string, hostId: string): Promise<Host> {
+function host(url: string, hostId: string, harnesses: Record<string, HarnessConfig> = HARNESSES): Promise<Host> {
   return openHost({
     state: tempDir(),
     store: url,
     cluster: { hostId, leaseMs: 600_000 },
-    harnesses: HARNESSES,
+    harnesses,
     maxThreads: 1,
   });
 }
@@ -38,12 +38,13 @@ describe('a Task taken over with a run in flight (two Hosts, one PostgreSQL)', {
   const server = sharedPostgres();
 
   it(
-    "host-b reconciles host-a's dispatch by its exact clientRequestId, records the run abandoned as one machine does after a crash, and never dispatches that generation again",
+    "host-b reconciles host-a's dispatch by its exact clientRequestId, records the run abandoned as one machine does after a crash, never dispatches that generation again, and retries the stage under the next",
     { timeout: 120_000 },
     async () => {
       const url = await createDatabase(server().url, 'takeover');
       const a = await host(url, 'host-a');
-      const b = await host(url, 'host-b');
+      // On host-b `hold` diagnoses: the stage host-b dispatches again itself (its retry) finishes.
+      const b = await host(url, 'host-b', { ...HARNESSES, hold: HARNESSES.diagnose });
       let answer = () => {};
       try {
         // host-a's Runtime starts the job, and host-a goes silent before the answer reaches its Task
@@ -88,6 +89,11 @@ describe('a Task taken over with a run in flight (two Hosts, one PostgreSQL)', {
             'dispatch.lost',
             'dispatch.reconcile',
             'run.observe',
+            'assignment.commit',
+            'context.compile',
+            'dispatch.intend',
+            'dispatch.ack',
+            'run.observe',
             'completion.propose',
           ],
         );
@@ -110,15 +116,15 @@ describe('a Task taken over with a run in flight (two Hosts, one PostgreSQL)', {
         await a.supervisor.clusterTick();
         assert.equal(a.supervisor.getTask(taskId), undefined);
 
-        // A new Assignment on host-b finishes the work; each request id names exactly one job.
-        const next = await b.supervisor.send(taskId, {
-          type: 'assignment.commit',
-          harness: 'diagnose',
-          purpose: 'diagnose',
-        });
-        assert.equal(next.admitted, true);
-        await b.supervisor.waitFor(taskId, ['waiting'], ['completed', 'cancelled', 'blocked']);
+        // host-b's own Assignment of the next generation finished the work; each request id names exactly one job.
         const task = b.supervisor.getTask(taskId)!;
+        assert.deepEqual(
+          events.filter((e) => e.type === 'assignment.commit').map((e) => [e.origin, e.data.generation]),
+          [
+            ['external', 1],
+            ['host', 2],
+          ],
+        );
         assert.equal(task.context.generation, 2);
         assert.equal(task.context.evidence['diagnosis.json']?.generation, 2);
 

@@ -20,7 +20,7 @@ describe('crash during a run', () => {
   // namespace (whose own pid, in its trace, is the namespace's), each by host pid and start time.
   let tree: TreeMember[] = [];
   it(
-    'SIGKILL of the Host while a harness run is in flight: the fresh Host finds the job abandoned, never redispatches it, and a new Assignment finishes the work',
+    'SIGKILL of the Host while a harness run is in flight: the fresh Host finds the job abandoned, never sends it again, and dispatches the stage itself under the next generation, which finishes the work',
     { timeout: 120_000 },
     async () => {
       const root = join(tempDir('ordivon-crash-run-'), 'state');
@@ -42,11 +42,12 @@ describe('crash during a run', () => {
         ...hermesLikeLaunch(hermesLikeScript(workload, 'diagnose')),
         timeoutMs: 60_000,
       };
+      // The restarted Host runs the real diagnosis under `stuck`: its retry assigns the same harness.
       const host = await openHost({ state: root, harnesses: { stuck: diagnose, diagnose } });
       try {
         const sup = host.supervisor;
         // the in-flight run is not blindly redispatched: its one job is found and ends abandoned
-        await sup.waitFor(taskId, ['waiting']);
+        await sup.waitFor(taskId, ['waiting'], ['completed', 'cancelled', 'blocked']);
         const jobs = await host.runtime.findJobs({ clientRequestId: `${taskId}/a1/g1/run` });
         assert.equal(jobs.length, 1, 'the interrupted dispatch was sent again');
         assert.equal(jobs[0]!.state, 'abandoned');
@@ -55,16 +56,28 @@ describe('crash during a run', () => {
         assert.equal(jobs[0]!.process?.pid, Number(recordedPid), 'the job did not record the provider group');
         assert.deepEqual([jobs[0]!.stopReason, jobs[0]!.groupGone], ['executor_gone', true]);
         const observed = sup.events(taskId).filter((e) => e.type === 'run.observe');
-        assert.equal(observed.length, 1);
+        assert.equal(observed.length, 2);
         const data = observed[0]!.data as { jobStatus: string; evidence: object; receiptDigest: string };
         assert.deepEqual([data.jobStatus, Object.keys(data.evidence)], ['abandoned', []]);
         assert.equal(sup.getObject<HarnessRunReceipt>(data.receiptDigest).body.stopReason, 'abandoned');
-        assert.equal(sup.events(taskId).filter((e) => e.type === 'dispatch.intend').length, 1);
+        assert.deepEqual(
+          sup
+            .events(taskId)
+            .filter((e) => e.type === 'dispatch.intend')
+            .map((e) => e.data.clientRequestId),
+          [`${taskId}/a1/g1/run`, `${taskId}/a1/g2/run`],
+          'the stopped run is dispatched again only under a new request id',
+        );
 
-        // a new Assignment, from the state the crash left, finishes the diagnosis
-        const next = await sup.send(taskId, { type: 'assignment.commit', harness: 'diagnose', purpose: 'diagnose' });
-        assert.equal(next.admitted, true);
-        await sup.waitFor(taskId, ['waiting'], ['completed', 'cancelled', 'blocked']);
+        // The stage's retry policy (default: once) let the Host assign it again itself: no person needed.
+        const assignments = sup.events(taskId).filter((e) => e.type === 'assignment.commit');
+        assert.deepEqual(
+          assignments.map((e) => [e.origin, e.data.generation]),
+          [
+            ['external', 1],
+            ['host', 2],
+          ],
+        );
         const task = sup.getTask(taskId)!;
         assert.equal(task.context.generation, 2);
         assert.equal(task.context.evidence['diagnosis.json']?.generation, 2);
