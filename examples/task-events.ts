@@ -91,7 +91,11 @@ const PROGRAM: Program = {
       name: 'cancel',
       summary: 'cancel a Task',
       positionals: taskId,
-      flags: { reason: stringFlag('TEXT', 'why', z.string({ error: 'required' }).min(1, 'must not be empty')) },
+      flags: {
+        reason: stringFlag('TEXT', 'why', (zod) => zod.string({ error: 'required' }).min(1, 'must not be empty'), {
+          required: true,
+        }),
+      },
       run: (args) => sendEvent('cancel', args.state, args.taskId, () => ({ type: 'task.cancel', reason: args.reason })),
     }),
     command({

@@ -4,6 +4,9 @@ import { configFlag } from '../config-flag.js';
 /** Default TCP port of `ordivon serve` (on 127.0.0.1). */
 export const DEFAULT_PORT = 7420;
 
+/** How long a drain lets running stages finish by default (`--drain-timeout`). */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+
 /** The flags of `ordivon serve`, apart from its command so its handler can name their type without importing the command. */
 export const serveFlags = {
   port: stringFlag('N', `TCP port on --host (default ${DEFAULT_PORT}; 0 picks a free one); not with --socket`, (z) =>
@@ -106,6 +109,11 @@ export const serveFlags = {
     'N',
     'with --store, how long one database statement may take before it fails storage_failed (default the lease, --lease-ms)',
     millisecondsAtLeast(10),
+  ),
+  'drain-timeout': stringFlag(
+    'MS',
+    `on SIGTERM/SIGINT, how long running stages may finish before the rest are stopped (recoverable: dispatched again after a restart as their retry allows; default ${DEFAULT_DRAIN_TIMEOUT_MS}; 0: stop them at once)`,
+    millisecondsAtLeast(0),
   ),
   recovery: stringFlag(
     'full|checkpoint',

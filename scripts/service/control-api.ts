@@ -45,8 +45,11 @@ interface RequestNote {
 export interface ControlApi {
   /** The Node `request` listener. */
   handle(req: IncomingMessage, res: ServerResponse): void;
-  /** Refuses new requests (503 `not_serving`), ends SSE streams and resolves when in-flight requests have answered. */
-  drain(): Promise<void>;
+  /**
+   * Refuses new requests (503 `draining`, with `Retry-After: retryAfterSeconds`, default 1), ends
+   * SSE streams and resolves when in-flight requests have answered.
+   */
+  drain(options?: { retryAfterSeconds?: number }): Promise<void>;
   readonly hub: SseHub;
 }
 
@@ -76,6 +79,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
   const unsubscribe = sup.subscribe((c) => hub.publish(c), { remote: (id) => hub.follows(id) });
   const inflight = new Set<Promise<void>>();
   let draining = false;
+  let retryAfter = 1;
 
   const taskId = (raw: string): string => parsed(TaskIdParam.safeParse(decodeURIComponent(raw)), 'invalid_request');
   // Any Task of the cluster, read-only when another Host serves it (`elsewhere`).
@@ -271,7 +275,9 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       );
       // A draining service is alive, and its probes say so (`/ready`: 503 `draining`).
       if (draining && !isProbe(new URL(req.url ?? '/', 'http://service').pathname)) {
-        sendError(res, new ApiError(503, 'not_serving', 'the service is draining'));
+        // The Host comes back (a restart) or another one serves: a client retries, never gives up.
+        res.setHeader('retry-after', String(retryAfter));
+        sendError(res, new ApiError(503, 'draining', 'the service is draining: retry after Retry-After seconds'));
         return;
       }
       const done = route(req, res, note)
@@ -281,8 +287,9 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
         .finally(() => inflight.delete(done));
       inflight.add(done);
     },
-    async drain() {
+    async drain({ retryAfterSeconds = 1 } = {}) {
       draining = true;
+      retryAfter = retryAfterSeconds;
       unsubscribe();
       hub.close();
       await Promise.all([...inflight]);

@@ -36,8 +36,13 @@ export interface RunningService {
   /** A new single-use login URL for the page (`/login?token=<code>`), or null on a unix socket. */
   loginUrl(): string | null;
   /**
-   * Drains: new requests are refused 503 `not_serving`, SSE streams end, in-flight requests
-   * answer, the listener closes and `service.json` is removed. The supervisor is not stopped
+   * Starts draining, the listener kept open: `service.json` is removed, every new request is
+   * answered 503 `draining` with `Retry-After: retryAfterSeconds` (default 1), SSE streams end;
+   * resolves once the requests in flight have answered. Their transitions commit.
+   */
+  drain(options?: { retryAfterSeconds?: number }): Promise<void>;
+  /**
+   * Drains (if `drain` was not called), then closes the listener. The supervisor is not stopped
    * here (its owner stops it next, which lets in-flight transitions commit).
    */
   close(): Promise<void>;
@@ -90,7 +95,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     tokenRequired: token !== undefined,
     ...(token ? { token } : {}),
   });
+  let draining: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
+  const drain = (drainOptions: { retryAfterSeconds?: number } = {}) => {
+    draining ??= (removeFile(), api.drain(drainOptions));
+    return draining;
+  };
   return {
     server,
     api,
@@ -98,18 +108,20 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     listener: bound,
     token,
     loginUrl: () => (sessions ? `${url}/login?token=${sessions.code()}` : null),
+    drain,
     close() {
       closing ??= (async () => {
-        removeFile();
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        const drained = drain();
         // A client that never finishes its request must not hold the shutdown forever: after the
-        // grace its connection is cut (its transition, if one had started, still commits).
+        // grace its connection is cut (its transition, if one had started, still commits). Until
+        // then the listener answers new requests 503 `draining` rather than refusing connections.
         let timer: NodeJS.Timeout | undefined;
         const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, options.drainGraceMs ?? 10_000)));
-        await Promise.race([api.drain(), grace]);
+        await Promise.race([drained, grace]);
         clearTimeout(timer);
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeAllConnections();
-        await api.drain();
+        await drained;
         await closed;
       })();
       return closing;

@@ -124,6 +124,8 @@ describe('what the usage says without building the schemas', () => {
     const flag = { schema: () => (builds++, z.string()) };
     assert.equal(await schemaOf(flag, z), await schemaOf(flag, z));
     assert.equal(builds, 1);
+    const plain = { schema: z.string() };
+    assert.equal(await schemaOf(plain, z), plain.schema, 'a plain schema is taken as it is');
     assert.equal(versionOf('{"name":"ordivon","version":"1.2.3"}'), '1.2.3');
     assert.throws(() => versionOf('{"name":"ordivon"}'), /package\.json: version must be a non-empty string/);
     assert.throws(() => versionOf('{"name":"","version":"1"}'), /package\.json: name must be a non-empty string/);
