@@ -9,7 +9,7 @@ import { startInspector } from '../service/inspector.js';
 import { tokenRefusal, type Listener } from '../service/access.js';
 import { CliError, EXIT, cliErrorOf, count, throttledProgress, type Io } from '../cli-io.js';
 import { loadConfig, type LoadedConfig } from '../config.js';
-import { DEFAULT_PORT, type ServeArgs } from './serve-flags.js';
+import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_PORT, type ServeArgs } from './serve-flags.js';
 import { TOKEN_FLAG_WARNING, serveToken } from './serve-token.js';
 import { packageVersion } from '../version.js';
 import { demoHarnesses } from '../extensions.js';
@@ -180,7 +180,15 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
   }
 
   const signal = await stopped;
-  say(`ordivon serve: ${signal}, draining`);
+  const drainTimeoutMs = values['drain-timeout'] ?? DEFAULT_DRAIN_TIMEOUT_MS;
+  say(`ordivon serve: ${signal}, draining (running stages may finish within ${drainTimeoutMs} ms)`);
+  // The listener stays open: a client is told 503 `draining` and when to retry, not refused a connection.
+  void service.drain({ retryAfterSeconds: Math.max(1, Math.ceil(drainTimeoutMs / 1000)) });
+  const stages = await supervisor.finishRunning({ timeoutMs: drainTimeoutMs });
+  log.info({ signal, drainTimeoutMs, ...stages }, 'drained');
+  say(
+    `ordivon serve: drained: ${stages.finished} of ${stages.running} running stages finished, ${stages.stopped} stopped (dispatched again after a restart as their retry policy allows)`,
+  );
   await service.close();
   unobserve();
   await stopHost();

@@ -16,6 +16,7 @@ export const API_ERROR_CODES = [
   'token_required',
   'socket_in_use',
   'internal',
+  'draining',
 ] as const;
 /** What the control API answers: its own codes and the library's (a HostError's, `apiErrorOf`). */
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number] | HostErrorCode;
@@ -59,6 +60,7 @@ export const HTTP_STATUS_OF_CODE: Readonly<Partial<Record<ApiErrorCode, number>>
   unsupported_media_type: 415,
   internal: 500,
   not_serving: 503,
+  draining: 503,
   storage_failed: 503,
   journal_failed: 503,
   lease_lost: 503,
