@@ -91,8 +91,23 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 const defaultInputDigest = (receipt: unknown) =>
   isObject(receipt) && typeof receipt['inputDigest'] === 'string' ? receipt['inputDigest'] : undefined;
 
-/** The code a refusal body names (`{code: …}`), if it names one. */
-const codeOf = (body: unknown) => (isObject(body) && typeof body['code'] === 'string' ? body['code'] : undefined);
+/** How the provider's error code is read from an answer's body (`HttpEffectAdapterConfig.errorCode`). */
+function providerCodeReader(
+  where: HttpEffectAdapterConfig['errorCode'] = 'code',
+): (body: unknown) => string | undefined {
+  const asCode = (value: unknown) =>
+    typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
+  if (typeof where === 'function') return (body) => asCode(where(body));
+  const path = where.split('.');
+  return (body) => {
+    let at: unknown = body;
+    for (const key of path) {
+      if (!isObject(at) || !Object.hasOwn(at, key)) return undefined;
+      at = at[key];
+    }
+    return asCode(at);
+  };
+}
 
 /**
  * The adapter for the provider `config` describes. It knows no provider of its own: how each
@@ -106,6 +121,7 @@ export function httpEffectAdapter(config: HttpEffectAdapterConfig): HttpEffectAd
     const issue = zodIssue('http_effect_config_invalid', data.error);
     throw new HttpEffectError(issue.code, issue.message, { path: issue.path });
   }
+  const codeOf = providerCodeReader(config.errorCode);
   const digestHeader = config.inputDigestHeader ?? 'Input-Digest';
   const pollMs = config.pollMs ?? 25;
   const settleTimeoutMs = config.settleTimeoutMs ?? config.timeoutMs;

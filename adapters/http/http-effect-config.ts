@@ -91,6 +91,13 @@ export interface HttpEffectAdapterConfig {
   readonly refusal: (status: number, body: unknown) => boolean;
   /** The input digest a receipt names (default: its string `inputDigest` field). */
   readonly receiptInputDigest?: (receipt: unknown) => string | undefined;
+  /**
+   * Where a non-2xx answer's JSON body names the provider's error code (`HttpEffectError`'s
+   * `providerCode`): a dotted path (`error.code` for `{"error": {"code": "card_declined"}}`) or a
+   * function of the body. Default `code`, a top-level field. A string there is the code, a number
+   * its decimal text; anything else, or nothing at the path, is no code.
+   */
+  readonly errorCode?: string | ((body: unknown) => string | undefined);
 }
 
 /** The config's data fields, parsed when the adapter is made (the functions are typed, not parsed). */
@@ -103,4 +110,10 @@ export const HttpEffectConfigData = z.object({
   inputDigestHeader: z.string().min(1).optional(),
   identityHeader: z.string().min(1),
   operations: z.record(z.string(), z.object({ path: z.string().startsWith('/') })),
+  errorCode: z
+    .union([
+      z.string().regex(/^[^.]+(?:\.[^.]+)*$/, 'must be a dotted path of field names, such as error.code'),
+      z.custom<(body: unknown) => unknown>((value) => typeof value === 'function', 'expected a function'),
+    ])
+    .optional(),
 });

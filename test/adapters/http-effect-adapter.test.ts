@@ -1,10 +1,18 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { HTTP_EFFECT_CODES, HttpEffectError, httpEffectAdapter, type HttpEffectCode } from '../../adapters/index.js';
+import {
+  HTTP_EFFECT_CODES,
+  HttpEffectError,
+  httpEffectAdapter,
+  type HttpEffectAdapterConfig,
+  type HttpEffectCode,
+} from '../../adapters/index.js';
 import { digestOf } from '../../store/index.js';
 import {
   performCounts,
@@ -221,5 +229,71 @@ describe('the HTTP Effect adapter against World W1 provider', () => {
       Object.keys(HTTP_EFFECT_CODES).filter((code) => !DOCUMENTED_CODES.has(code)),
       [],
     );
+  });
+});
+
+describe("the HTTP Effect adapter reads a provider's error code where its config says", () => {
+  /** A provider of one's own that nests its error code (`{"error": {"code": …}}`), as many do. */
+  async function nestingProvider(): Promise<{ url: string; close: () => Promise<void> }> {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(402, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ code: 'top_level', error: { code: 'card_declined', number: 1001 } }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  }
+
+  const config = (baseUrl: string, errorCode?: HttpEffectAdapterConfig['errorCode']): HttpEffectAdapterConfig => ({
+    baseUrl,
+    timeoutMs: 5000,
+    identityHeader: 'Provider-Identity',
+    discovery: { path: '/', capabilities: () => ({}) },
+    targetPath: (target) => `/targets/${target}`,
+    operations: { charges: { path: '/charges', body: (call) => call.input, idempotency: { style: 'none' } } },
+    refusal: (status) => status === 402,
+    ...(errorCode === undefined ? {} : { errorCode }),
+  });
+
+  const cases: Array<[string, HttpEffectAdapterConfig['errorCode'], string | undefined]> = [
+    ['a top-level code by default', undefined, 'top_level'],
+    ['a dotted path into the body', 'error.code', 'card_declined'],
+    ['a number, as its decimal text', 'error.number', '1001'],
+    ['nothing at the path', 'error.missing.code', undefined],
+    [
+      'a function of the body',
+      (body) => (body as { error: { code: string } }).error.code.toUpperCase(),
+      'CARD_DECLINED',
+    ],
+  ];
+  for (const [what, errorCode, expected] of cases)
+    it(`providerCode is ${what}`, async () => {
+      const provider = await nestingProvider();
+      try {
+        const adapter = httpEffectAdapter(config(provider.url, errorCode));
+        const refused = await rejection(
+          adapter.perform('req-1', { amount: 5 }, { operation: 'charges', target: 'card-1' }),
+          'http_effect_refused',
+        );
+        assert.deepEqual([refused.status, refused.providerCode], [402, expected]);
+        assert.equal(adapter.notPerformed(refused), true);
+      } finally {
+        await provider.close();
+      }
+    });
+
+  it('refuses an errorCode that is no dotted path: http_effect_config_invalid naming errorCode', () => {
+    for (const bad of ['', 'error..code', '.code']) {
+      try {
+        httpEffectAdapter(config('http://127.0.0.1:9', bad));
+        assert.fail(`${JSON.stringify(bad)} was taken`);
+      } catch (error) {
+        assert.ok(error instanceof HttpEffectError, String(error));
+        assert.deepEqual([error.code, error.path], ['http_effect_config_invalid', 'errorCode']);
+      }
+    }
   });
 });
