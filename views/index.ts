@@ -21,3 +21,14 @@ export {
 } from './task-requests.js';
 export { taskEffects, TaskEffectView, type EffectSource } from './task-effects.js';
 export { taskShowView, type TaskShowSource } from './task-show-view.js';
+export {
+  taskStory,
+  taskPath,
+  type TaskStory,
+  type StorySource,
+  type PathStep,
+  type RunStory,
+  type StoryCost,
+  type TranscriptEntry,
+  type ReportedCost,
+} from './task-story.js';

@@ -15,6 +15,7 @@ import { ApiError, apiErrorOf, httpStatusOf, readJson, sendError, sendJson } fro
 import { PAGE_HTML } from './page.js';
 import { readiness } from './readiness.js';
 import { answerRequest, listRequests, openRequest } from './request-routes.js';
+import { pageRoute } from './story-routes.js';
 import { SseHub, type SseHubOptions } from './sse-hub.js';
 import { openStream } from './stream-route.js';
 import { packageVersion } from '../version.js';
@@ -248,6 +249,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       const answered = await answerRequest(sup, taskId(parts[1]!), decodeURIComponent(parts[3]!), req);
       return sendJson(res, answered.status, answered.body);
     }
+    if (await pageRoute({ sup, method, parts, res, only, taskId, requireTask })) return;
     throw new ApiError(404, 'route_not_found', `no route ${method} ${url.pathname}`);
   }
 
@@ -305,9 +307,13 @@ function isProbe(pathname: string): boolean {
 /** The route a request matched, with its parameters as names (`/tasks/:id/events`): a log field of bounded cardinality. */
 function routePattern(parts: string[]): string {
   if (parts.length === 0) return '/';
-  if (parts[0] !== 'tasks') return parts.length === 1 ? `/${parts[0]}` : 'unknown';
+  if (parts[0] !== 'tasks')
+    return parts.length === 1 || parts.join('/') === 'graph/layout' ? `/${parts.join('/')}` : 'unknown';
   const names = ['tasks', ':id', parts[2], ':requestId', parts[4]];
-  if (parts.length > names.length || (parts.length >= 3 && !['events', 'requests'].includes(parts[2]!)))
+  if (
+    parts.length > names.length ||
+    (parts.length >= 3 && !['events', 'requests', 'outcome', 'story'].includes(parts[2]!))
+  )
     return 'unknown';
   return `/${names.slice(0, parts.length).join('/')}`;
 }

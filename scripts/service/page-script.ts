@@ -1,83 +1,17 @@
 /**
  * The page's browser script, as text (inlined by page.ts; no file, CDN or library is fetched).
- * It reads `/graph` once, `/tasks` and `/tasks/:id?events=1` on load and after every SSE
- * `commit`, draws the statechart as SVG itself, and lists each Context's items and each
+ * It reads `/tasks` and `/tasks/:id?events=1` on load and after every SSE `commit` (and, through
+ * PAGE_STORY_SCRIPT, the Task's story, its outcome and the inbox), and lists each Context's items and each
  * refusal's causes as the Task view gives them (the same fields `ordivon show --json` prints). No template literals, so it can sit in one.
  */
 export const PAGE_SCRIPT = String.raw`
 'use strict';
 var token = new URLSearchParams(location.search).get('access_token');
 var auth = token ? { authorization: 'Bearer ' + token } : {};
-var graph = null, selected = null, tasks = [];
+var selected = null, tasks = [], cancelNote = '';
 var $ = function (id) { return document.getElementById(id); };
 function esc(s) { return String(s).replace(/[&<>"']/g, function (c) { return '&#' + c.charCodeAt(0) + ';'; }); }
 function get(path) { return fetch(path, { headers: auth }).then(function (r) { return r.json(); }); }
-
-function layout(g) {
-  var top = g.states.filter(function (s) { return s.parent === null; });
-  var topOf = function (id) { var s = g.states.find(function (x) { return x.id === id; }); return s && s.parent ? topOf(s.parent) : id; };
-  var depth = {}; depth[g.initial] = 0;
-  var queue = [g.initial];
-  while (queue.length) {
-    var at = queue.shift();
-    g.transitions.forEach(function (t) {
-      if (t.source === '' || topOf(t.source) !== at) return;
-      t.targets.forEach(function (target) {
-        var to = topOf(target);
-        if (depth[to] === undefined) { depth[to] = depth[at] + 1; queue.push(to); }
-      });
-    });
-  }
-  var maxDepth = Math.max.apply(null, Object.values(depth));
-  var columns = {}, boxes = {};
-  top.forEach(function (s) {
-    var d = depth[s.id] === undefined ? maxDepth + 1 : depth[s.id];
-    (columns[d] = columns[d] || []).push(s);
-  });
-  var W = 130, H = 34, GAP = 16, height = 0;
-  Object.keys(columns).forEach(function (d) {
-    var y = 20;
-    columns[d].forEach(function (s) {
-      var kids = g.states.filter(function (x) { return x.parent === s.id; });
-      var x = 20 + Number(d) * (W + 44);
-      var h = kids.length ? 30 + kids.length * (H + 10) : H;
-      boxes[s.id] = { x: x, y: y, w: W, h: h, compound: kids.length > 0 };
-      kids.forEach(function (k, i) { boxes[k.id] = { x: x + 10, y: y + 26 + i * (H + 10), w: W - 20, h: H }; });
-      y += h + GAP;
-    });
-    height = Math.max(height, y);
-  });
-  return { boxes: boxes, width: 20 + (maxDepth + 2) * (W + 44), height: height + 10 };
-}
-
-function drawGraph(current) {
-  if (!graph) return '';
-  var L = layout(graph), b = L.boxes, out = [];
-  out.push('<svg xmlns="http://www.w3.org/2000/svg" id="chart" viewBox="0 0 ' + L.width + ' ' + L.height + '" width="' + L.width + '" style="max-width:100%;height:auto">');
-  out.push('<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto"><path d="M0,0L10,5L0,10z" fill="#667"/></marker></defs>');
-  graph.transitions.forEach(function (t) {
-    if (t.source === '') return;
-    t.targets.forEach(function (target) {
-      var s = b[t.source], e = b[target];
-      if (!s || !e || t.source === target) return;
-      var x1 = s.x + s.w, y1 = s.y + Math.min(s.h, 34) / 2, x2 = e.x, y2 = e.y + Math.min(e.h, 34) / 2, bend = 0;
-      if (Math.abs(e.x - s.x) < 20 && e.y > s.y) { x1 = s.x + s.w / 2; y1 = s.y + s.h; x2 = e.x + e.w / 2; y2 = e.y; }
-      else if (Math.abs(e.x - s.x) < 20) { x1 = s.x + s.w; x2 = e.x + e.w; bend = 30; }
-      else if (e.x < s.x) { x1 = s.x + s.w / 2; y1 = s.y + s.h; x2 = e.x + e.w / 2; y2 = e.y + e.h; }
-      var mx = (x1 + x2) / 2 + bend, my = (y1 + y2) / 2 + (e.x < s.x - 20 ? 40 : 0);
-      out.push('<path class="edge" d="M' + x1 + ',' + y1 + ' Q' + mx + ',' + my + ' ' + x2 + ',' + y2 + '" marker-end="url(#arrow)"><title>' + esc(t.event + (t.guard ? ' [' + t.guard + ']' : '')) + '</title></path>');
-    });
-  });
-  graph.states.forEach(function (s) {
-    var r = b[s.id];
-    var active = current === s.id || current.indexOf(s.id + '.') === 0;
-    var cls = 'state' + (r.compound ? ' compound' : '') + (s.type === 'final' ? ' final' : '') + (current === s.id ? ' current' : active ? ' active' : '');
-    out.push('<g class="' + cls + '" data-state="' + esc(s.id) + '"><rect x="' + r.x + '" y="' + r.y + '" width="' + r.w + '" height="' + r.h + '" rx="8"/>' +
-      '<text x="' + (r.x + r.w / 2) + '" y="' + (r.y + (r.compound ? 17 : r.h / 2 + 5)) + '">' + esc(s.id.split('.').pop()) + '</text></g>');
-  });
-  out.push('</svg>');
-  return out.join('');
-}
 
 function renderList() {
   $('tasks').innerHTML = tasks.length ? tasks.map(function (t) {
@@ -147,11 +81,16 @@ function renderTask(v) {
   $('task').innerHTML =
     '<h2>' + esc(v.title) + '</h2>' +
     '<p><code>' + esc(v.taskId) + '</code> state <strong id="state">' + esc(v.state) + '</strong> · revision <span id="revision">' + v.revision + '</span> · generation ' + c.generation + ' · frontier ' + esc(v.frontier) + '</p>' +
-    '<div class="chart">' + drawGraph(v.state) + '</div>' +
+    (v.state === 'completed' || v.state === 'cancelled' ? '' : '<p><button type="button" id="cancel" data-task="' + esc(v.taskId) + '">cancel this Task</button> </p>') +
+    '<p id="cancel-result">' + esc(cancelNote) + '</p>' +
+    '<div class="chart" id="chart-box"></div>' +
+    '<h3>Outcome</h3><section id="outcome"></section>' +
     '<h3>Assignments</h3><table><tr><th>generation</th><th>harness</th><th>purpose</th><th>revision</th><th>disposition</th></tr>' +
     rows(assignments, function (e) { return '<tr><td>' + esc(e.data.generation) + '</td><td>' + esc(e.data.harness) + '</td><td>' + esc(e.data.purpose) + '</td><td>' + e.revision + '</td><td>' + (e.disposition.admitted ? 'admitted' : esc(e.disposition.code)) + '</td></tr>'; }) + '</table>' +
     '<h3>Runs</h3><table id="runs"><tr><th>revision</th><th>generation</th><th>harness</th><th>provider</th><th>job / stop</th><th>sandbox</th></tr>' +
     rows(v.runs || [], function (r) { return '<tr><td>' + r.revision + '</td><td>' + r.generation + '</td><td>' + esc(r.harness) + '</td><td>' + esc(r.provider) + '</td><td>' + esc(r.jobStatus) + ' / ' + esc(r.stopReason) + '</td><td class="confinement">' + (r.confined === false ? '<strong class="err">unconfined</strong>' : r.confined ? 'confined' : '-') + '</td></tr>'; }) + '</table>' +
+    '<h3>Cost</h3><div id="cost"></div>' +
+    '<h3>Transcripts</h3><div id="transcripts"></div>' +
     '<h3>Evidence</h3><table><tr><th>artifact</th><th>digest</th><th>generation</th></tr>' +
     rows(Object.keys(c.evidence), function (n) { return '<tr><td>' + esc(n) + '</td><td><code>' + esc(c.evidence[n].digest.slice(0, 19)) + '…</code></td><td>' + c.evidence[n].generation + '</td></tr>'; }) + '</table>' +
     renderRequests(v) +
@@ -164,11 +103,16 @@ function renderTask(v) {
 
 function refresh() {
   selected = decodeURIComponent(location.hash.slice(1)) || selected;
-  return get('/tasks').then(function (list) {
+  return checked('/tasks', SHAPES.tasks).then(function (list) {
     tasks = list;
     if (!selected && tasks.length) selected = tasks[0].taskId;
     renderList();
-    return selected ? get('/tasks/' + encodeURIComponent(selected) + '?events=1').then(renderTask) : renderTask(null);
+    if (!selected) return renderTask(null);
+    return checked('/tasks/' + encodeURIComponent(selected) + '?events=1', SHAPES.task).then(function (v) { renderTask(v); return refreshStory(v); });
+  }).then(refreshInbox).catch(function (e) {
+    var p = document.createElement('p');
+    p.className = 'err'; p.id = 'page-error'; p.textContent = String(e.message || e);
+    $('task').prepend(p);
   }).then(function () { document.body.dataset.revision = String(Date.now()); });
 }
 
@@ -180,7 +124,7 @@ function schedule() {
   pending = Promise.resolve().then(refresh).finally(function () { pending = null; if (again) { again = false; schedule(); } });
 }
 window.addEventListener('hashchange', schedule);
-get('/graph').then(function (g) { graph = g; return refresh(); }).then(function () {
+refresh().then(function () {
   var stream = new EventSource('/events' + (token ? '?access_token=' + encodeURIComponent(token) : ''));
   stream.addEventListener('commit', schedule);
   stream.onopen = function () { $('live').textContent = 'live'; $('live').className = 'on'; schedule(); };

@@ -1,5 +1,6 @@
 import { PAGE_REQUESTS_SCRIPT } from './page-requests.js';
 import { PAGE_SCRIPT } from './page-script.js';
+import { PAGE_STORY_SCRIPT } from './page-story.js';
 
 /**
  * The service's local page (`GET /`): one HTML document with its CSS and script inline, so the
@@ -27,14 +28,24 @@ export const PAGE_HTML = `<!doctype html>
   table { border-collapse: collapse; margin-bottom: 12px; }
   th, td { text-align: left; padding: 3px 10px 3px 0; border-bottom: 1px solid #eee; font-size: 13px; }
   tr.rejected td { color: #a12; }
-  .chart { overflow: auto; border: 1px solid #eee; border-radius: 8px; padding: 4px; }
+  .chart { overflow: auto; border: 1px solid #eee; border-radius: 8px; padding: 4px; max-height: 420px; }
   svg .state rect { fill: #f5f6fa; stroke: #99a; stroke-width: 1; }
   svg .state.compound > rect { fill: #fbfbfe; stroke-dasharray: 4 3; }
   svg .state.final rect { stroke-width: 3; }
   svg .state.active > rect { stroke: #e07b00; stroke-width: 2; }
   svg .state.current rect { fill: #ffb347; stroke: #c25e00; stroke-width: 3; }
   svg text { font-size: 12px; text-anchor: middle; fill: #223; }
-  svg .edge { fill: none; stroke: #778; stroke-width: 1.2; }
+  svg .state.visited > rect { stroke: #2a7; stroke-width: 2; }
+  svg .edge path { fill: none; stroke: #aab; stroke-width: 1; }
+  svg .edge text.label { font-size: 11px; text-anchor: start; fill: #667; }
+  svg .edge.path path { stroke: #1a8a4a; stroke-width: 3; }
+  svg .edge.path text.label { fill: #116633; font-weight: 600; }
+  pre { background: #f7f7fa; padding: 6px 8px; border-radius: 6px; overflow: auto; max-height: 420px; font-size: 12px; white-space: pre-wrap; }
+  pre .add { color: #175; } pre .del { color: #a12; }
+  ol.transcript { padding-left: 20px; } ol.transcript li { margin-bottom: 4px; }
+  #inbox .inbox-item { border: 1px solid #dde; border-radius: 6px; padding: 6px; margin-bottom: 6px; font-size: 13px; }
+  #inbox button, #cancel { margin: 4px 4px 0 0; }
+  tr.total td { font-weight: 600; }
   .err { color: #a12; }
   table.context caption { text-align: left; font-weight: 600; padding: 4px 0; }
   td.trusted { color: #175; }
@@ -44,9 +55,9 @@ export const PAGE_HTML = `<!doctype html>
 </head>
 <body>
 <header><h1>Ordivon Host</h1><span id="live">connecting</span></header>
-<nav><ul id="tasks"></ul></nav>
+<nav><section id="inbox"></section><h3>Tasks</h3><ul id="tasks"></ul></nav>
 <main id="task"><p>loading…</p></main>
-<script>${PAGE_SCRIPT}${PAGE_REQUESTS_SCRIPT}</script>
+<script>${PAGE_STORY_SCRIPT}${PAGE_SCRIPT}${PAGE_REQUESTS_SCRIPT}</script>
 </body>
 </html>
 `;

@@ -1,0 +1,152 @@
+import type { ServerResponse } from 'node:http';
+import { z } from 'zod';
+import type { Supervisor, TaskReading } from '../../kernel/index.js';
+import { taskGraph } from '../../machines/index.js';
+import { taskRequests, taskStory } from '../../views/index.js';
+import { CliError } from '../cli-io.js';
+import { acceptedOf, acceptedPatch, attemptWorkspace, type TaskRecords } from '../commands/work-back.js';
+import { layoutGraph, type GraphLayout } from './graph-layout.js';
+import { sendJson } from './http-io.js';
+
+/** The outcome object's fields the page shows (objects/object-kinds.ts `OutcomeObject`). */
+const Outcome = z.object({
+  attempt: z.number().int(),
+  generation: z.number().int(),
+  evidence: z.record(z.string(), z.string()),
+  sourceDigest: z.string(),
+  verification: z.string(),
+  result: z.unknown(),
+  resultArtifact: z.string().optional(),
+});
+const Verification = z.object({
+  generation: z.number().int(),
+  jobId: z.string(),
+  exitCode: z.number().int().nullable(),
+  passed: z.boolean(),
+  frozenTestsIntact: z.boolean(),
+});
+
+/** The result artifact as text: a text result as it is, JSON indented, a file result by its digest. */
+function resultText(result: unknown, artifact: string | undefined, evidence: Record<string, string>): string {
+  if (typeof result === 'string') return result;
+  if (result === null || result === undefined)
+    return artifact ? `(a file: ${artifact} ${evidence[artifact] ?? ''})`.replace(' )', ')') : '(no result artifact)';
+  return JSON.stringify(result, null, 2);
+}
+
+/**
+ * `GET /tasks/:id/outcome`: a completed Task's outcome (the verification it passed, its result
+ * artifact as text, its workspace and the diff from its seed, as `ordivon diff` computes it); for
+ * any other Task `outcome: null` and the latest verification, if one ran. A diff that cannot be
+ * made (`workspace_changed`, `seed_changed`, `git_failed`) is given as `diff.error` with its code;
+ * the outcome is still answered.
+ */
+export async function taskOutcome(sup: Supervisor, taskId: string, reading: TaskReading) {
+  const { view, events, getObject } = reading;
+  const object = (digest: string) => getObject(digest).body;
+  const latest = view.context.verification;
+  const verification = latest
+    ? { digest: latest.digest, ...Verification.parse(object(latest.digest)), sourceDigest: latest.sourceDigest }
+    : null;
+  const outcomeDigest = view.state === 'completed' ? (view.context.outcome?.digest ?? null) : null;
+  if (outcomeDigest === null) return { taskId, state: view.state, verification, outcome: null };
+  const outcome = Outcome.parse(object(outcomeDigest));
+  const records: TaskRecords = { taskId, state: view.state, outcomeDigest, spec: view.spec, events, object };
+  const diff = await acceptedOf(sup.root, records)
+    .then(acceptedPatch)
+    .then(
+      (patch) => ({ patch, error: null }),
+      (error: unknown) => {
+        if (!(error instanceof CliError)) throw error;
+        return { patch: null, error: { code: error.code, message: error.message } };
+      },
+    );
+  return {
+    taskId,
+    state: view.state,
+    verification,
+    outcome: {
+      digest: outcomeDigest,
+      attempt: outcome.attempt,
+      generation: outcome.generation,
+      sourceDigest: outcome.sourceDigest,
+      evidence: outcome.evidence,
+      resultArtifact: outcome.resultArtifact ?? null,
+      resultText: resultText(outcome.result, outcome.resultArtifact, outcome.evidence),
+      workspace: await attemptWorkspace(sup.root, taskId, outcome.attempt),
+      diff,
+    },
+  };
+}
+
+/** `GET /tasks/:id/story`: the Task's path through the statechart, each run's transcript and cost, and the Task's cost. */
+export function storyOf(taskId: string, { events, getObject }: TaskReading) {
+  return { taskId, ...taskStory({ events, object: (digest) => getObject(digest).body }) };
+}
+
+/**
+ * `GET /requests`: every pending DecisionRequest of every Task this Host lists, oldest Task
+ * first, each with its Task's id and title: the page's inbox. Only Tasks whose projection holds a
+ * pending request are read.
+ */
+export async function pendingRequests(sup: Supervisor) {
+  const requests = [];
+  for (const t of sup.listTasks()) {
+    const reading = await sup.readTask(t.taskId);
+    if (!reading) continue;
+    const held = reading.view.context.requests;
+    if (!Object.values(held).some((r) => r.status === 'pending')) continue;
+    const object = (digest: string) => reading.getObject(digest).body;
+    for (const r of taskRequests({ events: reading.events, object }, held))
+      if (r.status === 'pending') requests.push({ title: t.title, ...r });
+  }
+  return { requests };
+}
+
+let layout: Promise<GraphLayout> | undefined;
+/** `GET /graph/layout`: laid out once per process (the graph is the code's, and ELK takes a second or more). */
+export function graphLayout(): Promise<GraphLayout> {
+  layout ??= layoutGraph(taskGraph());
+  return layout;
+}
+
+/** What `pageRoute` needs of the control API's router. */
+export interface PageRouteContext {
+  sup: Supervisor;
+  method: string;
+  parts: string[];
+  res: ServerResponse;
+  /** Refuses any other method (405 `method_not_allowed`). */
+  only(...allowed: string[]): void;
+  /** The parsed Task id of a path parameter (400 `invalid_request`). */
+  taskId(raw: string): string;
+  /** The Task's reading (404 `task_not_found`). */
+  requireTask(id: string): Promise<TaskReading>;
+}
+
+/**
+ * The read routes the page adds to the control API (docs/service.md): `GET /graph/layout`,
+ * `GET /requests`, `GET /tasks/:id/outcome` and `GET /tasks/:id/story`. Answers and returns true
+ * when the request is one of them.
+ */
+export async function pageRoute(c: PageRouteContext): Promise<boolean> {
+  const [first, second, third] = c.parts;
+  if (c.parts.length === 2 && first === 'graph' && second === 'layout') {
+    c.only('GET');
+    sendJson(c.res, 200, await graphLayout());
+    return true;
+  }
+  if (c.parts.length === 1 && first === 'requests') {
+    c.only('GET');
+    sendJson(c.res, 200, await pendingRequests(c.sup));
+    return true;
+  }
+  if (c.parts.length === 3 && first === 'tasks' && (third === 'outcome' || third === 'story')) {
+    c.only('GET');
+    const id = c.taskId(second!);
+    const reading = await c.requireTask(id);
+    sendJson(c.res, 200, third === 'outcome' ? await taskOutcome(c.sup, id, reading) : storyOf(id, reading));
+    return true;
+  }
+  return false;
+}
