@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -143,6 +143,39 @@ describe('GET /ready of a draining service', () => {
       await drained;
     } finally {
       await service.close();
+      await sup.stop();
+    }
+  });
+});
+
+describe('a write command waiting for the lock', () => {
+  it('goes through a service that started on the root after the command did, found first or at a later try of the lock (regression: task create answered state_locked)', async () => {
+    const dir = tempDir();
+    const state = join(dir, 'state');
+    const sup = createSupervisor({ state });
+    await sup.start();
+    const spec = join(dir, 'spec.json');
+    writeFileSync(spec, JSON.stringify({ ...SPEC, taskId: 'late-svc' }));
+    try {
+      // This process holds the lock and serves nothing yet: the command may find only the lock.
+      const child = spawn(process.execPath, [CLI, 'task', 'create', '--spec', spec, '--state', state, '--json'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+      // Its service.json names this process, the lock's holder: the next try of the lock finds it.
+      const service = await startService({ supervisor: sup, listener: { kind: 'socket', path: join(dir, 's.sock') } });
+      try {
+        assert.equal(await exited, 0, err);
+        assert.deepEqual(JSON.parse(out), { taskId: 'late-svc', revision: 1 });
+        assert.equal(sup.getTask('late-svc')?.revision, 1, 'created by the service');
+      } finally {
+        await service.close();
+      }
+    } finally {
       await sup.stop();
     }
   });
