@@ -33,6 +33,10 @@ export interface TaskShowSource<C extends { lastRejection?: unknown; requests?: 
  */
 export function taskShowView<C extends { lastRejection?: unknown; requests?: unknown }>(source: TaskShowSource<C>) {
   const { taskId, revision, state, frontier, title, served, context, events, object } = source;
+  const { contexts, rejections } = taskProvenance(
+    { events, object },
+    LatestRejection.safeParse(context.lastRejection).data,
+  );
   return {
     taskId,
     revision,
@@ -41,7 +45,10 @@ export function taskShowView<C extends { lastRejection?: unknown; requests?: unk
     title,
     ...(served ?? {}),
     context,
-    ...taskProvenance({ events, object }, LatestRejection.safeParse(context.lastRejection).data),
+    contexts,
+    // A rejection's code is `code` here, as in every other answer of the CLI and the API
+    // (`TaskRejection.reason` and the statechart's `lastRejection.reason` keep their stored name).
+    rejections: rejections.map(({ reason, ...rest }) => ({ ...rest, code: reason })),
     runs: taskRuns({ events, object: source.receipt ?? object }),
     effects: taskEffects({ events, object }),
     requests: taskRequests({ events, object }, context.requests),

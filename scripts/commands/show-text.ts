@@ -140,7 +140,7 @@ export function showText(view: ShowView): string {
     ...(typeof view['workspace'] === 'string' ? [`  workspace: ${view['workspace']}`] : []),
     ...view.contexts.flatMap(contextLines),
     ...view.rejections.flatMap((r) => [
-      `  rejected r${r.revision} ${r.event}: ${r.reason}${r.detail ? ` (${r.detail})` : ''}`,
+      `  rejected r${r.revision} ${r.event}: ${r.code}${r.detail ? ` (${r.detail})` : ''}`,
       ...causeLines(r.causes ?? []),
     ]),
     ...(view.requests ?? []).flatMap(requestLines),

@@ -26,7 +26,7 @@ export const ShowView = z.looseObject({
     z.looseObject({
       revision: z.number().int(),
       event: z.string(),
-      reason: z.string(),
+      code: z.string(),
       generation: z.number().int().nullable(),
       detail: z.string().optional(),
       causes: z.array(RefusalCause).optional(),

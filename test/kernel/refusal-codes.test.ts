@@ -615,9 +615,9 @@ describe('stored refusal codes are data, each a row of docs/errors.md', { timeou
     const json = ordivon('show', verification.cheated, '--state', verification.state, '--json');
     assert.equal(json.status, 0, json.stderr);
     const view = JSON.parse(json.stdout) as {
-      rejections: Array<{ reason: string; causes?: unknown[]; detail?: string }>;
+      rejections: Array<{ code: string; causes?: unknown[]; detail?: string }>;
     };
-    const failed = view.rejections.find((r) => r.reason === 'verification_failed')!;
+    const failed = view.rejections.find((r) => r.code === 'verification_failed')!;
     assert.deepEqual(failed.causes, causesOf(cheated));
     assert.match(
       failed.detail ?? '',

@@ -109,7 +109,7 @@ describe('ordivon decide', { timeout: 120_000 }, () => {
     assert.match(text, /refused r\d+ ship by external: decision_expired/);
     // The revoked request's refusal names the Assignment that revoked it, in both forms.
     const b = JSON.parse((await ordivon('show', 'dec-b', '--state', state, '--json')).stdout);
-    const revoked = (b.rejections as Array<Record<string, any>>).find((r) => r.reason === 'decision_revoked')!;
+    const revoked = (b.rejections as Array<Record<string, any>>).find((r) => r.code === 'decision_revoked')!;
     assert.deepEqual(revoked.causes, [
       { kind: 'revoked', requestId: 'rev', event: 'assignment.commit', revision: 3, generation: 1 },
     ]);

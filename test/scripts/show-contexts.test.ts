@@ -73,8 +73,8 @@ describe('ordivon show: Contexts and refusals', { timeout: 120_000 }, () => {
 
     const json = ordivon(dir, 'show', 'show-1', '--json').json();
     assert.deepEqual(
-      json.rejections.map((r: { reason: string; causes: Array<{ kind: string }> }) => [
-        r.reason,
+      json.rejections.map((r: { code: string; causes: Array<{ kind: string }> }) => [
+        r.code,
         r.causes.map((c) => c.kind),
       ]),
       [

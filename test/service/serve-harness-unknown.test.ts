@@ -54,7 +54,7 @@ describe('an assignment.commit naming a harness the Host does not run', { timeou
       assert.equal(shown.body.state, 'open');
       const rejection = (shown.body.rejections as Array<Record<string, unknown>>).at(-1)!;
       assert.deepEqual(
-        [rejection.revision, rejection.event, rejection.reason],
+        [rejection.revision, rejection.event, rejection.code],
         [refusedAt, 'assignment.commit', 'harness_unknown'],
       );
       assert.equal(rejection.detail, 'no harness named ghost is configured (configured: probe)');
