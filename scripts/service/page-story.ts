@@ -138,13 +138,21 @@ function renderInbox(list) {
 }
 
 // What refresh reads besides the Task view: each answer checked before any of it is drawn.
+// A Task's story and outcome change only with its revision: another Task's commit reuses them (the
+// outcome's diff runs git on the Host).
+var storyOf = { key: null, parts: null };
 function refreshStory(v) {
-  var id = encodeURIComponent(v.taskId);
+  var id = encodeURIComponent(v.taskId), key = v.taskId + '@' + v.revision;
+  if (storyOf.key === key) return Promise.resolve(renderStory(v, storyOf.parts[0], storyOf.parts[1]));
   return Promise.all([
     layoutOnce ? layoutOnce : checked('/graph/layout', SHAPES.layout),
     checked('/tasks/' + id + '/story', SHAPES.story),
     checked('/tasks/' + id + '/outcome', SHAPES.outcome).then(function (o) { if (o.outcome) checkShape(o.outcome, SHAPES.outcomeBody, 'outcome'); return o; })
-  ]).then(function (all) { layoutOnce = all[0]; if (selected === v.taskId) renderStory(v, all[1], all[2]); });
+  ]).then(function (all) {
+    layoutOnce = all[0];
+    storyOf = { key: key, parts: [all[1], all[2]] };
+    if (selected === v.taskId) renderStory(v, all[1], all[2]);
+  });
 }
 function refreshInbox() { return checked('/requests', SHAPES.requests).then(function (r) { renderInbox(r.requests); }); }
 

@@ -86,16 +86,17 @@ export function storyOf(taskId: string, { events, getObject }: TaskReading) {
 
 /**
  * `GET /requests`: every pending DecisionRequest of every Task this Host lists, oldest Task
- * first, each with its Task's id and title: the page's inbox. Only Tasks whose projection holds a
- * pending request are read.
+ * first, each with its Task's id and title: the page's inbox. Only the histories of Tasks whose
+ * projection holds a pending request are read.
  */
 export async function pendingRequests(sup: Supervisor) {
   const requests = [];
   for (const t of sup.listTasks()) {
+    // The projection in memory says whether any is pending; only then is the history read.
+    const held = sup.getTask(t.taskId)?.context.requests ?? {};
+    if (!Object.values(held).some((r) => r.status === 'pending')) continue;
     const reading = await sup.readTask(t.taskId);
     if (!reading) continue;
-    const held = reading.view.context.requests;
-    if (!Object.values(held).some((r) => r.status === 'pending')) continue;
     const object = (digest: string) => reading.getObject(digest).body;
     for (const r of taskRequests({ events: reading.events, object }, held))
       if (r.status === 'pending') requests.push({ title: t.title, ...r });
