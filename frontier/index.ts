@@ -2,6 +2,7 @@
 // admit decisions, perform External Effects; and `openHost`, a Supervisor with that work attached.
 export { openHost, type Host, type HostOptions } from './host.js';
 export { createFrontierWork, clientRequestId, type HarnessFactory } from './frontier-work.js';
+export { retryAsked, retryRequestId } from './stage-retry.js';
 export {
   HarnessConfig,
   HostConfig,

@@ -19,6 +19,14 @@ export function retryRequestId(task: Pick<TaskHandle, 'taskId' | 'context'>): st
 }
 
 /**
+ * Whether the Task waits for a person to answer its current generation's retry request (its
+ * stage's automatic retries are exhausted): it rests in `evaluating` until then.
+ */
+export function retryAsked(task: Pick<TaskHandle, 'taskId' | 'context'>): boolean {
+  return task.context.requests[retryRequestId(task)]?.status === 'pending';
+}
+
+/**
  * What the Task's events say about runs the Host stopped (their job `abandoned`: a drain, a
  * crash, another Host gone), counted since the last Assignment sent from outside the Host: the
  * retry count lives in the journal, so a Host that dies mid-backoff keeps it.

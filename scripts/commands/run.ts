@@ -1,5 +1,5 @@
-import { HostError, pinFrozenTests, parseTaskSpec, specDifferences } from '../../kernel/index.js';
-import { hostOptionsOf, openHost, type Host } from '../../frontier/index.js';
+import { HostError, pinFrozenTests, parseTaskSpec, specDifferences, type TaskView } from '../../kernel/index.js';
+import { hostOptionsOf, openHost, retryAsked, type Host } from '../../frontier/index.js';
 import { stageNamed, type TaskSpec } from '../../objects/index.js';
 import { RESTING_TASK_STATES } from '../../machines/index.js';
 import { CliError, EXIT, cliErrorOf, emit, type CliErrorCode, type Io } from '../cli-io.js';
@@ -123,7 +123,7 @@ async function runStages(
   say: (line: string) => void,
 ): Promise<NotCompleted | null> {
   const sup = host.supervisor;
-  const rest = () => sup.waitFor(taskId, REST, []);
+  const rest = () => untilRest(host, taskId);
   for (const { stage, harness } of plan) {
     let committedHere = false;
     for (;;) {
@@ -135,7 +135,7 @@ async function runStages(
         if (!committedHere) say(`  ${`${stage} g${status.generation}`.padEnd(16)} finished earlier: skipped`);
         break;
       }
-      if (!REST.includes(task.state)) {
+      if (!resting(taskId, task)) {
         // An Assignment from an earlier process is still in flight: the Host carries it on from boot.
         await rest();
         continue;
@@ -156,6 +156,38 @@ async function runStages(
     code: 'not_completed',
     message: `every stage of --stages ran and the Task is ${task.state}; none of them completed it`,
   };
+}
+
+/** A resting state, or a stage whose automatic retries are exhausted, waiting in `evaluating` for a person's answer. */
+function resting(taskId: string, task: TaskView): boolean {
+  return REST.includes(task.state) || retryAsked({ taskId, context: task.context });
+}
+
+/**
+ * Resolves once the Task rests: a state with no frontier work, or a stage waiting for a person's
+ * answer to its retry request. Rejects `not_serving` when the supervisor stops.
+ */
+function untilRest(host: Host, taskId: string): Promise<void> {
+  const sup = host.supervisor;
+  return new Promise((resolve, reject) => {
+    let stop = () => {};
+    const check = () => {
+      const task = sup.getTask(taskId);
+      if (task && resting(taskId, task)) {
+        stop();
+        resolve();
+      }
+    };
+    const unsubscribe = sup.subscribe((c) => c.taskId === taskId && check(), { remote: 'none' });
+    const lifecycle = sup.actor.subscribe({
+      complete: () => (stop(), reject(new HostError('not_serving', 'supervisor stopped'))),
+    });
+    stop = () => {
+      unsubscribe();
+      lifecycle.unsubscribe();
+    };
+    check();
+  });
 }
 
 function stopped(
@@ -179,7 +211,7 @@ function asking(
   task: { state: string; context: { requests: Record<string, { about: string; status: string }> } },
   why: NotCompleted,
 ): NotCompleted {
-  if (!task.state.endsWith('.held')) return why;
+  if (!task.state.endsWith('.held') && task.state !== 'evaluating') return why;
   const pending = Object.entries(task.context.requests).filter(([, r]) => r.status === 'pending');
   if (pending.length === 0) return why;
   const named = pending.map(([id, r]) => `${id} (about ${r.about})`).join(', ');
