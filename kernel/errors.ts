@@ -108,6 +108,7 @@ const HOST_CODE_OF_STORE: Record<StoreErrorCode, HostErrorCode> = {
   object_invalid: 'object_invalid',
   record_corrupt: 'record_corrupt',
   storage_failed: 'storage_failed',
+  storage_corrupt: 'storage_corrupt',
   lease_lost: 'lease_lost',
   state_mirrored: 'state_mirrored',
   journal_failed: 'journal_failed',

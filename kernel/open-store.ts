@@ -1,4 +1,4 @@
-import { EventStore, StoreError, type StoreAuthority } from '../store/index.js';
+import { EventStore, StoreError, storageFinding, type StoreAuthority } from '../store/index.js';
 import { HostError, hostCodeOf, hostErrorOf } from './errors.js';
 import { OBJECT_KINDS } from '../objects/index.js';
 
@@ -28,7 +28,10 @@ export function openStore(
     });
   } catch (error) {
     if (error instanceof StoreError)
-      throw hostErrorOf(error, { findings: [{ code: hostCodeOf(error.code), message: error.message }] });
+      throw hostErrorOf(error, {
+        // A damaged page is the finding doctor names too (the page, its kind, the advice).
+        findings: [storageFinding(error) ?? { code: hostCodeOf(error.code), message: error.message }],
+      });
     // LMDB's and the file system's errors carry their own code (an errno or MDB number, `EIO`, …).
     if (!(error instanceof Error) || !('code' in error)) throw error;
     const { code } = error;

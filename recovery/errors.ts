@@ -24,5 +24,7 @@ export interface Finding<Code extends string = RecoveryFindingCode> {
   taskId?: string;
   revision?: number;
   object?: string;
+  /** The damaged page of `lmdb/data.mdb` (`storage_corrupt`): its number, its kind and the tree it is in. */
+  page?: { number: number; kind: string; tree: string };
   message: string;
 }

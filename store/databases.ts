@@ -1,7 +1,6 @@
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import { join } from 'node:path';
-import { StoreError } from './errors.js';
-import { checkDataFileTail } from './lmdb-tail.js';
+import { checkPagesBeforeOpen } from './page-check.js';
 import { enterEnvGate } from './env-gate.js';
 import { PRIVATE_FILE_MODE, makePrivateDir } from './private-root.js';
 
@@ -23,14 +22,16 @@ export interface StoreDatabases {
 }
 
 /**
- * Opens the LMDB environment under `root/lmdb` and its databases. Fails `storage_failed` when the
- * data file is truncated (closing the environment again); throws lmdb's own error (ENOENT for a
- * missing directory) otherwise.
+ * Opens the LMDB environment under `root/lmdb` and its databases. Fails `storage_corrupt` when a
+ * page of the data file is damaged and `storage_failed` when the file is truncated, both before
+ * LMDB maps it (`checkPagesBeforeOpen`); throws lmdb's own error (ENOENT for a missing directory)
+ * otherwise.
  */
 export function openDatabases(root: string, readOnly: boolean): StoreDatabases {
   // lmdb-js would make the directory with the umask's mode; the files get `permissionsMode`
   // (lmdb-js passes it to mdb_env_open, default 0664, not in its types).
   if (!readOnly) makePrivateDir(join(root, 'lmdb'));
+  checkPagesBeforeOpen(root, readOnly);
   // Opens and closes of one LMDB environment must not overlap across processes (env-gate.ts).
   const leave = enterEnvGate(join(root, 'lmdb'));
   let env: RootDatabase;
@@ -41,26 +42,6 @@ export function openDatabases(root: string, readOnly: boolean): StoreDatabases {
     env = open({ ...options, permissionsMode: PRIVATE_FILE_MODE } as typeof options);
   } finally {
     leave();
-  }
-  // A data file missing pages its last commit reaches would crash the process with SIGBUS on
-  // the first read through the map. The meta pages (read by getStats) are at its start; the
-  // rest is checked with pread (see lmdb-tail.ts: the file may legitimately end before LMDB's
-  // last page number when the free database lists the final pages).
-  const { pageSize, lastPageNumber, lastTxnId } = env.getStats() as {
-    pageSize: number;
-    lastPageNumber: number;
-    lastTxnId: number;
-  };
-  const dataFile = join(root, 'lmdb', 'data.mdb');
-  const tail = checkDataFileTail(dataFile, pageSize, lastPageNumber, lastTxnId);
-  if (!tail.whole) {
-    const leaveAgain = enterEnvGate(join(root, 'lmdb'));
-    void env.close().finally(leaveAgain);
-    throw new StoreError(
-      'storage_failed',
-      `${dataFile} is truncated: ${tail.size} bytes, ${tail.missingPages} page(s) its last commit reaches are missing before ${tail.lastPageEnd}${tail.problem ? ` (${tail.problem})` : ''}`,
-      { root, object: 'lmdb/data.mdb' },
-    );
   }
   const db = <V, K extends Key>(name: string, extra: object = {}) => env.openDB<V, K>(name, { ...extra });
   // Projections (one ~1 kB write per transition) as plain msgpack maps, without record

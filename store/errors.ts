@@ -19,6 +19,7 @@ export const STORE_ERROR_CODES = [
   'object_invalid',
   'record_corrupt',
   'storage_failed',
+  'storage_corrupt',
   'lease_lost',
   'state_mirrored',
   'journal_failed',

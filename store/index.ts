@@ -17,6 +17,16 @@ export { isCommitFailure } from './commit-failure.js';
 export { objectMatches, objectValue, type RawObject } from './object-bytes.js';
 export { checkDataFileTail, type TailCheck } from './lmdb-tail.js';
 export {
+  checkLmdbPages,
+  PAGE_ROLE,
+  type PagesCheck,
+  type PageKind,
+  type PageMap,
+  type PageProblem,
+  type CheckPagesOptions,
+} from './lmdb-pages.js';
+export { checkPagesBeforeOpen, storageFinding, RESTORE_ADVICE } from './page-check.js';
+export {
   EventRecord,
   safeParseEventRecord,
   safeParseHead,

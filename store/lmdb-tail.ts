@@ -1,4 +1,15 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
+import {
+  F_BIGDATA,
+  MAGIC,
+  forEachFreeRun,
+  META,
+  PAGE_HEADER,
+  P_BRANCH,
+  P_LEAF,
+  PageReader,
+  u64,
+} from './lmdb-layout.js';
 
 /**
  * Whether an LMDB data file holds every page its last commit can reach, read with `pread` (never
@@ -14,21 +25,8 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
  * LMDB opened. Only that case reads the free database (it is small); a file that reaches
  * `mm_last_pg` costs one `fstat`.
  *
- * Layout read here (lmdb-js 3's LMDB, 64-bit `pgno_t`/`txnid_t`): a 24-byte page header
- * `{pgno u64, txnid u64, pad u16, flags u16, lower u16, upper u16}`; the meta (in pages 0 and 1,
- * after the header) `{magic u32, version u32, address u64, mapsize u64, dbs[2] of 48 bytes
- * {pad u32, flags u16, depth u16, branch u64, leaf u64, overflow u64, entries u64, root u64},
- * last_pg u64, txnid u64}`; nodes `{lo u16, hi u16, flags u16, ksize u16, key, data}`; a free
- * database record is an ID list `[count, entry…]` of 64-bit entries (see `addList`), on overflow
- * pages when large.
+ * The layout it reads is in lmdb-layout.ts.
  */
-
-const PAGE_HEADER = 24;
-const MAGIC = 0xbeefc0de;
-const P_BRANCH = 0x01;
-const P_LEAF = 0x02;
-const F_BIGDATA = 0x01;
-const INVALID_PAGE = 0xffffffffffffffffn;
 
 export interface TailCheck {
   /** True when every page up to the last allocated one is in the file or free. */
@@ -71,63 +69,18 @@ export function checkDataFileTail(dataFile: string, pageSize: number, lastPage: 
   }
 }
 
-class PageReader {
-  constructor(
-    private readonly fd: number,
-    readonly pageSize: number,
-    private readonly size: number,
-  ) {}
-
-  /** `count` pages from `page`; throws when they are not all in the file. */
-  read(page: number, count = 1): Buffer {
-    const length = count * this.pageSize;
-    if ((page + count) * this.pageSize > this.size) throw new Error(`page ${page} is past the end of the file`);
-    const buffer = Buffer.alloc(length);
-    let done = 0;
-    while (done < length) {
-      const n = readSync(this.fd, buffer, done, length - done, page * this.pageSize + done);
-      if (n === 0) throw new Error(`page ${page} cannot be read`);
-      done += n;
-    }
-    return buffer;
-  }
-}
-
-function u64(buffer: Buffer, offset: number): number {
-  const value = buffer.readBigUInt64LE(offset);
-  if (value === INVALID_PAGE) return -1;
-  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new Error(`value ${value} at ${offset} is out of range`);
-  return Number(value);
-}
-
 /** Free page numbers ≥ `from` listed by the free database of the meta page of `txnId`. */
 function freePagesFrom(reader: PageReader, lastPage: number, txnId: number, from: number): Set<number> {
   let root: number | undefined;
   for (const metaPage of [0, 1]) {
     const page = reader.read(metaPage);
-    const meta = PAGE_HEADER;
-    if (page.readUInt32LE(meta) !== MAGIC) continue;
-    if (u64(page, meta + 128) === txnId && u64(page, meta + 120) === lastPage) root = u64(page, meta + 24 + 40);
+    if (page.readUInt32LE(META.magic) !== MAGIC) continue;
+    if (u64(page, META.txnid) === txnId && u64(page, META.lastPage) === lastPage) root = u64(page, META.free + 40);
   }
   if (root === undefined) throw new Error(`no meta page names transaction ${txnId} and last page ${lastPage}`);
   const free = new Set<number>();
   if (root === -1) return free; // empty free database
-  // lmdb-js's ID lists hold single pages, 0 for an empty slot, and runs: a negative entry -n
-  // followed by the first page of n consecutive pages (midl.c, `mdb_midl_print`).
-  const addList = (data: Buffer) => {
-    const count = u64(data, 0);
-    if ((count + 1) * 8 > data.length) throw new Error('a free list is longer than its record');
-    for (let i = 1; i <= count; i++) {
-      const entry = data.readBigInt64LE(i * 8);
-      if (entry === 0n) continue;
-      if (entry > 0n) {
-        addPages(Number(entry), 1);
-        continue;
-      }
-      if (i === count) throw new Error('a free list run has no first page');
-      addPages(u64(data, ++i * 8), Number(-entry));
-    }
-  };
+  const addList = (data: Buffer) => forEachFreeRun(data, addPages);
   const addPages = (first: number, n: number) => {
     if (first < 0 || n > lastPage + 1) throw new Error(`a free list names pages ${first}+${n} out of range`);
     for (let page = Math.max(first, from); page < first + n; page++) free.add(page);

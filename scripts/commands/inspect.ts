@@ -1,5 +1,7 @@
 import { CliError, EXIT, emit, emitReport, throttledProgress, type CliErrorCode, type Io } from '../cli-io.js';
 import { booleanFlag, command, positional } from '../command.js';
+import type { Finding } from '../../recovery/errors.js';
+import type { verifyTails } from '../../recovery/index.js';
 import type { ShowView } from '../service/show-view.js';
 import { showText } from './show-text.js';
 import { withReader } from './with-reader.js';
@@ -37,7 +39,7 @@ export const doctor = command({
       ...(values.full ? await verifyFull(store, progress) : await verifyTails(store, progress)),
       warnings: store.warnings(),
       root: store.root,
-    }));
+    })).catch((error: unknown) => damagedStore(values.state, error));
     const replay: 'full' | 'tails' = values.full ? 'full' : 'tails';
     const replayed = report.replayed ?? report.events;
     const healthy = report.findings.length === 0;
@@ -77,6 +79,24 @@ export const doctor = command({
     );
   },
 });
+
+type DoctorReport = Omit<Awaited<ReturnType<typeof verifyTails>>, 'findings'> & {
+  findings: Array<Finding<string>>;
+  warnings: Array<{ taskId: string; threshold: number }>;
+  root: string;
+};
+
+/**
+ * A store whose data file has a damaged page (the open refused it `storage_corrupt` before LMDB
+ * mapped it) as doctor's report: that one finding, as boot reports it; any other error as it is.
+ */
+async function damagedStore(state: string | undefined, error: unknown): Promise<DoctorReport> {
+  const { resolveStateRoot, storageFinding } = await import('../../store/index.js');
+  const finding = storageFinding((error as Error).cause);
+  if (!finding) throw error;
+  const none = { tasks: [], events: 0, objects: 0, replayed: 0, workers: 0, warnings: [] };
+  return { ...none, findings: [finding], root: resolveStateRoot(state) };
+}
 
 /** Which replay `doctor` ran, in words. */
 function replayLine(
