@@ -18,6 +18,7 @@ export {
   type TaskReading,
   type BootSummary,
   type CheckpointStats,
+  type StageDrain,
 } from './kernel/index.js';
 export type {
   SendResult,

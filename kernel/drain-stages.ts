@@ -3,8 +3,11 @@ import type { FrontierScheduler } from './frontier-scheduler.js';
 
 /** What a drain found of the stages running when it began: how many ended on their own, how many it leaves to be stopped. */
 export interface StageDrain {
+  /** Stages whose run was in flight when the drain began. */
   running: number;
+  /** Of those, the ones whose run ended (and was observed) within the timeout. */
   finished: number;
+  /** Of those, the ones still running at the timeout: stopped next, recoverable. */
   stopped: number;
 }
 
