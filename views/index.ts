@@ -23,10 +23,8 @@ export { taskEffects, TaskEffectView, type EffectSource } from './task-effects.j
 export { taskShowView, type TaskShowSource } from './task-show-view.js';
 export {
   taskStory,
-  taskPath,
   type TaskStory,
   type StorySource,
-  type PathStep,
   type RunStory,
   type StoryCost,
   type TranscriptEntry,

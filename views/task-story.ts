@@ -1,23 +1,12 @@
-import { createActor } from 'xstate';
 import { z } from 'zod';
 import { HarnessRunReceipt } from '../drivers/receipt.js';
-import { stateName, taskMachine } from '../machines/index.js';
-import { machineEventOf } from '../recovery/index.js';
 import type { EventRecord } from '../store/index.js';
 import { taskRuns, type TaskRun } from './task-runs.js';
 
 /** A Task's events (oldest first) and a reader of its immutable objects. */
 export interface StorySource {
-  events: ReadonlyArray<{ revision: number } & Pick<EventRecord, 'type' | 'data' | 'disposition' | 'origin'>>;
+  events: ReadonlyArray<{ revision: number } & Pick<EventRecord, 'type' | 'data' | 'disposition'>>;
   object(digest: string): unknown;
-}
-
-/** One move of the Task through its statechart: the event that moved it, from which state to which. */
-export interface PathStep {
-  revision: number;
-  event: string;
-  from: string;
-  to: string;
 }
 
 /**
@@ -71,9 +60,8 @@ export interface StoryCost {
   amounts: Record<string, number>;
 }
 
-/** `GET /tasks/:id/story`: the Task's path through its statechart, each run's transcript and cost, the Task's cost. */
+/** Each run's transcript and cost, and the Task's cost (`GET /tasks/:id/story` adds the Task's path). */
 export interface TaskStory {
-  path: PathStep[];
   runs: RunStory[];
   cost: StoryCost;
 }
@@ -81,30 +69,6 @@ export interface TaskStory {
 const CompileData = z.object({ contextDigest: z.string(), promptDigest: z.string().optional() });
 const PromptBody = z.object({ text: z.string() });
 const Cost = z.object({ lastUsageUpdate: z.object({ cost: z.object({ amount: z.number(), currency: z.string() }) }) });
-
-/**
- * The states the Task passed through: its admitted events replayed through the statechart from
- * its start (as a Host replays another Host's commits), one step per event that changed the state.
- * An event the current machine cannot replay ends the path there rather than guessing.
- */
-export function taskPath(source: StorySource): PathStep[] {
-  const actor = createActor(taskMachine);
-  actor.start();
-  const steps: PathStep[] = [];
-  try {
-    for (const e of source.events) {
-      const from = stateName(actor.getSnapshot().value);
-      actor.send(machineEventOf(e, e.revision));
-      const to = stateName(actor.getSnapshot().value);
-      if (to !== from) steps.push({ revision: e.revision, event: e.type, from, to });
-    }
-  } catch {
-    // A history written by another machine version: the steps so far are still the Task's.
-  } finally {
-    actor.stop();
-  }
-  return steps;
-}
 
 /** The prompt each Context was rendered to, by Context digest (none for Contexts compiled before prompts were kept). */
 function prompts(source: StorySource): Map<string, string> {
@@ -149,7 +113,7 @@ function transcriptOf(receipt: HarnessRunReceipt, prompt: string | undefined): T
 const add = (sum: number | null, n: number | null | undefined) => (n == null ? sum : (sum ?? 0) + n);
 
 /**
- * A Task's story beyond its view: the path it took, what each run was told and answered (as the
+ * A Task's story beyond its view: what each run was told and answered (as the
  * receipt records it: the prompt, the permission requests and their answers, the tool-call counts,
  * the final message, the artifacts, the stop), tokens and cost per run where the provider reported
  * them, and their sums.
@@ -190,5 +154,5 @@ export function taskStory(source: StorySource): TaskStory {
       cost.amounts[r.cost.currency] = (cost.amounts[r.cost.currency] ?? 0) + r.cost.amount;
     }
   }
-  return { path: taskPath(source), runs, cost };
+  return { runs, cost };
 }

@@ -6,6 +6,7 @@ import { taskRequests, taskStory } from '../../views/index.js';
 import { CliError } from '../cli-io.js';
 import { acceptedOf, acceptedPatch, attemptWorkspace, type TaskRecords } from '../commands/work-back.js';
 import { layoutGraph, type GraphLayout } from './graph-layout.js';
+import { taskPath } from './task-path.js';
 import { sendJson } from './http-io.js';
 
 /** The outcome object's fields the page shows (objects/object-kinds.ts `OutcomeObject`). */
@@ -81,7 +82,7 @@ export async function taskOutcome(sup: Supervisor, taskId: string, reading: Task
 
 /** `GET /tasks/:id/story`: the Task's path through the statechart, each run's transcript and cost, and the Task's cost. */
 export function storyOf(taskId: string, { events, getObject }: TaskReading) {
-  return { taskId, ...taskStory({ events, object: (digest) => getObject(digest).body }) };
+  return { taskId, path: taskPath(events), ...taskStory({ events, object: (digest) => getObject(digest).body }) };
 }
 
 /**
