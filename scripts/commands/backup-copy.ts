@@ -7,6 +7,7 @@ import {
   StoreError,
   acquireLock,
   checkFormat,
+  checkPagesBeforeOpen,
   copyEnvironment,
   makePrivateDir,
   protectStateRoot,
@@ -52,6 +53,8 @@ export async function backupTo(values: { state?: string | undefined; dest: strin
   if (!isEmptyDir(dest)) throw new CliError('backup_exists', `${dest} is not empty; back up into a new directory`);
   try {
     checkFormat(root, false);
+    // The source's pages before lmdb maps it to copy (a damaged one: storage_corrupt, never a signal).
+    checkPagesBeforeOpen(root, true);
   } catch (error) {
     storeFailure(error);
   }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { closeSync, cpSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +46,19 @@ function nodeOffPage(): Flip {
   return { i: 0, kind: 'leaf', page, offset: page * map.pageSize + 24 + 1, mask: 0xe0 };
 }
 
+/** The CLI in a child process, `--json`: its signal, exit status and error code. */
+function cli(args: string[]): { signal: NodeJS.Signals | null; status: number | null; code?: string; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args, '--json'], { encoding: 'utf8' });
+  const last = r.stderr.trim().split('\n').at(-1) ?? '';
+  let code: string | undefined;
+  try {
+    code = (JSON.parse(last) as { error?: { code?: string } }).error?.code;
+  } catch {
+    code = undefined;
+  }
+  return { signal: r.signal, status: r.status, ...(code ? { code } : {}), stderr: r.stderr };
+}
+
 describe('a damaged lmdb/data.mdb never crashes its reader', () => {
   it('the built root has every page kind the flips aim at', () => {
     const count = (role: number) => map.roles.filter((r) => r === role).length;
@@ -76,7 +89,6 @@ describe('a damaged lmdb/data.mdb never crashes its reader', () => {
 
     // The same damage through the CLI: doctor's report and serve's refusal, each exit 1.
     const state = join(tempDir(), 'state');
-    const { cpSync, openSync, writeSync, closeSync } = await import('node:fs');
     cpSync(pristine, state, { recursive: true });
     const fd = openSync(join(state, 'lmdb', 'data.mdb'), 'r+');
     writeSync(fd, Buffer.from([bytes[flip.offset]! ^ flip.mask]), 0, 1, flip.offset);
@@ -106,6 +118,15 @@ describe('a damaged lmdb/data.mdb never crashes its reader', () => {
     });
     assert.deepEqual([serve.signal, serve.status], [null, 1], serve.stderr);
     assert.equal(JSON.parse(serve.stderr.trim().split('\n').at(-1)!).error.code, 'storage_corrupt');
+
+    // backup reads the source, restore the backup, both before lmdb maps them.
+    const backup = cli(['backup', join(tempDir(), 'backup'), '--state', state]);
+    assert.deepEqual([backup.signal, backup.status, backup.code], [null, 1, 'storage_corrupt'], backup.stderr);
+    const damagedBackup = join(tempDir(), 'damaged-backup');
+    cpSync(state, damagedBackup, { recursive: true });
+    writeFileSync(join(damagedBackup, 'backup.json'), '{"backup":"ordivon-state"}\n');
+    const restore = cli(['restore', damagedBackup, '--state', join(tempDir(), 'restored')]);
+    assert.deepEqual([restore.signal, restore.status, restore.code], [null, 1, 'storage_corrupt'], restore.stderr);
   });
 
   it(`${FLIPS} seeded single-byte flips in every page kind: no reader dies of a signal, each is clean or a documented code, doctor and boot agree`, async (t) => {
