@@ -1,4 +1,4 @@
-import elkjs, { type ElkExtendedEdge, type ElkNode } from 'elkjs';
+import type { ElkExtendedEdge, ElkNode } from 'elkjs';
 import type { TaskGraph } from '../../machines/index.js';
 
 /** One state placed on the page: absolute box, its name and kind. */
@@ -36,9 +36,6 @@ export interface GraphLayout {
 
 // Text is measured nowhere on the server: a label's box is sized from its length at the page's
 // 11px font, which is what ELK needs to keep labels from overlapping edges and states.
-// elkjs is CommonJS: under NodeNext its default export is the module, whose `default` is the class.
-const ELK = elkjs.default;
-
 const CHAR_WIDTH = 6.4;
 const LINE_HEIGHT = 14;
 const STATE_HEIGHT = 30;
@@ -97,7 +94,10 @@ export async function layoutGraph(graph: TaskGraph): Promise<GraphLayout> {
     children: roots,
     edges,
   };
-  const laid = await new ELK().layout(root);
+  // Loaded on the first layout only (1.5 MB of script a serve that nobody views never parses).
+  // elkjs is CommonJS: under NodeNext its default export is the module, whose `default` is the class.
+  const { default: elkjs } = await import('elkjs');
+  const laid = await new elkjs.default().layout(root);
   const states: PlacedState[] = [];
   const walk = (list: ElkNode[] | undefined) => {
     for (const n of list ?? []) {
