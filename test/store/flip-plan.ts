@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { PAGE_ROLE, type PageMap } from '../../store/index.js';
 import { z } from 'zod';
+import { seededRandom } from '../reliability/seeded-random.js';
 
 export const FlipBatch = z.object({
   pristine: z.string(),
@@ -43,18 +44,6 @@ export interface Flip {
   mask: number;
 }
 
-/** mulberry32: a small seeded generator, so a failing flip can be named and run again. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * `count` flips, the page kinds in turn: a page of that kind, then three times in four a byte of its
  * structure (the header and the node offsets of a branch or leaf, the fields of a meta page, the
@@ -62,7 +51,7 @@ export function seeded(seed: number): () => number {
  * to catch); XORed with 1–255.
  */
 export function planFlips(map: PageMap, bytes: Buffer, seed: number, count: number): Flip[] {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   const pick = (n: number) => Math.floor(random() * n);
   const pagesOf = Object.fromEntries(
     FLIP_KINDS.map((kind) => [kind, [...map.roles.keys()].filter((page) => map.roles[page] === ROLE_OF[kind])]),
