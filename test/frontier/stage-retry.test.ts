@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { openHost, type Host } from '../../frontier/host.js';
-import { manualClock, type Clock, type Supervisor } from '../../kernel/index.js';
+import { HostError, createSupervisor, manualClock, type Clock, type Supervisor } from '../../kernel/index.js';
 import { gatedAgent } from '../support/gated-agent.js';
 import { tempDir } from '../support/temp.js';
 
@@ -152,4 +152,29 @@ describe('a stage whose run the Host stopped is dispatched again', { timeout: 12
       await fourth.stop();
     }
   });
+});
+
+describe('a stage retry policy that does not parse', () => {
+  const cases: Array<[string, unknown, string]> = [
+    ['a negative max', { max: -1 }, 'stages.0.retry.max'],
+    ['a fractional max', { max: 1.5 }, 'stages.0.retry.max'],
+    ['no max', { backoffMs: 10 }, 'stages.0.retry.max'],
+    ['a negative backoff', { max: 1, backoffMs: -5 }, 'stages.0.retry.backoffMs'],
+    ['an unknown key', { max: 1, tries: 2 }, 'stages.0.retry.tries'],
+  ];
+  for (const [what, retry, path] of cases)
+    it(`refuses ${what} as invalid_spec at ${path}, writing nothing`, async () => {
+      const sup = createSupervisor({ state: tempDir() });
+      await sup.start();
+      try {
+        const spec = gatedAgent(tempDir()).spec('bad-retry', { retry });
+        await assert.rejects(
+          sup.createTask(spec),
+          (e) => e instanceof HostError && e.code === 'invalid_spec' && e.path === path,
+        );
+        assert.equal(sup.listTasks().length, 0);
+      } finally {
+        await sup.stop();
+      }
+    });
 });
