@@ -41,6 +41,7 @@ export {
   type Finding,
 } from './errors.js';
 export { systemClock, manualClock, realTimer, type Clock, type ManualClock } from './clock.js';
+export { waitForTask } from './wait-for-state.js';
 export { EventInput, type EventInputIn } from './event-input.js';
 export { parseTaskSpec, specDifferences } from './new-task.js';
 export { pinFrozenTests } from './frozen-tests.js';

@@ -15,17 +15,36 @@ export interface StateSource {
  * stops. Checks now and after each of the Task's commits; never polls.
  */
 export function waitForState(source: StateSource, taskId: string, states: string[], failOn: string[]): Promise<string> {
+  return waitForTask(source, taskId, (state) => {
+    if (states.includes(state)) return true;
+    if (!failOn.includes(state)) return false;
+    const waited = states.join(' | ');
+    throw new HostError('invalid_transition', `task ${taskId} reached ${state} while waiting for ${waited}`);
+  });
+}
+
+/**
+ * Resolves with the Task's state once `done(state)` holds (rejects with what it throws), or rejects
+ * `not_serving` when the supervisor stops. Checks now and after each of the Task's commits on
+ * this Host; never polls.
+ */
+export function waitForTask(source: StateSource, taskId: string, done: (state: string) => boolean): Promise<string> {
   return new Promise((resolve, reject) => {
     let stop = () => {};
     const check = (): void => {
       const state = source.taskActor(taskId)?.state;
-      if (state !== undefined && states.includes(state)) {
+      if (state === undefined) return;
+      let finished: boolean;
+      try {
+        finished = done(state);
+      } catch (error) {
+        stop();
+        reject(error as Error);
+        return;
+      }
+      if (finished) {
         stop();
         resolve(state);
-      } else if (state !== undefined && failOn.includes(state)) {
-        stop();
-        const waited = states.join(' | ');
-        reject(new HostError('invalid_transition', `task ${taskId} reached ${state} while waiting for ${waited}`));
       }
     };
     // The state read is this Host's actor's: another Host's commits cannot move it.

@@ -1,4 +1,11 @@
-import { HostError, pinFrozenTests, parseTaskSpec, specDifferences, type TaskView } from '../../kernel/index.js';
+import {
+  HostError,
+  pinFrozenTests,
+  parseTaskSpec,
+  specDifferences,
+  waitForTask,
+  type TaskView,
+} from '../../kernel/index.js';
 import { hostOptionsOf, openHost, retryAsked, type Host } from '../../frontier/index.js';
 import { stageNamed, type TaskSpec } from '../../objects/index.js';
 import { RESTING_TASK_STATES } from '../../machines/index.js';
@@ -123,7 +130,8 @@ async function runStages(
   say: (line: string) => void,
 ): Promise<NotCompleted | null> {
   const sup = host.supervisor;
-  const rest = () => untilRest(host, taskId);
+  // Resting: no frontier work, or a stage waiting for a person's answer to its retry request.
+  const rest = () => waitForTask(sup, taskId, () => resting(taskId, sup.getTask(taskId)!));
   for (const { stage, harness } of plan) {
     let committedHere = false;
     for (;;) {
@@ -161,33 +169,6 @@ async function runStages(
 /** A resting state, or a stage whose automatic retries are exhausted, waiting in `evaluating` for a person's answer. */
 function resting(taskId: string, task: TaskView): boolean {
   return REST.includes(task.state) || retryAsked({ taskId, context: task.context });
-}
-
-/**
- * Resolves once the Task rests: a state with no frontier work, or a stage waiting for a person's
- * answer to its retry request. Rejects `not_serving` when the supervisor stops.
- */
-function untilRest(host: Host, taskId: string): Promise<void> {
-  const sup = host.supervisor;
-  return new Promise((resolve, reject) => {
-    let stop = () => {};
-    const check = () => {
-      const task = sup.getTask(taskId);
-      if (task && resting(taskId, task)) {
-        stop();
-        resolve();
-      }
-    };
-    const unsubscribe = sup.subscribe((c) => c.taskId === taskId && check(), { remote: 'none' });
-    const lifecycle = sup.actor.subscribe({
-      complete: () => (stop(), reject(new HostError('not_serving', 'supervisor stopped'))),
-    });
-    stop = () => {
-      unsubscribe();
-      lifecycle.unsubscribe();
-    };
-    check();
-  });
 }
 
 function stopped(
