@@ -91,30 +91,32 @@ class Damage extends Error {
  * free, the depth and page and entry counts each tree's record states).
  *
  * Beside a live writer the pages of the snapshot read may be reused under the walk (the walk holds
- * no reader slot): a problem found while the meta's transaction changed is checked again, up to
- * five times, and then `unsettled`.
+ * no reader slot): a problem found (a damaged page, or one past the end of the file) while the
+ * meta's transaction changed is checked again, up to five times, and then `unsettled`.
  */
 export function checkLmdbPages(dataFile: string, options: CheckPagesOptions = {}): PagesCheck {
   const fd = openSync(dataFile, 'r');
   try {
     for (let attempt = 1; ; attempt++) {
-      const size = fstatSync(fd).size;
-      let before: number | undefined;
+      // Both meta pages are read apart, so a commit between them is caught by this too.
+      const before = latestTxnId(fd);
       try {
-        const meta = readMetas(fd, size, options.writable ?? false);
-        before = meta.txnId;
+        const meta = readMetas(fd, fstatSync(fd).size, options.writable ?? false);
+        // The size after the meta: a writer extends the file with a commit's pages before it
+        // writes that commit's meta.
+        const size = fstatSync(fd).size;
         try {
           const pages = new TreeWalk(fd, meta, size, options.map).run();
           return { kind: 'sound', pages, ...picked(meta) };
         } catch (error) {
-          if (error instanceof PastEnd) return { kind: 'short', size, page: error.page, ...picked(meta) };
-          throw error;
+          if (!(error instanceof PastEnd)) throw error;
+          if (latestTxnId(fd) === before) return { kind: 'short', size, page: error.page, ...picked(meta) };
         }
       } catch (error) {
         if (!(error instanceof Damage)) throw error;
-        if (before === undefined || latestTxnId(fd) === before) return { kind: 'damaged', ...error.found };
-        if (attempt === ATTEMPTS) return { kind: 'unsettled', attempts: attempt };
+        if (latestTxnId(fd) === before) return { kind: 'damaged', ...error.found };
       }
+      if (attempt === ATTEMPTS) return { kind: 'unsettled', attempts: attempt };
     }
   } finally {
     closeSync(fd);
