@@ -20,14 +20,14 @@ const view = {
     {
       revision: 9,
       event: 'completion.propose',
-      reason: 'missing_artifact',
+      code: 'missing_artifact',
       generation: 2,
       detail: 'missing completion.json',
     },
     {
       revision: 10,
       event: 'decision.submit',
-      reason: 'context_stale',
+      code: 'context_stale',
       generation: 2,
       causes: [{ kind: 'stale', sourceId: 'spec', bound: 'sha256:aa', current: null, via: 'goal' }],
     },

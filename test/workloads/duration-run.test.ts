@@ -122,6 +122,12 @@ describe('a workload of its own shape through ordivon run (duration-v1: three st
           .filter((e) => e.type === 'assignment.commit')
           .map((e) => (e.data as { stage: string }).stage);
         assert.deepEqual(stages, ['investigate', 'fix', 'fix', 'report'], 'fix again after the kill, nothing else');
+        // The killed run's job was found abandoned at the restart: the Host dispatched its stage
+        // again under the next generation (the stage's default retry), not `run` by a new Assignment.
+        assert.deepEqual(
+          events.filter((e) => e.type === 'assignment.commit').map((e) => e.origin),
+          ['external', 'external', 'host', 'external'],
+        );
         const intents = events.filter((e) => e.type === 'dispatch.intend').length;
         assert.equal(
           intents,
@@ -149,8 +155,8 @@ describe('a workload of its own shape through ordivon run (duration-v1: three st
         const settled = events.filter((e) => e.type === 'evaluation.settle').map((e) => e.data);
         assert.deepEqual(
           settled.map((d) => (d as { missing?: string[] }).missing ?? []),
-          [[], ['fix.patch', 'notes.md'], []],
-          'the killed fix run settled naming what it did not deliver',
+          [[], []],
+          'investigate and the second fix run settled with everything delivered; the killed run was retried, not settled',
         );
       } finally {
         await store.close();
