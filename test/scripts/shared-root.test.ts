@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { sha256 } from '../../store/index.js';
 import { startServe, type ServeChild } from '../service/serve-child.js';
 import { canActAsNobody, readsAsNobody } from '../support/other-account.js';
 import { tempDir } from '../support/temp.js';
+import { treeSnapshot } from '../support/tree-snapshot.js';
 import { CLI, lastError, ordivon, runFixture } from './run-fixture.js';
 
 /** An operator DecisionRequest as docs/decision-requests.md opens one. */
@@ -42,19 +42,6 @@ function hostModes(root: string): Record<string, { mode: string; dir: boolean }>
   };
   walk(root);
   return found;
-}
-
-/** Every path under `root` with its mode, size, mtime and digest: "nothing was written, no mode changed". */
-function snapshot(root: string): string {
-  const lines: string[] = [];
-  const walk = (path: string) => {
-    const stat = lstatSync(path);
-    const body = stat.isFile() ? sha256(readFileSync(path)) : '';
-    lines.push(`${relative(root, path)} ${(stat.mode & 0o777).toString(8)} ${stat.size} ${stat.mtimeMs} ${body}`);
-    if (stat.isDirectory()) for (const name of readdirSync(path).sort()) walk(join(path, name));
-  };
-  walk(root);
-  return lines.join('\n');
 }
 
 describe('the state root after a Task ran, seen from another local account', { timeout: 120_000 }, () => {
@@ -143,7 +130,7 @@ describe('a state root other local accounts may enter', { timeout: 120_000 }, ()
   });
 
   it('is refused state_root_shared (exit 2) by every command that opens it, naming its mode and the fix; nothing is written', () => {
-    const before = snapshot(state);
+    const before = treeSnapshot(state);
     const commands: string[][] = [
       ['list'],
       ['show', 't-1'],
@@ -169,7 +156,7 @@ describe('a state root other local accounts may enter', { timeout: 120_000 }, ()
       assert.equal(error.code, 'state_root_shared', `${what}: ${r.stderr}`);
       assert.match(error.message, new RegExp(`${state} has mode 0755`), what);
       assert.match(error.message, new RegExp(`chmod 700 ${state}`), what);
-      assert.equal(snapshot(state), before, `${what} wrote nothing and changed no mode`);
+      assert.equal(treeSnapshot(state), before, `${what} wrote nothing and changed no mode`);
     }
     assert.equal(existsSync(join(dir, 'backup')), false);
     assert.equal(existsSync(join(dir, 'export')), false);

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { EventStore, copyEnvironment, sha256, type OpenOptions } from '../../store/index.js';
+import { EventStore, copyEnvironment, type OpenOptions } from '../../store/index.js';
 import { NOTE_KINDS, appendInput, storeCode } from '../support/store-backends.js';
 import { tempDir } from '../support/temp.js';
+import { treeSnapshot } from '../support/tree-snapshot.js';
 
 /** `{path: mode}` of the root and everything under it, `.` the root itself. */
 function modes(root: string): Record<string, string> {
@@ -16,19 +17,6 @@ function modes(root: string): Record<string, string> {
   };
   walk(root);
   return found;
-}
-
-/** Every path with its mode, size, mtime and (for files) digest: "nothing was written, no mode changed". */
-function snapshot(root: string): string {
-  const lines: string[] = [];
-  const walk = (path: string) => {
-    const stat = lstatSync(path);
-    const body = stat.isFile() ? sha256(readFileSync(path)) : '';
-    lines.push(`${relative(root, path)} ${(stat.mode & 0o777).toString(8)} ${stat.size} ${stat.mtimeMs} ${body}`);
-    if (stat.isDirectory()) for (const name of readdirSync(path).sort()) walk(join(path, name));
-  };
-  walk(root);
-  return lines.join('\n');
 }
 
 const open = (root: string, more: Partial<OpenOptions> = {}) => EventStore.open({ root, kinds: NOTE_KINDS, ...more });
@@ -88,7 +76,7 @@ describe('a state root other local accounts cannot read', () => {
     await seeded(root);
     for (const mode of [0o755, 0o750, 0o701, 0o770]) {
       chmodSync(root, mode);
-      const before = snapshot(root);
+      const before = treeSnapshot(root);
       for (const readOnly of [false, true]) {
         assert.throws(
           () => open(root, { readOnly }),
@@ -103,7 +91,7 @@ describe('a state root other local accounts cannot read', () => {
           `mode ${mode.toString(8)}, readOnly ${readOnly}`,
         );
       }
-      assert.equal(snapshot(root), before, `mode ${mode.toString(8)}: nothing written, no mode changed`);
+      assert.equal(treeSnapshot(root), before, `mode ${mode.toString(8)}: nothing written, no mode changed`);
     }
   });
 
@@ -157,13 +145,13 @@ describe('a state root other local accounts cannot read', () => {
     mkdirSync(foreign);
     chmodSync(foreign, 0o755);
     writeFileSync(join(foreign, 'notes.txt'), 'mine');
-    const before = snapshot(foreign);
+    const before = treeSnapshot(foreign);
     assert.throws(
       () => open(foreign),
       (e: Error) =>
         storeCode(e) === 'state_root_shared' && /holds files an Ordivon state root does not/.test(e.message),
     );
-    assert.equal(snapshot(foreign), before, 'not made a root, no mode changed');
+    assert.equal(treeSnapshot(foreign), before, 'not made a root, no mode changed');
   });
 
   it('copies an LMDB environment (backup) as a 0600 file in a 0700 directory', async () => {
