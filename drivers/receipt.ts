@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RUN_STEPS_MAX, RunStep } from './run-steps.js';
 import { RunPolicy } from './permission-policy.js';
 import { PermissionRecord } from './permission-route.js';
 
@@ -144,6 +145,10 @@ export const HarnessRunReceipt = z.object({
   exitCode: z.number().int().nullable().optional(),
   signal: z.string().nullable().optional(),
   finalText: z.string().optional(),
+  /** What the agent said and did, in order, where its protocol reports it (ACP, Codex); bounded (drivers/run-steps.ts). */
+  steps: z.array(RunStep).max(RUN_STEPS_MAX).optional(),
+  /** Steps past `RUN_STEPS_MAX`, counted but not kept. */
+  stepsOmitted: z.number().int().positive().optional(),
   /** The provider's permission requests and how the run's policy answered each (absent: none asked). */
   permissions: z.array(PermissionRecord).optional(),
   /** Whether the provider ran in a sandbox (absent in receipts written before confinement). */

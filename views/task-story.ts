@@ -27,6 +27,8 @@ export type TranscriptEntry =
     }
   | { kind: 'tools'; from: 'provider'; started: number; completed: number }
   | { kind: 'message'; from: 'provider'; text: string }
+  | { kind: 'tool'; from: 'provider'; title: string; status: string | null; output: string | null }
+  | { kind: 'omitted'; from: 'provider'; steps: number }
   | { kind: 'artifact'; from: 'provider'; name: string; bytes: number; digest: string }
   | { kind: 'stop'; from: 'provider'; stopReason: string; exitCode: number | null; durationMs: number };
 
@@ -97,7 +99,16 @@ function transcriptOf(receipt: HarnessRunReceipt, prompt: string | undefined): T
     });
   const { toolItemsStarted: started, toolItemsCompleted: completed } = receipt.counts;
   if (started > 0 || completed > 0) out.push({ kind: 'tools', from: 'provider', started, completed });
-  if (receipt.finalText?.trim()) out.push({ kind: 'message', from: 'provider', text: receipt.finalText });
+  if (receipt.steps) {
+    // What the agent said and did, in order; its final message is the last of these messages.
+    for (const step of receipt.steps)
+      out.push(
+        step.kind === 'message'
+          ? { kind: 'message', from: 'provider', text: step.text }
+          : { kind: 'tool', from: 'provider', title: step.title, status: step.status, output: step.output },
+      );
+    if (receipt.stepsOmitted) out.push({ kind: 'omitted', from: 'provider', steps: receipt.stepsOmitted });
+  } else if (receipt.finalText?.trim()) out.push({ kind: 'message', from: 'provider', text: receipt.finalText });
   for (const a of receipt.artifacts)
     out.push({ kind: 'artifact', from: 'provider', name: a.name, bytes: a.bytes, digest: a.digest });
   out.push({
@@ -115,7 +126,8 @@ const add = (sum: number | null, n: number | null | undefined) => (n == null ? s
 /**
  * A Task's story beyond its view: what each run was told and answered (as the
  * receipt records it: the prompt, the permission requests and their answers, the tool-call counts,
- * the final message, the artifacts, the stop), tokens and cost per run where the provider reported
+ * each message and tool call where the protocol reported them (else the final message), the
+ * artifacts, the stop), tokens and cost per run where the provider reported
  * them, and their sums.
  */
 export function taskStory(source: StorySource): TaskStory {

@@ -54,6 +54,7 @@ export function buildReceipt(parts: ReceiptParts): HarnessRunReceipt {
   if (ledger.sessionId !== undefined) receipt.sessionId = ledger.sessionId;
   if (run.jobId !== undefined) receipt.jobId = run.jobId;
   if (ledger.usage !== undefined) receipt.usage = ledger.usage;
+  Object.assign(receipt, ledger.steps.receiptFields());
   if (parts.exit) {
     receipt.exitCode = parts.exit.exitCode;
     receipt.signal = parts.exit.signal;

@@ -1,3 +1,4 @@
+import { RunSteps } from '../run-steps.js';
 import { StringDecoder } from 'node:string_decoder';
 import {
   ContentChunk,
@@ -62,6 +63,8 @@ export class WireLedger {
   /** `_meta.quota` of the prompt answer: where gemini-cli (and claude-agent-acp, besides `usage`) report tokens. */
   promptQuota: unknown;
   lastUsageUpdate: unknown;
+  /** Each message and tool call of the turn, in order, for the receipt's `steps`. */
+  readonly steps = new RunSteps();
   /** Text of the agent message being received; earlier messages of the turn are not kept. */
   #finalText = '';
   /** `messageId` of that message (`null` when the agent sends none). */
@@ -213,10 +216,12 @@ export class WireLedger {
         const inTurn = this.promptSent && !this.promptAnswered;
         if (!inTurn || chunk.data.content.type !== 'text') return;
         const messageId = chunk.data.messageId ?? null;
-        if (this.#toolSinceText || messageId !== this.#messageId) this.#finalText = '';
+        const starts = this.#toolSinceText || messageId !== this.#messageId;
+        if (starts) this.#finalText = '';
         this.#messageId = messageId;
         this.#toolSinceText = false;
         this.#finalText += chunk.data.content.text ?? '';
+        this.steps.message(chunk.data.content.text ?? '', !starts);
         return;
       }
       case 'tool_call':
@@ -225,6 +230,10 @@ export class WireLedger {
         if (!tool.success) return void this.protocolErrors++;
         this.toolStarted.add(tool.data.toolCallId);
         this.#toolSinceText = true;
+        const output = (tool.data.content ?? [])
+          .map((c) => (c.type === 'content' && c.content?.type === 'text' ? (c.content.text ?? '') : ''))
+          .join('');
+        this.steps.tool(tool.data.toolCallId, { title: tool.data.title, status: tool.data.status, output });
         if (tool.data.status && TERMINAL_TOOL_STATUS.has(tool.data.status)) this.toolFinished.add(tool.data.toolCallId);
         return;
       }

@@ -31,6 +31,17 @@ export const ContentChunk = z.looseObject({
 export const ToolCallUpdate = z.looseObject({
   toolCallId: z.string(),
   status: z.string().nullish(),
+  title: z.string().nullish(),
+  /** What the tool produced: text content blocks are kept for the run's steps, other kinds ignored. */
+  content: z
+    .array(
+      z.looseObject({
+        type: z.string(),
+        content: z.looseObject({ type: z.string(), text: z.string().optional() }).optional(),
+      }),
+    )
+    .nullish()
+    .catch(undefined),
 });
 
 export const InitializeResult = z.looseObject({

@@ -1,7 +1,15 @@
 import type { PermissionLog } from '../permission-route.js';
 import type { ArtifactFound, DriverRunInput, HarnessRunReceipt } from '../receipt.js';
 import type { ServerNotification } from './codex-wire.js';
-import { ErrorParams, ItemParams, TokenUsageParams, TOOL_ITEM_TYPES, TurnParams } from './codex-wire.js';
+import {
+  ErrorParams,
+  ItemParams,
+  TokenUsageParams,
+  TOOL_ITEM_TYPES,
+  TurnParams,
+  type ThreadItem,
+} from './codex-wire.js';
+import { RunSteps } from '../run-steps.js';
 
 /** How the turn ended according to Codex (`turn/completed`). */
 export interface TurnEnd {
@@ -17,6 +25,29 @@ export interface ReceiptEnd {
   signal?: string | null | undefined;
   artifacts: ArtifactFound[];
   artifactRefusals: { name: string; code: string }[];
+}
+
+/** A string field of a thread item Codex reports beyond the fields this driver parses, or null. */
+function textField(item: ThreadItem, key: string): string | null {
+  const value = (item as Record<string, unknown>)[key];
+  return typeof value === 'string' ? value : null;
+}
+
+/**
+ * What a tool item did, in a line: a command execution's command (a string or its argv), a
+ * file change's paths, an MCP or dynamic tool's name; else the item's type.
+ */
+function toolTitle(item: ThreadItem): string {
+  const fields = item as Record<string, unknown>;
+  const command = fields['command'];
+  if (typeof command === 'string') return command;
+  if (Array.isArray(command)) return command.map(String).join(' ');
+  const changes = fields['changes'];
+  if (Array.isArray(changes))
+    return `${item.type}: ${changes.map((c) => String((c as { path?: unknown }).path ?? '?')).join(', ')}`;
+  const tool = fields['tool'];
+  if (typeof tool === 'string') return `${item.type}: ${tool}`;
+  return item.type;
 }
 
 function versionFromUserAgent(userAgent: string | undefined): string | undefined {
@@ -49,6 +80,8 @@ export class CodexTally {
   toolItemsCompleted = 0;
   protocolErrors = 0;
   turnEnd: TurnEnd | undefined;
+  /** Each agent message and tool item of our thread, in order, for the receipt's `steps`. */
+  readonly steps = new RunSteps();
   readonly #turnEnded: { promise: Promise<TurnEnd>; resolve: (end: TurnEnd) => void };
 
   readonly #permissions: PermissionLog | undefined;
@@ -119,16 +152,22 @@ export class CodexTally {
     return this.threadId === undefined || threadId === this.threadId;
   }
 
-  #item(started: boolean, item: { type: string; text?: string | null | undefined }): void {
+  #item(started: boolean, item: ThreadItem): void {
     if (TOOL_ITEM_TYPES.has(item.type)) {
       if (started) this.toolItemsStarted++;
       else this.toolItemsCompleted++;
+      this.steps.tool(item.id, {
+        title: toolTitle(item),
+        status: item.status ?? null,
+        output: textField(item, 'aggregatedOutput'),
+      });
       return;
     }
     if (started) return;
     if (item.type === 'agentMessage') {
       this.messages++;
       this.finalText = item.text ?? '';
+      this.steps.message(this.finalText);
     } else if (item.type === 'reasoning') {
       this.thoughts++;
     }
@@ -167,6 +206,7 @@ export class CodexTally {
     if (input.jobId !== undefined) receipt.jobId = input.jobId;
     if (this.usage !== undefined) receipt.usage = this.usage;
     if (this.finalText !== undefined) receipt.finalText = this.finalText;
+    Object.assign(receipt, this.steps.receiptFields());
     if (end.exitCode !== undefined) receipt.exitCode = end.exitCode;
     if (end.signal !== undefined) receipt.signal = end.signal;
     return { ...receipt, ...this.#permissions?.receiptField() };

@@ -60,6 +60,8 @@ export const ThreadItem = z.looseObject({
   status: z.string().nullish(),
 });
 
+export type ThreadItem = z.infer<typeof ThreadItem>;
+
 export const ItemParams = z.looseObject({ item: ThreadItem, threadId: z.string(), turnId: z.string() });
 
 export const TurnParams = z.looseObject({

@@ -85,9 +85,11 @@ function costText(c) { return c ? c.amount + ' ' + c.currency : 'not reported'; 
 function entryNode(x) {
   var body;
   if (x.kind === 'prompt') body = el('details', {}, [el('summary', {}, ['host → agent: prompt (' + x.text.length + ' characters)']), el('pre', {}, [x.text])]);
-  else if (x.kind === 'message') body = el('div', {}, ['agent: final message', el('pre', {}, [x.text])]);
+  else if (x.kind === 'message') body = el('div', {}, ['agent: message', el('pre', {}, [x.text])]);
+  else if (x.kind === 'tool') body = el('details', {}, [el('summary', {}, ['agent ran a tool: ' + x.title + (x.status ? ' (' + x.status + ')' : '')]), el('pre', {}, [x.output === null ? '(no output reported)' : x.output])]);
+  else if (x.kind === 'omitted') body = el('div', {}, [x.steps + ' more steps, counted but not kept']);
   else if (x.kind === 'permission') body = el('div', {}, ['agent asked to ' + x.ask + ': ' + x.text + (x.command ? ' (' + x.command + ')' : '') + ' → ' + x.answer + ' (' + x.reason + ')']);
-  else if (x.kind === 'tools') body = el('div', {}, ['tool calls: ' + x.started + ' started, ' + x.completed + ' completed (the receipt counts them; their arguments and output are not kept)']);
+  else if (x.kind === 'tools') body = el('div', {}, ['tool calls: ' + x.started + ' started, ' + x.completed + ' completed']);
   else if (x.kind === 'artifact') body = el('div', {}, ['artifact written: ' + x.name + ' (' + x.bytes + ' bytes, ' + String(x.digest).slice(0, 19) + '…)']);
   else if (x.kind === 'stop') body = el('div', {}, ['stopped: ' + x.stopReason + (x.exitCode === null ? '' : ', exit ' + x.exitCode) + ', ' + Math.round(x.durationMs) + ' ms']);
   else body = el('div', {}, [x.kind]);

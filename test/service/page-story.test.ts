@@ -98,6 +98,15 @@ describe("the service page tells a Task's whole story, in headless Chromium", { 
           const section = runs.nth(i);
           const kinds = run.transcript.map((e) => e.kind);
           for (const kind of ['prompt', 'tools', 'message', 'artifact', 'stop']) assert.ok(kinds.includes(kind), kind);
+          // What the agent did, call by call: the tool calls its protocol reported, each with a title.
+          const tools = run.transcript.filter((e) => e.kind === 'tool') as Array<{ kind: string; title: string }>;
+          assert.ok(tools.length > 0, `run ${run.revision} shows its tool calls`);
+          for (const tool of tools) assert.ok(tool.title.length > 0);
+          assert.equal(
+            await section.locator('li.entry[data-kind="tool"] summary').count(),
+            tools.length,
+            'each tool call is drawn',
+          );
           assert.deepEqual(
             await section.locator('li.entry').evaluateAll((items) => items.map((e) => e.getAttribute('data-kind'))),
             kinds,
