@@ -4,12 +4,17 @@
  *
  * - no-circular: no cycle between files, type-only imports included.
  * - folder-*: which of the project's folders each product folder may import. Dependencies point
- *   one way: the Host (`kernel/`, `frontier/`, `views/`) on recovery, its object schemas, its statechart, store, Runtime
- *   and drivers; recovery on the object schemas, the statechart and the store, never on the Host
- *   that runs it; the object schemas on the statechart, the store's record schemas and the
- *   drivers' receipt; the Runtime on the drivers it runs and the store; the store and the drivers
- *   only on `os/` and `base/`; `base/`, `os/` and `machines/` on no other folder.
- * - scripts-no-workloads: the CLI imports no workload; the workloads register with it.
+ *   one way: the Host's composition root (`host/`) on everything below it; the frontier and the
+ *   views on the kernel; the kernel on recovery, its object schemas, its statechart, the store,
+ *   the drivers' receipt and confinement and the read sets (`readsets/`, which read a Task's
+ *   sources through the Runtime's workspace naming); recovery on the object schemas, the
+ *   statechart and the store, never on the Host that runs it; the object schemas on the
+ *   statechart, the store's record schemas and the drivers' receipt; the Runtime on the drivers
+ *   it runs and the store; the store and the drivers only on `os/` and `base/`; `base/`, `os/` and
+ *   `machines/` on no other folder.
+ * - cli-no-lab: the CLI and the service (`cli/`) import nothing of the lab (`workloads/`,
+ *   `bench/`): the lab registers with the CLI (cli/extensions.ts), and dev tooling (`tools/`)
+ *   is no part of the product.
  * - through-door: an import from one product folder into another goes through a door of that
  *   folder: an `index.ts` (its own or a sub-folder's, e.g. `store/postgres/index.ts`, which keeps
  *   `pg` out of the embedded store), or one of the light modules in LIGHT_DOORS.
@@ -25,30 +30,49 @@ const ALLOWED = {
   runtime: ['drivers', 'store', 'os', 'base'],
   objects: ['machines', 'store', 'drivers', 'base'],
   recovery: ['objects', 'machines', 'store', 'base'],
-  kernel: ['recovery', 'objects', 'machines', 'store', 'os', 'base'],
+  readsets: ['runtime', 'objects', 'machines', 'store', 'base'],
+  kernel: ['readsets', 'recovery', 'objects', 'machines', 'store', 'drivers', 'os', 'base'],
   views: ['kernel', 'objects', 'machines', 'store', 'drivers', 'base'],
-  frontier: ['kernel', 'views', 'recovery', 'objects', 'machines', 'store', 'runtime', 'drivers', 'os', 'base'],
+  frontier: [
+    'kernel',
+    'views',
+    'readsets',
+    'recovery',
+    'objects',
+    'machines',
+    'store',
+    'runtime',
+    'drivers',
+    'os',
+    'base',
+  ],
+  host: [
+    'frontier',
+    'kernel',
+    'views',
+    'readsets',
+    'recovery',
+    'objects',
+    'machines',
+    'store',
+    'runtime',
+    'drivers',
+    'os',
+    'base',
+  ],
   // Effect adapters for outside providers: canonical digests and the frontier's adapter types only
   // (adapters-frontier-types: no value import of frontier/, which would load the whole Host).
   adapters: ['frontier', 'store', 'base'],
 };
 
-/**
- * Imports a folder rule still lets through, each from the one file that needs it. The kernel's
- * admission re-reads a Task's sources in its workspace (read-set.ts) and pins the frozen tests of
- * a new Task (frozen-tests.ts) with the Runtime's workspace naming and source digest and the
- * drivers' confinement; those belong in a folder below both.
- */
-const GAPS = {
-  'kernel/read-set.ts': ['runtime/index.ts'],
-  'kernel/frozen-tests.ts': ['drivers/confine.ts'],
-};
+/** Imports a folder rule still lets through, each from the one file that needs it (none today). */
+const GAPS = {};
 
 /** Every folder of the project with sources. */
-const FOLDERS = [...Object.keys(ALLOWED), 'scripts', 'workloads', 'bench', 'examples', 'test'];
+const FOLDERS = [...Object.keys(ALLOWED), 'cli', 'tools', 'workloads', 'bench', 'examples', 'test'];
 
 /** Folders besides the product folders that import product folders only through their doors. */
-const DOOR_HELD = ['scripts', 'bench', 'examples', 'workloads'];
+const DOOR_HELD = ['cli', 'tools', 'bench', 'examples', 'workloads'];
 
 /**
  * Modules other folders may import directly although they are not an `index.ts`: each loads
@@ -117,11 +141,12 @@ module.exports = {
       to: { path: '^frontier/', dependencyTypesNot: ['type-only'] },
     },
     {
-      name: 'scripts-no-workloads',
-      comment: 'The CLI imports no workload: the workloads register with it (scripts/extensions.ts).',
+      name: 'cli-no-lab',
+      comment:
+        'The CLI imports nothing of the lab (workloads/, bench/): the lab registers with it (cli/extensions.ts).',
       severity: 'error',
-      from: { path: '^scripts/' },
-      to: { path: '^workloads/' },
+      from: { path: '^cli/' },
+      to: { path: '^(workloads|tools)/' },
     },
     {
       name: 'through-door',

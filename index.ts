@@ -4,7 +4,7 @@
  * events callers send and the answers they get, the errors, the clocks, the Effect adapter
  * interface and the helpers that read a Task's history. The statecharts themselves are on the
  * `ordivon/machines` subpath; docs/api.md says why each name is public. The `ordivon` CLI lives
- * in scripts/.
+ * in cli/
  *
  * @packageDocumentation
  */
@@ -47,7 +47,7 @@ export type {
   RequestState,
   RequestStatus,
 } from './machines/task-context.js';
-export { openHost, type Host, type HostOptions } from './frontier/index.js';
+export { openHost, type Host, type HostOptions } from './host/index.js';
 export { HarnessConfig, HostConfig, ApprovalPolicy, DEFAULT_APPROVALS, parseHostConfig } from './frontier/index.js';
 export type { HarnessFactory } from './frontier/index.js';
 export type { EffectAdapter, EffectEvidenceFile, EffectObservation, EffectTarget } from './frontier/index.js';

@@ -7,7 +7,7 @@
 // verification recorded (the agent's run and the Host's own run of the acceptance command, each
 // a process the Runtime confines).
 //
-// The harness is the example's `my-agent` as `ordivon run` loads it (scripts/config.ts: relative
+// The harness is the example's `my-agent` as `ordivon run` loads it (cli/config.ts: relative
 // `readable` paths resolved against the file's folder), with the example's folder added to
 // `readable` should the configuration not name it: confined, a process sees only its workspace,
 // the system folders and what the configuration adds, and `sh -c 'exec node "$MY_AGENT"'` names
@@ -19,11 +19,12 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HarnessRunReceipt } from '../drivers/index.js';
-import { openHost, type HarnessConfig, type Host } from '../frontier/index.js';
+import type { HarnessConfig } from '../frontier/index.js';
+import { openHost, type Host } from '../host/index.js';
 import { parseTaskSpec, pinFrozenTests } from '../kernel/index.js';
 import type { TaskSpec } from '../objects/index.js';
-import { readSpecFile } from '../scripts/spec-file.js';
-import { loadConfig } from '../scripts/config.js';
+import { readSpecFile } from '../cli/spec-file.js';
+import { loadConfig } from '../cli/config.js';
 import { taskRuns } from '../views/index.js';
 import { confinementStage, type StageName } from './report/confinement-headline.js';
 import type { BenchContext, BenchRow } from './report/results-model.js';

@@ -21,7 +21,7 @@ import { manualClock, TaskActor } from '../kernel/index.js';
 import { OBJECT_KINDS } from '../objects/index.js';
 import { taskMachine } from '../machines/index.js';
 import { EventStore } from '../store/index.js';
-import { scriptArgsOrExit } from '../scripts/cli-io.js';
+import { scriptArgsOrExit } from '../cli/cli-io.js';
 import { seededRandom } from './util.js';
 import { benchTaskId, materialize, planTask, type StepKind } from './workload.js';
 

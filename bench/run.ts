@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { Size } from './report/results-model.js';
 import { SCENARIOS, runSuite } from './suite.js';
-import { parseScriptArgs, scriptArgsOrExit } from '../scripts/cli-io.js';
+import { parseScriptArgs, scriptArgsOrExit } from '../cli/cli-io.js';
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only ${SCENARIOS.join(',')}] [--sizes TASKSxEVENTS,...] [--no-baseline] [--out DIR]`;
 

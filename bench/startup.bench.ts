@@ -11,8 +11,8 @@ import { STARTUP_HELP, STARTUP_LIST, STARTUP_LIST_FLOOR, STARTUP_NODE } from './
 import type { BenchContext, BenchRow } from './report/results-model.js';
 import { scenarioArgs, type Timing } from './util.js';
 
-/** The CLI's entry, beside this file in the build (dist/bench → dist/scripts), in a clone and in an installed package. */
-export const CLI_ENTRY = fileURLToPath(new URL('../scripts/ordivon.js', import.meta.url));
+/** The CLI's entry, beside this file in the build (dist/bench → dist/cli), in a clone and in an installed package. */
+export const CLI_ENTRY = fileURLToPath(new URL('../cli/ordivon.js', import.meta.url));
 
 /** The smallest program that reads a state root as `list` must (list-floor.ts), beside this file. */
 const LIST_FLOOR = fileURLToPath(new URL('./floors/list-floor.js', import.meta.url));

@@ -1,7 +1,7 @@
 import { cpus, totalmem } from 'node:os';
 import { Bench } from 'tinybench';
 import { z } from 'zod';
-import { scriptArgsOrExit } from '../scripts/cli-io.js';
+import { scriptArgsOrExit } from '../cli/cli-io.js';
 import type { BenchRow, Size } from './report/results-model.js';
 
 /** Shared builders of the benchmark suites: a seeded PRNG, a timing harness on tinybench, machine facts. */

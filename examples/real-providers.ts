@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { zodIssue } from '../base/index.js';
 import { openHost, taskRuns, type HarnessConfig } from '../index.js';
-import { loadWorkload } from '../scripts/workload.js';
+import { loadWorkload } from '../cli/workload.js';
 
 const Env = z.object({
   PATH: z.string().min(1),

@@ -9,17 +9,17 @@
  *                                    # an external worker proposes completion with the evidence the Task holds
  *   node dist/examples/task-events.js <action> --help
  *
- * The command line is parsed like `ordivon`'s (scripts/command-line.ts): one definition per action.
+ * The command line is parsed like `ordivon`'s (cli/command-line.ts): one definition per action.
  */
 import { z } from 'zod';
-import { CliError, EXIT } from '../scripts/cli-io.js';
-import { isCliErrorCode } from '../scripts/cli-codes.js';
-import { packageVersion } from '../scripts/version.js';
-import { errorAnswer } from '../scripts/error-answer.js';
-import { command, positional, stringFlag, type Program } from '../scripts/command.js';
-import { parseCommandLine } from '../scripts/command-line.js';
-import { callService } from '../scripts/service/service-client.js';
-import { serviceFor } from '../scripts/service/cli-route.js';
+import { CliError, EXIT } from '../cli/cli-io.js';
+import { isCliErrorCode } from '../cli/cli-codes.js';
+import { packageVersion } from '../cli/version.js';
+import { errorAnswer } from '../cli/error-answer.js';
+import { command, positional, stringFlag, type Program } from '../cli/command.js';
+import { parseCommandLine } from '../cli/command-line.js';
+import { callService } from '../cli/service/service-client.js';
+import { serviceFor } from '../cli/service/cli-route.js';
 
 const OTHER: Record<string, string> = { codex: 'hermes', hermes: 'codex' };
 

@@ -1,6 +1,5 @@
 // The Host's frontier work: compile a Task's Context, dispatch and observe its runs, verify,
-// admit decisions, perform External Effects; and `openHost`, a Supervisor with that work attached.
-export { openHost, type Host, type HostOptions } from './host.js';
+// admit decisions, perform External Effects. host/ attaches it to a Supervisor (`openHost`).
 export { createFrontierWork, clientRequestId, type HarnessFactory } from './frontier-work.js';
 export { retryAsked, retryRequestId } from './stage-retry.js';
 export {
@@ -10,6 +9,8 @@ export {
   DEFAULT_APPROVALS,
   parseHostConfig,
   hostOptionsOf,
+  assertReachOutsideState,
+  checkHostHarnesses,
 } from './harness-config.js';
 export type { EffectAdapter, EffectEvidenceFile, EffectObservation, EffectTarget } from './effect-adapter.js';
 export { ReceiptWithEvidence, withEvidence } from './effect-adapter.js';

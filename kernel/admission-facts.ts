@@ -3,7 +3,7 @@ import { DecisionRequestObject, type CandidateAction } from '../objects/index.js
 import type { EventStore } from '../store/index.js';
 import type { EventInput } from './event-input.js';
 import { contextOf } from './compiled-contexts.js';
-import { staleSources, type ObservationReader, type SourceReader } from './read-set.js';
+import { staleSources, type ObservationReader, type SourceReader } from '../readsets/index.js';
 import { revocationOf } from './requests/request-revocation.js';
 
 /**

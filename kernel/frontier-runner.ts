@@ -2,7 +2,7 @@ import type { FrontierWork, TaskContext } from '../machines/index.js';
 import type { EventStore } from '../store/index.js';
 import type { TaskSpec } from '../objects/index.js';
 import type { Attachments, SendResult } from './send-result.js';
-import type { ObservationReader } from './read-set.js';
+import type { ObservationReader } from '../readsets/index.js';
 
 /** What a frontier runner sees of a Task: its committed state and a way to send Host facts back. */
 export interface TaskHandle {

@@ -65,5 +65,5 @@ export {
   type ObservationReader,
   type ObservationLocation,
   type CandidateObservation,
-} from './read-set.js';
+} from '../readsets/index.js';
 export { defaultHostId, type ClusterOptions, type LeaseEvent } from './cluster/cluster.js';

@@ -3,7 +3,7 @@ import { claimsOf, refsOf, type EventOrigin, type TaskContext, type TaskEvent } 
 import type { AppendInput, EventDisposition, IndexClaim, NewObject, PreparedObject } from '../store/index.js';
 import type { Clock } from './clock.js';
 import { fingerprint, type EventInput, type Refusal } from './event-input.js';
-import { dataOf } from '../recovery/index.js';
+import { dataOf } from '../objects/index.js';
 import type { TaskSpec } from '../objects/index.js';
 import { resolveStage } from './stages.js';
 import type { AdmissionFacts } from './admission-facts.js';

@@ -5,7 +5,7 @@ import type { EventStore } from '../store/index.js';
 import type { Clock } from './clock.js';
 import type { Cluster } from './cluster/cluster.js';
 import { HostError } from './errors.js';
-import { kernelSourceReader, type ObservationReader } from './read-set.js';
+import { kernelSourceReader, type ObservationReader } from '../readsets/index.js';
 import type { TaskView } from './supervisor-options.js';
 import { TaskActor, type Committed, type TaskSnapshot } from './task-actor.js';
 

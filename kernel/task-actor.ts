@@ -17,7 +17,7 @@ import { hostCodeOf } from './errors.js';
 import { fingerprint, parseEventInput, type EventInput, type Refusal } from './event-input.js';
 import { claimsFor, eventRecord, kernelEvent, type KernelEvent } from './kernel-event.js';
 import { admissionFacts } from './admission-facts.js';
-import type { ObservationReader, SourceLocation } from './read-set.js';
+import type { ObservationReader, SourceLocation } from '../readsets/index.js';
 import {
   sendAdmitted,
   sendDuplicate,

@@ -53,3 +53,4 @@ export {
   type ArtifactContracts,
   type ContractIssue,
 } from './artifact-contracts.js';
+export { machineEventOf, dataOf } from './task-events-codec.js';

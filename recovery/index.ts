@@ -64,4 +64,4 @@ export {
   type RecoveryProgress,
 } from './progress.js';
 export { RecoveryWorkerInput, RecoveryWorkerMessage, WireTask, WireFinding } from './protocol.js';
-export { machineEventOf, dataOf } from './task-events-codec.js';
+export { machineEventOf, dataOf } from '../objects/index.js';

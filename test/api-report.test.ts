@@ -15,10 +15,10 @@ import { tempDir } from './support/temp.js';
  */
 const root = fileURLToPath(new URL('../../', import.meta.url));
 /** The build's pruning of a rollup (a plain .mjs beside api-report.mjs, which tsc does not compile). */
-const { pruneDeclarations } = (await import(pathToFileURL(join(root, 'scripts', 'prune-declarations.mjs')).href)) as {
+const { pruneDeclarations } = (await import(pathToFileURL(join(root, 'tools', 'prune-declarations.mjs')).href)) as {
   pruneDeclarations: (file: string) => void;
 };
-const UPDATE = 'run `npx tsc -p tsconfig.json && node scripts/api-report.mjs` and commit etc/ with the change';
+const UPDATE = 'run `npx tsc -p tsconfig.json && node tools/api-report.mjs` and commit etc/ with the change';
 
 /** Entry point (package.json "exports" key) → its api-extractor configuration. */
 const CONFIGS: Record<string, string> = { '.': 'api-extractor.json', './machines': 'api-extractor.machines.json' };

@@ -66,10 +66,10 @@ describe('the import rules of npm run lint', () => {
       'runtime/index.ts': 'export const runtime = 1;\n',
       'kernel/uses-runtime.ts': "import { runtime } from '../runtime/index.js';\nexport const r = runtime;\n",
       // The CLI is held to the doors as the product folders are.
-      'scripts/deep-cli.ts': "import { store } from '../store/deep.js';\nexport const c = store;\n",
+      'cli/deep-cli.ts': "import { store } from '../store/deep.js';\nexport const c = store;\n",
       // The CLI may import no workload (the workloads register with it).
       'workloads/demo.ts': 'export const demo = 1;\n',
-      'scripts/cli.ts': "import { demo } from '../workloads/demo.js';\nexport const d = demo;\n",
+      'cli/cli.ts': "import { demo } from '../workloads/demo.js';\nexport const d = demo;\n",
       // A workload is a user of the doors too.
       'workloads/deep-workload.ts': "import { store } from '../store/deep.js';\nexport const w = store;\n",
       // An Effect adapter takes the frontier's types, never a value (which would load the whole Host).
@@ -85,7 +85,7 @@ describe('the import rules of npm run lint', () => {
       'store',
       'machines',
       'runtime',
-      'scripts',
+      'cli',
       'workloads',
     ]);
     assert.notEqual(exitCode, 0);
@@ -94,9 +94,9 @@ describe('the import rules of npm run lint', () => {
       'folder-kernel: kernel/uses-runtime.ts',
       'folder-machines: machines/impure.ts',
       'no-circular: kernel/a.ts',
-      'scripts-no-workloads: scripts/cli.ts',
+      'cli-no-lab: cli/cli.ts',
       'through-door: kernel/deep-user.ts',
-      'through-door: scripts/deep-cli.ts',
+      'through-door: cli/deep-cli.ts',
       'through-door: workloads/deep-workload.ts',
     ]);
   });

@@ -1,8 +1,8 @@
-import type { CliRegistration } from '../scripts/extensions.js';
+import type { CliRegistration } from '../cli/extensions.js';
 import { demo } from './demo/cli.js';
 
 /**
- * What the workloads add to `ordivon` (scripts/extensions.ts loads this module when the CLI
+ * What the workloads add to `ordivon` (cli/extensions.ts loads this module when the CLI
  * starts): the `demo` command, and the scripted harnesses of `serve --demo-harnesses`. Only the
  * demo's command table loads here; its work, the scripted servers and the Host load when it runs.
  */

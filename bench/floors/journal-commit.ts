@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { scriptArgsOrExit } from '../../scripts/cli-io.js';
+import { scriptArgsOrExit } from '../../cli/cli-io.js';
 import { EventStore } from '../../store/index.js';
 import { Journal, nodeJournalFs, type JournalFs } from '../../store/journal/index.js';
 

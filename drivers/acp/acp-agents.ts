@@ -5,7 +5,7 @@ import { isExecutable } from '../../os/index.js';
 
 /**
  * What the launch helpers know about each real ACP agent installed by `npm run agents:install`
- * (pinned in scripts/agent-packages.json, installed under `.agents/`), keyed by the command a
+ * (pinned in tools/agent-packages.json, installed under `.agents/`), keyed by the command a
  * recipe names: where its entry point is, which wire API its model speaks, how its model
  * endpoint is pointed elsewhere, and what its home needs. Verified recipes: research/acp-real.md §2.
  */

@@ -1,6 +1,6 @@
 import { createActor, type Actor } from 'xstate';
 import { snapshotView, taskMachine, type FrontierWork } from '../../machines/index.js';
-import { machineEventOf } from '../../recovery/index.js';
+import { machineEventOf } from '../../objects/index.js';
 import type { Projection } from '../../store/index.js';
 import type { SharedEvent, WatchedCommits } from '../../store/postgres/index.js';
 import type { Committed } from '../send-result.js';

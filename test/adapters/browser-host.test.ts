@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createHash } from 'node:crypto';
 import { browserEffectAdapter, BrowserReceipt, type BrowserEffectAdapter } from '../../adapters/index.js';
-import { openHost, type Host } from '../../frontier/index.js';
+import { openHost, type Host } from '../../host/index.js';
 import { OBJECT_KINDS, type EffectReceiptObject, type TaskSpecInput } from '../../objects/index.js';
 import { EventStore, digestOf } from '../../store/index.js';
 import {

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openHost } from '../../frontier/host.js';
+import { openHost } from '../../host/host.js';
 import { taskRuns } from '../../views/task-runs.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { createRuntime, sourceDigest } from '../../runtime/index.js';

@@ -6,7 +6,7 @@ import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { BENCH_DEFAULT_ONLY } from '../../scripts/commands/bench.js';
+import { BENCH_DEFAULT_ONLY } from '../../cli/commands/bench.js';
 import { STARTUP_HELP, STARTUP_LIST, STARTUP_LIST_FLOOR, STARTUP_NODE, VERIFIED } from '../../bench/report/headline.js';
 import { copyStateRoot, removeStateCopy } from '../../bench/state-copy.js';
 import { timingOf } from '../../bench/startup.bench.js';
@@ -16,7 +16,7 @@ import { EventStore, acquireLock } from '../../store/index.js';
 import { tempDir } from '../support/temp.js';
 import { copyOf } from './fixtures.js';
 
-const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 /** One generator cache for this file's child processes, apart from the machine's. */
 const CACHE = tempDir('ordivon-test-bench-cli-cache-');
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_HTTP_STATUS, HTTP_STATUS_OF_CODE, httpStatusOf } from '../../scripts/service/http-io.js';
+import { DEFAULT_HTTP_STATUS, HTTP_STATUS_OF_CODE, httpStatusOf } from '../../cli/service/http-io.js';
 import { DOCUMENTED_CODES } from '../reliability/documented-codes.js';
 
 const SERVICE_MD = fileURLToPath(new URL('../../../docs/service.md', import.meta.url));

@@ -18,7 +18,7 @@ import { tempDir } from '../support/temp.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const RECIPES = loadAgentRecipes(join(ROOT, 'examples', 'agents.config.json')).harnesses;
-const PINNED = JSON.parse(readFileSync(join(ROOT, 'scripts', 'agent-packages.json'), 'utf8')) as Record<string, string>;
+const PINNED = JSON.parse(readFileSync(join(ROOT, 'tools', 'agent-packages.json'), 'utf8')) as Record<string, string>;
 
 /** An `.agents/` folder holding just the entry files the launch helpers look for. */
 function fakeAgents(): string {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openHost } from '../../frontier/host.js';
+import { openHost } from '../../host/host.js';
 import { workspacePath } from '../../runtime/index.js';
 import { DecisionRequestObject, OBJECT_KINDS, type TaskSpecInput } from '../../objects/index.js';
 import { EventStore } from '../../store/index.js';

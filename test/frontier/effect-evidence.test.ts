@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { withEvidence, type EffectAdapter } from '../../frontier/effect-adapter.js';
-import { openHost, type Host } from '../../frontier/host.js';
+import { openHost, type Host } from '../../host/host.js';
 import { HostError } from '../../kernel/errors.js';
 import { createSupervisor } from '../../kernel/supervisor.js';
 import { OBJECT_KINDS, type EffectReceiptObject } from '../../objects/index.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import type { EffectAdapter } from '../../frontier/effect-adapter.js';
-import { openHost, type Host } from '../../frontier/host.js';
+import { openHost, type Host } from '../../host/host.js';
 import { OBJECT_KINDS, ReadSetContext, type EffectIntentObject } from '../../objects/index.js';
 import { ABSENT } from '../../kernel/index.js';
 import { digestOf, sha256Text } from '../../store/index.js';

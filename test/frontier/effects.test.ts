@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { EffectAdapter } from '../../frontier/effect-actions.js';
-import { openHost, type Host } from '../../frontier/host.js';
+import { openHost, type Host } from '../../host/host.js';
 import { OBJECT_KINDS, type EffectIntentObject, type EffectReceiptObject } from '../../objects/index.js';
 import { digestOf } from '../../store/index.js';
 import {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { HostError } from '../../kernel/errors.js';
 import { parseHostConfig } from '../../frontier/harness-config.js';
-import { openHost } from '../../frontier/host.js';
+import { openHost } from '../../host/host.js';
 import { tempDir } from '../support/temp.js';
 
 const ok = { driver: 'command', command: 'node' };

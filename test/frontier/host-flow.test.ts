@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { openHost } from '../../frontier/host.js';
+import { openHost } from '../../host/host.js';
 import { hermesLikeLaunch } from '../../workloads/scripted/hermes-script.js';
 import { hermesLikeScript } from '../../workloads/hamilton-v1/behaviours.js';
-import { loadWorkload } from '../../scripts/workload.js';
+import { loadWorkload } from '../../cli/workload.js';
 import { tempDir } from '../support/temp.js';
 import { waitForState } from '../support/wait.js';
 import { taskRejections } from '../../views/task-runs.js';

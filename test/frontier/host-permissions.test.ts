@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openHost } from '../../frontier/host.js';
+import { openHost } from '../../host/host.js';
 import { DecisionRequestObject, OBJECT_KINDS, ReadSetContext } from '../../objects/index.js';
 import { EventStore } from '../../store/index.js';
 import { SPEC } from '../support/tasks.js';

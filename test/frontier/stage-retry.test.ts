@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openHost, type Host } from '../../frontier/host.js';
+import { openHost, type Host } from '../../host/host.js';
 import { HostError, createSupervisor, manualClock, type Clock, type Supervisor } from '../../kernel/index.js';
 import { gatedAgent } from '../support/gated-agent.js';
 import { tempDir } from '../support/temp.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { openHost, type Host } from '../../frontier/host.js';
+import { openHost, type Host } from '../../host/host.js';
 import type { HarnessConfig } from '../../frontier/frontier-work.js';
 import type { HarnessRunReceipt } from '../../drivers/receipt.js';
 import type { DispatchResult, JobRecord } from '../../runtime/index.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openHost } from '../../frontier/host.js';
+import { openHost } from '../../host/host.js';
 import { DATA_HEADING } from '../../frontier/context-compiler.js';
 import { MAX_CONSECUTIVE_RERUNS } from '../../frontier/decisions.js';
 import { workspacePath } from '../../runtime/index.js';

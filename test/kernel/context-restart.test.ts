@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openHost } from '../../frontier/host.js';
+import { openHost } from '../../host/host.js';
 import { createSupervisor } from '../../kernel/supervisor.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { EventStore } from '../../store/index.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openHost } from '../../frontier/host.js';
+import { openHost } from '../../host/host.js';
 import { sha256 } from '../../store/index.js';
 import { DECISION_HARNESSES, POLICY_1, decisionSpec, decisionWorld } from '../support/decision-task.js';
 import { operatorRequest, requestEvents } from '../support/decision-requests.js';

@@ -9,11 +9,11 @@ import { z } from 'zod';
 import { HOST_ERROR_CODES } from '../../kernel/errors.js';
 import type { HarnessConfig } from '../../frontier/harness-config.js';
 import { manualClock } from '../../kernel/clock.js';
-import { openHost } from '../../frontier/host.js';
+import { openHost } from '../../host/host.js';
 import { createSupervisor } from '../../kernel/supervisor.js';
 import { taskRuns } from '../../views/task-runs.js';
 import type { JobRecord } from '../../runtime/index.js';
-import { parseShowView } from '../../scripts/service/show-view.js';
+import { parseShowView } from '../../cli/service/show-view.js';
 import {
   ARTIFACT_REFUSAL_CODES,
   TaskEvent,
@@ -38,9 +38,9 @@ import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';
 import { losingResponses } from '../../workloads/demo/lost-response.js';
 import { DOCUMENTED_CODES } from '../reliability/documented-codes.js';
-import { ordivon as ordivonIn, runFixture } from '../scripts/run-fixture.js';
+import { ordivon as ordivonIn, runFixture } from '../cli/run-fixture.js';
 
-const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 const settled = ['completed', 'waiting'];
 const Report = z.object({ status: z.literal('fixed') });
 

@@ -13,7 +13,7 @@ const FORBIDDEN = [
   /^piscina/,
   /^execa/,
   /^better-sqlite3/,
-  /\/(store|kernel|frontier|views|drivers|runtime|scripts)(\/|$)/,
+  /\/(store|kernel|frontier|views|drivers|runtime|cli|host|readsets)(\/|$)/,
 ];
 
 describe('machines/ purity', () => {

@@ -6,7 +6,7 @@ import { and, createMachine, setup } from 'xstate';
 import { TASK_EVENT_TYPES, TASK_MACHINE_VERSION, taskMachine } from '../../machines/index.js';
 import { taskGraph, toDot, toMermaid } from '../../machines/task-graph.js';
 
-const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 
 interface Config {
   states?: Record<string, Config>;

@@ -31,7 +31,7 @@ describe('package.json installs on any platform', () => {
     const all = { ...manifest.dependencies, ...manifest.devDependencies, ...manifest.optionalDependencies };
     assert.equal(all['opencode-linux-x64'], undefined);
     assert.equal(lock.packages['node_modules/opencode-linux-x64'], undefined);
-    const pinned = JSON.parse(readFileSync(join(ROOT, 'scripts', 'demo-agent-packages.json'), 'utf8')) as Record<
+    const pinned = JSON.parse(readFileSync(join(ROOT, 'tools', 'demo-agent-packages.json'), 'utf8')) as Record<
       string,
       { version: string; platform: string }
     >;

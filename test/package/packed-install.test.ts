@@ -4,7 +4,7 @@ import { cpSync, existsSync, lstatSync, readFileSync, readdirSync, writeFileSync
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ORDIVON } from '../../scripts/ordivon.js';
+import { ORDIVON } from '../../cli/ordivon.js';
 import { tempDir } from '../support/temp.js';
 
 // The package as a user gets it: `npm pack` of this checkout (dist/ is built by `pretest`),
@@ -42,7 +42,7 @@ function ordivon(args: string[], env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<
 const WAYS: Record<string, (args: string[]) => SpawnSyncReturns<string>> = {
   'node_modules/.bin/ordivon': (args) => sh(join(project, 'node_modules', '.bin', 'ordivon'), args, project),
   'npx ordivon': (args) => sh('npx', ['--no-install', 'ordivon', ...args], project),
-  'node …/dist/scripts/ordivon.js': (args) => ordivon(args),
+  'node …/dist/cli/ordivon.js': (args) => ordivon(args),
 };
 
 /** Bytes of every file under `dir` (links not followed), as the files' sizes say. */
@@ -77,7 +77,7 @@ describe('the packed package, installed without devDependencies', () => {
     const { filename, files } = pack;
     // The allow-list: compiled library and CLI, the workloads' data, docs; no tests, no sources.
     const paths = files.map((f) => f.path);
-    assert.ok(paths.includes('dist/scripts/ordivon.js'));
+    assert.ok(paths.includes('dist/cli/ordivon.js'));
     assert.ok(paths.includes('dist/index.d.ts'));
     assert.deepEqual(
       paths.filter((p) => p.startsWith('dist/test/') || (p.endsWith('.ts') && !p.endsWith('.d.ts'))),
@@ -91,7 +91,7 @@ describe('the packed package, installed without devDependencies', () => {
       project,
     );
     assert.equal(installed.status, 0, `${installed.stdout}\n${installed.stderr}`);
-    bin = join(project, 'node_modules', 'ordivon', 'dist', 'scripts', 'ordivon.js');
+    bin = join(project, 'node_modules', 'ordivon', 'dist', 'cli', 'ordivon.js');
     // Nothing of the devDependencies came along, nor any agent binary.
     for (const dev of ['better-sqlite3', 'typescript', '@openai/codex', '@temporalio/worker', 'opencode-linux-x64'])
       assert.equal(existsSync(join(project, 'node_modules', dev)), false, `${dev} is not installed`);
@@ -154,9 +154,9 @@ describe('the packed package, installed without devDependencies', () => {
     // The example and the repository its spec seeds the workspace from (workspaceSeed).
     for (const dir of [join('examples', 'quickstart'), join('workloads', 'duration-v1', 'repo')])
       cpSync(join(ROOT, dir), join(project, dir), { recursive: true });
-    // As printed, with the installed bin in place of the clone's `node dist/scripts/ordivon.js`.
+    // As printed, with the installed bin in place of the clone's `node dist/cli/ordivon.js`.
     const script = readmeBlock('Your own Task: a worked example', 'sh').replaceAll(
-      'node dist/scripts/ordivon.js',
+      'node dist/cli/ordivon.js',
       'npx --no-install ordivon',
     );
     assert.match(script, /npx --no-install ordivon run /);

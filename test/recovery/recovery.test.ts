@@ -10,7 +10,7 @@ import { createSupervisor } from '../../kernel/supervisor.js';
 import { tempDir } from '../support/temp.js';
 import { flipByte, tamper, twoTaskRoot } from '../support/tamper.js';
 
-const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 
 let pristine: string;
 let specDigest: string;

@@ -11,11 +11,12 @@ import {
 } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { openHost, type HarnessConfig, type Host } from '../../frontier/index.js';
+import type { HarnessConfig } from '../../frontier/index.js';
+import { openHost, type Host } from '../../host/index.js';
 import type { Supervisor } from '../../kernel/index.js';
 import type { TaskSpecInput } from '../../objects/index.js';
 import { workspacePath, type JobRecord } from '../../runtime/index.js';
-import { startService, type RunningService } from '../../scripts/service/start-service.js';
+import { startService, type RunningService } from '../../cli/service/start-service.js';
 import { taskRuns, type TaskRun } from '../../views/task-runs.js';
 import { tempDir } from '../support/temp.js';
 import type { Observation } from './attack.js';

@@ -5,16 +5,16 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { openHost } from '../../frontier/host.js';
+import { openHost } from '../../host/host.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { hermesLikeLaunch } from '../../workloads/scripted/hermes-script.js';
 import { createRuntime } from '../../runtime/index.js';
 import { EventStore } from '../../store/index.js';
 import { hermesLikeScript } from '../../workloads/hamilton-v1/behaviours.js';
-import { loadWorkload } from '../../scripts/workload.js';
+import { loadWorkload } from '../../cli/workload.js';
 import { tempDir } from '../support/temp.js';
 
-const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 const WRITER = fileURLToPath(new URL('../fixtures/reliability/crash-writer.js', import.meta.url));
 const HOLDER = fileURLToPath(new URL('../fixtures/reliability/hold-root.js', import.meta.url));
 

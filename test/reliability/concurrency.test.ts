@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { HostError } from '../../kernel/errors.js';
 import { createSupervisor } from '../../kernel/supervisor.js';
-import { main } from '../../scripts/ordivon.js';
+import { main } from '../../cli/ordivon.js';
 import { tempDir } from '../support/temp.js';
 import { SPEC } from '../support/tasks.js';
 

@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { openHost } from '../../frontier/host.js';
+import { openHost } from '../../host/host.js';
 import { descendantsOf, memberRunning, type TreeMember } from '../../os/index.js';
 import type { HarnessRunReceipt } from '../../drivers/receipt.js';
 import { hermesLikeLaunch } from '../../workloads/scripted/hermes-script.js';
 import { hermesLikeScript } from '../../workloads/hamilton-v1/behaviours.js';
-import { loadWorkload } from '../../scripts/workload.js';
+import { loadWorkload } from '../../cli/workload.js';
 import { tempDir } from '../support/temp.js';
 
 const RUNNER = fileURLToPath(new URL('../fixtures/reliability/host-runner.js', import.meta.url));

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { HostError } from '../../kernel/errors.js';
 import { createSupervisor } from '../../kernel/supervisor.js';
-import { main } from '../../scripts/ordivon.js';
+import { main } from '../../cli/ordivon.js';
 import { enterEnvGate } from '../../store/env-gate.js';
 import { optionalPart } from '../support/optional-part.js';
 import { SPEC } from '../support/tasks.js';

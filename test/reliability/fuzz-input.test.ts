@@ -7,7 +7,7 @@ import { OBJECT_KINDS } from '../../objects/index.js';
 import { HostError } from '../../kernel/errors.js';
 import { rebuildAll } from '../../recovery/rebuild.js';
 import { createSupervisor, type Supervisor } from '../../kernel/supervisor.js';
-import { main } from '../../scripts/ordivon.js';
+import { main } from '../../cli/ordivon.js';
 import { EventStore } from '../../store/index.js';
 import { tempDir } from '../support/temp.js';
 import { SPEC } from '../support/tasks.js';

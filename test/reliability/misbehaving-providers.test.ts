@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { openHost, type Host } from '../../frontier/host.js';
+import { openHost, type Host } from '../../host/host.js';
 import type { HarnessConfig } from '../../frontier/frontier-work.js';
 import type { HarnessRunReceipt } from '../../drivers/receipt.js';
 import { hermesLikeLaunch, type HermesScriptIn } from '../../workloads/scripted/hermes-script.js';
 import { completion, hermesLikeScript } from '../../workloads/hamilton-v1/behaviours.js';
-import { loadWorkload } from '../../scripts/workload.js';
+import { loadWorkload } from '../../cli/workload.js';
 import { tempDir } from '../support/temp.js';
 import { taskRejections } from '../../views/task-runs.js';
 

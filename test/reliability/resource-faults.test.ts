@@ -10,7 +10,7 @@ import { tempDir } from '../support/temp.js';
 import { SPEC } from '../support/tasks.js';
 import { digestOfRoot } from './store-digest.js';
 
-const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 const FILLER = fileURLToPath(new URL('../fixtures/reliability/disk-filler.js', import.meta.url));
 
 /** Runs mount(8); returns the error text, or '' on success. */

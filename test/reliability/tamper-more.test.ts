@@ -10,7 +10,7 @@ import { tempDir } from '../support/temp.js';
 import { tamper, twoTaskRoot } from '../support/tamper.js';
 import { DOCUMENTED_CODES } from './documented-codes.js';
 
-const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 let pristine: string;
 
 /** A healthy state root with two Tasks; each case damages its own copy. Complements test/recovery/recovery.test.ts. */

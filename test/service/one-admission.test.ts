@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openHost, type HostOptions } from '../../frontier/host.js';
+import { openHost, type HostOptions } from '../../host/host.js';
 import { createSupervisor, type Supervisor, type SupervisorOptions } from '../../kernel/supervisor.js';
 import { sha256 } from '../../store/index.js';
 import {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createSupervisor } from '../../kernel/supervisor.js';
-import { startService } from '../../scripts/service/start-service.js';
+import { startService } from '../../cli/service/start-service.js';
 import { createDatabase, postgresPart, sharedPostgres } from '../support/postgres.js';
 import { startProxy } from '../support/tcp-proxy.js';
 import { tempDir } from '../support/temp.js';

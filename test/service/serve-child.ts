@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
-export const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 
 export interface Ready {
   url: string;

@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createSupervisor } from '../../kernel/supervisor.js';
-import { startService } from '../../scripts/service/start-service.js';
+import { startService } from '../../cli/service/start-service.js';
 import { operatorRequest } from '../support/decision-requests.js';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CliError } from '../../scripts/cli-io.js';
-import { parseListAnswer, parseSendAnswer } from '../../scripts/service/cli-route.js';
-import { parseShowView } from '../../scripts/service/show-view.js';
+import { CliError } from '../../cli/cli-io.js';
+import { parseListAnswer, parseSendAnswer } from '../../cli/service/cli-route.js';
+import { parseShowView } from '../../cli/service/show-view.js';
 
 const view = {
   taskId: 't1',

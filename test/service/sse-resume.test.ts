@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createSupervisor, type Supervisor } from '../../kernel/supervisor.js';
-import { startService, type RunningService } from '../../scripts/service/start-service.js';
+import { startService, type RunningService } from '../../cli/service/start-service.js';
 import { createDatabase, postgresPart, startPostgres, type PostgresServer } from '../support/postgres.js';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';

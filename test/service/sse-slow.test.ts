@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Committed } from '../../kernel/task-actor.js';
-import { SseHub } from '../../scripts/service/sse-hub.js';
+import { SseHub } from '../../cli/service/sse-hub.js';
 import { tempDir } from '../support/temp.js';
 import { until } from '../support/until.js';
 import { sse } from './sse-client.js';

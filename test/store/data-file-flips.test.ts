@@ -12,7 +12,7 @@ import { tempDir } from '../support/temp.js';
 import { buildFlipRoot } from './flip-root.js';
 import { FLIP_KINDS, planFlips, runFlips, type Flip } from './flip-plan.js';
 
-const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 const SEED = 44;
 const FLIPS = 1_000;
 let pristine: string;

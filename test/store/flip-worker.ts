@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { open } from 'lmdb';
 import { HostError } from '../../kernel/errors.js';
 import { createSupervisor } from '../../kernel/supervisor.js';
-import { CliError } from '../../scripts/cli-io.js';
-import { doctor } from '../../scripts/commands/inspect.js';
+import { CliError } from '../../cli/cli-io.js';
+import { doctor } from '../../cli/commands/inspect.js';
 import { FlipBatch, type FlipResult } from './flip-plan.js';
 
 /**

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-/** The built CLI entry (`dist/scripts/ordivon.js`). */
-export const ORDIVON_CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+/** The built CLI entry (`dist/cli/ordivon.js`). */
+export const ORDIVON_CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 
 /**
  * `ordivon ARGS` run to its end in a child process, as another user when `uid` is given (a

@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { OperatorRequestInput } from '../../kernel/requests/operator-requests.js';
 import type { Supervisor } from '../../kernel/supervisor.js';
-import { startService, type RunningService } from '../../scripts/service/start-service.js';
+import { startService, type RunningService } from '../../cli/service/start-service.js';
 
-const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 
 /** An operator question with two answers (`ship`, `hold`); `ttlMs` null: no deadline. */
 export function operatorRequest(requestId: string, ttlMs: number | null = null): OperatorRequestInput {

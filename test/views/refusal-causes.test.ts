@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { openHost } from '../../frontier/host.js';
+import { openHost } from '../../host/host.js';
 import { taskProvenance } from '../../views/task-contexts.js';
 import { LatestRejection } from '../../views/task-runs.js';
 import { OBJECT_KINDS } from '../../objects/index.js';

@@ -11,7 +11,7 @@ import { createDriverPool } from '../../drivers/index.js';
 import { OBJECT_KINDS, type ReadSetContext, type TaskSpecInput } from '../../objects/index.js';
 import { createRuntime } from '../../runtime/index.js';
 import { EventStore, digestOf } from '../../store/index.js';
-import { runFixture } from '../scripts/run-fixture.js';
+import { runFixture } from '../cli/run-fixture.js';
 
 /** What the Context compiler wrote before read sets: its sources with a trust class, and the prompt inside. */
 function sourcesContext(taskId: string, generation: number, readSet: ReadSetContext, prompt: string) {

@@ -14,7 +14,7 @@ import { SCENARIOS } from '../../workloads/demo/scenarios.js';
 import { demoText } from '../../workloads/demo/output.js';
 import { tempDir } from '../support/temp.js';
 
-const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 
 interface DemoReport {
   ok: boolean;

@@ -18,10 +18,10 @@ import {
   durationCodexSteps,
   durationOpencodeScript,
 } from '../../workloads/duration-v1/behaviours.js';
-import { loadWorkload } from '../../scripts/workload.js';
+import { loadWorkload } from '../../cli/workload.js';
 import { tempDir } from '../support/temp.js';
 
-const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 const SPEC = fileURLToPath(new URL('../../../workloads/duration-v1/task.json', import.meta.url));
 const TASK = 'duration-run-1';
 

@@ -15,7 +15,7 @@ import {
   round1HermesLikeScript,
   round1OpencodeScript,
 } from '../../workloads/round1-v1/behaviours.js';
-import { loadWorkload } from '../../scripts/workload.js';
+import { loadWorkload } from '../../cli/workload.js';
 import { tempDir } from '../support/temp.js';
 
 // The scripted turns' own shell commands, run as the agents' shell tools would run them (sh in the

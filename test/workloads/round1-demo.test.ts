@@ -18,11 +18,11 @@ import {
 import { ledgerAdapter, readLedgerFile, startLedger } from '../../workloads/round1-v1/ledger/index.js';
 import { round1Text } from '../../workloads/demo/round1.js';
 import { ROUND1_SCENARIOS } from '../../workloads/round1-v1/scenarios.js';
-import { loadWorkload } from '../../scripts/workload.js';
+import { loadWorkload } from '../../cli/workload.js';
 import { optionalPart } from '../support/optional-part.js';
 import { tempDir } from '../support/temp.js';
 
-const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 
 // npm run agents:install puts opencode in .agents/demo/; without it this file's opencode case skips
 // (and fails under CI=true). The Hermes-like case needs nothing npm does not install.

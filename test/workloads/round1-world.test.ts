@@ -4,7 +4,7 @@ import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import { loadWorkload } from '../../scripts/workload.js';
+import { loadWorkload } from '../../cli/workload.js';
 import { tempDir } from '../support/temp.js';
 
 // The frozen round1-v1 world, checked with real child processes in a temp copy of the seed: the

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { CliError } from '../../scripts/cli-io.js';
-import { command } from '../../scripts/command.js';
+import { CliError } from '../../cli/cli-io.js';
+import { command } from '../../cli/command.js';
 import { demoFlags } from './flags.js';
 
 /**

@@ -1,7 +1,7 @@
 import { demoConfinement } from '../shared/confinement.js';
 import { rmSync } from 'node:fs';
 import { z } from 'zod';
-import { openHost, type Host } from '../../frontier/index.js';
+import { openHost, type Host } from '../../host/index.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { createRuntime } from '../../runtime/index.js';
 import { EventStore, resolveStateRoot } from '../../store/index.js';
@@ -19,8 +19,8 @@ import {
 } from './scenarios.js';
 import { scriptedHarnesses } from '../shared/harnesses.js';
 import { losingResponses } from './lost-response.js';
-import { loadWorkload, type Workload } from '../../scripts/workload.js';
-import { CliError, EXIT, emitReport, type Io } from '../../scripts/cli-io.js';
+import { loadWorkload, type Workload } from '../../cli/workload.js';
+import { CliError, EXIT, emitReport, type Io } from '../../cli/cli-io.js';
 import type { DemoArgs } from './flags.js';
 import { demoText, failedExpectations } from './output.js';
 import { demoChild } from '../shared/child.js';

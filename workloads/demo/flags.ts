@@ -1,4 +1,4 @@
-import { booleanFlag, stringFlag, type Args } from '../../scripts/command.js';
+import { booleanFlag, stringFlag, type Args } from '../../cli/command.js';
 
 /** The flags of `ordivon demo`, apart from its command so its handler can name their type without importing the command. */
 export const demoFlags = {

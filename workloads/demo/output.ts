@@ -1,4 +1,4 @@
-import type { CliErrorCode } from '../../scripts/cli-io.js';
+import type { CliErrorCode } from '../../cli/cli-io.js';
 import type { TaskRun } from '../../views/index.js';
 import type { Expectation, ScenarioReport } from './checks.js';
 import type { UncheckedExpectation } from './cross-checks.js';

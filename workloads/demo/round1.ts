@@ -1,12 +1,12 @@
 import { demoConfinement } from '../shared/confinement.js';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { openHost, type Host } from '../../frontier/index.js';
+import { openHost, type Host } from '../../host/index.js';
 import type { TaskRun } from '../../views/index.js';
 import { OBJECT_KINDS } from '../../objects/index.js';
 import { createRuntime } from '../../runtime/index.js';
 import { EventStore } from '../../store/index.js';
-import { emitReport, type Io } from '../../scripts/cli-io.js';
+import { emitReport, type Io } from '../../cli/cli-io.js';
 import { columns, failedExpectations, runRows } from './output.js';
 import { reportRound1, type Round1Expectation, type Round1Report } from '../round1-v1/checks.js';
 import { round1Harnesses, type Round1Run } from '../round1-v1/harnesses.js';
@@ -23,7 +23,7 @@ import {
   type Round1ScenarioName,
 } from '../round1-v1/scenarios.js';
 import type { AcpAgent } from '../shared/harnesses.js';
-import { loadWorkload, type Workload } from '../../scripts/workload.js';
+import { loadWorkload, type Workload } from '../../cli/workload.js';
 
 /** What `--only` takes: the scenarios, and `continuation` (the six continuation trajectories and the plain-retry baseline). */
 export const ROUND1_PARTS = [...ROUND1_SCENARIOS, 'continuation'] as const;

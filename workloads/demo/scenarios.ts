@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { CliError, EXIT } from '../../scripts/cli-io.js';
+import { CliError, EXIT } from '../../cli/cli-io.js';
 import type { SendResult, Supervisor } from '../../kernel/index.js';
 import type { Behaviour } from '../hamilton-v1/behaviours.js';
-import type { Workload } from '../../scripts/workload.js';
+import type { Workload } from '../../cli/workload.js';
 
 /** The demo's scenarios: both replacement orders, the three faults, and the artifact-first case. */
 export const SCENARIOS = ['codex-first', 'hermes-first', 'F1', 'F2', 'F3', 'claims-success'] as const;

@@ -1,6 +1,6 @@
 import { opencodeReplies, type ChatModelScriptIn } from '../scripted/chat-model.js';
 import type { ResponsesStep } from '../scripted/responses-script.js';
-import type { Workload } from '../../scripts/workload.js';
+import type { Workload } from '../../cli/workload.js';
 
 /**
  * Scripted model turns for the duration-v1 workload, written as a user of the Host would script

@@ -1,5 +1,5 @@
 import type { HermesScriptIn } from '../scripted/hermes-script.js';
-import type { Workload } from '../../scripts/workload.js';
+import type { Workload } from '../../cli/workload.js';
 
 /**
  * What a scripted provider does in one run: diagnose; repair; repair but write no completion.json

@@ -4,7 +4,7 @@ import type { EventStore } from '../../store/index.js';
 import { INVENTED_CANDIDATE } from './behaviours.js';
 import { onlyQuotedAsData, readRound1, sha, StaleList, type Round1Reading } from './reading.js';
 import { ROUND1_PLANS, type Round1Facts, type Round1Plan, type Round1ScenarioName } from './scenarios.js';
-import type { Workload } from '../../scripts/workload.js';
+import type { Workload } from '../../cli/workload.js';
 
 /** One expectation of the round1 demo: what must hold, whether it did, and what was observed. */
 export interface Round1Expectation {

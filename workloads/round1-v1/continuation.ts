@@ -1,5 +1,5 @@
 import type { TaskSpecInput } from '../../objects/index.js';
-import type { Io } from '../../scripts/cli-io.js';
+import type { Io } from '../../cli/cli-io.js';
 import { ledgerEffectAdapter } from './ledger/index.js';
 import { copyWorld } from './scenarios.js';
 import type { AcpAgent } from '../shared/harnesses.js';
@@ -10,7 +10,7 @@ import {
   continuationStages,
   type ContinuationTrajectory,
 } from '../shared/continuation.js';
-import { loadWorkload, type Workload } from '../../scripts/workload.js';
+import { loadWorkload, type Workload } from '../../cli/workload.js';
 
 /**
  * Continuation after loss (issue 19, item 3), on the Round 1 world and its ledger. Provider A's

@@ -6,7 +6,7 @@ import { workspacePath } from '../../runtime/index.js';
 import type { SendResult, Supervisor } from '../../kernel/index.js';
 import type { Round1Behaviour } from './behaviours.js';
 import type { Round1Run } from './harnesses.js';
-import type { Workload } from '../../scripts/workload.js';
+import type { Workload } from '../../cli/workload.js';
 
 /** The round1 demo's scenarios, in the order they are reported. */
 export const ROUND1_SCENARIOS = [

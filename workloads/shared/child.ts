@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { CliError } from '../../scripts/cli-io.js';
+import { CliError } from '../../cli/cli-io.js';
 
-const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 
 /**
  * Runs `ordivon demo --state STATE --json ARGS…` as a child process (a separate OS process: a

@@ -1,9 +1,9 @@
 import { demoConfinement } from './confinement.js';
 import type { Supervisor } from '../../kernel/index.js';
 import type { EffectAdapter } from '../../frontier/index.js';
-import { openHost } from '../../frontier/index.js';
+import { openHost } from '../../host/index.js';
 import type { TaskSpecInput } from '../../objects/index.js';
-import type { Io } from '../../scripts/cli-io.js';
+import type { Io } from '../../cli/cli-io.js';
 import type { Round1Behaviour, Round1Choices } from '../round1-v1/behaviours.js';
 import { round1Harnesses } from '../round1-v1/harnesses.js';
 import type { AcpAgent } from './harnesses.js';

@@ -15,7 +15,7 @@ import {
   hermesLikeScript,
   type Behaviour,
 } from '../hamilton-v1/behaviours.js';
-import { loadWorkload, type Workload } from '../../scripts/workload.js';
+import { loadWorkload, type Workload } from '../../cli/workload.js';
 
 export type { Behaviour };
 export type AcpAgent = 'opencode' | 'hermes-like';

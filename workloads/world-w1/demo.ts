@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { emitReport, type Io } from '../../scripts/cli-io.js';
+import { emitReport, type Io } from '../../cli/cli-io.js';
 import { startProvider, type ProviderProcess } from './provider/index.js';
 import { findChromium, startWebapp, webappAdapters } from './webapp/index.js';
 import {

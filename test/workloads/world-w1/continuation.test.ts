@@ -13,7 +13,7 @@ import {
 } from '../../../workloads/world-w1/continuation/run.js';
 import { tempDir } from '../../support/temp.js';
 
-const CLI = fileURLToPath(new URL('../../../scripts/ordivon.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../../cli/ordivon.js', import.meta.url));
 
 // The ACP side is the scripted Hermes-like agent (official ACP SDK): the continuation code is the
 // one round1's continuation runs, which test/workloads/round1-demo.test.ts also runs on the real

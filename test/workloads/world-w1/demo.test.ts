@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { CHROMIUM } from '../../support/chromium.js';
 import { tempDir } from '../../support/temp.js';
 
-const CLI = fileURLToPath(new URL('../../../scripts/ordivon.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../../cli/ordivon.js', import.meta.url));
 
 function demo(state: string, ...args: string[]) {
   return demoWith({}, state, ...args);

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { TaskSpecInput } from '../../../objects/index.js';
-import type { Io } from '../../../scripts/cli-io.js';
+import type { Io } from '../../../cli/cli-io.js';
 import type { AcpAgent } from '../../shared/harnesses.js';
 import {
   CONTINUATION_ORDERS,

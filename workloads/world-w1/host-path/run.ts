@@ -1,7 +1,7 @@
 import { demoConfinement } from '../../shared/confinement.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { openHost, type Host } from '../../../frontier/index.js';
+import { openHost, type Host } from '../../../host/index.js';
 import type { Supervisor } from '../../../kernel/index.js';
 import type { W1Trajectory } from './faults.js';
 import { hostPathHarness } from './spec.js';

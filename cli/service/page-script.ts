@@ -28,7 +28,7 @@ function describeAction(a) {
 function digest12(d) { return String(d).indexOf('sha256:') === 0 ? String(d).slice(0, 19) + '…' : String(d); }
 function digest16(d) { return String(d).indexOf('sha256:') === 0 ? String(d).slice(7, 23) : String(d); }
 
-// What caused a refusal, in the words ordivon show uses (scripts/commands/show-text.ts).
+// What caused a refusal, in the words ordivon show uses (cli/commands/show-text.ts).
 function causeText(k) {
   if (k.kind === 'stale') return 'stale ' + k.sourceId + ': bound ' + digest12(k.bound) + ', now ' + (k.current === null ? 'gone' : digest12(k.current)) + (k.via ? ' (via ' + k.via + ')' : '');
   if (k.kind === 'candidate') return 'candidate "' + k.candidateId + '" is not one of the Context\'s: ' + (k.known.join(', ') || 'none');

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../support/temp.js';
 
-export const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 
 /**
  * The agent behind the `command` driver in the `ordivon run` tests: a real process that reads the

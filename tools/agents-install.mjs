@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // npm run agents:install — installs what only a clone runs, never a consumer of the package:
-// - the pinned real ACP agents the driver tests run against (scripts/agent-packages.json) into the
+// - the pinned real ACP agents the driver tests run against (tools/agent-packages.json) into the
 //   ignored folder `.agents/` (100–400 MB each: too heavy for every `npm install`);
-// - the demo's platform-bound agent binaries (scripts/demo-agent-packages.json: opencode, a 177 MB
+// - the demo's platform-bound agent binaries (tools/demo-agent-packages.json: opencode, a 177 MB
 //   linux-x64 ELF) into `.agents/demo/`. As an optional dependency npm installed it into every
 //   consumer's node_modules too (optional dependencies survive --omit=dev), and as a
 //   devDependency npm refuses to install on another platform (EBADPLATFORM). `npm start` installs
@@ -10,7 +10,7 @@
 // Idempotent: does nothing when every pinned version is already there. Each group is its own npm
 // prefix: `npm install --no-save` prunes packages it was not given, so one group's install must not
 // see the other's.
-// Usage: node scripts/agents-install.mjs [--demo] [--check]
+// Usage: node tools/agents-install.mjs [--demo] [--check]
 //   --demo: only the demo's agents; --check: exit 1 listing what is missing, install nothing.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const read = (file) => JSON.parse(readFileSync(join(root, 'scripts', file), 'utf8'));
+const read = (file) => JSON.parse(readFileSync(join(root, 'tools', file), 'utf8'));
 const platform = `${process.platform}-${process.arch}`;
 
 /** Package → pinned version, per prefix; drivers/acp/ knows how to launch each one from there. */

@@ -1,7 +1,7 @@
 /**
  * The spec's top-level fields, as help lists them: the keys of the schema that parses a spec
  * (objects/task-spec.ts; docs/stages.md describes each). A list, not `Object.keys(TaskSpec.shape)`,
- * so that `ordivon run --help` loads no zod; test/scripts/startup-modules.test.ts holds it to the schema.
+ * so that `ordivon run --help` loads no zod; test/cli/startup-modules.test.ts holds it to the schema.
  */
 export const SPEC_FIELDS = [
   'taskId',

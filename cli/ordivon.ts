@@ -25,8 +25,8 @@ import { registrations } from './extensions.js';
 import { packageVersion } from './version.js';
 
 /**
- * Every command, in usage order: its flags, usage and handler are one definition (scripts/commands/).
- * The registered ones (the demo, from workloads/register.ts: scripts/extensions.ts) come first.
+ * Every command, in usage order: its flags, usage and handler are one definition (cli/commands/).
+ * The registered ones (the demo, from workloads/register.ts: cli/extensions.ts) come first.
  */
 const COMMANDS: readonly Command[] = [
   ...(await registrations()).flatMap((registration) => registration.commands ?? []),

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../support/temp.js';
 
-const BIN = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 const VERSION = (
   JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
 ).version;

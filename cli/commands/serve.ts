@@ -1,4 +1,5 @@
-import { hostOptionsOf, openHost } from '../../frontier/index.js';
+import { hostOptionsOf } from '../../frontier/index.js';
+import { openHost } from '../../host/index.js';
 import { redact } from '../../store/postgres/index.js';
 import { HostError } from '../../kernel/index.js';
 import { createSupervisor, type BootSummary, type Supervisor, type SupervisorOptions } from '../../kernel/index.js';

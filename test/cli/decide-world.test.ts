@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openHost } from '../../frontier/host.js';
+import { openHost } from '../../host/host.js';
 import { DECISION_HARNESSES, decisionSpec, decisionWorld } from '../support/decision-task.js';
 import { decideCli, operatorRequest, serveInProcess } from '../support/decision-requests.js';
 import { tempDir } from '../support/temp.js';

@@ -4,10 +4,10 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { main } from '../../scripts/ordivon.js';
+import { main } from '../../cli/ordivon.js';
 import { tempDir } from '../support/temp.js';
 
-const CLI = fileURLToPath(new URL('../../scripts/ordivon.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 const ok = { driver: 'command', command: 'node' };
 
 /** Runs `ordivon serve --config FILE --json` in this process; a refusal returns before anything opens. */

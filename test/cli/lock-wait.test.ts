@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createSupervisor } from '../../kernel/supervisor.js';
-import { CliError } from '../../scripts/cli-io.js';
-import { withSupervisor } from '../../scripts/commands/write.js';
+import { CliError } from '../../cli/cli-io.js';
+import { withSupervisor } from '../../cli/commands/write.js';
 import { decideCli, operatorRequest, ordivon } from '../support/decision-requests.js';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';

@@ -29,7 +29,7 @@ export interface Flag<S extends z.ZodType = z.ZodType> {
   /**
    * What the usage says of a lazy schema, which it does not build: the flag must be given (its
    * schema refuses absence), and the value its schema gives it when absent (`(default …)`).
-   * test/scripts/startup-modules.test.ts holds them to what the schemas do.
+   * test/cli/startup-modules.test.ts holds them to what the schemas do.
    */
   readonly required?: boolean;
   readonly fallback?: string;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ORDIVON, main } from '../../scripts/ordivon.js';
+import { ORDIVON, main } from '../../cli/ordivon.js';
 import { sha256 } from '../../store/index.js';
 import { tempDir } from '../support/temp.js';
 import { ordivonSync } from '../support/cli-sync.js';

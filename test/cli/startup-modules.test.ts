@@ -6,11 +6,11 @@ import { describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { TaskSpec } from '../../objects/index.js';
-import { GLOBAL_FLAGS, schemaOf, type Flags } from '../../scripts/command.js';
-import { absent } from '../../scripts/command-usage.js';
-import { ORDIVON } from '../../scripts/ordivon.js';
-import { SPEC_FIELDS } from '../../scripts/spec-fields.js';
-import { versionOf } from '../../scripts/version.js';
+import { GLOBAL_FLAGS, schemaOf, type Flags } from '../../cli/command.js';
+import { absent } from '../../cli/command-usage.js';
+import { ORDIVON } from '../../cli/ordivon.js';
+import { SPEC_FIELDS } from '../../cli/spec-fields.js';
+import { versionOf } from '../../cli/version.js';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';
 import { CLI } from './run-fixture.js';
@@ -66,7 +66,7 @@ describe("ordivon's startup: a usage or the version loads only the command table
       assert.equal(r.status, 0, r.stderr);
       assert.notEqual(r.stdout.trim(), '');
       assert.ok(
-        r.urls.some((url) => url.endsWith('/scripts/ordivon.js')),
+        r.urls.some((url) => url.endsWith('/cli/ordivon.js')),
         'the hook recorded the CLI',
       );
       assert.deepEqual(heavy(r.urls), []);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openHost } from '../../frontier/host.js';
+import { openHost } from '../../host/host.js';
 import { ordivon, serveInProcess } from '../support/decision-requests.js';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';

@@ -4,7 +4,7 @@ let version: string | undefined;
 
 /**
  * The version of this package, read once from its package.json (two levels above this file in
- * `dist/scripts/`, the package root in a clone and in an installed package alike). Its `name` and
+ * `dist/cli/`, the package root in a clone and in an installed package alike). Its `name` and
  * `version` are checked by hand, not with zod, so that `ordivon --version` loads no schema library.
  */
 export function packageVersion(): string {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { manualClock } from '../../kernel/clock.js';
 import { createSupervisor } from '../../kernel/supervisor.js';
-import { HEARTBEAT_MS, followTask } from '../../scripts/run-progress.js';
+import { HEARTBEAT_MS, followTask } from '../../cli/run-progress.js';
 import { SPEC } from '../support/tasks.js';
 import { tempDir } from '../support/temp.js';
 

@@ -22,7 +22,7 @@ export interface CliRegistration {
 }
 
 /**
- * The registration modules, by path from this module (dist/scripts/): each exports `registration`.
+ * The registration modules, by path from this module (dist/cli/): each exports `registration`.
  * A path, not an import, so that the CLI compiles and lints without the folder; one that is absent
  * (a build without it) registers nothing.
  */

@@ -1,5 +1,5 @@
 // Regenerates the committed API reports (etc/*.api.md) from the compiled declarations in dist/:
-// run `npx tsc -p tsconfig.json && node scripts/api-report.mjs` after changing the public surface,
+// run `npx tsc -p tsconfig.json && node tools/api-report.mjs` after changing the public surface,
 // and commit the reports with the change. test/api-report.test.ts fails while they differ.
 //
 // Both runs also write each entry point's declarations as one file, trimmed of `@internal` members

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ABSENT, readSource, sourceTrust, staleSources } from '../../kernel/read-set.js';
+import { ABSENT, readSource, sourceTrust, staleSources } from '../../readsets/read-set.js';
 import { TaskSpec, type ReadSetContext, type TaskSpecInput } from '../../objects/index.js';
 import { tempDir } from '../support/temp.js';
 

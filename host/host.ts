@@ -22,11 +22,12 @@ import {
 import {
   assertReachOutsideState,
   checkHostHarnesses,
+  createFrontierWork,
   type ApprovalPolicy,
+  type EffectAdapter,
   type HarnessConfig,
-} from './harness-config.js';
-import type { EffectAdapter } from './effect-adapter.js';
-import { createFrontierWork, type HarnessFactory } from './frontier-work.js';
+  type HarnessFactory,
+} from '../frontier/index.js';
 
 /** `openHost`'s options: the supervisor's (but `frontier`, which the Host supplies) and the Host's own. */
 export interface HostOptions extends Omit<SupervisorOptions, 'frontier'> {

@@ -13,13 +13,13 @@
  * exited on its own, Task not held by a live Host, or other problem.
  * `--json FILE` also writes the summary there.
  *
- * usage: node dist/scripts/torture.js [--rounds N] [--seed N] [--tasks N] [--keep]
- *        node dist/scripts/torture.js --cluster [--rounds N] [--seed N] [--tasks N] [--store URL] [--json FILE] [--keep]
+ * usage: node dist/tools/torture.js [--rounds N] [--seed N] [--tasks N] [--keep]
+ *        node dist/tools/torture.js --cluster [--rounds N] [--seed N] [--tasks N] [--store URL] [--json FILE] [--keep]
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { scriptArgsOrExit } from './cli-io.js';
+import { scriptArgsOrExit } from '../cli/cli-io.js';
 import { z } from 'zod';
 import { runCrashLoop } from '../test/reliability/crash-loop.js';
 import {
@@ -29,8 +29,8 @@ import {
 } from '../test/reliability/cluster-torture.js';
 
 const USAGE = [
-  'usage: node dist/scripts/torture.js [--rounds N] [--seed N] [--tasks N] [--keep]  (N: positive integers)',
-  '       node dist/scripts/torture.js --cluster [--rounds N] [--seed N] [--tasks N] [--store URL] [--json FILE] [--keep]',
+  'usage: node dist/tools/torture.js [--rounds N] [--seed N] [--tasks N] [--keep]  (N: positive integers)',
+  '       node dist/tools/torture.js --cluster [--rounds N] [--seed N] [--tasks N] [--store URL] [--json FILE] [--keep]',
 ].join('\n');
 const Args = z.object({
   cluster: z.boolean().default(false),

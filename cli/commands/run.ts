@@ -6,7 +6,8 @@ import {
   waitForTask,
   type TaskView,
 } from '../../kernel/index.js';
-import { hostOptionsOf, openHost, retryAsked, type Host } from '../../frontier/index.js';
+import { hostOptionsOf, retryAsked } from '../../frontier/index.js';
+import { openHost, type Host } from '../../host/index.js';
 import { stageNamed, type TaskSpec } from '../../objects/index.js';
 import { RESTING_TASK_STATES } from '../../machines/index.js';
 import { CliError, EXIT, cliErrorOf, emit, type CliErrorCode, type Io } from '../cli-io.js';

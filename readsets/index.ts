@@ -1,0 +1,25 @@
+// A Task's read sets: what a Context read (sources in a workspace, an Effect candidate's
+// observations), compiled for the frontier and re-read at admission by the kernel. Below both,
+// so that neither reaches into the other for it.
+export {
+  ABSENT,
+  compileReadSet,
+  currentGoal,
+  kernelSourceReader,
+  observationItemId,
+  observationValues,
+  observedDigest,
+  readSource,
+  sourceTrust,
+  staleSources,
+  workspacesOf,
+  type CandidateObservation,
+  type ObservationLocation,
+  type ObservationReader,
+  type ObservationValues,
+  type ObservedAspect,
+  type ReadSetInput,
+  type SourceLocation,
+  type SourceRead,
+  type SourceReader,
+} from './read-set.js';
