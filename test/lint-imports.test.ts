@@ -91,12 +91,12 @@ describe('the import rules of npm run lint', () => {
     assert.notEqual(exitCode, 0);
     assert.deepEqual(found, [
       'adapters-frontier-types: adapters/loads-host.ts',
+      'cli-no-lab: cli/cli.ts',
       'folder-kernel: kernel/uses-runtime.ts',
       'folder-machines: machines/impure.ts',
       'no-circular: kernel/a.ts',
-      'cli-no-lab: cli/cli.ts',
-      'through-door: kernel/deep-user.ts',
       'through-door: cli/deep-cli.ts',
+      'through-door: kernel/deep-user.ts',
       'through-door: workloads/deep-workload.ts',
     ]);
   });
