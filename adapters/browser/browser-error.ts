@@ -1,4 +1,4 @@
-import { CodedError, type CodedErrorOptions } from '../../base/index.js';
+import { CodedError, isCodedError, type CodedErrorOptions } from '../../base/index.js';
 
 /**
  * The browser adapter's codes: whether the same call may succeed later unchanged, and whether an
@@ -41,7 +41,14 @@ export class BrowserEffectError extends CodedError<BrowserEffectCode> {
   }
 }
 
-/** Whether an error of `perform` proves the form was never submitted, or the site refused it by name. */
+/**
+ * Whether an error of `perform` proves the form was never submitted, or the site refused it by name
+ * (read from its code, across module copies).
+ */
 export function browserNotPerformed(error: unknown): boolean {
-  return error instanceof BrowserEffectError && BROWSER_EFFECT_CODES[error.code].notPerformed;
+  return (
+    isCodedError(error) &&
+    Object.hasOwn(BROWSER_EFFECT_CODES, error.code) &&
+    BROWSER_EFFECT_CODES[error.code as BrowserEffectCode].notPerformed
+  );
 }
