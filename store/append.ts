@@ -55,12 +55,32 @@ export interface AppenderOptions {
 
 const claimKey = (claim: IndexClaim) => `${claim.kind}\u0000${claim.key}`;
 
+/** An append that passed its checks: the record to write and everything written with it. */
+interface CheckedAppend {
+  input: AppendInput;
+  revision: number;
+  record: EventRecord;
+  digest: string;
+  objects: PreparedObject[];
+  blobs: Array<{ digest: string; bytes: Buffer }>;
+  /** The claims whose key no other Task may hold. */
+  exclusive: IndexClaim[];
+}
+
+/** What a commit mode did: `written` false when the event's key was taken meanwhile. */
+interface CommitOutcome {
+  written: boolean;
+  duplicate: boolean;
+}
+
 /**
  * `EventStore.append` (see there) on the store's databases, built once per store; the caller
- * checked the store is writable. It keeps the store's appends not yet durable: the last one of
- * each stream (an append is checked only once the one before it on its stream has settled, so it
- * reads that one's commit) and the exclusive claims they make (no other Task's append may claim
- * the same key meanwhile).
+ * checked the store is writable. Each append is checked here, then committed in the store's one
+ * mode: `commitLocal` (LMDB alone), `commitJournalFirst` (the journal, LMDB applied beside it) or
+ * `commitMirrored` (the authority decides, LMDB mirrors it). It keeps the store's appends not yet
+ * durable: the last one of each stream (an append is checked only once the one before it on its
+ * stream has settled, so it reads that one's commit) and the exclusive claims they make (no other
+ * Task's append may claim the same key meanwhile).
  */
 export class Appender {
   private readonly streams = new Map<string, Promise<unknown>>();
@@ -107,19 +127,37 @@ export class Appender {
    */
   private async appendChecked(input: AppendInput): Promise<AppendResult> {
     if (this.stopped) throw this.stopped;
-    const { reads, dbs, streamWarnAt, authority, claims: inFlightClaims } = this;
-    const prepared = (input.objects ?? []).map((o) => reads.prepareObject(o));
-    if (input.prepared) prepared.push(...input.prepared);
-    const blobs = (input.blobs ?? []).map((b) => ({ digest: sha256(b), bytes: Buffer.from(b) }));
-    const provided = new Set([...prepared.map((p) => p.digest), ...blobs.map((b) => b.digest)]);
     const { taskId, expectedRevision } = input;
     const revision = expectedRevision + 1;
-
-    const head = reads.head(taskId);
+    const objects = (input.objects ?? []).map((o) => this.reads.prepareObject(o));
+    if (input.prepared) objects.push(...input.prepared);
+    const blobs = (input.blobs ?? []).map((b) => ({ digest: sha256(b), bytes: Buffer.from(b) }));
+    const head = this.reads.head(taskId);
     const current = head?.revision ?? 0;
     if (current !== expectedRevision) return this.stored(input, current);
+    this.checkReferences(input, revision, new Set([...objects, ...blobs].map((o) => o.digest)));
+    const exclusive = this.checkClaims(input, revision);
+    // Checks done; from here on only writes, all inside one condition, so a refused append leaves
+    // nothing behind. Each put's own promise is the commit's, awaited by `durable`.
+    const record: EventRecord = { ...input.event, prev: head?.digest ?? null };
+    const append: CheckedAppend = { input, revision, record, digest: digestOf(record), objects, blobs, exclusive };
+    const held = this.holdClaims(taskId, exclusive);
+    try {
+      const { written, duplicate } = await this.commit(append);
+      // The event's key was taken after the checks: by a writer this store did not see (none
+      // should exist behind the state-root lock); answered from what is stored, as a moved head.
+      if (!written) return this.stored(input, revision);
+      return { revision, digest: append.digest, duplicate };
+    } finally {
+      for (const key of held) this.claims.delete(key);
+    }
+  }
+
+  /** Every object the event references is provided with it or already stored, else `object_missing`. */
+  private checkReferences(input: AppendInput, revision: number, provided: ReadonlySet<string>): void {
+    const { taskId } = input;
     for (const ref of input.event.refs) {
-      if (!provided.has(ref) && !reads.hasObject(ref)) {
+      if (!provided.has(ref) && !this.reads.hasObject(ref)) {
         throw new StoreError('object_missing', `task ${taskId} revision ${revision} references missing ${ref}`, {
           taskId,
           revision,
@@ -127,11 +165,16 @@ export class Appender {
         });
       }
     }
+  }
+
+  /** The append's exclusive claims, each held by no other Task (stored or in flight), else `identity_conflict`. */
+  private checkClaims(input: AppendInput, revision: number): IndexClaim[] {
+    const { taskId } = input;
     const exclusive = (input.claims ?? []).filter((claim) => EXCLUSIVE_CLAIMS.has(claim.kind));
     for (const claim of exclusive) {
       const other =
-        reads.owners(claim.kind, claim.key).find((owner) => owner !== taskId) ??
-        [inFlightClaims.get(claimKey(claim))].find((owner) => owner !== undefined && owner !== taskId);
+        this.reads.owners(claim.kind, claim.key).find((owner) => owner !== taskId) ??
+        [this.claims.get(claimKey(claim))].find((owner) => owner !== undefined && owner !== taskId);
       if (other !== undefined) {
         throw new StoreError('identity_conflict', `${claim.kind} ${claim.key} already belongs to task ${other}`, {
           taskId,
@@ -141,78 +184,72 @@ export class Appender {
         });
       }
     }
-    // Checks done; from here on only writes, all inside one condition, so a refused append leaves
-    // nothing behind. Each put's own promise is the commit's, awaited by `durable`.
-    const record: EventRecord = { ...input.event, prev: head?.digest ?? null };
-    const digest = digestOf(record);
+    return exclusive;
+  }
+
+  /** Marks the exclusive claims not yet in flight as `taskId`'s until its commit settles; returns their keys. */
+  private holdClaims(taskId: string, exclusive: IndexClaim[]): string[] {
+    const held = exclusive.map(claimKey).filter((key) => !this.claims.has(key));
+    for (const key of held) this.claims.set(key, taskId);
+    return held;
+  }
+
+  /** Commits in the store's mode: mirrored behind an authority, journal-first with a journal, else LMDB alone. */
+  private async commit(append: CheckedAppend): Promise<CommitOutcome> {
+    if (this.authority) return this.commitMirrored(this.authority, append);
+    const entry = this.entryOf(append, append.input.projection);
+    const written = this.journal ? await this.commitJournalFirst(this.journal, entry) : await this.commitLocal(entry);
+    return { written, duplicate: false };
+  }
+
+  /** LMDB alone: one conditional batch (the event's key still free), durable at its own flush. */
+  private commitLocal(entry: JournalEntry): Promise<boolean> {
+    const { dbs } = this;
+    const { taskId, revision } = entry;
+    return durable(
+      dbs.env,
+      dbs.events.ifNoExists([taskId, revision], () => writeEntry(dbs, entry, undefined)),
+      { taskId, revision },
+    );
+  }
+
+  /**
+   * The authority decides (fenced by the Host's lease there); this store then mirrors what it took
+   * with a local commit.
+   */
+  private async commitMirrored(authority: StoreAuthority, append: CheckedAppend): Promise<CommitOutcome> {
+    const { input, revision, record, digest } = append;
+    const { taskId, expectedRevision } = input;
     // The authority keeps the projection as JSON, which has no undefined (XState's persisted
     // snapshot carries `output: undefined`); the mirror stores the same value, so a Task copied in
     // from the authority later is byte for byte the one written here (a checkpoint's hash holds).
-    const projection = authority ? (JSON.parse(JSON.stringify(input.projection)) as Projection) : input.projection;
-    const claimed = exclusive.map(claimKey).filter((key) => !inFlightClaims.has(key));
-    for (const key of claimed) inFlightClaims.set(key, taskId);
-    try {
-      let duplicate = false;
-      if (authority) {
-        // The authority decides (fenced by the Host's lease there); this store only mirrors what it took.
-        const decided = await authority.commit({
-          taskId,
-          expectedRevision,
-          revision,
-          record,
-          digest,
-          objects: prepared,
-          blobs,
-          claims: (input.claims ?? []).map((claim) => ({ ...claim, exclusive: EXCLUSIVE_CLAIMS.has(claim.kind) })),
-          projection,
-        });
-        // An earlier attempt reached the authority but not this mirror (its answer was lost). When
-        // the authority stored this very record, the mirror takes it now, so that the duplicate's
-        // event can be read here as on a store without an authority. Another record under the same
-        // id (another time, so another projection) is the authority's, not this call's, and is not
-        // written from here: the Host copies the Task again on this code, and a retry after that is
-        // a duplicate here too.
-        if (decided.duplicate && decided.digest !== digest)
-          throw new StoreError(
-            'storage_failed',
-            `task ${taskId} revision ${revision} is committed in the shared history but not in this Host's copy; retry once the Task is copied again`,
-            { taskId, revision, digest: decided.digest },
-            { retryable: true },
-          );
-        duplicate = decided.duplicate;
-      }
-      const warning: StreamWarning | undefined =
-        revision === streamWarnAt ? { taskId, revision, threshold: streamWarnAt, at: input.event.at } : undefined;
-      const entry: JournalEntry = {
-        taskId,
-        revision,
-        record,
-        digest,
-        objects: prepared.map(({ digest: id, text }) => [id, text]),
-        blobs: blobs.map(({ digest: id, bytes }) => [id, bytes]),
-        claims: (input.claims ?? []).map((claim) => [
-          claim.kind,
-          claim.key,
-          claim.digest === undefined ? { revision } : { revision, digest: claim.digest },
-        ]),
-        projection,
-        ...(warning ? { warning } : {}),
-      };
-      const written =
-        this.journal && !authority
-          ? await this.journaled(this.journal, entry)
-          : await durable(
-              dbs.env,
-              dbs.events.ifNoExists([taskId, revision], () => writeEntry(dbs, entry, undefined)),
-              { taskId, revision },
-            );
-      // The event's key was taken after the checks: by a writer this store did not see (none
-      // should exist behind the state-root lock); answered from what is stored, as a moved head.
-      if (!written) return this.stored(input, revision);
-      return { revision, digest, duplicate };
-    } finally {
-      for (const key of claimed) inFlightClaims.delete(key);
-    }
+    const projection = JSON.parse(JSON.stringify(input.projection)) as Projection;
+    const decided = await authority.commit({
+      taskId,
+      expectedRevision,
+      revision,
+      record,
+      digest,
+      objects: append.objects,
+      blobs: append.blobs,
+      claims: (input.claims ?? []).map((claim) => ({ ...claim, exclusive: EXCLUSIVE_CLAIMS.has(claim.kind) })),
+      projection,
+    });
+    // An earlier attempt reached the authority but not this mirror (its answer was lost). When
+    // the authority stored this very record, the mirror takes it now, so that the duplicate's
+    // event can be read here as on a store without an authority. Another record under the same
+    // id (another time, so another projection) is the authority's, not this call's, and is not
+    // written from here: the Host copies the Task again on this code, and a retry after that is
+    // a duplicate here too.
+    if (decided.duplicate && decided.digest !== digest)
+      throw new StoreError(
+        'storage_failed',
+        `task ${taskId} revision ${revision} is committed in the shared history but not in this Host's copy; retry once the Task is copied again`,
+        { taskId, revision, digest: decided.digest },
+        { retryable: true },
+      );
+    const written = await this.commitLocal(this.entryOf(append, projection));
+    return { written, duplicate: decided.duplicate };
   }
 
   /**
@@ -226,7 +263,7 @@ export class Appender {
    * and such a transition counts as a commit whose answer was lost. A journaled transition LMDB
    * could not apply stops this store's appends too (`journal_failed`): the next open applies it.
    */
-  private async journaled(journal: Journal, entry: JournalEntry): Promise<boolean> {
+  private async commitJournalFirst(journal: Journal, entry: JournalEntry): Promise<boolean> {
     const { dbs } = this;
     const { taskId, revision } = entry;
     const { seq, synced } = journal.append(encodeEntry(entry), digestBytes(entry.digest));
@@ -245,17 +282,43 @@ export class Appender {
       );
       throw this.stopped;
     }
-    const sealed = journal.sealedThrough;
-    if (sealed !== undefined && sealed <= seq && !this.releasing) {
-      // Segments go only once LMDB's applied position past them is on disk.
-      this.releasing = true;
-      void dbs.env.flushed
-        .then(() => journal.release(seq))
-        .finally(() => {
-          this.releasing = false;
-        });
-    }
+    this.releaseSealed(journal, seq);
     return applied.value;
+  }
+
+  /** Lets the journal drop its sealed segments up to `seq`, once LMDB's applied position past them is on disk. */
+  private releaseSealed(journal: Journal, seq: number): void {
+    const sealed = journal.sealedThrough;
+    if (sealed === undefined || sealed > seq || this.releasing) return;
+    this.releasing = true;
+    void this.dbs.env.flushed
+      .then(() => journal.release(seq))
+      .finally(() => {
+        this.releasing = false;
+      });
+  }
+
+  /** What every commit mode writes to LMDB (and the journal-first one to the journal): the checked append with its projection. */
+  private entryOf(append: CheckedAppend, projection: Projection): JournalEntry {
+    const { input, revision, record, digest } = append;
+    const { taskId, event } = input;
+    const warning: StreamWarning | undefined =
+      revision === this.streamWarnAt ? { taskId, revision, threshold: this.streamWarnAt, at: event.at } : undefined;
+    return {
+      taskId,
+      revision,
+      record,
+      digest,
+      objects: append.objects.map(({ digest: id, text }) => [id, text]),
+      blobs: append.blobs.map(({ digest: id, bytes }) => [id, bytes]),
+      claims: (input.claims ?? []).map((claim) => [
+        claim.kind,
+        claim.key,
+        claim.digest === undefined ? { revision } : { revision, digest: claim.digest },
+      ]),
+      projection,
+      ...(warning ? { warning } : {}),
+    };
   }
 
   /**
