@@ -12,6 +12,14 @@ export type ConfineCode =
   | 'artifact_hardlink'
   | 'artifact_changed';
 
+/**
+ * The largest frozen acceptance test, in bytes. The Host pins a test's digest at Task creation
+ * (`pinFrozenTests`), the Runtime digests it around the acceptance command and the Host rechecks it
+ * afterwards, all with this one bound: a test that could be pinned is one every verification can
+ * read, and a larger one is refused when the Task is created (`invalid_spec`), not at each verification.
+ */
+export const FROZEN_TEST_MAX_BYTES = 4 << 20;
+
 export type ConfineResult<T> = { ok: true; value: T } | { ok: false; code: ConfineCode; detail: string };
 
 function inside(root: string, candidate: string): boolean {

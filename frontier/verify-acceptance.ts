@@ -1,4 +1,5 @@
 import type { VerificationCause } from '../machines/index.js';
+import { FROZEN_TEST_MAX_BYTES } from '../drivers/confine.js';
 import { readArtifact, sourceDigest, type JobRecord } from '../runtime/index.js';
 import { digestOf } from '../store/index.js';
 import { type TaskHandle, HostError } from '../kernel/index.js';
@@ -173,7 +174,7 @@ async function frozenDigests(
   const digests: Record<string, string | undefined> = {};
   const codes: Record<string, string> = {};
   for (const path of paths) {
-    const read = readArtifact(workspace, path, 16 << 20);
+    const read = readArtifact(workspace, path, FROZEN_TEST_MAX_BYTES);
     digests[path] = read.ok ? read.value.digest : undefined;
     if (!read.ok) codes[path] = read.code;
   }

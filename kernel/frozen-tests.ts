@@ -1,5 +1,5 @@
 import { isAbsolute } from 'node:path';
-import { readArtifact } from '../drivers/confine.js';
+import { FROZEN_TEST_MAX_BYTES, readArtifact } from '../drivers/confine.js';
 import { HostError } from './errors.js';
 import type { TaskSpec } from '../objects/index.js';
 
@@ -7,7 +7,8 @@ import type { TaskSpec } from '../objects/index.js';
  * Task creation: records the digest of every frozen acceptance test as the workspace seed has it,
  * so verification can prove the tests were not modified. Digests the spec gives must match the
  * seed. Throws `invalid_spec` (with the field) when the seed is not an absolute path, a test
- * cannot be read through the seed's confinement, or a given digest differs; reads only.
+ * cannot be read through the seed's confinement (one over `FROZEN_TEST_MAX_BYTES` included: no
+ * verification could read it), or a given digest differs; reads only.
  */
 export function pinFrozenTests(spec: TaskSpec): TaskSpec {
   const acceptance = spec.acceptance;
@@ -23,7 +24,7 @@ export function pinFrozenTests(spec: TaskSpec): TaskSpec {
   for (const test of acceptance.frozenTests) {
     let read;
     try {
-      read = readArtifact(spec.workspaceSeed, test, 16 << 20);
+      read = readArtifact(spec.workspaceSeed, test, FROZEN_TEST_MAX_BYTES);
     } catch (error) {
       throw new HostError('invalid_spec', `task spec workspaceSeed: ${(error as Error).message}`, {
         path: 'workspaceSeed',

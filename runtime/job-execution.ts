@@ -1,6 +1,6 @@
 import type { DriverRunInput, SandboxSpec } from '../drivers/receipt.js';
 import { runCommand, type CommandOutcome } from './command-job.js';
-import { readArtifact } from '../drivers/confine.js';
+import { FROZEN_TEST_MAX_BYTES, readArtifact } from '../drivers/confine.js';
 import type { CommandRun, VerifyInput } from './dispatch-input.js';
 import { runHarness, type HarnessExecutor } from './harness-job.js';
 import type { JobRecord, JobState, StopReason, Verification } from './job-record.js';
@@ -12,7 +12,6 @@ export interface RuntimeLimits {
   captureCapBytes: number;
   tailBytes: number;
   maxWorkspaceEntries: number;
-  maxFrozenTestBytes: number;
 }
 
 /** What one execution needs: its limits, the cancel signal and a hook that records `running`. */
@@ -97,11 +96,11 @@ export async function executeHarness(
   return patch;
 }
 
-function frozenDigests(workspace: string, paths: readonly string[], maxBytes: number) {
+function frozenDigests(workspace: string, paths: readonly string[]) {
   const digests: Record<string, string | null> = {};
   const refusals: Record<string, string> = {};
   for (const path of paths) {
-    const read = readArtifact(workspace, path, maxBytes);
+    const read = readArtifact(workspace, path, FROZEN_TEST_MAX_BYTES);
     digests[path] = read.ok ? read.value.digest : null;
     if (!read.ok) refusals[path] = read.code;
   }
@@ -120,11 +119,11 @@ export async function executeVerify(
 ): Promise<TerminalPatch> {
   const selection = { include: spec.sourceInclude, exclude: spec.sourceExclude };
   const before = await sourceDigest(ctx.workspace, selection);
-  const frozen = frozenDigests(ctx.workspace, spec.frozenTests, ctx.limits.maxFrozenTestBytes);
+  const frozen = frozenDigests(ctx.workspace, spec.frozenTests);
   const patch = commandPatch(await launch(spec, ctx, sandbox));
   const ran = patch.state === 'succeeded' || patch.state === 'failed';
   const after = ran ? await sourceDigest(ctx.workspace, selection) : null;
-  const frozenAfter = frozenDigests(ctx.workspace, spec.frozenTests, ctx.limits.maxFrozenTestBytes);
+  const frozenAfter = frozenDigests(ctx.workspace, spec.frozenTests);
   const frozenIntact =
     Object.keys(frozen.refusals).length === 0 &&
     spec.frozenTests.every((path) => frozenAfter.digests[path] === frozen.digests[path]);

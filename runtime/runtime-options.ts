@@ -39,11 +39,6 @@ export const RuntimeOptions = z.strictObject({
     .default(4_096),
   /** Files walked when listing workspace changes; beyond it the list is marked truncated. */
   maxWorkspaceEntries: z.number().int().positive().default(50_000),
-  maxFrozenTestBytes: z
-    .number()
-    .int()
-    .positive()
-    .default(4 << 20),
   /**
    * Where the jobs of every Host sharing a cluster are recorded (runtime/job-registry.ts): each job
    * record this Runtime makes durable is put there too, and jobs of other Hosts are found there.
