@@ -4,7 +4,7 @@ import {
   assertConfinement,
   createRuntime,
   isRuntimeError,
-  journalJobRegistry,
+  sharedJobRegistry,
   type ConfinementLimits,
   type ConfinementMode,
   type Runtime,
@@ -129,7 +129,7 @@ export interface Host extends Pick<
  *
  * With `store` (many Hosts on PostgreSQL) the Runtime records its jobs in the cluster's job
  * registry as well (docs/many-hosts.md, "Jobs across Hosts"), so a Host taking a Task over finds
- * its dispatch by exact clientRequestId. The registry uses the Supervisor's journal, which exists
+ * its dispatch by exact clientRequestId. The registry uses the Supervisor's shared history, which exists
  * from the Supervisor's join to its stop: records the Runtime makes outside that time (recovery
  * at open, the stop of its jobs at `stop()`) are put when it next can, or not at all; a Host then
  * finds such a job still running under a stopped Host, which counts as its executor gone.
@@ -167,7 +167,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
       confinement,
       ...(options.limits ? { limits: options.limits } : {}),
       hidden: [root],
-      ...(cluster ? { registry: journalJobRegistry(cluster.hostId, () => supervisor?.journal) } : {}),
+      ...(cluster ? { registry: sharedJobRegistry(cluster.hostId, () => supervisor?.history) } : {}),
     });
   } catch (error) {
     await pool.close();

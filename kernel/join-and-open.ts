@@ -25,12 +25,12 @@ export async function joinAndOpen(root: string, options: SupervisorOptions): Pro
     store = openStore(root, {
       purpose: purpose ?? `supervisor pid ${process.pid}`,
       streamWarnAt,
-      authority: cluster?.journal,
+      authority: cluster?.history,
       allowSharedRoot: options.allowSharedRoot,
     });
     if (!cluster) return { store };
     await cluster.prepare(store);
-    const remote = new RemoteCommits((taskId, after, upTo) => cluster.journal.readEvents(taskId, after, upTo));
+    const remote = new RemoteCommits((taskId, after, upTo) => cluster.history.readEvents(taskId, after, upTo));
     return { store, cluster, remote };
   } catch (error) {
     await cluster?.leave();

@@ -2,7 +2,7 @@ import { createActor, fromPromise, initialTransition, waitFor as waitForSnapshot
 import { supervisorMachine, taskMachine, type BootSummary, type SupervisorFailure } from '../machines/index.js';
 import { resolveStateRoot, type EventRecord, type EventStore } from '../store/index.js';
 import type { CheckpointStats } from './checkpoint-scheduler.js';
-import type { PgJournal } from '../store/postgres/index.js';
+import type { PgHistory } from '../store/postgres/index.js';
 import type { Cluster } from './cluster/cluster.js';
 import { systemClock, type Clock } from './clock.js';
 import { HostError, bootErrorOf } from './errors.js';
@@ -134,11 +134,11 @@ export class Supervisor {
   }
 
   /**
-   * The cluster's PostgreSQL journal, from the join in `start()` to the end of `stop()`; undefined
-   * on an embedded store. @internal
+   * The cluster's shared history on PostgreSQL, from the join in `start()` to the end of `stop()`;
+   * undefined on an embedded store. @internal
    */
-  get journal(): PgJournal | undefined {
-    return this.cluster?.journal;
+  get history(): PgHistory | undefined {
+    return this.cluster?.history;
   }
 
   /**
@@ -219,7 +219,7 @@ export class Supervisor {
     const store = this.serving('readTask');
     const view = this.getTask(taskId);
     if (view) return readHere({ view, events: this.events(taskId), store, hostId: this.cluster?.hostId });
-    return this.cluster ? readElsewhere(this.cluster.journal, taskId) : undefined;
+    return this.cluster ? readElsewhere(this.cluster.history, taskId) : undefined;
   }
 
   /**

@@ -70,12 +70,12 @@ export interface ParallelOptions {
  */
 export async function rebuildParallel(store: EventStore, options: ParallelOptions = {}): Promise<ParallelReport> {
   // Workers are started first, so they load while the heads are read and the idle cores sampled;
-  // only when the journal (LMDB's O(1) entry count) is long enough for them to be used at all.
+  // only when the history (LMDB's O(1) entry count) is long enough for them to be used at all.
   const youngGenerationMb = options.youngGenerationMb ?? 64;
   const inThreadBelow = options.inThreadBelow ?? 250_000;
   const wanted = options.workers ?? Math.min(availableParallelism(), 8);
   const warm =
-    wanted >= 2 && journalSize(store) >= inThreadBelow ? new WarmWorkers(wanted, youngGenerationMb) : undefined;
+    wanted >= 2 && eventCount(store) >= inThreadBelow ? new WarmWorkers(wanted, youngGenerationMb) : undefined;
   try {
     return await rebuildOn(store, options, warm);
   } finally {
@@ -149,7 +149,7 @@ async function rebuildOn(
  * the identity claims are read here, and the report — findings in the same order — is the one
  * `recoverFromCheckpoints` gives.
  *
- * Stays on the calling thread when the journal's ends are not counted (a damaged root: the
+ * Stays on the calling thread when the history's ends are not counted (a damaged root: the
  * probes and the walk for streams without a head are the calling thread's), with one usable
  * core, or when a worker cannot run.
  */
@@ -281,9 +281,9 @@ function sumStarts(parts: Array<StartCounts | undefined>): StartCounts {
 }
 
 /** The events database's entry count; 0 when it cannot be read (no warm workers then). */
-function journalSize(store: EventStore): number {
+function eventCount(store: EventStore): number {
   try {
-    return store.journalSize();
+    return store.eventCount();
   } catch {
     return 0;
   }

@@ -29,9 +29,9 @@ export function readHeads(
   } catch {
     return { heads: headIds(store, range.from, range.to).map((taskId) => ({ taskId })), counted: false };
   }
-  // The count covers the whole journal: a range's heads are never `counted`.
+  // The count covers the whole history: a range's heads are never `counted`.
   return {
     heads,
-    counted: range.from === undefined && range.to === undefined && summable && store.journalSize() === sum,
+    counted: range.from === undefined && range.to === undefined && summable && store.eventCount() === sum,
   };
 }

@@ -35,10 +35,10 @@ export { processAlive } from '../os/index.js';
 export type { HarnessExecutor } from './harness-job.js';
 export type { RecoveryReport } from './recovery.js';
 export {
-  journalJobRegistry,
+  sharedJobRegistry,
   registryError,
   type JobRegistry,
-  type JobJournal,
+  type SharedJobs,
   type JobRow,
   type RegistryJob,
 } from './job-registry.js';

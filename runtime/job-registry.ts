@@ -37,8 +37,8 @@ export interface JobRow extends RegistryJob {
   jobId: string;
 }
 
-/** What `journalJobRegistry` needs of the shared database (`PgJournal` has it). */
-export interface JobJournal {
+/** What `sharedJobRegistry` needs of the shared database (`PgHistory` has it). */
+export interface SharedJobs {
   readonly hostId: string;
   putJob(jobId: string, clientRequestId: string, record: unknown, options?: { final?: boolean }): Promise<JobRow>;
   jobsByRequest(clientRequestId: string): Promise<JobRow[]>;
@@ -47,13 +47,13 @@ export interface JobJournal {
 }
 
 /**
- * A registry on the cluster's PostgreSQL journal (`ordivon_jobs`, `ordivon_hosts`). `journal` may
+ * A registry on the cluster's shared history (`ordivon_jobs`, `ordivon_hosts`). `shared` may
  * be a getter: a Host's Runtime opens before its Supervisor joins the cluster, so calls made
  * before then fail `registry_unavailable` (the Runtime puts those records again later).
  */
-export function journalJobRegistry(hostId: string, journal: JobJournal | (() => JobJournal | undefined)): JobRegistry {
-  const use = async <T>(call: (journal: JobJournal) => Promise<T>): Promise<T> => {
-    const open = typeof journal === 'function' ? journal() : journal;
+export function sharedJobRegistry(hostId: string, shared: SharedJobs | (() => SharedJobs | undefined)): JobRegistry {
+  const use = async <T>(call: (jobs: SharedJobs) => Promise<T>): Promise<T> => {
+    const open = typeof shared === 'function' ? shared() : shared;
     if (open === undefined)
       throw new RuntimeError('registry_unavailable', `host ${hostId} has not joined its cluster: no job registry yet`);
     try {

@@ -193,11 +193,12 @@ export class EventStore {
   }
 
   /**
-   * How many records the journal holds, in O(1): LMDB's own entry count for the events database,
-   * less the shared-structures record lmdb-js keeps beside the events (skipped by cursors, counted
-   * by LMDB). Anything else stored there that is not an event counts too.
+   * How many events the store holds (every Task's history), in O(1): LMDB's own entry count for
+   * the events database, less the shared-structures record lmdb-js keeps beside the events
+   * (skipped by cursors, counted by LMDB). Anything else stored there that is not an event counts
+   * too.
    */
-  journalSize(): number {
+  eventCount(): number {
     const entries = (this.events.getStats() as { entryCount: number }).entryCount;
     return entries - (this.events.doesExist(EVENT_STRUCTURES as never) ? 1 : 0);
   }

@@ -101,7 +101,7 @@ describe('API report', () => {
       assert.deepEqual([...new Set(imported)].sort(), ['xstate', 'zod']);
       assert.doesNotMatch(
         text,
-        /^(?:export )?declare (?:class|interface|type) (?:EventStore|PgJournal|DriverPool|Runtime)\b/m,
+        /^(?:export )?declare (?:class|interface|type) (?:EventStore|PgHistory|DriverPool|Runtime)\b/m,
         'no store or driver internals',
       );
       assert.match(text, /^export declare function createSupervisor|^export declare const taskMachine/m);

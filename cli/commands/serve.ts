@@ -136,7 +136,7 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
   // Published once listening (a port of 0 is known only now); a database that does not answer
   // gets it with the next lease renewal.
   const advertisedUrl = values['advertise-url'] ?? (service.listener.kind === 'tcp' ? service.url : null);
-  await supervisor.journal?.advertise(advertisedUrl).catch(() => undefined);
+  await supervisor.history?.advertise(advertisedUrl).catch(() => undefined);
   const ready = {
     url: service.url,
     version: packageVersion(),

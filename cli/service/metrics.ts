@@ -75,7 +75,7 @@ export class ServiceMetrics {
       help: 'Task leases this Host holds on the shared PostgreSQL history (0 on the embedded store)',
       registers,
       collect() {
-        this.set(sup()?.journal?.leases().length ?? 0);
+        this.set(sup()?.history?.leases().length ?? 0);
       },
     });
     new Gauge({

@@ -12,11 +12,11 @@ import { StoreError, type EventRecord } from '../../store/index.js';
  * (`host`), which is also where a Task another Host serves is read; on LMDB from this Host's store.
  */
 export async function committedAfter(sup: Supervisor, taskId: string, after: number): Promise<Committed[]> {
-  const journal = sup.journal;
+  const history = sup.history;
   let events: Array<{ revision: number; record: EventRecord; hostId?: string }>;
   try {
-    events = journal
-      ? await journal.readEvents(taskId, 0, Number.MAX_SAFE_INTEGER)
+    events = history
+      ? await history.readEvents(taskId, 0, Number.MAX_SAFE_INTEGER)
       : sup.events(taskId).map(({ revision, ...record }) => ({ revision, record }));
   } catch (error) {
     throw error instanceof StoreError ? hostErrorOf(error) : error;

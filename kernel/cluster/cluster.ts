@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { StoreError, type EventStore } from '../../store/index.js';
 import {
-  PgJournal,
+  PgHistory,
   DEFAULT_LEASE_MS,
   redact,
   type TaskWatch,
@@ -110,7 +110,7 @@ export class Cluster {
   private cutOff: { since: string; message: string } | null = null;
 
   private constructor(
-    readonly journal: PgJournal,
+    readonly history: PgHistory,
     private readonly renewEveryMs: number,
     private readonly watchOptions: { pollMs?: number | undefined; listen: boolean },
     private readonly onLease: (event: LeaseEvent) => void = () => undefined,
@@ -119,7 +119,7 @@ export class Cluster {
   static async join(options: ClusterOptions): Promise<Cluster> {
     const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     try {
-      const journal = await PgJournal.open({
+      const history = await PgHistory.open({
         url: options.url,
         hostId: options.hostId ?? defaultHostId(),
         leaseMs,
@@ -129,7 +129,7 @@ export class Cluster {
         notify: options.notify !== false,
       });
       return new Cluster(
-        journal,
+        history,
         options.renewEveryMs ?? Math.max(50, Math.floor(leaseMs / 3)),
         { pollMs: options.pollMs, listen: options.notify !== false },
         options.onLease,
@@ -141,7 +141,7 @@ export class Cluster {
   }
 
   get hostId(): string {
-    return this.journal.hostId;
+    return this.history.hostId;
   }
 
   /**
@@ -150,11 +150,11 @@ export class Cluster {
    * Tasks this Host serves.
    */
   async prepare(store: EventStore): Promise<void> {
-    for (const { taskId, epoch } of await this.journal.claim(CLAIM_BATCH))
+    for (const { taskId, epoch } of await this.history.claim(CLAIM_BATCH))
       this.onLease({ kind: 'acquired', taskId, epoch });
     this.startRenewing();
-    for (const taskId of store.taskIds()) if (!this.journal.holds(taskId)) await store.forget(taskId);
-    for (const { taskId } of this.journal.leases()) await this.copy(store, taskId);
+    for (const taskId of store.taskIds()) if (!this.history.holds(taskId)) await store.forget(taskId);
+    for (const { taskId } of this.history.leases()) await this.copy(store, taskId);
   }
 
   /**
@@ -175,7 +175,7 @@ export class Cluster {
     };
     this.timer = setTimeout(run, this.renewEveryMs);
     if (this.stopped) return;
-    this.watch = this.journal.watch({
+    this.watch = this.history.watch({
       ...this.watchOptions,
       onCommits: (commits) => hooks.commits(commits),
       wants: (taskId) => hooks.wantsCommits(taskId),
@@ -196,20 +196,20 @@ export class Cluster {
    */
   async tick(store: () => EventStore | undefined, hooks: ClusterHooks): Promise<void> {
     try {
-      for (const taskId of await this.journal.renew()) this.lose(taskId, hooks);
+      for (const taskId of await this.history.renew()) this.lose(taskId, hooks);
       this.reached();
       const open = store();
       if (!open || this.stopped) return;
       for (const taskId of [...this.reload, ...this.unserved.keys()]) {
         this.reload.delete(taskId);
-        if (this.journal.holds(taskId)) await this.serve(open, taskId, hooks, true);
+        if (this.history.holds(taskId)) await this.serve(open, taskId, hooks, true);
         else this.unserved.delete(taskId);
       }
       // Batch after batch until one comes back short: the Tasks of a Host that died are served
       // within this round, not one batch per renewal interval, while the other Hosts' rounds take
       // batches of their own beside it (the claim skips rows another claim holds).
       for (;;) {
-        const claimed = await this.journal.claim(CLAIM_BATCH);
+        const claimed = await this.history.claim(CLAIM_BATCH);
         for (const { taskId, epoch } of claimed) {
           this.onLease({ kind: 'acquired', taskId, epoch });
           if (this.stopped) return;
@@ -279,8 +279,8 @@ export class Cluster {
       // A round may work through hundreds of Tasks; the renewer can learn meanwhile that another
       // Host took this one. Serving it then would answer lease_lost, not task_elsewhere, and show a
       // Task this Host does not hold.
-      if (this.journal.holds(taskId)) await hooks.adopt(taskId);
-      if (!this.journal.holds(taskId)) this.lose(taskId, hooks);
+      if (this.history.holds(taskId)) await hooks.adopt(taskId);
+      if (!this.history.holds(taskId)) this.lose(taskId, hooks);
       this.unserved.delete(taskId);
     } catch (error) {
       this.unserved.set(taskId, error instanceof Error ? error.message : String(error));
@@ -306,7 +306,7 @@ export class Cluster {
 
   private async renewOnce(): Promise<void> {
     try {
-      for (const taskId of await this.journal.renew()) {
+      for (const taskId of await this.history.renew()) {
         if (this.hooks) this.lose(taskId, this.hooks);
         else {
           this.onLease({ kind: 'lost', taskId });
@@ -338,23 +338,23 @@ export class Cluster {
     await this.watch?.close();
     await Promise.all([this.ticking, this.renewing]);
     try {
-      await this.journal.release();
-      await this.journal.leave();
+      await this.history.release();
+      await this.history.leave();
     } catch {
       // Unreachable: the leases run out on their own.
     }
-    await this.journal.close().catch(() => undefined);
+    await this.history.close().catch(() => undefined);
   }
 
   /** Copies a Task from the authority into the mirror, after what the mirror holds (all of it when they disagree). */
   private async copy(store: EventStore, taskId: string): Promise<void> {
     const after = store.head(taskId)?.revision ?? 0;
     try {
-      await store.copyIn(await this.journal.copyTask(taskId, after));
+      await store.copyIn(await this.history.copyTask(taskId, after));
     } catch (error) {
       if (!(error instanceof StoreError) || error.code !== 'record_corrupt' || after === 0) throw error;
       await store.forget(taskId);
-      await store.copyIn(await this.journal.copyTask(taskId, 0));
+      await store.copyIn(await this.history.copyTask(taskId, 0));
     }
   }
 }

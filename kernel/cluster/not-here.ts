@@ -13,7 +13,7 @@ export async function notHere(cluster: Cluster | undefined, taskId: string): Pro
   if (!cluster) return taskNotFound(taskId);
   let found: { owner: string | null; url: string | null } | undefined;
   try {
-    found = await cluster.journal.ownerAndUrl(taskId);
+    found = await cluster.history.ownerAndUrl(taskId);
   } catch (error) {
     // The database cannot say whether the Task exists: a Task whose creation was acknowledged
     // must not be answered task_not_found (a client would drop its event), so this is retryable.

@@ -5,7 +5,7 @@ import type { Projection } from '../../store/index.js';
 import type { SharedEvent, WatchedCommits } from '../../store/postgres/index.js';
 import type { Committed } from '../send-result.js';
 
-/** Reads a Task's events in (after, upTo] from the shared history (`PgJournal.readEvents`). */
+/** Reads a Task's events in (after, upTo] from the shared history (`PgHistory.readEvents`). */
 export type ReadEvents = (taskId: string, after: number, upTo: number) => Promise<SharedEvent[]>;
 
 /** How many Tasks served elsewhere keep their last snapshot here (the others replay from their start when they next move by several events). */

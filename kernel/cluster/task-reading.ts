@@ -9,7 +9,7 @@ import {
   type EventStore,
   type ObjectKinds,
 } from '../../store/index.js';
-import type { PgJournal, SharedTask } from '../../store/postgres/index.js';
+import type { PgHistory, SharedTask } from '../../store/postgres/index.js';
 import { HostError, hostErrorOf } from '../errors.js';
 import type { TaskView } from '../supervisor-options.js';
 
@@ -43,10 +43,10 @@ export function readHere(here: {
 }
 
 /** A Task another Host serves, read from the shared history in one snapshot; undefined when there is none. */
-export async function readElsewhere(journal: PgJournal, taskId: string): Promise<TaskReading | undefined> {
+export async function readElsewhere(history: PgHistory, taskId: string): Promise<TaskReading | undefined> {
   let shared: SharedTask | undefined;
   try {
-    shared = await journal.readTask(taskId);
+    shared = await history.readTask(taskId);
   } catch (error) {
     throw error instanceof StoreError ? hostErrorOf(error) : error;
   }

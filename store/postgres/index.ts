@@ -1,4 +1,5 @@
-export { PgJournal, DEFAULT_LEASE_MS, type PgJournalOptions, type TaskCopy } from './pg-journal.js';
+export { PgHistory, DEFAULT_LEASE_MS, type PgHistoryOptions } from './pg-history.js';
+export type { TaskCopy } from './task-copy.js';
 export { redact } from './pg-pool.js';
 export type { HeldLease } from './pg-leases.js';
 export type { StoredJob } from './pg-jobs.js';

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { StoreError } from '../errors.js';
 import { EventRecord, Projection } from '../records.js';
+import { queryOrFail } from './pg-pool.js';
 import { parseStored, storeErrorOf } from './stored.js';
 
 /** One stored event as another Host reads it: with the Host that wrote it (`ordivon_events.host_id`). */
@@ -32,6 +33,7 @@ const EventRow = z.object({
 });
 const ProjectionRow = z.object({ task_id: z.string(), record: z.string() });
 const OwnerRow = z.object({ owner: z.string().nullable() });
+const OwnerUrlRow = z.object({ owner: z.string().nullable(), url: z.string().nullable() });
 const BytesRow = z.object({ digest: z.string(), bytes: z.instanceof(Uint8Array) });
 
 /** The columns `eventOf` parses, for queries over `ordivon_events e`. */
@@ -71,6 +73,25 @@ export async function readOwner(db: pg.Pool | pg.PoolClient, taskId: string): Pr
     [taskId],
   );
   return rows.length === 0 ? undefined : OwnerRow.parse(rows[0]).owner;
+}
+
+/**
+ * Who holds a Task's lease now and the URL that Host advertises (null when it published none, or
+ * nobody holds the lease); undefined when there is no such Task.
+ */
+export async function readOwnerAndUrl(
+  pool: pg.Pool,
+  taskId: string,
+): Promise<{ owner: string | null; url: string | null } | undefined> {
+  const { rows } = await queryOrFail(
+    pool,
+    `SELECT CASE WHEN t.lease_until >= now() THEN t.lease_owner END AS owner,
+       CASE WHEN t.lease_until >= now() THEN h.advertised_url END AS url
+     FROM ordivon_tasks t LEFT JOIN ordivon_hosts h ON h.host_id = t.lease_owner
+     WHERE t.task_id = $1 AND t.revision > 0`,
+    [taskId],
+  );
+  return rows.length === 0 ? undefined : OwnerUrlRow.parse(rows[0]);
 }
 
 /** A whole Task as the shared history holds it now (one snapshot), or undefined when there is none. */

@@ -83,7 +83,7 @@ describe('the cluster keeper', { skip: part.skip }, () => {
       await blocker.query('BEGIN');
       await blocker.query('LOCK TABLE ordivon_task_objects IN ACCESS EXCLUSIVE MODE');
       await expire('lost-meanwhile');
-      await until('host-a claimed lost-meanwhile', 30_000, async () => a.journal!.holds('lost-meanwhile') || undefined);
+      await until('host-a claimed lost-meanwhile', 30_000, async () => a.history!.holds('lost-meanwhile') || undefined);
 
       // While host-a's round is stuck in the copy, a third Host takes the Task, and host-a's renewer learns it.
       await admin.query(
@@ -92,7 +92,7 @@ describe('the cluster keeper', { skip: part.skip }, () => {
       await until(
         'host-a dropped lost-meanwhile',
         30_000,
-        async () => !a.journal!.holds('lost-meanwhile') || undefined,
+        async () => !a.history!.holds('lost-meanwhile') || undefined,
       );
       await expire('claimed-later');
       await blocker.query('ROLLBACK');

@@ -33,7 +33,7 @@ describe("a Host's own compare-and-set during a takeover", { skip: part.skip }, 
       // host-b claims the Task back at a new epoch, as its keeper round does before it copies and
       // rebuilds it: in that window its old actor (revision 1) appends under the new epoch.
       await expire('moves');
-      const claimed = await b.journal!.claim();
+      const claimed = await b.history!.claim();
       assert.deepEqual(
         claimed.map((c) => c.taskId),
         ['moves'],

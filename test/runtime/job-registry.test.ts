@@ -6,12 +6,12 @@ import {
   createRuntime,
   isRuntimeError,
   isTerminal,
-  journalJobRegistry,
+  sharedJobRegistry,
   type JobRecord,
   type JobRegistry,
   type Runtime,
 } from '../../runtime/index.js';
-import { PgJournal } from '../../store/postgres/index.js';
+import { PgHistory } from '../../store/postgres/index.js';
 import { createDatabase, postgresPart, sharedPostgres, sql } from '../support/postgres.js';
 import { killZero, nextRecord, tempRoot } from './support.js';
 
@@ -73,17 +73,17 @@ async function hostRuntime(
   t: TestContext,
   url: string,
   hostId: string,
-): Promise<{ runtime: Runtime; journal: PgJournal; log: AliveLog }> {
+): Promise<{ runtime: Runtime; history: PgHistory; log: AliveLog }> {
   // A long lease: only the test moves heartbeats (in SQL).
-  const journal = await PgJournal.open({ url, hostId, leaseMs: 600_000, poolSize: 2 });
-  const { registry, log } = logAlive(journalJobRegistry(hostId, journal));
+  const history = await PgHistory.open({ url, hostId, leaseMs: 600_000, poolSize: 2 });
+  const { registry, log } = logAlive(sharedJobRegistry(hostId, history));
   const { state } = tempRoot(t);
   const runtime = await createRuntime({ root: state, registry, foreignPollMs: 20 });
   t.after(async () => {
     await runtime.close();
-    await journal.close();
+    await history.close();
   });
-  return { runtime, journal, log };
+  return { runtime, history, log };
 }
 
 /** A job's registry row as [Host, final, record], read straight from the table. */
@@ -229,13 +229,13 @@ describe('jobs across Hosts (job registry on a real PostgreSQL)', { skip: part.s
   it('a dispatch the registry cannot take rejects registry_unavailable, ends failed without spawning, answers that job for its clientRequestId, and reaches the registry once it is back', async (t) => {
     const url = await createDatabase(server().url, 'unreachable');
     const { state, ws } = tempRoot(t);
-    const journal = await PgJournal.open({ url, hostId: 'host-x', leaseMs: 600_000, poolSize: 2 });
-    // As a Host's Runtime is before its Supervisor joined the cluster: no journal yet.
-    let joined: PgJournal | undefined;
-    const runtime = await createRuntime({ root: state, registry: journalJobRegistry('host-x', () => joined) });
+    const history = await PgHistory.open({ url, hostId: 'host-x', leaseMs: 600_000, poolSize: 2 });
+    // As a Host's Runtime is before its Supervisor joined the cluster: no history yet.
+    let joined: PgHistory | undefined;
+    const runtime = await createRuntime({ root: state, registry: sharedJobRegistry('host-x', () => joined) });
     t.after(async () => {
       await runtime.close();
-      await journal.close();
+      await history.close();
     });
     const ended = nextRecord(runtime, (r) => isTerminal(r.state));
     const request = {
@@ -255,7 +255,7 @@ describe('jobs across Hosts (job registry on a real PostgreSQL)', { skip: part.s
       isRuntimeError(e, 'registry_unavailable'),
     );
 
-    joined = journal;
+    joined = history;
     assert.deepEqual(await runtime.findJobs({ clientRequestId: request.clientRequestId }), [failed]);
     assert.deepEqual(await jobRows(url, failed.jobId), [['host-x', true, failed]]);
   });

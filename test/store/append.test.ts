@@ -185,12 +185,12 @@ for (const backend of storeBackends()) {
 
 // LMDB's own bookkeeping, not the store contract: the size is LMDB's entry count for the events
 // database, which on a mirror counts what this Host copied in, not the shared history.
-describe('EventStore.journalSize (lmdb only)', () => {
+describe('EventStore.eventCount (lmdb only)', () => {
   it('counts the journal in O(1): every event, not the shared-structures record lmdb-js keeps beside them', async () => {
     const root = tempDir();
     const store = EventStore.open({ root, kinds });
     try {
-      assert.equal(store.journalSize(), 0);
+      assert.equal(store.eventCount(), 0);
       for (const [taskId, count] of [
         ['t1', 3],
         ['t2', 1],
@@ -200,7 +200,7 @@ describe('EventStore.journalSize (lmdb only)', () => {
       }
       // A refused append writes nothing and counts nothing.
       await assert.rejects(store.append(input('t1', 1, 'late')), (e) => code(e) === 'revision_conflict');
-      assert.equal(store.journalSize(), 9);
+      assert.equal(store.eventCount(), 9);
       assert.equal(
         store.databases.events.doesExist(Symbol.for('structures') as never),
         true,
@@ -211,7 +211,7 @@ describe('EventStore.journalSize (lmdb only)', () => {
     }
     const readOnly = EventStore.open({ root, kinds, readOnly: true });
     try {
-      assert.equal(readOnly.journalSize(), 9);
+      assert.equal(readOnly.eventCount(), 9);
     } finally {
       await readOnly.close();
     }

@@ -68,12 +68,12 @@ for (const backend of storeBackends()) {
           assert.deepEqual(store.getBlob(ahead[1]!), blob);
           // Another Host taking the Task over copies its objects from the authority.
           const held = await authorityBytes(opened);
-          if (held && opened.journal) {
+          if (held && opened.history) {
             assert.deepEqual(
               ahead.map((d) => held.get(d)),
               ahead,
             );
-            const copy = await opened.journal.copyTask('t-1');
+            const copy = await opened.history.copyTask('t-1');
             assert.deepEqual(
               [...copy.objects, ...copy.blobs].map((o) => o.digest),
               ahead,

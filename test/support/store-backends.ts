@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { z } from 'zod';
 import { EventStore, StoreError, type AppendInput, type ObjectKinds, type OpenOptions } from '../../store/index.js';
-import { PgJournal } from '../../store/postgres/index.js';
+import { PgHistory } from '../../store/postgres/index.js';
 import { createDatabase, postgresPart, startPostgres, type PostgresServer } from './postgres.js';
 import { tempDir } from './temp.js';
 
@@ -18,7 +18,7 @@ export interface BackendOpenOptions {
   url?: string;
   /** postgres: this store's Host (default `host-contract`). */
   hostId?: string;
-  /** postgres: the journal's client-side limit on one statement. */
+  /** postgres: the history's client-side limit on one statement. */
   statementTimeoutMs?: number;
 }
 
@@ -27,12 +27,12 @@ export interface OpenedStore {
   store: EventStore;
   root: string;
   /** postgres: the authority the store commits through. */
-  journal?: PgJournal;
-  /** postgres: the database the journal is on. */
+  history?: PgHistory;
+  /** postgres: the database the history is on. */
   url?: string;
   /** Another `EventStore.open` on the same root and authority (a second opener, a read-only reader); the caller closes it. */
   reopen(options?: Partial<Pick<OpenOptions, 'readOnly' | 'purpose'>>): EventStore;
-  /** Closes the store, then the journal. */
+  /** Closes the store, then the history. */
   close(): Promise<void>;
 }
 
@@ -98,7 +98,7 @@ function postgresBackend(): StoreBackend {
         server ??= startPostgres();
         url = await createDatabase((await server).url, `contract_${++databases}`);
       }
-      const journal = await PgJournal.open({
+      const history = await PgHistory.open({
         url,
         hostId: hostId ?? 'host-contract',
         // Long: leases move only when a test moves them (backdated in SQL, released, claimed).
@@ -107,22 +107,22 @@ function postgresBackend(): StoreBackend {
       });
       let store: EventStore;
       try {
-        store = EventStore.open({ ...opened, authority: journal });
+        store = EventStore.open({ ...opened, authority: history });
       } catch (error) {
-        await journal.close();
+        await history.close();
         throw error;
       }
       return {
         store,
         root: opened.root,
-        journal,
+        history,
         url,
-        reopen: (more = {}) => EventStore.open({ ...opened, authority: journal, ...more }),
+        reopen: (more = {}) => EventStore.open({ ...opened, authority: history, ...more }),
         close: async () => {
           try {
             await store.close();
           } finally {
-            await journal.close();
+            await history.close();
           }
         },
       };
@@ -140,7 +140,7 @@ export function storeBackends(): StoreBackend[] {
   return [lmdbBackend(), postgresBackend()];
 }
 
-/** One statement on `url`, on a connection of its own (beside the journals' pools): for checks and for doctoring rows. */
+/** One statement on `url`, on a connection of its own (beside the histories' pools): for checks and for doctoring rows. */
 export async function sql(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createSupervisor } from '../../../kernel/supervisor.js';
 import { StoreError } from '../../../store/index.js';
-import { PgJournal, SCHEMA_VERSION } from '../../../store/postgres/index.js';
+import { PgHistory, SCHEMA_VERSION } from '../../../store/postgres/index.js';
 import { SPEC } from '../../support/tasks.js';
 import { createDatabase, postgresPart, sharedPostgres, sql } from '../../support/postgres.js';
 import { startProxy, type TcpProxy } from '../../support/tcp-proxy.js';
@@ -19,7 +19,7 @@ function through(url: string, proxy: TcpProxy): string {
 
 const storageFailed = (error: unknown) => error instanceof StoreError && error.code === 'storage_failed';
 
-describe('PgJournal when its connections fail', { skip: part.skip }, () => {
+describe('PgHistory when its connections fail', { skip: part.skip }, () => {
   const server = sharedPostgres();
   let url: string;
   let proxy: TcpProxy;
@@ -35,23 +35,23 @@ describe('PgJournal when its connections fail', { skip: part.skip }, () => {
   after(() => proxy?.close());
 
   it('a reset under a checked-out connection (a snapshot read in flight) fails that read storage_failed and the process lives on (regression: an unhandled error event on the Client)', async () => {
-    const journal = await PgJournal.open({ url: through(url, proxy), hostId: 'reader', notify: false });
+    const history = await PgHistory.open({ url: through(url, proxy), hostId: 'reader', notify: false });
     try {
-      assert.equal((await journal.readTask('task-1'))?.taskId, 'task-1');
+      assert.equal((await history.readTask('task-1'))?.taskId, 'task-1');
       // The read's BEGIN is sent and swallowed: the connection is checked out of the pool, waiting.
       proxy.blackhole();
       const dropped = proxy.dropped;
-      const read = journal.readTask('task-1');
+      const read = history.readTask('task-1');
       await proxy.whenDropped(dropped + 1);
       assert.ok(proxy.reset() > 0, 'there were connections to reset');
       proxy.heal();
       await assert.rejects(read, storageFailed);
-      // Every pooled connection was reset: new ones are opened, and the journal reads and writes again.
-      assert.equal((await journal.readTask('task-1'))?.events.length, 1);
-      await journal.heartbeat();
+      // Every pooled connection was reset: new ones are opened, and the history reads and writes again.
+      assert.equal((await history.readTask('task-1'))?.events.length, 1);
+      await history.heartbeat();
     } finally {
       proxy.heal();
-      await journal.close();
+      await history.close();
     }
   });
 
@@ -63,11 +63,11 @@ describe('PgJournal when its connections fail', { skip: part.skip }, () => {
       cluster: { hostId: 'host-a', leaseMs: 600_000, advertisedUrl: 'http://host-a.example:7420' },
     });
     await host.start();
-    const other = await PgJournal.open({ url: db, hostId: 'host-b', notify: false });
+    const other = await PgHistory.open({ url: db, hostId: 'host-b', notify: false });
     try {
       await host.createTask({ ...SPEC, taskId: 'on-a' });
       assert.deepEqual(await other.ownerAndUrl('on-a'), { owner: 'host-a', url: 'http://host-a.example:7420' });
-      await host.journal!.advertise('http://10.0.0.7:9000');
+      await host.history!.advertise('http://10.0.0.7:9000');
       assert.deepEqual(await other.ownerAndUrl('on-a'), { owner: 'host-a', url: 'http://10.0.0.7:9000' });
       assert.equal(await other.ownerAndUrl('none'), undefined);
       // A send to another Host names both.
@@ -97,7 +97,7 @@ describe('PgJournal when its connections fail', { skip: part.skip }, () => {
     // What a version-1 Host left: no column, version 1.
     await sql(db, `ALTER TABLE ordivon_hosts DROP COLUMN advertised_url`);
     await sql(db, `UPDATE ordivon_meta SET value = '1' WHERE name = 'schema'`);
-    const journal = await PgJournal.open({ url: db, hostId: 'new', notify: false, advertisedUrl: 'http://new:1' });
+    const history = await PgHistory.open({ url: db, hostId: 'new', notify: false, advertisedUrl: 'http://new:1' });
     try {
       const meta = await sql(db, `SELECT value FROM ordivon_meta WHERE name = 'schema'`);
       assert.equal(meta.rows[0].value, String(SCHEMA_VERSION));
@@ -109,13 +109,13 @@ describe('PgJournal when its connections fail', { skip: part.skip }, () => {
           ['old', null],
         ],
       );
-      assert.equal((await journal.readTask('kept'))?.events.length, 1);
+      assert.equal((await history.readTask('kept'))?.events.length, 1);
     } finally {
-      await journal.close();
+      await history.close();
     }
     await sql(db, `UPDATE ordivon_meta SET value = '0' WHERE name = 'schema'`);
     await assert.rejects(
-      PgJournal.open({ url: db, hostId: 'new', notify: false }),
+      PgHistory.open({ url: db, hostId: 'new', notify: false }),
       (error: unknown) => error instanceof StoreError && error.code === 'format_unknown',
     );
   });
@@ -128,7 +128,7 @@ describe('TaskWatch reconnecting its LISTEN connection', { skip: part.skip }, ()
     const url = await createDatabase(server().url, 'backoff');
     const writer = createSupervisor({ state: tempDir(), store: url, cluster: { hostId: 'writer', leaseMs: 600_000 } });
     await writer.start();
-    const journal = await PgJournal.open({ url, hostId: 'watcher', notify: false });
+    const history = await PgHistory.open({ url, hostId: 'watcher', notify: false });
     const delays: number[] = [];
     let listening = 0;
     const heard: string[] = [];
@@ -140,7 +140,7 @@ describe('TaskWatch reconnecting its LISTEN connection', { skip: part.skip }, ()
     const when = async (test: () => boolean) => {
       while (!test()) await new Promise<void>((resolve) => waiters.push(resolve));
     };
-    const watch = journal.watch({
+    const watch = history.watch({
       pollMs: 600_000,
       reconnectMs: 20,
       reconnectMaxMs: 80,
@@ -168,7 +168,7 @@ describe('TaskWatch reconnecting its LISTEN connection', { skip: part.skip }, ()
     } finally {
       await admin(`ALTER DATABASE backoff ALLOW_CONNECTIONS true`).catch(() => undefined);
       await watch.close();
-      await journal.close();
+      await history.close();
       await writer.stop();
     }
   });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createSupervisor } from '../../../kernel/supervisor.js';
-import { PgJournal, type WatchedCommits } from '../../../store/postgres/index.js';
+import { PgHistory, type WatchedCommits } from '../../../store/postgres/index.js';
 import { SPEC } from '../../support/tasks.js';
 import { createDatabase, postgresPart, sharedPostgres, sql } from '../../support/postgres.js';
 import { tempDir } from '../../support/temp.js';
@@ -31,12 +31,12 @@ describe('TaskWatch on a real PostgreSQL', { skip: part.skip }, () => {
     const url = await createDatabase(server().url, 'relisten');
     const writer = createSupervisor({ state: tempDir(), store: url, cluster: { hostId: 'writer', leaseMs: 600_000 } });
     await writer.start();
-    const journal = await PgJournal.open({ url, hostId: 'watcher', notify: false });
+    const history = await PgHistory.open({ url, hostId: 'watcher', notify: false });
     const found: WatchedCommits[] = [];
     let listening = 0;
     const relistened = signal<void>('listening again');
     const heard = signal<void>('a commit of task-1');
-    const watch = journal.watch({
+    const watch = history.watch({
       pollMs: 600_000,
       reconnectMs: 10,
       onCommits: (commits) => {
@@ -70,7 +70,7 @@ describe('TaskWatch on a real PostgreSQL', { skip: part.skip }, () => {
       assert.equal(found.length, 1, 'a poll with nothing new reports nothing');
     } finally {
       await watch.close();
-      await journal.close();
+      await history.close();
       await writer.stop();
     }
   });
@@ -79,11 +79,11 @@ describe('TaskWatch on a real PostgreSQL', { skip: part.skip }, () => {
     const url = await createDatabase(server().url, 'missed');
     const writer = createSupervisor({ state: tempDir(), store: url, cluster: { hostId: 'writer', leaseMs: 600_000 } });
     await writer.start();
-    const journal = await PgJournal.open({ url, hostId: 'watcher', notify: false });
+    const history = await PgHistory.open({ url, hostId: 'watcher', notify: false });
     const relistened = signal<void>('listening again');
     const heard = signal<WatchedCommits>('a commit of task-3');
     let listening = 0;
-    const watch = journal.watch({
+    const watch = history.watch({
       pollMs: 600_000,
       reconnectMs: 10,
       onCommits: (commits) => heard.resolve(commits),
@@ -109,7 +109,7 @@ describe('TaskWatch on a real PostgreSQL', { skip: part.skip }, () => {
     } finally {
       await admin(`ALTER DATABASE missed ALLOW_CONNECTIONS true`).catch(() => undefined);
       await watch.close();
-      await journal.close();
+      await history.close();
       await writer.stop();
     }
   });
@@ -118,9 +118,9 @@ describe('TaskWatch on a real PostgreSQL', { skip: part.skip }, () => {
     const url = await createDatabase(server().url, 'own');
     const sup = createSupervisor({ state: tempDir(), store: url, cluster: { hostId: 'self', leaseMs: 600_000 } });
     await sup.start();
-    const journal = await PgJournal.open({ url, hostId: 'self', notify: false });
+    const history = await PgHistory.open({ url, hostId: 'self', notify: false });
     const found: WatchedCommits[] = [];
-    const watch = journal.watch({ pollMs: 600_000, listen: false, onCommits: (c) => void found.push(c) });
+    const watch = history.watch({ pollMs: 600_000, listen: false, onCommits: (c) => void found.push(c) });
     try {
       await watch.start();
       await sup.createTask({ ...SPEC, taskId: 'task-2' });
@@ -128,7 +128,7 @@ describe('TaskWatch on a real PostgreSQL', { skip: part.skip }, () => {
       assert.deepEqual(found, []);
     } finally {
       await watch.close();
-      await journal.close();
+      await history.close();
       await sup.stop();
     }
   });

@@ -16,7 +16,7 @@ import {
 } from '../support/store-backends.js';
 import { SPEC, driveToRunning, observeRun } from '../support/tasks.js';
 import { startProxy } from '../support/tcp-proxy.js';
-import { PgJournal } from '../../store/postgres/index.js';
+import { PgHistory } from '../../store/postgres/index.js';
 import { tempDir } from '../support/temp.js';
 
 const backend = storeBackends().find((b) => b.name === 'postgres')!;
@@ -65,7 +65,7 @@ function contents(store: EventStore, taskId: string) {
 describe('two Hosts on one PostgreSQL database: the authority behind the store', { skip: backend.skip }, () => {
   after(() => backend.stop());
 
-  /** Two Hosts' stores (two journals, two state roots) on one fresh database. */
+  /** Two Hosts' stores (two histories, two state roots) on one fresh database. */
   async function twoHosts(fn: (a: OpenedStore, b: OpenedStore, url: string) => Promise<void>): Promise<void> {
     const a = await backend.open({ hostId: 'host-a' });
     const url = a.url!;
@@ -92,9 +92,9 @@ describe('two Hosts on one PostgreSQL database: the authority behind the store',
       assert.equal(b.store.head('t1'), undefined);
 
       // B reads the Task into its mirror and appends at the head: A holds the lease (B holds no
-      // epoch for it, so its journal refuses before asking the database; the database's own fence
+      // epoch for it, so its history refuses before asking the database; the database's own fence
       // is the next test's).
-      await b.store.copyIn(await b.journal!.copyTask('t1'));
+      await b.store.copyIn(await b.history!.copyTask('t1'));
       const mirrored = contents(b.store, 't1');
       await assert.rejects(b.store.append(input('t1', 2, 'b3')), (e) => code(e) === 'lease_lost');
       assert.deepEqual(contents(b.store, 't1'), mirrored, "B's mirror is unchanged");
@@ -107,16 +107,16 @@ describe('two Hosts on one PostgreSQL database: the authority behind the store',
       await a.store.append(input('t1', 0, 'a1'));
       const last = await a.store.append(input('t1', 1, 'a2'));
       await expireLeases(url, 'host-a');
-      assert.deepEqual(await b.journal!.claim(), [{ taskId: 't1', epoch: 2 }]);
-      await b.store.copyIn(await b.journal!.copyTask('t1'));
+      assert.deepEqual(await b.history!.claim(), [{ taskId: 't1', epoch: 2 }]);
+      await b.store.copyIn(await b.history!.copyTask('t1'));
 
       // A has not renewed, so it still believes it holds epoch 1: the authority's fence refuses it.
-      assert.equal(a.journal!.holds('t1'), true);
+      assert.equal(a.history!.holds('t1'), true);
       await assert.rejects(a.store.append(input('t1', 2, 'a3')), (e) => code(e) === 'lease_lost');
       assert.equal(await eventRows(url), 2, 'nothing written at the authority');
       assert.deepEqual(a.store.head('t1'), { revision: 2, digest: last.digest }, "nothing written in A's mirror");
       assert.equal(a.store.event('t1', 3), undefined);
-      assert.equal(a.journal!.holds('t1'), false, 'A forgets the lease it lost');
+      assert.equal(a.history!.holds('t1'), false, 'A forgets the lease it lost');
 
       const next = await b.store.append(input('t1', 2, 'b3'));
       assert.equal(next.revision, 3);
@@ -170,7 +170,7 @@ describe('two Hosts on one PostgreSQL database: the authority behind the store',
       const digest = digestOf(record);
       // What store.append sends, committed at the authority only: as if the Host failed before its mirror write.
       assert.deepEqual(
-        await a.journal!.commit({
+        await a.history!.commit({
           taskId: 't1',
           expectedRevision: 1,
           revision: 2,
@@ -198,7 +198,7 @@ describe('two Hosts on one PostgreSQL database: the authority behind the store',
       const retried = input('t1', 1, 'e2');
       // The first attempt, taken at the authority only, at another time: another record under the same id.
       const earlier: EventRecord = { ...retried.event, at: '2025-12-31T23:59:59.000Z', prev: first.digest };
-      await a.journal!.commit({
+      await a.history!.commit({
         taskId: 't1',
         expectedRevision: 1,
         revision: 2,
@@ -231,7 +231,7 @@ describe('two Hosts on one PostgreSQL database: the authority behind the store',
     const written = EventStore.open({ root, kinds: OBJECT_KINDS, readOnly: true });
     try {
       const fresh = first.store;
-      await fresh.copyIn(await first.journal!.copyTask(taskId));
+      await fresh.copyIn(await first.history!.copyTask(taskId));
       const expected = contents(written, taskId);
       assert.ok(Object.keys(expected.blobs).length > 0, 'the Task carries artifact bytes');
       assert.ok(expected.claims.length > 0, 'the Task holds identity claims');
@@ -265,7 +265,7 @@ describe('two Hosts on one PostgreSQL database: the authority behind the store',
         await sql(url, `UPDATE ordivon_events SET record = ${doctored} WHERE task_id = 't1' AND revision = 2`);
 
         await assert.rejects(
-          (async () => b.store.copyIn(await b.journal!.copyTask('t1')))(),
+          (async () => b.store.copyIn(await b.history!.copyTask('t1')))(),
           (e) => code(e) === 'record_corrupt',
         );
         assert.deepEqual(contents(b.store, 't1'), {
@@ -284,21 +284,21 @@ describe('two Hosts on one PostgreSQL database: the authority behind the store',
     twoHosts(async (a, b, url) => {
       await a.store.append(input('t1', 0, 'e1'));
       await a.store.append(input('t2', 0, 'e1'));
-      assert.deepEqual(await a.journal!.renew(), []);
+      assert.deepEqual(await a.history!.renew(), []);
 
       await expireLeases(url, 'host-a', 't1');
-      assert.deepEqual(await b.journal!.claim(), [{ taskId: 't1', epoch: 2 }]);
-      assert.deepEqual(await a.journal!.renew(), ['t1']);
-      assert.deepEqual(a.journal!.leases(), [{ taskId: 't2', epoch: 1 }]);
+      assert.deepEqual(await b.history!.claim(), [{ taskId: 't1', epoch: 2 }]);
+      assert.deepEqual(await a.history!.renew(), ['t1']);
+      assert.deepEqual(a.history!.leases(), [{ taskId: 't2', epoch: 1 }]);
 
       // A live lease is not taken; a released one is, without waiting for it to run out.
-      assert.deepEqual(await b.journal!.claim(), []);
-      await a.journal!.release(['t2']);
-      assert.deepEqual(await b.journal!.claim(), [{ taskId: 't2', epoch: 2 }]);
-      assert.equal(await a.journal!.owner('t2'), 'host-b');
+      assert.deepEqual(await b.history!.claim(), []);
+      await a.history!.release(['t2']);
+      assert.deepEqual(await b.history!.claim(), [{ taskId: 't2', epoch: 2 }]);
+      assert.equal(await a.history!.owner('t2'), 'host-b');
 
-      await b.journal!.release(['t1']);
-      assert.deepEqual(await a.journal!.claim(), [{ taskId: 't1', epoch: 3 }]);
+      await b.history!.release(['t1']);
+      assert.deepEqual(await a.history!.claim(), [{ taskId: 't1', epoch: 3 }]);
       const { rows } = await sql(
         url,
         `SELECT task_id, lease_epoch::int, host_id, revision::int FROM ordivon_lease_log ORDER BY task_id, lease_epoch`,
@@ -326,7 +326,7 @@ describe('two Hosts on one PostgreSQL database: the authority behind the store',
   it('a copy cut off by a partition leaves no broken connection in the pool: after the partition heals the next copy works (regression: the timed-out client went back to the pool)', async () => {
     const { direct, proxy, proxied } = await behindProxy();
     // One connection, so the copy after the partition gets the one the partition cut off, unless it was dropped.
-    const journal = await PgJournal.open({
+    const history = await PgHistory.open({
       url: proxied.toString(),
       hostId: 'host-a',
       poolSize: 1,
@@ -335,16 +335,16 @@ describe('two Hosts on one PostgreSQL database: the authority behind the store',
     try {
       await direct.store.append(input('t1', 0, 'e1'));
       proxy.blackhole();
-      await assert.rejects(journal.copyTask('t1'), (e) => code(e) === 'storage_failed');
+      await assert.rejects(history.copyTask('t1'), (e) => code(e) === 'storage_failed');
       proxy.heal();
-      const copy = await journal.copyTask('t1');
+      const copy = await history.copyTask('t1');
       assert.deepEqual(
         copy.events.map((e) => e.revision),
         [1],
       );
     } finally {
       await proxy.close();
-      await journal.close();
+      await history.close();
       await direct.close();
     }
   });
