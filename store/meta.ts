@@ -3,7 +3,7 @@ import type { EventStore } from './event-store.js';
 
 /**
  * Host data kept in the store's `meta` database beside the store's own records (stream warnings,
- * namespace `warning`): records keyed `[namespace, id]`, for data derived from the journal that a
+ * namespace `warning`): records keyed `[namespace, id]`, for data derived from the history that a
  * read-only open or an older root must not need a new LMDB database for (recovery's checkpoints).
  * The store gives them no meaning: values are what the caller wrote (msgpack-encoded).
  */

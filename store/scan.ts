@@ -2,7 +2,7 @@ import type { Key } from 'lmdb';
 import type { EventStore } from './event-store.js';
 
 /**
- * Cursor walks over the journal and the heads, for verification (recovery/, doctor): values as
+ * Cursor walks over the history and the heads, for verification (recovery/, doctor): values as
  * stored, not parsed, and reads that keep going past a value that cannot be decoded, so one
  * damaged record never hides another Task. They iterate lmdb's cursors directly.
  */

@@ -25,7 +25,7 @@ const AliveRow = z.object({ alive: z.boolean() });
 /**
  * This Host's leases on Tasks of the shared history (`ordivon_tasks`, logged in
  * `ordivon_lease_log`) and its liveness (`ordivon_hosts`): the epoch each lease was acquired with
- * is what `ordivon_append` fences an append with (PgJournal.commit).
+ * is what `ordivon_append` fences an append with (PgAppends.commit).
  */
 export class PgLeases {
   /** The epoch of each Task this Host holds. */

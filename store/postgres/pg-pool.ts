@@ -13,7 +13,7 @@ export interface PoolOptions {
   connectTimeoutMs?: number;
 }
 
-/** The pool every part of a `PgJournal` (schema, leases, jobs, authority) shares. */
+/** The pool every part of a `PgHistory` (schema, leases, jobs, appends, reads, watch) shares. */
 export function openPool(options: PoolOptions): pg.Pool {
   const pool = new pg.Pool({
     connectionString: options.url,
