@@ -71,7 +71,7 @@ export class ServedTasks {
     return this.track(taskId, task.snapshot, task.revision, spec);
   }
 
-  /** Stops serving a Task (another Host took it, or it is to be copied again). The journal keeps the leases. */
+  /** Stops serving a Task (another Host took it, or it is to be copied again). The shared history keeps the leases. */
   lose(taskId: string): void {
     const task = this.tasks.get(taskId);
     if (!task) return;

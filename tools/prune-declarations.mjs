@@ -1,6 +1,6 @@
 // Drops from a declaration rollup what none of its exports reaches, and the imports left unused.
 // api-extractor's trimmed rollup removes `@internal` members but keeps every declaration they
-// referred to (the store's `EventStore`, the PostgreSQL journal, the Runtime), and with them the
+// referred to (the store's `EventStore`, the PostgreSQL `PgHistory`, the Runtime), and with them the
 // imports of `pg` and lmdb a consumer's compiler then checks.
 import { readFileSync, writeFileSync } from 'node:fs';
 import ts from 'typescript';
