@@ -143,10 +143,10 @@ module.exports = {
     {
       name: 'cli-no-lab',
       comment:
-        'The CLI imports nothing of the lab (workloads/, bench/): the lab registers with it (cli/extensions.ts).',
+        'The CLI imports nothing of the lab (workloads/, bench/) or of tools/: the lab registers with it (cli/extensions.ts).',
       severity: 'error',
       from: { path: '^cli/' },
-      to: { path: '^(workloads|tools)/' },
+      to: { path: '^(workloads|bench|tools)/' },
     },
     {
       name: 'through-door',

@@ -1,5 +1,5 @@
 // The benchmark suite as one function, called by `npm run bench` (bench/run.ts) and by
-// `ordivon bench` (cli/commands/bench.ts): runs the chosen scenarios in one process, computes
+// `ordivon bench` (bench/cli.ts): runs the chosen scenarios in one process, computes
 // the headline and writes <out>/<date>.json and, when a recovery, floor or peer scenario ran,
 // <out>/recovery-<date>.svg.
 //

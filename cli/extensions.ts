@@ -10,23 +10,26 @@ export interface DemoHarnesses {
 }
 
 /**
- * What a folder outside the CLI adds to `ordivon` (the workloads: workloads/register.ts). The CLI
- * imports no workload: it loads each registration module at start, so the demo is a plug-in the
- * CLI works without, and the dependency points from the workloads to the CLI only.
+ * What a folder outside the CLI adds to `ordivon` (the lab: workloads/register.ts, bench/register.ts).
+ * The CLI imports no lab module: it loads each registration module when a command line needs more
+ * than its own commands (cli/ordivon.ts), so the demo and the benchmarks are plug-ins the CLI works
+ * without, and the dependency points from the lab to the CLI only.
  */
 export interface CliRegistration {
   /** Commands listed before the CLI's own, in this order; each loads its work in its handler. */
   commands?: readonly Command[];
+  /** Commands listed after the CLI's own, in this order (`bench`). */
+  commandsAfter?: readonly Command[];
   /** The scripted harnesses `serve --demo-harnesses` runs; loads its modules only when called. */
   demoHarnesses?: (acpAgent: 'opencode' | 'hermes-like') => Promise<DemoHarnesses>;
 }
 
 /**
  * The registration modules, by path from this module (dist/cli/): each exports `registration`.
- * A path, not an import, so that the CLI compiles and lints without the folder; one that is absent
+ * A path, not an import, so that the CLI compiles and lints without the lab; one that is absent
  * (a build without it) registers nothing.
  */
-const REGISTRATIONS = ['../workloads/register.js'];
+const REGISTRATIONS = ['../workloads/register.js', '../bench/register.js'];
 
 let loaded: Promise<readonly CliRegistration[]> | undefined;
 

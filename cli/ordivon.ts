@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { apply } from './commands/apply-command.js';
 import { backup, restore } from './commands/backup.js';
-import { bench } from './commands/bench.js';
 import { decide } from './commands/decide.js';
 import { requestOpen } from './commands/request.js';
 import { diff } from './commands/diff.js';
@@ -14,22 +13,24 @@ import { serve } from './commands/serve-command.js';
 import { send, taskCreate } from './commands/write.js';
 import { login } from './commands/login.js';
 // Only the command table and the parser load here; each command imports the Host's modules when
-// it runs (an installed package's `ordivon --help` loads no store, no agent and no workload).
+// it runs (an installed package's `ordivon --help` loads no store and no agent), and the lab's
+// commands load only for a command line that needs them (`commandLine`).
 import { isCommitFailure } from '../store/commit-failure.js';
 import { ALLOW_SHARED_ROOT_ENV } from '../store/private-root.js';
 import { isCodedError, type CodedError } from '../base/coded-error.js';
 import { CliError, EXIT, cliErrorOf, printError, type CliErrorCode, type Io } from './cli-io.js';
 import type { Command, Program } from './command.js';
-import { parseCommandLine } from './command-line.js';
+import { parseCommandLine, type CommandLine } from './command-line.js';
+import { programUsage } from './command-usage.js';
 import { registrations } from './extensions.js';
 import { packageVersion } from './version.js';
 
 /**
- * Every command, in usage order: its flags, usage and handler are one definition (cli/commands/).
- * The registered ones (the demo, from workloads/register.ts: cli/extensions.ts) come first.
+ * The CLI's own commands, in usage order: its flags, usage and handler are one definition
+ * (cli/commands/). The registered ones (cli/extensions.ts) go around them: `demo` before
+ * (workloads/register.ts), `bench` after (bench/register.ts).
  */
-const COMMANDS: readonly Command[] = [
-  ...(await registrations()).flatMap((registration) => registration.commands ?? []),
+const OWN_COMMANDS: readonly Command[] = [
   run,
   diff,
   exportTask,
@@ -47,26 +48,59 @@ const COMMANDS: readonly Command[] = [
   serve,
   login,
   graph,
-  bench,
 ];
 
-export const ORDIVON: Program = {
+const PROGRAM = {
   name: 'ordivon',
   title: 'ordivon — durable supervisor for agent work',
-  commands: COMMANDS,
   footer: [
     'exit codes: 0 ok, 1 refused or failed (the code is printed), 2 malformed input (nothing written), 130 run stopped by SIGINT',
     'results on stdout; errors and refusals on stderr (with --json as {"error": {"code", "message", …}})',
     'state root: --state DIR, else ORDIVON_STATE, else ./.ordivon',
   ],
-};
+} as const;
+
+/** The program with the CLI's own commands only: a command line of one of them needs no lab module. */
+export const OWN_PROGRAM: Program = { ...PROGRAM, commands: OWN_COMMANDS };
+
+let whole: Promise<Program> | undefined;
+
+/**
+ * The whole program, every command in usage order: the registered ones around the CLI's own. A
+ * registered command shares no first word with an own one, so it can neither shadow an own command
+ * nor change what an own command line means (`commandLine` parses those without the lab).
+ */
+export function ordivonProgram(): Promise<Program> {
+  whole ??= registrations().then((found) => {
+    const before = found.flatMap((registration) => registration.commands ?? []);
+    const after = found.flatMap((registration) => registration.commandsAfter ?? []);
+    const ownWords = new Set(OWN_COMMANDS.map((c) => c.name.split(' ')[0]));
+    for (const c of [...before, ...after])
+      if (ownWords.has(c.name.split(' ')[0]))
+        throw new Error(`a registered command, ${c.name}, takes the word of one of the CLI's own`);
+    return { ...PROGRAM, commands: [...before, ...OWN_COMMANDS, ...after] };
+  });
+  return whole;
+}
+
+/**
+ * Parses `argv` against the CLI's own commands, which loads no lab module, and again against the
+ * whole program only when that answer is not final: an error (the command may be a registered one,
+ * and the usage an error prints lists them all) or the program's usage.
+ */
+async function commandLine(argv: string[]): Promise<CommandLine> {
+  const own = await parseCommandLine(OWN_PROGRAM, argv);
+  const final =
+    own.kind === 'run' || own.kind === 'version' || (own.kind === 'usage' && own.text !== programUsage(OWN_PROGRAM));
+  return final ? own : parseCommandLine(await ordivonProgram(), argv);
+}
 
 /**
  * Runs the CLI; returns the exit code. Exported for tests that run it in-process. `--json`
  * anywhere on the line (or `io.json`) makes every answer, errors included, one JSON document.
  */
 export async function main(argv: string[], io: Io): Promise<number> {
-  const line = await parseCommandLine(ORDIVON, argv);
+  const line = await commandLine(argv);
   const out: Io = { ...io, json: io.json || line.json };
   try {
     switch (line.kind) {

@@ -70,6 +70,9 @@ describe('the import rules of npm run lint', () => {
       // The CLI may import no workload (the workloads register with it).
       'workloads/demo.ts': 'export const demo = 1;\n',
       'cli/cli.ts': "import { demo } from '../workloads/demo.js';\nexport const d = demo;\n",
+      // Nor a benchmark (they register with it too).
+      'bench/scenarios.ts': "export const scenarios = ['recovery'];\n",
+      'cli/bench-command.ts': "import { scenarios } from '../bench/scenarios.js';\nexport const s = scenarios;\n",
       // A workload is a user of the doors too.
       'workloads/deep-workload.ts': "import { store } from '../store/deep.js';\nexport const w = store;\n",
       // An Effect adapter takes the frontier's types, never a value (which would load the whole Host).
@@ -87,10 +90,12 @@ describe('the import rules of npm run lint', () => {
       'runtime',
       'cli',
       'workloads',
+      'bench',
     ]);
     assert.notEqual(exitCode, 0);
     assert.deepEqual(found, [
       'adapters-frontier-types: adapters/loads-host.ts',
+      'cli-no-lab: cli/bench-command.ts',
       'cli-no-lab: cli/cli.ts',
       'folder-kernel: kernel/uses-runtime.ts',
       'folder-machines: machines/impure.ts',

@@ -6,7 +6,7 @@ import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { BENCH_DEFAULT_ONLY } from '../../cli/commands/bench.js';
+import { BENCH_DEFAULT_ONLY } from '../../bench/cli.js';
 import { STARTUP_HELP, STARTUP_LIST, STARTUP_LIST_FLOOR, STARTUP_NODE, VERIFIED } from '../../bench/report/headline.js';
 import { copyStateRoot, removeStateCopy } from '../../bench/state-copy.js';
 import { timingOf } from '../../bench/startup.bench.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ORDIVON, main } from '../../cli/ordivon.js';
+import { main, ordivonProgram } from '../../cli/ordivon.js';
 import { sha256 } from '../../store/index.js';
 import { tempDir } from '../support/temp.js';
 import { ordivonSync } from '../support/cli-sync.js';
@@ -227,7 +227,7 @@ describe('ordivon CLI', () => {
       return { code, out };
     };
     const overall = await help(['--help']);
-    for (const cmd of ORDIVON.commands) {
+    for (const cmd of (await ordivonProgram()).commands) {
       assert.ok(overall.out.includes(`\n  ${cmd.name}`) && overall.out.includes(cmd.summary), cmd.name);
       const r = await help([...cmd.name.split(' '), '--help']);
       assert.equal(r.code, 0, cmd.name);

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { TaskSpec } from '../../objects/index.js';
 import { GLOBAL_FLAGS, schemaOf, type Flags } from '../../cli/command.js';
 import { absent } from '../../cli/command-usage.js';
-import { ORDIVON } from '../../cli/ordivon.js';
+import { ordivonProgram } from '../../cli/ordivon.js';
 import { SPEC_FIELDS } from '../../cli/spec-fields.js';
 import { versionOf } from '../../cli/version.js';
 import { SPEC } from '../support/tasks.js';
@@ -89,6 +89,32 @@ describe("ordivon's startup: a usage or the version loads only the command table
     );
   });
 
+  it("the CLI's own commands load no module of the lab (workloads/, bench/); the usage still lists demo and bench", () => {
+    const dir = tempDir();
+    const state = join(dir, 'state');
+    const spec = join(dir, 'spec.json');
+    writeFileSync(spec, JSON.stringify({ ...SPEC, taskId: 'startup-lab' }));
+    assert.equal(cliLoading(['task', 'create', '--spec', spec, '--state', state], dir).status, 0);
+    const lab = (urls: string[]) => urls.filter((url) => /\/dist\/(workloads|bench)\//.test(url));
+    for (const args of [
+      ['list', '--state', state],
+      ['show', 'startup-lab', '--state', state, '--json'],
+      ['run', '--help'],
+      ['--version'],
+    ]) {
+      const r = cliLoading(args, dir);
+      assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+      assert.deepEqual(lab(r.urls), [], `ordivon ${args.join(' ')}`);
+    }
+    const help = cliLoading(['--help']);
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^ {2}demo\b[^]*^ {2}run\b[^]*^ {2}graph\b[^]*^ {2}bench\b/m, 'demo first, bench last');
+    assert.ok(lab(help.urls).some((url) => url.endsWith('/bench/register.js')));
+    const bench = cliLoading(['bench', '--help']);
+    assert.equal(bench.status, 0, bench.stderr);
+    assert.match(bench.stdout, /^usage: ordivon bench /);
+  });
+
   it('a bad flag is still refused by its schema: usage, exit 2, the flag named', () => {
     const r = cliLoading(['serve', '--port', 'x', '--json']);
     assert.equal(r.status, 2);
@@ -102,7 +128,7 @@ describe('what the usage says without building the schemas', () => {
   it('every flag says of itself what its schema does when it is absent: required, or its default', async () => {
     const tables: Array<[string, Flags]> = [
       ['(global)', GLOBAL_FLAGS],
-      ...ORDIVON.commands.map((c): [string, Flags] => [c.name, c.flags ?? {}]),
+      ...(await ordivonProgram()).commands.map((c): [string, Flags] => [c.name, c.flags ?? {}]),
     ];
     for (const [command, flags] of tables)
       for (const [name, flag] of Object.entries(flags)) {

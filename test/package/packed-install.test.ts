@@ -4,7 +4,7 @@ import { cpSync, existsSync, lstatSync, readFileSync, readdirSync, writeFileSync
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ORDIVON } from '../../cli/ordivon.js';
+import { ordivonProgram } from '../../cli/ordivon.js';
 import { tempDir } from '../support/temp.js';
 
 // The package as a user gets it: `npm pack` of this checkout (dist/ is built by `pretest`),
@@ -127,10 +127,10 @@ describe('the packed package, installed without devDependencies', () => {
     assert.deepEqual(JSON.parse(json.stdout), { name: 'ordivon', version: PACKAGE.version });
   });
 
-  it('ordivon --help and every command --help answer 0', () => {
+  it('ordivon --help and every command --help answer 0', async () => {
     const help = ordivon(['--help']);
     assert.equal(help.status, 0, help.stderr);
-    for (const cmd of ORDIVON.commands) {
+    for (const cmd of (await ordivonProgram()).commands) {
       assert.match(help.stdout, new RegExp(`^  ${cmd.name}`, 'm'));
       const r = ordivon([...cmd.name.split(' '), '--help']);
       assert.equal(r.status, 0, `${cmd.name} --help: ${r.stderr}`);

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
-import { CliError, EXIT, cliErrorOf, emit } from '../cli-io.js';
-import { booleanFlag, command, stringFlag } from '../command.js';
-import { SCENARIOS } from '../../bench/scenarios.js';
+import { CliError, EXIT, cliErrorOf, emit } from '../cli/cli-io.js';
+import { booleanFlag, command, stringFlag } from '../cli/command.js';
+import { SCENARIOS } from './scenarios.js';
 
 /** What `ordivon bench` runs without `--only`: the recovery benchmarks and the CLI's startup. */
 export const BENCH_DEFAULT_ONLY = ['recovery', 'floor', 'peer', 'startup'] as const;
@@ -13,7 +13,7 @@ const SIZE = /^([1-9][0-9]{0,7})x([1-9][0-9]{0,7})$/;
 
 /**
  * `ordivon bench [--quick] [--only S,…] [--sizes TASKSxEVENTS,…] [--no-baseline] [--out DIR] [--state DIR]`:
- * the benchmark suite of `npm run bench` from the installed package (bench/suite.ts): the same
+ * the benchmark suite of `npm run bench` from the installed package (suite.ts): the same
  * results file and SVG. With `--state DIR` the recovery and floor scenarios time a copy of that
  * state root (taken as `ordivon backup` takes one; the root itself is only read). Scenarios that
  * need a package the install lacks are skipped, with the reason in the output and in the file.
@@ -62,10 +62,10 @@ export const bench = command({
     ),
   },
   async run(values, io) {
-    const { runSuite } = await import('../../bench/suite.js');
-    const { cacheDirectory } = await import('../../bench/generate.js');
-    const { copyStateRoot, removeStateCopy } = await import('../../bench/state-copy.js');
-    const { StoreError, resolveStateRoot } = await import('../../store/index.js');
+    const { runSuite } = await import('./suite.js');
+    const { cacheDirectory } = await import('./generate.js');
+    const { copyStateRoot, removeStateCopy } = await import('./state-copy.js');
+    const { StoreError, resolveStateRoot } = await import('../store/index.js');
     const log = (line: string) => io.err(line);
     let history: Awaited<ReturnType<typeof copyStateRoot>> | undefined;
     if (values.state !== undefined) {
