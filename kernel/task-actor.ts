@@ -219,7 +219,7 @@ export class TaskActor {
     const context = this.snapshot.context;
     const { readSource } = this.options;
     const read = readSource ? (location: SourceLocation) => readSource(location, context) : undefined;
-    const facts = await admissionFacts(input, {
+    const admission = await admissionFacts(input, {
       store: this.store,
       taskId: this.taskId,
       context,
@@ -227,17 +227,17 @@ export class TaskActor {
       now: Date.parse(this.clock.wall()),
       harnesses: this.options.harnesses,
       observe: this.options.readObservation,
+      spec: this.options.spec,
     });
+    if ('refusal' in admission) return this.refuse(admission.refusal);
     const taken = kernelEvent(input, {
       taskId: this.taskId,
       context,
       revision: this.revisionValue + 1,
       origin,
       prepareObject: (object) => this.store.prepareObject(object),
-      spec: this.options.spec,
-      facts,
+      facts: admission.facts,
     });
-    if ('refusal' in taken) return this.refuse(taken.refusal);
     const { event } = taken;
 
     const kernel = this.kernelActor();

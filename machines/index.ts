@@ -34,7 +34,7 @@ export {
   type RefKind,
   type ClaimKind,
 } from './event-fields.js';
-export type { TaskEventDefinition } from './event-definition.js';
+export { ADMISSION_FACTS, type AdmissionFact, type TaskEventDefinition } from './event-definition.js';
 export {
   taskFrontier,
   snapshotView,

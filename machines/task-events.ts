@@ -17,8 +17,10 @@ import {
 /**
  * The Task statechart's events, each defined once, here: its zod schema is the event's type, and
  * the rules beside it say who may send it, which of its fields name stored objects, which
- * identities it claims, and what the kernel adds to what a caller sends. Everything else (the
- * event union, the type lists, the allow-list, the refs, what callers send) is derived below.
+ * identities it claims, what the kernel adds to what a caller sends, and how the kernel admits it
+ * (the facts it establishes first, the object it writes). Everything else (the event union, the
+ * type lists, the allow-list, the refs, what callers send, the kernel's admission) is derived from
+ * these entries; docs/design.md, "Adding an external event", says what else a new one needs.
  *
  * Every event carries the stream `revision` it will occupy once appended and its `origin`:
  * `host` for facts the Host establishes, `external` for events from scripts, the CLI or a service.
@@ -60,6 +62,21 @@ export const TASK_EVENTS = [
         generation: Generation.optional(),
         /** Kept in the Assignment object the kernel writes. */
         instructions: z.string().max(100_000).default(''),
+      },
+      admission: {
+        facts: ['next-generation', 'stage', 'harnesses'],
+        object: {
+          field: 'assignmentDigest',
+          body: (e, { taskId, attempt }) => ({
+            taskId,
+            attempt,
+            generation: e.generation,
+            harness: e.harness,
+            purpose: e.purpose,
+            ...(e.stage !== undefined ? { stage: e.stage } : {}),
+            instructions: e.instructions,
+          }),
+        },
       },
     },
   ),
@@ -106,7 +123,12 @@ export const TASK_EVENTS = [
       sourceDigest: Digest.optional(),
       stale: Stale,
     },
-    { external: false, refs: { receiptDigest: 'receipt', evidence: 'blob' }, writes: ['stale'] },
+    {
+      external: false,
+      refs: { receiptDigest: 'receipt', evidence: 'blob' },
+      writes: ['stale'],
+      admission: { facts: ['read-set'] },
+    },
   ),
   taskEvent(
     'completion.propose',
@@ -129,6 +151,19 @@ export const TASK_EVENTS = [
         /** Kept in the Proposal object the kernel writes. */
         summary: z.string().max(100_000).default(''),
         proposer: z.string().max(200).default('external'),
+      },
+      admission: {
+        facts: ['named-context', 'read-set'],
+        object: {
+          field: 'proposalDigest',
+          body: (e, { taskId }) => ({
+            taskId,
+            generation: e.generation,
+            evidence: e.evidence,
+            summary: e.summary,
+            proposer: e.proposer,
+          }),
+        },
       },
     },
   ),
@@ -154,7 +189,12 @@ export const TASK_EVENTS = [
       causes: z.array(VerificationCause).max(1_000).optional(),
       stale: Stale,
     },
-    { external: false, refs: { verificationDigest: 'verification', outcomeDigest: 'outcome' }, writes: ['stale'] },
+    {
+      external: false,
+      refs: { verificationDigest: 'verification', outcomeDigest: 'outcome' },
+      writes: ['stale'],
+      admission: { facts: ['read-set'] },
+    },
   ),
   taskEvent(
     'decision.submit',
@@ -183,6 +223,19 @@ export const TASK_EVENTS = [
         /** Kept in the Decision object the kernel writes. */
         rationale: z.string().max(20_000).default(''),
         decider: z.string().min(1).max(200).default('external'),
+      },
+      admission: {
+        facts: ['decision'],
+        object: {
+          field: 'decisionDigest',
+          body: (e, { taskId }) => ({
+            taskId,
+            contextDigest: e.contextDigest,
+            candidateId: e.candidateId,
+            rationale: e.rationale,
+            decider: e.decider,
+          }),
+        },
       },
     },
   ),
@@ -292,6 +345,7 @@ export const TASK_EVENTS = [
         answeredBy: Label.default('external'),
         note: z.string().max(2_000).default(''),
       },
+      admission: { facts: ['answer'] },
     },
   ),
   taskEvent('request.expire', { requestId: Id, now: z.number().int().nonnegative() }, { external: false }),
@@ -309,6 +363,13 @@ export const TASK_EVENTS = [
         reason: z.string().max(2_000).default(''),
         /** Optional fence: the revision the caller expects to create (current + 1); the next one when absent. */
         goalRevision: z.number().int().min(2).optional(),
+      },
+      admission: {
+        facts: ['next-goal-revision'],
+        object: {
+          field: 'goalDigest',
+          body: (e, { taskId }) => ({ taskId, revision: e.goalRevision, goal: e.goal, reason: e.reason }),
+        },
       },
     },
   ),

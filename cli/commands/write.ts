@@ -137,7 +137,8 @@ export const taskCreate = command({
  */
 export const send = command({
   name: 'send',
-  summary: 'send an event (assignment.commit, completion.propose, decision.submit, goal.revise, task.cancel)',
+  // No list of types here: a usage loads no machines, and an unknown type's refusal lists them.
+  summary: 'send an event a caller may send (docs/api.md, "Event payloads"; an unknown type is refused with the list)',
   details: [
     'Exit 0 admitted, 1 refused or retained with a code, 2 malformed input (nothing written). While a service',
     'holds the state root, the event goes through its control API.',
