@@ -20,8 +20,10 @@ export {
   type CheckpointStats,
   type StageDrain,
 } from './kernel/index.js';
+export { NO_STATE } from './kernel/index.js';
 export type {
   SendResult,
+  SendKind,
   SendAdmitted,
   SendRetained,
   SendDuplicate,

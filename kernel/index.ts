@@ -22,6 +22,8 @@ export {
   sendRefused,
   taskNotFound,
   taskElsewhere,
+  NO_STATE,
+  type SendKind,
   type SendAdmitted,
   type SendRetained,
   type SendDuplicate,

@@ -12,13 +12,28 @@ export type RejectionCode = string;
 export interface SendAt {
   /** The revision of the event taken (for a duplicate, of its first delivery); the current one when refused. */
   revision: number;
+  /** The Task's state; `NO_STATE` when this Host holds no state of it (a refusal for a Task it does not serve). */
   state: string;
 }
+
+/**
+ * The `state` of a refusal for a Task this Host holds no state of (`task_not_found`,
+ * `task_elsewhere`, `storage_failed` while it cannot tell): with `revision` 0, one value that no
+ * Task state is, rather than a made-up state per refusal.
+ */
+export const NO_STATE = 'none';
+
+/** Where a refusal leaves a Task this Host holds no state of. */
+const NOWHERE: SendAt = { revision: 0, state: NO_STATE };
+
+/** What a send came to: the discriminant of `SendResult`. */
+export type SendKind = SendResult['kind'];
 
 // Each kind declares the fields it never carries as `?: undefined`, so each stays readable on the union.
 
 /** The event was appended and the Task took it. */
 export interface SendAdmitted extends SendAt {
+  kind: 'admitted';
   admitted: true;
   written: true;
   code?: undefined;
@@ -31,6 +46,7 @@ export interface SendAdmitted extends SendAt {
 
 /** The event was appended with the rejection the statechart recorded. */
 export interface SendRetained extends SendAt {
+  kind: 'retained';
   admitted: false;
   written: true;
   code: RejectionReason;
@@ -43,6 +59,8 @@ export interface SendRetained extends SendAt {
 
 /** A retry of an event already stored: answered with how its first delivery was taken, nothing written. */
 export interface SendDuplicate extends SendAt {
+  kind: 'duplicate';
+  /** Whether its first delivery was admitted. */
   admitted: boolean;
   written: false;
   duplicate: true;
@@ -56,6 +74,7 @@ export interface SendDuplicate extends SendAt {
 
 /** Refused: nothing was written. */
 export interface SendRefused extends SendAt {
+  kind: 'refused';
   admitted: false;
   written: false;
   code: HostErrorCode;
@@ -69,15 +88,16 @@ export interface SendRefused extends SendAt {
 }
 
 /**
- * What `send` answers: admitted, retained with a rejection (written), a duplicate of an event
- * already stored, or refused (nothing written); told apart by `written` and `duplicate`. Built by
- * the constructors below, so each kind carries exactly its fields.
+ * What `send` answers, told apart by `kind`: `admitted`, `retained` with a rejection (written), a
+ * `duplicate` of an event already stored, or `refused` (nothing written). `admitted`, `written`
+ * and `duplicate` say the same facts as fields of their own (was it taken, was anything stored).
+ * Built by the constructors below, so each kind carries exactly its fields.
  */
 export type SendResult = SendAdmitted | SendRetained | SendDuplicate | SendRefused;
 
 /** An appended event the Task took. */
 export function sendAdmitted(at: SendAt): SendAdmitted {
-  return { admitted: true, written: true, revision: at.revision, state: at.state };
+  return { kind: 'admitted', admitted: true, written: true, revision: at.revision, state: at.state };
 }
 
 /** An appended event the statechart retained with `code` (and the rejection's detail, when it has one). */
@@ -86,6 +106,7 @@ export function sendRetained(
   rejection: { reason: RejectionReason; detail?: string | undefined },
 ): SendRetained {
   return {
+    kind: 'retained',
     admitted: false,
     written: true,
     revision: at.revision,
@@ -101,6 +122,7 @@ export function sendDuplicate(
   at: SendAt,
 ): SendDuplicate {
   const result: SendDuplicate = {
+    kind: 'duplicate',
     admitted: disposition.admitted,
     written: false,
     duplicate: true,
@@ -117,6 +139,7 @@ export function sendRefused(
   at: SendAt,
 ): SendRefused {
   const result: SendRefused = {
+    kind: 'refused',
     admitted: false,
     written: false,
     code: refusal.code,
@@ -128,18 +151,15 @@ export function sendRefused(
   return result;
 }
 
-/** `task_elsewhere`: another Host serves the Task (`host`, null while its lease is free) at `url` (null: none published). */
+/** `task_elsewhere`: another Host serves the Task (`host`, null while its lease is free) at `url` (null: none published); this Host holds no state of it. */
 export function taskElsewhere(taskId: string, host: string | null, url: string | null): SendRefused {
-  return {
-    admitted: false,
-    written: false,
-    code: 'task_elsewhere',
-    detail: `task ${taskId} is served by ${host ?? 'no Host right now (its lease is free)'}${url ? ` at ${url}` : ''}; send it there`,
-    host,
-    url,
-    revision: 0,
-    state: 'unknown',
-  };
+  const detail = `task ${taskId} is served by ${host ?? 'no Host right now (its lease is free)'}${url ? ` at ${url}` : ''}; send it there`;
+  return { ...sendRefused({ code: 'task_elsewhere', detail }, NOWHERE), host, url };
+}
+
+/** A refusal for a Task this Host holds no state of (`revision` 0, `state` `NO_STATE`). */
+export function refusedNowhere(refusal: { code: HostErrorCode; detail: string }): SendRefused {
+  return sendRefused(refusal, NOWHERE);
 }
 
 /** Objects, blobs and claims the Host attaches to one of its own events (written in the same commit). */
@@ -166,7 +186,7 @@ export interface Committed {
   host?: string;
 }
 
-/** `send`'s answer for a Task the supervisor does not have (nothing written). */
+/** `send`'s answer for a Task the supervisor does not have (nothing written; `state` `NO_STATE`). */
 export function taskNotFound(taskId: string): SendRefused {
-  return sendRefused({ code: 'task_not_found', detail: `no task ${taskId}` }, { revision: 0, state: 'none' });
+  return refusedNowhere({ code: 'task_not_found', detail: `no task ${taskId}` });
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { strictObject } from '../../base/index.js';
+import type { SendKind } from '../../kernel/index.js';
 import { TaskId } from '../../store/records.js';
 
 /** `:id` of `/tasks/:id…`. */
@@ -26,3 +27,11 @@ export const StreamQuery = z.object({
   after: StreamRevision.optional(),
   lastEventId: z.string().min(1).max(300).optional(),
 });
+
+/** A `SendResult`'s `kind`, as a service's answer carries it. */
+export const SendKindAnswer = z.enum([
+  'admitted',
+  'retained',
+  'duplicate',
+  'refused',
+] as const satisfies readonly SendKind[]);

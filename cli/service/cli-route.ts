@@ -6,6 +6,7 @@ import { CliError, EXIT, type CliErrorCode } from '../cli-io.js';
 import { isCliErrorCode } from '../cli-codes.js';
 import { callService, type ServiceResponse } from './service-client.js';
 import { DecideAnswer, type AnswerBody } from './decide-answer.js';
+import { SendKindAnswer } from './api-schemas.js';
 import { runningService, type ServiceFile } from './service-file.js';
 
 /** The running service that holds the state root, if any (the write commands, `show`, `list` and `login` then talk to it). */
@@ -50,6 +51,7 @@ export function refused(res: ServiceResponse): CliError {
 /** A send's answer as the service gives it: the library's `SendResult`, with the Task id. */
 const SendAnswer = z.object({
   taskId: z.string().optional(),
+  kind: SendKindAnswer,
   admitted: z.boolean(),
   written: z.boolean(),
   code: z.string().optional(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { strictObject } from '../../base/index.js';
 import type { SendResult } from '../../kernel/index.js';
+import { SendKindAnswer } from './api-schemas.js';
 import { httpStatusOf } from './http-io.js';
 
 /** The body of `POST /tasks/:id/requests/:requestId/answer` (what `ordivon decide` sends). */
@@ -22,6 +23,7 @@ export const RequestIdParam = z.string().min(1).max(200);
 export const DecideAnswer = z.object({
   taskId: z.string(),
   requestId: z.string(),
+  kind: SendKindAnswer,
   admitted: z.boolean(),
   written: z.boolean(),
   revision: z.number().int(),

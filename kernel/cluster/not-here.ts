@@ -1,8 +1,5 @@
 import type { Cluster } from './cluster.js';
-import { sendRefused, taskElsewhere, taskNotFound, type SendResult } from '../send-result.js';
-
-/** Where a Task this Host does not serve is: unknown here. */
-const UNKNOWN = { revision: 0, state: 'unknown' };
+import { refusedNowhere, taskElsewhere, taskNotFound, type SendResult } from '../send-result.js';
 
 /**
  * `send`'s refusal for a Task this Host does not serve (nothing written): `task_not_found`, or on
@@ -18,13 +15,13 @@ export async function notHere(cluster: Cluster | undefined, taskId: string): Pro
     // The database cannot say whether the Task exists: a Task whose creation was acknowledged
     // must not be answered task_not_found (a client would drop its event), so this is retryable.
     const detail = `task ${taskId} is not served here and the database cannot be read to find it (${(error as Error).message}); retry`;
-    return sendRefused({ code: 'storage_failed', detail }, UNKNOWN);
+    return refusedNowhere({ code: 'storage_failed', detail });
   }
   if (found === undefined) return taskNotFound(taskId);
   const { owner, url } = found;
   if (owner === cluster.hostId) {
     const detail = `task ${taskId} is being copied again from the database (an append's outcome was unknown); retry`;
-    return sendRefused({ code: 'storage_failed', detail }, UNKNOWN);
+    return refusedNowhere({ code: 'storage_failed', detail });
   }
   return taskElsewhere(taskId, owner, url);
 }

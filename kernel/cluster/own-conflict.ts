@@ -38,7 +38,7 @@ export async function sendOwnRetried<T>(
     const task = tasks.get(taskId);
     if (!task) return notHere(cluster, taskId);
     const result = await send(task);
-    if (result.written || result.code !== 'revision_conflict' || !cluster) return result;
+    if (result.kind !== 'refused' || result.code !== 'revision_conflict' || !cluster) return result;
     if (tries >= OWN_CONFLICT_TRIES) {
       hooks.lost(taskId);
       cluster.markForReload(taskId);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pg from 'pg';
 import { createSupervisor, type Supervisor } from '../../kernel/supervisor.js';
+import { NO_STATE } from '../../kernel/send-result.js';
 import { SPEC, driveToRunning } from '../support/tasks.js';
 import { createDatabase, postgresPart, sharedPostgres } from '../support/postgres.js';
 import { tempDir } from '../support/temp.js';
@@ -45,9 +46,12 @@ describe('many Hosts on one PostgreSQL database', { skip: part.skip }, () => {
       assert.equal(refused.written, false);
       assert.equal(refused.code, 'task_elsewhere');
       assert.match(refused.detail ?? '', /host-a/);
+      // Neither Host's refusal makes up a state: one NO_STATE for a Task this Host holds none of.
+      assert.deepEqual([refused.kind, refused.revision, refused.state], ['refused', 0, NO_STATE]);
       assert.equal(b.getTask(taskId), undefined);
       const unknown = await b.send('no-such-task', { type: 'task.cancel', reason: 'x' });
       assert.equal(unknown.code, 'task_not_found');
+      assert.deepEqual([unknown.kind, unknown.revision, unknown.state], ['refused', 0, NO_STATE]);
       // The id is taken in the whole cluster: the database refuses a second stream for it.
       await assert.rejects(b.createTask({ ...SPEC, taskId }), (e) => (e as { code?: string }).code === 'task_exists');
       assert.equal(b.getTask(taskId), undefined);

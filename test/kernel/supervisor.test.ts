@@ -20,7 +20,13 @@ describe('Supervisor', () => {
       assert.equal(revision, 1);
       assert.equal(sup.getTask(taskId)?.state, 'open');
       const result = await sup.send(taskId, { type: 'assignment.commit', harness: 'codex', purpose: 'diagnose' });
-      assert.deepEqual(result, { admitted: true, written: true, revision: 2, state: 'assigned.compiling' });
+      assert.deepEqual(result, {
+        kind: 'admitted',
+        admitted: true,
+        written: true,
+        revision: 2,
+        state: 'assigned.compiling',
+      });
       assert.equal(sup.getTask(taskId)?.context.generation, 1);
     } finally {
       await sup.stop();

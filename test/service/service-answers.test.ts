@@ -118,6 +118,7 @@ describe('a send or list answered by the service', () => {
     assert.deepEqual(
       parseSendAnswer({
         taskId: 't1',
+        kind: 'retained',
         admitted: false,
         written: true,
         code: 'stale_assignment',
@@ -125,6 +126,7 @@ describe('a send or list answered by the service', () => {
         state: 'waiting',
       }),
       {
+        kind: 'retained',
         admitted: false,
         written: true,
         code: 'stale_assignment',
@@ -142,10 +144,17 @@ describe('a send or list answered by the service', () => {
     const refusedAt = (path: string) => (e: unknown) =>
       e instanceof CliError && e.code === 'service_error' && e.path === path;
     assert.throws(
-      () => parseSendAnswer({ admitted: 'yes', written: true, revision: 1, state: 'open' }),
+      () => parseSendAnswer({ kind: 'admitted', admitted: 'yes', written: true, revision: 1, state: 'open' }),
       refusedAt('admitted'),
     );
-    assert.throws(() => parseSendAnswer({ admitted: true, written: true, state: 'open' }), refusedAt('revision'));
+    assert.throws(
+      () => parseSendAnswer({ kind: 'admitted', admitted: true, written: true, state: 'open' }),
+      refusedAt('revision'),
+    );
+    assert.throws(
+      () => parseSendAnswer({ kind: 'taken', admitted: true, written: true, revision: 1, state: 'open' }),
+      refusedAt('kind'),
+    );
     assert.throws(
       () => parseListAnswer([{ taskId: 't1', state: 'open', revision: 1, generation: 0 }, { taskId: 2 }]),
       refusedAt('1.taskId'),
