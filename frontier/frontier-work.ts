@@ -82,6 +82,7 @@ export function createFrontierWork(options: FrontierWorkOptions): FrontierRunner
     },
     harnesses: Object.keys(options.harnesses),
     readObservation: observationReader(options.effectAdapters),
+    step: (taskId: string, text: string) => options.onStep?.(taskId, text),
   };
 }
 

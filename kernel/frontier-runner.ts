@@ -21,6 +21,8 @@ export interface TaskHandle {
  * observe a run, evaluate, verify). The supervisor calls it with at most one piece of work
  * per Task at a time, after every commit and once per Task at boot; it must be idempotent,
  * because a crash can interrupt it anywhere and boot will call it again for the same state.
+ * Work that throws is tried again as `SupervisorOptions.frontierRetry` says, and put to an
+ * operator once its attempts are spent (kernel/frontier-retry.ts).
  */
 export interface FrontierRunner {
   perform(task: TaskHandle, work: FrontierWork, signal: AbortSignal): Promise<void>;
@@ -28,5 +30,10 @@ export interface FrontierRunner {
   readonly harnesses?: readonly string[];
   /** Observes an `effect` candidate's endpoint and target when a decision choosing it is admitted (read-set.ts). */
   readonly readObservation?: ObservationReader;
+  /**
+   * Reports a step the Host takes for a Task outside `perform` (the FrontierScheduler's question
+   * about work that failed too often), as the runner reports its own.
+   */
+  step?(taskId: string, text: string): void;
   close?(): Promise<void>;
 }

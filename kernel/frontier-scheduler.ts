@@ -1,10 +1,20 @@
 import type { FrontierWork } from '../machines/index.js';
-import { realTimer, type Clock } from './clock.js';
+import { realTimer, systemClock, type Clock } from './clock.js';
 import type { EventStore } from '../store/index.js';
 import type { FrontierRunner, TaskHandle } from './frontier-runner.js';
+import {
+  FrontierRetryPolicy,
+  askAboutFailedWork,
+  askable,
+  failureCause,
+  frontierAsked,
+  frontierRetryDelay,
+} from './frontier-retry.js';
 import { HostError } from './errors.js';
 import type { TaskSpec } from '../objects/index.js';
 import type { TaskActor } from './task-actor.js';
+
+export { FRONTIER_RETRY_ATTEMPTS, FRONTIER_RETRY_CAP_MS, FRONTIER_RETRY_MS } from './frontier-retry.js';
 
 export interface FrontierSchedulerOptions {
   /** Performs the work; without one nothing is ever started and Tasks wait at their frontier. */
@@ -15,26 +25,29 @@ export interface FrontierSchedulerOptions {
   store: () => EventStore | undefined;
   /** Each Task's spec, as the frontier runner's handle shows it. */
   specs: ReadonlyMap<string, TaskSpec>;
-  /** Whose timers space the retries of work that failed (default: real timers). */
+  /** Whose timers space the retries of work that failed, and whose wall time a question carries (default: the system's). */
   clock?: Clock | undefined;
+  /** How failed work is retried, and when an operator is asked (`SupervisorOptions.frontierRetry`; defaults when absent). */
+  retry?: Partial<FrontierRetryPolicy> | undefined;
 }
-
-/** The first retry of failed frontier work waits this long; each further one twice as long, up to the cap. */
-export const FRONTIER_RETRY_MS = 250;
-export const FRONTIER_RETRY_CAP_MS = 30_000;
 
 /**
  * Runs each Task's frontier work (docs/design.md, "Where effects happen": compile a Context, dispatch, observe, verify, …)
  * through the FrontierRunner, at most one piece per Task at a time: after every commit, once per
  * Task when serving starts, and for unknown dispatches during the Supervisor's `reconciling` step.
  *
- * Nothing here is durable. Work that throws leaves its Task at the frontier it was at (the error is
- * not reported here: the frontier runner reports its own steps), and is tried again after a
- * backoff (FRONTIER_RETRY_MS, doubling up to FRONTIER_RETRY_CAP_MS) while serving, or sooner by the
- * Task's next commit or the next boot: a lookup or an observation that failed because the provider
- * was down is asked again once it is back, and no Task waits for an event that may never come. If
- * the process dies while work is in flight, boot derives the same frontier from the committed
- * state and starts it again, which is why a FrontierRunner must be idempotent.
+ * Work that throws leaves its Task at the frontier it was at (the error is not reported here: the
+ * frontier runner reports its own steps), and is tried again after the retry policy's backoff
+ * while serving, or sooner by the Task's next commit or the next boot: a lookup or an observation
+ * that failed because the provider was down is asked again once it is back, and no Task waits for
+ * an event that may never come. The count of failures in a row is kept here, in memory; once it
+ * reaches the policy's `attempts` the work is not retried but put to an operator, durably: the
+ * DecisionRequest `<task>/frontier/<work>/r<revision>` names the last failure's code and message.
+ * While that request is pending the Task's work is not run, after a restart too (the scheduler
+ * reads it from the Task's context); answered `retry` (or revoked) the work runs again with a new
+ * count, answered `cancel` the Host cancels the Task. If the process dies while work is in flight,
+ * boot derives the same frontier from the committed state and starts it again, which is why a
+ * FrontierRunner must be idempotent.
  */
 export class FrontierScheduler {
   /** Frontier work in flight per Task, with the Assignment generation it serves and what it is. */
@@ -46,10 +59,14 @@ export class FrontierScheduler {
   private held = false;
   /** Who waits for the work in flight to be over (`idle()`). */
   private readonly idlers = new Set<() => void>();
-  /** Per Task whose last work threw: how many times in a row, and the cancel of the armed retry. */
-  private readonly failing = new Map<string, { failures: number; cancel: () => void }>();
+  /** Per Task whose last work threw: which work, how many times in a row, and the cancel of the armed retry. */
+  private readonly failing = new Map<string, { work: FrontierWork; failures: number; cancel: () => void }>();
+  /** The retry policy, defaults filled in. */
+  private readonly policy: FrontierRetryPolicy;
 
-  constructor(private readonly options: FrontierSchedulerOptions) {}
+  constructor(private readonly options: FrontierSchedulerOptions) {
+    this.policy = FrontierRetryPolicy.parse(options.retry ?? {});
+  }
 
   /** True when there is a frontier runner, i.e. frontier work is performed at all. */
   get enabled(): boolean {
@@ -76,7 +93,10 @@ export class FrontierScheduler {
     if (this.options.serving()) queueMicrotask(() => this.kick(task));
   }
 
-  /** Starts the Task's frontier work, unless there is none, some is in flight for it, or not serving. */
+  /**
+   * Starts the Task's frontier work, unless there is none, some is in flight for it, not serving,
+   * or an operator was asked about it and has not answered; answered `cancel`, cancels the Task.
+   */
   kick(task: TaskActor): void {
     if (
       !this.enabled ||
@@ -86,42 +106,61 @@ export class FrontierScheduler {
       !this.options.serving()
     )
       return;
+    const asked = frontierAsked(task);
+    if (asked?.status === 'pending') return;
+    if (asked?.status === 'answered' && asked.answer === 'cancel') {
+      const reason = `an operator answered cancel to ${asked.requestId}`;
+      void this.perform(
+        task,
+        task.frontier,
+        async (handle) => void (await handle.send({ type: 'task.cancel', reason })),
+      );
+      return;
+    }
     void this.perform(task, task.frontier);
   }
 
   /**
-   * Performs `work` for the Task now and resolves when it is over (never rejects); if it moved the
-   * Task on and the Supervisor is serving, kicks the next piece. Requires a frontier runner.
+   * Performs `work` for the Task now (or `run` in its place, holding the Task's slot as work does)
+   * and resolves when it is over (never rejects); if it moved the Task on and the Supervisor is
+   * serving, kicks the next piece. Requires a frontier runner.
    */
-  async perform(task: TaskActor, work: FrontierWork): Promise<void> {
-    const runner = this.options.frontier!;
+  async perform(
+    task: TaskActor,
+    work: FrontierWork,
+    run: (handle: TaskHandle, signal: AbortSignal) => Promise<void> = (handle, signal) =>
+      this.options.frontier!.perform(handle, work, signal),
+  ): Promise<void> {
     const controller = new AbortController();
     let finish!: () => void;
     const done = new Promise<void>((resolve) => (finish = resolve));
     this.working.set(task.taskId, { controller, generation: task.context.generation, work, done });
-    const handle: TaskHandle = {
-      taskId: task.taskId,
-      revision: task.revision,
-      state: task.state,
-      context: task.context,
-      spec: this.options.specs.get(task.taskId)!,
-      store: this.options.store()!,
-      send: (event, attachments = {}) => task.send(event, 'host', attachments),
-    };
-    let failed = false;
+    const handle = this.handleOf(task);
+    let failed: { error: unknown } | undefined;
+    let asked = false;
     try {
-      await runner.perform(handle, work, controller.signal);
-    } catch {
-      failed = true;
+      try {
+        await run(handle, controller.signal);
+      } catch (error) {
+        failed = { error };
+      }
+      // Aborted work belongs to a Task fenced or no longer served here, and work the Task has left
+      // is no longer its frontier: neither counts. Exhausted work is asked about while the Task's
+      // slot is still held, so nothing starts it again before the question is durable.
+      if (failed && !controller.signal.aborted && task.frontier === work) {
+        const failures = this.countFailure(task.taskId, work);
+        if (failures >= this.policy.attempts && askable(work) && this.options.serving())
+          asked = await this.ask(task, work, failures, failed.error);
+      } else this.forgetFailures(task.taskId);
     } finally {
       this.working.delete(task.taskId);
       finish();
     }
-    // Work that threw is tried again after its backoff; aborted work belongs to a Task fenced or
-    // no longer served here. A step that committed nothing without throwing is not retried in a
-    // loop (its Task waits for a commit: an answer, an event).
-    if (failed && task.revision === handle.revision && !controller.signal.aborted) this.retryLater(task);
-    else this.forgetFailures(task.taskId);
+    // Work that threw is tried again after its backoff, unless an operator was asked. A step that
+    // committed nothing without throwing is not retried in a loop (its Task waits for a commit: an
+    // answer, an event).
+    if (asked) this.forgetFailures(task.taskId);
+    else if (failed && task.revision === handle.revision && this.failing.has(task.taskId)) this.retryLater(task);
     // Continue if the work moved the Task on.
     if (task.revision !== handle.revision && this.options.serving()) this.kick(task);
     if (this.working.size === 0) for (const idle of [...this.idlers]) idle();
@@ -175,7 +214,12 @@ export class FrontierScheduler {
       if (inFlight?.work === 'reconcile') {
         await inFlight.done;
         reconciled++;
-      } else if (task.frontier === 'reconcile' && this.enabled && !inFlight) {
+      } else if (
+        task.frontier === 'reconcile' &&
+        this.enabled &&
+        !inFlight &&
+        frontierAsked(task)?.status !== 'pending'
+      ) {
         await this.perform(task, 'reconcile');
         reconciled++;
       }
@@ -183,19 +227,66 @@ export class FrontierScheduler {
     return reconciled;
   }
 
-  /** Arms the retry of a Task's failed work: once, after the backoff its failures so far give. */
+  /** Counts one more failure of `work` in a row for the Task (a failure of other work starts anew); answers the count. */
+  private countFailure(taskId: string, work: FrontierWork): number {
+    const entry = this.failing.get(taskId);
+    entry?.cancel();
+    const failures = entry?.work === work ? entry.failures + 1 : 1;
+    this.failing.set(taskId, { work, failures, cancel: () => undefined });
+    return failures;
+  }
+
+  /**
+   * Arms the retry of a Task's failed work: once, after the backoff its failures so far give (work
+   * exhausted but not put to an operator waits the longest backoff each time).
+   */
   private retryLater(task: TaskActor): void {
-    const failures = (this.failing.get(task.taskId)?.failures ?? 0) + 1;
-    this.failing.get(task.taskId)?.cancel();
-    const delay = Math.min(FRONTIER_RETRY_CAP_MS, FRONTIER_RETRY_MS * 2 ** (failures - 1));
+    const entry = this.failing.get(task.taskId)!;
+    const delay =
+      entry.failures >= this.policy.attempts
+        ? this.policy.maxBackoffMs
+        : frontierRetryDelay(this.policy, entry.failures);
     const { clock } = this.options;
     const fire = () => {
-      const entry = this.failing.get(task.taskId);
-      if (entry) entry.cancel = () => undefined;
+      entry.cancel = () => undefined;
       this.kick(task);
     };
-    const cancel = clock?.setTimer ? clock.setTimer(delay, fire) : realTimer(delay, fire);
-    this.failing.set(task.taskId, { failures, cancel });
+    entry.cancel = clock?.setTimer ? clock.setTimer(delay, fire) : realTimer(delay, fire);
+  }
+
+  /**
+   * Opens the operator's question about work that failed `failures` times in a row (never
+   * rejects); answers whether the Task has it. Reported as a step through the frontier runner.
+   */
+  private async ask(task: TaskActor, work: FrontierWork, failures: number, error: unknown): Promise<boolean> {
+    const runner = this.options.frontier!;
+    const opener = {
+      clock: this.options.clock ?? systemClock,
+      step: (handle: TaskHandle, text: string) => runner.step?.(handle.taskId, text),
+    };
+    runner.step?.(
+      task.taskId,
+      `${work} failed ${failures} times in a row (${failureCause(error)}): not retried, asking an operator`,
+    );
+    try {
+      return await askAboutFailedWork(opener, this.handleOf(task), { work, failures, error });
+    } catch (reason) {
+      runner.step?.(task.taskId, `asking an operator about ${work} failed (${failureCause(reason)})`);
+      return false;
+    }
+  }
+
+  /** What the frontier runner sees of the Task now. */
+  private handleOf(task: TaskActor): TaskHandle {
+    return {
+      taskId: task.taskId,
+      revision: task.revision,
+      state: task.state,
+      context: task.context,
+      spec: this.options.specs.get(task.taskId)!,
+      store: this.options.store()!,
+      send: (event, attachments = {}) => task.send(event, 'host', attachments),
+    };
   }
 
   private forgetFailures(taskId: string): void {

@@ -58,6 +58,7 @@ export class ServingParts {
       store,
       specs: this.served.specs,
       clock,
+      retry: options.frontierRetry,
     });
     this.checkpointer = new CheckpointScheduler({
       every: options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY,

@@ -5,6 +5,7 @@ import type { ExternalEventType, FrontierWork, TaskContext } from '../machines/i
 import type { Clock } from './clock.js';
 import type { ClusterOptions } from './cluster/cluster.js';
 import type { FrontierRunner } from './frontier-runner.js';
+import { FrontierRetryPolicy } from './frontier-retry.js';
 import type { EventInputIn } from './event-input.js';
 import { HostError } from './errors.js';
 import type { ArtifactContracts, TaskSpec } from '../objects/index.js';
@@ -61,6 +62,13 @@ export interface SupervisorOptions {
    * history takes seconds to minutes. A listener that throws does not stop the boot.
    */
   onBootProgress?: ProgressListener;
+  /**
+   * How frontier work that throws is retried (docs/api.md, "The frontier's retry policy"): at most
+   * `attempts` tries in a row (default 8), the nth retry after `backoffMs` · 2^(n−1) (default 250)
+   * up to `maxBackoffMs` (default 30,000); exhausted, the Task's work stops and an operator is asked
+   * (the DecisionRequest `<task>/frontier/<work>/r<revision>`, answers `retry` and `cancel`).
+   */
+  frontierRetry?: { attempts?: number; backoffMs?: number; maxBackoffMs?: number } | undefined;
 }
 
 /** The scalar options, checked when a supervisor is created (`invalid_option` with the field). */
@@ -96,6 +104,7 @@ const ScalarOptions = z.object({
   recovery: z.enum(['full', 'checkpoint']).optional(),
   checkpointEvery: z.number().int().nonnegative().optional(),
   onBootProgress: z.custom<ProgressListener>((value) => typeof value === 'function', 'expected a function').optional(),
+  frontierRetry: FrontierRetryPolicy.optional(),
 });
 
 export const DEFAULT_CHECKPOINT_EVERY = 100;
