@@ -4,7 +4,7 @@ import type { StoreDatabases } from './databases.js';
 import { StoreError } from './errors.js';
 import type { NewObject, PreparedObject } from './prepare-object.js';
 import { durable } from './record-read.js';
-import { digestBytes, encodeEntry, writeEntry, type Journal, type JournalEntry } from './journal/index.js';
+import { JournalFirstCommit, writeEntry, type Journal, type JournalEntry } from './journal/index.js';
 import type { EventRecord, Head, IndexClaim, IndexKind, Projection, StreamWarning } from './records.js';
 
 export interface AppendInput {
@@ -76,11 +76,11 @@ interface CommitOutcome {
 /**
  * `EventStore.append` (see there) on the store's databases, built once per store; the caller
  * checked the store is writable. Each append is checked here, then committed in the store's one
- * mode: `commitLocal` (LMDB alone), `commitJournalFirst` (the journal, LMDB applied beside it) or
- * `commitMirrored` (the authority decides, LMDB mirrors it). It keeps the store's appends not yet
- * durable: the last one of each stream (an append is checked only once the one before it on its
- * stream has settled, so it reads that one's commit) and the exclusive claims they make (no other
- * Task's append may claim the same key meanwhile).
+ * mode: `commitLocal` (LMDB alone), `JournalFirstCommit` (store/journal/journal-first.ts: the
+ * journal, LMDB applied beside it) or `commitMirrored` (the authority decides, LMDB mirrors it). It
+ * keeps the store's appends not yet durable: the last one of each stream (an append is checked
+ * only once the one before it on its stream has settled, so it reads that one's commit) and the
+ * exclusive claims they make (no other Task's append may claim the same key meanwhile).
  */
 export class Appender {
   private readonly streams = new Map<string, Promise<unknown>>();
@@ -89,17 +89,14 @@ export class Appender {
   private readonly dbs: StoreDatabases;
   private readonly streamWarnAt: number;
   private readonly authority: StoreAuthority | undefined;
-  private readonly journal: Journal | undefined;
-  /** Set when LMDB could not apply a journaled transition: LMDB is then behind the journal, and only a reopen (which replays it) may take appends again. */
-  private stopped: StoreError | undefined;
-  private releasing = false;
+  private readonly journalFirst: JournalFirstCommit | undefined;
 
   constructor(options: AppenderOptions) {
     this.reads = options.reads;
     this.dbs = options.dbs;
     this.streamWarnAt = options.streamWarnAt;
     this.authority = options.authority;
-    this.journal = options.journal;
+    this.journalFirst = options.journal && new JournalFirstCommit(options.journal, options.dbs);
   }
 
   async append(input: AppendInput): Promise<AppendResult> {
@@ -126,7 +123,7 @@ export class Appender {
    * admission on the bench machine).
    */
   private async appendChecked(input: AppendInput): Promise<AppendResult> {
-    if (this.stopped) throw this.stopped;
+    this.journalFirst?.assertRunning();
     const { taskId, expectedRevision } = input;
     const revision = expectedRevision + 1;
     const objects = (input.objects ?? []).map((o) => this.reads.prepareObject(o));
@@ -198,7 +195,7 @@ export class Appender {
   private async commit(append: CheckedAppend): Promise<CommitOutcome> {
     if (this.authority) return this.commitMirrored(this.authority, append);
     const entry = this.entryOf(append, append.input.projection);
-    const written = this.journal ? await this.commitJournalFirst(this.journal, entry) : await this.commitLocal(entry);
+    const written = this.journalFirst ? await this.journalFirst.commit(entry) : await this.commitLocal(entry);
     return { written, duplicate: false };
   }
 
@@ -250,52 +247,6 @@ export class Appender {
       );
     const written = await this.commitLocal(this.entryOf(append, projection));
     return { written, duplicate: decided.duplicate };
-  }
-
-  /**
-   * The journal-first commit: the entry is queued in the journal and, in the same turn, written to
-   * LMDB as one conditional batch (the event's key still free, the applied position in the same
-   * transaction), so LMDB's commit runs beside the journal's write and sync instead of after them.
-   * The append is acknowledged once both hold: its group's fdatasync returned (durable) and its
-   * LMDB commit is visible (not flushed: until LMDB's own flush the journal holds the transition,
-   * and the next open re-applies it). What LMDB shows before the sync returned is acknowledged to
-   * no one; should the sync fail, the journal and this store stop (`journal_failed`, fail-stop)
-   * and such a transition counts as a commit whose answer was lost. A journaled transition LMDB
-   * could not apply stops this store's appends too (`journal_failed`): the next open applies it.
-   */
-  private async commitJournalFirst(journal: Journal, entry: JournalEntry): Promise<boolean> {
-    const { dbs } = this;
-    const { taskId, revision } = entry;
-    const { seq, synced } = journal.append(encodeEntry(entry), digestBytes(entry.digest));
-    const commit = dbs.events.ifNoExists([taskId, revision], () => writeEntry(dbs, entry, seq));
-    const [sync, applied] = await Promise.allSettled([synced, commit]);
-    if (sync.status === 'rejected') {
-      this.stopped ??= sync.reason as StoreError;
-      throw sync.reason;
-    }
-    if (applied.status === 'rejected') {
-      this.stopped ??= new StoreError(
-        'journal_failed',
-        `task ${taskId} revision ${revision} is in the journal but LMDB could not apply it (${(applied.reason as Error).message}); no append is taken until the store is opened again, which applies it`,
-        { taskId, revision },
-        { cause: applied.reason },
-      );
-      throw this.stopped;
-    }
-    this.releaseSealed(journal, seq);
-    return applied.value;
-  }
-
-  /** Lets the journal drop its sealed segments up to `seq`, once LMDB's applied position past them is on disk. */
-  private releaseSealed(journal: Journal, seq: number): void {
-    const sealed = journal.sealedThrough;
-    if (sealed === undefined || sealed > seq || this.releasing) return;
-    this.releasing = true;
-    void this.dbs.env.flushed
-      .then(() => journal.release(seq))
-      .finally(() => {
-        this.releasing = false;
-      });
   }
 
   /** What every commit mode writes to LMDB (and the journal-first one to the journal): the checked append with its projection. */

@@ -1,4 +1,5 @@
 export { Journal, type JournalOptions } from './journal.js';
+export { JournalFirstCommit } from './journal-first.js';
 export { nodeJournalFs, type JournalFs } from './fs.js';
 export { crc32c } from './crc32c.js';
 export { HEADER_BYTES, decodeRecord, encodeRecord, recordBytes, scanSegment, type JournalRecord } from './record.js';
