@@ -1,13 +1,13 @@
-import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { Supervisor, TaskReading } from '../../kernel/index.js';
-import { taskGraph } from '../../machines/index.js';
+import { isTaskState, taskGraph } from '../../machines/index.js';
 import { taskRequests, taskStory } from '../../views/index.js';
 import { CliError } from '../cli-io.js';
 import { acceptedOf, acceptedPatch, attemptWorkspace, type TaskRecords } from '../commands/work-back.js';
 import { layoutGraph, type GraphLayout } from './graph-layout.js';
 import { taskPath } from './task-path.js';
 import { sendJson } from './http-io.js';
+import { requireTask, route, type AnyRoute } from './route-table.js';
 
 /** The outcome object's fields the page shows (objects/object-kinds.ts `OutcomeObject`). */
 const Outcome = z.object({
@@ -49,7 +49,7 @@ export async function taskOutcome(sup: Supervisor, taskId: string, reading: Task
   const verification = latest
     ? { digest: latest.digest, ...Verification.parse(object(latest.digest)), sourceDigest: latest.sourceDigest }
     : null;
-  const outcomeDigest = view.state === 'completed' ? (view.context.outcome?.digest ?? null) : null;
+  const outcomeDigest = isTaskState(view.state, 'completed') ? (view.context.outcome?.digest ?? null) : null;
   if (outcomeDigest === null) return { taskId, state: view.state, verification, outcome: null };
   const outcome = Outcome.parse(object(outcomeDigest));
   const records: TaskRecords = { taskId, state: view.state, outcomeDigest, spec: view.spec, events, object };
@@ -112,43 +112,32 @@ export function graphLayout(): Promise<GraphLayout> {
   return layout;
 }
 
-/** What `pageRoute` needs of the control API's router. */
-export interface PageRouteContext {
-  sup: Supervisor;
-  method: string;
-  parts: string[];
-  res: ServerResponse;
-  /** Refuses any other method (405 `method_not_allowed`). */
-  only(...allowed: string[]): void;
-  /** The parsed Task id of a path parameter (400 `invalid_request`). */
-  taskId(raw: string): string;
-  /** The Task's reading (404 `task_not_found`). */
-  requireTask(id: string): Promise<TaskReading>;
-}
-
 /**
- * The read routes the page adds to the control API (docs/service.md): `GET /graph/layout`,
- * `GET /requests`, `GET /tasks/:id/outcome` and `GET /tasks/:id/story`. Answers and returns true
- * when the request is one of them.
+ * The read routes the page adds to the control API's table (docs/service.md): `GET /graph/layout`,
+ * `GET /requests`, `GET /tasks/:id/outcome` and `GET /tasks/:id/story`.
  */
-export async function pageRoute(c: PageRouteContext): Promise<boolean> {
-  const [first, second, third] = c.parts;
-  if (c.parts.length === 2 && first === 'graph' && second === 'layout') {
-    c.only('GET');
-    sendJson(c.res, 200, await graphLayout());
-    return true;
-  }
-  if (c.parts.length === 1 && first === 'requests') {
-    c.only('GET');
-    sendJson(c.res, 200, await pendingRequests(c.sup));
-    return true;
-  }
-  if (c.parts.length === 3 && first === 'tasks' && (third === 'outcome' || third === 'story')) {
-    c.only('GET');
-    const id = c.taskId(second!);
-    const reading = await c.requireTask(id);
-    sendJson(c.res, 200, third === 'outcome' ? await taskOutcome(c.sup, id, reading) : storyOf(id, reading));
-    return true;
-  }
-  return false;
+export function pageRoutes(sup: Supervisor): AnyRoute[] {
+  return [
+    route({
+      method: 'GET',
+      pattern: '/graph/layout',
+      handle: async ({ res }) => sendJson(res, 200, await graphLayout()),
+    }),
+    route({
+      method: 'GET',
+      pattern: '/requests',
+      handle: async ({ res }) => sendJson(res, 200, await pendingRequests(sup)),
+    }),
+    route({
+      method: 'GET',
+      pattern: '/tasks/:id/outcome',
+      handle: async ({ res, params: { id } }) =>
+        sendJson(res, 200, await taskOutcome(sup, id, await requireTask(sup, id))),
+    }),
+    route({
+      method: 'GET',
+      pattern: '/tasks/:id/story',
+      handle: async ({ res, params: { id } }) => sendJson(res, 200, storyOf(id, await requireTask(sup, id))),
+    }),
+  ];
 }
