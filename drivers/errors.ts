@@ -24,7 +24,11 @@ export const DRIVER_ERROR_CODES: Readonly<Record<DriverErrorCode, { retryable: b
  * so the README's table has one source.
  */
 export const DRIVER_FAILURE_CODES = {
-  timeout: { retryable: true, meaning: 'the run exceeded input.timeoutMs; its process group was stopped' },
+  timeout: {
+    retryable: true,
+    meaning:
+      'the run exceeded input.timeoutMs, or input.heartbeatMs passed without progress from the agent; its process group was stopped',
+  },
   aborted: {
     retryable: false,
     meaning: "the caller's AbortSignal fired (or the pool closed); the process group was stopped",
@@ -66,8 +70,15 @@ export const POOL_FAILURE_CODES = {
 } as const;
 export type PoolFailureCode = keyof typeof POOL_FAILURE_CODES;
 
+/** Codes every driver gives a run its limits ended (drivers/run-deadline.ts), beside its own `<driver>_timeout`. */
+export const RUN_LIMIT_CODES = {
+  heartbeat_timeout:
+    'input.heartbeatMs passed without progress from the agent (an output line, a protocol message); the run was stopped like one past its deadline',
+} as const;
+export type RunLimitCode = keyof typeof RUN_LIMIT_CODES;
+
 /** Every specific code a failed `DriverResult` can carry beside its `kind`. */
-export type DriverFailureCode = PoolFailureCode | AcpFailureCode | CodexFailureCode | CommandFailureCode;
+export type DriverFailureCode = PoolFailureCode | RunLimitCode | AcpFailureCode | CodexFailureCode | CommandFailureCode;
 
 /** Base class for errors thrown by the pool's API; `code` is stable, `retryable` tells callers whether to try again. */
 export class DriverError extends CodedError<DriverErrorCode> {

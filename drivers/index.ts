@@ -48,10 +48,22 @@ export {
   DRIVER_ERROR_CODES,
   DRIVER_FAILURE_CODES,
   POOL_FAILURE_CODES,
+  RUN_LIMIT_CODES,
   type DriverErrorCode,
   type DriverFailureCode,
   type PoolFailureCode,
+  type RunLimitCode,
 } from './errors.js';
+export {
+  RUN_GUARD_MARGIN_MS,
+  driverBoundMs,
+  watchdogBoundMs,
+  harnessJobTimeoutMs,
+  startRunLimits,
+  type RunBounds,
+  type RunLimit,
+  type RunLimits,
+} from './run-deadline.js';
 export { driverFailure, invalidInputFailure, type DriverFailure } from './failures.js';
 export { createWorkerHandler, defaultDriverLoaders, type DriverFn, type DriverLoaders } from './worker.js';
 export {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Clock } from './clock.js';
+import { RUN_GUARD_MARGIN_MS } from './run-deadline.js';
 import type { DriverKind } from './receipt.js';
 import type { KindSupervision } from './restart-intensity.js';
 
@@ -39,7 +40,8 @@ export const DriverPoolOptions = z.object({
   backoff: z.object({ initialMs: nonNegativeInt, maxMs: nonNegativeInt }).optional(),
   /**
    * Slack after `timeoutMs + graceMs` (or after an abort's `graceMs`) before a worker that has not
-   * returned is terminated and its process groups killed. Default 10 000.
+   * returned is terminated and its process groups killed. Default `RUN_GUARD_MARGIN_MS` (10 000),
+   * the margin every guard outside a driver keeps (drivers/run-deadline.ts).
    */
   watchdogMs: nonNegativeInt.optional(),
   /** V8 limits per worker thread (an out-of-memory worker fails only its run). */
@@ -70,7 +72,7 @@ export const POOL_DEFAULTS = {
   idleTimeoutMs: 30_000,
   intensity: { maxRestarts: 3, withinMs: 60_000 },
   backoff: { initialMs: 250, maxMs: 10_000 },
-  watchdogMs: 10_000,
+  watchdogMs: RUN_GUARD_MARGIN_MS,
 } as const;
 
 /** A snapshot of the pool for health checks and tests. */

@@ -10,6 +10,7 @@ import { DriverPoolOptions, POOL_DEFAULTS, type DriverPoolEvent, type DriverPool
 import { DriverKind, DriverResult, DriverRunInput, type DriverRunInputIn } from './receipt.js';
 import { publishProviderSpawn, type ProviderSpawn } from './provider-spawn.js';
 import { RestartIntensity } from './restart-intensity.js';
+import { watchdogBoundMs } from './run-deadline.js';
 import { WorkerMessage, type ParentMessage, type TaskEnvelope } from './worker-protocol.js';
 
 /** Per-run options of `DriverPool.run`. */
@@ -138,7 +139,8 @@ export function createDriverPool(options: DriverPoolOptions = {}): DriverPool {
       if (m.type === 'started') {
         threadId = m.threadId;
         emit({ type: 'run_started', ...base, threadId });
-        arm(stop.aborted ? input.graceMs + watchdogMs : input.timeoutMs + input.graceMs + watchdogMs);
+        // Aborted already: the driver stops at once, so only the grace counts, not the deadline.
+        arm(stop.aborted ? input.graceMs + watchdogMs : watchdogBoundMs(input, watchdogMs));
       } else if (m.type === 'child') {
         children.set(m.pid, { pid: m.pid, startTicks: m.startTicks, exited: false });
         emit({ type: 'child_spawned', ...base, pid: m.pid });

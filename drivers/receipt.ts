@@ -67,7 +67,14 @@ export const DriverRunInput = z.object({
   /** Runtime job this run belongs to, when the Runtime dispatched it. */
   jobId: z.string().optional(),
   model: z.string().optional(),
+  /** The run's one deadline: its driver stops the provider this long after the run starts (drivers/run-deadline.ts). */
   timeoutMs: z.number().int().positive(),
+  /**
+   * When set, the driver also stops the provider once this long passes without progress from the
+   * agent (any output line or protocol message; failure code `heartbeat_timeout`). Absent: no
+   * heartbeat, only the deadline.
+   */
+  heartbeatMs: z.number().int().positive().optional(),
   /** Grace after a polite stop (`turn/interrupt`, `session/cancel`) before the process tree is killed. */
   graceMs: z.number().int().nonnegative().default(2_000),
   /** Workspace-relative names of the artifacts to look for when the run ends. */
@@ -117,7 +124,7 @@ export type ArtifactFound = z.infer<typeof ArtifactFound>;
  * `usage` is kept exactly as the protocol reported it (shape differs per protocol).
  * `stopReason` is the provider's own (`completed`, `interrupted`, `failed` for Codex turns;
  * `end_turn`, `cancelled`, `max_tokens`, … for ACP) or one set by the driver:
- * `timeout`, `aborted`, `process_exited`, `protocol_error`, `spawn_failed`, `driver_crashed`.
+ * `timeout`, `heartbeat_timeout`, `aborted`, `process_exited`, `protocol_error`, `spawn_failed`, `driver_crashed`.
  */
 export const HarnessRunReceipt = z.object({
   driver: DriverKind,

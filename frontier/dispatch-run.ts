@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { DriverRunInput } from '../drivers/receipt.js';
+import { harnessJobTimeoutMs } from '../drivers/index.js';
 import { type TaskHandle, HostError, contextOf, assignedStage } from '../kernel/index.js';
 import { DEFAULT_APPROVALS, runApprovals } from './harness-config.js';
 import { clientRequestId, type FrontierDeps } from './work-options.js';
@@ -51,7 +52,9 @@ export async function dispatchRun(deps: FrontierDeps, task: TaskHandle): Promise
     cwd: workspace,
     prompt,
     contextDigest: context.contextDigest!,
+    // The run's one deadline: the driver keeps it; the pool's watchdog and the job's timeout derive from it.
     timeoutMs: harness.timeoutMs ?? 600_000,
+    ...(harness.heartbeatMs !== undefined ? { heartbeatMs: harness.heartbeatMs } : {}),
     graceMs: 2_000,
     expectedArtifacts: deps.stageArtifacts(task),
     maxArtifactBytes: deps.options.maxArtifactBytes ?? 1 << 20,
@@ -77,7 +80,7 @@ export async function dispatchRun(deps: FrontierDeps, task: TaskHandle): Promise
         clientRequestId: requestId,
         workspace,
         run: { kind: 'harness', input },
-        timeoutMs: input.timeoutMs + input.graceMs + 5_000,
+        timeoutMs: harnessJobTimeoutMs(input),
       })
     ).jobId;
   } catch (error) {

@@ -64,6 +64,11 @@ export const HarnessConfig = strictObject({
     .positive()
     .max(7 * 24 * 3600 * 1000)
     .optional(),
+  /**
+   * When set, a run is also ended (`heartbeat_timeout`) once this long passes without progress from
+   * the agent: an output line (command), a protocol message (ACP, Codex). Absent: only `timeoutMs`.
+   */
+  heartbeatMs: z.number().int().positive().optional(),
   approvals: ApprovalPolicy.optional(),
   /**
    * ACP only: offer the agent the client's file system (`fs/read_text_file`, `fs/write_text_file`,

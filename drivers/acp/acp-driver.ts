@@ -8,6 +8,8 @@ import { PermissionLog } from '../permission-route.js';
 import { acpPermissionAsk, pickPermission } from './permission.js';
 import { WireLedger, type WireObserver } from './wire-ledger.js';
 import { within } from './within.js';
+import { startRunLimits } from '../run-deadline.js';
+import type { RunLimitCode } from '../errors.js';
 import { readWorkspaceText, writeWorkspaceText, type FsRefusal } from './workspace-fs.js';
 
 /** In-process extras that do not cross the pool boundary (the pool calls `runAcp(input, signal)`). */
@@ -19,7 +21,8 @@ export interface AcpRunOptions {
 const CLIENT_INFO = { name: 'ordivon-host', version: '0.1.0' };
 
 type Settled = { tag: 'answered' } | { tag: 'failed'; error: unknown; stage: string };
-type First = Settled | { tag: 'stopped'; reason: 'timeout' | 'aborted' } | { tag: 'exited' };
+type StopCause = 'timeout' | 'heartbeat' | 'aborted';
+type First = Settled | { tag: 'stopped'; reason: StopCause } | { tag: 'exited' };
 
 /**
  * Runs one ACP turn: `initialize` → `session/new` → `session/prompt`, serving confined
@@ -68,7 +71,12 @@ async function drive(
   options: AcpRunOptions,
   startedAt: Date,
 ): Promise<DriverResult> {
-  const ledger = new WireLedger(options.onWire);
+  // Every line from the agent is progress for the heartbeat; the limits start in converse().
+  const heartbeat = { progress: (): void => undefined };
+  const ledger = new WireLedger((direction, message, line) => {
+    if (direction === 'agent_to_client') heartbeat.progress();
+    options.onWire?.(direction, message, line);
+  });
   const started = await AgentProcess.start(
     run.command,
     run.args,
@@ -77,7 +85,7 @@ async function drive(
   );
   if (!started.ok) return driverFailure('spawn_failed', 'acp_spawn_failed', started.detail);
   try {
-    return await converse(run, signal, started.process, ledger, startedAt);
+    return await converse(run, signal, started.process, ledger, startedAt, heartbeat);
   } finally {
     // Only does something when converse() threw: every normal path has already ended the group.
     started.process.killGroup();
@@ -90,19 +98,19 @@ async function converse(
   agentProcess: AgentProcess,
   ledger: WireLedger,
   startedAt: Date,
+  heartbeat: { progress: () => void },
 ): Promise<DriverResult> {
   const fsRefusals: FsRefusal[] = [];
 
   const stop = new AbortController();
-  const timer = setTimeout(() => stop.abort('timeout'), run.timeoutMs);
+  const limits = startRunLimits(run, (limit) => stop.abort(limit));
+  heartbeat.progress = limits.progress;
   const onAbort = () => stop.abort('aborted');
   signal.addEventListener('abort', onAbort, { once: true });
   const stopped = new Promise<First>((resolve) =>
-    stop.signal.addEventListener(
-      'abort',
-      () => resolve({ tag: 'stopped', reason: stop.signal.reason as 'timeout' | 'aborted' }),
-      { once: true },
-    ),
+    stop.signal.addEventListener('abort', () => resolve({ tag: 'stopped', reason: stop.signal.reason as StopCause }), {
+      once: true,
+    }),
   );
 
   let cancelling = false;
@@ -176,11 +184,11 @@ async function converse(
     return { tag: 'exited' };
   });
   const first: First = await Promise.race([conversation, stopped, exitedThenGrace]);
-  clearTimeout(timer);
+  limits.clear();
   signal.removeEventListener('abort', onAbort);
 
   let stopReason: string;
-  let failure: { kind: DriverFailureKind; code: AcpFailureCode; detail: string } | undefined;
+  let failure: { kind: DriverFailureKind; code: AcpFailureCode | RunLimitCode; detail: string } | undefined;
   let shutdown: ShutdownReport;
   if (first.tag === 'stopped') {
     cancelling = true;
@@ -192,14 +200,23 @@ async function converse(
     }
     const polite = ledger.promptAnswered;
     shutdown = await agentProcess.shutdown(run.graceMs, polite);
-    stopReason = ledger.stopReason ?? first.reason;
-    const what = first.reason === 'timeout' ? `no answer within ${run.timeoutMs} ms` : 'the run was aborted';
+    stopReason = ledger.stopReason ?? (first.reason === 'heartbeat' ? 'heartbeat_timeout' : first.reason);
+    const what =
+      first.reason === 'timeout'
+        ? `no answer within ${run.timeoutMs} ms`
+        : first.reason === 'heartbeat'
+          ? `no message from the agent for ${run.heartbeatMs} ms`
+          : 'the run was aborted';
     const cancel = !inTurn
       ? 'no turn was in flight, so no session/cancel was sent'
       : polite
         ? `session/cancel sent; the agent answered '${ledger.stopReason}'`
         : `session/cancel sent; no answer within ${run.graceMs} ms`;
-    failure = { kind: first.reason, code: `acp_${first.reason}`, detail: `${what}; ${cancel}; ${describe(shutdown)}` };
+    const detail = `${what}; ${cancel}; ${describe(shutdown)}`;
+    failure =
+      first.reason === 'heartbeat'
+        ? { kind: 'timeout', code: 'heartbeat_timeout', detail }
+        : { kind: first.reason, code: `acp_${first.reason}`, detail };
   } else if (first.tag === 'answered' || ledger.promptAnswered) {
     // Answered (the ledger also covers an answer the SDK rejected but the raw stream carried).
     shutdown = await agentProcess.shutdown(run.graceMs, true);

@@ -11,6 +11,7 @@ import { CodexTally, type TurnEnd } from './codex-tally.js';
 import { InitializeResult, ThreadStartResult, TurnStartResult } from './codex-wire.js';
 import { CODEX_SERVER_OVERLOADED, type CodexFailureCode } from './errors.js';
 import { turnFailureRetryable } from './turn-failure.js';
+import { startRunLimits, type RunLimits } from '../run-deadline.js';
 
 export type CodexApprovalPolicy = 'untrusted' | 'on-request' | 'never';
 export type CodexSandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access';
@@ -38,7 +39,7 @@ const CLIENT_INFO = { name: 'ordivon', title: 'Ordivon Host', version: '0.1.0' }
 
 type Outcome =
   | { kind: 'turn'; end: TurnEnd }
-  | { kind: 'stop'; reason: 'timeout' | 'aborted' }
+  | { kind: 'stop'; reason: 'timeout' | 'heartbeat' | 'aborted' }
   | { kind: 'exited' }
   | { kind: 'protocol'; code: CodexFailureCode; detail: string; retryable: boolean };
 
@@ -92,6 +93,7 @@ export async function runCodex(
   }
   const proc = started.process;
   options.onSpawn?.(proc.pid);
+  let limits: RunLimits | undefined;
   let fatal!: (outcome: Outcome) => void;
   const fatalOutcome = new Promise<Outcome>((resolve) => (fatal = resolve));
   const maxMalformed = options.maxMalformedLines ?? 64;
@@ -112,16 +114,20 @@ export async function runCodex(
         });
       }
     },
-    onWire: options.onWire,
+    // Every line from the app-server is progress for the heartbeat.
+    onWire: (direction, line) => {
+      if (direction === 'in') limits?.progress();
+      options.onWire?.(direction, line);
+    },
   });
   const stopAt = new AbortController();
   const stopped = new Promise<Outcome>((resolve) => {
-    const timer = setTimeout(() => resolve({ kind: 'stop', reason: 'timeout' }), input.timeoutMs);
+    limits = startRunLimits(input, (reason) => resolve({ kind: 'stop', reason }));
     const onAbort = () => resolve({ kind: 'stop', reason: 'aborted' });
     signal.addEventListener('abort', onAbort, { once: true });
     if (signal.aborted) onAbort(); // fired while the process was starting
     stopAt.signal.addEventListener('abort', () => {
-      clearTimeout(timer);
+      limits?.clear();
       signal.removeEventListener('abort', onAbort);
     });
   });
@@ -229,10 +235,14 @@ async function conclude(
     case 'stop': {
       const acknowledged = tally.turnEnd === undefined ? 'turn not acknowledged' : `turn ${tally.turnEnd.status}`;
       const why =
-        outcome.reason === 'timeout' ? `no turn/completed within ${input.timeoutMs} ms` : 'the AbortSignal fired';
+        outcome.reason === 'timeout'
+          ? `no turn/completed within ${input.timeoutMs} ms`
+          : outcome.reason === 'heartbeat'
+            ? `no line from the app-server for ${input.heartbeatMs} ms`
+            : 'the AbortSignal fired';
       return driverFailure(
-        outcome.reason,
-        `codex_${outcome.reason}`,
+        outcome.reason === 'heartbeat' ? 'timeout' : outcome.reason,
+        outcome.reason === 'heartbeat' ? 'heartbeat_timeout' : `codex_${outcome.reason}`,
         `${why}; ${acknowledged}; stopped with ${down.forced ?? 'end of input'}${leftovers}`,
         { receipt },
       );
@@ -258,7 +268,7 @@ async function conclude(
 }
 
 function stopReasonOf(outcome: Exclude<Outcome, { kind: 'turn' }>): string {
-  if (outcome.kind === 'stop') return outcome.reason;
+  if (outcome.kind === 'stop') return outcome.reason === 'heartbeat' ? 'heartbeat_timeout' : outcome.reason;
   if (outcome.kind === 'exited') return 'process_exited';
   return outcome.code === 'codex_driver_crashed' ? 'driver_crashed' : 'protocol_error';
 }

@@ -4,6 +4,7 @@ import { LEFTOVER_POLL_MS, groupLeader, spawnGroup, stopGroup, type GroupStop } 
 import { collectArtifacts } from '../artifacts.js';
 import { describeThrown, driverFailure } from '../failures.js';
 import type { DriverResult, DriverRunInput, HarnessRunReceipt } from '../receipt.js';
+import { startRunLimits } from '../run-deadline.js';
 import { OutputTail } from './output-tail.js';
 
 /** Bytes of stdout kept (a tail) whatever the child prints. */
@@ -15,7 +16,7 @@ export const FINAL_TEXT_MAX_CHARS = 4096;
 /** Env entry that names the provider in the receipt instead of the command's basename. */
 export const PROVIDER_NAME_ENV = 'ORDIVON_PROVIDER_NAME';
 
-type EndReason = 'exited' | 'timeout' | 'aborted';
+type EndReason = 'exited' | 'timeout' | 'heartbeat' | 'aborted';
 
 /** Bound on waiting for a SIGKILLed group to stop running. */
 const KILL_WAIT_MS = 2_000;
@@ -26,9 +27,10 @@ const KILL_WAIT_MS = 2_000;
  *
  * Failure semantics: resolves, never rejects. The child ending by itself (any exit code or
  * signal) is `ok: true` with stop reason `exited` — an exit code is evidence for the Host, not a
- * verdict. `input.timeoutMs` elapsing or `signal` firing stops the whole group (SIGTERM, then
- * SIGKILL after `input.graceMs`) and yields `timeout` / `aborted` (code `command_timeout` /
- * `command_aborted`) with the receipt observed so far. A process that cannot be started yields
+ * verdict. `input.timeoutMs` elapsing, `input.heartbeatMs` passing without a byte on stdout or
+ * stderr (the child's progress), or `signal` firing stops the whole group (SIGTERM, then SIGKILL
+ * after `input.graceMs`) and yields `timeout` / `timeout` / `aborted` (code `command_timeout` /
+ * `heartbeat_timeout` / `command_aborted`) with the receipt observed so far. A process that cannot be started yields
  * `spawn_failed` (`command_spawn_failed`). Group members left behind by a child
  * that exited are stopped the same way before this resolves.
  *
@@ -79,8 +81,15 @@ export async function runCommand(input: DriverRunInput, signal: AbortSignal): Pr
   // Read before the child can be reaped: the stop below signals this group only while it is still its.
   const leader = groupLeader(pid);
   // spawnGroup pipes all three streams; the optional chaining only satisfies execa's wide type.
-  child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
-  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+  // Any byte the child writes is progress for the heartbeat (the limits start below, before any can arrive).
+  child.stdout?.on('data', (chunk: Buffer) => {
+    limits.progress();
+    stdout.push(chunk);
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    limits.progress();
+    stderr.push(chunk);
+  });
   // A child that never reads stdin closes the pipe under us (EPIPE): that is its right.
   child.stdin?.on('error', () => undefined);
   child.stdin?.end(input.prompt);
@@ -101,14 +110,14 @@ export async function runCommand(input: DriverRunInput, signal: AbortSignal): Pr
       pollMs: LEFTOVER_POLL_MS,
     }).then((report) => report.stop);
   };
-  const timer = setTimeout(() => end('timeout'), input.timeoutMs);
+  const limits = startRunLimits(input, (limit) => end(limit));
   const onAbort = (): void => end('aborted');
   signal.addEventListener('abort', onAbort, { once: true });
   // The leader exiting ends the run; members it left behind (holding our pipes or not) are stopped.
   child.once('exit', () => end('exited'));
 
   const result = await child;
-  clearTimeout(timer);
+  limits.clear();
   signal.removeEventListener('abort', onAbort);
   const stop = await (stopping ?? Promise.resolve<GroupStop>('gone'));
 
@@ -128,13 +137,13 @@ export async function runCommand(input: DriverRunInput, signal: AbortSignal): Pr
   const what =
     reason === 'timeout'
       ? `${input.command} did not exit within ${input.timeoutMs} ms`
-      : `${input.command} was aborted${signal.reason !== undefined ? ` (${describeThrown(signal.reason)})` : ''}`;
-  return driverFailure(
-    reason,
-    `command_${reason}`,
-    `${what}; process group ${pid} stopped (${how})${stderrTail !== undefined ? `; stderr: ${stderrTail}` : ''}`,
-    { receipt: receipt(reason, exit) },
-  );
+      : reason === 'heartbeat'
+        ? `${input.command} printed nothing for ${input.heartbeatMs} ms`
+        : `${input.command} was aborted${signal.reason !== undefined ? ` (${describeThrown(signal.reason)})` : ''}`;
+  const detail = `${what}; process group ${pid} stopped (${how})${stderrTail !== undefined ? `; stderr: ${stderrTail}` : ''}`;
+  if (reason === 'heartbeat')
+    return driverFailure('timeout', 'heartbeat_timeout', detail, { receipt: receipt('heartbeat_timeout', exit) });
+  return driverFailure(reason, `command_${reason}`, detail, { receipt: receipt(reason, exit) });
 }
 
 function buildReceipt(

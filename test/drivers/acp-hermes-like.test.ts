@@ -216,6 +216,23 @@ describe('acp driver against the scripted Hermes-like agent', () => {
     });
   }
 
+  it('ends a turn whose agent falls silent with heartbeat_timeout, far before its deadline', async () => {
+    const c = newCase();
+    const result = await run(
+      c,
+      { onCancel: 'ignore', steps: [{ do: 'message', text: 'working' }, { do: 'hang' }] },
+      { timeoutMs: 600_000, heartbeatMs: 1_500, graceMs: 300 },
+    );
+    assert.ok(!result.ok);
+    assert.equal(result.kind, 'timeout');
+    assert.equal(result.code, 'heartbeat_timeout');
+    assert.match(result.detail, /^no message from the agent for 1500 ms; session\/cancel sent/);
+    const receipt = receiptOf(result);
+    assert.equal(receipt.stopReason, 'heartbeat_timeout');
+    assert.equal(receipt.counts.messages, 1);
+    assertGroupGone(agentPid(c));
+  });
+
   it('aborts a running turn through the AbortSignal: session/cancel, then aborted with the receipt', async () => {
     const c = newCase();
     const controller = new AbortController();

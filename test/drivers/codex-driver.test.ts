@@ -194,6 +194,20 @@ describe('codex driver against the real codex app-server', () => {
     assertTreeGone(r);
   });
 
+  it('ends a turn whose app-server falls silent with heartbeat_timeout, far before its deadline', async (t) => {
+    const r = await rig(t, [{ type: 'hang' }]);
+    const result = await runCodex(
+      { ...r.input, timeoutMs: 600_000, heartbeatMs: 1_500 },
+      new AbortController().signal,
+      r.options,
+    );
+    assert.equal(result.ok === false && result.kind, 'timeout');
+    assert.equal(result.ok === false && result.code, 'heartbeat_timeout');
+    assert.match(result.ok === false ? result.detail : '', /^no line from the app-server for 1500 ms; /);
+    assert.equal(result.receipt?.stopReason, 'heartbeat_timeout');
+    assertTreeGone(r);
+  });
+
   it('times out a stuck turn: sends turn/interrupt, then leaves no process behind', async (t) => {
     const r = await rig(t, [{ type: 'shell', command: 'sleep 300', yieldTimeMs: 250 }, { type: 'hang' }]);
     const running = runCodex({ ...r.input, timeoutMs: 5_000 }, new AbortController().signal, r.options);

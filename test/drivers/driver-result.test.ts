@@ -10,6 +10,7 @@ import {
   DriverError,
   DriverResult,
   POOL_FAILURE_CODES,
+  RUN_LIMIT_CODES,
   driverFailure,
 } from '../../drivers/index.js';
 import { DOCUMENTED_CODES } from '../reliability/documented-codes.js';
@@ -50,6 +51,7 @@ describe('a failed DriverResult as data', () => {
       ...Object.keys(DRIVER_FAILURE_CODES),
       ...Object.keys(DRIVER_ERROR_CODES),
       ...Object.keys(POOL_FAILURE_CODES),
+      ...Object.keys(RUN_LIMIT_CODES),
       ...Object.keys(COMMAND_FAILURE_CODES),
       ...Object.keys(CODEX_FAILURE_CODES),
       ...ACP_FAILURE_CODES,
