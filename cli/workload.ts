@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { TaskSpec } from '../objects/index.js';
 
 /** Root of the frozen workloads shipped with the package (source tree, not dist/). */
-const WORKLOADS = fileURLToPath(new URL('../../workloads', import.meta.url));
+const WORKLOADS = fileURLToPath(new URL('../../workloads/', import.meta.url));
 
 export interface Workload {
   name: string;

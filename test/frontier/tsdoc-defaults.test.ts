@@ -17,7 +17,7 @@ function docOf(file: string, member: string): string {
 
 describe('TSDoc says the defaults the code has', () => {
   it('HostOptions.approvals names DEFAULT_APPROVALS as its default', () => {
-    const doc = docOf('dist/frontier/host.d.ts', 'approvals?:');
+    const doc = docOf('dist/host/host.d.ts', 'approvals?:');
     assert.match(doc, new RegExp(`default \`${DEFAULT_APPROVALS}\``));
     for (const other of ['accept', 'decline', 'route'].filter((p) => p !== DEFAULT_APPROVALS))
       assert.doesNotMatch(doc, new RegExp(`default \`${other}\``));
