@@ -1,5 +1,11 @@
 import { createActor, fromPromise, initialTransition, waitFor as waitForSnapshot, type Actor } from 'xstate';
-import { supervisorMachine, taskMachine, type BootSummary, type SupervisorFailure } from '../machines/index.js';
+import {
+  supervisorMachine,
+  taskMachine,
+  type BootSummary,
+  type SupervisorFailure,
+  type TaskStateName,
+} from '../machines/index.js';
 import { resolveStateRoot, type EventRecord, type EventStore } from '../store/index.js';
 import type { CheckpointStats } from './checkpoint-scheduler.js';
 import type { PgHistory } from '../store/postgres/index.js';
@@ -277,7 +283,11 @@ export class Supervisor {
    * Resolves with the state once the Task reaches one of `states`; rejects if it reaches one of
    * `failOn` first, or the supervisor stops. Listens to commits; never polls.
    */
-  waitFor(taskId: string, states: string[], failOn: string[] = ['cancelled', 'blocked']): Promise<string> {
+  waitFor(
+    taskId: string,
+    states: string[],
+    failOn: string[] = ['cancelled', 'blocked'] satisfies TaskStateName[],
+  ): Promise<string> {
     return waitForState(this, taskId, states, failOn);
   }
 

@@ -42,9 +42,13 @@ export {
   classifyTransition,
   FINAL_TASK_STATES,
   RESTING_TASK_STATES,
+  TASK_STATE_NAMES,
+  isTaskState,
+  type TaskStateName,
   type FrontierWork,
   type Disposition,
 } from './task-frontier.js';
+export type { TaskTag } from './task-tags.js';
 export {
   supervisorMachine,
   type BootSummary,

@@ -32,5 +32,13 @@ export {
   type TaskEventType,
   type ExternalEventType,
 } from './task-events.js';
-export { taskFrontier, stateName, type FrontierWork } from './task-frontier.js';
+export {
+  taskFrontier,
+  stateName,
+  isTaskState,
+  TASK_STATE_NAMES,
+  type TaskStateName,
+  type FrontierWork,
+} from './task-frontier.js';
+export type { TaskTag } from './task-tags.js';
 export { taskGraph, type TaskGraph, type GraphState, type GraphTransition } from './task-graph.js';

@@ -1,24 +1,20 @@
-import type { StateValue } from 'xstate';
+import type { AnyStateNode, StateValue } from 'xstate';
+import { taskMachine, type TaskSnapshot } from './task-machine.js';
+import { workOfTag, type FrontierWork } from './task-tags.js';
+
+export type { FrontierWork } from './task-tags.js';
 
 /**
- * What the Host must do next for a Task in a given state. Derived from the state alone, so
- * recovery resumes pending work idempotently instead of replaying effects.
+ * A leaf state of the Task statechart by its dotted name (`assigned.ready`, `waiting`), derived
+ * from the machine's own definition: a state renamed there fails to compile wherever its old name
+ * is written as a `TaskStateName`. Two levels, as deep as the machine is; a deeper state would be
+ * missing here, which test/machines/task-state-names.test.ts would report.
  */
-export type FrontierWork =
-  | 'compile_context' // assigned.compiling: compile and commit the Context before the provider runs
-  | 'dispatch' // assigned.ready: persist the intent, then call the Runtime
-  | 'confirm_dispatch' // assigned.dispatching: intent durable, response not yet recorded; look the job up
-  | 'reconcile' // assigned.unknown: find the job by its exact clientRequestId
-  | 'observe_run' // assigned.running: observe the job to terminal
-  | 'evaluate' // evaluating: validate the run's artifacts, propose completion or settle
-  | 'verify' // verifying: run independent acceptance verification
-  | 'act' // acting: perform the admitted decision's candidate action
-  | 'rerun' // stale: the Context moved under the Assignment; commit the next generation for the same stage
-  | 'confirm_effect' // effecting: intent durable, answer not recorded; the Effect is unknown
-  | 'reconcile_effect' // effect_unknown.checking: look the Effect up by its exact request id
-  | 'escalate_effect' // effect_unknown.escalating: nothing found; open a DecisionRequest for an operator
-  | 'escalate_authority' // authorizing.escalating: ask a person about a candidate whose authority is not trusted
-  | 'none'; // open, waiting, effect_unknown.held, authorizing.held, blocked, completed, cancelled: nothing until an event arrives
+export type TaskStateName = TaskSnapshot['value'] extends infer V
+  ? V extends string
+    ? V
+    : { [K in keyof V & string]: `${K}.${V[K] & string}` }[keyof V & string]
+  : never;
 
 /** Dotted name of a Task state value, e.g. `assigned.ready`. */
 export function stateName(value: StateValue): string {
@@ -27,24 +23,37 @@ export function stateName(value: StateValue): string {
   return child === undefined ? key : `${key}.${stateName(child as StateValue)}`;
 }
 
-const FRONTIER: Record<string, FrontierWork> = {
-  'assigned.compiling': 'compile_context',
-  'assigned.ready': 'dispatch',
-  'assigned.dispatching': 'confirm_dispatch',
-  'assigned.unknown': 'reconcile',
-  'assigned.running': 'observe_run',
-  evaluating: 'evaluate',
-  verifying: 'verify',
-  acting: 'act',
-  stale: 'rerun',
-  effecting: 'confirm_effect',
-  'effect_unknown.checking': 'reconcile_effect',
-  'effect_unknown.escalating': 'escalate_effect',
-  'authorizing.escalating': 'escalate_authority',
-};
+/** A leaf state node as the Host reads it: its name, its own and its ancestors' tags, whether it is final. */
+interface Leaf {
+  name: TaskStateName;
+  tags: readonly string[];
+  final: boolean;
+}
 
+// Read once from the state nodes, where the tags are written: the machine is the only table.
+function leavesOf(node: AnyStateNode, inherited: readonly string[]): Leaf[] {
+  const tags = [...inherited, ...node.tags];
+  const children = Object.values(node.states);
+  if (children.length === 0)
+    return [{ name: node.path.join('.') as TaskStateName, tags, final: node.type === 'final' }];
+  return children.flatMap((child) => leavesOf(child, tags));
+}
+
+const LEAVES = leavesOf(taskMachine.root, []);
+
+/** Every leaf state of the Task statechart, in definition order. */
+export const TASK_STATE_NAMES: readonly TaskStateName[] = LEAVES.map((leaf) => leaf.name);
+
+const FRONTIER: ReadonlyMap<string, FrontierWork> = new Map(
+  LEAVES.flatMap((leaf) => {
+    const work = leaf.tags.map(workOfTag).find((w) => w !== undefined);
+    return work ? [[leaf.name, work] as const] : [];
+  }),
+);
+
+/** The frontier work a state value's `work:` tag names; `none` for a state without one. */
 export function taskFrontier(value: StateValue): FrontierWork {
-  return FRONTIER[stateName(value)] ?? 'none';
+  return FRONTIER.get(stateName(value)) ?? 'none';
 }
 
 /** The state name and frontier of a Task's (persisted) snapshot: a finished actor has no work left. */
@@ -57,22 +66,25 @@ export function snapshotView(snapshot: { value?: unknown; status?: unknown }): {
 }
 
 /**
- * States with no frontier work: the Task does nothing until an event arrives (a new Assignment,
- * an answer, a cancellation) or never again. What a caller waits for when it waits for a Task to
- * come to rest.
+ * Whether `state` (a dotted name, as `stateName` gives it) is one of `names`. The names are
+ * typed: a state renamed in the machine fails to compile here, where a string comparison would
+ * silently never match.
  */
-export const RESTING_TASK_STATES: readonly string[] = [
-  'open',
-  'waiting',
-  'effect_unknown.held',
-  'authorizing.held',
-  'blocked',
-  'completed',
-  'cancelled',
-];
+export function isTaskState(state: string, ...names: readonly TaskStateName[]): boolean {
+  return (names as readonly string[]).includes(state);
+}
 
-/** States in which a Task takes no further events. */
-export const FINAL_TASK_STATES: readonly string[] = ['completed', 'cancelled'];
+/**
+ * States with no frontier work, tagged `resting`: the Task does nothing until an event arrives
+ * (a new Assignment, an answer, a cancellation) or never again. What a caller waits for when it
+ * waits for a Task to come to rest.
+ */
+export const RESTING_TASK_STATES: readonly TaskStateName[] = LEAVES.filter((leaf) => leaf.tags.includes('resting')).map(
+  (leaf) => leaf.name,
+);
+
+/** States in which a Task takes no further events: the statechart's final states. */
+export const FINAL_TASK_STATES: readonly TaskStateName[] = LEAVES.filter((leaf) => leaf.final).map((leaf) => leaf.name);
 
 /** How the statechart took an event: admitted, or retained with the rejection it recorded. */
 export type Disposition = { admitted: true } | { admitted: false; code: string };

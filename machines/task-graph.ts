@@ -1,4 +1,5 @@
 import type { AnyStateNode } from 'xstate';
+import { guardShape } from './task-guards.js';
 import { TASK_MACHINE_VERSION, taskMachine } from './task-machine.js';
 
 /** One state of the statechart, named by its dotted path (`assigned.ready`); the root is `''`. */
@@ -34,23 +35,26 @@ export interface TaskGraph {
 
 const pathOf = (node: AnyStateNode): string => node.path.join('.');
 
-/** Renders an XState guard (a name, or an `and`/`or`/`not` combinator of guards) as text. */
+/**
+ * Renders a guard as text: a name, or an `and`/`or`/`not` of guards built with task-guards.ts'
+ * combinators, whose operands they remember (`guardShape`). Any other function guard is shown by
+ * its function name.
+ */
 function describeGuard(guard: unknown): string | undefined {
   if (guard === undefined || guard === null) return undefined;
   if (typeof guard === 'string') return guard;
   if (typeof guard === 'object' && 'type' in guard && typeof guard.type === 'string') return guard.type;
-  if (typeof guard === 'function') {
-    const g = guard as { guards?: unknown[]; check?: { name?: string } };
-    const kind = g.check?.name ?? '';
+  const shape = guardShape(guard);
+  if (shape) {
     // An `or` inside an `and` (or a `not`) is parenthesised, so the label reads as the guard does.
-    const parts = (g.guards ?? []).map((x) => {
+    const parts = shape.parts.map((x) => {
       const text = describeGuard(x) ?? '?';
-      return kind !== 'checkOr' && text.includes(' || ') ? `(${text})` : text;
+      return shape.kind !== 'or' && text.includes(' || ') ? `(${text})` : text;
     });
-    if (kind === 'checkNot') return `!${parts.length === 1 ? parts[0] : `(${parts.join(' && ')})`}`;
-    const joined = parts.join(kind === 'checkOr' ? ' || ' : ' && ');
-    return parts.length > 1 ? joined : joined || guard.name || 'guard';
+    if (shape.kind === 'not') return `!${parts.length === 1 ? parts[0] : `(${parts.join(' && ')})`}`;
+    return parts.join(shape.kind === 'or' ? ' || ' : ' && ') || shape.kind;
   }
+  if (typeof guard === 'function') return guard.name || 'guard';
   return 'guard';
 }
 

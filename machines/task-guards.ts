@@ -1,3 +1,4 @@
+import { and as xstateAnd, not as xstateNot, or as xstateOr } from 'xstate';
 import type { TaskContext } from './task-context.js';
 import type { TaskEvent } from './task-events.js';
 import { generationOf, missingEvidence, requestOf, staleOf } from './rejection-detail.js';
@@ -70,3 +71,34 @@ export const TASK_GUARDS = {
   answersReconcile: ({ event }: Args) => event.type === 'request.answer' && event.answer === 'reconcile',
   answersAbandon: ({ event }: Args) => event.type === 'request.answer' && event.answer === 'abandon',
 } satisfies Record<string, (args: Args) => boolean>;
+
+/** How a combined guard was built: which combinator, over which guards (names or combined guards). */
+export interface GuardShape {
+  kind: 'and' | 'or' | 'not';
+  parts: readonly unknown[];
+}
+
+// XState keeps a combinator's operands in fields of its own; the graph reads them from here instead.
+const SHAPES = new WeakMap<object, GuardShape>();
+
+function shaped<G extends object>(guard: G, shape: GuardShape): G {
+  SHAPES.set(guard, shape);
+  return guard;
+}
+
+/** The shape of a guard built with this module's `and`, `or` or `not`; undefined for any other. */
+export function guardShape(guard: unknown): GuardShape | undefined {
+  return typeof guard === 'function' ? SHAPES.get(guard) : undefined;
+}
+
+/** XState's `and`, remembering its operands (`guardShape`). */
+export const and = ((guards: readonly unknown[]) =>
+  shaped(xstateAnd(guards as never), { kind: 'and', parts: guards })) as typeof xstateAnd;
+
+/** XState's `or`, remembering its operands (`guardShape`). */
+export const or = ((guards: readonly unknown[]) =>
+  shaped(xstateOr(guards as never), { kind: 'or', parts: guards })) as typeof xstateOr;
+
+/** XState's `not`, remembering its operand (`guardShape`). */
+export const not = ((guard: unknown) =>
+  shaped(xstateNot(guard as never), { kind: 'not', parts: [guard] })) as typeof xstateNot;

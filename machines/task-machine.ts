@@ -1,8 +1,9 @@
-import { and, not, or, setup, type SnapshotFrom } from 'xstate';
+import { setup, type SnapshotFrom } from 'xstate';
 import type { TaskEvent } from './task-events.js';
 import { EMPTY_TASK_CONTEXT, type TaskContext } from './task-context.js';
 import { TASK_ACTIONS } from './task-actions.js';
-import { TASK_GUARDS } from './task-guards.js';
+import { TASK_GUARDS, and, not, or } from './task-guards.js';
+import type { TaskTag } from './task-tags.js';
 import {
   ANSWER_REFUSALS,
   AUTHORITY_ANSWER,
@@ -10,6 +11,7 @@ import {
   EFFECT_CONFLICT,
   EFFECT_RECONCILE,
   EVALUATED_DECISION,
+  REASSIGN,
   UNKNOWN_HARNESS,
 } from './task-transitions.js';
 
@@ -25,7 +27,12 @@ export const TASK_MACHINE_VERSION = 7;
 /**
  * The Task statechart (docs/design.md, "The statechart"). Pure: guards decide admission, `assign` records what was
  * admitted, and nothing else runs. What the Host must do next (compile a Context, dispatch,
- * reconcile, verify) is derived from the state by `taskFrontier`, never from replayed actions.
+ * reconcile, verify) is the state's own tag (`work:<FrontierWork>`, or `resting`), read by
+ * `taskFrontier`, never derived from replayed actions. Every leaf state but `new` (left at
+ * creation) carries exactly one.
+ *
+ * Host-only events check no origin here: the kernel refuses them from outside before the machine
+ * sees them (`not_allowed`). `fromHost` guards only `decision.submit`, which both may send.
  *
  * Events that the current state cannot take have no enabled transition (`snapshot.can(e)` is
  * false); the kernel refuses them without writing. Events that are taken but rejected
@@ -34,7 +41,7 @@ export const TASK_MACHINE_VERSION = 7;
  * (the journal holds every one, each event with its disposition).
  */
 export const taskMachine = setup({
-  types: {} as { context: TaskContext; events: TaskEvent },
+  types: {} as { context: TaskContext; events: TaskEvent; tags: TaskTag },
   guards: TASK_GUARDS,
   actions: TASK_ACTIONS,
 }).createMachine({
@@ -44,8 +51,8 @@ export const taskMachine = setup({
   on: {
     // Retained, never acted upon: proposals and results of an earlier Assignment generation.
     'completion.propose': { guard: 'staleGeneration', actions: 'rejectStale' },
-    'run.observe': { guard: and(['fromHost', 'staleGeneration']), actions: 'rejectStale' },
-    'verification.record': { guard: and(['fromHost', 'staleGeneration']), actions: 'rejectStale' },
+    'run.observe': { guard: 'staleGeneration', actions: 'rejectStale' },
+    'verification.record': { guard: 'staleGeneration', actions: 'rejectStale' },
     // Elsewhere a decision is retained only when it can never be taken; one on the current, undecided
     // Context arriving before its stage is evaluated is refused (invalid_transition) without a write.
     'decision.submit': [
@@ -57,27 +64,24 @@ export const taskMachine = setup({
     'task.cancel': { target: '.cancelled', actions: 'cancel' },
     // DecisionRequests live beside the lifecycle: opened by the Host, answered from outside, expired
     // at their deadline, revoked when what they were bound to moved.
-    'request.open': { guard: and(['fromHost', 'requestNew']), actions: 'openRequest' },
+    'request.open': { guard: 'requestNew', actions: 'openRequest' },
     'request.answer': [...ANSWER_REFUSALS, { actions: 'answerRequest' }],
-    'request.expire': { guard: and(['fromHost', 'requestPending', 'requestExpired']), actions: 'expireRequest' },
-    'request.revoke': { guard: and(['fromHost', 'requestPending']), actions: 'revokeRequest' },
+    'request.expire': { guard: and(['requestPending', 'requestExpired']), actions: 'expireRequest' },
+    'request.revoke': { guard: 'requestPending', actions: 'revokeRequest' },
   },
   states: {
     new: {
-      on: { 'task.created': { guard: 'fromHost', target: 'open', actions: 'create' } },
+      on: { 'task.created': { target: 'open', actions: 'create' } },
     },
     open: {
-      on: {
-        'assignment.commit': [
-          UNKNOWN_HARNESS,
-          { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
-        ],
-      },
+      tags: ['resting'],
+      on: { 'assignment.commit': REASSIGN },
     },
     assigned: {
       initial: 'compiling',
       on: {
         // Replacement: a new generation fences everything the previous Assignment still has in flight.
+        // As REASSIGN, but re-entering: the one state whose new Assignment targets itself.
         'assignment.commit': [
           UNKNOWN_HARNESS,
           { guard: 'nextGeneration', target: 'assigned', reenter: true, actions: 'commitAssignment' },
@@ -85,36 +89,40 @@ export const taskMachine = setup({
       },
       states: {
         compiling: {
+          tags: ['work:compile_context'],
           on: {
             'context.compile': {
-              guard: and(['fromHost', 'currentGeneration']),
+              guard: 'currentGeneration',
               target: 'ready',
               actions: 'compileContext',
             },
           },
         },
         ready: {
+          tags: ['work:dispatch'],
           on: {
             'dispatch.intend': {
-              guard: and(['fromHost', 'currentGeneration']),
+              guard: 'currentGeneration',
               target: 'dispatching',
               actions: 'intendDispatch',
             },
           },
         },
         dispatching: {
+          tags: ['work:confirm_dispatch'],
           on: {
-            'dispatch.ack': { guard: and(['fromHost', 'sameRequest']), target: 'running', actions: 'acknowledge' },
-            'dispatch.lost': { guard: and(['fromHost', 'sameRequest']), target: 'unknown', actions: 'loseDispatch' },
+            'dispatch.ack': { guard: 'sameRequest', target: 'running', actions: 'acknowledge' },
+            'dispatch.lost': { guard: 'sameRequest', target: 'unknown', actions: 'loseDispatch' },
           },
         },
         unknown: {
+          tags: ['work:reconcile'],
           on: {
             // No job found: no transition, the dispatch stays unknown (never redispatched blindly).
             'dispatch.reconcile': [
-              { guard: and(['fromHost', 'sameRequest', 'oneJob']), target: 'running', actions: 'acknowledge' },
+              { guard: and(['sameRequest', 'oneJob']), target: 'running', actions: 'acknowledge' },
               {
-                guard: and(['fromHost', 'sameRequest', 'manyJobs']),
+                guard: and(['sameRequest', 'manyJobs']),
                 target: '#task.blocked',
                 actions: 'rejectIdentity',
               },
@@ -122,19 +130,20 @@ export const taskMachine = setup({
           },
         },
         running: {
+          tags: ['work:observe_run'],
           on: {
             'run.observe': [
               {
-                guard: and(['fromHost', 'currentGeneration', 'sameRequest', not('contextMatches')]),
+                guard: and(['currentGeneration', 'sameRequest', not('contextMatches')]),
                 actions: 'rejectContext',
               },
               {
-                guard: and(['fromHost', 'currentGeneration', 'sameRequest', 'stale']),
+                guard: and(['currentGeneration', 'sameRequest', 'stale']),
                 target: '#task.stale',
                 actions: 'rejectStaleContext',
               },
               {
-                guard: and(['fromHost', 'currentGeneration', 'sameRequest']),
+                guard: and(['currentGeneration', 'sameRequest']),
                 target: '#task.evaluating',
                 actions: 'observeRun',
               },
@@ -144,12 +153,10 @@ export const taskMachine = setup({
       },
     },
     evaluating: {
+      tags: ['work:evaluate'],
       on: {
-        'assignment.commit': [
-          UNKNOWN_HARNESS,
-          { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
-        ],
-        'evaluation.settle': { guard: and(['fromHost', 'currentGeneration']), target: 'waiting' },
+        'assignment.commit': REASSIGN,
+        'evaluation.settle': { guard: 'currentGeneration', target: 'waiting' },
         'completion.propose': [
           { guard: and(['currentGeneration', not('contextMatches')]), actions: 'rejectContext' },
           { guard: and(['currentGeneration', 'stale']), target: 'stale', actions: 'rejectStaleContext' },
@@ -160,11 +167,9 @@ export const taskMachine = setup({
       },
     },
     waiting: {
+      tags: ['resting'],
       on: {
-        'assignment.commit': [
-          UNKNOWN_HARNESS,
-          { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
-        ],
+        'assignment.commit': REASSIGN,
         'decision.submit': DECISION,
       },
     },
@@ -175,34 +180,31 @@ export const taskMachine = setup({
      */
     authorizing: {
       initial: 'escalating',
-      on: {
-        'assignment.commit': [
-          UNKNOWN_HARNESS,
-          { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
-        ],
-      },
+      on: { 'assignment.commit': REASSIGN },
       states: {
         escalating: {
-          on: { 'request.open': { guard: and(['fromHost', 'requestNew']), target: 'held', actions: 'openRequest' } },
+          tags: ['work:escalate_authority'],
+          on: { 'request.open': { guard: 'requestNew', target: 'held', actions: 'openRequest' } },
         },
         held: {
+          tags: ['resting'],
           on: {
             'request.answer': AUTHORITY_ANSWER,
             'request.expire': [
               {
-                guard: and(['fromHost', 'authorityRequest', 'requestPending', 'requestExpired']),
+                guard: and(['authorityRequest', 'requestPending', 'requestExpired']),
                 target: '#task.waiting',
                 actions: ['expireRequest', 'dropAsked'],
               },
-              { guard: and(['fromHost', 'requestPending', 'requestExpired']), actions: 'expireRequest' },
+              { guard: and(['requestPending', 'requestExpired']), actions: 'expireRequest' },
             ],
             'request.revoke': [
               {
-                guard: and(['fromHost', 'authorityRequest', 'requestPending']),
+                guard: and(['authorityRequest', 'requestPending']),
                 target: '#task.waiting',
                 actions: ['revokeRequest', 'dropAsked'],
               },
-              { guard: and(['fromHost', 'requestPending']), actions: 'revokeRequest' },
+              { guard: 'requestPending', actions: 'revokeRequest' },
             ],
           },
         },
@@ -210,33 +212,31 @@ export const taskMachine = setup({
     },
     /** The Host performs the admitted candidate's action (frontier `act`); the provider only chose it. */
     acting: {
+      tags: ['work:act'],
       on: {
-        'assignment.commit': [
-          UNKNOWN_HARNESS,
-          { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
-        ],
+        'assignment.commit': REASSIGN,
         // An Effect: its intent (request id, operation, target, input digest) is durable before the adapter is called.
         'effect.intend': {
-          guard: and(['fromHost', 'currentGeneration']),
+          guard: 'currentGeneration',
           target: 'effecting',
           actions: 'intendEffect',
         },
         // Re-checked before the intent: a moved target reruns the stage, a changed endpoint waits.
         'effect.refuse': [
           {
-            guard: and(['fromHost', 'currentGeneration', 'refusesStale']),
+            guard: and(['currentGeneration', 'refusesStale']),
             target: 'stale',
             actions: 'rejectStaleContext',
           },
-          { guard: and(['fromHost', 'currentGeneration']), target: 'waiting', actions: 'rejectEndpointChanged' },
+          { guard: 'currentGeneration', target: 'waiting', actions: 'rejectEndpointChanged' },
         ],
         // A `reconcile` candidate: the Host looked the unknown Effect up by its request id.
         'effect.reconcile': EFFECT_RECONCILE,
         'effect.conflict': EFFECT_CONFLICT,
         'action.record': [
-          { guard: and(['fromHost', 'currentGeneration', 'actionOk']), target: 'evaluating', actions: 'recordAction' },
+          { guard: and(['currentGeneration', 'actionOk']), target: 'evaluating', actions: 'recordAction' },
           {
-            guard: and(['fromHost', 'currentGeneration']),
+            guard: 'currentGeneration',
             target: 'waiting',
             actions: ['recordAction', 'rejectAction'],
           },
@@ -249,19 +249,20 @@ export const taskMachine = setup({
      * Effect is unknown). Not reassignable: whatever happens is recorded first.
      */
     effecting: {
+      tags: ['work:confirm_effect'],
       on: {
-        'effect.record': { guard: and(['fromHost', 'sameEffect']), target: 'evaluating', actions: 'recordEffect' },
+        'effect.record': { guard: 'sameEffect', target: 'evaluating', actions: 'recordEffect' },
         'effect.conflict': EFFECT_CONFLICT,
         'effect.lost': [
           {
-            guard: and(['fromHost', 'sameEffect', 'reconcileByHost']),
+            guard: and(['sameEffect', 'reconcileByHost']),
             target: 'effect_unknown',
             actions: 'loseEffect',
           },
-          { guard: and(['fromHost', 'sameEffect']), target: 'waiting', actions: 'loseEffect' },
+          { guard: 'sameEffect', target: 'waiting', actions: 'loseEffect' },
         ],
         'effect.fail': {
-          guard: and(['fromHost', 'sameEffect']),
+          guard: 'sameEffect',
           target: 'waiting',
           actions: ['failEffect', 'rejectEffectFailed'],
         },
@@ -274,18 +275,18 @@ export const taskMachine = setup({
      */
     effect_unknown: {
       initial: 'checking',
-      on: {
-        'assignment.commit': [
-          UNKNOWN_HARNESS,
-          { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
-        ],
-      },
+      on: { 'assignment.commit': REASSIGN },
       states: {
-        checking: { on: { 'effect.reconcile': EFFECT_RECONCILE, 'effect.conflict': EFFECT_CONFLICT } },
+        checking: {
+          tags: ['work:reconcile_effect'],
+          on: { 'effect.reconcile': EFFECT_RECONCILE, 'effect.conflict': EFFECT_CONFLICT },
+        },
         escalating: {
-          on: { 'request.open': { guard: and(['fromHost', 'requestNew']), target: 'held', actions: 'openRequest' } },
+          tags: ['work:escalate_effect'],
+          on: { 'request.open': { guard: 'requestNew', target: 'held', actions: 'openRequest' } },
         },
         held: {
+          tags: ['resting'],
           on: {
             'request.answer': [
               ...ANSWER_REFUSALS,
@@ -306,30 +307,29 @@ export const taskMachine = setup({
      * commits the next generation for the same stage (frontier `rerun`), compiled at the current revision.
      */
     stale: {
+      tags: ['work:rerun'],
       on: {
-        'assignment.commit': [
-          UNKNOWN_HARNESS,
-          { guard: 'nextGeneration', target: 'assigned', actions: 'commitAssignment' },
-        ],
+        'assignment.commit': REASSIGN,
         // The Host gave up rerunning (the Context kept moving): the Task waits for a new Assignment.
-        'evaluation.settle': { guard: and(['fromHost', 'currentGeneration']), target: 'waiting' },
+        'evaluation.settle': { guard: 'currentGeneration', target: 'waiting' },
       },
     },
     verifying: {
+      tags: ['work:verify'],
       on: {
         'verification.record': [
           {
-            guard: and(['fromHost', 'currentGeneration', 'stale']),
+            guard: and(['currentGeneration', 'stale']),
             target: 'stale',
             actions: ['recordVerification', 'rejectStaleContext'],
           },
           {
-            guard: and(['fromHost', 'currentGeneration', 'passed']),
+            guard: and(['currentGeneration', 'passed']),
             target: 'completed',
             actions: ['recordVerification', 'commitOutcome'],
           },
           {
-            guard: and(['fromHost', 'currentGeneration']),
+            guard: 'currentGeneration',
             target: 'waiting',
             actions: ['recordVerification', 'rejectVerification'],
           },
@@ -337,9 +337,9 @@ export const taskMachine = setup({
       },
     },
     /** Fail-closed: more than one Runtime job claims this Task's dispatch. Only cancellation leaves it. */
-    blocked: {},
-    completed: { type: 'final' },
-    cancelled: { type: 'final' },
+    blocked: { tags: ['resting'] },
+    completed: { type: 'final', tags: ['resting'] },
+    cancelled: { type: 'final', tags: ['resting'] },
   },
 });
 

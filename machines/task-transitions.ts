@@ -1,7 +1,9 @@
-import { and, not, or } from 'xstate';
+import { and, not, or } from './task-guards.js';
 
 // The transition lists more than one state (or the root) takes, as the statechart in task-machine.ts
-// names them; their guards and actions are task-guards.ts' and task-actions.ts'.
+// names them; their guards and actions are task-guards.ts' and task-actions.ts'. Host-only events
+// check no origin: the kernel refuses them from outside before the machine sees them
+// (`not_allowed`), so `fromHost` guards only an event that both the Host and a caller may send.
 
 /**
  * How a decision on the current Context is taken (evaluating, waiting): an unknown Context is a
@@ -79,21 +81,29 @@ export const AUTHORITY_ANSWER = [
 export const UNKNOWN_HARNESS = { guard: and(['nextGeneration', 'harnessUnknown']), actions: 'rejectHarness' } as const;
 
 /**
+ * A new Assignment, of the next generation, taken where the Task may be reassigned: it enters
+ * `assigned` afresh, and whatever the previous generation still has in flight is stale.
+ * The states that take it are siblings of those that may not (`new`, `effecting`, `verifying`,
+ * `blocked`, the final ones), so it is named once here rather than on a parent: a parent of its
+ * own would change every stored state value.
+ */
+export const REASSIGN = [
+  UNKNOWN_HARNESS,
+  { guard: 'nextGeneration', target: '#task.assigned', actions: 'commitAssignment' },
+] as const;
+
+/**
  * What a lookup of the Effect's request id found: one receipt records it, more than one blocks
  * the Task (fail-closed, as for dispatch), none leaves it unknown and asks an operator.
  */
 export const EFFECT_RECONCILE = [
-  { guard: and(['fromHost', 'sameEffect', 'oneReceipt']), target: '#task.evaluating', actions: 'recordEffect' },
-  { guard: and(['fromHost', 'sameEffect', 'manyReceipts']), target: '#task.blocked', actions: 'rejectIdentity' },
-  { guard: and(['fromHost', 'sameEffect']), target: '#task.effect_unknown.escalating' },
+  { guard: and(['sameEffect', 'oneReceipt']), target: '#task.evaluating', actions: 'recordEffect' },
+  { guard: and(['sameEffect', 'manyReceipts']), target: '#task.blocked', actions: 'rejectIdentity' },
+  { guard: 'sameEffect', target: '#task.effect_unknown.escalating' },
 ] as const;
 
 /** A receipt, from `perform` or a lookup, for other input than the intent's: fail-closed, as for many. */
-export const EFFECT_CONFLICT = {
-  guard: and(['fromHost', 'sameEffect']),
-  target: '#task.blocked',
-  actions: 'rejectIdentity',
-} as const;
+export const EFFECT_CONFLICT = { guard: 'sameEffect', target: '#task.blocked', actions: 'rejectIdentity' } as const;
 
 /**
  * The Host's own submission of its provider's decision leaves `evaluating` whatever it named: a

@@ -9,7 +9,7 @@ import {
 import { hostOptionsOf, retryAsked } from '../../frontier/index.js';
 import { openHost, type Host } from '../../host/index.js';
 import { stageNamed, type TaskSpec } from '../../objects/index.js';
-import { RESTING_TASK_STATES } from '../../machines/index.js';
+import { RESTING_TASK_STATES, isTaskState } from '../../machines/index.js';
 import { CliError, EXIT, cliErrorOf, emit, type CliErrorCode, type Io } from '../cli-io.js';
 import { readSpecFile } from '../spec-file.js';
 import { appliedText, checkRepository, workBack, type WorkBack } from './apply.js';
@@ -21,7 +21,7 @@ import { followTask } from '../run-progress.js';
 import { serveRun } from './run-service.js';
 
 /** States in which a Task does nothing until it is sent an event. */
-const REST = [...RESTING_TASK_STATES];
+const REST: readonly string[] = RESTING_TASK_STATES;
 
 /** Why a run did not complete the Task: a code and a sentence, printed and returned as data. */
 interface NotCompleted {
@@ -137,8 +137,8 @@ async function runStages(
     let committedHere = false;
     for (;;) {
       const task = sup.getTask(taskId)!;
-      if (task.state === 'completed') return null;
-      if (task.state === 'cancelled' || task.state === 'blocked') return stopped(task.state, task.context);
+      if (isTaskState(task.state, 'completed')) return null;
+      if (isTaskState(task.state, 'cancelled', 'blocked')) return stopped(task.state, task.context);
       const status = stageStatus(sup.events(taskId), stage);
       if (status.done) {
         if (!committedHere) say(`  ${`${stage} g${status.generation}`.padEnd(16)} finished earlier: skipped`);
@@ -157,10 +157,11 @@ async function runStages(
       committedHere = true;
       await rest();
     }
-    if (stageNamed(spec, stage)?.proposesCompletion && sup.getTask(taskId)!.state === 'completed') return null;
+    if (stageNamed(spec, stage)?.proposesCompletion && isTaskState(sup.getTask(taskId)!.state, 'completed'))
+      return null;
   }
   const task = sup.getTask(taskId)!;
-  if (task.state === 'completed') return null;
+  if (isTaskState(task.state, 'completed')) return null;
   return {
     code: 'not_completed',
     message: `every stage of --stages ran and the Task is ${task.state}; none of them completed it`,
@@ -176,7 +177,7 @@ function stopped(
   state: string,
   context: { cancelReason: string | null; lastRejection: { reason: string } | null },
 ): NotCompleted {
-  return state === 'cancelled'
+  return isTaskState(state, 'cancelled')
     ? { code: 'task_cancelled', message: `the Task was cancelled: ${context.cancelReason ?? ''}` }
     : {
         code: 'task_blocked',
@@ -193,7 +194,7 @@ function asking(
   task: { state: string; context: { requests: Record<string, { about: string; status: string }> } },
   why: NotCompleted,
 ): NotCompleted {
-  if (!task.state.endsWith('.held') && task.state !== 'evaluating') return why;
+  if (!isTaskState(task.state, 'effect_unknown.held', 'authorizing.held', 'evaluating')) return why;
   const pending = Object.entries(task.context.requests).filter(([, r]) => r.status === 'pending');
   if (pending.length === 0) return why;
   const named = pending.map(([id, r]) => `${id} (about ${r.about})`).join(', ');

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import type { TaskStateName } from '../../machines/index.js';
 import type { TaskSpec } from '../../objects/index.js';
 import type { EventRecord } from '../../store/index.js';
 import { CliError } from '../cli-io.js';
@@ -54,9 +55,12 @@ export async function attemptWorkspace(stateRoot: string, taskId: string, attemp
   return workspacePath(join(stateRoot, 'workspaces'), taskId, attempt);
 }
 
+// Typed, and imported as a type only: no statechart loads for a string the compiler checks.
+const COMPLETED: TaskStateName = 'completed';
+
 /** The accepted attempt of `task`; `no_outcome` unless it completed with an outcome. */
 export async function acceptedOf(stateRoot: string, task: TaskRecords): Promise<Accepted> {
-  if (task.state !== 'completed' || task.outcomeDigest === null)
+  if (task.state !== COMPLETED || task.outcomeDigest === null)
     throw new CliError('no_outcome', `task ${task.taskId} is ${task.state}: it has no accepted outcome to give back`);
   const outcome = OutcomeFields.parse(task.object(task.outcomeDigest));
   return {

@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { and, createMachine, setup } from 'xstate';
+import { createMachine, setup } from 'xstate';
 import { TASK_EVENT_TYPES, TASK_MACHINE_VERSION, taskMachine } from '../../machines/index.js';
 import { taskGraph, toDot, toMermaid } from '../../machines/task-graph.js';
+import { and, not, or } from '../../machines/task-guards.js';
 
 const CLI = fileURLToPath(new URL('../../cli/ordivon.js', import.meta.url));
 
@@ -71,9 +72,9 @@ describe('the Task statechart graph', () => {
     assert.deepEqual(
       observe.map((t) => [t.guard, t.targets]),
       [
-        ['fromHost && currentGeneration && sameRequest && !contextMatches', []],
-        ['fromHost && currentGeneration && sameRequest && stale', ['stale']],
-        ['fromHost && currentGeneration && sameRequest', ['evaluating']],
+        ['currentGeneration && sameRequest && !contextMatches', []],
+        ['currentGeneration && sameRequest && stale', ['stale']],
+        ['currentGeneration && sameRequest', ['evaluating']],
       ],
     );
   });
@@ -109,7 +110,12 @@ describe('the Task statechart graph', () => {
       id: 'toy',
       initial: 'idle',
       states: {
-        idle: { on: { go: { guard: and(['a', 'b']), target: 'busy' } } },
+        idle: {
+          on: {
+            go: { guard: and(['a', 'b']), target: 'busy' },
+            try: { guard: and(['a', or(['b', not('a')])]), target: 'busy' },
+          },
+        },
         busy: {
           initial: 'one',
           states: { one: { on: { next: 'two' } }, two: { type: 'final' } },
@@ -126,6 +132,7 @@ describe('the Task statechart graph', () => {
       g.transitions.map((t) => [t.source, t.event, t.targets.join(), t.guard ?? '']),
       [
         ['idle', 'go', 'busy', 'a && b'],
+        ['idle', 'try', 'busy', 'a && (b || !a)'],
         ['busy', 'stop', 'idle', ''],
         ['busy.one', 'next', 'busy.two', ''],
       ],
