@@ -73,7 +73,7 @@ export type PoolFailureCode = keyof typeof POOL_FAILURE_CODES;
 /** Codes every driver gives a run its limits ended (drivers/run-deadline.ts), beside its own `<driver>_timeout`. */
 export const RUN_LIMIT_CODES = {
   heartbeat_timeout:
-    'input.heartbeatMs passed without progress from the agent (an output line, a protocol message); the run was stopped like one past its deadline',
+    'input.heartbeatMs passed without progress from the agent (any output, a protocol message); the run was stopped like one past its deadline',
 } as const;
 export type RunLimitCode = keyof typeof RUN_LIMIT_CODES;
 

@@ -71,7 +71,7 @@ export const DriverRunInput = z.object({
   timeoutMs: z.number().int().positive(),
   /**
    * When set, the driver also stops the provider once this long passes without progress from the
-   * agent (any output line or protocol message; failure code `heartbeat_timeout`). Absent: no
+   * agent (any output or protocol message; failure code `heartbeat_timeout`). Absent: no
    * heartbeat, only the deadline.
    */
   heartbeatMs: z.number().int().positive().optional(),

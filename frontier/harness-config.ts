@@ -66,7 +66,7 @@ export const HarnessConfig = strictObject({
     .optional(),
   /**
    * When set, a run is also ended (`heartbeat_timeout`) once this long passes without progress from
-   * the agent: an output line (command), a protocol message (ACP, Codex). Absent: only `timeoutMs`.
+   * the agent: any output (command), a protocol message (ACP, Codex). Absent: only `timeoutMs`.
    */
   heartbeatMs: z.number().int().positive().optional(),
   approvals: ApprovalPolicy.optional(),
