@@ -2,7 +2,7 @@ import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { readArtifact, sourceDigest, type JobRecord } from '../runtime/index.js';
 import { digestOf } from '../store/index.js';
-import { checkArtifact, contractLabel } from '../objects/index.js';
+import { checkArtifact, contractLabel, type RequiredArtifact } from '../objects/index.js';
 import { ARTIFACT_UNREADABLE } from '../drivers/artifacts.js';
 import type { ArtifactRefusal, ArtifactRefusalCode } from '../machines/index.js';
 import { type TaskHandle, assignedStage } from '../kernel/index.js';
@@ -20,86 +20,14 @@ import { untilAborted } from './until-aborted.js';
 export async function observeRun(deps: FrontierDeps, task: TaskHandle, signal: AbortSignal): Promise<void> {
   const { context } = task;
   const dispatch = context.dispatch!;
-  let job: JobRecord;
-  try {
-    job = await untilAborted(deps.options.runtime.observe(dispatch.jobId!, { signal }), signal);
-  } catch (error) {
-    if (signal.aborted && (signal.reason as { code?: string })?.code === 'stale_assignment') {
-      // Fenced by a newer Assignment: its result could only be retained as stale, so stop it.
-      deps.step(task, `run ${dispatch.jobId} superseded by a newer generation: cancelling it`);
-      await deps.options.runtime.cancel(dispatch.jobId!).catch(() => undefined);
-    }
-    throw error;
-  }
+  const job = await awaitJob(deps, task, signal);
   const workspace = await deps.workspaceOf(task);
   const receipt = job.harness?.receipt ?? missingReceipt(job, context.contextDigest!);
   deps.step(task, `run ${job.jobId} ended ${job.state} (${receipt.stopReason})`);
   // Escalated permission requests are asked before the run is observed, so none is lost to a crash
   // between the two: a boot that observes the job again finds them open under the same ids.
   await openPermissionRequests(deps, task, receipt);
-  const changed = new Map((job.files?.changed ?? []).map((f) => [f.name, f.digest]));
-  const objects: Array<{ kind: string; body: unknown }> = [{ kind: 'receipt', body: receipt }];
-  const blobs: Buffer[] = [];
-  const claims: Array<{ kind: 'evidence'; key: string }> = [];
-  const evidence: Record<string, string> = {};
-  const refused: Record<string, ArtifactRefusal> = {};
-  const refuse = (name: string, code: ArtifactRefusalCode, why: string) => {
-    refused[name] = { code, detail: why.slice(0, 2_000) };
-    deps.step(task, `${name} not retained: ${code}: ${why}`);
-  };
-  const produces = new Set(assignedStage(task).produces);
-  for (const required of task.spec.requiredArtifacts) {
-    // Only what this run produced, of what its stage is to produce, counts as its evidence.
-    if (!produces.has(required.name)) continue;
-    if (!changed.has(required.name)) {
-      // The Runtime lists changed files and symlinks; a FIFO, socket or device the run left under
-      // an artifact's name is refused here rather than passed over in silence.
-      if (isSpecialFile(join(workspace, required.name))) {
-        const read = readArtifact(workspace, required.name, deps.options.maxArtifactBytes ?? 1 << 20);
-        if (!read.ok) refuse(required.name, read.code, read.detail);
-      }
-      continue;
-    }
-    let read: ReturnType<typeof readArtifact>;
-    try {
-      read = readArtifact(workspace, required.name, deps.options.maxArtifactBytes ?? 1 << 20);
-    } catch (error) {
-      // As the receipt names a read that threw (drivers/artifacts.ts): the run's other artifacts still count.
-      refuse(required.name, ARTIFACT_UNREADABLE, (error as Error).message);
-      continue;
-    }
-    if (!read.ok) {
-      refuse(required.name, read.code, read.detail);
-      continue;
-    }
-    if (read.value.digest !== changed.get(required.name)) {
-      // The bytes must be the ones the Runtime saw when the run ended, not a later edit.
-      refuse(
-        required.name,
-        'artifact_changed',
-        `${read.value.digest} now; the run ended with ${changed.get(required.name)}`,
-      );
-      continue;
-    }
-    const contract = contractLabel(required);
-    const checked = checkArtifact(required, read.value.bytes, deps.options.artifactContracts);
-    if (!checked.ok) {
-      refuse(required.name, checked.code, `${contract}: ${checked.detail}`);
-      continue;
-    }
-    const body = {
-      taskId: task.taskId,
-      generation: context.generation,
-      name: required.name,
-      schema: contract,
-      digest: read.value.digest,
-      bytes: read.value.bytes.length,
-    };
-    objects.push({ kind: 'evidence', body });
-    claims.push({ kind: 'evidence', key: digestOf({ kind: 'evidence', body }) });
-    blobs.push(read.value.bytes);
-    evidence[required.name] = read.value.digest;
-  }
+  const { objects, blobs, claims, evidence, refused } = retainEvidence(deps, task, job, workspace);
   deps.step(task, `evidence retained: ${Object.keys(evidence).join(', ') || 'none'}`);
   await task.send(
     {
@@ -113,8 +41,110 @@ export async function observeRun(deps: FrontierDeps, task: TaskHandle, signal: A
       ...(Object.keys(refused).length > 0 ? { refused } : {}),
       sourceDigest: await sourceDigest(workspace, { exclude: deps.artifactNames(task) }),
     },
-    { objects, blobs, claims },
+    { objects: [{ kind: 'receipt', body: receipt }, ...objects], blobs, claims },
   );
+}
+
+/** Waits for the dispatched job to end; aborted by a newer Assignment generation, cancels it. */
+async function awaitJob(deps: FrontierDeps, task: TaskHandle, signal: AbortSignal): Promise<JobRecord> {
+  const jobId = task.context.dispatch!.jobId!;
+  try {
+    return await untilAborted(deps.options.runtime.observe(jobId, { signal }), signal);
+  } catch (error) {
+    if (signal.aborted && (signal.reason as { code?: string })?.code === 'stale_assignment') {
+      // Fenced by a newer Assignment: its result could only be retained as stale, so stop it.
+      deps.step(task, `run ${jobId} superseded by a newer generation: cancelling it`);
+      await deps.options.runtime.cancel(jobId).catch(() => undefined);
+    }
+    throw error;
+  }
+}
+
+interface RetainedEvidence {
+  objects: Array<{ kind: string; body: unknown }>;
+  blobs: Buffer[];
+  claims: Array<{ kind: 'evidence'; key: string }>;
+  evidence: Record<string, string>;
+  refused: Record<string, ArtifactRefusal>;
+}
+
+/** The artifact checked against its contract, or why it is not retained; undefined when the run did not produce it. */
+type ArtifactCheck =
+  | { ok: true; contract: string; digest: string; bytes: Buffer }
+  | { ok: false; code: ArtifactRefusalCode; why: string }
+  | undefined;
+
+/**
+ * Checks each artifact of the Assignment's stage that this run changed against its contract and
+ * gathers the valid ones as evidence objects, claims and blobs; the others are refused with a step.
+ */
+function retainEvidence(deps: FrontierDeps, task: TaskHandle, job: JobRecord, workspace: string): RetainedEvidence {
+  const changed = new Map((job.files?.changed ?? []).map((f) => [f.name, f.digest]));
+  const retained: RetainedEvidence = { objects: [], blobs: [], claims: [], evidence: {}, refused: {} };
+  const produces = new Set(assignedStage(task).produces);
+  for (const required of task.spec.requiredArtifacts) {
+    // Only what this run produced, of what its stage is to produce, counts as its evidence.
+    if (!produces.has(required.name)) continue;
+    const checked = checkProduced(deps, workspace, required, changed.get(required.name));
+    if (checked === undefined) continue;
+    if (!checked.ok) {
+      retained.refused[required.name] = { code: checked.code, detail: checked.why.slice(0, 2_000) };
+      deps.step(task, `${required.name} not retained: ${checked.code}: ${checked.why}`);
+      continue;
+    }
+    const body = {
+      taskId: task.taskId,
+      generation: task.context.generation,
+      name: required.name,
+      schema: checked.contract,
+      digest: checked.digest,
+      bytes: checked.bytes.length,
+    };
+    retained.objects.push({ kind: 'evidence', body });
+    retained.claims.push({ kind: 'evidence', key: digestOf({ kind: 'evidence', body }) });
+    retained.blobs.push(checked.bytes);
+    retained.evidence[required.name] = checked.digest;
+  }
+  return retained;
+}
+
+/** Reads one required artifact and checks it is the run's bytes and meets its contract. */
+function checkProduced(
+  deps: FrontierDeps,
+  workspace: string,
+  required: RequiredArtifact,
+  changedDigest: string | undefined,
+): ArtifactCheck {
+  const maxBytes = deps.options.maxArtifactBytes ?? 1 << 20;
+  if (changedDigest === undefined) {
+    // The Runtime lists changed files and symlinks; a FIFO, socket or device the run left under
+    // an artifact's name is refused here rather than passed over in silence.
+    if (isSpecialFile(join(workspace, required.name))) {
+      const read = readArtifact(workspace, required.name, maxBytes);
+      if (!read.ok) return { ok: false, code: read.code, why: read.detail };
+    }
+    return undefined;
+  }
+  let read: ReturnType<typeof readArtifact>;
+  try {
+    read = readArtifact(workspace, required.name, maxBytes);
+  } catch (error) {
+    // As the receipt names a read that threw (drivers/artifacts.ts): the run's other artifacts still count.
+    return { ok: false, code: ARTIFACT_UNREADABLE, why: (error as Error).message };
+  }
+  if (!read.ok) return { ok: false, code: read.code, why: read.detail };
+  if (read.value.digest !== changedDigest) {
+    // The bytes must be the ones the Runtime saw when the run ended, not a later edit.
+    return {
+      ok: false,
+      code: 'artifact_changed',
+      why: `${read.value.digest} now; the run ended with ${changedDigest}`,
+    };
+  }
+  const contract = contractLabel(required);
+  const checked = checkArtifact(required, read.value.bytes, deps.options.artifactContracts);
+  if (!checked.ok) return { ok: false, code: checked.code, why: `${contract}: ${checked.detail}` };
+  return { ok: true, contract, digest: read.value.digest, bytes: read.value.bytes };
 }
 
 /** A receipt for a job that ended without a driver result (abandoned, executor failure). */
