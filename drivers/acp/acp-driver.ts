@@ -101,7 +101,60 @@ async function converse(
   heartbeat: { progress: () => void },
 ): Promise<DriverResult> {
   const fsRefusals: FsRefusal[] = [];
+  const watch = watchForStop(run, signal, heartbeat);
+  const permissions = new PermissionLog(run.cwd, run.policy);
+  const turn = { cancelling: false };
+  const clientFs = run.clientFs !== false;
+  const { client, served } = agentClient(run, ledger, fsRefusals, permissions, turn, clientFs);
+  const connection = client.connect(acp.ndJsonStream(agentProcess.toAgent, agentProcess.fromAgent));
+  const conversation = promptOnce(connection.agent, run, clientFs);
 
+  // An exit is only final once the agent's last lines (maybe the prompt answer) had `graceMs` to arrive.
+  const exitedThenGrace = agentProcess.exited.then(async (): Promise<First> => {
+    await within(conversation, run.graceMs);
+    return { tag: 'exited' };
+  });
+  const first: First = await Promise.race([conversation, watch.stopped, exitedThenGrace]);
+  watch.clear();
+
+  let outcome: Outcome;
+  if (first.tag === 'stopped') {
+    turn.cancelling = true;
+    outcome = await cancelStoppedTurn(run, first.reason, ledger, connection, conversation, agentProcess);
+  } else outcome = await concludeEndedTurn(run, first, ledger, agentProcess);
+  // Late lines (updates after the answer) are still counted once the agent's stdout has ended.
+  await within(agentProcess.outputEnded, run.graceMs);
+  await within(Promise.allSettled([...served]), run.graceMs);
+  connection.close();
+  const receipt: HarnessRunReceipt = buildReceipt({
+    run,
+    ledger,
+    fsRefusals,
+    permissions,
+    stopReason: outcome.stopReason,
+    exit: outcome.shutdown,
+    startedAt,
+    endedAt: new Date(),
+  });
+  // Retryability is the project-wide default per kind (drivers/errors.ts), not decided here.
+  const { failure } = outcome;
+  if (failure) return driverFailure(failure.kind, failure.code, failure.detail, { receipt });
+  return { ok: true, receipt };
+}
+
+/** How a turn ended, before the receipt is built. */
+interface Outcome {
+  stopReason: string;
+  failure?: { kind: DriverFailureKind; code: AcpFailureCode | RunLimitCode; detail: string };
+  shutdown: ShutdownReport;
+}
+
+/** Starts the run's deadline and heartbeat and resolves `stopped` when either, or the caller's abort, fires. */
+function watchForStop(
+  run: DriverRunInput,
+  signal: AbortSignal,
+  heartbeat: { progress: () => void },
+): { stopped: Promise<First>; clear: () => void } {
   const stop = new AbortController();
   const limits = startRunLimits(run, (limit) => stop.abort(limit));
   heartbeat.progress = limits.progress;
@@ -112,8 +165,27 @@ async function converse(
       once: true,
     }),
   );
+  return {
+    stopped,
+    clear: () => {
+      limits.clear();
+      signal.removeEventListener('abort', onAbort);
+    },
+  };
+}
 
-  let cancelling = false;
+/**
+ * The client side the agent talks to: permissions answered through the run's policy, and, with
+ * `clientFs`, confined file reads and writes, each kept in `served` until it settles.
+ */
+function agentClient(
+  run: DriverRunInput,
+  ledger: WireLedger,
+  fsRefusals: FsRefusal[],
+  permissions: PermissionLog,
+  turn: { cancelling: boolean },
+  clientFs: boolean,
+): { client: acp.ClientApp; served: Set<Promise<unknown>> } {
   const sameSession = (sessionId: string, method: 'fs/read_text_file' | 'fs/write_text_file', path: string) => {
     if (ledger.sessionId === undefined || sessionId === ledger.sessionId) return;
     fsRefusals.push({ method, path, code: 'wrong_session' });
@@ -133,14 +205,16 @@ async function converse(
     );
     return work;
   };
-  const permissions = new PermissionLog(run.cwd, run.policy);
   const client = acp
     .client({ name: 'ordivon-acp' })
     .onRequest(acp.methods.client.session.requestPermission, ({ params }) => ({
-      outcome: pickPermission(params.options, permissions.route(acpPermissionAsk(params.toolCall)).answer, cancelling),
+      outcome: pickPermission(
+        params.options,
+        permissions.route(acpPermissionAsk(params.toolCall)).answer,
+        turn.cancelling,
+      ),
     }));
   // Without the capability the methods are not served either (the SDK answers "method not found").
-  const clientFs = run.clientFs !== false;
   if (clientFs)
     client
       .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
@@ -151,11 +225,17 @@ async function converse(
         sameSession(params.sessionId, 'fs/write_text_file', params.path);
         return serve(writeWorkspaceText(run.cwd, params, fsRefusals, run.confinedIn?.user).then(() => ({})));
       });
-  const connection = client.connect(acp.ndJsonStream(agentProcess.toAgent, agentProcess.fromAgent));
+  return { client, served };
+}
 
+/** `initialize` → `session/new` → `session/prompt`; a failure carries the stage it happened in. */
+async function promptOnce(
+  agent: acp.ClientConnection['agent'],
+  run: DriverRunInput,
+  clientFs: boolean,
+): Promise<Settled> {
   let stage = 'initialize';
-  const conversation: Promise<Settled> = (async (): Promise<Settled> => {
-    const agent = connection.agent;
+  try {
     const hello: acp.InitializeRequest = {
       protocolVersion: acp.PROTOCOL_VERSION,
       clientCapabilities: { fs: { readTextFile: clientFs, writeTextFile: clientFs }, terminal: false },
@@ -176,107 +256,108 @@ async function converse(
       prompt: [{ type: 'text', text: run.prompt }],
     });
     return { tag: 'answered' };
-  })().catch((error: unknown) => ({ tag: 'failed', error, stage }));
-
-  // An exit is only final once the agent's last lines (maybe the prompt answer) had `graceMs` to arrive.
-  const exitedThenGrace = agentProcess.exited.then(async (): Promise<First> => {
-    await within(conversation, run.graceMs);
-    return { tag: 'exited' };
-  });
-  const first: First = await Promise.race([conversation, stopped, exitedThenGrace]);
-  limits.clear();
-  signal.removeEventListener('abort', onAbort);
-
-  let stopReason: string;
-  let failure: { kind: DriverFailureKind; code: AcpFailureCode | RunLimitCode; detail: string } | undefined;
-  let shutdown: ShutdownReport;
-  if (first.tag === 'stopped') {
-    cancelling = true;
-    const sessionId = ledger.sessionId;
-    const inTurn = sessionId !== undefined && ledger.promptSent && !ledger.promptAnswered;
-    if (inTurn) {
-      await connection.agent.notify(acp.methods.agent.session.cancel, { sessionId }).catch(() => {});
-      await within(Promise.race([conversation, agentProcess.exited]), run.graceMs);
-    }
-    const polite = ledger.promptAnswered;
-    shutdown = await agentProcess.shutdown(run.graceMs, polite);
-    stopReason = ledger.stopReason ?? (first.reason === 'heartbeat' ? 'heartbeat_timeout' : first.reason);
-    const what =
-      first.reason === 'timeout'
-        ? `no answer within ${run.timeoutMs} ms`
-        : first.reason === 'heartbeat'
-          ? `no message from the agent for ${run.heartbeatMs} ms`
-          : 'the run was aborted';
-    const cancel = !inTurn
-      ? 'no turn was in flight, so no session/cancel was sent'
-      : polite
-        ? `session/cancel sent; the agent answered '${ledger.stopReason}'`
-        : `session/cancel sent; no answer within ${run.graceMs} ms`;
-    const detail = `${what}; ${cancel}; ${describe(shutdown)}`;
-    failure =
-      first.reason === 'heartbeat'
-        ? { kind: 'timeout', code: 'heartbeat_timeout', detail }
-        : { kind: first.reason, code: `acp_${first.reason}`, detail };
-  } else if (first.tag === 'answered' || ledger.promptAnswered) {
-    // Answered (the ledger also covers an answer the SDK rejected but the raw stream carried).
-    shutdown = await agentProcess.shutdown(run.graceMs, true);
-    stopReason = ledger.stopReason ?? 'end_turn';
-  } else if (first.tag === 'failed' && first.error instanceof acp.RequestError) {
-    shutdown = await agentProcess.shutdown(run.graceMs, true);
-    stopReason = 'provider_error';
-    const e = first.error;
-    failure = {
-      kind: 'provider_error',
-      code: 'acp_agent_error',
-      detail: `${first.stage} failed with ${e.code} ${e.message}${e.data === undefined ? '' : ' ' + JSON.stringify(e.data)}`,
-    };
-  } else if (first.tag === 'failed' && first.error instanceof AcpRunError) {
-    shutdown = await agentProcess.shutdown(run.graceMs, true);
-    stopReason = 'protocol_error';
-    failure = { kind: 'protocol_error', code: first.error.code, detail: first.error.message };
-  } else {
-    // The connection ended without an answer: the agent exited, or closed its stdout. The exit
-    // event may trail the end of stdout, so an agent that ends without our signals counts as exited.
-    await within(agentProcess.exited, run.graceMs);
-    shutdown = await agentProcess.shutdown(run.graceMs, true);
-    const exitedEarly = shutdown.forced === null && agentProcess.exit !== undefined;
-    const during = first.tag === 'failed' ? first.stage : ledger.promptSent ? 'session/prompt' : 'the handshake';
-    if (exitedEarly) {
-      stopReason = 'process_exited';
-      const stderr = agentProcess.stderrTail ? `; stderr: ${agentProcess.stderrTail.slice(-500)}` : '';
-      failure = {
-        kind: 'process_exited',
-        code: 'acp_process_exited',
-        detail: `the agent exited (code ${shutdown.exitCode}, signal ${shutdown.signal}) during ${during}${stderr}`,
-      };
-    } else {
-      stopReason = 'protocol_error';
-      const cause =
-        first.tag === 'failed' ? String((first.error as Error)?.message ?? first.error) : 'connection closed';
-      failure = {
-        kind: 'protocol_error',
-        code: 'acp_connection_closed',
-        detail: `${cause} during ${during}; ${describe(shutdown)}`,
-      };
-    }
+  } catch (error) {
+    return { tag: 'failed', error, stage };
   }
-  // Late lines (updates after the answer) are still counted once the agent's stdout has ended.
-  await within(agentProcess.outputEnded, run.graceMs);
-  await within(Promise.allSettled([...served]), run.graceMs);
-  connection.close();
-  const receipt: HarnessRunReceipt = buildReceipt({
-    run,
-    ledger,
-    fsRefusals,
-    permissions,
-    stopReason,
-    exit: shutdown,
-    startedAt,
-    endedAt: new Date(),
-  });
-  // Retryability is the project-wide default per kind (drivers/errors.ts), not decided here.
-  if (failure) return driverFailure(failure.kind, failure.code, failure.detail, { receipt });
-  return { ok: true, receipt };
+}
+
+/** Sends `session/cancel` if a turn is in flight, gives it `graceMs`, then ends the agent. */
+async function cancelStoppedTurn(
+  run: DriverRunInput,
+  reason: StopCause,
+  ledger: WireLedger,
+  connection: acp.ClientConnection,
+  conversation: Promise<Settled>,
+  agentProcess: AgentProcess,
+): Promise<Outcome> {
+  const sessionId = ledger.sessionId;
+  const inTurn = sessionId !== undefined && ledger.promptSent && !ledger.promptAnswered;
+  if (inTurn) {
+    await connection.agent.notify(acp.methods.agent.session.cancel, { sessionId }).catch(() => {});
+    await within(Promise.race([conversation, agentProcess.exited]), run.graceMs);
+  }
+  const polite = ledger.promptAnswered;
+  const shutdown = await agentProcess.shutdown(run.graceMs, polite);
+  const stopReason = ledger.stopReason ?? (reason === 'heartbeat' ? 'heartbeat_timeout' : reason);
+  const what =
+    reason === 'timeout'
+      ? `no answer within ${run.timeoutMs} ms`
+      : reason === 'heartbeat'
+        ? `no message from the agent for ${run.heartbeatMs} ms`
+        : 'the run was aborted';
+  const cancel = !inTurn
+    ? 'no turn was in flight, so no session/cancel was sent'
+    : polite
+      ? `session/cancel sent; the agent answered '${ledger.stopReason}'`
+      : `session/cancel sent; no answer within ${run.graceMs} ms`;
+  const detail = `${what}; ${cancel}; ${describe(shutdown)}`;
+  const failure: Outcome['failure'] =
+    reason === 'heartbeat'
+      ? { kind: 'timeout', code: 'heartbeat_timeout', detail }
+      : { kind: reason, code: `acp_${reason}`, detail };
+  return { stopReason, failure, shutdown };
+}
+
+/** Ends the agent after a turn that settled or whose agent exited, and names any failure. */
+async function concludeEndedTurn(
+  run: DriverRunInput,
+  first: Exclude<First, { tag: 'stopped' }>,
+  ledger: WireLedger,
+  agentProcess: AgentProcess,
+): Promise<Outcome> {
+  if (first.tag === 'answered' || ledger.promptAnswered) {
+    // Answered (the ledger also covers an answer the SDK rejected but the raw stream carried).
+    const shutdown = await agentProcess.shutdown(run.graceMs, true);
+    return { stopReason: ledger.stopReason ?? 'end_turn', shutdown };
+  }
+  if (first.tag === 'failed' && first.error instanceof acp.RequestError) {
+    const shutdown = await agentProcess.shutdown(run.graceMs, true);
+    const e = first.error;
+    const detail = `${first.stage} failed with ${e.code} ${e.message}${e.data === undefined ? '' : ' ' + JSON.stringify(e.data)}`;
+    return {
+      stopReason: 'provider_error',
+      failure: { kind: 'provider_error', code: 'acp_agent_error', detail },
+      shutdown,
+    };
+  }
+  if (first.tag === 'failed' && first.error instanceof AcpRunError) {
+    const shutdown = await agentProcess.shutdown(run.graceMs, true);
+    const failure = { kind: 'protocol_error' as const, code: first.error.code, detail: first.error.message };
+    return { stopReason: 'protocol_error', failure, shutdown };
+  }
+  return concludeUnanswered(run, first, ledger, agentProcess);
+}
+
+/**
+ * The connection ended without an answer: the agent exited, or closed its stdout. The exit event
+ * may trail the end of stdout, so an agent that ends without our signals counts as exited.
+ */
+async function concludeUnanswered(
+  run: DriverRunInput,
+  first: Exclude<First, { tag: 'stopped' }>,
+  ledger: WireLedger,
+  agentProcess: AgentProcess,
+): Promise<Outcome> {
+  await within(agentProcess.exited, run.graceMs);
+  const shutdown = await agentProcess.shutdown(run.graceMs, true);
+  const exitedEarly = shutdown.forced === null && agentProcess.exit !== undefined;
+  const during = first.tag === 'failed' ? first.stage : ledger.promptSent ? 'session/prompt' : 'the handshake';
+  if (exitedEarly) {
+    const stderr = agentProcess.stderrTail ? `; stderr: ${agentProcess.stderrTail.slice(-500)}` : '';
+    const failure = {
+      kind: 'process_exited' as const,
+      code: 'acp_process_exited' as const,
+      detail: `the agent exited (code ${shutdown.exitCode}, signal ${shutdown.signal}) during ${during}${stderr}`,
+    };
+    return { stopReason: 'process_exited', failure, shutdown };
+  }
+  const cause = first.tag === 'failed' ? String((first.error as Error)?.message ?? first.error) : 'connection closed';
+  const failure = {
+    kind: 'protocol_error' as const,
+    code: 'acp_connection_closed' as const,
+    detail: `${cause} during ${during}; ${describe(shutdown)}`,
+  };
+  return { stopReason: 'protocol_error', failure, shutdown };
 }
 
 function describe(shutdown: ShutdownReport): string {
