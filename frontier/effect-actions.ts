@@ -4,8 +4,8 @@ import { OBJECT_KINDS, type CompiledCandidate } from '../objects/index.js';
 import { digestOf, sha256Bytes } from '../store/index.js';
 import { type TaskHandle, HostError, REVOKED_WITH_CONTEXT, openDecisionRequest } from '../kernel/index.js';
 import { clientRequestId, type FrontierDeps } from './work-options.js';
-import { ReceiptWithEvidence, type EffectAdapter } from './effect-adapter.js';
-import { recheckObservation } from './effect-observations.js';
+import { ReceiptWithEvidence, type EffectAdapter, type EffectObservation } from './effect-adapter.js';
+import { recheckObservation, type Recheck } from './effect-observations.js';
 
 /**
  * External Effects (docs/effects.md): an operation the Host does not own (a ledger
@@ -122,6 +122,8 @@ async function sendConflict(
   await task.send({ type: 'effect.conflict', requestId, receiptDigests: digests, reason }, attachments);
 }
 
+type EffectCandidate = CompiledCandidate & { action: { kind: 'effect' } };
+
 /**
  * `act` for an `effect` candidate: observes the endpoint and target again (an adapter with
  * `observe`) and refuses, before any intent, when they moved from what the Context bound; then
@@ -130,15 +132,41 @@ async function sendConflict(
  * (`identity_conflict`); an error that proves nothing was done fails the Effect; anything else
  * makes it unknown.
  */
-export async function performEffect(
-  deps: FrontierDeps,
-  task: TaskHandle,
-  candidate: CompiledCandidate & { action: { kind: 'effect' } },
-): Promise<void> {
+export async function performEffect(deps: FrontierDeps, task: TaskHandle, candidate: EffectCandidate): Promise<void> {
   const { context } = task;
-  const { adapter: name, operation, target, input, reconcile } = candidate.action;
+  const { adapter: name, operation, target, input } = candidate.action;
   const adapter = adapterOf(deps, task, name);
   const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'effect');
+  const recheck = await recheckBeforeIntent(deps, task, adapter, candidate);
+  if (!recheck) return;
+  const inputDigest = digestOf(input);
+  const intended = await sendIntent(task, candidate, adapter, requestId, inputDigest, recheck.observation);
+  if (!intended) return;
+  deps.step(task, `performing ${candidate.id}: ${operation} ${target} through ${name} as ${requestId}`);
+  const answered = await performOnce(deps, task, adapter, candidate, requestId);
+  if (!answered) return;
+  if (foreignReceipts(adapter, inputDigest, [answered]).length)
+    return sendConflict(deps, task, requestId, 'perform', [answered], inputDigest);
+  const { digests, attachments } = receiptAttachments(task, requestId, 'perform', [answered]);
+  deps.step(
+    task,
+    `${requestId} performed: receipt recorded` +
+      (answered.files.length ? ` with ${answered.files.map((f) => f.name).join(', ')}` : ''),
+  );
+  await task.send({ type: 'effect.record', requestId, receiptDigest: digests[0]! }, attachments);
+}
+
+/**
+ * Observes the endpoint and target again; when they moved from what the Context bound, sends
+ * `effect.refuse` and returns undefined.
+ */
+async function recheckBeforeIntent(
+  deps: FrontierDeps,
+  task: TaskHandle,
+  adapter: EffectAdapter,
+  candidate: EffectCandidate,
+): Promise<Extract<Recheck, { ok: true }> | undefined> {
+  const name = candidate.action.adapter;
   // Before the intent: nothing durable names the request id yet, so a crash here repeats the check.
   const recheck = await recheckObservation(task, adapter, name, candidate).catch((error: unknown) => {
     deps.step(
@@ -147,25 +175,36 @@ export async function performEffect(
     );
     throw error;
   });
-  if (!recheck.ok) {
-    deps.step(
-      task,
-      `${candidate.id} refused ${recheck.code} before its intent (${recheck.reason}); nothing is performed`,
-    );
-    await task.send({
-      type: 'effect.refuse',
-      generation: context.generation,
-      candidateId: candidate.id,
-      code: recheck.code,
-      reason: recheck.reason,
-      ...(recheck.code === 'context_stale' ? { stale: recheck.stale } : {}),
-    });
-    return;
-  }
-  const observed = recheck.observation
-    ? { endpointIdentity: recheck.observation.endpointIdentity, targetVersion: recheck.observation.targetVersion }
+  if (recheck.ok) return recheck;
+  deps.step(
+    task,
+    `${candidate.id} refused ${recheck.code} before its intent (${recheck.reason}); nothing is performed`,
+  );
+  await task.send({
+    type: 'effect.refuse',
+    generation: task.context.generation,
+    candidateId: candidate.id,
+    code: recheck.code,
+    reason: recheck.reason,
+    ...(recheck.code === 'context_stale' ? { stale: recheck.stale } : {}),
+  });
+  return undefined;
+}
+
+/** Commits `effect.intend` with the intent object; false when the event was not written. */
+async function sendIntent(
+  task: TaskHandle,
+  candidate: EffectCandidate,
+  adapter: EffectAdapter,
+  requestId: string,
+  inputDigest: string,
+  observation: EffectObservation | undefined,
+): Promise<boolean> {
+  const { context } = task;
+  const { adapter: name, operation, target, input, reconcile } = candidate.action;
+  const observed = observation
+    ? { endpointIdentity: observation.endpointIdentity, targetVersion: observation.targetVersion }
     : {};
-  const inputDigest = digestOf(input);
   const intent = OBJECT_KINDS['effect-intent'].parse({
     taskId: task.taskId,
     generation: context.generation,
@@ -190,8 +229,21 @@ export async function performEffect(
     },
     { objects: [{ kind: 'effect-intent', body: intent }] },
   );
-  if (!intended.written) return;
-  deps.step(task, `performing ${candidate.id}: ${operation} ${target} through ${name} as ${requestId}`);
+  return intended.written;
+}
+
+/**
+ * Calls the adapter once and parses its answer; when there is none to record, sends
+ * `effect.fail` (nothing was performed) or `effect.lost` (unknown) and returns undefined.
+ */
+async function performOnce(
+  deps: FrontierDeps,
+  task: TaskHandle,
+  adapter: EffectAdapter,
+  candidate: EffectCandidate,
+  requestId: string,
+): Promise<Answered | undefined> {
+  const { adapter: name, operation, target, input } = candidate.action;
   let answer: unknown;
   try {
     answer = await adapter.perform(requestId, input, { operation, target });
@@ -201,11 +253,11 @@ export async function performEffect(
       const code = isCodedError(error) ? error.code : 'effect_refused';
       deps.step(task, `${requestId} refused by ${name} (${code}): nothing was performed`);
       await task.send({ type: 'effect.fail', requestId, code, reason });
-      return;
+      return undefined;
     }
     deps.step(task, `${requestId}: no answer (${reason}); the Effect is unknown and is never performed again`);
     await task.send({ type: 'effect.lost', requestId, reason });
-    return;
+    return undefined;
   }
   const answered = Answered.safeParse(answer);
   if (!answered.success) {
@@ -215,17 +267,9 @@ export async function performEffect(
     const reason = `the answer is not a JSON receipt with valid evidence files (${issue?.path.join('.') || 'answer'}: ${issue?.message})`;
     deps.step(task, `${requestId}: ${reason}; the Effect is unknown`);
     await task.send({ type: 'effect.lost', requestId, reason });
-    return;
+    return undefined;
   }
-  if (foreignReceipts(adapter, inputDigest, [answered.data]).length)
-    return sendConflict(deps, task, requestId, 'perform', [answered.data], inputDigest);
-  const { digests, attachments } = receiptAttachments(task, requestId, 'perform', [answered.data]);
-  deps.step(
-    task,
-    `${requestId} performed: receipt recorded` +
-      (answered.data.files.length ? ` with ${answered.data.files.map((f) => f.name).join(', ')}` : ''),
-  );
-  await task.send({ type: 'effect.record', requestId, receiptDigest: digests[0]! }, attachments);
+  return answered.data;
 }
 
 /** `confirm_effect`: found after a restart with the intent durable and no answer recorded, the Effect is unknown. */
