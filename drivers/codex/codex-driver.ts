@@ -93,7 +93,50 @@ export async function runCodex(
   }
   const proc = started.process;
   options.onSpawn?.(proc.pid);
-  let limits: RunLimits | undefined;
+  const live: LiveRun = {};
+  const { conn, fatalOutcome } = connect(proc, tally, asks, permissions, options, live);
+  const stopAt = new AbortController();
+  const stopped = watchForStop(input, signal, stopAt.signal, live);
+  // An exit counts once stdout is drained, so a final `turn/completed` is never lost to the race.
+  const drained = () =>
+    Promise.race([conn.ended, delay(input.graceMs, undefined, { signal: stopAt.signal }).catch(() => undefined)]);
+  const exited = proc.exited.then(drained).then((): Outcome => ({ kind: 'exited' }));
+
+  let outcome: Outcome | undefined;
+  try {
+    outcome = await Promise.race([session(conn, tally, input, options, live), stopped, exited, fatalOutcome]);
+    if (outcome.kind === 'stop') await interrupt(conn, tally, proc, input.graceMs, live.turnStart);
+  } catch (thrown) {
+    outcome = { kind: 'protocol', code: 'codex_driver_crashed', detail: describeThrown(thrown), retryable: true };
+  } finally {
+    stopAt.abort();
+  }
+  try {
+    return await conclude(input, tally, proc, outcome, () => conn.closeInput());
+  } catch (thrown) {
+    signalGroup(proc.leader, 'SIGKILL'); // last resort: the shutdown path itself failed
+    return driverFailure('driver_crashed', 'codex_driver_crashed', describeThrown(thrown));
+  }
+}
+
+/** What the steps of one run learn as it goes: its limits once started, its `turn/start` once sent. */
+interface LiveRun {
+  limits?: RunLimits;
+  turnStart?: Promise<RpcOutcome>;
+}
+
+/**
+ * Speaks to the app-server: notifications feed the tally and the asks, approvals are routed
+ * through the run's policy, and too many unusable lines resolve `fatalOutcome`.
+ */
+function connect(
+  proc: CodexProcess,
+  tally: CodexTally,
+  asks: CodexAsks,
+  permissions: PermissionLog,
+  options: CodexRunOptions,
+  live: LiveRun,
+): { conn: CodexConnection; fatalOutcome: Promise<Outcome> } {
   let fatal!: (outcome: Outcome) => void;
   const fatalOutcome = new Promise<Outcome>((resolve) => (fatal = resolve));
   const maxMalformed = options.maxMalformedLines ?? 64;
@@ -116,89 +159,92 @@ export async function runCodex(
     },
     // Every line from the app-server is progress for the heartbeat.
     onWire: (direction, line) => {
-      if (direction === 'in') limits?.progress();
+      if (direction === 'in') live.limits?.progress();
       options.onWire?.(direction, line);
     },
   });
-  const stopAt = new AbortController();
-  const stopped = new Promise<Outcome>((resolve) => {
-    limits = startRunLimits(input, (reason) => resolve({ kind: 'stop', reason }));
+  return { conn, fatalOutcome };
+}
+
+/** Starts the run's deadline and heartbeat; resolves when either, or the caller's abort, fires, until `done` aborts. */
+function watchForStop(input: DriverRunInput, signal: AbortSignal, done: AbortSignal, live: LiveRun): Promise<Outcome> {
+  return new Promise<Outcome>((resolve) => {
+    live.limits = startRunLimits(input, (reason) => resolve({ kind: 'stop', reason }));
     const onAbort = () => resolve({ kind: 'stop', reason: 'aborted' });
     signal.addEventListener('abort', onAbort, { once: true });
     if (signal.aborted) onAbort(); // fired while the process was starting
-    stopAt.signal.addEventListener('abort', () => {
-      limits?.clear();
+    done.addEventListener('abort', () => {
+      live.limits?.clear();
       signal.removeEventListener('abort', onAbort);
     });
   });
-  // An exit counts once stdout is drained, so a final `turn/completed` is never lost to the race.
-  const drained = () =>
-    Promise.race([conn.ended, delay(input.graceMs, undefined, { signal: stopAt.signal }).catch(() => undefined)]);
-  const exited = proc.exited.then(drained).then((): Outcome => ({ kind: 'exited' }));
-  let turnStart: Promise<RpcOutcome> | undefined;
-  const session = async (): Promise<Outcome> => {
-    const init = await conn.request('initialize', { clientInfo: CLIENT_INFO, capabilities: null });
-    if (!init.ok) return rpcFailure('initialize', init);
-    tally.userAgent = InitializeResult.safeParse(init.result).data?.userAgent;
-    conn.notify('initialized');
-    const thread = await conn.request('thread/start', {
-      cwd: input.cwd,
-      model: input.model ?? null,
-      approvalPolicy: options.approvalPolicy ?? 'on-request',
-      sandbox: options.sandbox ?? input.sandbox ?? (input.confinedIn ? 'danger-full-access' : 'workspace-write'),
-    });
-    if (!thread.ok) return rpcFailure('thread/start', thread);
-    const threadResult = ThreadStartResult.safeParse(thread.result);
-    if (!threadResult.success)
-      return {
-        kind: 'protocol',
-        code: 'codex_rpc_error',
-        detail: 'thread/start result has no thread.id',
-        retryable: false,
-      };
-    const t = threadResult.data;
-    tally.threadId = t.thread.id;
-    tally.sessionId = t.thread.sessionId ?? undefined;
-    tally.cliVersion = t.thread.cliVersion ?? undefined;
-    tally.model = t.model ?? t.thread.model ?? undefined;
-    tally.modelProvider = t.modelProvider ?? t.thread.modelProvider ?? undefined;
-    turnStart = conn
-      .request('turn/start', {
-        threadId: t.thread.id,
-        input: [{ type: 'text', text: input.prompt, text_elements: [] }],
-      })
-      .then((outcome) => {
-        const id = outcome.ok ? TurnStartResult.safeParse(outcome.result).data?.turn.id : undefined;
-        if (id !== undefined) tally.turnId ??= id;
-        return outcome;
-      });
-    const turn = await turnStart;
-    if (!turn.ok) return rpcFailure('turn/start', turn);
-    if (tally.turnId === undefined)
-      return {
-        kind: 'protocol',
-        code: 'codex_rpc_error',
-        detail: 'turn/start result has no turn.id',
-        retryable: false,
-      };
-    return { kind: 'turn', end: await tally.turnEnded };
-  };
+}
 
-  let outcome: Outcome | undefined;
-  try {
-    outcome = await Promise.race([session(), stopped, exited, fatalOutcome]);
-    if (outcome.kind === 'stop') await interrupt(conn, tally, proc, input.graceMs, turnStart);
-  } catch (thrown) {
-    outcome = { kind: 'protocol', code: 'codex_driver_crashed', detail: describeThrown(thrown), retryable: true };
-  } finally {
-    stopAt.abort();
-  }
-  try {
-    return await conclude(input, tally, proc, outcome, () => conn.closeInput());
-  } catch (thrown) {
-    signalGroup(proc.leader, 'SIGKILL'); // last resort: the shutdown path itself failed
-    return driverFailure('driver_crashed', 'codex_driver_crashed', describeThrown(thrown));
-  }
+/** `initialize` → `thread/start` → `turn/start`, then waits for the turn to end. */
+async function session(
+  conn: CodexConnection,
+  tally: CodexTally,
+  input: DriverRunInput,
+  options: CodexRunOptions,
+  live: LiveRun,
+): Promise<Outcome> {
+  const init = await conn.request('initialize', { clientInfo: CLIENT_INFO, capabilities: null });
+  if (!init.ok) return rpcFailure('initialize', init);
+  tally.userAgent = InitializeResult.safeParse(init.result).data?.userAgent;
+  conn.notify('initialized');
+  const threadId = await startThread(conn, tally, input, options);
+  if (typeof threadId !== 'string') return threadId;
+  live.turnStart = conn
+    .request('turn/start', {
+      threadId,
+      input: [{ type: 'text', text: input.prompt, text_elements: [] }],
+    })
+    .then((outcome) => {
+      const id = outcome.ok ? TurnStartResult.safeParse(outcome.result).data?.turn.id : undefined;
+      if (id !== undefined) tally.turnId ??= id;
+      return outcome;
+    });
+  const turn = await live.turnStart;
+  if (!turn.ok) return rpcFailure('turn/start', turn);
+  if (tally.turnId === undefined)
+    return {
+      kind: 'protocol',
+      code: 'codex_rpc_error',
+      detail: 'turn/start result has no turn.id',
+      retryable: false,
+    };
+  return { kind: 'turn', end: await tally.turnEnded };
+}
+
+/** Sends `thread/start` and records the thread in the tally; its id, or the outcome that ends the run. */
+async function startThread(
+  conn: CodexConnection,
+  tally: CodexTally,
+  input: DriverRunInput,
+  options: CodexRunOptions,
+): Promise<string | Outcome> {
+  const thread = await conn.request('thread/start', {
+    cwd: input.cwd,
+    model: input.model ?? null,
+    approvalPolicy: options.approvalPolicy ?? 'on-request',
+    sandbox: options.sandbox ?? input.sandbox ?? (input.confinedIn ? 'danger-full-access' : 'workspace-write'),
+  });
+  if (!thread.ok) return rpcFailure('thread/start', thread);
+  const threadResult = ThreadStartResult.safeParse(thread.result);
+  if (!threadResult.success)
+    return {
+      kind: 'protocol',
+      code: 'codex_rpc_error',
+      detail: 'thread/start result has no thread.id',
+      retryable: false,
+    };
+  const t = threadResult.data;
+  tally.threadId = t.thread.id;
+  tally.sessionId = t.thread.sessionId ?? undefined;
+  tally.cliVersion = t.thread.cliVersion ?? undefined;
+  tally.model = t.model ?? t.thread.model ?? undefined;
+  tally.modelProvider = t.modelProvider ?? t.thread.modelProvider ?? undefined;
+  return t.thread.id;
 }
 
 /** Stops the tree, reads the artifacts and turns the outcome into the run's result. */
