@@ -42,6 +42,9 @@ const STATE_HEIGHT = 30;
 
 const leaf = (id: string) => id.split('.').pop() ?? id;
 
+/** A transition's edge as handed to ELK, with the event and guard the page shows. */
+type GraphEdge = ElkExtendedEdge & { event: string; guard: string | null };
+
 /**
  * Lays out `graph` with elkjs (layered, left to right, compound states as ELK's nested nodes,
  * one edge per transition target with its event as a label). Self-transitions and the root's
@@ -49,6 +52,24 @@ const leaf = (id: string) => id.split('.').pop() ?? id;
  * deterministic for a graph, so the service computes it once.
  */
 export async function layoutGraph(graph: TaskGraph): Promise<GraphLayout> {
+  const edges = edgesOf(graph);
+  const root = elkRoot(nodesOf(graph), edges);
+  // Loaded on the first layout only (1.5 MB of script a serve that nobody views never parses).
+  // elkjs is CommonJS: under NodeNext its default export is the module, whose `default` is the class.
+  const { default: elkjs } = await import('elkjs');
+  const laid = await new elkjs.default().layout(root);
+  return {
+    machine: graph.machine,
+    version: graph.version,
+    width: Math.ceil(laid.width ?? 0),
+    height: Math.ceil(laid.height ?? 0),
+    states: placedStates(graph, laid.children),
+    edges: placedEdges(laid.edges ?? [], edges),
+  };
+}
+
+/** The states as ELK's nodes, each nested in its parent's `children`: the top-level ones. */
+function nodesOf(graph: TaskGraph): ElkNode[] {
   const nodes = new Map<string, ElkNode>();
   for (const s of graph.states)
     nodes.set(s.id, {
@@ -60,7 +81,12 @@ export async function layoutGraph(graph: TaskGraph): Promise<GraphLayout> {
     });
   const roots: ElkNode[] = [];
   for (const s of graph.states) (s.parent ? nodes.get(s.parent)!.children! : roots).push(nodes.get(s.id)!);
-  const edges: Array<ElkExtendedEdge & { event: string; guard: string | null }> = [];
+  return roots;
+}
+
+/** One edge per transition target, without self-transitions and the root's targetless handlers. */
+function edgesOf(graph: TaskGraph): GraphEdge[] {
+  const edges: GraphEdge[] = [];
   for (const t of graph.transitions) {
     if (t.source === '') continue;
     for (const target of t.targets) {
@@ -75,7 +101,12 @@ export async function layoutGraph(graph: TaskGraph): Promise<GraphLayout> {
       });
     }
   }
-  const root: ElkNode = {
+  return edges;
+}
+
+/** The graph ELK lays out: layered, left to right, every coordinate it answers absolute. */
+function elkRoot(children: ElkNode[], edges: GraphEdge[]): ElkNode {
+  return {
     id: 'root',
     layoutOptions: {
       'elk.algorithm': 'layered',
@@ -91,13 +122,13 @@ export async function layoutGraph(graph: TaskGraph): Promise<GraphLayout> {
       'elk.json.shapeCoords': 'ROOT',
       'elk.json.edgeCoords': 'ROOT',
     },
-    children: roots,
+    children,
     edges,
   };
-  // Loaded on the first layout only (1.5 MB of script a serve that nobody views never parses).
-  // elkjs is CommonJS: under NodeNext its default export is the module, whose `default` is the class.
-  const { default: elkjs } = await import('elkjs');
-  const laid = await new elkjs.default().layout(root);
+}
+
+/** The laid-out nodes as states, each parent before its children. */
+function placedStates(graph: TaskGraph, laid: ElkNode[] | undefined): PlacedState[] {
   const states: PlacedState[] = [];
   const walk = (list: ElkNode[] | undefined) => {
     for (const n of list ?? []) {
@@ -115,34 +146,32 @@ export async function layoutGraph(graph: TaskGraph): Promise<GraphLayout> {
       walk(n.children);
     }
   };
-  walk(laid.children);
-  return {
-    machine: graph.machine,
-    version: graph.version,
-    width: Math.ceil(laid.width ?? 0),
-    height: Math.ceil(laid.height ?? 0),
-    states,
-    edges: (laid.edges ?? []).map((e, i) => {
-      const section = e.sections?.[0];
-      const label = e.labels?.[0];
-      const points: Array<[number, number]> = section
-        ? [section.startPoint, ...(section.bendPoints ?? []), section.endPoint].map((p) => [p.x, p.y])
-        : [];
-      return {
-        id: e.id,
-        source: edges[i]!.sources[0]!,
-        target: edges[i]!.targets[0]!,
-        event: edges[i]!.event,
-        guard: edges[i]!.guard,
-        points,
-        label: {
-          text: label?.text ?? edges[i]!.event,
-          x: label?.x ?? 0,
-          y: label?.y ?? 0,
-          width: label?.width ?? 0,
-          height: label?.height ?? 0,
-        },
-      };
-    }),
-  };
+  walk(laid);
+  return states;
+}
+
+/** The laid-out edges, in the order of `edges` (ELK's answer keeps it), with their route and label box. */
+function placedEdges(laid: ElkExtendedEdge[], edges: GraphEdge[]): PlacedEdge[] {
+  return laid.map((e, i) => {
+    const section = e.sections?.[0];
+    const label = e.labels?.[0];
+    const points: Array<[number, number]> = section
+      ? [section.startPoint, ...(section.bendPoints ?? []), section.endPoint].map((p) => [p.x, p.y])
+      : [];
+    return {
+      id: e.id,
+      source: edges[i]!.sources[0]!,
+      target: edges[i]!.targets[0]!,
+      event: edges[i]!.event,
+      guard: edges[i]!.guard,
+      points,
+      label: {
+        text: label?.text ?? edges[i]!.event,
+        x: label?.x ?? 0,
+        y: label?.y ?? 0,
+        width: label?.width ?? 0,
+        height: label?.height ?? 0,
+      },
+    };
+  });
 }
