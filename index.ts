@@ -40,6 +40,7 @@ export type { ArtifactContracts } from './objects/index.js';
 export type { EventRecord } from './store/index.js';
 export type { FrontierWork, EventOrigin, SupervisorFailure } from './machines/index.js';
 export type {
+  TaskMachineContext,
   TaskContext,
   Rejection,
   RejectionReason,

@@ -21,7 +21,7 @@ import type { RootDatabase } from 'lmdb';
 import { systemClock, createSupervisor, type Supervisor, TaskActor, type SendResult } from '../kernel/index.js';
 import { readProcIo, threadCpuNs } from '../os/index.js';
 import { OBJECT_KINDS } from '../objects/index.js';
-import { taskMachine, type TaskContext } from '../machines/index.js';
+import { taskMachine, type TaskMachineContext } from '../machines/index.js';
 import { EventStore } from '../store/index.js';
 import type { BenchContext, BenchRow } from './report/results-model.js';
 import { SqlitePeerStore, asKernelStore } from './peers/sqlite-peer-store.js';
@@ -33,7 +33,7 @@ export const CYCLE: StepKind[] = ['assign', 'compile', 'intend', 'ack', 'observe
 
 export interface Driven {
   taskId: string;
-  context(): TaskContext;
+  context(): TaskMachineContext;
   send(step: Step): Promise<SendResult>;
 }
 

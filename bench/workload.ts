@@ -1,6 +1,6 @@
 import type { Attachments } from '../kernel/index.js';
 import type { HarnessRunReceipt } from '../drivers/receipt.js';
-import type { EventOrigin, TaskContext } from '../machines/index.js';
+import type { EventOrigin, TaskMachineContext } from '../machines/index.js';
 import { digestOf, sha256 } from '../store/index.js';
 import { randomHex, seededRandom } from './util.js';
 
@@ -118,7 +118,7 @@ function receipt(
  * Turns the next planned kind into the event (and attachments) the Host or a caller would send,
  * given the Task's current context. Bodies carry seeded random bytes so objects are distinct.
  */
-export function materialize(kind: StepKind, taskId: string, context: TaskContext, random: () => number): Step {
+export function materialize(kind: StepKind, taskId: string, context: TaskMachineContext, random: () => number): Step {
   const g = context.generation;
   const host = (event: Record<string, unknown>, attachments: Attachments = {}): Step => ({
     event,

@@ -1,4 +1,4 @@
-import type { TaskContext } from '../machines/index.js';
+import type { TaskMachineContext } from '../machines/index.js';
 import { digestOf, type EventStore } from '../store/index.js';
 import {
   TEMPLATE_PLACEHOLDER,
@@ -137,13 +137,49 @@ function describeArtifact(artifact: RequiredArtifact): string {
 export function compileContext(
   store: EventStore,
   spec: TaskSpec,
-  context: TaskContext,
+  context: TaskMachineContext,
   stage: Stage,
   inputs: ContextInputs,
 ): CompiledContext {
   const assignment = context.assignment!;
   const assignmentBody = store.getObject<{ instructions: string }>(assignment.digest, 'assignment').body;
   const goal = currentGoal(store, spec, context);
+  const body = readSetBody(store, spec, context, stage, inputs, goal);
+  const digest = digestOf({ kind: 'context', body });
+  const evidenceText = evidenceTexts(store, spec, context);
+  const { trusted, untrusted } = sourceSections(spec, body.items, inputs);
+  const { artifactList, acceptance, instructions, placed } = fillInstructions(spec, context, stage, goal, evidenceText);
+  const text = [
+    `# Task ${context.taskId} — ${spec.title}`,
+    `Stage: ${stage.name} (${stage.purpose ?? stage.name}), Assignment generation ${assignment.generation}`,
+    `Context digest: ${digest} (Goal revision ${goal.revision})`,
+    '',
+    goal.text,
+    ...(instructions ? ['', instructions] : []),
+    ...(placed.has('stage.artifacts') ? [] : ['', artifactList]),
+    ...(acceptance && !placed.has('acceptance') ? ['', acceptance] : []),
+    ...(assignmentBody.instructions ? ['', assignmentBody.instructions] : []),
+    ...(trusted.length ? ['', "Trusted sources: the Task's authority, each bound by its digest.", ...trusted] : []),
+    ...grantedSection(body.grants),
+    ...decisionSection(stage, body.candidates, digest, inputs.observations),
+    ...(placed.has('evidence') ? [] : rest(evidenceText, placed)),
+    ...(untrusted.length ? ['', DATA_HEADING, ...untrusted] : []),
+  ].join('\n');
+  const prompt = { taskId: context.taskId, context: digest, text };
+  return { body, digest, prompt: { body: prompt, digest: digestOf({ kind: 'prompt', body: prompt }) } };
+}
+
+type Goal = ReturnType<typeof currentGoal>;
+
+/** The Context's body: the read set and candidates, with the grants in force and how untrusted authority is met. */
+function readSetBody(
+  store: EventStore,
+  spec: TaskSpec,
+  context: TaskMachineContext,
+  stage: Stage,
+  inputs: ContextInputs,
+  goal: Goal,
+): ReadSetContext {
   const { items, candidates } = compileReadSet({
     spec,
     context,
@@ -155,7 +191,7 @@ export function compileContext(
   });
   const body: ReadSetContext = {
     taskId: context.taskId,
-    generation: assignment.generation,
+    generation: context.assignment!.generation,
     stage: stage.name,
     goal: { revision: goal.revision, digest: goal.digest },
     items,
@@ -164,8 +200,11 @@ export function compileContext(
   if (stage.decision?.untrustedAuthority === 'ask') body.untrustedAuthority = 'ask';
   const grants = grantsOf(store, context);
   if (grants) body.grants = grants;
-  const digest = digestOf({ kind: 'context', body });
+  return body;
+}
 
+/** Each evidence held, by artifact name in order, quoted as data (a `file` artifact by its size only). */
+function evidenceTexts(store: EventStore, spec: TaskSpec, context: TaskMachineContext): Map<string, string> {
   const evidenceText = new Map<string, string>();
   for (const name of Object.keys(context.evidence).sort()) {
     const held = context.evidence[name]!;
@@ -174,6 +213,11 @@ export function compileContext(
     const shown = artifact?.kind === 'file' ? `(a file of ${bytes.length} bytes)` : bytes.toString('utf8');
     evidenceText.set(name, quoteAsData({ artifact: name, generation: held.generation }, held.digest, shown));
   }
+  return evidenceText;
+}
+
+/** The spec's sources as read now: trusted ones as the Task's authority, the others quoted as data. */
+function sourceSections(spec: TaskSpec, items: ReadSetContext['items'], inputs: ContextInputs) {
   const trusted: string[] = [];
   const untrusted: string[] = [];
   for (const source of sourcesOf(spec)) {
@@ -183,6 +227,18 @@ export function compileContext(
     if (item.trust === 'trusted') trusted.push(`### ${source.id}: ${where}, ${item.digest}`, shownText(read), '');
     else untrusted.push(quoteAsData({ source: source.id, path: where }, item.digest, shownText(read)));
   }
+  return { trusted, untrusted };
+}
+
+/** The stage's instructions with the template's placeholders filled, and which ones it placed. */
+function fillInstructions(
+  spec: TaskSpec,
+  context: TaskMachineContext,
+  stage: Stage,
+  goal: Goal,
+  evidenceText: Map<string, string>,
+) {
+  const assignment = context.assignment!;
   const produces = spec.requiredArtifacts.filter((a) => stage.produces.includes(a.name));
   const artifactList = produces.length
     ? ['Artifacts this stage must write, as files in the workspace:', ...produces.map(describeArtifact)].join('\n')
@@ -209,22 +265,5 @@ export function compileContext(
     if (name.startsWith('evidence:')) return evidenceText.get(name.slice('evidence:'.length)) ?? '(not held)';
     return values[name] ?? '';
   });
-  const text = [
-    `# Task ${context.taskId} — ${spec.title}`,
-    `Stage: ${stage.name} (${stage.purpose ?? stage.name}), Assignment generation ${assignment.generation}`,
-    `Context digest: ${digest} (Goal revision ${goal.revision})`,
-    '',
-    goal.text,
-    ...(instructions ? ['', instructions] : []),
-    ...(placed.has('stage.artifacts') ? [] : ['', artifactList]),
-    ...(acceptance && !placed.has('acceptance') ? ['', acceptance] : []),
-    ...(assignmentBody.instructions ? ['', assignmentBody.instructions] : []),
-    ...(trusted.length ? ['', "Trusted sources: the Task's authority, each bound by its digest.", ...trusted] : []),
-    ...grantedSection(grants),
-    ...decisionSection(stage, candidates, digest, inputs.observations),
-    ...(placed.has('evidence') ? [] : rest(evidenceText, placed)),
-    ...(untrusted.length ? ['', DATA_HEADING, ...untrusted] : []),
-  ].join('\n');
-  const prompt = { taskId: context.taskId, context: digest, text };
-  return { body, digest, prompt: { body: prompt, digest: digestOf({ kind: 'prompt', body: prompt }) } };
+  return { artifactList, acceptance, instructions, placed };
 }

@@ -15,7 +15,7 @@ import { retryStoppedRun } from './stage-retry.js';
 export { clientRequestId, type HarnessConfig, type HarnessFactory, type FrontierWorkOptions } from './work-options.js';
 
 /**
- * The Host's frontier work (docs/design.md, "Where effects happen", invariants 1–5), performed after each commit:
+ * The Host's frontier work (docs/design.md, "Where the Host acts", invariants 1–5), performed after each commit:
  *
  * - `compile_context`: compile and commit the Context before any provider runs;
  * - `dispatch`: persist the intent with its clientRequestId, then call the Runtime; a response

@@ -1,4 +1,4 @@
-import type { TaskContext } from '../machines/index.js';
+import type { TaskMachineContext } from '../machines/index.js';
 import type { HarnessRunReceipt, PermissionGrant, PermissionRecord } from '../drivers/index.js';
 import { DecisionRequestObject, type ReadSetContext } from '../objects/index.js';
 import type { EventStore } from '../store/index.js';
@@ -79,7 +79,7 @@ export async function openPermissionRequests(
 }
 
 /** The Task's answered permission requests, as the next Context records them. */
-export function grantsOf(store: Pick<EventStore, 'getObject'>, context: TaskContext): ReadSetContext['grants'] {
+export function grantsOf(store: Pick<EventStore, 'getObject'>, context: TaskMachineContext): ReadSetContext['grants'] {
   const grants = taskGrants({ object: (digest) => store.getObject(digest, 'decision-request').body }, context.requests);
   return grants.length ? grants : undefined;
 }
@@ -90,7 +90,7 @@ export function grantsOf(store: Pick<EventStore, 'getObject'>, context: TaskCont
  */
 export function runGrants(
   store: Pick<EventStore, 'getObject'>,
-  context: TaskContext,
+  context: TaskMachineContext,
   body: ReadSetContext,
 ): PermissionGrant[] {
   const now = new Map(body.items.map((item) => [item.sourceId, item.digest]));

@@ -3,7 +3,7 @@ import {
   type AdmissionFact,
   type RevokedBy,
   type StaleSource,
-  type TaskContext,
+  type TaskMachineContext,
   type TaskEventType,
 } from '../machines/index.js';
 import { DecisionRequestObject, type CandidateAction, type TaskSpec } from '../objects/index.js';
@@ -53,7 +53,7 @@ export interface AdmissionFacts {
 export interface AdmissionScope {
   store: EventStore;
   taskId: string;
-  context: TaskContext;
+  context: TaskMachineContext;
   /** Reads the world; without it only the Goal is re-validated. */
   read: SourceReader | undefined;
   /** The Host's clock, epoch ms. */

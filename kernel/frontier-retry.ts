@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { FrontierWork, TaskContext } from '../machines/index.js';
+import type { FrontierWork, TaskMachineContext } from '../machines/index.js';
 import type { TaskHandle } from './frontier-runner.js';
 import { REVOKED_WITH_CONTEXT, openDecisionRequest, type RequestOpener } from './requests/decision-requests.js';
 
@@ -31,7 +31,7 @@ export function frontierRetryDelay(policy: FrontierRetryPolicy, failures: number
 }
 
 /** A DecisionRequest as the Task's statechart context keeps it. */
-type Asked = TaskContext['requests'][string];
+type Asked = TaskMachineContext['requests'][string];
 
 /** The answers to the question about exhausted frontier work. */
 export const FRONTIER_RETRY_ANSWERS = ['retry', 'cancel'] as const;

@@ -1,4 +1,4 @@
-import type { FrontierWork, TaskContext } from '../machines/index.js';
+import type { FrontierWork, TaskMachineContext } from '../machines/index.js';
 import type { EventStore } from '../store/index.js';
 import type { TaskSpec } from '../objects/index.js';
 import type { Attachments, SendResult } from './send-result.js';
@@ -9,7 +9,7 @@ export interface TaskHandle {
   readonly taskId: string;
   readonly revision: number;
   readonly state: string;
-  readonly context: TaskContext;
+  readonly context: TaskMachineContext;
   readonly spec: TaskSpec;
   readonly store: EventStore;
   /** Sends a Host-origin event (the only way Host-only facts enter a stream). */

@@ -32,7 +32,7 @@ export interface FrontierSchedulerOptions {
 }
 
 /**
- * Runs each Task's frontier work (docs/design.md, "Where effects happen": compile a Context, dispatch, observe, verify, …)
+ * Runs each Task's frontier work (docs/design.md, "Where the Host acts": compile a Context, dispatch, observe, verify, …)
  * through the FrontierRunner, at most one piece per Task at a time: after every commit, once per
  * Task when serving starts, and for unknown dispatches during the Supervisor's `reconciling` step.
  *

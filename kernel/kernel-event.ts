@@ -4,7 +4,7 @@ import {
   claimsOf,
   refsOf,
   type EventOrigin,
-  type TaskContext,
+  type TaskMachineContext,
   type TaskEvent,
   type TaskEventDefinition,
 } from '../machines/index.js';
@@ -17,7 +17,7 @@ import type { AdmissionFacts } from './admission-facts.js';
 /** Where a sent event is taken: its Task, the committed context, and the revision the event will occupy. */
 export interface KernelFacts {
   taskId: string;
-  context: TaskContext;
+  context: TaskMachineContext;
   revision: number;
   origin: EventOrigin;
   /** Digests an object body the way the store will write it (`EventStore.prepareObject`). */

@@ -1,7 +1,7 @@
 import type { InspectionEvent } from 'xstate';
 import { z } from 'zod';
 import { zodIssue } from '../base/index.js';
-import type { ExternalEventType, FrontierWork, TaskContext } from '../machines/index.js';
+import type { ExternalEventType, FrontierWork, TaskMachineContext } from '../machines/index.js';
 import type { Clock } from './clock.js';
 import type { ClusterOptions } from './cluster/cluster.js';
 import type { FrontierRunner } from './frontier-runner.js';
@@ -124,7 +124,7 @@ export interface TaskView {
   revision: number;
   state: string;
   frontier: FrontierWork;
-  context: TaskContext;
+  context: TaskMachineContext;
   spec: TaskSpec;
 }
 

@@ -7,7 +7,7 @@ import {
   taskMachine,
   type EventOrigin,
   type FrontierWork,
-  type TaskContext,
+  type TaskMachineContext,
   type TaskSnapshot,
 } from '../machines/index.js';
 import { StoreError, type EventStore } from '../store/index.js';
@@ -42,7 +42,7 @@ export interface TaskActorOptions {
    * Reads a spec source's current digest when admission re-validates a Context's read set (the
    * Supervisor gives its own, `kernelSourceReader`); without one only the Goal is re-validated.
    */
-  readSource?: ((location: SourceLocation, context: TaskContext) => Promise<string | null>) | undefined;
+  readSource?: ((location: SourceLocation, context: TaskMachineContext) => Promise<string | null>) | undefined;
   /**
    * Observes an `effect` candidate's endpoint and target again when a decision choosing it is
    * admitted (the frontier runner's `readObservation`); without one, observation items are left
@@ -68,12 +68,12 @@ export interface TaskActorInit {
 /**
  * One Task's kernel (docs/design.md, "The kernel: one transition"). Transitions are admitted one at a time through an in-process
  * mailbox (the state-root lock keeps every other process out): validate the event, take it on
- * the Task's long-lived kernel actor (one XState actor per Task, no subscribers, so each event
+ * the Task's long-lived machine actor (one XState actor per Task, no subscribers, so each event
  * costs one macrostep rather than a pure `transition()` that builds a throwaway actor scope every
  * call), append the resulting snapshot with revision CAS, and only then publish it as the
  * committed snapshot, advance the observed actor (the one the inspector and `actor` subscribers
  * see) and tell subscribers. An event the state cannot take is refused by `snapshot.can` before
- * the kernel actor sees it; if the append fails after the kernel actor moved, the kernel actor is
+ * the machine actor sees it; if the append fails after the machine actor moved, the machine actor is
  * dropped and rebuilt from the committed snapshot on next use, so nothing uncommitted survives.
  * Effects are not run here: the supervisor derives them from the new state's frontier after the commit.
  *
@@ -115,7 +115,7 @@ export class TaskActor {
     return this.revisionValue;
   }
 
-  get context(): TaskContext {
+  get context(): TaskMachineContext {
     return this.snapshot.context;
   }
 
@@ -172,7 +172,7 @@ export class TaskActor {
     this.observed?.stop();
   }
 
-  /** The kernel actor at the committed snapshot (restored from it when absent). */
+  /** The machine actor at the committed snapshot (restored from it when absent). */
   private kernelActor(): Actor<typeof taskMachine> {
     if (!this.kernel) {
       this.kernel = createActor(taskMachine, { snapshot: taskMachine.getPersistedSnapshot(this.snapshot) });
@@ -248,7 +248,7 @@ export class TaskActor {
       });
     }
     kernel.send(event);
-    // From here until the commit the kernel actor is ahead of the committed snapshot: any way out
+    // From here until the commit the machine actor is ahead of the committed snapshot: any way out
     // other than a commit drops it (it is rebuilt from the committed snapshot on next use).
     let committedNext = false;
     try {
@@ -263,11 +263,11 @@ export class TaskActor {
     }
   }
 
-  /** Appends the kernel actor's new snapshot; on success publishes it as committed. */
+  /** Appends the machine actor's new snapshot; on success publishes it as committed. */
   private async commit(
     kernel: Actor<typeof taskMachine>,
     { event, prepared }: KernelEvent,
-    { input, attachments, context }: { input: EventInput; attachments: Attachments; context: TaskContext },
+    { input, attachments, context }: { input: EventInput; attachments: Attachments; context: TaskMachineContext },
   ): Promise<SendResult> {
     const next = kernel.getSnapshot();
     if (next.status === 'error') throw next.error;

@@ -3,6 +3,7 @@ export { missingEvidence } from './rejection-detail.js';
 export {
   EMPTY_TASK_CONTEXT,
   REJECTION_REASONS,
+  type TaskMachineContext,
   type TaskContext,
   type Rejection,
   type RejectionReason,

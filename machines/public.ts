@@ -16,6 +16,7 @@ export {
   type RecoveryProgress,
 } from './supervisor-machine.js';
 export type {
+  TaskMachineContext,
   TaskContext,
   Rejection,
   RejectionReason,

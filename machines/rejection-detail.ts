@@ -1,6 +1,6 @@
 import type { RevokedBy, StaleSource, VerificationCause } from './event-fields.js';
 import type { TaskEvent } from './task-events.js';
-import type { Rejection, RejectionReason, RequestState, TaskContext } from './task-context.js';
+import type { Rejection, RejectionReason, RequestState, TaskMachineContext } from './task-context.js';
 
 /*
  * The reader's side of a rejection: the detail text a retained event's `lastRejection` carries,
@@ -54,7 +54,7 @@ function describeVerification(causes: readonly VerificationCause[]): string | un
 
 /** Why a decision was retained without being acted on, for the reader. */
 function decisionDetail(
-  context: TaskContext,
+  context: TaskMachineContext,
   event: Extract<TaskEvent, { type: 'decision.submit' }>,
   reason: RejectionReason,
 ): string | undefined {
@@ -71,7 +71,7 @@ function decisionDetail(
 }
 
 /** The DecisionRequest an event names, if the Task has it. */
-export function requestOf(context: TaskContext, event: TaskEvent): RequestState | undefined {
+export function requestOf(context: TaskMachineContext, event: TaskEvent): RequestState | undefined {
   return 'requestId' in event && Object.hasOwn(context.requests, event.requestId)
     ? context.requests[event.requestId]
     : undefined;
@@ -81,7 +81,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Why an answer to a DecisionRequest was refused, for the reader. */
 function answerDetail(
-  context: TaskContext,
+  context: TaskMachineContext,
   event: Extract<TaskEvent, { type: 'request.answer' }>,
   reason: RejectionReason,
 ): string | undefined {
@@ -102,7 +102,7 @@ function answerDetail(
 }
 
 /** Required artifacts not held as evidence, or held with another digest than the proposal names. */
-export function missingEvidence(context: TaskContext, claimed: Record<string, string>): string[] {
+export function missingEvidence(context: TaskMachineContext, claimed: Record<string, string>): string[] {
   return context.requiredArtifacts.filter((name) => {
     const held = context.evidence[name];
     if (!held) return true;
@@ -112,7 +112,7 @@ export function missingEvidence(context: TaskContext, claimed: Record<string, st
 }
 
 /** What was missing, mismatched or moved, for the reader (undefined when the code says it all). */
-function rejectionDetail(context: TaskContext, event: TaskEvent, reason: RejectionReason): string | undefined {
+function rejectionDetail(context: TaskMachineContext, event: TaskEvent, reason: RejectionReason): string | undefined {
   const generation = generationOf(event) ?? context.generation;
   if (event.type === 'request.answer') return answerDetail(context, event, reason);
   if (reason === 'context_stale') return describeStale(staleOf(event));
@@ -143,7 +143,7 @@ function rejectionDetail(context: TaskContext, event: TaskEvent, reason: Rejecti
   return undefined;
 }
 
-export function rejection(context: TaskContext, event: TaskEvent, reason: RejectionReason): Rejection {
+export function rejection(context: TaskMachineContext, event: TaskEvent, reason: RejectionReason): Rejection {
   const generation = generationOf(event) ?? context.generation;
   const detail = rejectionDetail(context, event, reason);
   return detail === undefined

@@ -1,10 +1,10 @@
 import { assertEvent, assign } from 'xstate';
 import type { TaskEvent } from './task-events.js';
-import type { RejectionReason, RequestState, TaskContext } from './task-context.js';
+import type { RejectionReason, RequestState, TaskMachineContext } from './task-context.js';
 import { rejection } from './rejection-detail.js';
 
 /** `assign` for the Task statechart's context and events. */
-const update = assign<TaskContext, TaskEvent, undefined, TaskEvent, never>;
+const update = assign<TaskMachineContext, TaskEvent, undefined, TaskEvent, never>;
 
 /** Counts a retained event as rejected and keeps it as the latest rejection. */
 function reject(reason: RejectionReason) {

@@ -94,8 +94,11 @@ export interface RequestState {
   answer: string | null;
 }
 
-/** The Task statechart's context: plain JSON, nothing derived from the clock or the process. */
-export interface TaskContext {
+/**
+ * The Task statechart's machine `context` (XState's extended state): plain JSON, nothing derived
+ * from the clock or the process. Named apart from the Host's Context objects (docs/design.md, Words).
+ */
+export interface TaskMachineContext {
   taskId: string;
   attempt: number;
   /** The current Assignment generation: the fencing token. 0 before the first Assignment. */
@@ -139,7 +142,10 @@ export interface TaskContext {
   cancelReason: string | null;
 }
 
-export const EMPTY_TASK_CONTEXT: TaskContext = {
+/** @deprecated The former name of {@link TaskMachineContext}; removed in the next release. */
+export type TaskContext = TaskMachineContext;
+
+export const EMPTY_TASK_CONTEXT: TaskMachineContext = {
   taskId: '',
   attempt: 0,
   generation: 0,

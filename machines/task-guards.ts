@@ -1,9 +1,9 @@
 import { and as xstateAnd, not as xstateNot, or as xstateOr } from 'xstate';
-import type { TaskContext } from './task-context.js';
+import type { TaskMachineContext } from './task-context.js';
 import type { TaskEvent } from './task-events.js';
 import { generationOf, missingEvidence, requestOf, staleOf } from './rejection-detail.js';
 
-type Args = { context: TaskContext; event: TaskEvent };
+type Args = { context: TaskMachineContext; event: TaskEvent };
 
 /**
  * The Task statechart's guards (task-machine.ts): each reads the context and what the event

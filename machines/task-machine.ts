@@ -1,6 +1,6 @@
 import { setup, type SnapshotFrom } from 'xstate';
 import type { TaskEvent } from './task-events.js';
-import { EMPTY_TASK_CONTEXT, type TaskContext } from './task-context.js';
+import { EMPTY_TASK_CONTEXT, type TaskMachineContext } from './task-context.js';
 import { TASK_ACTIONS } from './task-actions.js';
 import { TASK_GUARDS, and, not, or } from './task-guards.js';
 import type { TaskTag } from './task-tags.js';
@@ -41,7 +41,7 @@ export const TASK_MACHINE_VERSION = 7;
  * (the journal holds every one, each event with its disposition).
  */
 export const taskMachine = setup({
-  types: {} as { context: TaskContext; events: TaskEvent; tags: TaskTag },
+  types: {} as { context: TaskMachineContext; events: TaskEvent; tags: TaskTag },
   guards: TASK_GUARDS,
   actions: TASK_ACTIONS,
 }).createMachine({

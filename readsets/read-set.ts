@@ -1,6 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { StaleSource, TaskContext } from '../machines/index.js';
+import type { StaleSource, TaskMachineContext } from '../machines/index.js';
 import { resolveInside, sourceDigest, workspacePath } from '../runtime/index.js';
 import { sha256, sha256Text, type EventStore } from '../store/index.js';
 import {
@@ -48,7 +48,7 @@ export function workspacesOf(stateRoot: string): string {
  */
 export function kernelSourceReader(
   stateRoot: string,
-  task: { taskId: string; spec: Pick<TaskSpec, 'world'>; context: Pick<TaskContext, 'attempt'> },
+  task: { taskId: string; spec: Pick<TaskSpec, 'world'>; context: Pick<TaskMachineContext, 'attempt'> },
 ): SourceReader {
   const dirs = {
     workspace: workspacePath(workspacesOf(stateRoot), task.taskId, task.context.attempt),
@@ -97,7 +97,7 @@ export async function readSource(
 export function currentGoal(
   store: EventStore,
   spec: TaskSpec,
-  context: TaskContext,
+  context: TaskMachineContext,
 ): { revision: number; digest: string; text: string } {
   const { revision, digest } = context.goal ?? { revision: 1, digest: null };
   if (digest === null) return { revision, digest: sha256Text(spec.goal), text: spec.goal };
@@ -177,7 +177,7 @@ export interface CandidateObservation extends ObservationLocation {
 /** What the compiler binds besides the Task's own objects. */
 export interface ReadSetInput {
   spec: TaskSpec;
-  context: TaskContext;
+  context: TaskMachineContext;
   stage: Stage;
   goal: { revision: number; digest: string };
   workspaceDigest: string;

@@ -1,5 +1,5 @@
 import { createActor, type Snapshot, type StateValue } from 'xstate';
-import { taskMachine, type TaskContext, type TaskSnapshot } from '../machines/index.js';
+import { taskMachine, type TaskMachineContext, type TaskSnapshot } from '../machines/index.js';
 import { OBJECT_KINDS, type TaskSpec } from '../objects/index.js';
 import { headIds, headRecords, scanStreams, type EventStore } from '../store/index.js';
 import type { Finding } from './errors.js';
@@ -208,7 +208,7 @@ export function restoreTaskSnapshot(persisted: Record<string, unknown>): TaskSna
     // projection check or the checkpoint's binding vouches for it): its members are taken as such.
     return taskMachine.resolveState({
       value: persisted.value as StateValue,
-      context: persisted.context as TaskContext,
+      context: persisted.context as TaskMachineContext,
       historyValue: {},
     });
   }

@@ -1,5 +1,5 @@
 import type { StateValue } from 'xstate';
-import { snapshotView, type TaskContext } from '../../machines/index.js';
+import { snapshotView, type TaskMachineContext } from '../../machines/index.js';
 import { OBJECT_KINDS, TaskSpec } from '../../objects/index.js';
 import {
   StoreError,
@@ -68,7 +68,7 @@ function readingOf(shared: SharedTask): TaskReading {
     return value as { kind: string; body: T };
   };
   // The projection is the snapshot the serving Host committed with the head event.
-  const snapshot = projection.snapshot as { value: StateValue; status?: string; context: TaskContext };
+  const snapshot = projection.snapshot as { value: StateValue; status?: string; context: TaskMachineContext };
   const context = snapshot.context;
   if (!context.specDigest) throw new HostError('record_corrupt', `task ${taskId}: its projection names no spec`);
   const spec = TaskSpec.parse(getObject(context.specDigest, 'task-spec').body);
