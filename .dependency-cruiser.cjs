@@ -20,6 +20,9 @@
  *   `pg` out of the embedded store), or one of the light modules in LIGHT_DOORS.
  */
 
+/** What the kernel stands on; the frontier and the Host's composition root stand on it too. */
+const BELOW_KERNEL = ['readsets', 'recovery', 'objects', 'machines', 'store', 'drivers', 'os', 'base'];
+
 /** Product folders and the project folders each may import. */
 const ALLOWED = {
   base: [],
@@ -31,35 +34,11 @@ const ALLOWED = {
   objects: ['machines', 'store', 'drivers', 'base'],
   recovery: ['objects', 'machines', 'store', 'base'],
   readsets: ['runtime', 'objects', 'machines', 'store', 'base'],
-  kernel: ['readsets', 'recovery', 'objects', 'machines', 'store', 'drivers', 'os', 'base'],
+  kernel: BELOW_KERNEL,
   views: ['kernel', 'objects', 'machines', 'store', 'drivers', 'base'],
-  frontier: [
-    'kernel',
-    'views',
-    'readsets',
-    'recovery',
-    'objects',
-    'machines',
-    'store',
-    'runtime',
-    'drivers',
-    'os',
-    'base',
-  ],
-  host: [
-    'frontier',
-    'kernel',
-    'views',
-    'readsets',
-    'recovery',
-    'objects',
-    'machines',
-    'store',
-    'runtime',
-    'drivers',
-    'os',
-    'base',
-  ],
+  frontier: ['kernel', 'views', ...BELOW_KERNEL, 'runtime'],
+  // The composition root: everything the frontier may import, and the frontier.
+  host: ['frontier', 'kernel', 'views', ...BELOW_KERNEL, 'runtime'],
   // Effect adapters for outside providers: canonical digests and the frontier's adapter types only
   // (adapters-frontier-types: no value import of frontier/, which would load the whole Host).
   adapters: ['frontier', 'store', 'base'],
