@@ -51,49 +51,100 @@ export async function runCommand(input: DriverRunInput, signal: AbortSignal): Pr
       receipt: receipt('aborted'),
     });
 
-  let child: ReturnType<typeof spawnGroup>;
-  try {
-    child = spawnGroup(input.command, input.args, { cwd: input.cwd, env: input.env, sandbox: input.confinedIn });
-  } catch (error) {
-    return driverFailure(
-      'spawn_failed',
-      'command_spawn_failed',
-      `cannot start ${input.command}: ${describeThrown(error)}`,
-      {
-        receipt: receipt('spawn_failed'),
-      },
-    );
-  }
+  const spawned = spawnCommand(input, receipt);
+  if ('failure' in spawned) return spawned.failure;
+  const { child } = spawned;
   const pid = child.pid;
-  if (pid === undefined) {
-    const result = await child;
-    const why = result.originalMessage || result.shortMessage || 'no pid';
-    return driverFailure(
-      'spawn_failed',
-      'command_spawn_failed',
-      `cannot start ${input.command} in ${input.cwd}: ${why}`,
-      {
-        receipt: receipt('spawn_failed'),
-      },
-    );
-  }
+  if (pid === undefined) return startedWithoutPid(input, child, receipt);
 
   // Read before the child can be reaped: the stop below signals this group only while it is still its.
   const leader = groupLeader(pid);
-  // spawnGroup pipes all three streams; the optional chaining only satisfies execa's wide type.
   // Any byte the child writes is progress for the heartbeat (the limits start below, before any can arrive).
+  const heartbeat = { progress: (): void => undefined };
+  pipeChild(child, input.prompt, stdout, stderr, heartbeat);
+  const { result, reason, stop } = await awaitEnd(input, signal, child, leader, heartbeat);
+
+  const exit = {
+    exitCode: result.exitCode ?? null,
+    signal: result.signal ?? null,
+  };
+  if (reason === 'exited' || reason === undefined) return { ok: true, receipt: receipt('exited', exit) };
+
+  const detail = stoppedDetail(input, signal, reason, stop, pid, stderr);
+  if (reason === 'heartbeat')
+    return driverFailure('timeout', 'heartbeat_timeout', detail, { receipt: receipt('heartbeat_timeout', exit) });
+  return driverFailure(reason, `command_${reason}`, detail, { receipt: receipt(reason, exit) });
+}
+
+type Child = ReturnType<typeof spawnGroup>;
+type ReceiptOf = (stopReason: string, extra?: Partial<HarnessRunReceipt>) => HarnessRunReceipt;
+
+function spawnCommand(input: DriverRunInput, receipt: ReceiptOf): { child: Child } | { failure: DriverResult } {
+  try {
+    return {
+      child: spawnGroup(input.command, input.args, { cwd: input.cwd, env: input.env, sandbox: input.confinedIn }),
+    };
+  } catch (error) {
+    return {
+      failure: driverFailure(
+        'spawn_failed',
+        'command_spawn_failed',
+        `cannot start ${input.command}: ${describeThrown(error)}`,
+        {
+          receipt: receipt('spawn_failed'),
+        },
+      ),
+    };
+  }
+}
+
+/** A child without a pid never ran: its settled result says why. */
+async function startedWithoutPid(input: DriverRunInput, child: Child, receipt: ReceiptOf): Promise<DriverResult> {
+  const result = await child;
+  const why = result.originalMessage || result.shortMessage || 'no pid';
+  return driverFailure(
+    'spawn_failed',
+    'command_spawn_failed',
+    `cannot start ${input.command} in ${input.cwd}: ${why}`,
+    {
+      receipt: receipt('spawn_failed'),
+    },
+  );
+}
+
+/** Keeps the tails of the child's output, counting each chunk as progress, and writes the prompt to its stdin. */
+function pipeChild(
+  child: Child,
+  prompt: string,
+  stdout: OutputTail,
+  stderr: OutputTail,
+  heartbeat: { progress: () => void },
+): void {
+  // spawnGroup pipes all three streams; the optional chaining only satisfies execa's wide type.
   child.stdout?.on('data', (chunk: Buffer) => {
-    limits.progress();
+    heartbeat.progress();
     stdout.push(chunk);
   });
   child.stderr?.on('data', (chunk: Buffer) => {
-    limits.progress();
+    heartbeat.progress();
     stderr.push(chunk);
   });
   // A child that never reads stdin closes the pipe under us (EPIPE): that is its right.
   child.stdin?.on('error', () => undefined);
-  child.stdin?.end(input.prompt);
+  child.stdin?.end(prompt);
+}
 
+/**
+ * Waits for the child to settle; the first of its exit, the run's limits and `signal` decides
+ * why the run ended, and any but an exit stops the group.
+ */
+async function awaitEnd(
+  input: DriverRunInput,
+  signal: AbortSignal,
+  child: Child,
+  leader: ReturnType<typeof groupLeader>,
+  heartbeat: { progress: () => void },
+): Promise<{ result: Awaited<Child>; reason: EndReason | undefined; stop: GroupStop }> {
   let reason: EndReason | undefined;
   let stopping: Promise<GroupStop> | undefined;
   const end = (why: EndReason): void => {
@@ -111,6 +162,7 @@ export async function runCommand(input: DriverRunInput, signal: AbortSignal): Pr
     }).then((report) => report.stop);
   };
   const limits = startRunLimits(input, (limit) => end(limit));
+  heartbeat.progress = limits.progress;
   const onAbort = (): void => end('aborted');
   signal.addEventListener('abort', onAbort, { once: true });
   // The leader exiting ends the run; members it left behind (holding our pipes or not) are stopped.
@@ -120,13 +172,17 @@ export async function runCommand(input: DriverRunInput, signal: AbortSignal): Pr
   limits.clear();
   signal.removeEventListener('abort', onAbort);
   const stop = await (stopping ?? Promise.resolve<GroupStop>('gone'));
+  return { result, reason, stop };
+}
 
-  const exit = {
-    exitCode: result.exitCode ?? null,
-    signal: result.signal ?? null,
-  };
-  if (reason === 'exited' || reason === undefined) return { ok: true, receipt: receipt('exited', exit) };
-
+function stoppedDetail(
+  input: DriverRunInput,
+  signal: AbortSignal,
+  reason: Exclude<EndReason, 'exited'>,
+  stop: GroupStop,
+  pid: number,
+  stderr: OutputTail,
+): string {
   const how =
     stop === 'killed'
       ? `SIGTERM, then SIGKILL after ${input.graceMs} ms grace`
@@ -140,10 +196,7 @@ export async function runCommand(input: DriverRunInput, signal: AbortSignal): Pr
       : reason === 'heartbeat'
         ? `${input.command} printed nothing for ${input.heartbeatMs} ms`
         : `${input.command} was aborted${signal.reason !== undefined ? ` (${describeThrown(signal.reason)})` : ''}`;
-  const detail = `${what}; process group ${pid} stopped (${how})${stderrTail !== undefined ? `; stderr: ${stderrTail}` : ''}`;
-  if (reason === 'heartbeat')
-    return driverFailure('timeout', 'heartbeat_timeout', detail, { receipt: receipt('heartbeat_timeout', exit) });
-  return driverFailure(reason, `command_${reason}`, detail, { receipt: receipt(reason, exit) });
+  return `${what}; process group ${pid} stopped (${how})${stderrTail !== undefined ? `; stderr: ${stderrTail}` : ''}`;
 }
 
 function buildReceipt(
