@@ -1,4 +1,5 @@
 import type { VerificationCause } from '../machines/index.js';
+import type { TaskSpec } from '../objects/index.js';
 import { FROZEN_TEST_MAX_BYTES } from '../drivers/confine.js';
 import { readArtifact, sourceDigest, type JobRecord } from '../runtime/index.js';
 import { digestOf } from '../store/index.js';
@@ -13,49 +14,25 @@ import { untilAborted } from './until-aborted.js';
  * commit, boot finds the same job by its clientRequestId and verifies again.
  */
 export async function verifyAcceptance(deps: FrontierDeps, task: TaskHandle, signal: AbortSignal): Promise<void> {
-  const { context, spec } = task;
-  const acceptance = spec.acceptance;
+  const { context } = task;
+  const acceptance = task.spec.acceptance;
   const workspace = await deps.workspaceOf(task);
   const exclude = deps.artifactNames(task);
   if (!acceptance)
     throw new HostError('invalid_spec', `task ${task.taskId} declares no acceptance command; it cannot be verified`);
-  const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'verify');
-  const jobId = await jobOf(deps, requestId, () =>
-    deps.options.runtime.verify({
-      clientRequestId: requestId,
-      workspace,
-      command: acceptance.command,
-      args: acceptance.args,
-      frozenTests: acceptance.frozenTests,
-      sourceExclude: exclude,
-      confinement: { network: acceptance.network ?? 'none', readable: [], writable: [] },
-      timeoutMs: acceptance.timeoutMs,
-    }),
-  );
-  deps.step(task, `acceptance verification running as ${requestId}`);
+  const jobId = await startVerification(deps, task, acceptance, workspace, exclude);
   const job = await untilAborted(deps.options.runtime.observe(jobId, { signal }), signal);
-  const reported = job.verification;
-  const hostDigest = await sourceDigest(workspace, { exclude });
-  const { digests: frozen, codes: frozenCodes } = await frozenDigests(workspace, acceptance.frozenTests);
-  const pinned = acceptance.frozenTestDigests ?? {};
-  const frozenIntact = acceptance.frozenTests.every(
-    (t) => frozen[t] !== undefined && frozen[t] === pinned[t] && reported?.frozenTestDigests[t] === pinned[t],
-  );
-  const passed =
-    job.state === 'succeeded' &&
-    reported?.passed === true &&
-    reported.sourceDigest === hostDigest &&
-    reported.sourceDigestAfter === hostDigest &&
-    frozenIntact;
+  const checked = await checkOnHost(job, acceptance, workspace, exclude);
+  const { passed, hostDigest, frozenIntact } = checked;
   const verification = {
     taskId: task.taskId,
     generation: context.generation,
     jobId: job.jobId,
-    exitCode: reported?.exitCode ?? null,
+    exitCode: job.verification?.exitCode ?? null,
     passed,
     sourceDigest: hostDigest,
     frozenTestDigests: Object.fromEntries(
-      Object.entries(frozen).filter((e): e is [string, string] => e[1] !== undefined),
+      Object.entries(checked.frozen).filter((e): e is [string, string] => e[1] !== undefined),
     ),
     frozenTestsIntact: frozenIntact,
   };
@@ -63,30 +40,11 @@ export async function verifyAcceptance(deps: FrontierDeps, task: TaskHandle, sig
   const objects: Array<{ kind: string; body: unknown }> = [{ kind: 'verification', body: verification }];
   let outcomeDigest: string | null = null;
   if (passed) {
-    const evidence = Object.fromEntries(Object.entries(context.evidence).map(([name, held]) => [name, held.digest]));
-    const outcome = {
-      taskId: task.taskId,
-      attempt: context.attempt,
-      generation: context.generation,
-      evidence,
-      sourceDigest: hostDigest,
-      verification: verificationDigest,
-      result: resultOf(task, evidence),
-      ...(spec.result !== undefined ? { resultArtifact: spec.result } : {}),
-    };
+    const outcome = outcomeOf(task, hostDigest, verificationDigest);
     objects.push({ kind: 'outcome', body: outcome });
     outcomeDigest = digestOf({ kind: 'outcome', body: outcome });
   }
-  const causes = passed
-    ? []
-    : failureCauses({
-        job,
-        pinned,
-        frozen,
-        frozenCodes,
-        frozenTests: acceptance.frozenTests,
-        hostDigest,
-      });
+  const causes = passed ? [] : failureCauses(checked);
   deps.step(
     task,
     passed
@@ -105,6 +63,71 @@ export async function verifyAcceptance(deps: FrontierDeps, task: TaskHandle, sig
     },
     { objects },
   );
+}
+
+type Acceptance = NonNullable<TaskSpec['acceptance']>;
+
+/** Starts the acceptance command as a Runtime job, or finds the one already running under its clientRequestId. */
+async function startVerification(
+  deps: FrontierDeps,
+  task: TaskHandle,
+  acceptance: Acceptance,
+  workspace: string,
+  exclude: string[],
+): Promise<string> {
+  const { context } = task;
+  const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'verify');
+  const jobId = await jobOf(deps, requestId, () =>
+    deps.options.runtime.verify({
+      clientRequestId: requestId,
+      workspace,
+      command: acceptance.command,
+      args: acceptance.args,
+      frozenTests: acceptance.frozenTests,
+      sourceExclude: exclude,
+      confinement: { network: acceptance.network ?? 'none', readable: [], writable: [] },
+      timeoutMs: acceptance.timeoutMs,
+    }),
+  );
+  deps.step(task, `acceptance verification running as ${requestId}`);
+  return jobId;
+}
+
+/**
+ * Recomputes the source digest and the frozen test digests on the Host; the job passed only if it
+ * succeeded, the command passed, and the Runtime's digests agree with the Host's and the pinned ones.
+ */
+async function checkOnHost(job: JobRecord, acceptance: Acceptance, workspace: string, exclude: string[]) {
+  const reported = job.verification;
+  const hostDigest = await sourceDigest(workspace, { exclude });
+  const { digests: frozen, codes: frozenCodes } = await frozenDigests(workspace, acceptance.frozenTests);
+  const pinned = acceptance.frozenTestDigests ?? {};
+  const frozenIntact = acceptance.frozenTests.every(
+    (t) => frozen[t] !== undefined && frozen[t] === pinned[t] && reported?.frozenTestDigests[t] === pinned[t],
+  );
+  const passed =
+    job.state === 'succeeded' &&
+    reported?.passed === true &&
+    reported.sourceDigest === hostDigest &&
+    reported.sourceDigestAfter === hostDigest &&
+    frozenIntact;
+  return { job, pinned, frozen, frozenCodes, frozenTests: acceptance.frozenTests, hostDigest, frozenIntact, passed };
+}
+
+/** The outcome of a verification that passed: the evidence held, the source and the result. */
+function outcomeOf(task: TaskHandle, hostDigest: string, verificationDigest: string) {
+  const { context, spec } = task;
+  const evidence = Object.fromEntries(Object.entries(context.evidence).map(([name, held]) => [name, held.digest]));
+  return {
+    taskId: task.taskId,
+    attempt: context.attempt,
+    generation: context.generation,
+    evidence,
+    sourceDigest: hostDigest,
+    verification: verificationDigest,
+    result: resultOf(task, evidence),
+    ...(spec.result !== undefined ? { resultArtifact: spec.result } : {}),
+  };
 }
 
 /**
