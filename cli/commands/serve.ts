@@ -2,16 +2,24 @@ import { hostOptionsOf } from '../../frontier/index.js';
 import { openHost } from '../../host/index.js';
 import { redact } from '../../store/postgres/index.js';
 import { HostError } from '../../kernel/index.js';
-import { createSupervisor, type BootSummary, type Supervisor, type SupervisorOptions } from '../../kernel/index.js';
+import {
+  createSupervisor,
+  type BootSummary,
+  type LeaseEvent,
+  type Supervisor,
+  type SupervisorOptions,
+} from '../../kernel/index.js';
 import { resolveStateRoot } from '../../store/index.js';
-import { startService } from '../service/start-service.js';
+import type { Logger } from 'pino';
+import { startService, type RunningService } from '../service/start-service.js';
 import { ApiError } from '../service/http-io.js';
-import { startInspector } from '../service/inspector.js';
+import { startInspector, type InspectorHandle } from '../service/inspector.js';
 import { tokenRefusal, type Listener } from '../service/access.js';
 import { CliError, EXIT, cliErrorOf, count, throttledProgress, type Io } from '../cli-io.js';
 import { loadConfig, type LoadedConfig } from '../config.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_PORT, type ServeArgs } from './serve-flags.js';
-import { TOKEN_FLAG_WARNING, serveToken } from './serve-token.js';
+import type { ServiceMetrics } from '../service/metrics.js';
+import { TOKEN_FLAG_WARNING, serveToken, type TokenSource } from './serve-token.js';
 import { packageVersion } from '../version.js';
 import { demoHarnesses } from '../extensions.js';
 
@@ -23,7 +31,49 @@ type Harnesses =
 
 /** `ordivon serve` (serve-command.ts defines its flags): runs until SIGTERM/SIGINT has drained it. */
 export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
-  const { recovery, 'checkpoint-every': checkpointEvery } = values;
+  const plan = await planServe(values);
+  const say = (text: string) => {
+    if (!io.json) io.err(text);
+  };
+  const logged = await serviceLog(values, io, plan.tokenSource);
+  const { log } = logged;
+  const inspector = values.inspect ? await startInspector(values['inspect-url']) : undefined;
+  const base = supervisorOptions(values, plan, io, say, logged, inspector);
+  const opened = await openOrExplain(plan.harnesses, base, say, log, inspector);
+  const { supervisor, stop: stopHost } = opened;
+  const unobserve = logged.observe(supervisor);
+  log.info({ boot: supervisor.bootReport(), hostId: supervisor.hostId ?? null }, 'boot');
+  const service = await listen(opened, plan, logged, inspector);
+  // Published once listening (a port of 0 is known only now); a database that does not answer
+  // gets it with the next lease renewal.
+  const advertisedUrl = values['advertise-url'] ?? (service.listener.kind === 'tcp' ? service.url : null);
+  await supervisor.history?.advertise(advertisedUrl).catch(() => undefined);
+  const ready = readyOf(values, plan, opened, service, inspector);
+  // Listening before the ready line is printed: whoever reads it may send SIGTERM at once, and
+  // without a listener that signal would kill the process instead of draining it.
+  const stopped = new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  announce(ready, supervisor, io, say);
+  const signal = await stopped;
+  await drainAndStop({ service, supervisor, stopHost, unobserve, inspector, log }, signal, values, say);
+  return EXIT.ok;
+}
+
+/** What the flags ask for, refused before anything is opened or made. */
+interface ServePlan {
+  harnesses: Harnesses;
+  token: string | undefined;
+  tokenSource: TokenSource;
+  listener: Listener;
+  state: string;
+  /** The database's URL; undefined: the embedded store. */
+  store: string | undefined;
+}
+
+/** The flags checked against each other, the configuration read, the token and the listener chosen. */
+async function planServe(values: ServeArgs): Promise<ServePlan> {
   if (values.port !== undefined && values.socket !== undefined)
     throw new CliError('usage', 'give --port or --socket, not both', { exit: EXIT.usage });
   const port = values.port ?? DEFAULT_PORT;
@@ -36,6 +86,12 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
   if (refusal) throw cliErrorOf(refusal, { exit: EXIT.usage });
   const state = resolveStateRoot(values.state);
   const store = storeUrl(values.store);
+  if (store === undefined) refuseClusterFlags(values);
+  return { harnesses, token, tokenSource, listener, state, store };
+}
+
+/** Without a database, a flag only a Host sharing one takes is a `usage` error naming it. */
+function refuseClusterFlags(values: ServeArgs): void {
   const clusterFlag = (
     [
       'host-id',
@@ -47,7 +103,7 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
       'db-statement-timeout-ms',
     ] as const
   ).find((flag) => values[flag] !== undefined && values[flag] !== false);
-  if (store === undefined && clusterFlag !== undefined)
+  if (clusterFlag !== undefined)
     throw new CliError(
       'usage',
       `--${clusterFlag}: only with --store (or ORDIVON_STORE), as every flag of a Host sharing a database`,
@@ -56,10 +112,19 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
         path: `--${clusterFlag}`,
       },
     );
-  const say = (text: string) => {
-    if (!io.json) io.err(text);
-  };
+}
 
+/** The service's JSON log and counters, and what reports into them. */
+interface ServiceLog {
+  log: Logger;
+  metrics: ServiceMetrics;
+  onLease(event: LeaseEvent): void;
+  /** Logs and counts what `supervisor` commits; returns the unsubscribe. */
+  observe(supervisor: Supervisor): () => void;
+}
+
+/** The log at `--log-level` (else `ORDIVON_LOG_LEVEL`, else info), with the warning a `--token` earns. */
+async function serviceLog(values: ServeArgs, io: Io, tokenSource: TokenSource): Promise<ServiceLog> {
   const { LogLevel, createServiceLog, logLease, observeSupervisor } = await import('../service/log.js');
   const { ServiceMetrics } = await import('../service/metrics.js');
   const envLevel = process.env.ORDIVON_LOG_LEVEL;
@@ -76,9 +141,25 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
     if (io.json) log.warn({ flag: '--token' }, TOKEN_FLAG_WARNING);
     else io.err(`ordivon serve: warning: ${TOKEN_FLAG_WARNING}`);
   }
+  return {
+    log,
+    metrics,
+    onLease: (event) => logLease(log, metrics, event),
+    observe: (supervisor) => observeSupervisor(supervisor, log, metrics),
+  };
+}
 
-  const inspector = values.inspect ? await startInspector(values['inspect-url']) : undefined;
-  const base: SupervisorOptions = {
+/** The supervisor's options: the state root, the database and its cluster flags, the boot progress. */
+function supervisorOptions(
+  values: ServeArgs,
+  { state, store }: ServePlan,
+  io: Io,
+  say: (text: string) => void,
+  { onLease }: ServiceLog,
+  inspector: InspectorHandle | undefined,
+): SupervisorOptions {
+  const { recovery, 'checkpoint-every': checkpointEvery } = values;
+  return {
     state,
     purpose: `ordivon serve pid ${process.pid}`,
     recovery,
@@ -90,7 +171,7 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
             ...(values['lease-ms'] !== undefined ? { leaseMs: values['lease-ms'] } : {}),
             ...(values['poll-ms'] !== undefined ? { pollMs: values['poll-ms'] } : {}),
             ...(values['no-notify'] ? { notify: false } : {}),
-            onLease: (event) => logLease(log, metrics, event),
+            onLease,
             ...(values['advertise-url'] !== undefined ? { advertisedUrl: values['advertise-url'] } : {}),
             ...(values['db-connect-timeout-ms'] !== undefined
               ? { connectTimeoutMs: values['db-connect-timeout-ms'] }
@@ -106,9 +187,18 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
     // A long history takes a while to verify: say how far it got (every 2 s; nothing with --json).
     ...(io.json ? {} : { onBootProgress: throttledProgress(say, 'ordivon serve: validating, ') }),
   };
-  let opened: OpenedHost;
+}
+
+/** The Host opened; a refused boot logs each finding and exits 2 for a configuration at fault, else 1. */
+async function openOrExplain(
+  harnesses: Harnesses,
+  base: SupervisorOptions,
+  say: (text: string) => void,
+  log: Logger,
+  inspector: InspectorHandle | undefined,
+): Promise<OpenedHost> {
   try {
-    opened = await openServeHost(harnesses, base, say, (taskId, text) => log.info({ taskId, step: text }, 'step'));
+    return await openServeHost(harnesses, base, say, (taskId, text) => log.info({ taskId, step: text }, 'step'));
   } catch (error) {
     inspector?.stop();
     if (error instanceof HostError) for (const finding of error.findings) log.error({ ...finding }, 'boot finding');
@@ -119,13 +209,17 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
       });
     throw error;
   }
-  const { supervisor, stop: stopHost } = opened;
-  const unobserve = observeSupervisor(supervisor, log, metrics);
-  log.info({ boot: supervisor.bootReport(), hostId: supervisor.hostId ?? null }, 'boot');
+}
 
-  let service;
+/** The control API served on the listener; when it cannot listen, the Host is stopped before the error. */
+async function listen(
+  { supervisor, stop: stopHost }: OpenedHost,
+  { listener, token }: ServePlan,
+  { log, metrics }: ServiceLog,
+  inspector: InspectorHandle | undefined,
+): Promise<RunningService> {
   try {
-    service = await startService({ supervisor, listener, log, metrics, ...(token ? { token } : {}) });
+    return await startService({ supervisor, listener, log, metrics, ...(token ? { token } : {}) });
   } catch (error) {
     await stopHost();
     inspector?.stop();
@@ -133,11 +227,17 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
       throw cliErrorOf(error, { exit: error.code === 'token_required' ? EXIT.usage : EXIT.failed });
     throw new CliError('listen_failed', `cannot listen: ${(error as Error).message}`, { cause: error });
   }
-  // Published once listening (a port of 0 is known only now); a database that does not answer
-  // gets it with the next lease renewal.
-  const advertisedUrl = values['advertise-url'] ?? (service.listener.kind === 'tcp' ? service.url : null);
-  await supervisor.history?.advertise(advertisedUrl).catch(() => undefined);
-  const ready = {
+}
+
+/** The ready line's fields (`{ listening: … }` with --json). */
+function readyOf(
+  values: ServeArgs,
+  { state, store, harnesses }: ServePlan,
+  { supervisor, label }: OpenedHost,
+  service: RunningService,
+  inspector: InspectorHandle | undefined,
+) {
+  return {
     url: service.url,
     version: packageVersion(),
     ...(service.listener.kind === 'socket' ? { socket: service.listener.path } : { port: service.listener.port }),
@@ -145,42 +245,54 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
     state,
     store: store ? redact(store) : 'embedded',
     hostId: supervisor.hostId ?? null,
-    harnesses: opened.label,
+    harnesses: label,
     config: harnesses.kind === 'config' ? harnesses.loaded.file : null,
     tokenRequired: service.token !== undefined,
     // A single-use code for the page, not the token (which is in service.json only).
     login: service.loginUrl(),
     inspect: inspector ? values['inspect-url'] : null,
-    recovery,
-    checkpointEvery: checkpointEvery ?? null,
+    recovery: values.recovery,
+    checkpointEvery: values['checkpoint-every'] ?? null,
     boot: supervisor.bootReport(),
   };
-  // Listening before the ready line is printed: whoever reads it may send SIGTERM at once, and
-  // without a listener that signal would kill the process instead of draining it.
-  const stopped = new Promise<string>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
-  // --json: exactly one line when ready (scripts read the port from it), nothing else.
-  if (io.json) io.out(JSON.stringify({ listening: ready }));
-  else {
-    say(
-      `ordivon serve: ${ready.url}${'socket' in ready ? ` (socket ${ready.socket})` : ''}, state ${state}${ready.hostId ? `, store ${ready.store} as ${ready.hostId}` : ''}, harnesses ${ready.harnesses}`,
-    );
-    if (ready.boot) say(`ordivon serve: validated ${bootLine(ready.boot)}`);
-    if (ready.login) say(`page (this link works once): ${ready.login}`);
-    // Progress: one line per commit. Other Hosts' commits are read and replayed only for a person at
-    // a terminal, not for a service manager's log (the JSON lines are each Host's own).
-    supervisor.subscribe(
-      (c) =>
-        say(
-          `  ${c.taskId} r${c.revision} ${c.type} → ${c.state}${c.admitted ? '' : ` (${c.code})`}${c.host && c.host !== ready.hostId ? ` on ${c.host}` : ''}`,
-        ),
-      { remote: process.stderr.isTTY ? 'all' : 'none' },
-    );
-  }
+}
 
-  const signal = await stopped;
+/** Says the service is ready: one JSON line with --json, else lines for a person and then one per commit. */
+function announce(ready: ReturnType<typeof readyOf>, supervisor: Supervisor, io: Io, say: (text: string) => void) {
+  // --json: exactly one line when ready (scripts read the port from it), nothing else.
+  if (io.json) {
+    io.out(JSON.stringify({ listening: ready }));
+    return;
+  }
+  say(
+    `ordivon serve: ${ready.url}${'socket' in ready ? ` (socket ${ready.socket})` : ''}, state ${ready.state}${ready.hostId ? `, store ${ready.store} as ${ready.hostId}` : ''}, harnesses ${ready.harnesses}`,
+  );
+  if (ready.boot) say(`ordivon serve: validated ${bootLine(ready.boot)}`);
+  if (ready.login) say(`page (this link works once): ${ready.login}`);
+  // Progress: one line per commit. Other Hosts' commits are read and replayed only for a person at
+  // a terminal, not for a service manager's log (the JSON lines are each Host's own).
+  supervisor.subscribe(
+    (c) =>
+      say(
+        `  ${c.taskId} r${c.revision} ${c.type} → ${c.state}${c.admitted ? '' : ` (${c.code})`}${c.host && c.host !== ready.hostId ? ` on ${c.host}` : ''}`,
+      ),
+    { remote: process.stderr.isTTY ? 'all' : 'none' },
+  );
+}
+
+/** What a running serve holds, released by `drainAndStop`. */
+interface Serving {
+  service: RunningService;
+  supervisor: Supervisor;
+  stopHost(): Promise<void>;
+  unobserve(): void;
+  inspector: InspectorHandle | undefined;
+  log: Logger;
+}
+
+/** Drains the service and lets running stages finish within `--drain-timeout`, then stops everything. */
+async function drainAndStop(serving: Serving, signal: string, values: ServeArgs, say: (text: string) => void) {
+  const { service, supervisor, log } = serving;
   const drainTimeoutMs = values['drain-timeout'] ?? DEFAULT_DRAIN_TIMEOUT_MS;
   say(`ordivon serve: ${signal}, draining (running stages may finish within ${drainTimeoutMs} ms)`);
   // The listener stays open: a client is told 503 `draining` and when to retry, not refused a connection.
@@ -191,11 +303,10 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
     `ordivon serve: drained: ${stages.finished} of ${stages.running} running stages finished, ${stages.stopped} stopped (dispatched again after a restart as their retry policy allows)`,
   );
   await service.close();
-  unobserve();
-  await stopHost();
-  inspector?.stop();
+  serving.unobserve();
+  await serving.stopHost();
+  serving.inspector?.stop();
   say('ordivon serve: stopped');
-  return EXIT.ok;
 }
 
 /** `--store`, else `ORDIVON_STORE` (checked like the flag: `usage` naming it), else undefined: the embedded store. */
