@@ -83,17 +83,7 @@ function watchChildren(): void {
 export function createWorkerHandler(
   loaders: DriverLoaders = defaultDriverLoaders,
 ): (task: unknown) => Promise<DriverResult> {
-  const cache = new Map<DriverKind, Promise<DriverFn>>();
-  const load = (kind: DriverKind): Promise<DriverFn> => {
-    let fn = cache.get(kind);
-    if (fn === undefined) {
-      fn = loaders[kind]();
-      // A failed load is retried on the next run rather than cached.
-      fn.catch(() => cache.delete(kind));
-      cache.set(kind, fn);
-    }
-    return fn;
-  };
+  const load = cachedLoader(loaders);
 
   return async function runDriverTask(task: unknown): Promise<DriverResult> {
     const envelope = TaskEnvelope.safeParse(task);
@@ -118,53 +108,77 @@ export function createWorkerHandler(
     current = state;
     post(state, { type: 'started', threadId });
     try {
-      const parsed = DriverRunInput.safeParse(envelope.data.input);
-      if (!parsed.success) return invalidInputFailure(parsed.error);
-      // The one place envFrom values are read: this thread, right before the provider is spawned.
-      const resolved = resolveEnvFrom(parsed.data, process.env);
-      if (!resolved.ok) return resolved.failure;
-      const input = resolved.input;
-      let run: DriverFn;
-      try {
-        run = await load(input.driver);
-      } catch (error) {
-        return driverFailure(
-          'driver_unavailable',
-          'driver_load_failed',
-          `driver '${input.driver}' cannot be loaded: ${describeThrown(error)}`,
-        );
-      }
-      let output: unknown;
-      try {
-        output = await run(input, controller.signal);
-      } catch (error) {
-        return driverFailure(
-          'driver_crashed',
-          'driver_threw',
-          `driver '${input.driver}' threw: ${describeThrown(error)}`,
-        );
-      }
-      const result = DriverResult.safeParse(output);
-      if (!result.success) {
-        return driverFailure(
-          'driver_crashed',
-          'driver_result_invalid',
-          `driver '${input.driver}' returned an invalid result: ${describeIssues(result.error)}`,
-          { path: zodIssue('driver_result_invalid', result.error).path },
-        );
-      }
-      return result.data;
+      return await runInput(envelope.data.input, load, controller.signal);
     } finally {
-      const killed = killLeftovers(state.children.values());
-      if (killed.length > 0) {
-        await waitUntilStopped(killed);
-        post(state, { type: 'leftovers_killed', pids: killed });
-      }
-      if (current === state) current = undefined;
-      state.open = false;
-      port.close();
+      await endRun(state);
     }
   };
+}
+
+/** Loads each driver kind once; a failed load is retried on the next run rather than cached. */
+function cachedLoader(loaders: DriverLoaders): (kind: DriverKind) => Promise<DriverFn> {
+  const cache = new Map<DriverKind, Promise<DriverFn>>();
+  return (kind) => {
+    let fn = cache.get(kind);
+    if (fn === undefined) {
+      fn = loaders[kind]();
+      fn.catch(() => cache.delete(kind));
+      cache.set(kind, fn);
+    }
+    return fn;
+  };
+}
+
+/** Parses the run's input, resolves its `envFrom`, and runs its driver to a parsed `DriverResult`. */
+async function runInput(
+  raw: unknown,
+  load: (kind: DriverKind) => Promise<DriverFn>,
+  signal: AbortSignal,
+): Promise<DriverResult> {
+  const parsed = DriverRunInput.safeParse(raw);
+  if (!parsed.success) return invalidInputFailure(parsed.error);
+  // The one place envFrom values are read: this thread, right before the provider is spawned.
+  const resolved = resolveEnvFrom(parsed.data, process.env);
+  if (!resolved.ok) return resolved.failure;
+  const input = resolved.input;
+  let run: DriverFn;
+  try {
+    run = await load(input.driver);
+  } catch (error) {
+    return driverFailure(
+      'driver_unavailable',
+      'driver_load_failed',
+      `driver '${input.driver}' cannot be loaded: ${describeThrown(error)}`,
+    );
+  }
+  let output: unknown;
+  try {
+    output = await run(input, signal);
+  } catch (error) {
+    return driverFailure('driver_crashed', 'driver_threw', `driver '${input.driver}' threw: ${describeThrown(error)}`);
+  }
+  const result = DriverResult.safeParse(output);
+  if (!result.success) {
+    return driverFailure(
+      'driver_crashed',
+      'driver_result_invalid',
+      `driver '${input.driver}' returned an invalid result: ${describeIssues(result.error)}`,
+      { path: zodIssue('driver_result_invalid', result.error).path },
+    );
+  }
+  return result.data;
+}
+
+/** Kills the process groups the run left running, tells the parent, and closes the run's port. */
+async function endRun(state: RunState): Promise<void> {
+  const killed = killLeftovers(state.children.values());
+  if (killed.length > 0) {
+    await waitUntilStopped(killed);
+    post(state, { type: 'leftovers_killed', pids: killed });
+  }
+  if (current === state) current = undefined;
+  state.open = false;
+  state.port.close();
 }
 
 /** The piscina entry point (default export) running the real drivers. */
