@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { DriverRunInput } from '../drivers/receipt.js';
 import { harnessJobTimeoutMs } from '../drivers/index.js';
 import { type TaskHandle, HostError, contextOf, assignedStage } from '../kernel/index.js';
-import { DEFAULT_APPROVALS, runApprovals } from './harness-config.js';
+import { DEFAULT_APPROVALS, runApprovals, type HarnessConfig } from './harness-config.js';
 import { clientRequestId, type FrontierDeps } from './work-options.js';
 import { runGrants } from './permission-requests.js';
 
@@ -40,8 +40,21 @@ export async function dispatchRun(deps: FrontierDeps, task: TaskHandle): Promise
     clientRequestId: requestId,
   });
   if (!intended.written) return;
+  const input = runInput(deps, task, harness, requestId, workspace);
+  deps.step(task, `dispatching ${assignment.purpose} to ${assignment.harness} as ${requestId}`);
+  await dispatchToRuntime(deps, task, requestId, workspace, input);
+}
+
+/** What the driver is asked to run: the harness's command, the prompt, its deadline, policy and confinement. */
+function runInput(
+  deps: FrontierDeps,
+  task: TaskHandle,
+  harness: HarnessConfig,
+  requestId: string,
+  workspace: string,
+): DriverRunInput {
   const prompt = promptOf(task);
-  const input: DriverRunInput = {
+  return {
     driver: harness.driver,
     runId: requestId,
     command: harness.command,
@@ -51,7 +64,7 @@ export async function dispatchRun(deps: FrontierDeps, task: TaskHandle): Promise
     envFrom: harness.envFrom ?? [],
     cwd: workspace,
     prompt,
-    contextDigest: context.contextDigest!,
+    contextDigest: task.context.contextDigest!,
     // The run's one deadline: the driver keeps it; the pool's watchdog and the job's timeout derive from it.
     timeoutMs: harness.timeoutMs ?? 600_000,
     ...(harness.heartbeatMs !== undefined ? { heartbeatMs: harness.heartbeatMs } : {}),
@@ -72,7 +85,16 @@ export async function dispatchRun(deps: FrontierDeps, task: TaskHandle): Promise
       writable: (harness.writable ?? []).map((p) => resolve(p)),
     },
   };
-  deps.step(task, `dispatching ${assignment.purpose} to ${assignment.harness} as ${requestId}`);
+}
+
+/** Calls the Runtime once: `dispatch.ack` with the job id, or `dispatch.lost` when no response came back. */
+async function dispatchToRuntime(
+  deps: FrontierDeps,
+  task: TaskHandle,
+  requestId: string,
+  workspace: string,
+  input: DriverRunInput,
+): Promise<void> {
   let jobId: string | undefined;
   try {
     jobId = (
