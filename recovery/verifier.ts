@@ -12,7 +12,7 @@ import {
   type TaskMachine,
   type TaskSnapshot,
 } from '../machines/index.js';
-import { Head, Projection, type ObjectKinds, type RawEvent } from '../store/index.js';
+import { Head, Projection, type EventRecord, type ObjectKinds, type RawEvent } from '../store/index.js';
 import { jsonEqual } from './digest.js';
 import type { Finding } from './errors.js';
 import { headFinding } from './head-finding.js';
@@ -196,33 +196,16 @@ export class RecoveryVerifier {
     const base = start?.revision ?? 0;
     // Pass 1: decoded, contiguous, well-formed and chained; stop at the first failure.
     const { records, prevDigest, stop, counted } = chainEvents(taskId, events, base, start?.digest ?? null);
-
-    // A checkpoint offered by a chain-verified boot is trusted only when the chain just verified
-    // has the checkpoint's digest at its revision; then only the events after it are replayed.
-    let from = 0;
-    let actor: Actor<TaskMachine> | undefined;
-    if (offered && offered !== 'other-code') {
-      const at = offered.revision;
-      const digest = at === records.length ? prevDigest : at < records.length ? records[at]!.prev : undefined;
-      if (digest === offered.headDigest) {
-        try {
-          actor = createActor(taskMachine, { snapshot: offered.snapshot as Snapshot<unknown> }).start();
-          from = at;
-        } catch {
-          actor = undefined;
-        }
-      }
-      if (actor) {
-        this.starts.trusted++;
-        if (from < records.length) this.starts.tailReplayed++;
-      } else this.starts.headMismatch++;
-    } else if (offered === 'other-code') this.starts.codeChanged++;
-    if (!actor) this.starts.fullReplayed++;
+    const trusted = this.trustedStart(records, prevDigest, offered);
+    const from = trusted?.from ?? 0;
 
     // Pass 2: replay the chained events, each taken as recorded; stop at the first divergence.
-    actor ??= (
-      start ? createActor(taskMachine, { snapshot: start.snapshot as Snapshot<unknown> }) : createActor(taskMachine)
-    ).start();
+    const actor =
+      trusted?.actor ??
+      (start
+        ? createActor(taskMachine, { snapshot: start.snapshot as Snapshot<unknown> })
+        : createActor(taskMachine)
+      ).start();
     const tail = replayEvents(actor, taskId, from === 0 ? records : records.slice(from), base + from);
     const { divergence } = tail;
     // Events taken as recorded: the trusted prefix, then the replayed tail.
@@ -231,11 +214,70 @@ export class RecoveryVerifier {
 
     // Pass 3: objects of every event the per-event order reached (up to and including a divergent
     // one, whose refs it checked before replaying it), then request ids of the replayed events.
-    // The Task spec is checked now (it is returned); other references wait for their batch, and
-    // their findings take the places they would have had.
+    const spec = this.checkReached(taskId, records, base, divergence ? replayed + 1 : records.length, replayed);
+    this.events += divergence ? replayed + 1 : counted;
+    const ending = divergence ?? stop;
+    if (ending) this.found.push(ending);
+
+    const last = base + records.length;
+    let failed = ending !== undefined;
+    const headWrong = failed ? undefined : headFinding(taskId, last, head, prevDigest);
+    if (headWrong) {
+      this.found.push(headWrong);
+      failed = true;
+    }
+    const result = failed ? undefined : this.rebuilt(taskId, actor, last, prevDigest!, keepSnapshot, spec);
+    actor.stop();
+    return result;
+  }
+
+  /**
+   * A checkpoint offered by a chain-verified boot is trusted only when the chain just verified
+   * has the checkpoint's digest at its revision; then only the events after it are replayed.
+   * Counts how the replay starts; undefined when it starts from the stream's start.
+   */
+  private trustedStart(
+    records: EventRecord[],
+    prevDigest: string | null,
+    offered: OfferedCheckpoint | undefined,
+  ): { actor: Actor<TaskMachine>; from: number } | undefined {
+    let trusted: { actor: Actor<TaskMachine>; from: number } | undefined;
+    if (offered && offered !== 'other-code') {
+      const at = offered.revision;
+      const digest = at === records.length ? prevDigest : at < records.length ? records[at]!.prev : undefined;
+      if (digest === offered.headDigest) {
+        try {
+          trusted = {
+            actor: createActor(taskMachine, { snapshot: offered.snapshot as Snapshot<unknown> }).start(),
+            from: at,
+          };
+        } catch {
+          trusted = undefined;
+        }
+      }
+      if (trusted) {
+        this.starts.trusted++;
+        if (trusted.from < records.length) this.starts.tailReplayed++;
+      } else this.starts.headMismatch++;
+    } else if (offered === 'other-code') this.starts.codeChanged++;
+    if (!trusted) this.starts.fullReplayed++;
+    return trusted;
+  }
+
+  /**
+   * Pass 3 over the first `reached` records: the Task spec is checked now (it is returned); other
+   * references wait for their batch, and their findings take the places they would have had. The
+   * first `replayed` records claim their request ids.
+   */
+  private checkReached(
+    taskId: string,
+    records: EventRecord[],
+    base: number,
+    reached: number,
+    replayed: number,
+  ): unknown {
     const objects = this.objects;
     let spec: unknown;
-    const reached = divergence ? replayed + 1 : records.length;
     for (let i = 0; i < reached; i++) {
       const record = records[i]!;
       const waiting = objects.waiting;
@@ -265,45 +307,42 @@ export class RecoveryVerifier {
         for (const claim of TASK_EVENT_CLAIMS[record.type as TaskEventType] ?? NO_CLAIMS)
           if (claim.kind === 'request') this.claimRequest(String(record.data[claim.field]), taskId);
     }
-    this.events += divergence ? replayed + 1 : counted;
-    const ending = divergence ?? stop;
-    if (ending) this.found.push(ending);
+    return spec;
+  }
 
-    const last = base + records.length;
-    let failed = ending !== undefined;
-    const headWrong = failed ? undefined : headFinding(taskId, last, head, prevDigest);
-    if (headWrong) {
-      this.found.push(headWrong);
-      failed = true;
+  /** The rebuilt Task when the stored projection matches the replay (or is of another machine version), else a `projection_drift` finding. */
+  private rebuilt(
+    taskId: string,
+    actor: Actor<TaskMachine>,
+    last: number,
+    headDigest: string,
+    keepSnapshot: boolean,
+    spec: unknown,
+  ): VerifiedTask | undefined {
+    const snapshot = actor.getSnapshot();
+    const persisted = taskMachine.getPersistedSnapshot(snapshot) as Record<string, unknown>;
+    const projection = this.projection(taskId);
+    const stale = projection !== undefined && projection.machineVersion !== TASK_MACHINE_VERSION;
+    const state = stateName(snapshot.value);
+    if (
+      !stale &&
+      (!projection ||
+        projection.revision !== last ||
+        projection.state !== state ||
+        !jsonEqual(projection.snapshot, persisted))
+    ) {
+      this.found.push({
+        code: 'projection_drift',
+        taskId,
+        revision: projection?.revision ?? last,
+        object: 'projection',
+        message: `task ${taskId}: stored projection ${projection ? `at revision ${projection.revision} (${projection.state})` : '(missing)'} differs from replay at revision ${last} (${state})`,
+      });
+      return undefined;
     }
-    let result: VerifiedTask | undefined;
-    if (!failed) {
-      const snapshot = actor.getSnapshot();
-      const persisted = taskMachine.getPersistedSnapshot(snapshot) as Record<string, unknown>;
-      const projection = this.projection(taskId);
-      const stale = projection !== undefined && projection.machineVersion !== TASK_MACHINE_VERSION;
-      const state = stateName(snapshot.value);
-      if (
-        !stale &&
-        (!projection ||
-          projection.revision !== last ||
-          projection.state !== state ||
-          !jsonEqual(projection.snapshot, persisted))
-      ) {
-        this.found.push({
-          code: 'projection_drift',
-          taskId,
-          revision: projection?.revision ?? last,
-          object: 'projection',
-          message: `task ${taskId}: stored projection ${projection ? `at revision ${projection.revision} (${projection.state})` : '(missing)'} differs from replay at revision ${last} (${state})`,
-        });
-      } else {
-        result = { taskId, revision: last, headDigest: prevDigest!, persisted };
-        if (keepSnapshot) result.snapshot = snapshot;
-        if (spec !== undefined) result.spec = spec;
-      }
-    }
-    actor.stop();
+    const result: VerifiedTask = { taskId, revision: last, headDigest, persisted };
+    if (keepSnapshot) result.snapshot = snapshot;
+    if (spec !== undefined) result.spec = spec;
     return result;
   }
 
