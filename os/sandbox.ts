@@ -128,6 +128,35 @@ export function sandboxCommand(
   path?: string,
 ): SandboxedCommand {
   const hidden = sandbox.hidden.flatMap((p) => [p, real(p)]);
+  refuseHiddenOverlaps(sandbox, hidden);
+  const bw = [
+    ...isolationFlags(sandbox),
+    ...systemMounts(),
+    ...commandAndWorkspaceMounts(sandbox, hidden, { command, args, path }),
+  ];
+  return {
+    command: BASH,
+    // --norc: bash reads ~/.bashrc when its stdin is a socket (it takes itself for rshd's), and
+    // Node's pipes are socket pairs; --posix: nor BASH_ENV.
+    args: [
+      '--norc',
+      '--noprofile',
+      '--posix',
+      '-c',
+      CLOSE_INHERITED,
+      'ordivon-sandbox',
+      BWRAP,
+      ...bw,
+      '--',
+      ...limitsAndAccount(sandbox),
+      command,
+      ...args,
+    ],
+  };
+}
+
+/** Throws `SandboxRefused` when a readable or writable path is inside, or contains, a hidden path. */
+function refuseHiddenOverlaps(sandbox: Sandbox, hidden: readonly string[]): void {
   for (const [kind, paths] of [
     ['readable', sandbox.readable],
     ['writable', sandbox.writable],
@@ -137,14 +166,22 @@ export function sandboxCommand(
       if (clash !== undefined)
         throw new SandboxRefused(`${kind} path ${path} overlaps ${clash}, which a confined process never sees`);
     }
+}
 
+/** bwrap's namespaces, capabilities, session and hostname. */
+function isolationFlags(sandbox: Sandbox): string[] {
   const bw: string[] = ['--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try'];
   if (sandbox.network === 'none') bw.push('--unshare-net');
   if (sandbox.user === undefined) bw.push('--unshare-user', '--cap-drop', 'ALL');
   // As root, bwrap keeps what setpriv needs to drop to the sandbox's account, and setpriv drops it.
   else bw.push('--cap-drop', 'ALL', '--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP');
   bw.push('--die-with-parent', '--new-session', '--hostname', 'ordivon-sandbox');
+  return bw;
+}
 
+/** The system folders read-only, /etc's secrets masked, fresh /proc, /dev, /run and temporary folders. */
+function systemMounts(): string[] {
+  const bw: string[] = [];
   for (const path of SYSTEM_PATHS) {
     let stat;
     try {
@@ -159,7 +196,19 @@ export function sandboxCommand(
   for (const path of ETC_SECRET_DIRS) if (existsSync(path)) bw.push('--tmpfs', path);
   bw.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/run');
   for (const path of ['/tmp', '/var/tmp']) bw.push('--perms', '1777', '--tmpfs', path);
+  return bw;
+}
 
+/**
+ * The files the command line names, the readable and writable paths and the workspace (the
+ * working directory); checks the command can be run from what the sandbox shows.
+ */
+function commandAndWorkspaceMounts(
+  sandbox: Sandbox,
+  hidden: readonly string[],
+  { command, args, path }: { command: string; args: readonly string[]; path: string | undefined },
+): string[] {
+  const bw: string[] = [];
   const mounted = SYSTEM_PATHS.filter((p) => p !== '/etc');
   const visible = (path: string): boolean =>
     !hidden.some((h) => within(h, path) || within(h, real(path))) && !mounted.some((m) => within(m, path));
@@ -176,7 +225,11 @@ export function sandboxCommand(
   for (const path of sandbox.readable) bw.push('--ro-bind-try', path, path);
   for (const path of sandbox.writable) bw.push('--bind-try', path, path);
   bw.push('--bind', sandbox.workspace, sandbox.workspace, '--chdir', sandbox.workspace);
+  return bw;
+}
 
+/** prlimit's resource limits, then setpriv's drop to the sandbox's account when it names one. */
+function limitsAndAccount(sandbox: Sandbox): string[] {
   const { limits } = sandbox;
   const inner = [
     PRLIMIT,
@@ -197,25 +250,7 @@ export function sandboxCommand(
       '--no-new-privs',
       '--',
     );
-  return {
-    command: BASH,
-    // --norc: bash reads ~/.bashrc when its stdin is a socket (it takes itself for rshd's), and
-    // Node's pipes are socket pairs; --posix: nor BASH_ENV.
-    args: [
-      '--norc',
-      '--noprofile',
-      '--posix',
-      '-c',
-      CLOSE_INHERITED,
-      'ordivon-sandbox',
-      BWRAP,
-      ...bw,
-      '--',
-      ...inner,
-      command,
-      ...args,
-    ],
-  };
+  return inner;
 }
 
 /** Every ancestor of `paths` outside the mounted system folders, parents first. */
