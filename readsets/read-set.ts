@@ -215,10 +215,20 @@ function observationItems(candidateId: string, observed: CandidateObservation): 
 
 /** The read set of the current Assignment's Context, and its candidates for a decision stage. */
 export function compileReadSet(input: ReadSetInput): Pick<ReadSetContext, 'items' | 'candidates'> {
-  const { spec, context, stage, goal } = input;
-  const assignment = context.assignment!;
+  const { spec, context, stage } = input;
   const trust = sourceTrust(spec);
-  const items: ReadSetItem[] = [
+  const items: ReadSetItem[] = [...taskItems(input), ...sourceItems(input, trust), ...evidenceItems(context)];
+  for (const candidate of stage.decision?.candidates ?? []) {
+    const observed = input.observations?.get(candidate.id);
+    if (observed) items.push(...observationItems(candidate.id, observed));
+  }
+  return { items, candidates: compiledCandidates(stage, trust) };
+}
+
+/** The Goal, the spec, the Assignment and the workspace the provider works on. */
+function taskItems({ context, stage, goal, workspaceDigest }: ReadSetInput): ReadSetItem[] {
+  const assignment = context.assignment!;
+  return [
     {
       sourceId: 'goal',
       revision: goal.revision,
@@ -247,17 +257,21 @@ export function compileReadSet(input: ReadSetInput): Pick<ReadSetContext, 'items
     },
     {
       sourceId: 'workspace',
-      digest: input.workspaceDigest,
+      digest: workspaceDigest,
       trust: 'untrusted',
       claim: 'verified',
       selectedBy: 'the source tree the provider works on (digest computed by the Host)',
       dependsOn: [],
     },
   ];
-  sourcesOf(spec).forEach((source, i) => {
-    const read = input.sources.get(source.id) ?? null;
+}
+
+/** Each source the spec declares, as read now, with the trust the spec gives it. */
+function sourceItems({ spec, sources }: ReadSetInput, trust: Map<string, Trust>): ReadSetItem[] {
+  return sourcesOf(spec).map((source, i) => {
+    const read = sources.get(source.id) ?? null;
     const itemTrust = trust.get(source.id) ?? 'untrusted';
-    items.push({
+    return {
       sourceId: source.id,
       digest: read?.digest ?? ABSENT,
       trust: itemTrust,
@@ -265,24 +279,30 @@ export function compileReadSet(input: ReadSetInput): Pick<ReadSetContext, 'items
       selectedBy: `declared by the spec (sources.${i}${source.description ? `: ${source.description}` : ''})`,
       dependsOn: source.dependsOn,
       location: { in: source.in, path: source.path },
-    });
+    };
   });
-  for (const name of Object.keys(context.evidence).sort()) {
-    const held = context.evidence[name]!;
-    items.push({
-      sourceId: `evidence:${name}`,
-      digest: held.digest,
-      trust: 'untrusted',
-      claim: 'unverified',
-      selectedBy: `${name} written by the provider of generation ${held.generation}; the Host checked its form only`,
-      dependsOn: [],
+}
+
+/** Each evidence held, by artifact name in order: written by a provider, so untrusted. */
+function evidenceItems(context: TaskMachineContext): ReadSetItem[] {
+  return Object.keys(context.evidence)
+    .sort()
+    .map((name) => {
+      const held = context.evidence[name]!;
+      return {
+        sourceId: `evidence:${name}`,
+        digest: held.digest,
+        trust: 'untrusted',
+        claim: 'unverified',
+        selectedBy: `${name} written by the provider of generation ${held.generation}; the Host checked its form only`,
+        dependsOn: [],
+      };
     });
-  }
-  for (const candidate of stage.decision?.candidates ?? []) {
-    const observed = input.observations?.get(candidate.id);
-    if (observed) items.push(...observationItems(candidate.id, observed));
-  }
-  const candidates: CompiledCandidate[] = (stage.decision?.candidates ?? []).map((candidate) => {
+}
+
+/** A decision stage's candidates, each trusted only when every source supporting it is. */
+function compiledCandidates(stage: Stage, trust: Map<string, Trust>): CompiledCandidate[] {
+  return (stage.decision?.candidates ?? []).map((candidate) => {
     const supportedBy = candidate.supportedBy.map((sourceId) => ({
       sourceId,
       trust: trust.get(sourceId) ?? ('untrusted' as const),
@@ -296,7 +316,6 @@ export function compileReadSet(input: ReadSetInput): Pick<ReadSetContext, 'items
       authority: trusted ? 'trusted' : 'untrusted',
     };
   });
-  return { items, candidates };
 }
 
 /** The digest an item binds for a source that was absent when compiled (no bytes hash to it). */
