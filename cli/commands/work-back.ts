@@ -49,7 +49,7 @@ export interface Accepted {
   exclude: string[];
 }
 
-/** `<state>/workspaces/<taskId>/attempt-<n>`: where the Host keeps an Attempt's workspace (frontier/host.ts). */
+/** `<state>/workspaces/<taskId>/attempt-<n>`: where the Host keeps an Attempt's workspace (host/host.ts). */
 export async function attemptWorkspace(stateRoot: string, taskId: string, attempt: number): Promise<string> {
   const { workspacePath } = await import('../../runtime/index.js');
   return workspacePath(join(stateRoot, 'workspaces'), taskId, attempt);
