@@ -53,7 +53,7 @@ export async function spawnProvider(
     return { ok: false, detail: `${command}: ${String(result.code ?? result.shortMessage ?? 'could not start')}` };
   }
   // Read before anything can reap the child: every later group signal checks it (os/ ownsGroup).
-  const leader = groupLeader(child.pid);
+  const leader = groupLeader(child.pid, child);
   void child.then(() => {}); // reject:false — the outcome is observed through events, not this promise
   return { ok: true, child, leader };
 }

@@ -2,7 +2,15 @@
 // and this process's own write and CPU counters.
 // A leaf: imports only node:* and execa.
 export * from './identity.js';
-export { spawnGroup, signalGroup, groupAlive, groupLeader, ownsGroup, type GroupLeader } from './process-group.js';
+export {
+  spawnGroup,
+  signalGroup,
+  groupAlive,
+  groupLeader,
+  ownsGroup,
+  type GroupChild,
+  type GroupLeader,
+} from './process-group.js';
 export { livingGroupMembers, groupRunning } from './group-members.js';
 export {
   descendantsOf,

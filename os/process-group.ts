@@ -1,6 +1,9 @@
+import type { Readable } from 'node:stream';
 import { execa, type Options, type ResultPromise } from 'execa';
+import { z } from 'zod';
 import { processStartTicks, readProcStat } from './proc-stat.js';
-import { sandboxCommand, type Sandbox } from './sandbox.js';
+import type { TreeMember } from './process-tree.js';
+import { SANDBOX_INFO_FD, sandboxCommand, type Sandbox } from './sandbox.js';
 
 /**
  * A process-group leader as it was started: its pid, which is the group's id, and its start time
@@ -12,14 +15,52 @@ import { sandboxCommand, type Sandbox } from './sandbox.js';
 export interface GroupLeader {
   readonly pid: number;
   readonly startTicks: number;
+  /**
+   * A confined group's sandbox: the first process inside it (its pid namespace's init), as bwrap
+   * reports it once it has made it; `undefined` when bwrap ended before making one. `stopGroup`
+   * stops it with the group (see there why bwrap's own `--die-with-parent` is not enough).
+   */
+  readonly sandboxInit?: Promise<TreeMember | undefined>;
 }
+
+/** A process `spawnGroup` started. */
+export type GroupChild = ResultPromise<Options & { reject: false; detached: true; buffer: false }>;
+
+/** The sandbox init each confined spawn will report, by the process spawnGroup returned for it. */
+const sandboxInits = new WeakMap<GroupChild, Promise<TreeMember | undefined>>();
 
 /**
  * The leader `pid` with its start time read now. Call it while `pid` is this process's child and
- * not yet reaped (right after spawning it): until then the pid cannot have been reused.
+ * not yet reaped (right after spawning it): until then the pid cannot have been reused. Given the
+ * `child` spawnGroup returned for it, a confined leader carries its sandbox's init.
  */
-export function groupLeader(pid: number): GroupLeader {
-  return { pid, startTicks: processStartTicks(pid) };
+export function groupLeader(pid: number, child?: GroupChild): GroupLeader {
+  const sandboxInit = child === undefined ? undefined : sandboxInits.get(child);
+  const leader = { pid, startTicks: processStartTicks(pid) };
+  return sandboxInit === undefined ? leader : { ...leader, sandboxInit };
+}
+
+/** bwrap's `--info-fd` report: a JSON object whose `child-pid` is the sandbox's first process, as this machine numbers it. */
+const SandboxInfo = z.object({ 'child-pid': z.number().int().positive() });
+
+/** Resolves with the process bwrap reports on `info`, once bwrap closed it; `undefined` when there is none or it does not parse. */
+function readSandboxInit(info: Readable): Promise<TreeMember | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    info.on('data', (chunk: Buffer) => chunks.push(chunk));
+    info.once('error', () => resolve(undefined));
+    info.once('close', () => {
+      let parsed: ReturnType<typeof SandboxInfo.safeParse>;
+      try {
+        parsed = SandboxInfo.safeParse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch {
+        return resolve(undefined);
+      }
+      if (!parsed.success) return resolve(undefined);
+      const pid = parsed.data['child-pid'];
+      resolve({ pid, startTicks: processStartTicks(pid) });
+    });
+  });
 }
 
 /**
@@ -48,22 +89,25 @@ export function spawnGroup(
   command: string,
   args: readonly string[],
   options: { cwd: string; env: Record<string, string>; extendEnv?: boolean; sandbox?: Sandbox | undefined },
-): ResultPromise<Options & { reject: false; detached: true; buffer: false }> {
+): GroupChild {
   const spawned = options.sandbox
     ? sandboxCommand(options.sandbox, command, args, options.env['PATH'])
     : { command, args };
-  return execa(spawned.command, spawned.args, {
+  // A confined spawn gets one more pipe, at SANDBOX_INFO_FD, on which bwrap reports its sandbox.
+  const stdio = options.sandbox ? (['pipe', 'pipe', 'pipe', 'pipe'] as const) : (['pipe', 'pipe', 'pipe'] as const);
+  const child = execa(spawned.command, spawned.args, {
     cwd: options.cwd,
     env: options.env,
     extendEnv: options.extendEnv ?? false,
     detached: true,
     reject: false,
     buffer: false,
-    stdin: 'pipe',
-    stdout: 'pipe',
-    stderr: 'pipe',
+    stdio,
     cleanup: true,
-  } as Options & { reject: false; detached: true; buffer: false }) as never;
+  } as Options & { reject: false; detached: true; buffer: false }) as never as GroupChild;
+  const info = options.sandbox ? (child.stdio[SANDBOX_INFO_FD] as Readable | undefined) : undefined;
+  if (info) sandboxInits.set(child, readSandboxInit(info));
+  return child;
 }
 
 /**

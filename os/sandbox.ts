@@ -74,14 +74,21 @@ const BWRAP = '/usr/bin/bwrap';
 const BASH = '/bin/bash';
 
 /**
- * Closes every descriptor above 2 the spawn inherited, then execs the rest of the line. Node's own
+ * Closes every descriptor above 3 (`SANDBOX_INFO_FD`) the spawn inherited, then execs the rest of the line. Node's own
  * descriptors are close-on-exec, but a native library's need not be (LMDB's data files are opened
  * without it): bubblewrap passes whatever it inherits into the sandbox, where a process holding a
  * read-write descriptor of the journal needs no path to it. bash, because it closes descriptors
  * above 9 (`exec 22>&-`), which a POSIX sh need not.
  */
 const CLOSE_INHERITED =
-  'for f in /proc/self/fd/*; do n=${f##*/}; if [ "$n" -gt 2 ]; then eval "exec $n>&-" 2>/dev/null; fi; done; exec "$@"';
+  'for f in /proc/self/fd/*; do n=${f##*/}; if [ "$n" -gt 3 ]; then eval "exec $n>&-" 2>/dev/null; fi; done; exec "$@"';
+
+/**
+ * The descriptor on which bwrap reports the sandbox it made (`--info-fd`: the pid of its first
+ * process inside), which the spawn must open; the wrapper above keeps it. bwrap closes it in the
+ * sandbox, so no confined process holds it.
+ */
+export const SANDBOX_INFO_FD = 3;
 const PRLIMIT = '/usr/bin/prlimit';
 const SETPRIV = '/usr/bin/setpriv';
 
@@ -118,6 +125,8 @@ function isFile(path: string): boolean {
  *
  * The command itself and every argument that is an absolute path to an existing file are mounted
  * read-only (just that file) unless they lie in a hidden path: a program one names can be run.
+ *
+ * The spawn must open `SANDBOX_INFO_FD` (a pipe: bwrap writes its report there; closed, bwrap fails).
  *
  * Throws `SandboxRefused` when a readable or writable path is inside, or contains, a hidden path.
  */
@@ -175,7 +184,7 @@ function isolationFlags(sandbox: Sandbox): string[] {
   if (sandbox.user === undefined) bw.push('--unshare-user', '--cap-drop', 'ALL');
   // As root, bwrap keeps what setpriv needs to drop to the sandbox's account, and setpriv drops it.
   else bw.push('--cap-drop', 'ALL', '--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP');
-  bw.push('--die-with-parent', '--new-session', '--hostname', 'ordivon-sandbox');
+  bw.push('--die-with-parent', '--new-session', '--hostname', 'ordivon-sandbox', '--info-fd', String(SANDBOX_INFO_FD));
   return bw;
 }
 
@@ -342,7 +351,11 @@ function probeNow(): SandboxProbe {
     '/bin/true',
     [],
   );
-  const ran = spawnSync(trial.command, trial.args, { encoding: 'utf8', timeout: 10_000 });
+  const ran = spawnSync(trial.command, trial.args, {
+    encoding: 'utf8',
+    timeout: 10_000,
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+  });
   if (ran.status === 0) return { ok: true };
   const why = (ran.stderr || ran.error?.message || `exit ${ran.status}`).trim();
   return {

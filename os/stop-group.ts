@@ -68,12 +68,15 @@ const POLL_MS = 25;
 export async function stopGroup(leader: GroupLeader, options: GroupStopOptions): Promise<GroupStopReport> {
   const pollMs = options.pollMs ?? POLL_MS;
   const pgid = leader.pid;
-  let members: readonly TreeMember[] = [];
-  // Group first, then the members outside it; true when anything was signalled.
+  const sandbox = await sandboxOf(leader, options.reapTimeoutMs);
+  let members: readonly TreeMember[] = sandbox;
+  // The sandbox first, then the group, then the members outside it; true when anything was signalled.
   const signal = (name: NodeJS.Signals): boolean => {
-    if (options.outside !== undefined) members = options.outside();
+    const outside = options.outside?.() ?? [];
+    members = [...sandbox, ...outside];
+    const confined = signalMembers(sandbox, 'SIGKILL') > 0;
     const group = signalGroup(leader, name);
-    return signalMembers(members, name) > 0 || group;
+    return signalMembers(outside, name) > 0 || group || confined;
   };
   // A group id that passed to another process is this group gone, not a group still to wait for.
   const ours = (): boolean => ownsGroup(leader);
@@ -98,6 +101,30 @@ export async function stopGroup(leader: GroupLeader, options: GroupStopOptions):
   if (!running()) return finish('terminated', !cut);
   signal('SIGKILL');
   return finish('killed', !cut);
+}
+
+/**
+ * A confined group's sandbox init, once bwrap has reported it (at most `waitMs`): empty for an
+ * unconfined group or a bwrap that ended before making a sandbox.
+ *
+ * bwrap's `--die-with-parent` is set late in the sandbox's setup: a bwrap signalled before then
+ * dies alone, and the sandbox it already made runs on, orphaned, holding the job's pipes. So the
+ * stop waits until bwrap has reported its sandbox, and SIGKILLs the sandbox's init with whatever
+ * the group gets. SIGKILL, because an init takes no other signal from outside its pid namespace
+ * without a handler; its death ends every process in the sandbox, which is what bwrap's death does
+ * to a sandbox past its setup: a confined tree never had a grace of its own.
+ */
+async function sandboxOf(leader: GroupLeader, waitMs: number): Promise<TreeMember[]> {
+  if (leader.sandboxInit === undefined) return [];
+  let timer: NodeJS.Timeout | undefined;
+  const init = await Promise.race([
+    leader.sandboxInit,
+    new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), waitMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  return init === undefined ? [] : [init];
 }
 
 /** Resolves true when `settled` settles (either way) within `ms`, false when `ms` passes first. */

@@ -85,7 +85,7 @@ export async function runCommand(
       (report) => report.gone,
     );
   // Read before the child can be reaped: every stop of the group is checked against it.
-  const leader = pid === undefined ? undefined : groupLeader(pid);
+  const leader = pid === undefined ? undefined : groupLeader(pid, subprocess);
   const stop = (reason: StopReason | undefined): void => {
     if (leader === undefined || stopping !== undefined) return;
     stopReason = reason;

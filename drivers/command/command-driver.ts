@@ -58,7 +58,7 @@ export async function runCommand(input: DriverRunInput, signal: AbortSignal): Pr
   if (pid === undefined) return startedWithoutPid(input, child, receipt);
 
   // Read before the child can be reaped: the stop below signals this group only while it is still its.
-  const leader = groupLeader(pid);
+  const leader = groupLeader(pid, child);
   // Any byte the child writes is progress for the heartbeat (the limits start below, before any can arrive).
   const heartbeat = { progress: (): void => undefined };
   pipeChild(child, input.prompt, stdout, stderr, heartbeat);
