@@ -32,6 +32,8 @@ export interface ScriptedServer<R> {
   requests: R[];
   /** Resolves once at least `count` requests have arrived. */
   waitForRequests(count: number): Promise<void>;
+  /** Resolves once no hanging stream is open: each was closed by its client (or by `close()`). */
+  streamsClosed(): Promise<void>;
   /** Ends hanging streams, drops open connections and stops the server. */
   close(): Promise<void>;
 }
@@ -72,6 +74,7 @@ export async function startScriptedServer<R>(
   const requests: R[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
   const open = new Set<ServerResponse>();
+  const closedWaiters: (() => void)[] = [];
 
   const record = (entry: R) => {
     requests.push(entry);
@@ -90,7 +93,10 @@ export async function startScriptedServer<R>(
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...SCRIPTED_HEADER });
     if (answer.type === 'hang') {
       open.add(response);
-      response.once('close', () => open.delete(response));
+      response.once('close', () => {
+        open.delete(response);
+        if (open.size === 0) for (const resolve of closedWaiters.splice(0)) resolve();
+      });
       for (const frame of answer.frames ?? []) response.write(frame);
       response.write(': scripted model: this stream never completes\n\n');
       return;
@@ -129,6 +135,8 @@ export async function startScriptedServer<R>(
     requests,
     waitForRequests: (count) =>
       requests.length >= count ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ count, resolve })),
+    streamsClosed: () =>
+      open.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => closedWaiters.push(resolve)),
     close: () =>
       new Promise<void>((resolve) => {
         for (const response of open) response.destroy();
