@@ -194,10 +194,10 @@ describe('Loop v0 tools', { timeout: 60_000 }, () => {
     it('creates a file and its folders, replaces a whole file keeping its mode, and leaves no temp file', async () => {
       const ctx = context();
       const created = await call(ctx, 'write_file', { path: 'new/deep/a.sh', content: 'echo one\n' });
-      assert.deepEqual(created, { ok: true, output: 'created new/deep/a.sh (9 bytes, 1 lines)' });
+      assert.deepEqual(created, { ok: true, output: 'created new/deep/a.sh (9 bytes, 1 line)' });
       chmodSync(join(ctx.workspace, 'new/deep/a.sh'), 0o755);
       const replaced = await call(ctx, 'write_file', { path: 'new/deep/a.sh', content: 'echo two\n' });
-      assert.equal(replaced.output, 'replaced new/deep/a.sh (9 bytes, 1 lines)');
+      assert.equal(replaced.output, 'replaced new/deep/a.sh (9 bytes, 1 line)');
       assert.equal(readFileSync(join(ctx.workspace, 'new/deep/a.sh'), 'utf8'), 'echo two\n');
       assert.equal(statSync(join(ctx.workspace, 'new/deep/a.sh')).mode & 0o777, 0o755);
       assert.deepEqual(readdirSync(join(ctx.workspace, 'new/deep')), ['a.sh']);
@@ -224,7 +224,7 @@ describe('Loop v0 tools', { timeout: 60_000 }, () => {
       const ctx = context();
       plant(ctx.workspace, { 'a.ts': 'const a = 1;\nconst b = 2;\n' });
       const edited = await call(ctx, 'edit_file', { path: 'a.ts', old: 'const b = 2;', new: "const b = '$&$1';" });
-      assert.deepEqual(edited, { ok: true, output: 'edited a.ts: 1 lines from line 2 replaced by 1 lines' });
+      assert.deepEqual(edited, { ok: true, output: 'edited a.ts: 1 line from line 2 replaced by 1 line' });
       assert.equal(readFileSync(join(ctx.workspace, 'a.ts'), 'utf8'), "const a = 1;\nconst b = '$&$1';\n");
     });
 

@@ -1,6 +1,6 @@
 import { TextDecoder } from 'node:util';
 import { z } from 'zod';
-import { done, refused, tool, type ToolOutcome } from './outcome.js';
+import { counted, done, refused, tool, type ToolOutcome } from './outcome.js';
 import { lineCount } from './write-file.js';
 import { isRefusal, locate, looksBinary, readWhole, writeAtomically } from './workspace.js';
 
@@ -56,7 +56,7 @@ export const editFile = tool({
     writeAtomically(located, text.slice(0, at) + input.new + text.slice(at + input.old.length));
     const firstLine = text.slice(0, at).split('\n').length;
     return done(
-      `edited ${located.shown}: ${lineCount(input.old) || 1} lines from line ${firstLine} replaced by ${lineCount(input.new)} lines`,
+      `edited ${located.shown}: ${counted(lineCount(input.old) || 1, 'line')} from line ${firstLine} replaced by ${counted(lineCount(input.new), 'line')}`,
     );
   },
 });

@@ -17,7 +17,7 @@ const Input = z.strictObject({
     .min(1)
     .max(5)
     .default(2)
-    .describe('How many levels to go down: 1 lists only the folder itself (default 2).'),
+    .describe('How many levels to go down: 1 lists only the entries of the folder itself (default 2).'),
 });
 
 function entriesOf(folder: string): Dirent[] {

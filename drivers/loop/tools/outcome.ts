@@ -49,6 +49,11 @@ export function tool<S extends z.ZodType>(definition: Tool<S>): Tool<S> {
   return definition;
 }
 
+/** `n` and `noun`, plural unless `n` is 1: "1 line", "3 lines". */
+export function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 export function refused(code: string, output: string): ToolOutcome {
   return { ok: false, code, output };
 }

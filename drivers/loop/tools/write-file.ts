@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs';
 import { z } from 'zod';
-import { done, refused, tool } from './outcome.js';
+import { counted, done, refused, tool } from './outcome.js';
 import { isRefusal, locate, writeAtomically } from './workspace.js';
 
 const WriteInput = z.strictObject({
@@ -30,7 +30,7 @@ export const writeFile = tool({
     }
     if (isFolder) return refused('not_a_file', `${located.shown} is a folder`);
     const created = writeAtomically(located, input.content);
-    const size = `${Buffer.byteLength(input.content)} bytes, ${lineCount(input.content)} lines`;
+    const size = `${counted(Buffer.byteLength(input.content), 'byte')}, ${counted(lineCount(input.content), 'line')}`;
     return done(`${created ? 'created' : 'replaced'} ${located.shown} (${size})`);
   },
 });
