@@ -70,12 +70,13 @@ export async function stopGroup(leader: GroupLeader, options: GroupStopOptions):
   const pgid = leader.pid;
   const sandbox = await sandboxOf(leader, options.reapTimeoutMs);
   let members: readonly TreeMember[] = sandbox;
-  // The sandbox first, then the group, then the members outside it; true when anything was signalled.
+  // The group, then its sandbox, then the members outside it; true when anything was signalled. The
+  // group's signal goes first: bwrap then dies of it, as the job's record says, not of its sandbox's end.
   const signal = (name: NodeJS.Signals): boolean => {
     const outside = options.outside?.() ?? [];
     members = [...sandbox, ...outside];
-    const confined = signalMembers(sandbox, 'SIGKILL') > 0;
     const group = signalGroup(leader, name);
+    const confined = signalMembers(sandbox, 'SIGKILL') > 0;
     return signalMembers(outside, name) > 0 || group || confined;
   };
   // A group id that passed to another process is this group gone, not a group still to wait for.
@@ -109,7 +110,7 @@ export async function stopGroup(leader: GroupLeader, options: GroupStopOptions):
  *
  * bwrap's `--die-with-parent` is set late in the sandbox's setup: a bwrap signalled before then
  * dies alone, and the sandbox it already made runs on, orphaned, holding the job's pipes. So the
- * stop waits until bwrap has reported its sandbox, and SIGKILLs the sandbox's init with whatever
+ * stop waits until bwrap has reported its sandbox, and SIGKILLs the sandbox's init right after whatever
  * the group gets. SIGKILL, because an init takes no other signal from outside its pid namespace
  * without a handler; its death ends every process in the sandbox, which is what bwrap's death does
  * to a sandbox past its setup: a confined tree never had a grace of its own.
