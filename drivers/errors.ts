@@ -2,6 +2,7 @@ import { CodedError } from '../base/index.js';
 import type { AcpFailureCode } from './acp/errors.js';
 import type { CodexFailureCode } from './codex/errors.js';
 import type { CommandFailureCode } from './command/errors.js';
+import type { LoopFailureCode } from './loop/errors.js';
 
 /**
  * Errors of the driver pool's own API (parent side). A driver run never throws: its failures
@@ -52,7 +53,8 @@ export const DRIVER_FAILURE_CODES = {
 
 /**
  * The specific `code` of a failed `DriverResult` that the pool and its workers produce themselves
- * (the drivers have their own: `ACP_FAILURE_CODES`, `CODEX_FAILURE_CODES`, `COMMAND_FAILURE_CODES`).
+ * (the drivers have their own: `ACP_FAILURE_CODES`, `CODEX_FAILURE_CODES`, `COMMAND_FAILURE_CODES`,
+ * `LOOP_FAILURE_CODES`).
  */
 export const POOL_FAILURE_CODES = {
   invalid_input: 'the DriverRunInput failed zod validation (in the pool, the worker or the driver)',
@@ -78,7 +80,8 @@ export const RUN_LIMIT_CODES = {
 export type RunLimitCode = keyof typeof RUN_LIMIT_CODES;
 
 /** Every specific code a failed `DriverResult` can carry beside its `kind`. */
-export type DriverFailureCode = PoolFailureCode | RunLimitCode | AcpFailureCode | CodexFailureCode | CommandFailureCode;
+export type DriverFailureCode =
+  PoolFailureCode | RunLimitCode | AcpFailureCode | CodexFailureCode | CommandFailureCode | LoopFailureCode;
 
 /** Base class for errors thrown by the pool's API; `code` is stable, `retryable` tells callers whether to try again. */
 export class DriverError extends CodedError<DriverErrorCode> {

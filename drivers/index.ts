@@ -78,3 +78,13 @@ export {
 } from './command/index.js';
 export { runCodex } from './codex/index.js';
 export { runAcp } from './acp/index.js';
+export {
+  runLoopDriver,
+  LOOP_PROVIDER,
+  LOOP_FAILURE_CODES,
+  LoopSettings,
+  LoopRunConfig,
+  WireFormat,
+  type LoopFailureCode,
+  type LoopSettingsIn,
+} from './loop/index.js';

@@ -2,16 +2,17 @@ import { z } from 'zod';
 import { RUN_STEPS_MAX, RunStep } from './run-steps.js';
 import { RunPolicy } from './permission-policy.js';
 import { PermissionRecord } from './permission-route.js';
+import { EnvName } from './env-name.js';
+import { LoopRunConfig } from './loop/loop-config.js';
 
 /**
  * What the Host hands a driver for one provider run. Plain data: it crosses a worker-thread
  * boundary, so it is parsed with zod on the worker side too.
  */
-export const DriverKind = z.enum(['codex', 'acp', 'command']);
+export const DriverKind = z.enum(['codex', 'acp', 'command', 'loop']);
 export type DriverKind = z.infer<typeof DriverKind>;
 
-/** The name of an environment variable (POSIX portable: letters, digits, `_`, not starting with a digit). */
-export const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
+export { EnvName };
 
 const AbsolutePath = z.string().refine((p) => p.startsWith('/'), 'must be an absolute path');
 
@@ -103,6 +104,11 @@ export const DriverRunInput = z.object({
   policy: RunPolicy.default({ approvals: 'route', forbid: [], grants: [] }),
   /** What the harness may reach besides its workspace, from its configuration (absent: network `host`, nothing more). */
   confinement: ConfinementRequest.optional(),
+  /**
+   * Loop v0 only (driver `loop`): its model endpoint and budgets from the harness, and where the
+   * Host has it keep its log, under which Assignment generation.
+   */
+  loop: LoopRunConfig.optional(),
   /**
    * The sandbox the provider process is started in, set by the Runtime as it runs the job (never
    * stored with the run). Absent: the provider runs unconfined, and its receipt says `confined: false`.

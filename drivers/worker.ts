@@ -18,6 +18,7 @@ export const defaultDriverLoaders: DriverLoaders = {
   command: async () => (await import('./command/index.js')).runCommand,
   codex: async () => (await import('./codex/index.js')).runCodex,
   acp: async () => (await import('./acp/index.js')).runAcp,
+  loop: async () => (await import('./loop/index.js')).runLoopDriver,
 };
 
 interface ChildRecord {

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { DriverRunInput } from '../drivers/receipt.js';
-import { harnessJobTimeoutMs } from '../drivers/index.js';
+import { harnessJobTimeoutMs, LOOP_PROVIDER, LoopRunConfig } from '../drivers/index.js';
 import { type TaskHandle, HostError, contextOf, assignedStage } from '../kernel/index.js';
 import { DEFAULT_APPROVALS, runApprovals, type HarnessConfig } from './harness-config.js';
 import { clientRequestId, type FrontierDeps } from './work-options.js';
@@ -57,7 +57,8 @@ function runInput(
   return {
     driver: harness.driver,
     runId: requestId,
-    command: harness.command,
+    // The loop starts no process: its provider name stands where a command would.
+    command: harness.command ?? LOOP_PROVIDER,
     args: harness.args ?? [],
     env: harness.env ?? {},
     // Names only: the driver pool's worker reads the values when it spawns the provider.
@@ -78,6 +79,15 @@ function runInput(
     ...(harness.model ? { model: harness.model } : {}),
     ...(harness.clientFs !== undefined ? { clientFs: harness.clientFs } : {}),
     ...(harness.sandbox !== undefined ? { sandbox: harness.sandbox } : {}),
+    ...(harness.loop !== undefined
+      ? {
+          loop: LoopRunConfig.parse({
+            ...harness.loop,
+            logDir: deps.loopLogOf(task),
+            generation: task.context.generation,
+          }),
+        }
+      : {}),
     // A factory's configuration is not checked by openHost: its relative paths resolve here alike.
     confinement: {
       network: harness.network ?? 'host',

@@ -6,6 +6,7 @@ import {
   DriverRunInput,
   EnvName,
   envValueMissing,
+  LoopSettings,
   PermissionKind,
   type RunPolicy,
 } from '../drivers/index.js';
@@ -53,7 +54,8 @@ export function runApprovals(policy: ApprovalPolicy): Pick<RunPolicy, 'approvals
  */
 export const HarnessConfig = strictObject({
   driver: z.enum(DriverKind.options, { error: `must be one of ${DriverKind.options.join(', ')}` }),
-  command: z.string({ error: 'required: the executable to start' }).min(1, 'must not be empty'),
+  /** The executable to start; required for every driver but `loop`, which starts none. */
+  command: z.string().min(1, 'must not be empty').optional(),
   args: z.array(z.string()).optional(),
   env: z.record(EnvName, z.string()).optional(),
   envFrom: z.array(EnvName).optional(),
@@ -86,11 +88,45 @@ export const HarnessConfig = strictObject({
   readable: z.array(ConfinedPath).optional(),
   /** Paths the confined provider may write besides its workspace (its own home, caches). */
   writable: z.array(ConfinedPath).optional(),
+  /** Driver `loop` only (and required there): its model endpoint and budgets (docs/agents.md, Loop v0). */
+  loop: LoopSettings.optional(),
 }).superRefine((harness, deps) => {
   for (const [i, name] of (harness.envFrom ?? []).entries())
     if (harness.env !== undefined && Object.hasOwn(harness.env, name))
       deps.addIssue({ code: 'custom', path: ['envFrom', i], message: `${name} is also set in env; give it once` });
+  if (harness.driver === 'loop') checkLoopHarness(harness, deps);
+  else {
+    if (harness.command === undefined)
+      deps.addIssue({ code: 'custom', path: ['command'], message: 'required: the executable to start' });
+    if (harness.loop !== undefined)
+      deps.addIssue({ code: 'custom', path: ['loop'], message: 'only a harness of driver loop takes loop settings' });
+  }
 });
+
+/** A `loop` harness: no process of its own, a model, its settings, and its key among the variables `envFrom` brings. */
+function checkLoopHarness(
+  harness: {
+    command?: string | undefined;
+    model?: string | undefined;
+    envFrom?: string[] | undefined;
+    loop?: LoopSettings | undefined;
+  },
+  deps: z.RefinementCtx,
+): void {
+  if (harness.command !== undefined)
+    deps.addIssue({ code: 'custom', path: ['command'], message: 'driver loop starts no process: remove command' });
+  if (harness.model === undefined)
+    deps.addIssue({ code: 'custom', path: ['model'], message: 'required for driver loop: the model to call' });
+  if (harness.loop === undefined)
+    deps.addIssue({ code: 'custom', path: ['loop'], message: 'required for driver loop: { format, baseUrl, … }' });
+  const keyFrom = harness.loop?.keyFrom;
+  if (keyFrom !== undefined && !(harness.envFrom ?? []).includes(keyFrom))
+    deps.addIssue({
+      code: 'custom',
+      path: ['loop', 'keyFrom'],
+      message: `${keyFrom} must also be in envFrom, which brings its value to the loop`,
+    });
+}
 export type HarnessConfig = z.infer<typeof HarnessConfig>;
 
 /**

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { createWorkspace, type Runtime } from '../runtime/index.js';
 import type { ArtifactContracts } from '../objects/index.js';
 import { type TaskHandle, assignedStage, systemClock, type Clock } from '../kernel/index.js';
@@ -17,6 +18,11 @@ export interface FrontierWorkOptions {
    * under the supervisor's `<state>/workspaces` (`workspacesOf`), so that is the root to give.
    */
   workspaces: string;
+  /**
+   * Root under which Loop v0 runs keep their logs, per Task Attempt; it must be somewhere no
+   * sandbox mounts (the Host gives `<state>/loops`). Default: `loops` beside `workspaces`.
+   */
+  loops?: string;
   /** Called with each step the Host takes, for progress output. */
   onStep?: (taskId: string, step: string) => void;
   maxArtifactBytes?: number;
@@ -62,6 +68,8 @@ export interface FrontierDeps {
   step(task: TaskHandle, text: string): void;
   /** The Task Attempt's workspace (created, seeded, on first use). */
   workspaceOf(task: WorkspaceOwner): Promise<string>;
+  /** Where a Loop v0 run of the Task Attempt keeps its log (`<loops>/<taskId>/attempt-<n>`; the loop makes it). */
+  loopLogOf(task: WorkspaceOwner): string;
   /** The names of the Task's required artifacts (excluded from its source digest). */
   artifactNames(task: TaskHandle): string[];
   /** The artifacts the current Assignment's stage writes (what its run is told to look for). */
@@ -81,6 +89,8 @@ export function frontierDeps(options: FrontierWorkOptions): FrontierDeps {
         attempt: task.context.attempt,
         ...(task.spec.workspaceSeed ? { seedFrom: task.spec.workspaceSeed } : {}),
       }),
+    loopLogOf: (task) =>
+      join(options.loops ?? join(options.workspaces, '..', 'loops'), task.taskId, `attempt-${task.context.attempt}`),
     artifactNames: (task) => task.spec.requiredArtifacts.map((a) => a.name),
     stageArtifacts: (task) => assignedStage(task).produces,
   };

@@ -178,6 +178,8 @@ export async function openHost(options: HostOptions): Promise<Host> {
     harnesses,
     ...(options.approvals ? { approvals: options.approvals } : {}),
     workspaces: workspacesOf(root),
+    // Inside the state root, which no sandbox mounts: a confined command cannot reach the loop's log.
+    loops: join(root, 'loops'),
     ...(options.artifactContracts ? { artifactContracts: options.artifactContracts } : {}),
     ...(options.onStep ? { onStep: options.onStep } : {}),
     ...(options.effectAdapters ? { effectAdapters: options.effectAdapters } : {}),

@@ -5,6 +5,7 @@ import { ACP_FAILURE_CODES, ACP_LAUNCH_CODES, AcpRunError } from '../../drivers/
 import { CODEX_FAILURE_CODES, CodexLaunchError } from '../../drivers/codex/index.js';
 import {
   COMMAND_FAILURE_CODES,
+  LOOP_FAILURE_CODES,
   DRIVER_ERROR_CODES,
   DRIVER_FAILURE_CODES,
   DriverError,
@@ -53,6 +54,7 @@ describe('a failed DriverResult as data', () => {
       ...Object.keys(POOL_FAILURE_CODES),
       ...Object.keys(RUN_LIMIT_CODES),
       ...Object.keys(COMMAND_FAILURE_CODES),
+      ...Object.keys(LOOP_FAILURE_CODES),
       ...Object.keys(CODEX_FAILURE_CODES),
       ...ACP_FAILURE_CODES,
       ...ACP_LAUNCH_CODES,

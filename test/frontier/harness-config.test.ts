@@ -9,6 +9,12 @@ import { tempDir } from '../support/temp.js';
 
 const ok = { driver: 'command', command: 'node' };
 const ENV = { OPENAI_API_KEY: 'sk-test', EMPTY: '' };
+const loop = {
+  driver: 'loop',
+  model: 'gpt-5.4',
+  envFrom: ['OPENAI_API_KEY'],
+  loop: { format: 'responses', baseUrl: 'https://api.openai.com/v1', keyFrom: 'OPENAI_API_KEY' },
+};
 
 /** The code and path `parseHostConfig` refuses `value` with. */
 function refusal(value: unknown): { code: string; path: string | undefined } {
@@ -109,6 +115,48 @@ describe('parseHostConfig', () => {
       { harnesses: { a: { ...ok, envFrom: ['EMPTY'] } } },
       'env_missing',
       'harnesses.a.envFrom.0',
+    ],
+    [
+      'a loop harness with a command',
+      { harnesses: { l: { ...loop, command: 'node' } } },
+      'invalid_config',
+      'harnesses.l.command',
+    ],
+    [
+      'a loop harness without a model',
+      { harnesses: { l: { ...loop, model: undefined } } },
+      'invalid_config',
+      'harnesses.l.model',
+    ],
+    [
+      'a loop harness without its settings',
+      { harnesses: { l: { ...loop, loop: undefined } } },
+      'invalid_config',
+      'harnesses.l.loop',
+    ],
+    [
+      'a loop key variable not brought by envFrom',
+      { harnesses: { l: { ...loop, envFrom: [] } } },
+      'invalid_config',
+      'harnesses.l.loop.keyFrom',
+    ],
+    [
+      'an unknown wire format',
+      { harnesses: { l: { ...loop, loop: { ...loop.loop, format: 'gemini' } } } },
+      'invalid_config',
+      'harnesses.l.loop.format',
+    ],
+    [
+      'a base URL that is not http(s)',
+      { harnesses: { l: { ...loop, loop: { ...loop.loop, baseUrl: 'file:///etc/passwd' } } } },
+      'invalid_config',
+      'harnesses.l.loop.baseUrl',
+    ],
+    [
+      'loop settings on another driver',
+      { harnesses: { a: { ...ok, loop: loop.loop } } },
+      'invalid_config',
+      'harnesses.a.loop',
     ],
   ];
   for (const [what, value, code, path] of cases)

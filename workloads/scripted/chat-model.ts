@@ -85,6 +85,8 @@ export interface ChatModel {
   /** Base URL to configure as the provider's `baseURL`, ending in `/v1`. */
   url: string;
   requests: ChatRequestRecord[];
+  /** Resolves once at least `count` requests have arrived. */
+  waitForRequests(count: number): Promise<void>;
   /** Resolves once no `hang` stream is open: each was closed by its client (or by `close()`). */
   streamsClosed(): Promise<void>;
   /** Stops listening and drops open (e.g. hanging) connections. */
@@ -155,6 +157,7 @@ export async function startChatModel(options: { script: ChatModelScriptIn }): Pr
   return {
     url: `http://127.0.0.1:${server.port}/v1`,
     requests: server.requests,
+    waitForRequests: server.waitForRequests,
     streamsClosed: server.streamsClosed,
     close: server.close,
   };

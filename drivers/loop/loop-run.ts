@@ -1,0 +1,225 @@
+import {
+  ModelCallError,
+  type ConversationItem,
+  type ModelCall,
+  type ModelTurn,
+  type ModelWire,
+  type ToolCall,
+  type ToolSpec,
+} from './conversation.js';
+import type { LogRecord, LoggedOutcome, StepLog } from './step-log.js';
+
+/** What one tool call came to, as the loop needs it (tools.ts `ToolOutcome`, without the run's details). */
+export interface ToolResult {
+  ok: boolean;
+  output: string;
+  code?: string;
+  finish?: { summary: string };
+  exitCode?: number | null;
+}
+
+/** The tools on offer: their specs, how to run one, and which may run again after a crash. */
+export interface LoopTools {
+  specs: readonly ToolSpec[];
+  run(call: ToolCall, signal: AbortSignal): Promise<ToolResult>;
+  /** True for a tool whose call changes nothing (list, read, search): one whose result was lost may run again. */
+  rerunnable(name: string): boolean;
+}
+
+/** Everything one loop run needs besides its log. */
+export interface LoopSetup {
+  wire: ModelWire;
+  call: Omit<ModelCall, 'signal' | 'onProgress'>;
+  system: string;
+  /** The Host's compiled Context: the first message, always. */
+  prompt: string;
+  tools: LoopTools;
+  /** Model calls the run may make (adopted ones count). */
+  maxTurns: number;
+  /** Tokens (in + out, adopted turns included) after which no model call is made; absent: no bound. */
+  maxTokens?: number | undefined;
+  signal: AbortSignal;
+  onProgress?: () => void;
+}
+
+/** How a loop run ended. */
+export type LoopEndReason =
+  'finished' | 'model_stopped' | 'turn_budget' | 'token_budget' | 'aborted' | 'loop_closed' | 'model_failed';
+
+/** What the run did, for the receipt: its end, its totals and what a restart did not do again. */
+export interface LoopOutcome {
+  reason: LoopEndReason;
+  /** The failure's code (`model_http_error`, …) for `model_failed`. */
+  code?: string;
+  detail?: string;
+  /** The model's summary from `finish`, or its last text. */
+  finalText?: string;
+  /** Model calls answered, adopted ones included. */
+  turns: number;
+  /** Model calls this run made. */
+  turnsRequested: number;
+  usage: { inputTokens: number; outputTokens: number };
+  toolCalls: number;
+  /** Tool calls this run ran (adopted results are not run again). */
+  toolCallsRun: number;
+  /** Calls whose result a crash lost and that were not run again (reported to the model as unknown). */
+  toolResultsUnknown: number;
+  /** Records this run found already durable (a restart's or an older generation's). */
+  resumedFrom: number;
+}
+
+/** The model is told this for a call whose result was lost: it ran, or began to, and is not run again blindly. */
+export const UNKNOWN_RESULT =
+  'The result of this call is unknown: the loop was stopped while it ran, so it may have run in part or in full. ' +
+  'It was not run again. Check the workspace before you repeat it.';
+
+interface Replay {
+  items: ConversationItem[];
+  turns: number;
+  usage: { inputTokens: number; outputTokens: number };
+  last: ModelTurn | undefined;
+  intended: Set<string>;
+  resolved: Set<string>;
+  finish: { summary: string } | undefined;
+  toolCalls: number;
+}
+
+/** The conversation and the counts the durable records describe. */
+function replay(records: readonly LogRecord[], prompt: string, outputOf: (o: LoggedOutcome) => string): Replay {
+  const state: Replay = {
+    items: [{ kind: 'user', text: prompt, context: true }],
+    turns: 0,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    last: undefined,
+    intended: new Set(),
+    resolved: new Set(),
+    finish: undefined,
+    toolCalls: 0,
+  };
+  for (const record of records) {
+    if (record.t === 'model_response') {
+      state.turns++;
+      state.usage.inputTokens += record.answer.usage.inputTokens;
+      state.usage.outputTokens += record.answer.usage.outputTokens;
+      state.last = record.answer;
+      state.items.push({ kind: 'assistant', text: record.answer.text, toolCalls: record.answer.toolCalls });
+    } else if (record.t === 'tool_intent') state.intended.add(record.call.id);
+    else if (record.t === 'tool_result') {
+      state.resolved.add(record.callId);
+      state.toolCalls++;
+      if (record.outcome.finish) state.finish = record.outcome.finish;
+      state.items.push({
+        kind: 'tool_result',
+        callId: record.callId,
+        name: record.name,
+        output: outputOf(record.outcome),
+      });
+    } else if (record.t === 'steer') state.items.push({ kind: 'user', text: record.text });
+  }
+  return state;
+}
+
+/**
+ * Runs the loop from where its log stands: each model answer and each tool call's intent and
+ * result is durable before the next step, so a restart neither asks the model again for an
+ * answered turn nor runs a call whose result is recorded. A call whose intent is recorded and
+ * whose result is not is run again only when it changes nothing; otherwise the model is told its
+ * result is unknown. Never rejects for a model or tool failure: they end the run as data.
+ */
+export async function runLoop(setup: LoopSetup, log: StepLog): Promise<LoopOutcome> {
+  const resumedFrom = log.records.filter((r) => r.t !== 'start').length;
+  const state = replay(log.records, setup.prompt, (o) => log.outputOf(o));
+  const counts = { turnsRequested: 0, toolCallsRun: 0, toolResultsUnknown: 0 };
+  const end = (reason: LoopEndReason, extra: Partial<LoopOutcome> = {}): LoopOutcome => {
+    log.append({ t: 'end', reason });
+    const finalText = state.finish?.summary ?? (state.last?.text || undefined);
+    return {
+      reason,
+      turns: state.turns,
+      usage: { ...state.usage },
+      toolCalls: state.toolCalls,
+      resumedFrom,
+      ...counts,
+      ...(finalText !== undefined ? { finalText } : {}),
+      ...extra,
+    };
+  };
+  for (;;) {
+    if (state.finish) return end('finished');
+    if (log.closed()) return end('loop_closed', { detail: 'a newer Assignment closed this generation' });
+    if (setup.signal.aborted) return end('aborted');
+    const pending = (state.last?.toolCalls ?? []).filter((call) => !state.resolved.has(call.id));
+    if (pending.length > 0) {
+      await resolveCall(setup, log, state, counts, pending[0]!);
+      continue;
+    }
+    if (state.last !== undefined && state.last.toolCalls.length === 0) return end('model_stopped');
+    if (state.turns >= setup.maxTurns) return end('turn_budget', { detail: `${state.turns} model turns` });
+    const spent = state.usage.inputTokens + state.usage.outputTokens;
+    if (setup.maxTokens !== undefined && spent >= setup.maxTokens)
+      return end('token_budget', { detail: `${spent} tokens of ${setup.maxTokens}` });
+    const failed = await askModel(setup, log, state, counts);
+    if (failed !== undefined) return end(failed.reason, failed);
+  }
+}
+
+/** One model call, its request and its answer recorded; a failure is returned, not thrown. */
+async function askModel(
+  setup: LoopSetup,
+  log: StepLog,
+  state: Replay,
+  counts: { turnsRequested: number },
+): Promise<{ reason: LoopEndReason; code?: string; detail?: string } | undefined> {
+  log.append({ t: 'model_request', turn: state.turns });
+  counts.turnsRequested++;
+  let answer: ModelTurn;
+  try {
+    answer = await setup.wire(
+      { system: setup.system, items: state.items, tools: setup.tools.specs },
+      { ...setup.call, signal: setup.signal, ...(setup.onProgress ? { onProgress: setup.onProgress } : {}) },
+    );
+  } catch (error) {
+    if (setup.signal.aborted) return { reason: 'aborted' };
+    const code = error instanceof ModelCallError ? error.code : 'model_call_failed';
+    return { reason: 'model_failed', code, detail: (error as Error).message };
+  }
+  log.append({ t: 'model_response', turn: state.turns, answer });
+  state.turns++;
+  state.usage.inputTokens += answer.usage.inputTokens;
+  state.usage.outputTokens += answer.usage.outputTokens;
+  state.last = answer;
+  state.items.push({ kind: 'assistant', text: answer.text, toolCalls: answer.toolCalls });
+  return undefined;
+}
+
+/** Runs one pending call (or reports its lost result as unknown) and records the result. */
+async function resolveCall(
+  setup: LoopSetup,
+  log: StepLog,
+  state: Replay,
+  counts: { toolCallsRun: number; toolResultsUnknown: number },
+  call: ToolCall,
+): Promise<void> {
+  let result: ToolResult;
+  if (state.intended.has(call.id) && !setup.tools.rerunnable(call.name)) {
+    result = { ok: false, output: UNKNOWN_RESULT, code: 'tool_result_unknown' };
+    counts.toolResultsUnknown++;
+  } else {
+    if (!state.intended.has(call.id)) log.append({ t: 'tool_intent', call });
+    state.intended.add(call.id);
+    result = await setup.tools.run(call, setup.signal);
+    counts.toolCallsRun++;
+  }
+  const outcome: LoggedOutcome = {
+    ok: result.ok,
+    ...log.keepOutput(result.output),
+    ...(result.code !== undefined ? { code: result.code } : {}),
+    ...(result.finish !== undefined ? { finish: result.finish } : {}),
+    ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}),
+  };
+  log.append({ t: 'tool_result', callId: call.id, name: call.name, outcome });
+  state.resolved.add(call.id);
+  state.toolCalls++;
+  if (result.finish) state.finish = result.finish;
+  state.items.push({ kind: 'tool_result', callId: call.id, name: call.name, output: result.output });
+}

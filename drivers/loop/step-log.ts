@@ -1,0 +1,257 @@
+import { createHash } from 'node:crypto';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { ModelTurn, ToolCall } from './conversation.js';
+
+/**
+ * Loop v0's own log: its conversation, one durable record per step, in a folder the Host gives it
+ * per Task Attempt (outside every sandbox). The owner rule decides what is here and what is not:
+ * the Host owns what the Task means (its history: the Assignment, the run's receipt, admission),
+ * the Runtime owns the run's process and job, and the loop owns its conversation — the model's
+ * answers and the tool calls' intents and results, which no Task decision reads. So this is not a
+ * second Task database: nothing here is Task truth, and a lost folder costs the conversation
+ * (the next run starts over), never an admitted fact.
+ *
+ * One file per Assignment generation (`g<generation>.jsonl`), appended and fsynced before the step
+ * after it: a record is durable before anything depends on it. A newer generation adopts the
+ * newest older log of the same Context (copies its records) and closes it (`g<k>.closed`): a loop
+ * still running under that generation sees the mark before its next step and stops.
+ */
+
+/** Tool outputs longer than this are kept once, by digest, in `blobs/` (a claim check). */
+export const INLINE_OUTPUT_MAX = 4_096;
+
+const Digest = z.string().regex(/^sha256:[0-9a-f]{64}$/);
+
+/** What became of one tool call, as the log keeps it: the output inline, or by digest when long. */
+export const LoggedOutcome = z.strictObject({
+  ok: z.boolean(),
+  output: z.string().optional(),
+  outputDigest: Digest.optional(),
+  outputChars: z.number().int().nonnegative(),
+  code: z.string().optional(),
+  finish: z.strictObject({ summary: z.string() }).optional(),
+  exitCode: z.number().int().nullable().optional(),
+});
+export type LoggedOutcome = z.infer<typeof LoggedOutcome>;
+
+const at = z.string();
+
+/** One line of the log. */
+export const LogRecord = z.discriminatedUnion('t', [
+  z.strictObject({
+    t: z.literal('start'),
+    generation: z.number().int().nonnegative(),
+    runId: z.string(),
+    contextDigest: z.string(),
+    /** The older generation whose records were copied in after this one. */
+    adopted: z.strictObject({ generation: z.number().int().nonnegative(), records: z.number().int() }).optional(),
+    at,
+  }),
+  z.strictObject({ t: z.literal('model_request'), turn: z.number().int().nonnegative(), at }),
+  z.strictObject({ t: z.literal('model_response'), turn: z.number().int().nonnegative(), answer: ModelTurn, at }),
+  z.strictObject({ t: z.literal('tool_intent'), call: ToolCall, at }),
+  z.strictObject({ t: z.literal('tool_result'), callId: z.string(), name: z.string(), outcome: LoggedOutcome, at }),
+  z.strictObject({ t: z.literal('steer'), text: z.string(), at }),
+  z.strictObject({ t: z.literal('end'), reason: z.string(), at }),
+]);
+export type LogRecord = z.infer<typeof LogRecord>;
+/** A record as appended: its time is added by the log. */
+export type NewRecord = LogRecord extends infer R ? (R extends LogRecord ? Omit<R, 'at'> : never) : never;
+
+/** Why a log could not be opened or read: the run fails with this code. */
+export class StepLogError extends Error {
+  constructor(
+    readonly code: 'loop_log_unreadable' | 'loop_log_corrupt' | 'loop_log_closed',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'StepLogError';
+  }
+}
+
+/** The records of one log file; a torn last line (a crash mid-write) is not a record. */
+export function readLogFile(path: string): LogRecord[] {
+  const text = readFileSync(path, 'utf8');
+  const lines = text.split('\n');
+  // The part after the last newline never became durable as a whole line.
+  lines.pop();
+  return lines.map((line, i) => {
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      throw new StepLogError('loop_log_corrupt', `${path} line ${i + 1} is not JSON`);
+    }
+    const parsed = LogRecord.safeParse(json);
+    if (!parsed.success)
+      throw new StepLogError(
+        'loop_log_corrupt',
+        `${path} line ${i + 1}: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`,
+      );
+    return parsed.data;
+  });
+}
+
+/** The ends after which a newer generation takes the conversation up where it stopped. */
+const CONTINUABLE_ENDS = new Set(['aborted', 'model_failed', 'loop_closed']);
+
+const logName = (generation: number) => `g${generation}.jsonl`;
+const closedName = (generation: number) => `g${generation}.closed`;
+
+/** The generations with a log in `dir`, newest first. */
+function generationsIn(dir: string): number[] {
+  return readdirSync(dir)
+    .map((name) => /^g(\d+)\.jsonl$/.exec(name)?.[1])
+    .filter((g): g is string => g !== undefined)
+    .map(Number)
+    .sort((a, b) => b - a);
+}
+
+/** Where the log of one run lives, and whose it is. */
+export interface StepLogPlace {
+  dir: string;
+  generation: number;
+  runId: string;
+  contextDigest: string;
+  now: () => string;
+}
+
+/**
+ * The open log of one generation. `records` is everything durable so far (adopted ones included),
+ * in order; `append` adds one and returns once it is on disk.
+ */
+export class StepLog {
+  readonly records: LogRecord[];
+  readonly #fd: number;
+  readonly #place: StepLogPlace;
+
+  private constructor(place: StepLogPlace, fd: number, records: LogRecord[]) {
+    this.#place = place;
+    this.#fd = fd;
+    this.records = records;
+  }
+
+  /**
+   * Opens this generation's log: the records already in it (a restart of the same generation), or
+   * a new log that adopts the newest older generation's records when that one ran the same Context.
+   * Throws `StepLogError` `loop_log_closed` when a newer generation has closed this one.
+   */
+  static open(place: StepLogPlace): StepLog {
+    mkdirSync(join(place.dir, 'blobs'), { recursive: true });
+    if (existsSync(join(place.dir, closedName(place.generation))))
+      throw new StepLogError(
+        'loop_log_closed',
+        `generation ${place.generation}'s loop was closed by a newer Assignment`,
+      );
+    const path = join(place.dir, logName(place.generation));
+    if (existsSync(path)) {
+      const records = readLogFile(path);
+      const fd = openSync(path, 'a');
+      return new StepLog(place, fd, records);
+    }
+    const records = StepLog.adopt(place);
+    // Written whole, then renamed: a crash leaves either no log or one that starts with `start`.
+    const staging = `${path}.new`;
+    writeFileSync(staging, records.map((r) => JSON.stringify(r) + '\n').join(''));
+    syncFile(staging);
+    renameSync(staging, path);
+    syncDir(place.dir);
+    return new StepLog(place, openSync(path, 'a'), records);
+  }
+
+  /** The start record, then the newest older log's records (when its Context is this run's), which it then closes. */
+  private static adopt(place: StepLogPlace): LogRecord[] {
+    const older = generationsIn(place.dir).find((g) => g < place.generation);
+    const start = (adopted?: { generation: number; records: number }): LogRecord => ({
+      t: 'start',
+      generation: place.generation,
+      runId: place.runId,
+      contextDigest: place.contextDigest,
+      ...(adopted ? { adopted } : {}),
+      at: place.now(),
+    });
+    if (older === undefined) return [start()];
+    const theirs = readLogFile(join(place.dir, logName(older)));
+    const first = theirs[0];
+    if (first?.t !== 'start' || first.contextDigest !== place.contextDigest) return [start()];
+    // A conversation that came to its own end (finished, stopped, out of budget) is not continued:
+    // the run after it is a new try. One stopped from outside (a cancel, a drain, a failed call) is.
+    const ended = theirs.findLast((r) => r.t === 'end');
+    if (ended?.t === 'end' && !CONTINUABLE_ENDS.has(ended.reason)) return [start()];
+    // Their conversation continues here; the rest of theirs (without their own start) follows ours.
+    const steps = theirs.filter((r) => r.t !== 'start' && r.t !== 'end');
+    const closed = join(place.dir, closedName(older));
+    writeFileSync(closed, `${place.generation}\n`);
+    syncFile(closed);
+    return [start({ generation: older, records: steps.length }), ...steps];
+  }
+
+  /** True once a newer generation has closed this log: the loop must stop before its next step. */
+  closed(): boolean {
+    return existsSync(join(this.#place.dir, closedName(this.#place.generation)));
+  }
+
+  /** Appends one record and makes it durable before returning. */
+  append(record: NewRecord): LogRecord {
+    const full = LogRecord.parse({ ...record, at: this.#place.now() });
+    writeSync(this.#fd, JSON.stringify(full) + '\n');
+    fsyncSync(this.#fd);
+    this.records.push(full);
+    return full;
+  }
+
+  /** Keeps `output` in the log: inline when short, else once in `blobs/` by digest. */
+  keepOutput(output: string): Pick<LoggedOutcome, 'output' | 'outputDigest' | 'outputChars'> {
+    if (output.length <= INLINE_OUTPUT_MAX) return { output, outputChars: output.length };
+    const digest = 'sha256:' + createHash('sha256').update(output).digest('hex');
+    const path = join(this.#place.dir, 'blobs', digest.slice('sha256:'.length));
+    if (!existsSync(path)) {
+      writeFileSync(`${path}.new`, output);
+      syncFile(`${path}.new`);
+      renameSync(`${path}.new`, path);
+    }
+    return { outputDigest: digest, outputChars: output.length };
+  }
+
+  /** The output a logged outcome holds, read back from `blobs/` when it was kept by digest. */
+  outputOf(outcome: LoggedOutcome): string {
+    if (outcome.output !== undefined) return outcome.output;
+    if (outcome.outputDigest === undefined) return '';
+    const path = join(this.#place.dir, 'blobs', outcome.outputDigest.slice('sha256:'.length));
+    try {
+      return readFileSync(path, 'utf8');
+    } catch {
+      throw new StepLogError('loop_log_unreadable', `the tool output ${outcome.outputDigest} is missing from ${path}`);
+    }
+  }
+
+  close(): void {
+    closeSync(this.#fd);
+  }
+}
+
+function syncFile(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function syncDir(dir: string): void {
+  syncFile(dir);
+}
