@@ -85,6 +85,7 @@ function runInput(
             ...harness.loop,
             logDir: deps.loopLogOf(task),
             generation: task.context.generation,
+            conversation: assignedStage(task).name,
           }),
         }
       : {}),

@@ -45,15 +45,20 @@ export async function observeRun(deps: FrontierDeps, task: TaskHandle, signal: A
   );
 }
 
-/** Waits for the dispatched job to end; aborted by a newer Assignment generation, cancels it. */
+/** Waits for the dispatched job to end; aborted by a newer Assignment generation or a cancel of the Task, cancels it. */
 async function awaitJob(deps: FrontierDeps, task: TaskHandle, signal: AbortSignal): Promise<JobRecord> {
   const jobId = task.context.dispatch!.jobId!;
   try {
     return await untilAborted(deps.options.runtime.observe(jobId, { signal }), signal);
   } catch (error) {
-    if (signal.aborted && (signal.reason as { code?: string })?.code === 'stale_assignment') {
-      // Fenced by a newer Assignment: its result could only be retained as stale, so stop it.
-      deps.step(task, `run ${jobId} superseded by a newer generation: cancelling it`);
+    const why = signal.aborted ? (signal.reason as { code?: string })?.code : undefined;
+    if (why === 'stale_assignment' || why === 'task_cancelled') {
+      // Fenced by a newer Assignment (its result could only be retained as stale), or the Task was
+      // cancelled: either way the run is of no use any more, so stop it.
+      deps.step(
+        task,
+        `run ${jobId} ${why === 'task_cancelled' ? 'of a cancelled Task' : 'superseded by a newer generation'}: cancelling it`,
+      );
       await deps.options.runtime.cancel(jobId).catch(() => undefined);
     }
     throw error;

@@ -41,6 +41,8 @@ const LISTED_CODES = [
   'not_serving',
   'invalid_option',
   'boot_failed',
+  // the Task was cancelled while frontier work was in flight for it (a run is then cancelled)
+  'task_cancelled',
 ] as const;
 
 /**

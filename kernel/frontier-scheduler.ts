@@ -80,7 +80,7 @@ export class FrontierScheduler {
 
   /**
    * After a commit of `task`: a new Assignment generation aborts work in flight for the old one
-   * (e.g. waiting on a run that is now fenced), and, while serving, the Task's frontier is kicked
+   * (e.g. waiting on a run that is now fenced), a cancel aborts whatever is in flight, and, while serving, the Task's frontier is kicked
    * once the current microtask is over.
    */
   committed(task: TaskActor): void {
@@ -89,6 +89,9 @@ export class FrontierScheduler {
       inFlight.controller.abort(
         new HostError('stale_assignment', `generation ${inFlight.generation} superseded by ${task.context.generation}`),
       );
+    } else if (inFlight && task.state === 'cancelled') {
+      // A cancelled Task's run is stopped at once: an agent must not go on spending for it.
+      inFlight.controller.abort(new HostError('task_cancelled', `task ${task.taskId} was cancelled`));
     }
     if (this.options.serving()) queueMicrotask(() => this.kick(task));
   }

@@ -48,7 +48,8 @@ export type LoopSettingsIn = z.input<typeof LoopSettings>;
 
 /**
  * One run's loop: the settings with every bound given (`BOUNDS` where the harness named none),
- * where the Host has it keep its log, and the Assignment generation it runs under.
+ * where the Host has it keep its log, the Assignment generation it runs under and the
+ * conversation it continues.
  */
 export const LoopRunConfig = z.strictObject({
   ...endpoint,
@@ -60,5 +61,10 @@ export const LoopRunConfig = z.strictObject({
   maxToolOutputChars: positive().default(BOUNDS.maxToolOutputChars),
   logDir: z.string().refine((p) => p.startsWith('/'), 'must be an absolute path'),
   generation: z.number().int().nonnegative(),
+  /**
+   * What makes two runs of the Attempt one conversation (the Host gives the stage's name): a newer
+   * generation takes an older one's up only when this is the same.
+   */
+  conversation: z.string().min(1),
 });
 export type LoopRunConfig = z.infer<typeof LoopRunConfig>;

@@ -47,6 +47,7 @@ export async function runLoopDriver(input: DriverRunInput, signal: AbortSignal):
       dir: settings.logDir,
       generation: settings.generation,
       runId: input.runId,
+      conversation: settings.conversation,
       contextDigest: input.contextDigest,
       now: () => new Date().toISOString(),
     });

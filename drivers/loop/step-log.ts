@@ -26,7 +26,7 @@ import { ModelTurn, ToolCall } from './conversation.js';
  *
  * One file per Assignment generation (`g<generation>.jsonl`), appended and fsynced before the step
  * after it: a record is durable before anything depends on it. A newer generation adopts the
- * newest older log of the same Context (copies its records) and closes it (`g<k>.closed`): a loop
+ * newest older log of the same conversation (the stage; copies its records) and closes it (`g<k>.closed`): a loop
  * still running under that generation sees the mark before its next step and stops.
  */
 
@@ -55,6 +55,7 @@ export const LogRecord = z.discriminatedUnion('t', [
     t: z.literal('start'),
     generation: z.number().int().nonnegative(),
     runId: z.string(),
+    conversation: z.string(),
     contextDigest: z.string(),
     /** The older generation whose records were copied in after this one. */
     adopted: z.strictObject({ generation: z.number().int().nonnegative(), records: z.number().int() }).optional(),
@@ -125,6 +126,8 @@ export interface StepLogPlace {
   dir: string;
   generation: number;
   runId: string;
+  /** Runs of the same conversation (the stage) continue each other; others start over. */
+  conversation: string;
   contextDigest: string;
   now: () => string;
 }
@@ -146,7 +149,9 @@ export class StepLog {
 
   /**
    * Opens this generation's log: the records already in it (a restart of the same generation), or
-   * a new log that adopts the newest older generation's records when that one ran the same Context.
+   * a new log that adopts the newest older generation's records when that one was the same
+   * conversation. Its Context is not compared: every generation's prompt names its generation, and
+   * the first message is always this run's prompt.
    * Throws `StepLogError` `loop_log_closed` when a newer generation has closed this one.
    */
   static open(place: StepLogPlace): StepLog {
@@ -179,6 +184,7 @@ export class StepLog {
       t: 'start',
       generation: place.generation,
       runId: place.runId,
+      conversation: place.conversation,
       contextDigest: place.contextDigest,
       ...(adopted ? { adopted } : {}),
       at: place.now(),
@@ -186,7 +192,7 @@ export class StepLog {
     if (older === undefined) return [start()];
     const theirs = readLogFile(join(place.dir, logName(older)));
     const first = theirs[0];
-    if (first?.t !== 'start' || first.contextDigest !== place.contextDigest) return [start()];
+    if (first?.t !== 'start' || first.conversation !== place.conversation) return [start()];
     // A conversation that came to its own end (finished, stopped, out of budget) is not continued:
     // the run after it is a new try. One stopped from outside (a cancel, a drain, a failed call) is.
     const ended = theirs.findLast((r) => r.t === 'end');

@@ -54,7 +54,7 @@ function loopInput(
     timeoutMs: 120_000,
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
     expectedArtifacts: ['findings.json'],
-    loop: { format, baseUrl, logDir, generation, maxTurns: 10 },
+    loop: { format, baseUrl, logDir, generation, conversation: 'investigate', maxTurns: 10 },
     ...extra,
   };
 }

@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, watch } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { readLogFile } from '../../drivers/loop/step-log.js';
+import { createRuntime } from '../../runtime/index.js';
+import { startChatModel, type ChatModel, type ChatReply } from '../../workloads/scripted/chat-model.js';
+import { ordivon } from '../support/decision-requests.js';
+import { killProcessesUnder } from '../support/temp.js';
+import { loopRun } from './loop-fixture.js';
+import { CLI } from './run-fixture.js';
+
+const FINDINGS = JSON.stringify({ failing: ['parses milliseconds'], cause: 'the unit pattern tries m before ms' });
+const usage = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 };
+const call = (name: string, args: Record<string, unknown>): ChatReply => ({
+  toolCalls: [{ name, arguments: args }],
+  usage,
+  hang: false,
+});
+
+/** The quickstart after the first investigate turn: the findings, finish, then the fix stage. */
+const REST = [
+  call('write_file', { path: 'findings.json', content: FINDINGS }),
+  call('finish', { summary: 'm is tried before ms' }),
+  call('edit_file', { path: 'src/duration.js', old: '(h|m|s|ms)', new: '(ms|h|m|s)' }),
+  call('write_file', { path: 'report.md', content: '# Milliseconds parse again\n' }),
+  call('finish', { summary: 'fixed' }),
+];
+
+const setup = (model: ChatModel) => loopRun('chat-completions', model.url);
+
+/** Starts `ordivon run …` and SIGKILLs it once `when` resolves; resolves with how it ended. */
+async function killedRun(args: string[], when: Promise<unknown>): Promise<string | null> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: 'ignore' });
+  void when.then(() => child.kill('SIGKILL'));
+  return new Promise((resolve) => child.once('close', (_code, signal) => resolve(signal)));
+}
+
+/** Resolves once `file` exists under `dir` (which is made by the run), woken by directory events. */
+function fileAppears(dir: string, file: string): Promise<void> {
+  return new Promise((resolve) => {
+    const watcher = watch(dir, { recursive: true }, () => {
+      if (!existsSync(file)) return;
+      watcher.close();
+      resolve();
+    });
+  });
+}
+
+/** Model answers recorded across every generation's log of the Attempt, and tool calls run. */
+function counts(state: string): { answers: number; requests: number; results: number } {
+  const logs = join(state, 'loops', 'quickstart-1', 'attempt-1');
+  const last = (g: number) => readLogFile(join(logs, `g${g}.jsonl`));
+  // The newest generation of each stage holds every record of its conversation (adopted ones included).
+  const all = [...last(2), ...last(3)];
+  return {
+    answers: all.filter((r) => r.t === 'model_response').length,
+    requests: all.filter((r) => r.t === 'model_request').length,
+    results: all.filter((r) => r.t === 'tool_result').length,
+  };
+}
+
+describe('ordivon run with Loop v0, its Host SIGKILLed mid-loop and run again', { timeout: 180_000 }, () => {
+  it('during a model call: the Task completes, the answered turns are not asked again', async (t) => {
+    const held: ChatReply = { toolCalls: [], usage, hang: true };
+    const model = await startChatModel({
+      script: { turns: [held, call('run_command', { command: 'node --test test/' }), ...REST] },
+    });
+    t.after(() => model.close());
+    const { dir, state, args } = setup(model);
+    t.after(() => killProcessesUnder(dir));
+    assert.equal(await killedRun(args, model.waitForRequests(1)), 'SIGKILL');
+    const resumed = await ordivon(...args, '--json');
+    assert.equal(resumed.status, 0, resumed.stderr);
+    assert.equal((JSON.parse(resumed.stdout) as { completed: boolean }).completed, true);
+    // The held call once (its request is in the log twice: asked, then asked again), then each of the six answered turns once.
+    assert.equal(model.requests.length, 7);
+    assert.deepEqual(counts(state), { answers: 6, requests: 7, results: 6 });
+  });
+
+  it('during a tool call: the Task completes, the call is not run again and the model is told its result is unknown', async (t) => {
+    const model = await startChatModel({
+      script: {
+        turns: [call('run_command', { command: 'echo ran >> runs.txt; touch started.mark; sleep 600' }), ...REST],
+      },
+    });
+    t.after(() => model.close());
+    const { dir, state, args } = setup(model);
+    t.after(() => killProcessesUnder(dir));
+    const mark = join(state, 'workspaces', 'quickstart-1', 'attempt-1', 'started.mark');
+    assert.equal(await killedRun(args, fileAppears(dir, mark)), 'SIGKILL');
+    const resumed = await ordivon(...args, '--json');
+    assert.equal(resumed.status, 0, resumed.stderr);
+    assert.equal((JSON.parse(resumed.stdout) as { completed: boolean }).completed, true);
+    assert.equal(model.requests.length, 6, 'each turn asked once');
+    assert.match(JSON.stringify(model.requests[1]!.body), /result of this call is unknown/);
+    assert.deepEqual(counts(state), { answers: 6, requests: 6, results: 6 });
+  });
+});
+
+describe('ordivon run with Loop v0, its Task cancelled while the model answers', { timeout: 120_000 }, () => {
+  it('the model call in flight is aborted (its connection closed), and the run ends task_cancelled', async (t) => {
+    const model = await startChatModel({ script: { turns: [{ toolCalls: [], usage, hang: true }] } });
+    t.after(() => model.close());
+    const { dir, state, args } = setup(model);
+    t.after(() => killProcessesUnder(dir));
+    const run = ordivon(...args, '--json');
+    await model.waitForRequests(1);
+    const sent = await ordivon(
+      'send',
+      'quickstart-1',
+      '{"type":"task.cancel","reason":"not needed"}',
+      '--state',
+      state,
+    );
+    assert.equal(sent.status, 0, sent.stderr);
+    const committed = performance.now();
+    await model.streamsClosed();
+    const closedAfterMs = performance.now() - committed;
+    const r = await run;
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /task_cancelled/);
+    assert.equal(model.requests.length, 1, 'nothing was asked after the cancel');
+    // The Host cancelled the run's job for the cancel itself, not as the run's exit closed the Runtime.
+    const runtime = await createRuntime({ root: join(state, 'runtime') });
+    t.after(() => runtime.close());
+    const [job] = await runtime.findJobs({ clientRequestId: 'quickstart-1/a1/g1/run' });
+    assert.equal(job?.state, 'cancelled');
+    assert.equal(job?.stopReason, 'cancel');
+    assert.equal(job?.harness?.ok === false && job.harness.code, 'loop_aborted');
+    t.diagnostic(`model connection closed ${closedAfterMs.toFixed(0)} ms after the cancel was committed`);
+  });
+});
