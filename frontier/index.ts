@@ -1,6 +1,7 @@
 // The Host's frontier work: compile a Task's Context, dispatch and observe its runs, verify,
 // admit decisions, perform External Effects. host/ attaches it to a Supervisor (`openHost`).
 export { createFrontierWork, clientRequestId, type HarnessFactory } from './frontier-work.js';
+export { loopLogPath } from './work-options.js';
 export { retryAsked, retryRequestId } from './stage-retry.js';
 export {
   HarnessConfig,

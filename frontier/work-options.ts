@@ -57,6 +57,11 @@ export async function jobOf(
   return existing[0]?.jobId ?? (await start()).jobId;
 }
 
+/** Where Loop v0 keeps the conversation of one Task Attempt, under the loops root: `<loops>/<taskId>/attempt-<n>`. */
+export function loopLogPath(loops: string, taskId: string, attempt: number): string {
+  return join(loops, taskId, `attempt-${attempt}`);
+}
+
 /** What names a Task Attempt's workspace. */
 export type WorkspaceOwner = Pick<TaskHandle, 'taskId' | 'context' | 'spec'>;
 
@@ -90,7 +95,7 @@ export function frontierDeps(options: FrontierWorkOptions): FrontierDeps {
         ...(task.spec.workspaceSeed ? { seedFrom: task.spec.workspaceSeed } : {}),
       }),
     loopLogOf: (task) =>
-      join(options.loops ?? join(options.workspaces, '..', 'loops'), task.taskId, `attempt-${task.context.attempt}`),
+      loopLogPath(options.loops ?? join(options.workspaces, '..', 'loops'), task.taskId, task.context.attempt),
     artifactNames: (task) => task.spec.requiredArtifacts.map((a) => a.name),
     stageArtifacts: (task) => assignedStage(task).produces,
   };

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { deliverSteers } from './loop-steers.js';
 import { createDriverPool, type DriverPool } from '../drivers/index.js';
 import {
   assertConfinement,
@@ -173,13 +174,14 @@ export async function openHost(options: HostOptions): Promise<Host> {
     await pool.close();
     throw error;
   }
+  // Inside the state root, which no sandbox mounts: a confined command cannot reach the loop's log.
+  const loops = join(root, 'loops');
   const frontier = createFrontierWork({
     runtime: options.wrapRuntime ? options.wrapRuntime(runtime) : runtime,
     harnesses,
     ...(options.approvals ? { approvals: options.approvals } : {}),
     workspaces: workspacesOf(root),
-    // Inside the state root, which no sandbox mounts: a confined command cannot reach the loop's log.
-    loops: join(root, 'loops'),
+    loops,
     ...(options.artifactContracts ? { artifactContracts: options.artifactContracts } : {}),
     ...(options.onStep ? { onStep: options.onStep } : {}),
     ...(options.effectAdapters ? { effectAdapters: options.effectAdapters } : {}),
@@ -193,6 +195,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     await pool.close();
     throw error;
   }
+  const stopSteers = deliverSteers(supervisor, loops);
   const started = supervisor;
   const calls = Object.fromEntries(HOST_CALLS.map((name) => [name, started[name].bind(started)])) as Pick<
     Supervisor,
@@ -204,6 +207,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     runtime,
     pool,
     async stop(stopOptions = {}) {
+      stopSteers();
       await supervisor.stop();
       await runtime.close(stopOptions);
       await pool.close();

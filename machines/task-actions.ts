@@ -195,4 +195,10 @@ export const TASK_ACTIONS = {
     assertEvent(event, 'task.cancel');
     return { cancelReason: event.reason };
   }),
+  // A steer changes no Task fact: the admitted event, in the history, is the record, and the Host
+  // hands its message to the Loop v0 conversation of the Task's Attempt (host/loop-steers.ts).
+  steer: update(({ event }) => {
+    assertEvent(event, 'task.steer');
+    return {};
+  }),
 };

@@ -374,6 +374,7 @@ export const TASK_EVENTS = [
     },
   ),
   taskEvent('task.cancel', { reason: z.string().min(1).max(2_000) }, { external: true }),
+  taskEvent('task.steer', { message: z.string().min(1).max(10_000) }, { external: true }),
 ] as const satisfies readonly TaskEventDefinition[];
 
 /** Each element's `K` member, as a tuple (a mapped type keeps a tuple only over a type parameter). */

@@ -62,6 +62,8 @@ export const taskMachine = setup({
     // The Goal moves under in-flight work; whatever was made against the old one is stale at admission.
     'goal.revise': { actions: 'reviseGoal' },
     'task.cancel': { target: '.cancelled', actions: 'cancel' },
+    // An operator's word to a Loop v0 run: the model reads it at its next turn boundary.
+    'task.steer': { actions: 'steer' },
     // DecisionRequests live beside the lifecycle: opened by the Host, answered from outside, expired
     // at their deadline, revoked when what they were bound to moved.
     'request.open': { guard: 'requestNew', actions: 'openRequest' },

@@ -73,6 +73,11 @@ export const UNKNOWN_RESULT =
   'The result of this call is unknown: the loop was stopped while it ran, so it may have run in part or in full. ' +
   'It was not run again. Check the workspace before you repeat it.';
 
+/** How an operator's steer reads to the model: a user message that says whose it is. */
+export function steerMessage(text: string): string {
+  return `A message from the operator supervising this task: ${text}`;
+}
+
 interface Replay {
   items: ConversationItem[];
   turns: number;
@@ -114,14 +119,15 @@ function replay(records: readonly LogRecord[], prompt: string, outputOf: (o: Log
         name: record.name,
         output: outputOf(record.outcome),
       });
-    } else if (record.t === 'steer') state.items.push({ kind: 'user', text: record.text });
+    } else if (record.t === 'steer') state.items.push({ kind: 'user', text: steerMessage(record.text) });
   }
   return state;
 }
 
 /**
  * Runs the loop from where its log stands: each model answer and each tool call's intent and
- * result is durable before the next step, so a restart neither asks the model again for an
+ * result is durable before the next step; an operator's steer waiting in the inbox is recorded
+ * and given to the model before its next call, so a restart neither asks the model again for an
  * answered turn nor runs a call whose result is recorded. A call whose intent is recorded and
  * whose result is not is run again only when it changes nothing; otherwise the model is told its
  * result is unknown. Never rejects for a model or tool failure: they end the run as data.
@@ -158,6 +164,10 @@ export async function runLoop(setup: LoopSetup, log: StepLog): Promise<LoopOutco
     const spent = state.usage.inputTokens + state.usage.outputTokens;
     if (setup.maxTokens !== undefined && spent >= setup.maxTokens)
       return end('token_budget', { detail: `${spent} tokens of ${setup.maxTokens}` });
+    for (const steer of log.unreadSteers()) {
+      log.append({ t: 'steer', text: steer.text, source: steer.source });
+      state.items.push({ kind: 'user', text: steerMessage(steer.text) });
+    }
     const failed = await askModel(setup, log, state, counts);
     if (failed !== undefined) return end(failed.reason, failed);
   }

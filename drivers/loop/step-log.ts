@@ -65,12 +65,16 @@ export const LogRecord = z.discriminatedUnion('t', [
   z.strictObject({ t: z.literal('model_response'), turn: z.number().int().nonnegative(), answer: ModelTurn, at }),
   z.strictObject({ t: z.literal('tool_intent'), call: ToolCall, at }),
   z.strictObject({ t: z.literal('tool_result'), callId: z.string(), name: z.string(), outcome: LoggedOutcome, at }),
-  z.strictObject({ t: z.literal('steer'), text: z.string(), at }),
+  /** An operator's message, taken from the inbox (`source`: its file) at a turn boundary. */
+  z.strictObject({ t: z.literal('steer'), text: z.string(), source: z.string().optional(), at }),
   z.strictObject({ t: z.literal('end'), reason: z.string(), at }),
 ]);
 export type LogRecord = z.infer<typeof LogRecord>;
 /** A record as appended: its time is added by the log. */
 export type NewRecord = LogRecord extends infer R ? (R extends LogRecord ? Omit<R, 'at'> : never) : never;
+
+/** One file of the inbox, as the Host writes it for an admitted `task.steer` (host/loop-steers.ts). */
+export const SteerFile = z.object({ message: z.string().min(1) });
 
 /** Why a log could not be opened or read: the run fails with this code. */
 export class StepLogError extends Error {
@@ -217,6 +221,29 @@ export class StepLog {
     fsyncSync(this.#fd);
     this.records.push(full);
     return full;
+  }
+
+  /**
+   * The operator's messages the Host left in `inbox/` (one `r<revision>.json` per admitted
+   * `task.steer`) that no steer record of this conversation has taken yet, oldest first. A file
+   * that does not parse is skipped: the Host writes each whole, by rename.
+   */
+  unreadSteers(): Array<{ source: string; text: string }> {
+    const inbox = join(this.#place.dir, 'inbox');
+    if (!existsSync(inbox)) return [];
+    const taken = new Set(this.records.flatMap((r) => (r.t === 'steer' && r.source ? [r.source] : [])));
+    const revision = (name: string) => Number(/^r(\d+)\.json$/.exec(name)?.[1] ?? NaN);
+    return readdirSync(inbox)
+      .filter((name) => Number.isInteger(revision(name)) && !taken.has(name))
+      .sort((a, b) => revision(a) - revision(b))
+      .flatMap((name) => {
+        try {
+          const parsed = SteerFile.safeParse(JSON.parse(readFileSync(join(inbox, name), 'utf8')));
+          return parsed.success ? [{ source: name, text: parsed.data.message }] : [];
+        } catch {
+          return [];
+        }
+      });
   }
 
   /** Keeps `output` in the log: inline when short, else once in `blobs/` by digest. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, watch } from 'node:fs';
+import { existsSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { readLogFile } from '../../drivers/loop/step-log.js';
@@ -130,5 +130,33 @@ describe('ordivon run with Loop v0, its Task cancelled while the model answers',
     assert.equal(job?.stopReason, 'cancel');
     assert.equal(job?.harness?.ok === false && job.harness.code, 'loop_aborted');
     t.diagnostic(`model connection closed ${closedAfterMs.toFixed(0)} ms after the cancel was committed`);
+  });
+});
+
+describe('ordivon run with Loop v0, steered while it works', { timeout: 120_000 }, () => {
+  it('an operator task.steer reaches the model at its next turn boundary, and the Task completes', async (t) => {
+    const waitForGo = call('run_command', { command: 'while [ ! -e go ]; do sleep 0.05; done; echo went' });
+    const model = await startChatModel({ script: { turns: [waitForGo, ...REST] } });
+    t.after(() => model.close());
+    const { dir, state, args } = setup(model);
+    t.after(() => killProcessesUnder(dir));
+    const run = ordivon(...args, '--json');
+    // The first answer is a command that waits: the loop is inside a turn when the steer is sent.
+    await model.waitForRequests(1);
+    const steer = '{"type":"task.steer","message":"Keep the fix to one line."}';
+    const sent = await ordivon('send', 'quickstart-1', steer, '--state', state);
+    assert.equal(sent.status, 0, sent.stderr);
+    writeFileSync(join(state, 'workspaces', 'quickstart-1', 'attempt-1', 'go'), '');
+    const r = await run;
+    assert.equal(r.status, 0, r.stderr);
+    assert.doesNotMatch(JSON.stringify(model.requests[0]!.body), /Keep the fix to one line/);
+    assert.match(
+      JSON.stringify(model.requests[1]!.body),
+      /A message from the operator [^"]*: Keep the fix to one line\./,
+    );
+    const steers = readLogFile(join(state, 'loops', 'quickstart-1', 'attempt-1', 'g1.jsonl')).filter(
+      (r) => r.t === 'steer',
+    );
+    assert.equal(steers.length, 1, 'recorded once, in the conversation it was given to');
   });
 });

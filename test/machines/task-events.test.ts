@@ -45,6 +45,7 @@ describe('Task event definitions', () => {
       'request.revoke',
       'goal.revise',
       'task.cancel',
+      'task.steer',
     ]);
     assert.deepEqual(EXTERNAL_EVENT_TYPES, [
       'assignment.commit',
@@ -53,6 +54,7 @@ describe('Task event definitions', () => {
       'request.answer',
       'goal.revise',
       'task.cancel',
+      'task.steer',
     ]);
   });
 
