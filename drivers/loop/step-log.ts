@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import {
   closeSync,
   existsSync,
+  fstatSync,
   fsyncSync,
+  ftruncateSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -169,6 +171,12 @@ export class StepLog {
     if (existsSync(path)) {
       const records = readLogFile(path);
       const fd = openSync(path, 'a');
+      // A torn last line (a crash mid-write) is cut off, so the next record starts on a line of its own.
+      const whole = readFileSync(path).lastIndexOf(0x0a) + 1;
+      if (whole < fstatSync(fd).size) {
+        ftruncateSync(fd, whole);
+        fsyncSync(fd);
+      }
       return new StepLog(place, fd, records);
     }
     const records = StepLog.adopt(place);

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { runLoopDriver } from '../../drivers/loop/index.js';
-import { readLogFile, type NewRecord } from '../../drivers/loop/step-log.js';
+import { readLogFile, StepLog, type NewRecord } from '../../drivers/loop/step-log.js';
 import { DriverResult, DriverRunInput, type DriverRunInputIn } from '../../drivers/receipt.js';
 import { startAnthropicModel } from '../../workloads/scripted/anthropic-model.js';
 import { startChatModel, type ChatReply } from '../../workloads/scripted/chat-model.js';
@@ -236,5 +236,25 @@ describe('Loop v0 (driver loop)', { timeout: 120_000 }, () => {
     assert.equal(!result.ok && result.receipt?.stopReason, 'turn_budget');
     assert.equal(model.requests.length, 1);
     assert.equal(runsIn(ws), 1, "the answered turn's call still ran before the budget stopped the next one");
+  });
+
+  it('a log whose last line a crash tore is read without it, and the next record starts a line of its own', () => {
+    const { logDir } = place();
+    const where = { dir: logDir, generation: 1, runId: 'r', conversation: 'c', contextDigest: 'd', now: () => 'now' };
+    const log = StepLog.open(where);
+    log.append({ t: 'model_request', turn: 0 });
+    log.close();
+    appendFileSync(join(logDir, 'g1.jsonl'), '{"t":"model_resp');
+    const again = StepLog.open(where);
+    assert.deepEqual(
+      again.records.map((r) => r.t),
+      ['start', 'model_request'],
+    );
+    again.append({ t: 'model_request', turn: 0 });
+    again.close();
+    assert.deepEqual(
+      readLogFile(join(logDir, 'g1.jsonl')).map((r) => r.t),
+      ['start', 'model_request', 'model_request'],
+    );
   });
 });
