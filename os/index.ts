@@ -1,6 +1,6 @@
 // The operating system's side of processes: identity read from /proc, process groups, their stop,
 // and this process's own write and CPU counters.
-// A leaf: imports only node:* and execa.
+// A leaf: imports only node:*, execa and zod (which parses what bwrap reports of its sandbox).
 export * from './identity.js';
 export {
   spawnGroup,
