@@ -7,6 +7,7 @@ import type { LoopFailureCode } from './errors.js';
 import type { LoopRunConfig } from './loop-config.js';
 import { runLoop, type LoopOutcome, type LoopTools } from './loop-run.js';
 import { StepLog, StepLogError } from './step-log.js';
+import { renewAdoptedWrites } from './adopted-writes.js';
 import { LOOP_TOOLS, READ_ONLY_TOOLS, runTool, type ToolName } from './tools.js';
 import { wireFor } from './wire/index.js';
 
@@ -54,6 +55,7 @@ export async function runLoopDriver(input: DriverRunInput, signal: AbortSignal):
   } catch (error) {
     return logFailure(error);
   }
+  renewAdoptedWrites(log.records, input.cwd);
   const stop = new AbortController();
   let limit: RunLimit | undefined;
   const limits = startRunLimits(input, (which) => {
