@@ -46,6 +46,11 @@ export async function runDemo(values: DemoArgs, io: Io): Promise<number> {
     const only = values.only === undefined ? undefined : scenariosOf(values.only, W1_PARTS);
     return worldW1Demo({ state, fresh: values.fresh === true, only, acpAgent }, io);
   }
+  if (values.workload === 'loop-compare') {
+    const { loopCompareDemo, LOOP_COMPARE_PARTS } = await import('../loop-compare/index.js');
+    const only = values.only === undefined ? undefined : scenariosOf(values.only, LOOP_COMPARE_PARTS);
+    return loopCompareDemo({ state, fresh: values.fresh === true, only }, io);
+  }
   if (values.workload === 'round1') {
     if (phase) return continuationPhase(phase, { state, acpAgent, ledgerUrl: required(values.ledger, '--ledger') }, io);
     // F3's internal flags belong to the hamilton demo.

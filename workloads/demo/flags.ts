@@ -9,10 +9,14 @@ export const demoFlags = {
     { fallback: 'opencode' },
   ),
   workload: stringFlag(
-    'hamilton|round1|world-w1',
-    'the hamilton-v1 repair, the round1-v1 maintenance world (decisions on a read set) or World W1 (Effects on a provider and in a browser)',
+    'hamilton|round1|world-w1|loop-compare',
+    'the hamilton-v1 repair, the round1-v1 maintenance world (decisions on a read set), World W1 (Effects on a provider and in a browser) or Loop v0 against the one-shot gateway and the mature harnesses on the three frozen workloads',
     (z) =>
-      z.enum(['hamilton', 'round1', 'world-w1'], { error: 'must be hamilton, round1 or world-w1' }).default('hamilton'),
+      z
+        .enum(['hamilton', 'round1', 'world-w1', 'loop-compare'], {
+          error: 'must be hamilton, round1, world-w1 or loop-compare',
+        })
+        .default('hamilton'),
     { fallback: 'hamilton' },
   ),
   only: stringFlag('SCENARIO,...', "the scenarios to run, comma-separated (of the chosen workload's)", (z) =>

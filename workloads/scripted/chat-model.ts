@@ -63,12 +63,13 @@ export const ChatModelScript = z.object({
 export type ChatModelScript = z.infer<typeof ChatModelScript>;
 export type ChatModelScriptIn = z.input<typeof ChatModelScript>;
 
-const ChatRequestBody = z.looseObject({
+export const ChatRequestBody = z.looseObject({
   model: z.string().optional(),
   messages: z.array(z.unknown()),
   tools: z.array(z.unknown()).optional(),
   stream: z.boolean().optional(),
 });
+export type ChatRequestBody = z.infer<typeof ChatRequestBody>;
 
 /** One request as the scripted model received it. */
 export interface ChatRequestRecord {
@@ -93,10 +94,25 @@ export interface ChatModel {
   close(): Promise<void>;
 }
 
+/** What `startChatModel` takes besides its script. */
+export interface ChatModelOptions {
+  script: ChatModelScriptIn;
+  /**
+   * Which turn answers a request: `arrival` (default) the next one in the order requests arrive;
+   * `conversation` the one after the assistant messages the request already holds, so a harness
+   * that starts its conversation over is answered from the first turn again, as a model would be.
+   */
+  turnBy?: 'arrival' | 'conversation';
+  /** Sees each turn request with the reply the script chose, and returns the reply that answers it (e.g. held, or quoting the request). */
+  answer?: (reply: ChatReply, request: { turn: number; body: ChatRequestBody }) => ChatReply;
+}
+
 /** Starts the scripted model on 127.0.0.1 (random port). Rejects with the zod error if the script does not parse. */
-export async function startChatModel(options: { script: ChatModelScriptIn }): Promise<ChatModel> {
+export async function startChatModel(options: ChatModelOptions): Promise<ChatModel> {
   const script = ChatModelScript.parse(options.script);
   let nextTurn = 0;
+  const assistantTurns = (body: ChatRequestBody) =>
+    body.messages.filter((m) => typeof m === 'object' && m !== null && 'role' in m && m.role === 'assistant').length;
 
   const server = await startScriptedServer<ChatRequestRecord>(({ method, path, json, text, seq }) => {
     const record: ChatRequestRecord = { seq, method, path, kind: 'other', body: json };
@@ -133,8 +149,9 @@ export async function startChatModel(options: { script: ChatModelScriptIn }): Pr
       });
     } else {
       record.kind = 'turn';
-      record.turn = nextTurn;
-      const next = script.turns[nextTurn++];
+      const turn = options.turnBy === 'conversation' ? assistantTurns(body.data) : nextTurn++;
+      record.turn = turn;
+      const next = script.turns[turn];
       if (!next)
         return jsonAnswer(400, {
           error: {
@@ -142,7 +159,7 @@ export async function startChatModel(options: { script: ChatModelScriptIn }): Pr
             code: 'script_exhausted',
           },
         });
-      reply = next;
+      reply = options.answer ? ChatReply.parse(options.answer(next, { turn, body: body.data })) : next;
     }
     if (reply.httpStatus !== undefined) {
       return jsonAnswer(reply.httpStatus, {
