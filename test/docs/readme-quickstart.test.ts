@@ -45,3 +45,19 @@ describe("the README's worked example", () => {
       assert.match(r.stderr, step);
   });
 });
+
+describe("the README's worked example with Loop v0", () => {
+  it('runs as printed: the same Task by driver loop against the scripted model on loopback, its log one file per generation', () => {
+    const script = shellBlockUnder('The worked example with Loop v0');
+    const r = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout, /completed: task quickstart-1, outcome sha256:[0-9a-f]{64}/);
+    assert.match(r.stdout, /result \(report\.md\):\n# Milliseconds parse again/);
+    assert.match(r.stdout, /\ng1\.jsonl\ng2\.jsonl\n/, 'the loop kept its log per generation');
+    for (const step of [
+      /investigate g1\s+run succeeded; artifacts findings\.json/,
+      /fix g2\s+verification passed → completed/,
+    ])
+      assert.match(r.stderr, step);
+  });
+});
