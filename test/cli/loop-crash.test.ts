@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { readLogFile } from '../../drivers/loop/step-log.js';
+import { readLogFile, type LogRecord } from '../../drivers/loop/step-log.js';
 import { createRuntime } from '../../runtime/index.js';
 import { startChatModel, type ChatModel, type ChatReply } from '../../workloads/scripted/chat-model.js';
 import { ordivon } from '../support/decision-requests.js';
@@ -46,6 +46,39 @@ function fileAppears(dir: string, file: string): Promise<void> {
       resolve();
     });
   });
+}
+
+/** Resolves once the log at `path` (under `dir`, made by the run) holds a record of kind `t`, woken by directory events. */
+function logReaches(dir: string, path: string, t: LogRecord['t']): Promise<void> {
+  const reached = () => {
+    try {
+      return existsSync(path) && readLogFile(path).some((r) => r.t === t);
+    } catch {
+      return false;
+    }
+  };
+  return new Promise((resolve) => {
+    const watcher = watch(dir, { recursive: true }, () => {
+      if (!reached()) return;
+      watcher.close();
+      resolve();
+    });
+  });
+}
+
+/**
+ * Cuts the log at `path` so it ends just after its last record of kind `t`, and returns the
+ * kinds of the records cut off. Each record is appended and fsynced on its own before the next
+ * one is written, so a log that ends after record k is exactly what a SIGKILL between record k
+ * and record k+1 leaves on disk; the lines kept are the bytes the run wrote.
+ */
+function cutLogAfter(path: string, t: LogRecord['t']): Array<LogRecord['t']> {
+  const records = readLogFile(path);
+  const keep = records.findLastIndex((r) => r.t === t) + 1;
+  assert.ok(keep > 0, `${path} has a ${t} record`);
+  const lines = readFileSync(path, 'utf8').split('\n').slice(0, keep);
+  writeFileSync(path, lines.map((line) => line + '\n').join(''));
+  return records.slice(keep).map((r) => r.t);
 }
 
 /** Model answers recorded across every generation's log of the Attempt, and tool calls run. */
@@ -95,6 +128,58 @@ describe('ordivon run with Loop v0, its Host SIGKILLed mid-loop and run again', 
     assert.equal((JSON.parse(resumed.stdout) as { completed: boolean }).completed, true);
     assert.equal(model.requests.length, 6, 'each turn asked once');
     assert.match(JSON.stringify(model.requests[1]!.body), /result of this call is unknown/);
+    assert.deepEqual(counts(state), { answers: 6, requests: 6, results: 6 });
+  });
+
+  // The two kill points between steps (after a model response, after a tool result) cannot be hit
+  // by a timed SIGKILL: the next record follows within microseconds. So each test SIGKILLs the real
+  // run at a point it can hold (a tool call that waits for a file, a model call the model holds),
+  // then cuts the log back to the record the kill point follows: the durable state a SIGKILL
+  // between those two fsyncs leaves (see cutLogAfter), and runs again on it.
+
+  it('after a model response: the Task completes, the answered turn is not asked again and its call runs once', async (t) => {
+    // No side effect before `go` exists: the call the first run started changes nothing.
+    const waitForGo = 'while [ ! -e go ]; do sleep 0.05; done; echo ran >> runs.txt';
+    const model = await startChatModel({ script: { turns: [call('run_command', { command: waitForGo }), ...REST] } });
+    t.after(() => model.close());
+    const { dir, state, args } = setup(model);
+    t.after(() => killProcessesUnder(dir));
+    const log = join(state, 'loops', 'quickstart-1', 'attempt-1', 'g1.jsonl');
+    const workspace = join(state, 'workspaces', 'quickstart-1', 'attempt-1');
+    assert.equal(await killedRun(args, logReaches(dir, log, 'tool_intent')), 'SIGKILL');
+    assert.deepEqual(cutLogAfter(log, 'model_response'), ['tool_intent']);
+    // A kill before the intent is durable leaves no command running. A confined command dies with
+    // the Host already (its sandbox's parent); this stops one that outlived it, were there any.
+    killProcessesUnder(workspace);
+    writeFileSync(join(workspace, 'go'), '');
+    const resumed = await ordivon(...args, '--json');
+    assert.equal(resumed.status, 0, resumed.stderr);
+    assert.equal((JSON.parse(resumed.stdout) as { completed: boolean }).completed, true);
+    assert.equal(model.requests.length, 6, 'each turn asked once');
+    assert.equal(readFileSync(join(workspace, 'runs.txt'), 'utf8'), 'ran\n', 'the call ran once');
+    assert.deepEqual(counts(state), { answers: 6, requests: 6, results: 6 });
+  });
+
+  it('after a tool result: the Task completes, no answered turn is asked again and the call is not run again', async (t) => {
+    const held: ChatReply = { toolCalls: [], usage, hang: true };
+    const model = await startChatModel({
+      // The held reply answers the second request, which the cut takes out of the log; the run after
+      // it asks that turn again and gets the next entry.
+      script: { turns: [call('run_command', { command: 'echo ran >> runs.txt' }), held, ...REST] },
+    });
+    t.after(() => model.close());
+    const { dir, state, args } = setup(model);
+    t.after(() => killProcessesUnder(dir));
+    const log = join(state, 'loops', 'quickstart-1', 'attempt-1', 'g1.jsonl');
+    const workspace = join(state, 'workspaces', 'quickstart-1', 'attempt-1');
+    assert.equal(await killedRun(args, model.waitForRequests(2)), 'SIGKILL');
+    assert.deepEqual(cutLogAfter(log, 'tool_result'), ['model_request']);
+    const resumed = await ordivon(...args, '--json');
+    assert.equal(resumed.status, 0, resumed.stderr);
+    assert.equal((JSON.parse(resumed.stdout) as { completed: boolean }).completed, true);
+    // The first turn once, the held request, then each of the five turns after it once.
+    assert.equal(model.requests.length, 7);
+    assert.equal(readFileSync(join(workspace, 'runs.txt'), 'utf8'), 'ran\n', 'the call ran once');
     assert.deepEqual(counts(state), { answers: 6, requests: 6, results: 6 });
   });
 });
