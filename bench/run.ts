@@ -1,12 +1,12 @@
 // The benchmark runner (`npm run bench [-- --quick]`): runs every scenario in one process, prints
 // one table and the headline ratios against issue 33's goals (and issue 29's startup goal, issue
-// 43's confined start), each beside the floor it is judged against (measured in the same run),
+// 43's confined start, issue 46's loop cancel), each beside the floor it is judged against (measured in the same run),
 // and writes bench/results/<date>.json and, when a recovery, floor or peer scenario ran,
 // bench/results/recovery-<date>.svg (recovery time against history length for verified recovery,
 // the floors and the SQLite peer). The work is bench/suite.ts's, which `ordivon bench` runs too.
 //
 // Options: --quick (small sizes, < 2 minutes), --only recovery,floor,peer,checkpoint,disk,
-// admission,temporal,reconciliation,cluster,startup,confinement, --sizes 100x100,1000x100,
+// admission,temporal,reconciliation,cluster,startup,confinement,loop-cancel, --sizes 100x100,1000x100,
 // --no-baseline (skip the core commit's rebuildAll), --out DIR. Generated histories are cached
 // (see generate.ts).
 import { fileURLToPath } from 'node:url';

@@ -14,5 +14,6 @@ export const SCENARIOS = [
   'cluster',
   'startup',
   'confinement',
+  'loop-cancel',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];

@@ -7,7 +7,8 @@
 // found: the SQLite peer (better-sqlite3), the Temporal peer (@temporalio/*) and the cluster's
 // PostgreSQL helper (compiled with the tests) are not part of an installed package, and a
 // scenario that needs one is skipped with the reason, in the output and in the results file (the
-// confinement scenario also needs the README's example, and says itself when no sandbox can be had).
+// confinement scenario also needs the README's example, and says itself when no sandbox can be had;
+// the loop-cancel scenario needs the example too).
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -129,6 +130,11 @@ const PLANS: Record<Scenario, Plan> = {
     needs: ['../../examples/quickstart/agent.mjs'],
     why: "the README's worked example (examples/quickstart), which an installed package does not hold",
     run: async (ctx) => (await import('./confinement.bench.js')).runConfinementBench(ctx),
+  },
+  'loop-cancel': {
+    needs: ['../../examples/quickstart/task.json'],
+    why: "the README's worked example (examples/quickstart), which an installed package does not hold",
+    run: async (ctx) => (await import('./loop-cancel.bench.js')).runLoopCancelBench(ctx),
   },
 };
 

@@ -1,4 +1,5 @@
 import { confinementFigures } from './confinement-headline.js';
+import { loopCancelFigures } from './loop-cancel-headline.js';
 import type { BenchRow, Headline } from './results-model.js';
 
 export type { Headline } from './results-model.js';
@@ -117,6 +118,7 @@ export function headline(rows: BenchRow[]): Headline[] {
   startupGoals(rows, out);
   clusterFigures(rows, out);
   confinementFigures(rows, out);
+  loopCancelFigures(rows, out);
   const temporal = rows.find((r) => r.scenario === 'temporal' && r.name === TEMPORAL);
   const ours = rows.find((r) => r.scenario === 'temporal' && r.name === TEMPORAL_OURS);
   if (temporal && ours) {

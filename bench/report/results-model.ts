@@ -11,7 +11,8 @@ export interface BenchRow {
     | 'temporal'
     | 'cluster'
     | 'startup'
-    | 'confinement';
+    | 'confinement'
+    | 'loop-cancel';
   /** What exactly was timed. */
   name: string;
   tasks?: number;

@@ -33,7 +33,7 @@ describe('npm run bench arguments', () => {
     );
     const defaults = parseBenchArgs([]);
     assert.ok(defaults.ok);
-    assert.deepEqual([defaults.args.only.length, defaults.args.sizes], [11, undefined]);
+    assert.deepEqual([defaults.args.only.length, defaults.args.sizes], [12, undefined]);
   });
 
   for (const [argv, path] of [
