@@ -18,6 +18,11 @@ const BOUNDS = {
   commandTimeoutMs: 120_000,
   /** A tool output is cut to this many characters before the model sees it. */
   maxToolOutputChars: 20_000,
+  /**
+   * A request body (as JSON: system prompt, tools and conversation) past this many characters has
+   * its history compacted before it is sent (compaction.ts).
+   */
+  historyChars: 400_000,
 } as const;
 
 const endpoint = {
@@ -42,6 +47,7 @@ export const LoopSettings = z.strictObject({
   callTimeoutMs: positive().optional(),
   commandTimeoutMs: positive().optional(),
   maxToolOutputChars: positive().optional(),
+  historyChars: positive().optional(),
 });
 export type LoopSettings = z.infer<typeof LoopSettings>;
 export type LoopSettingsIn = z.input<typeof LoopSettings>;
@@ -59,6 +65,7 @@ export const LoopRunConfig = z.strictObject({
   callTimeoutMs: positive().default(BOUNDS.callTimeoutMs),
   commandTimeoutMs: positive().default(BOUNDS.commandTimeoutMs),
   maxToolOutputChars: positive().default(BOUNDS.maxToolOutputChars),
+  historyChars: positive().default(BOUNDS.historyChars),
   logDir: z.string().refine((p) => p.startsWith('/'), 'must be an absolute path'),
   generation: z.number().int().nonnegative(),
   /**

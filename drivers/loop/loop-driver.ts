@@ -9,7 +9,7 @@ import { runLoop, type LoopOutcome, type LoopTools } from './loop-run.js';
 import { StepLog, StepLogError } from './step-log.js';
 import { renewAdoptedWrites } from './adopted-writes.js';
 import { LOOP_TOOLS, READ_ONLY_TOOLS, runTool, type ToolName } from './tools.js';
-import { wireFor } from './wire/index.js';
+import { requestFor, wireFor } from './wire/index.js';
 
 /** The provider name every Loop v0 receipt carries: the loop is the harness, the model its provider's. */
 export const LOOP_PROVIDER = 'ordivon-loop';
@@ -65,17 +65,29 @@ export async function runLoopDriver(input: DriverRunInput, signal: AbortSignal):
   const onAbort = (): void => stop.abort(signal.reason);
   if (signal.aborted) onAbort();
   else signal.addEventListener('abort', onAbort, { once: true });
+  const call = modelCall(input, settings);
+  const request = requestFor(settings.format);
   let outcome: LoopOutcome;
   try {
     outcome = await runLoop(
       {
         wire: wireFor(settings.format),
-        call: modelCall(input, settings),
+        call,
         system: LOOP_SYSTEM,
         prompt: input.prompt,
         tools: loopTools(input, settings),
         maxTurns: settings.maxTurns,
         maxTokens: settings.maxTokens,
+        historyChars: settings.historyChars,
+        measure: (conversation) => {
+          try {
+            return JSON.stringify(request(conversation, { ...call, signal: stop.signal }).body).length;
+          } catch {
+            // A request the wire cannot build (a tool call whose arguments Anthropic cannot take) is
+            // not compacted: the call itself fails with the wire's own error.
+            return 0;
+          }
+        },
         signal: stop.signal,
         onProgress: limits.progress,
       },
@@ -154,6 +166,7 @@ function loopReceipt(input: DriverRunInput, outcome: LoopOutcome, startedAt: Dat
       toolCallsRun: outcome.toolCallsRun,
       toolResultsUnknown: outcome.toolResultsUnknown,
       resumedFrom: outcome.resumedFrom,
+      compactions: outcome.compactions,
     },
     counts: {
       messages: outcome.turns,

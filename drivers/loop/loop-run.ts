@@ -1,13 +1,14 @@
+import { applyCompaction, planCompaction, sentItems, type History } from './compaction.js';
 import {
   ModelCallError,
-  type ConversationItem,
+  type Conversation,
   type ModelCall,
   type ModelTurn,
   type ModelWire,
   type ToolCall,
   type ToolSpec,
 } from './conversation.js';
-import type { LogRecord, LoggedOutcome, StepLog } from './step-log.js';
+import { StepLogError, type LogRecord, type LoggedOutcome, type StepLog } from './step-log.js';
 
 /** What one tool call came to, as the loop needs it (tools.ts `ToolOutcome`, without the run's details). */
 export interface ToolResult {
@@ -38,6 +39,10 @@ export interface LoopSetup {
   maxTurns: number;
   /** Tokens (in + out, adopted turns included) after which no model call is made; absent: no bound. */
   maxTokens?: number | undefined;
+  /** Characters of a request past which the history is compacted before the call (compaction.ts). */
+  historyChars: number;
+  /** The characters `conversation` comes to as the wire sends it (its request body as JSON). */
+  measure(conversation: Conversation): number;
   signal: AbortSignal;
   onProgress?: () => void;
 }
@@ -66,6 +71,8 @@ export interface LoopOutcome {
   toolResultsUnknown: number;
   /** Records this run found already durable (a restart's or an older generation's). */
   resumedFrom: number;
+  /** Times the history was compacted, adopted ones included. */
+  compactions: number;
 }
 
 /** The model is told this for a call whose result was lost: it ran, or began to, and is not run again blindly. */
@@ -78,8 +85,7 @@ export function steerMessage(text: string): string {
   return `A message from the operator supervising this task: ${text}`;
 }
 
-interface Replay {
-  items: ConversationItem[];
+interface Replay extends History {
   turns: number;
   usage: { inputTokens: number; outputTokens: number };
   last: ModelTurn | undefined;
@@ -87,12 +93,15 @@ interface Replay {
   resolved: Set<string>;
   finish: { summary: string } | undefined;
   toolCalls: number;
+  compactions: number;
 }
 
 /** The conversation and the counts the durable records describe. */
 function replay(records: readonly LogRecord[], prompt: string, outputOf: (o: LoggedOutcome) => string): Replay {
   const state: Replay = {
     items: [{ kind: 'user', text: prompt, context: true }],
+    stubbed: new Set(),
+    omitted: undefined,
     turns: 0,
     usage: { inputTokens: 0, outputTokens: 0 },
     last: undefined,
@@ -100,6 +109,7 @@ function replay(records: readonly LogRecord[], prompt: string, outputOf: (o: Log
     resolved: new Set(),
     finish: undefined,
     toolCalls: 0,
+    compactions: 0,
   };
   for (const record of records) {
     if (record.t === 'model_response') {
@@ -120,6 +130,11 @@ function replay(records: readonly LogRecord[], prompt: string, outputOf: (o: Log
         output: outputOf(record.outcome),
       });
     } else if (record.t === 'steer') state.items.push({ kind: 'user', text: steerMessage(record.text) });
+    else if (record.t === 'compact') {
+      const misfit = applyCompaction(state, record);
+      if (misfit !== undefined) throw new StepLogError('loop_log_corrupt', misfit);
+      state.compactions++;
+    }
   }
   return state;
 }
@@ -144,6 +159,7 @@ export async function runLoop(setup: LoopSetup, log: StepLog): Promise<LoopOutco
       turns: state.turns,
       usage: { ...state.usage },
       toolCalls: state.toolCalls,
+      compactions: state.compactions,
       resumedFrom,
       ...counts,
       ...(finalText !== undefined ? { finalText } : {}),
@@ -173,19 +189,33 @@ export async function runLoop(setup: LoopSetup, log: StepLog): Promise<LoopOutco
   }
 }
 
-/** One model call, its request and its answer recorded; a failure is returned, not thrown. */
+/**
+ * One model call, its request and its answer recorded; a failure is returned, not thrown. The
+ * history is compacted first when the request would pass its bound, and the compaction recorded
+ * before the request.
+ */
 async function askModel(
   setup: LoopSetup,
   log: StepLog,
   state: Replay,
   counts: { turnsRequested: number },
 ): Promise<{ reason: LoopEndReason; code?: string; detail?: string } | undefined> {
+  const compaction = planCompaction(state, {
+    bound: setup.historyChars,
+    turn: state.turns,
+    size: (items) => setup.measure({ system: setup.system, items, tools: setup.tools.specs }),
+  });
+  if (compaction !== undefined) {
+    log.append({ t: 'compact', ...compaction });
+    applyCompaction(state, compaction);
+    state.compactions++;
+  }
   log.append({ t: 'model_request', turn: state.turns });
   counts.turnsRequested++;
   let answer: ModelTurn;
   try {
     answer = await setup.wire(
-      { system: setup.system, items: state.items, tools: setup.tools.specs },
+      { system: setup.system, items: sentItems(state), tools: setup.tools.specs },
       { ...setup.call, signal: setup.signal, ...(setup.onProgress ? { onProgress: setup.onProgress } : {}) },
     );
   } catch (error) {

@@ -15,6 +15,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { Compaction } from './compaction.js';
 import { ModelTurn, ToolCall } from './conversation.js';
 
 /**
@@ -69,6 +70,8 @@ export const LogRecord = z.discriminatedUnion('t', [
   z.strictObject({ t: z.literal('tool_result'), callId: z.string(), name: z.string(), outcome: LoggedOutcome, at }),
   /** An operator's message, taken from the inbox (`source`: its file) at a turn boundary. */
   z.strictObject({ t: z.literal('steer'), text: z.string(), source: z.string().optional(), at }),
+  /** The history compacted before a model call (compaction.ts): replayed as recorded, never decided again. */
+  z.strictObject({ t: z.literal('compact'), ...Compaction.shape, at }),
   z.strictObject({ t: z.literal('end'), reason: z.string(), at }),
 ]);
 export type LogRecord = z.infer<typeof LogRecord>;
