@@ -10,7 +10,8 @@ export const LOOP_FAILURE_CODES = {
   loop_token_budget: "the loop spent its harness's `loop.maxTokens` (input and output, every turn) without finishing",
   loop_log_unreadable:
     "the loop's log (under the state root's `loops/`) or a tool output it keeps cannot be read or written",
-  loop_log_corrupt: "a line of the loop's log does not parse; the detail names the file and line",
+  loop_log_corrupt:
+    "a line of the loop's log does not parse, or a compaction it records does not fit the conversation; the detail names the file and line, or the item",
   model_http_error:
     'the model endpoint answered an HTTP error status (the detail has the status and the start of the body)',
   model_unreachable: 'the model endpoint could not be reached (refused, reset, DNS)',
