@@ -37,32 +37,36 @@ async function killedRun(args: string[], when: Promise<unknown>): Promise<string
   return new Promise((resolve) => child.once('close', (_code, signal) => resolve(signal)));
 }
 
-/** Resolves once `file` exists under `dir` (which is made by the run), woken by directory events. */
-function fileAppears(dir: string, file: string): Promise<void> {
+/**
+ * Resolves once `holds()` is true: checked on each event under `dir` (made by the run) and every
+ * 25 ms besides, because Node 20's recursive watch on Linux adds a watcher for a new folder only
+ * after it was made, and can miss a file made in it right away (the check is the order, not the
+ * period).
+ */
+function until(dir: string, holds: () => boolean): Promise<void> {
   return new Promise((resolve) => {
-    const watcher = watch(dir, { recursive: true }, () => {
-      if (!existsSync(file)) return;
+    const check = () => {
+      if (!holds()) return;
       watcher.close();
+      clearInterval(timer);
       resolve();
-    });
+    };
+    const watcher = watch(dir, { recursive: true }, check);
+    const timer = setInterval(check, 25);
   });
 }
 
-/** Resolves once the log at `path` (under `dir`, made by the run) holds a record of kind `t`, woken by directory events. */
+/** Resolves once `file` exists under `dir`. */
+const fileAppears = (dir: string, file: string) => until(dir, () => existsSync(file));
+
+/** Resolves once the log at `path` (under `dir`) holds a record of kind `t`. */
 function logReaches(dir: string, path: string, t: LogRecord['t']): Promise<void> {
-  const reached = () => {
+  return until(dir, () => {
     try {
       return existsSync(path) && readLogFile(path).some((r) => r.t === t);
     } catch {
       return false;
     }
-  };
-  return new Promise((resolve) => {
-    const watcher = watch(dir, { recursive: true }, () => {
-      if (!reached()) return;
-      watcher.close();
-      resolve();
-    });
   });
 }
 
