@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { readLogFile, type LogRecord } from '../../drivers/loop/step-log.js';
@@ -38,30 +38,26 @@ async function killedRun(args: string[], when: Promise<unknown>): Promise<string
 }
 
 /**
- * Resolves once `holds()` is true: checked on each event under `dir` (made by the run) and every
- * 25 ms besides, because Node 20's recursive watch on Linux adds a watcher for a new folder only
- * after it was made, and can miss a file made in it right away (the check is the order, not the
- * period).
+ * Resolves once `holds()` is true, checked every 25 ms (the check is the order, not the period).
+ * Not a recursive `fs.watch`: on Linux it can miss a file made in a folder made just before, and
+ * fails when a folder under it (the workspace's seeding one) goes away while it walks.
  */
-function until(dir: string, holds: () => boolean): Promise<void> {
+function until(holds: () => boolean): Promise<void> {
   return new Promise((resolve) => {
-    const check = () => {
+    const timer = setInterval(() => {
       if (!holds()) return;
-      watcher.close();
       clearInterval(timer);
       resolve();
-    };
-    const watcher = watch(dir, { recursive: true }, check);
-    const timer = setInterval(check, 25);
+    }, 25);
   });
 }
 
-/** Resolves once `file` exists under `dir`. */
-const fileAppears = (dir: string, file: string) => until(dir, () => existsSync(file));
+/** Resolves once `file` exists. */
+const fileAppears = (file: string) => until(() => existsSync(file));
 
-/** Resolves once the log at `path` (under `dir`) holds a record of kind `t`. */
-function logReaches(dir: string, path: string, t: LogRecord['t']): Promise<void> {
-  return until(dir, () => {
+/** Resolves once the log at `path` holds a record of kind `t`. */
+function logReaches(path: string, t: LogRecord['t']): Promise<void> {
+  return until(() => {
     try {
       return existsSync(path) && readLogFile(path).some((r) => r.t === t);
     } catch {
@@ -126,7 +122,7 @@ describe('ordivon run with Loop v0, its Host SIGKILLed mid-loop and run again', 
     const { dir, state, args } = setup(model);
     t.after(() => killProcessesUnder(dir));
     const mark = join(state, 'workspaces', 'quickstart-1', 'attempt-1', 'started.mark');
-    assert.equal(await killedRun(args, fileAppears(dir, mark)), 'SIGKILL');
+    assert.equal(await killedRun(args, fileAppears(mark)), 'SIGKILL');
     const resumed = await ordivon(...args, '--json');
     assert.equal(resumed.status, 0, resumed.stderr);
     assert.equal((JSON.parse(resumed.stdout) as { completed: boolean }).completed, true);
@@ -150,7 +146,7 @@ describe('ordivon run with Loop v0, its Host SIGKILLed mid-loop and run again', 
     t.after(() => killProcessesUnder(dir));
     const log = join(state, 'loops', 'quickstart-1', 'attempt-1', 'g1.jsonl');
     const workspace = join(state, 'workspaces', 'quickstart-1', 'attempt-1');
-    assert.equal(await killedRun(args, logReaches(dir, log, 'tool_intent')), 'SIGKILL');
+    assert.equal(await killedRun(args, logReaches(log, 'tool_intent')), 'SIGKILL');
     assert.deepEqual(cutLogAfter(log, 'model_response'), ['tool_intent']);
     // A kill before the intent is durable leaves no command running. A confined command dies with
     // the Host already (its sandbox's parent); this stops one that outlived it, were there any.
