@@ -6,8 +6,10 @@ export const LOOP_FAILURE_CODES = {
   loop_timeout: 'the loop did not finish within input.timeoutMs; the model call or tool command in flight was stopped',
   loop_aborted: "the caller's AbortSignal fired (a cancel, a drain); the model call in flight was aborted",
   loop_closed: "a newer Assignment generation took the loop's conversation over; this generation's loop stopped",
-  loop_turn_budget: "the loop made its harness's `loop.maxTurns` model calls without finishing",
-  loop_token_budget: "the loop spent its harness's `loop.maxTokens` (input and output, every turn) without finishing",
+  loop_turn_budget:
+    "the loop made its harness's `loop.maxTurns` model calls, or its stage's `budget.turns`, without finishing",
+  loop_token_budget:
+    "the loop spent its harness's `loop.maxTokens` or its stage's `budget.tokens` (input and output, every turn) without finishing",
   loop_log_unreadable:
     "the loop's log (under the state root's `loops/`) or a tool output it keeps cannot be read or written",
   loop_log_corrupt:

@@ -66,6 +66,13 @@ export const LoopRunConfig = z.strictObject({
   commandTimeoutMs: positive().default(BOUNDS.commandTimeoutMs),
   maxToolOutputChars: positive().default(BOUNDS.maxToolOutputChars),
   historyChars: positive().default(BOUNDS.historyChars),
+  /**
+   * The stage's budget from the Task's spec: model calls, and tokens (input and output), the
+   * conversation may spend since it last went over them (its start, or the end of the run that
+   * went over them, when a newer generation took it up). Absent: no bound but the harness's.
+   */
+  stageMaxTurns: positive().optional(),
+  stageMaxTokens: positive().optional(),
   logDir: z.string().refine((p) => p.startsWith('/'), 'must be an absolute path'),
   generation: z.number().int().nonnegative(),
   /**

@@ -88,6 +88,8 @@ export async function runLoopDriver(input: DriverRunInput, signal: AbortSignal):
             return 0;
           }
         },
+        stageMaxTurns: settings.stageMaxTurns,
+        stageMaxTokens: settings.stageMaxTokens,
         signal: stop.signal,
         onProgress: limits.progress,
       },
@@ -211,6 +213,10 @@ function loopResult(outcome: LoopOutcome, receipt: HarnessRunReceipt, limit: Run
       return fail('provider_error', 'loop_turn_budget', outcome.detail ?? 'turn budget spent', false);
     case 'token_budget':
       return fail('provider_error', 'loop_token_budget', outcome.detail ?? 'token budget spent', false);
+    case 'stage_turn_budget':
+      return fail('provider_error', 'loop_turn_budget', outcome.detail ?? "the stage's turn budget spent", false);
+    case 'stage_token_budget':
+      return fail('provider_error', 'loop_token_budget', outcome.detail ?? "the stage's token budget spent", false);
     case 'model_failed':
       return fail('provider_error', (outcome.code ?? 'model_call_failed') as LoopFailureCode, outcome.detail ?? '');
   }

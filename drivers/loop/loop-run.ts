@@ -8,7 +8,7 @@ import {
   type ToolCall,
   type ToolSpec,
 } from './conversation.js';
-import { StepLogError, type LogRecord, type LoggedOutcome, type StepLog } from './step-log.js';
+import { STAGE_BUDGET_ENDS, StepLogError, type LogRecord, type LoggedOutcome, type StepLog } from './step-log.js';
 
 /** What one tool call came to, as the loop needs it (tools.ts `ToolOutcome`, without the run's details). */
 export interface ToolResult {
@@ -43,13 +43,38 @@ export interface LoopSetup {
   historyChars: number;
   /** The characters `conversation` comes to as the wire sends it (its request body as JSON). */
   measure(conversation: Conversation): number;
+  /** The stage's budget: model calls and tokens since the conversation last went over it (`budgetSpent`). */
+  stageMaxTurns?: number | undefined;
+  stageMaxTokens?: number | undefined;
   signal: AbortSignal;
   onProgress?: () => void;
 }
 
 /** How a loop run ended. */
 export type LoopEndReason =
-  'finished' | 'model_stopped' | 'turn_budget' | 'token_budget' | 'aborted' | 'loop_closed' | 'model_failed';
+  | 'finished'
+  | 'model_stopped'
+  | 'turn_budget'
+  | 'token_budget'
+  | 'stage_turn_budget'
+  | 'stage_token_budget'
+  | 'aborted'
+  | 'loop_closed'
+  | 'model_failed';
+
+/** Model calls and tokens the conversation had spent where its stage's budget starts: its last stage-budget end, or nothing. */
+export function budgetSpent(records: readonly LogRecord[]): { turns: number; tokens: number } {
+  let turns = 0;
+  let tokens = 0;
+  let spent = { turns: 0, tokens: 0 };
+  for (const record of records) {
+    if (record.t === 'model_response') {
+      turns++;
+      tokens += record.answer.usage.inputTokens + record.answer.usage.outputTokens;
+    } else if (record.t === 'end' && STAGE_BUDGET_ENDS.has(record.reason)) spent = { turns, tokens };
+  }
+  return spent;
+}
 
 /** What the run did, for the receipt: its end, its totals and what a restart did not do again. */
 export interface LoopOutcome {
@@ -151,6 +176,7 @@ export async function runLoop(setup: LoopSetup, log: StepLog): Promise<LoopOutco
   const resumedFrom = log.records.filter((r) => r.t !== 'start').length;
   const state = replay(log.records, setup.prompt, (o) => log.outputOf(o));
   const counts = { turnsRequested: 0, toolCallsRun: 0, toolResultsUnknown: 0 };
+  const before = budgetSpent(log.records);
   const end = (reason: LoopEndReason, extra: Partial<LoopOutcome> = {}): LoopOutcome => {
     log.append({ t: 'end', reason });
     const finalText = state.finish?.summary ?? (state.last?.text || undefined);
@@ -180,6 +206,12 @@ export async function runLoop(setup: LoopSetup, log: StepLog): Promise<LoopOutco
     const spent = state.usage.inputTokens + state.usage.outputTokens;
     if (setup.maxTokens !== undefined && spent >= setup.maxTokens)
       return end('token_budget', { detail: `${spent} tokens of ${setup.maxTokens}` });
+    const stageTurns = state.turns - before.turns;
+    if (setup.stageMaxTurns !== undefined && stageTurns >= setup.stageMaxTurns)
+      return end('stage_turn_budget', { detail: `${stageTurns} model turns of the stage's ${setup.stageMaxTurns}` });
+    const stageTokens = spent - before.tokens;
+    if (setup.stageMaxTokens !== undefined && stageTokens >= setup.stageMaxTokens)
+      return end('stage_token_budget', { detail: `${stageTokens} tokens of the stage's ${setup.stageMaxTokens}` });
     for (const steer of log.unreadSteers()) {
       log.append({ t: 'steer', text: steer.text, source: steer.source });
       state.items.push({ kind: 'user', text: steerMessage(steer.text) });

@@ -115,8 +115,15 @@ export function readLogFile(path: string): LogRecord[] {
   });
 }
 
-/** The ends after which a newer generation takes the conversation up where it stopped. */
-const CONTINUABLE_ENDS = new Set(['aborted', 'model_failed', 'loop_closed']);
+/**
+ * The ends of a run over its stage's budget: a newer generation (a person let it go on, or a new
+ * Assignment) takes the conversation up and keeps these end records, from the last of which the
+ * stage's budget counts again (loop-run.ts `budgetSpent`).
+ */
+export const STAGE_BUDGET_ENDS: ReadonlySet<string> = new Set(['stage_turn_budget', 'stage_token_budget']);
+
+/** The ends after which a newer generation takes the conversation up where it stopped: stopped from outside, or over its stage's budget. */
+const CONTINUABLE_ENDS = new Set(['aborted', 'model_failed', 'loop_closed', ...STAGE_BUDGET_ENDS]);
 
 const logName = (generation: number) => `g${generation}.jsonl`;
 const closedName = (generation: number) => `g${generation}.closed`;
@@ -208,12 +215,13 @@ export class StepLog {
     const theirs = readLogFile(join(place.dir, logName(older)));
     const first = theirs[0];
     if (first?.t !== 'start' || first.conversation !== place.conversation) return [start()];
-    // A conversation that came to its own end (finished, stopped, out of budget) is not continued:
-    // the run after it is a new try. One stopped from outside (a cancel, a drain, a failed call) is.
+    // A conversation that came to its own end (finished, stopped, out of its harness's budget) is
+    // not continued: the run after it is a new try. One stopped from outside (a cancel, a drain, a
+    // failed call) or over its stage's budget (a person or a new Assignment lets it go on) is.
     const ended = theirs.findLast((r) => r.t === 'end');
     if (ended?.t === 'end' && !CONTINUABLE_ENDS.has(ended.reason)) return [start()];
     // Their conversation continues here; the rest of theirs (without their own start) follows ours.
-    const steps = theirs.filter((r) => r.t !== 'start' && r.t !== 'end');
+    const steps = theirs.filter((r) => r.t !== 'start' && (r.t !== 'end' || STAGE_BUDGET_ENDS.has(r.reason)));
     const closed = join(place.dir, closedName(older));
     writeFileSync(closed, `${place.generation}\n`);
     syncFile(closed);

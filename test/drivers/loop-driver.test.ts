@@ -238,6 +238,77 @@ describe('Loop v0 (driver loop)', { timeout: 120_000 }, () => {
     assert.equal(runsIn(ws), 1, "the answered turn's call still ran before the budget stopped the next one");
   });
 
+  it("stops at its stage's token budget with loop_token_budget; the next generation goes on where it stopped, its budget afresh, asking no answered turn again", async (t) => {
+    const model = await startChatModel({ script: { turns: chatTurns(COUNTED) } });
+    t.after(() => model.close());
+    const { ws, logDir } = place();
+    const run = (generation: number) => {
+      const input = loopInput(ws, logDir, 'chat-completions', model.url, generation);
+      return runLoopDriver(
+        DriverRunInput.parse({ ...input, loop: { ...input.loop!, stageMaxTokens: 200 } }),
+        new AbortController().signal,
+      );
+    };
+    // Each answer spends 110 tokens: the second reaches 220, its call runs, and no third call is made.
+    const over = await run(1);
+    assert.equal(!over.ok && over.code, 'loop_token_budget');
+    assert.equal(!over.ok && over.receipt?.stopReason, 'stage_token_budget');
+    assert.equal(model.requests.length, 2);
+    assert.equal(existsSync(join(ws, 'findings.json')), true, "the answered turn's call ran");
+
+    const next = await run(2);
+    assert.ok(next.ok, JSON.stringify(next));
+    assert.equal(next.receipt.stopReason, 'finished');
+    assert.equal(model.requests.length, 3, 'only the unanswered turn was asked');
+    assert.equal(runsIn(ws), 1, 'no recorded call ran again');
+    assert.equal((next.receipt.usage as Record<string, number>)['turns'], 3, 'the conversation went on');
+    // The older run's end is kept in the newer log: the stage's budget counts from it.
+    const ends = readLogFile(join(logDir, 'g2.jsonl')).filter((r) => r.t === 'end');
+    assert.deepEqual(
+      ends.map((r) => r.t === 'end' && r.reason),
+      ['stage_token_budget', 'finished'],
+    );
+  });
+
+  it("stops at its stage's turn budget with loop_turn_budget, before the harness's", async (t) => {
+    const model = await startChatModel({ script: { turns: chatTurns(COUNTED) } });
+    t.after(() => model.close());
+    const { ws, logDir } = place();
+    const input = loopInput(ws, logDir, 'chat-completions', model.url);
+    const result = await runLoopDriver(
+      DriverRunInput.parse({ ...input, loop: { ...input.loop!, maxTurns: 5, stageMaxTurns: 1 } }),
+      new AbortController().signal,
+    );
+    assert.equal(!result.ok && result.code, 'loop_turn_budget');
+    assert.equal(!result.ok && result.receipt?.stopReason, 'stage_turn_budget');
+    assert.equal(model.requests.length, 1);
+  });
+
+  it("a run over its harness's budget is not taken up by the next generation: that one starts over", async (t) => {
+    const model = await startChatModel({ script: { turns: [...chatTurns(COUNTED), ...chatTurns(COUNTED)] } });
+    t.after(() => model.close());
+    const { ws, logDir } = place();
+    const input = loopInput(ws, logDir, 'chat-completions', model.url);
+    const over = await runLoopDriver(
+      DriverRunInput.parse({ ...input, loop: { ...input.loop!, maxTurns: 1 } }),
+      new AbortController().signal,
+    );
+    assert.equal(!over.ok && over.code, 'loop_turn_budget');
+    const again = StepLog.open({
+      dir: logDir,
+      generation: 2,
+      runId: 'task-1/a1/g2/run',
+      conversation: 'investigate',
+      contextDigest: 'd',
+      now: () => 'now',
+    });
+    again.close();
+    assert.deepEqual(
+      again.records.map((r) => r.t),
+      ['start'],
+    );
+  });
+
   it('a log whose last line a crash tore is read without it, and the next record starts a line of its own', () => {
     const { logDir } = place();
     const where = { dir: logDir, generation: 1, runId: 'r', conversation: 'c', contextDigest: 'd', now: () => 'now' };
