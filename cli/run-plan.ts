@@ -6,19 +6,34 @@ import type { PlannedStage } from './stages-flag.js';
 /**
  * Checks the plan against the spec and the configured harnesses before anything is opened: a
  * stage the spec does not declare is `stage_unknown`, a harness the configuration does not name is
- * `harness_unknown`; both exit 2 with `path` `--stages[i]`.
+ * `harness_unknown`, a stage with a token or turn budget planned on a harness that is not Loop v0
+ * is `budget_unsupported`; each exits 2 with `path` `--stages[i]`.
  */
-export function checkPlan(plan: PlannedStage[], spec: TaskSpec, harnesses: readonly string[]): void {
+export function checkPlan(
+  plan: PlannedStage[],
+  spec: TaskSpec,
+  harnesses: Readonly<Record<string, { driver: string }>>,
+): void {
+  const names = Object.keys(harnesses);
   plan.forEach(({ stage, harness }, i) => {
-    if (!stageNamed(spec, stage))
+    const declared = stageNamed(spec, stage);
+    if (!declared)
       throw new CliError('stage_unknown', `--stages[${i}]: the spec has no stage ${stage}`, {
         exit: EXIT.usage,
         path: `--stages[${i}]`,
       });
-    if (!harnesses.includes(harness))
+    const configured = Object.hasOwn(harnesses, harness) ? harnesses[harness] : undefined;
+    if (configured === undefined)
       throw new CliError(
         'harness_unknown',
-        `--stages[${i}]: no harness named ${harness} is configured${harnesses.length > 0 ? ` (configured: ${harnesses.join(', ')})` : ' (no ordivon.config.json here; give --config FILE)'}`,
+        `--stages[${i}]: no harness named ${harness} is configured${names.length > 0 ? ` (configured: ${names.join(', ')})` : ' (no ordivon.config.json here; give --config FILE)'}`,
+        { exit: EXIT.usage, path: `--stages[${i}]` },
+      );
+    const { budget } = declared;
+    if ((budget?.tokens !== undefined || budget?.turns !== undefined) && configured.driver !== 'loop')
+      throw new CliError(
+        'budget_unsupported',
+        `--stages[${i}]: stage ${stage} has a token or turn budget, which only a harness of driver loop keeps; ${harness} is driver ${configured.driver}`,
         { exit: EXIT.usage, path: `--stages[${i}]` },
       );
   });

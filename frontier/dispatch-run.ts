@@ -34,6 +34,15 @@ export async function dispatchRun(deps: FrontierDeps, task: TaskHandle): Promise
           workspace,
         })
       : configured;
+  const budget = assignedStage(task).budget;
+  if ((budget?.tokens !== undefined || budget?.turns !== undefined) && harness.driver !== 'loop') {
+    // Only Loop v0 can stop between model calls; another driver would spend past the budget unseen.
+    deps.step(task, `stage ${assignedStage(task).name} has a token or turn budget: assign it to a loop harness`);
+    throw new HostError(
+      'budget_unsupported',
+      `stage ${assignedStage(task).name}'s budget.tokens and budget.turns bind only a harness of driver loop, not ${harness.driver}`,
+    );
+  }
   const intended = await task.send({
     type: 'dispatch.intend',
     generation: context.generation,
@@ -54,6 +63,7 @@ function runInput(
   workspace: string,
 ): DriverRunInput {
   const prompt = promptOf(task);
+  const budget = assignedStage(task).budget;
   return {
     driver: harness.driver,
     runId: requestId,
@@ -67,7 +77,8 @@ function runInput(
     prompt,
     contextDigest: task.context.contextDigest!,
     // The run's one deadline: the driver keeps it; the pool's watchdog and the job's timeout derive from it.
-    timeoutMs: harness.timeoutMs ?? 600_000,
+    // The stage's budget.wallMs, when it is tighter than the harness's.
+    timeoutMs: Math.min(harness.timeoutMs ?? 600_000, budget?.wallMs ?? Infinity),
     ...(harness.heartbeatMs !== undefined ? { heartbeatMs: harness.heartbeatMs } : {}),
     graceMs: 2_000,
     expectedArtifacts: deps.stageArtifacts(task),
@@ -86,6 +97,8 @@ function runInput(
             logDir: deps.loopLogOf(task),
             generation: task.context.generation,
             conversation: assignedStage(task).name,
+            ...(budget?.turns !== undefined ? { stageMaxTurns: budget.turns } : {}),
+            ...(budget?.tokens !== undefined ? { stageMaxTokens: budget.tokens } : {}),
           }),
         }
       : {}),

@@ -11,6 +11,7 @@ import { observeRun } from './observe-run.js';
 import { verifyAcceptance } from './verify-acceptance.js';
 import { candidateObservations, observationReader } from './effect-observations.js';
 import { retryStoppedRun } from './stage-retry.js';
+import { askOverBudget } from './stage-budget.js';
 
 export { clientRequestId, type HarnessConfig, type HarnessFactory, type FrontierWorkOptions } from './work-options.js';
 
@@ -25,7 +26,8 @@ export { clientRequestId, type HarnessConfig, type HarnessFactory, type Frontier
  * - `observe_run`: wait for the job, keep the receipt, validate the artifacts this run changed
  *   and retain the valid ones as evidence;
  * - `evaluate`: a stage whose run the Host stopped (drain, crash) is dispatched again under the
- *   next generation as its `retry` policy allows, then put to a person (stage-retry.ts); a stage
+ *   next generation as its `retry` policy allows, then put to a person (stage-retry.ts); one whose
+ *   run went over its `budget` is put to a person when its spec says `ask` (stage-budget.ts); a stage
  *   that does not propose completion settles (the Task waits, recording the
  *   stage's artifacts it does not hold); one that does proposes completion, which the statechart
  *   admits only with every required artifact held;
@@ -130,7 +132,7 @@ async function compile(deps: FrontierDeps, task: TaskHandle): Promise<void> {
 
 /**
  * `evaluate`: a stage whose run the Host stopped is retried as its policy allows
- * (`retryStoppedRun`); a stage that does not propose completion settles (the Task waits for the next
+ * (`retryStoppedRun`); one over its budget is put to a person when its spec asks (`askOverBudget`); a stage that does not propose completion settles (the Task waits for the next
  * Assignment), naming the artifacts it was to write and did not; one that does proposes completion
  * from the evidence held.
  */
@@ -138,6 +140,7 @@ async function evaluate(deps: FrontierDeps, task: TaskHandle, signal: AbortSigna
   const { context } = task;
   const stage = assignedStage(task);
   if (await retryStoppedRun(deps, task, stage, signal)) return;
+  if (await askOverBudget(deps, task, stage)) return;
   if (await submitStageDecision(deps, task, stage)) return;
   if (!stage.proposesCompletion) {
     const missing = stage.produces.filter((name) => context.evidence[name]?.generation !== context.generation);

@@ -3,6 +3,7 @@
 export { createFrontierWork, clientRequestId, type HarnessFactory } from './frontier-work.js';
 export { loopLogPath } from './work-options.js';
 export { retryAsked, retryRequestId } from './stage-retry.js';
+export { budgetAsked, budgetRequestId } from './stage-budget.js';
 export {
   HarnessConfig,
   HostConfig,

@@ -43,6 +43,8 @@ const LISTED_CODES = [
   'boot_failed',
   // the Task was cancelled while frontier work was in flight for it (a run is then cancelled)
   'task_cancelled',
+  // a stage with a token or turn budget assigned to a harness that cannot keep it (not Loop v0)
+  'budget_unsupported',
 ] as const;
 
 /**

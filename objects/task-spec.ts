@@ -174,6 +174,24 @@ function specSchemas(object: ObjectOf) {
       max: z.number().int().min(0).max(100),
       backoffMs: z.number().int().min(0).max(86_400_000).default(0),
     }).optional(),
+    /**
+     * What the stage may spend (docs/stages.md, "Budgets"): `tokens` and `turns` bound its Loop v0
+     * conversation, counted from its start or from where it last went over them and was let go on
+     * (a stage naming them runs on a `loop` harness only); `wallMs` is each run's deadline. The
+     * harness's own bounds still hold: the tighter stops first. Over `tokens` or `turns`, the run
+     * ends failed (`onExceeded` `stop`, the default) or a DecisionRequest asks a person whether it
+     * goes on (`ask`).
+     */
+    budget: object({
+      tokens: z.number().int().positive().optional(),
+      turns: z.number().int().positive().optional(),
+      wallMs: z.number().int().positive().max(86_400_000).optional(),
+      onExceeded: z.enum(['stop', 'ask'], { error: 'must be stop or ask' }).default('stop'),
+    })
+      .refine((b) => b.tokens !== undefined || b.turns !== undefined || b.wallMs !== undefined, {
+        error: 'names tokens, turns or wallMs',
+      })
+      .optional(),
   });
 
   const TaskSpec = object({

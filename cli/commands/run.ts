@@ -6,7 +6,7 @@ import {
   waitForTask,
   type TaskView,
 } from '../../kernel/index.js';
-import { hostOptionsOf, retryAsked } from '../../frontier/index.js';
+import { budgetAsked, hostOptionsOf, retryAsked } from '../../frontier/index.js';
 import { openHost, type Host } from '../../host/index.js';
 import { stageNamed, type TaskSpec } from '../../objects/index.js';
 import { RESTING_TASK_STATES, isTaskState } from '../../machines/index.js';
@@ -34,7 +34,7 @@ export async function runTask(values: RunArgs, io: Io): Promise<number> {
   const spec = readSpec(values.spec, values.task);
   const loaded = await loadConfig(values.config);
   const harnesses = loaded?.config.harnesses ?? {};
-  checkPlan(values.stages, spec, Object.keys(harnesses));
+  checkPlan(values.stages, spec, harnesses);
   if (!values.apply && (values.repo !== undefined || values.branch !== undefined))
     throw new CliError('usage', '--repo and --branch go with --apply', { exit: EXIT.usage, path: 'apply' });
   // Refused before any stage runs: what apply will refuse anyway once the Task completes.
@@ -168,9 +168,16 @@ async function runStages(
   };
 }
 
-/** A resting state, or a stage whose automatic retries are exhausted, waiting in `evaluating` for a person's answer. */
+/**
+ * A resting state, or a stage whose automatic retries are exhausted or whose run went over its
+ * budget, waiting in `evaluating` for a person's answer.
+ */
 function resting(taskId: string, task: TaskView): boolean {
-  return REST.includes(task.state) || retryAsked({ taskId, context: task.context });
+  return (
+    REST.includes(task.state) ||
+    retryAsked({ taskId, context: task.context }) ||
+    budgetAsked({ taskId, context: task.context })
+  );
 }
 
 function stopped(

@@ -1,5 +1,5 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WireFormat } from '../../drivers/loop/conversation.js';
 import { tempDir } from '../support/temp.js';
@@ -36,4 +36,20 @@ export function loopRun(
   );
   const args = ['run', '--state', state, '--config', config, '--spec', SPEC, '--stages', 'investigate=loop,fix=loop'];
   return { dir, state, args };
+}
+
+/**
+ * The quickstart's spec with `budget` on its `investigate` stage, written into `dir` (its seed an
+ * absolute path there); returns the file.
+ */
+export function budgetedSpec(dir: string, budget: Record<string, unknown>): string {
+  const spec = JSON.parse(readFileSync(SPEC, 'utf8')) as {
+    workspaceSeed: string;
+    stages: Array<{ name: string; budget?: unknown }>;
+  };
+  spec.workspaceSeed = resolve(dirname(SPEC), spec.workspaceSeed);
+  for (const stage of spec.stages) if (stage.name === 'investigate') stage.budget = budget;
+  const file = join(dir, 'budgeted-task.json');
+  writeFileSync(file, JSON.stringify(spec));
+  return file;
 }
