@@ -170,45 +170,57 @@ describe('a stage over its budget, run by Loop v0 through ordivon run', { timeou
   });
 });
 
-describe('a stage over its budget, answered settle', { timeout: 120_000 }, () => {
-  it('the stage settles as it would without ask: the Task waits, without the artifact, and no run is dispatched', async (t) => {
+describe('a stage over its budget, asked across a restart and answered settle', { timeout: 120_000 }, () => {
+  it('a restarted Host asks no second time; settle lets the stage settle as without ask, and no run is dispatched', async (t) => {
     const model = await startChatModel({ script: { turns: QUICKSTART } });
     t.after(() => model.close());
     const { dir, state, spec } = budgetedRun(model, { turns: 1, onExceeded: 'ask' });
     t.after(() => killProcessesUnder(dir));
-    const host = await openHost({
-      state,
-      harnesses: {
-        loop: {
-          driver: 'loop',
-          model: 'scripted-model',
-          loop: { format: 'chat-completions', baseUrl: model.url },
-          network: 'none',
+    const boot = () =>
+      openHost({
+        state,
+        harnesses: {
+          loop: {
+            driver: 'loop',
+            model: 'scripted-model',
+            loop: { format: 'chat-completions', baseUrl: model.url },
+            network: 'none',
+          },
         },
-      },
-    });
+      });
+    const request = 'quickstart-1/a1/g1/budget';
+    const first = await boot();
     try {
-      const sup = host.supervisor;
+      const sup = first.supervisor;
       const { taskId } = await sup.createTask(
         JSON.parse(readFileSync(spec, 'utf8')) as Parameters<Supervisor['createTask']>[0],
       );
       await sup.send(taskId, { type: 'assignment.commit', harness: 'loop', stage: 'investigate' });
       await journalHas(sup, taskId, 'request.open');
-      const request = `${taskId}/a1/g1/budget`;
-      const asked = sup.getObject<{ budgetImpact: string }>(sup.getTask(taskId)!.context.requests[request]!.digest);
+    } finally {
+      await first.stop();
+    }
+
+    const second = await boot();
+    try {
+      const sup = second.supervisor;
+      const task = sup.getTask('quickstart-1')!;
+      assert.equal(task.state, 'evaluating');
+      const asked = sup.getObject<{ budgetImpact: string }>(task.context.requests[request]!.digest);
       assert.match(
         asked.body.budgetImpact,
         /^spent so far: 110 tokens in 1 model turn; continuing allows 1 model turn more$/,
       );
-      const answered = await sup.send(taskId, { type: 'request.answer', requestId: request, answer: 'settle' });
+      const answered = await sup.send('quickstart-1', { type: 'request.answer', requestId: request, answer: 'settle' });
       assert.equal(answered.admitted, true);
-      assert.equal(await sup.waitFor(taskId, ['waiting']), 'waiting');
-      const events = sup.events(taskId);
+      assert.equal(await sup.waitFor('quickstart-1', ['waiting']), 'waiting');
+      const events = sup.events('quickstart-1');
+      assert.equal(events.filter((e) => e.type === 'request.open').length, 1, 'asked once, across the restart');
       assert.deepEqual(events.find((e) => e.type === 'evaluation.settle')?.data['missing'], ['findings.json']);
       assert.equal(events.filter((e) => e.type === 'dispatch.intend').length, 1);
       assert.equal(model.requests.length, 1);
     } finally {
-      await host.stop();
+      await second.stop();
     }
   });
 });

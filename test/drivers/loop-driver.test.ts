@@ -270,6 +270,21 @@ describe('Loop v0 (driver loop)', { timeout: 120_000 }, () => {
     );
   });
 
+  it("killed and taken up by the next generation, its stage's budget goes on counting: a crash does not renew it", async (t) => {
+    const model = await startChatModel({ script: { turns: chatTurns(COUNTED) } });
+    t.after(() => model.close());
+    const { ws, logDir } = place();
+    const input = (generation: number) => {
+      const base = loopInput(ws, logDir, 'chat-completions', model.url, generation);
+      return { ...base, loop: { ...base.loop!, stageMaxTokens: 200 } };
+    };
+    assert.equal(await runChild(input(1), { record: 'tool_result', nth: 1 }), undefined);
+    // 110 tokens before the kill, 220 after the next answer: over the 200, though this run spent 110.
+    const result = await runChild(input(2));
+    assert.equal(result && !result.ok && result.code, 'loop_token_budget');
+    assert.equal(model.requests.length, 2);
+  });
+
   it("stops at its stage's turn budget with loop_turn_budget, before the harness's", async (t) => {
     const model = await startChatModel({ script: { turns: chatTurns(COUNTED) } });
     t.after(() => model.close());
