@@ -6,19 +6,10 @@ import { readLogFile } from '../../drivers/loop/step-log.js';
 import { openHost } from '../../host/host.js';
 import { createSupervisor, type Supervisor } from '../../kernel/index.js';
 import { createRuntime } from '../../runtime/index.js';
-import { startChatModel, type ChatModel, type ChatReply } from '../../workloads/scripted/chat-model.js';
+import { startChatModel, type ChatModel } from '../../workloads/scripted/chat-model.js';
 import { ordivon } from '../support/decision-requests.js';
 import { killProcessesUnder } from '../support/temp.js';
-import { budgetedSpec, loopRun } from './loop-fixture.js';
-
-const FINDINGS = JSON.stringify({ failing: ['parses milliseconds'], cause: 'the unit pattern tries m before ms' });
-// Every answer spends 110 tokens.
-const usage = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 };
-const call = (name: string, args: Record<string, unknown>): ChatReply => ({
-  toolCalls: [{ name, arguments: args }],
-  usage,
-  hang: false,
-});
+import { FINDINGS, budgetedSpec, call, loopRun } from './loop-fixture.js';
 
 /** The quickstart in seven answers: investigate reads twice before it writes its findings, then the fix. */
 const QUICKSTART = [

@@ -8,16 +8,8 @@ import { createRuntime } from '../../runtime/index.js';
 import { startChatModel, type ChatModel, type ChatReply } from '../../workloads/scripted/chat-model.js';
 import { ordivon } from '../support/decision-requests.js';
 import { killProcessesUnder } from '../support/temp.js';
-import { loopRun } from './loop-fixture.js';
+import { FINDINGS, call, loopRun, usage } from './loop-fixture.js';
 import { CLI } from './run-fixture.js';
-
-const FINDINGS = JSON.stringify({ failing: ['parses milliseconds'], cause: 'the unit pattern tries m before ms' });
-const usage = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 };
-const call = (name: string, args: Record<string, unknown>): ChatReply => ({
-  toolCalls: [{ name, arguments: args }],
-  usage,
-  hang: false,
-});
 
 /** The quickstart after the first investigate turn: the findings, finish, then the fix stage. */
 const REST = [

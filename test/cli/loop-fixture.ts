@@ -2,7 +2,22 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WireFormat } from '../../drivers/loop/conversation.js';
+import type { ChatReply } from '../../workloads/scripted/chat-model.js';
 import { tempDir } from '../support/temp.js';
+
+/** The quickstart's findings as the scripted model writes them. */
+export const FINDINGS = JSON.stringify({
+  failing: ['parses milliseconds'],
+  cause: 'the unit pattern tries m before ms',
+});
+/** What every scripted answer spends: 110 tokens. */
+export const usage = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 };
+/** A scripted answer that calls one of Loop v0's tools. */
+export const call = (name: string, args: Record<string, unknown>): ChatReply => ({
+  toolCalls: [{ name, arguments: args }],
+  usage,
+  hang: false,
+});
 
 const SPEC = fileURLToPath(new URL('../../../examples/quickstart/task.json', import.meta.url));
 
