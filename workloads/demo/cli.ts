@@ -49,18 +49,23 @@ async function requireDemoPackages(workload: string, acpAgent: string): Promise<
  * one line per scenario, and exits 0 only if every expectation held (1 naming the first that did
  * not). F3's two halves run in two child processes: one loses the response and stops, a fresh one
  * reconciles. `--workload round1` runs the Round 1 maintenance world instead (round1.ts), and
- * `--workload world-w1` the comparison of Effects on a provider and in a browser (workloads/world-w1/demo.ts).
+ * `--workload world-w1` the comparison of Effects on a provider and in a browser (workloads/world-w1/demo.ts),
+ * and `--workload loop-compare` Loop v0 against the one-shot gateway and the mature harnesses
+ * (workloads/loop-compare/).
  */
 export const demo = command({
   name: 'demo',
   summary:
-    'a frozen workload end to end (npm start: the repair workload; --workload round1: the maintenance world; --workload world-w1: Effects on a provider and in a browser)',
+    'a frozen workload end to end (npm start: the repair workload; --workload round1: the maintenance world; --workload world-w1: Effects on a provider and in a browser; --workload loop-compare: Loop v0 against the gateway and the mature harnesses)',
   details: [
     'hamilton: both orders, F1 F2 F3, artifact-first. round1: the world or the Goal revised mid-run (both orders),',
     "the README's action, an invented candidate, a late decision on a Context the Task left, then the continuation",
     'after a lost ledger answer (six trajectories across two fresh processes, and the plain-retry baseline).',
     'world-w1: each operation of a provider process, and a web form in Chromium, under each fault, through the Host',
     'and the plain integrations; prints one table (--only takes trajectory names such as orders-commit-then-drop).',
+    'loop-compare: duration-v1, hamilton-v1 and round1-v1 by the one-shot gateway, Loop v0, codex app-server and',
+    'opencode acp, each honest, claiming falsely and SIGKILLed mid-stage; prints one table and writes its results',
+    'file in the state root (--only takes workload and variant names such as duration-v1,loop).',
     'Each scenario is its own Task; every result is read back from the durable state. Exit 0 only if every',
     'expectation held, 1 naming the first that did not. An expectation comparing scenarios is checked only',
     'when --only ran all of them (else it is reported as not checked).',
