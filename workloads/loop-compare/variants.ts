@@ -148,6 +148,8 @@ export function harnessOf(variant: Variant, url: string, home: string, timeoutMs
       command: process.execPath,
       args: [GATEWAY_AGENT],
       env: { ORDIVON_GATEWAY_URL: url },
+      // Its compiled code and the packages it imports (zod), from the package's root; the default
+      // network (`host`) reaches the model on loopback.
       readable: [join(GATEWAY_AGENT, '..', '..', '..', '..')],
       timeoutMs,
     };
