@@ -1,3 +1,4 @@
+import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { opencodeCommand, opencodeEnv } from '../../drivers/acp/index.js';
@@ -139,6 +140,8 @@ export async function startStageModel(variant: Variant, plan: StagePlan, holdAt?
 
 /** The gateway's executable (a `command` harness): compiled beside this module. */
 export const GATEWAY_AGENT = fileURLToPath(new URL('./gateway-agent.js', import.meta.url));
+const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const MODULES = join(PACKAGE_ROOT, 'node_modules');
 
 /** The harness that runs a stage of `variant` against its model at `url`, with `home` for the agents' throwaway homes. */
 export function harnessOf(variant: Variant, url: string, home: string, timeoutMs: number): Record<string, unknown> {
@@ -148,9 +151,10 @@ export function harnessOf(variant: Variant, url: string, home: string, timeoutMs
       command: process.execPath,
       args: [GATEWAY_AGENT],
       env: { ORDIVON_GATEWAY_URL: url },
-      // Its compiled code and the packages it imports (zod), from the package's root; the default
-      // network (`host`) reaches the model on loopback.
-      readable: [join(GATEWAY_AGENT, '..', '..', '..', '..')],
+      // Its compiled code and the packages it imports (zod), wherever node_modules really is (a
+      // sandbox mounts paths, not the links to them); the default network (`host`) reaches the
+      // model on loopback.
+      readable: [PACKAGE_ROOT, ...(existsSync(MODULES) ? [realpathSync(MODULES)] : [])],
       timeoutMs,
     };
   }
