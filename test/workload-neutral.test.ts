@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 /**
  * The Host carries anybody's agent work: no code outside the workloads, the examples and the tests
  * knows the demo workload's stages, artifacts or name. Documentation (Markdown) may describe the
- * demo; lockfiles name packages.
+ * demo; lockfiles name packages; a committed results file (`bench/results/`) records a run of a
+ * workload, as data.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ALLOWED_TOP = new Set(['workloads', 'examples', 'test', 'node_modules', 'dist', '.git', '.agents', '.ordivon']);
@@ -17,6 +18,7 @@ function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (dir === ROOT && ALLOWED_TOP.has(entry.name)) return [];
+    if (relative(ROOT, path) === join('bench', 'results')) return [];
     if (entry.isDirectory()) return files(path);
     if (entry.name.endsWith('.md') || entry.name === 'package-lock.json') return [];
     return [path];
