@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { journalHas } from '../support/wait.js';
 import { readLogFile } from '../../drivers/loop/step-log.js';
 import { openHost } from '../../host/host.js';
 import { createSupervisor, type Supervisor } from '../../kernel/index.js';
@@ -41,21 +42,6 @@ async function journal<T>(state: string, read: (sup: Supervisor) => T): Promise<
   } finally {
     await sup.stop();
   }
-}
-
-/** Resolves once the Task's journal holds an event of `type` (already, or at a later commit). */
-function journalHas(sup: Supervisor, taskId: string, type: string): Promise<void> {
-  return new Promise((resolve) => {
-    let off = () => {};
-    const check = () => {
-      if (sup.events(taskId).some((e) => e.type === type)) {
-        off();
-        resolve();
-      }
-    };
-    off = sup.subscribe((c) => c.taskId === taskId && check());
-    check();
-  });
 }
 
 describe('a stage over its budget, run by Loop v0 through ordivon run', { timeout: 180_000 }, () => {

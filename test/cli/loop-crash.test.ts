@@ -8,6 +8,7 @@ import { createRuntime } from '../../runtime/index.js';
 import { startChatModel, type ChatModel, type ChatReply } from '../../workloads/scripted/chat-model.js';
 import { ordivon } from '../support/decision-requests.js';
 import { killProcessesUnder } from '../support/temp.js';
+import { until } from '../support/until.js';
 import { FINDINGS, call, loopRun, usage } from './loop-fixture.js';
 import { CLI } from './run-fixture.js';
 
@@ -29,31 +30,16 @@ async function killedRun(args: string[], when: Promise<unknown>): Promise<string
   return new Promise((resolve) => child.once('close', (_code, signal) => resolve(signal)));
 }
 
-/**
- * Resolves once `holds()` is true, checked every 25 ms (the check is the order, not the period).
- * Not a recursive `fs.watch`: on Linux it can miss a file made in a folder made just before, and
- * fails when a folder under it (the workspace's seeding one) goes away while it walks.
- */
-function until(holds: () => boolean): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setInterval(() => {
-      if (!holds()) return;
-      clearInterval(timer);
-      resolve();
-    }, 25);
-  });
-}
-
 /** Resolves once `file` exists. */
-const fileAppears = (file: string) => until(() => existsSync(file));
+const fileAppears = (file: string) => until(file, 120_000, async () => existsSync(file) || undefined);
 
 /** Resolves once the log at `path` holds a record of kind `t`. */
-function logReaches(path: string, t: LogRecord['t']): Promise<void> {
-  return until(() => {
+function logReaches(path: string, t: LogRecord['t']): Promise<unknown> {
+  return until(`${t} in ${path}`, 120_000, async () => {
     try {
-      return existsSync(path) && readLogFile(path).some((r) => r.t === t);
+      return (existsSync(path) && readLogFile(path).some((r) => r.t === t)) || undefined;
     } catch {
-      return false;
+      return undefined; // a line still being written
     }
   });
 }

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { journalHas } from '../support/wait.js';
 import { openHost, type Host } from '../../host/host.js';
-import { HostError, createSupervisor, manualClock, type Clock, type Supervisor } from '../../kernel/index.js';
+import { HostError, createSupervisor, manualClock, type Clock } from '../../kernel/index.js';
 import { gatedAgent } from '../support/gated-agent.js';
 import { tempDir } from '../support/temp.js';
 
@@ -44,21 +45,6 @@ function rig(retry: { max: number; backoffMs?: number }) {
       }),
     forgetSteps: () => void steps.splice(0),
   };
-}
-
-/** Resolves once the Task's journal holds an event of `type` (already, or at a later commit). */
-function journalHas(sup: Supervisor, taskId: string, type: string): Promise<void> {
-  return new Promise((resolve) => {
-    let off = () => {};
-    const check = () => {
-      if (sup.events(taskId).some((e) => e.type === type)) {
-        off();
-        resolve();
-      }
-    };
-    off = sup.subscribe((c) => c.taskId === taskId && check());
-    check();
-  });
 }
 
 /** Creates the Task, assigns its stage and resolves once its run is in flight. */
