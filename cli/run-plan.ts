@@ -22,20 +22,30 @@ export function checkPlan(
         exit: EXIT.usage,
         path: `--stages[${i}]`,
       });
-    const configured = Object.hasOwn(harnesses, harness) ? harnesses[harness] : undefined;
-    if (configured === undefined)
+    // `a+b+c` runs parallel Attempts (docs/branch-and-join.md); a stage naming `parallel` runs its own.
+    const named = harness.includes('+') ? harness.split('+') : [harness];
+    if (named.length > 1 && (declared.fanOut || declared.decision))
       throw new CliError(
-        'harness_unknown',
-        `--stages[${i}]: no harness named ${harness} is configured${names.length > 0 ? ` (configured: ${names.join(', ')})` : ' (no ordivon.config.json here; give --config FILE)'}`,
+        'branch_invalid',
+        `--stages[${i}]: stage ${stage} ${declared.fanOut ? 'fans out to one harness' : 'is a decision stage'}; it runs no parallel Attempts`,
         { exit: EXIT.usage, path: `--stages[${i}]` },
       );
-    const { budget } = declared;
-    if ((budget?.tokens !== undefined || budget?.turns !== undefined) && configured.driver !== 'loop')
-      throw new CliError(
-        'budget_unsupported',
-        `--stages[${i}]: stage ${stage} has a token or turn budget, which only a harness of driver loop keeps; ${harness} is driver ${configured.driver}`,
-        { exit: EXIT.usage, path: `--stages[${i}]` },
-      );
+    for (const name of named.length > 1 ? named : [...(declared.parallel ?? []), harness]) {
+      const configured = Object.hasOwn(harnesses, name) ? harnesses[name] : undefined;
+      if (configured === undefined)
+        throw new CliError(
+          'harness_unknown',
+          `--stages[${i}]: no harness named ${name} is configured${names.length > 0 ? ` (configured: ${names.join(', ')})` : ' (no ordivon.config.json here; give --config FILE)'}`,
+          { exit: EXIT.usage, path: `--stages[${i}]` },
+        );
+      const { budget } = declared;
+      if ((budget?.tokens !== undefined || budget?.turns !== undefined) && configured.driver !== 'loop')
+        throw new CliError(
+          'budget_unsupported',
+          `--stages[${i}]: stage ${stage} has a token or turn budget, which only a harness of driver loop keeps; ${name} is driver ${configured.driver}`,
+          { exit: EXIT.usage, path: `--stages[${i}]` },
+        );
+    }
   });
 }
 

@@ -5,6 +5,7 @@ import { type TaskHandle, HostError, contextOf, assignedStage } from '../kernel/
 import { DEFAULT_APPROVALS, runApprovals, type HarnessConfig } from './harness-config.js';
 import { clientRequestId, type FrontierDeps } from './work-options.js';
 import { runGrants } from './permission-requests.js';
+import { branchKind, openBranch, parentLets } from './branch.js';
 
 /**
  * `dispatch`: persists the intent with its clientRequestId, then calls the Runtime; a response
@@ -15,6 +16,9 @@ import { runGrants } from './permission-requests.js';
 export async function dispatchRun(deps: FrontierDeps, task: TaskHandle): Promise<void> {
   const { context } = task;
   const assignment = context.assignment!;
+  const branch = branchKind(task, assignedStage(task));
+  if (branch) return openBranch(deps, task, branch);
+  if (!(await parentLets(deps, task))) return;
   const configured = deps.options.harnesses[assignment.harness];
   const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'run');
   if (!configured) {

@@ -12,6 +12,7 @@ import { verifyAcceptance } from './verify-acceptance.js';
 import { candidateObservations, observationReader } from './effect-observations.js';
 import { retryStoppedRun } from './stage-retry.js';
 import { askOverBudget } from './stage-budget.js';
+import { joinBranch } from './branch.js';
 
 export { clientRequestId, type HarnessConfig, type HarnessFactory, type FrontierWorkOptions } from './work-options.js';
 
@@ -37,6 +38,8 @@ export { clientRequestId, type HarnessConfig, type HarnessFactory, type Frontier
  * - `escalate_authority`: a chosen candidate without trusted authority, on a stage that puts one
  *   to a person: open the DecisionRequest naming its untrusted sources (decisions.ts);
  * - `rerun`: the Context moved under the Assignment; run its stage again under the next generation;
+ * - `join`: a branch stage's children (parallel Attempts, a fan-out) are created, their ends
+ *   observed, and the join committed once with the winners' work merged in (branch.ts);
  * - `confirm_effect`, `reconcile_effect`, `escalate_effect`: an Effect whose answer was not
  *   recorded is unknown, looked up by its request id, and put to an operator when nothing is
  *   found (effect-actions.ts).
@@ -78,6 +81,8 @@ export function createFrontierWork(options: FrontierWorkOptions): FrontierRunner
           return escalateEffect(deps, task);
         case 'escalate_authority':
           return askAuthority(deps, task);
+        case 'join':
+          return joinBranch(deps, task, signal);
         case 'none':
           return;
       }

@@ -9,6 +9,7 @@ import { type TaskHandle, assignedStage } from '../kernel/index.js';
 import type { FrontierDeps } from './work-options.js';
 import { openPermissionRequests } from './permission-requests.js';
 import { untilAborted } from './until-aborted.js';
+import { parentLets } from './branch.js';
 
 /**
  * `observe_run`: waits for the job, keeps the receipt, checks the artifacts of the Assignment's
@@ -20,6 +21,8 @@ import { untilAborted } from './until-aborted.js';
 export async function observeRun(deps: FrontierDeps, task: TaskHandle, signal: AbortSignal): Promise<void> {
   const { context } = task;
   const dispatch = context.dispatch!;
+  // A child whose parent moved on is cancelled (the cancel's commit stops this run).
+  if (!(await parentLets(deps, task))) return;
   const job = await awaitJob(deps, task, signal);
   const workspace = await deps.workspaceOf(task);
   const receipt = job.harness?.receipt ?? missingReceipt(job, context.contextDigest!);
@@ -27,7 +30,8 @@ export async function observeRun(deps: FrontierDeps, task: TaskHandle, signal: A
   // Escalated permission requests are asked before the run is observed, so none is lost to a crash
   // between the two: a boot that observes the job again finds them open under the same ids.
   await openPermissionRequests(deps, task, receipt);
-  const { objects, blobs, claims, evidence, refused } = retainEvidence(deps, task, job, workspace);
+  const changed = new Map((job.files?.changed ?? []).map((f) => [f.name, f.digest]));
+  const { objects, blobs, claims, evidence, refused } = retainEvidence(deps, task, changed, workspace);
   deps.step(task, `evidence retained: ${Object.keys(evidence).join(', ') || 'none'}`);
   await task.send(
     {
@@ -65,7 +69,7 @@ async function awaitJob(deps: FrontierDeps, task: TaskHandle, signal: AbortSigna
   }
 }
 
-interface RetainedEvidence {
+export interface RetainedEvidence {
   objects: Array<{ kind: string; body: unknown }>;
   blobs: Buffer[];
   claims: Array<{ kind: 'evidence'; key: string }>;
@@ -80,11 +84,16 @@ type ArtifactCheck =
   | undefined;
 
 /**
- * Checks each artifact of the Assignment's stage that this run changed against its contract and
- * gathers the valid ones as evidence objects, claims and blobs; the others are refused with a step.
+ * Checks each artifact of the Assignment's stage that this run changed (name → the digest it ended
+ * with) against its contract and gathers the valid ones as evidence objects, claims and blobs; the
+ * others are refused with a step.
  */
-function retainEvidence(deps: FrontierDeps, task: TaskHandle, job: JobRecord, workspace: string): RetainedEvidence {
-  const changed = new Map((job.files?.changed ?? []).map((f) => [f.name, f.digest]));
+export function retainEvidence(
+  deps: FrontierDeps,
+  task: TaskHandle,
+  changed: ReadonlyMap<string, string>,
+  workspace: string,
+): RetainedEvidence {
   const retained: RetainedEvidence = { objects: [], blobs: [], claims: [], evidence: {}, refused: {} };
   const produces = new Set(assignedStage(task).produces);
   for (const required of task.spec.requiredArtifacts) {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { createWorkspace, type Runtime } from '../runtime/index.js';
 import type { ArtifactContracts } from '../objects/index.js';
-import { type TaskHandle, assignedStage, systemClock, type Clock } from '../kernel/index.js';
+import { type TaskHandle, type Supervisor, assignedStage, systemClock, type Clock } from '../kernel/index.js';
 import type { ApprovalPolicy, HarnessConfig, HarnessFactory } from './harness-config.js';
 import type { EffectAdapter } from './effect-adapter.js';
 
@@ -32,14 +32,22 @@ export interface FrontierWorkOptions {
   effectAdapters?: Record<string, EffectAdapter>;
   /** The clock DecisionRequest deadlines are set on (the supervisor's). */
   clock?: Clock;
+  /**
+   * The Tasks of this Host, for a branch stage's children (docs/branch-and-join.md): the
+   * Supervisor the frontier works for, once it exists. Without it a branch stage cannot fan out.
+   */
+  tasks?: () => TaskFamily | undefined;
 }
+
+/** What a branch stage's work needs of the Supervisor: create its children, send to them, read and follow them. */
+export type TaskFamily = Pick<Supervisor, 'createTask' | 'getTask' | 'send' | 'subscribe' | 'events' | 'taskActor' | 'actor'>;
 
 /** Deterministic per Task Attempt, Assignment generation and what is run: the same intent always gets the same id. */
 export function clientRequestId(
   taskId: string,
   attempt: number,
   generation: number,
-  what: 'run' | 'verify' | 'action' | 'effect',
+  what: 'run' | 'verify' | 'action' | 'effect' | 'branch',
 ): string {
   return `${taskId}/a${attempt}/g${generation}/${what}`;
 }

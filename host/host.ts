@@ -186,6 +186,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     ...(options.onStep ? { onStep: options.onStep } : {}),
     ...(options.effectAdapters ? { effectAdapters: options.effectAdapters } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    tasks: () => supervisor,
   });
   supervisor = createSupervisor({ ...options, ...(cluster ? { cluster } : {}), state: root, frontier });
   try {

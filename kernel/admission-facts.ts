@@ -99,8 +99,11 @@ const GATHER: { readonly [K in AdmissionFact]: (event: Admitting, scope: Admissi
     if ('refusal' in resolved) return resolved;
     return resolved.stage === undefined ? { purpose: resolved.purpose } : resolved;
   },
+  // `a+b+c` names parallel Attempts (docs/branch-and-join.md): each must be known.
   harnesses: ({ harness }, { harnesses }) =>
-    harnesses && !harnesses.includes(needed(harness, 'harness')) ? { harnesses: [...harnesses] } : {},
+    harnesses && needed(harness, 'harness').split('+').some((name) => !harnesses.includes(name))
+      ? { harnesses: [...harnesses] }
+      : {},
   'next-goal-revision': ({ goalRevision: sent }, { context }) => {
     const goalRevision = sent ?? context.goal.revision + 1;
     if (goalRevision === context.goal.revision + 1) return { goalRevision };

@@ -45,6 +45,7 @@ const LISTED_CODES = [
   'task_cancelled',
   // a stage with a token or turn budget assigned to a harness that cannot keep it (not Loop v0)
   'budget_unsupported',
+  'branch_invalid',
 ] as const;
 
 /**

@@ -11,6 +11,7 @@ import {
   checkSpecTemplates,
   type ArtifactContracts,
   type TaskSpecInput,
+  stagesOf,
 } from '../objects/index.js';
 import type { Attachments, SendResult } from './task-actor.js';
 
@@ -31,21 +32,51 @@ export interface NewTask {
  * at `(root)`.
  */
 export function parseTaskSpec(input: unknown, contracts: ArtifactContracts = {}): TaskSpec {
+  const parsed = specOf(input, contracts);
+  if ('issue' in parsed) {
+    const { path, message } = parsed.issue;
+    throw new HostError('invalid_spec', `task spec ${path}: ${message}`, { path });
+  }
+  return parsed.spec;
+}
+
+/** The spec, or its first issue (the field path and what is wrong there). */
+function specOf(
+  input: unknown,
+  contracts: ArtifactContracts,
+): { spec: TaskSpec } | { issue: { path: string; message: string } } {
   const size = specBytes(input);
   if (size > SPEC_MAX_BYTES)
-    throw new HostError(
-      'invalid_spec',
-      `task spec (root): ${size} bytes of JSON; a spec may hold at most ${SPEC_MAX_BYTES} (1 MiB)`,
-      { path: '(root)' },
-    );
+    return {
+      issue: { path: '(root)', message: `${size} bytes of JSON; a spec may hold at most ${SPEC_MAX_BYTES} (1 MiB)` },
+    };
   const parsed = TaskSpecStrict.safeParse(input);
   if (!parsed.success) {
-    const { code, path, message } = zodIssue('invalid_spec', parsed.error);
-    throw new HostError(code, `task spec ${path}: ${message}`, { path });
+    const { path, message } = zodIssue('invalid_spec', parsed.error);
+    return { issue: { path, message } };
   }
-  const issue = checkSpecContracts(parsed.data, contracts) ?? checkSpecTemplates(parsed.data);
-  if (issue) throw new HostError('invalid_spec', `task spec ${issue.path}: ${issue.message}`, { path: issue.path });
-  return parsed.data;
+  const issue =
+    checkSpecContracts(parsed.data, contracts) ??
+    checkSpecTemplates(parsed.data) ??
+    fanOutIssue(parsed.data, contracts);
+  return issue ? { issue } : { spec: parsed.data };
+}
+
+/**
+ * A fan-out's child spec is checked as any spec when its parent is created (with `{{item}}` as
+ * the item), so a bad template is refused before anything runs, at its path
+ * (`stages.1.fanOut.spec.goal`). It has at most one stage: the Host assigns a child only that.
+ */
+function fanOutIssue(spec: TaskSpec, contracts: ArtifactContracts): { path: string; message: string } | undefined {
+  for (const [i, stage] of stagesOf(spec).entries()) {
+    if (!stage.fanOut) continue;
+    const at = `stages.${i}.fanOut.spec`;
+    const child = specOf(stage.fanOut.spec, contracts);
+    if ('issue' in child)
+      return { path: child.issue.path === '(root)' ? at : `${at}.${child.issue.path}`, message: child.issue.message };
+    if ((child.spec.stages?.length ?? 1) > 1) return { path: `${at}.stages`, message: "a fan-out's child spec has one stage" };
+  }
+  return undefined;
 }
 
 /**

@@ -8,6 +8,8 @@ export {
   type Rejection,
   type RejectionReason,
   type DispatchStatus,
+  type BranchState,
+  type BranchChild,
 } from './task-context.js';
 export {
   TASK_EVENTS,

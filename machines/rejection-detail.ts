@@ -138,6 +138,9 @@ function rejectionDetail(context: TaskMachineContext, event: TaskEvent, reason: 
   if (reason === 'effect_failed' && event.type === 'effect.fail') return `${event.code}: ${event.reason}`;
   if (reason === 'effect_endpoint_changed' && event.type === 'effect.refuse')
     return `${event.candidateId}: ${event.reason}`;
+  if (reason === 'superseded' && event.type === 'branch.observe')
+    return `child ${event.child} ended ${event.state} after ${context.branch?.branchId === event.branchId && context.branch.winners !== null ? 'the join' : 'its branch was left'}`;
+  if (reason === 'join_unsatisfied' && event.type === 'branch.join') return event.reason;
   if (reason === 'action_failed' && event.type === 'action.record')
     return `${event.candidateId}: exit ${event.exitCode ?? 'none'}`;
   return undefined;

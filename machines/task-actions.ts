@@ -39,6 +39,50 @@ export const TASK_ACTIONS = {
   rejectRequestStale: reject('decision_stale'),
   rejectAnswer: reject('answer_not_allowed'),
   rejectHarness: reject('harness_unknown'),
+  rejectJoin: reject('join_unsatisfied'),
+  openBranch: update(({ event }) => {
+    assertEvent(event, 'branch.open');
+    const children = Object.fromEntries(
+      event.children.map((c) => [
+        c.taskId,
+        { harness: c.harness, item: c.item ?? null, status: 'open' as const, state: null, outcomeDigest: null, ended: null, late: false },
+      ]),
+    );
+    return {
+      branch: {
+        branchId: event.branchId,
+        generation: event.generation,
+        kind: event.kind,
+        join: event.join,
+        children,
+        winners: null,
+        reason: null,
+      },
+    };
+  }),
+  // A child's end: kept in the branch, in the order the ends came (late: after the join, retained `superseded`).
+  observeChild: update(({ context, event }) => {
+    assertEvent(event, 'branch.observe');
+    const branch = context.branch!;
+    const ended = Object.values(branch.children).filter((c) => c.ended !== null).length + 1;
+    const child = {
+      ...branch.children[event.child]!,
+      status: event.verified ? ('verified' as const) : ('failed' as const),
+      state: event.state,
+      outcomeDigest: event.outcomeDigest,
+      ended,
+      late: branch.winners !== null,
+    };
+    return { branch: { ...branch, children: { ...branch.children, [event.child]: child } } };
+  }),
+  // The join, with the stage's artifacts the merge of the winners' work brought, as a run's are kept.
+  joinBranch: update(({ context, event }) => {
+    assertEvent(event, 'branch.join');
+    const evidence = { ...context.evidence };
+    for (const name of Object.keys(event.evidence).sort())
+      evidence[name] = { digest: event.evidence[name]!, generation: event.generation };
+    return { evidence, branch: { ...context.branch!, winners: event.winners, reason: event.reason } };
+  }),
   intendEffect: update(({ event }) => {
     assertEvent(event, 'effect.intend');
     const { requestId, generation, candidateId, intentDigest, reconcile } = event;
@@ -123,6 +167,7 @@ export const TASK_ACTIONS = {
       decision: null,
       asked: null,
       action: null,
+      branch: null,
     };
   }),
   compileContext: update(({ event }) => {

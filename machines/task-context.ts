@@ -19,7 +19,8 @@ export type RejectionReason =
   | 'decision_revoked'
   | 'decision_stale'
   | 'answer_not_allowed'
-  | 'harness_unknown';
+  | 'harness_unknown'
+  | 'join_unsatisfied';
 
 /**
  * Every RejectionReason, for the check that each is a row of docs/errors.md
@@ -46,6 +47,7 @@ export const REJECTION_REASONS = [
   'decision_stale',
   'answer_not_allowed',
   'harness_unknown',
+  'join_unsatisfied',
 ] as const satisfies readonly RejectionReason[];
 const LISTED: Exclude<RejectionReason, (typeof REJECTION_REASONS)[number]> extends never ? true : never = true;
 void LISTED;
@@ -80,6 +82,33 @@ export interface EffectState {
 }
 
 export type RequestStatus = 'pending' | 'answered' | 'expired' | 'revoked';
+
+/** One child of a branch as the parent keeps it (machine version 8). */
+export interface BranchChild {
+  harness: string;
+  item: string | null;
+  /** `open` until its end is observed; `verified` when it completed; `failed` otherwise. */
+  status: 'open' | 'verified' | 'failed';
+  /** The child's state at its end (null while open). */
+  state: string | null;
+  outcomeDigest: string | null;
+  /** Its place among the children's ends (1 the first), null while open. */
+  ended: number | null;
+  /** Its end was observed after the join (retained, `superseded`). */
+  late: boolean;
+}
+
+/** A branch stage's children and join (machine version 8): parallel Attempts or a fan-out of child Tasks. */
+export interface BranchState {
+  branchId: string;
+  generation: number;
+  kind: 'parallel' | 'fanOut';
+  join: string;
+  children: Record<string, BranchChild>;
+  /** The children the join took, in order; null before the join. */
+  winners: string[] | null;
+  reason: string | null;
+}
 
 /** A DecisionRequest as the statechart keeps it; the full request is the object `digest` names. */
 export interface RequestState {
@@ -131,6 +160,8 @@ export interface TaskMachineContext {
   requests: Record<string, RequestState>;
   verification: { generation: number; digest: string; passed: boolean; sourceDigest: string } | null;
   outcome: { digest: string; revision: number } | null;
+  /** The current Assignment's branch (a `parallel` or `fanOut` stage), null otherwise (machine version 8). */
+  branch: BranchState | null;
   /**
    * How many events the statechart has retained and rejected, in all. Each one is in the journal
    * with its code (`disposition`); the context keeps only the count and the latest, so a Task's
@@ -166,6 +197,7 @@ export const EMPTY_TASK_CONTEXT: TaskMachineContext = {
   requests: {},
   verification: null,
   outcome: null,
+  branch: null,
   rejected: 0,
   lastRejection: null,
   cancelReason: null,

@@ -373,6 +373,56 @@ export const TASK_EVENTS = [
       },
     },
   ),
+  /**
+   * The fan-out intent of a branch stage (docs/branch-and-join.md): the children's Task ids,
+   * deterministic from the Assignment, durable before any child is created.
+   */
+  taskEvent(
+    'branch.open',
+    {
+      generation: Generation,
+      branchId: Id,
+      kind: z.enum(['parallel', 'fanOut']),
+      /** `first_verified` or `all` (parallel); `all`, `any` or `at_least:N` (fanOut). */
+      join: Label,
+      children: z
+        .array(z.strictObject({ taskId: Id, harness: Label, item: z.string().max(2_000).optional() }))
+        .min(1)
+        .max(64),
+    },
+    { external: false },
+  ),
+  /** A child's end, as evidence: its state then, whether it completed (verified) and its outcome. */
+  taskEvent(
+    'branch.observe',
+    {
+      generation: Generation,
+      branchId: Id,
+      child: Id,
+      state: Label,
+      verified: z.boolean(),
+      outcomeDigest: Digest.nullable(),
+      detail: z.string().max(2_000).optional(),
+    },
+    { external: false },
+  ),
+  /** The join, once: the children whose work the parent takes (none: the join cannot be satisfied). */
+  taskEvent(
+    'branch.join',
+    {
+      generation: Generation,
+      branchId: Id,
+      winners: z.array(Id).max(64),
+      reason: z.string().min(1).max(2_000),
+      /** The stage's artifacts among the winners' work merged into this Task's workspace, validated: name → digest. */
+      evidence: EvidenceMap.default({}),
+      refused: z.record(z.string().min(1).max(1_000), StoredArtifactRefusal).optional(),
+      /** The paths the merge wrote (recorded, not used by guards). */
+      merged: z.array(z.string().max(4_096)).max(100_000).default([]),
+      sourceDigest: Digest.optional(),
+    },
+    { external: false, refs: { evidence: 'blob' } },
+  ),
   taskEvent('task.cancel', { reason: z.string().min(1).max(2_000) }, { external: true }),
   taskEvent('task.steer', { message: z.string().min(1).max(10_000) }, { external: true }),
 ] as const satisfies readonly TaskEventDefinition[];

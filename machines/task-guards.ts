@@ -17,8 +17,22 @@ export const TASK_GUARDS = {
     return generation !== undefined && generation < context.generation;
   },
   nextGeneration: ({ context, event }: Args) => generationOf(event) === context.generation + 1,
+  // `a+b+c` names parallel Attempts: each harness must be known.
   harnessUnknown: ({ event }: Args) =>
-    event.type === 'assignment.commit' && event.harnesses !== undefined && !event.harnesses.includes(event.harness),
+    event.type === 'assignment.commit' &&
+    event.harnesses !== undefined &&
+    event.harness.split('+').some((name) => !event.harnesses!.includes(name)),
+  branchNew: ({ context, event }: Args) =>
+    event.type === 'branch.open' && context.branch?.generation !== event.generation,
+  sameBranch: ({ context, event }: Args) =>
+    'branchId' in event && context.branch !== null && context.branch.branchId === event.branchId,
+  childOpen: ({ context, event }: Args) =>
+    event.type === 'branch.observe' && context.branch?.children[event.child]?.status === 'open',
+  // Only children whose end was observed verified can be taken by the join.
+  winnersVerified: ({ context, event }: Args) =>
+    event.type === 'branch.join' &&
+    event.winners.length > 0 &&
+    event.winners.every((id) => context.branch?.children[id]?.status === 'verified'),
   sameRequest: ({ context, event }: Args) =>
     'clientRequestId' in event && context.dispatch?.clientRequestId === event.clientRequestId,
   oneJob: ({ event }: Args) => event.type === 'dispatch.reconcile' && event.jobIds.length === 1,

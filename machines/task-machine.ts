@@ -22,7 +22,7 @@ import {
  * (task-transitions.ts) or context, and add a persisted-snapshot fixture for the new version under
  * test/fixtures/machines/.
  */
-export const TASK_MACHINE_VERSION = 7;
+export const TASK_MACHINE_VERSION = 8;
 
 /**
  * The Task statechart (docs/design.md, "The statechart"). Pure: guards decide admission, `assign` records what was
@@ -62,6 +62,11 @@ export const taskMachine = setup({
     // The Goal moves under in-flight work; whatever was made against the old one is stale at admission.
     'goal.revise': { actions: 'reviseGoal' },
     'task.cancel': { target: '.cancelled', actions: 'cancel' },
+    // A child's end after its branch was joined (or left by a new Assignment): retained, never taken.
+    'branch.observe': [
+      { guard: and(['sameBranch', 'childOpen']), actions: ['observeChild', 'rejectSuperseded'] },
+      { actions: 'rejectSuperseded' },
+    ],
     // An operator's word to a Loop v0 run: the model reads it at its next turn boundary.
     'task.steer': { actions: 'steer' },
     // DecisionRequests live beside the lifecycle: opened by the Host, answered from outside, expired
@@ -108,6 +113,38 @@ export const taskMachine = setup({
               target: 'dispatching',
               actions: 'intendDispatch',
             },
+            // A branch stage fans out instead of dispatching one run (docs/branch-and-join.md).
+            'branch.open': {
+              guard: and(['currentGeneration', 'branchNew']),
+              target: 'branching',
+              actions: 'openBranch',
+            },
+          },
+        },
+        /**
+         * A branch stage's children run as Tasks of their own (frontier `join`: create them, observe
+         * their ends, merge the winners' work into this Task's workspace, commit the join once).
+         * The join is evaluated as a run is: its evidence is the stage's artifacts the merge brought.
+         */
+        branching: {
+          tags: ['work:join'],
+          on: {
+            'branch.observe': [
+              { guard: and(['currentGeneration', 'sameBranch', 'childOpen']), actions: 'observeChild' },
+              { actions: 'rejectSuperseded' },
+            ],
+            'branch.join': [
+              {
+                guard: and(['currentGeneration', 'sameBranch', 'winnersVerified']),
+                target: '#task.evaluating',
+                actions: 'joinBranch',
+              },
+              {
+                guard: and(['currentGeneration', 'sameBranch']),
+                target: '#task.waiting',
+                actions: ['joinBranch', 'rejectJoin'],
+              },
+            ],
           },
         },
         dispatching: {

@@ -17,6 +17,7 @@ export type FrontierWork =
   | 'reconcile_effect' // effect_unknown.checking: look the Effect up by its exact request id
   | 'escalate_effect' // effect_unknown.escalating: nothing found; open a DecisionRequest for an operator
   | 'escalate_authority' // authorizing.escalating: ask a person about a candidate whose authority is not trusted
+  | 'join' // assigned.branching: create the branch's children, observe their ends, commit the join
   | 'none'; // open, waiting, effect_unknown.held, authorizing.held, blocked, completed, cancelled: nothing until an event arrives
 
 /**

@@ -23,6 +23,16 @@ export const WorkspacePath = z
   );
 
 /** An inline JSON Schema (compiled with ajv when the Task is created). */
+/** How many children one branch may have (parallel Attempts or fanned-out Tasks). */
+export const MAX_CHILDREN = 64;
+
+/** A harness a parallel stage names; `+` joins several in an Assignment (`a+b+c`), so no name holds one. */
+const HarnessName = z
+  .string()
+  .min(1)
+  .max(100)
+  .refine((name) => !name.includes('+'), 'a harness name has no "+"');
+
 const JsonSchema = z.union([z.record(z.string(), z.unknown()), z.boolean()]);
 
 /** A source id: what the Context and candidates name it by. */
@@ -192,6 +202,30 @@ function specSchemas(object: ObjectOf) {
         error: 'names tokens, turns or wallMs',
       })
       .optional(),
+    /**
+     * Parallel Attempts (docs/branch-and-join.md): the harnesses that run this stage side by side,
+     * each as a child Task in a workspace of its own, when its Assignment names one harness (an
+     * Assignment naming `a+b+c` runs those instead).
+     */
+    parallel: z.array(HarnessName).min(2).max(MAX_CHILDREN).optional(),
+    /**
+     * How parallel Attempts are joined: `first_verified` (default: the first verified child wins,
+     * the others are cancelled) or `all` (every child ends; a person picks among the verified).
+     */
+    join: z.enum(['first_verified', 'all'], { error: 'must be first_verified or all' }).optional(),
+    /** Child Tasks from a template, one per item of a JSON array artifact an earlier stage produced. */
+    fanOut: object({
+      /** The required artifact (a JSON array) whose items the children are made from. */
+      from: WorkspacePath,
+      /** The children's Task spec; `{{item}}` in its title, goal and stage instructions is the item. */
+      spec: z.record(z.string(), z.unknown()),
+      /** `all` (default), `any` or `{atLeast: N}` of the children completed. */
+      join: z
+        .union([z.enum(['all', 'any']), object({ atLeast: z.number().int().min(1).max(MAX_CHILDREN) })], {
+          error: 'must be all, any or {atLeast: N}',
+        })
+        .default('all'),
+    }).optional(),
   });
 
   const TaskSpec = object({
@@ -267,6 +301,7 @@ function specSchemas(object: ObjectOf) {
     checkSources(spec, ctx);
     spec.stages?.forEach((stage, i) => {
       if (stage.decision) checkDecision(spec, stage, i, ctx);
+      checkBranch(names, stage, i, ctx);
     });
     if (spec.result !== undefined && !names.has(spec.result))
       ctx.addIssue({ code: 'custom', path: ['result'], message: `${spec.result} is not one of requiredArtifacts` });
@@ -364,7 +399,30 @@ function checkDecision(spec: SpecIn, stage: Stage, i: number, ctx: z.RefinementC
     });
   });
 }
+/** A branch stage: parallel or a fan-out, not both, not a decision; its list artifact declared; harnesses named once. */
+function checkBranch(artifacts: Set<string>, stage: Stage, i: number, ctx: z.RefinementCtx): void {
+  const at = (...path: Array<string | number>) => ['stages', i, ...path];
+  const issue = (path: Array<string | number>, message: string) => ctx.addIssue({ code: 'custom', path, message });
+  if (stage.parallel && stage.fanOut) issue(at('fanOut'), 'a stage runs parallel Attempts or fans out, not both');
+  if ((stage.parallel || stage.fanOut) && stage.decision)
+    issue(at('decision'), 'a decision stage runs one harness: no parallel or fanOut');
+  if (stage.join !== undefined && !stage.parallel) issue(at('join'), 'join goes with parallel');
+  if (stage.parallel && stage.produces.length === 0)
+    issue(at('produces'), 'a parallel stage produces at least one artifact (what its Attempts are verified on)');
+  stage.parallel?.forEach((name, j) => {
+    if (stage.parallel!.indexOf(name) !== j) issue(at('parallel', j), `${name} is named twice`);
+  });
+  if (stage.fanOut && !artifacts.has(stage.fanOut.from))
+    issue(at('fanOut', 'from'), `${stage.fanOut.from} is not one of requiredArtifacts`);
+  if (stage.fanOut && stage.produces.includes(stage.fanOut.from))
+    issue(at('fanOut', 'from'), `${stage.fanOut.from} must come from an earlier stage, not this one`);
+}
 export type TaskSpecInput = z.input<typeof TaskSpec>;
+
+/** A stage that runs as child Tasks: parallel Attempts or a fan-out. */
+export function isBranchStage(stage: Stage): boolean {
+  return stage.parallel !== undefined || stage.fanOut !== undefined;
+}
 
 /** The stage of a spec without `stages`: every artifact, and it proposes completion. */
 export const DEFAULT_STAGE = 'work';

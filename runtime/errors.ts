@@ -23,6 +23,7 @@ export type RuntimeErrorCode =
   | 'runtime_closed'
   | 'registry_unavailable'
   | 'confinement_unavailable'
+  | 'merge_conflict'
   | ConfineCode;
 
 const RETRYABLE: ReadonlySet<RuntimeErrorCode> = new Set<RuntimeErrorCode>([

@@ -45,6 +45,7 @@ export {
 export { ConfinementMode, ConfinementLimits, Confiner, assertConfinement, sandboxLimits } from './confinement.js';
 export { RuntimeError, isRuntimeError, confineError, type RuntimeErrorCode } from './errors.js';
 export { createWorkspace, workspacePath, WorkspaceRequest } from './workspace.js';
+export { mergeWorkspaces, MergeSources } from './merge-workspaces.js';
 export { sourceDigest, SOURCE_DIGEST_HEADER, type SourceDigestOptions } from './source-digest.js';
 export { JUNK_DIRS, compilePattern } from './tree-walk.js';
 export {

@@ -44,6 +44,9 @@ describe('Task event definitions', () => {
       'request.expire',
       'request.revoke',
       'goal.revise',
+      'branch.open',
+      'branch.observe',
+      'branch.join',
       'task.cancel',
       'task.steer',
     ]);

@@ -39,6 +39,7 @@ const FRONTIER: Record<TaskStateName, FrontierWork> = {
   'assigned.dispatching': 'confirm_dispatch',
   'assigned.unknown': 'reconcile',
   'assigned.running': 'observe_run',
+  'assigned.branching': 'join',
   evaluating: 'evaluate',
   waiting: 'none',
   'authorizing.escalating': 'escalate_authority',

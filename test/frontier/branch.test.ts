@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { openHost, type Host } from '../../host/host.js';
+import { ACCEPT_X2, branchAgents, type BranchAgents } from '../support/branch-agent.js';
+import { tempDir } from '../support/temp.js';
+
+type Events = ReturnType<Host['supervisor']['events']>;
+
+/** A spec whose stage `fix` runs the given harnesses side by side. */
+function parallelSpec(agents: BranchAgents, taskId: string, parallel: string[], join?: 'all') {
+  return {
+    taskId,
+    title: 'Make x equal 2',
+    goal: 'The module a.js exports x; make it 2 and report.',
+    requiredArtifacts: [{ name: 'report.md', kind: 'text' as const, pattern: '^# ' }],
+    stages: [{ name: 'fix', produces: ['report.md'], proposesCompletion: true, parallel, ...(join ? { join } : {}) }],
+    result: 'report.md',
+    workspaceSeed: agents.seed,
+    acceptance: ACCEPT_X2,
+  };
+}
+
+function boot(agents: BranchAgents, env?: Record<string, string>): Promise<Host> {
+  return openHost({ state: join(agents.dir, 'state'), harnesses: agents.harnesses(env) as never });
+}
+
+const ofType = (events: Events, type: string) => events.filter((e) => e.type === type);
+
+/** Every child's dispatch intents: each request id at most once, and each child's count. */
+function dispatches(host: Host, children: string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const child of children) {
+    const ids = ofType(host.supervisor.events(child), 'dispatch.intend').map((e) => String(e.data['clientRequestId']));
+    assert.equal(new Set(ids).size, ids.length, `${child}: a request id dispatched twice`);
+    counts[child] = ids.length;
+  }
+  return counts;
+}
+
+describe('parallel Attempts of a stage', { timeout: 180_000 }, () => {
+  it('first_verified: the first verified child wins and its work is merged; the one verification refused is evidence; the one still running is cancelled and its late end refused superseded', async () => {
+    const agents = branchAgents(tempDir('ordivon-branch-'));
+    const host = await boot(agents);
+    try {
+      const sup = host.supervisor;
+      await sup.createTask(parallelSpec(agents, 'best', ['wrong', 'gated', 'hang']));
+      // The Assignment names one harness; the stage's spec names the Attempts.
+      assert.equal((await sup.send('best', { type: 'assignment.commit', harness: 'wrong', stage: 'fix' })).admitted, true);
+      const [wrong, gated, hang] = ['best.g1.1-wrong', 'best.g1.2-gated', 'best.g1.3-hang'];
+      await sup.waitFor(wrong, ['waiting']);
+      await agents.hanging(1);
+      // Only now may the right fix finish: the order of the ends is the test's, not the scheduler's.
+      await agents.open();
+      assert.equal(await sup.waitFor('best', ['completed']), 'completed');
+
+      const events = sup.events('best');
+      const observed = ofType(events, 'branch.observe');
+      assert.deepEqual(
+        observed.map((e) => [e.data['child'], e.data['state'], e.data['verified'], e.disposition.admitted]),
+        [
+          [wrong, 'waiting', false, true],
+          [gated, 'completed', true, true],
+          [hang, 'cancelled', false, false],
+        ],
+      );
+      assert.match(String(observed[0]!.data['detail']), /^verification_failed/);
+      const late = observed[2]!;
+      assert.deepEqual(late.disposition, { admitted: false, code: 'superseded' });
+      const joins = ofType(events, 'branch.join');
+      assert.equal(joins.length, 1, 'the join commits once');
+      assert.ok(late.revision > joins[0]!.revision, 'the cancelled Attempt ended after the join');
+      assert.deepEqual(joins[0]!.data['winners'], [gated]);
+      assert.match(String(joins[0]!.data['reason']), /verified first/);
+      // The winner's outcome is bound in the parent's history; its work is the parent's, verified again there.
+      assert.equal(observed[1]!.data['outcomeDigest'], sup.getTask(gated)!.context.outcome!.digest);
+      const task = sup.getTask('best')!;
+      assert.equal(task.context.branch!.winners![0], gated);
+      assert.equal(task.context.verification!.passed, true);
+      const outcome = sup.getObject<{ result: string }>(task.context.outcome!.digest).body;
+      assert.equal(outcome.result, '# fixed by gated\n');
+      assert.equal(sup.getTask(hang)!.state, 'cancelled');
+      assert.equal(sup.getTask(wrong)!.context.lastRejection!.reason, 'verification_failed');
+      assert.deepEqual(dispatches(host, [wrong, gated, hang]), { [wrong]: 1, [gated]: 1, [hang]: 1 });
+      const [hangJob] = await host.runtime.findJobs({ clientRequestId: `${hang}/a1/g1/run` });
+      assert.equal(hangJob!.state, 'cancelled', 'the cancelled Attempt no longer runs');
+      assert.equal(sup.getTask(gated)!.spec.labels['ordivon.parent'], 'best');
+    } finally {
+      await host.stop();
+    }
+  });
+
+  it('all: every Attempt ends; with two verified a person picks, and the pick is what is merged', async () => {
+    const agents = branchAgents(tempDir('ordivon-branch-'));
+    const host = await boot(agents);
+    try {
+      const sup = host.supervisor;
+      await sup.createTask(parallelSpec(agents, 'pick', ['right', 'right2', 'wrong'], 'all'));
+      await sup.send('pick', { type: 'assignment.commit', harness: 'right', stage: 'fix' });
+      const requestId = 'pick/a1/g1/branch/pick';
+      await sup.waitFor('pick', ['assigned.branching']);
+      await new Promise<void>((resolve) => {
+        const check = () => sup.getTask('pick')!.context.requests[requestId] !== undefined && (off(), resolve());
+        const off = sup.subscribe((c) => c.taskId === 'pick' && check(), { remote: 'none' });
+        check();
+      });
+      const request = sup.getTask('pick')!.context.requests[requestId]!;
+      const asked = sup.getObject<{ allowed: string[]; evidence: string[] }>(request.digest).body;
+      assert.deepEqual(asked.allowed, ['pick.g1.1-right', 'pick.g1.2-right2'], 'the verified Attempts, in the order they ended or listed');
+      assert.equal(asked.evidence.length, 2);
+      const answered = await sup.send('pick', { type: 'request.answer', requestId, answer: 'pick.g1.2-right2' });
+      assert.equal(answered.admitted, true);
+      assert.equal(await sup.waitFor('pick', ['completed']), 'completed');
+      const joins = ofType(sup.events('pick'), 'branch.join');
+      assert.equal(joins.length, 1);
+      assert.deepEqual(joins[0]!.data['winners'], ['pick.g1.2-right2']);
+      const outcome = sup.getObject<{ result: string }>(sup.getTask('pick')!.context.outcome!.digest).body;
+      assert.equal(outcome.result, '# fixed by right2\n');
+    } finally {
+      await host.stop();
+    }
+  });
+
+  it('no Attempt verified: the join is not met, retained join_unsatisfied, and the parent waits', async () => {
+    const agents = branchAgents(tempDir('ordivon-branch-'));
+    const host = await boot(agents);
+    try {
+      const sup = host.supervisor;
+      await sup.createTask(parallelSpec(agents, 'none', ['right', 'right2']));
+      // An Assignment naming `a+b` runs those harnesses, whatever the spec lists; one harness twice is two Attempts.
+      assert.equal((await sup.send('none', { type: 'assignment.commit', harness: 'wrong+wrong', stage: 'fix' })).admitted, true);
+      assert.equal(await sup.waitFor('none', ['waiting']), 'waiting');
+      const joins = ofType(sup.events('none'), 'branch.join');
+      assert.deepEqual(
+        joins.map((e) => [e.data['winners'], e.disposition]),
+        [[[], { admitted: false, code: 'join_unsatisfied' }]],
+      );
+      assert.equal(sup.getTask('none')!.context.lastRejection!.reason, 'join_unsatisfied');
+      assert.deepEqual(Object.keys(sup.getTask('none')!.context.branch!.children), ['none.g1.1-wrong', 'none.g1.2-wrong']);
+      assert.equal(sup.getTask('none')!.context.outcome, null);
+    } finally {
+      await host.stop();
+    }
+  });
+});

@@ -1,0 +1,104 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, watch, writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/**
+ * The agents behind the branch tests, one `command` harness per mode, each a real process in its
+ * own workspace: `right` makes `x` 2 (what acceptance checks) and writes report.md, `wrong` makes
+ * it 3, `gated` waits for the test to open its gate (a FIFO) and then does what `right` does,
+ * `hang` never ends, `item` writes `fixed/<item>.txt` for the `ITEM=<item>` its prompt names,
+ * `list` writes items.json from `LIST`. Each run appends its mode to `marks/runs`; `hang` writes its
+ * pid to `marks/hang-<n>`. Runs confined: the gate is readable, the marks writable.
+ */
+const AGENT = `
+const fs = require('node:fs');
+const mode = process.argv[2];
+const prompt = fs.readFileSync(0, 'utf8');
+const marks = process.env.MARKS;
+fs.appendFileSync(marks + '/runs', mode + '\\n');
+const write = (x, who) => {
+  fs.writeFileSync('a.js', 'export const x = ' + x + ';\\n');
+  fs.writeFileSync('report.md', '# fixed by ' + who + '\\n');
+};
+if (mode === 'right' || mode === 'right2') write(2, mode);
+else if (mode === 'wrong') write(3, mode);
+else if (mode === 'gated') { fs.readFileSync(process.env.GATE); write(2, mode); }
+else if (mode === 'hang') {
+  fs.writeFileSync(marks + '/hang-' + process.pid, String(process.pid));
+  setInterval(() => {}, 1 << 30);
+} else if (mode === 'item') {
+  const item = /ITEM=([A-Za-z0-9_-]+)/.exec(prompt)[1];
+  if (item === process.env.GATED_ITEM) fs.readFileSync(process.env.GATE);
+  fs.mkdirSync('fixed', { recursive: true });
+  fs.writeFileSync('fixed/' + item + '.txt', 'fixed ' + item + '\\n');
+} else if (mode === 'list') fs.writeFileSync('items.json', process.env.LIST);
+`;
+
+export const ACCEPT_X2 = {
+  command: process.execPath,
+  args: ['-e', "import('./a.js').then((m) => process.exit(m.x === 2 ? 0 : 1))"],
+};
+
+export interface BranchAgents {
+  dir: string;
+  seed: string;
+  /** The harness running the agent in `mode` (extra environment for `item` and `list`). */
+  harness(mode: string, env?: Record<string, string>): Record<string, unknown>;
+  /** Every mode as a harness of that name. */
+  harnesses(env?: Record<string, string>): Record<string, Record<string, unknown>>;
+  /** Lets the runs waiting at the gate go on (one per call). */
+  open(): Promise<void>;
+  /** Resolves once `n` runs of `hang` are running. */
+  hanging(n: number): Promise<void>;
+  /** The pids `hang` runs wrote. */
+  hangPids(): number[];
+  /** The modes of every run, in the order they started. */
+  runs(): string[];
+}
+
+export function branchAgents(dir: string): BranchAgents {
+  const seed = join(dir, 'seed');
+  const marks = join(dir, 'marks');
+  mkdirSync(seed);
+  mkdirSync(marks);
+  mkdirSync(join(dir, 'gate'));
+  writeFileSync(join(seed, 'a.js'), 'export const x = 1;\n');
+  writeFileSync(join(dir, 'agent.cjs'), AGENT);
+  const gate = join(dir, 'gate', 'go');
+  execFileSync('mkfifo', [gate]);
+  const hangs = () => readdirSync(marks).filter((f) => f.startsWith('hang-'));
+  const harness = (mode: string, env: Record<string, string> = {}) => ({
+    driver: 'command',
+    command: process.execPath,
+    args: [join(dir, 'agent.cjs'), mode],
+    env: { MARKS: marks, GATE: gate, ...env },
+    readable: [join(dir, 'gate')],
+    writable: [marks],
+    timeoutMs: 600_000,
+  });
+  return {
+    dir,
+    seed,
+    harness,
+    harnesses: (env = {}) =>
+      Object.fromEntries(
+        ['right', 'right2', 'wrong', 'gated', 'hang', 'item', 'list'].map((mode) => [mode, harness(mode, env)]),
+      ),
+    open: () => writeFile(gate, 'go\n'),
+    hanging: (n) =>
+      new Promise((resolve) => {
+        const watcher = watch(marks, () => check());
+        const check = () => {
+          if (hangs().length >= n) {
+            watcher.close();
+            resolve();
+          }
+        };
+        check();
+      }),
+    hangPids: () => hangs().map((f) => Number(f.slice('hang-'.length))),
+    runs: () =>
+      existsSync(join(marks, 'runs')) ? readFileSync(join(marks, 'runs'), 'utf8').split('\n').filter(Boolean) : [],
+  };
+}
