@@ -144,3 +144,107 @@ describe('parallel Attempts of a stage', { timeout: 180_000 }, () => {
     }
   });
 });
+
+/** A Task whose `list` stage writes items.json and whose `fix` stage fans out one child per item, joined `join`. */
+function fanOutSpec(agents: BranchAgents, taskId: string, join: 'all' | 'any' | { atLeast: number } = 'all') {
+  return {
+    taskId,
+    title: 'Fix each listed defect',
+    goal: 'List the defects, then fix each in a child Task.',
+    requiredArtifacts: [{ name: 'items.json', kind: 'json' as const, schema: { type: 'array', items: { type: 'string' } } }],
+    stages: [
+      { name: 'list', produces: ['items.json'] },
+      {
+        name: 'fix',
+        proposesCompletion: true,
+        fanOut: {
+          from: 'items.json',
+          join,
+          spec: {
+            title: 'Fix {{item}}',
+            goal: 'Fix the defect ITEM={{item}}.',
+            requiredArtifacts: [{ name: 'fixed/{{item}}.txt', kind: 'text' }],
+            acceptance: { command: '/bin/sh', args: ['-c', 'test -f fixed/{{item}}.txt'] },
+          },
+        },
+      },
+    ],
+    workspaceSeed: agents.seed,
+    acceptance: { command: '/bin/sh', args: ['-c', 'test -f fixed/a.txt && test -f fixed/b.txt && test -f fixed/c.txt'] },
+  };
+}
+
+/** Resolves once the parent's history holds `n` events of `type`. */
+function until(host: Host, taskId: string, type: string, n: number): Promise<void> {
+  const sup = host.supervisor;
+  return new Promise((resolve) => {
+    const check = () => ofType(sup.events(taskId), type).length >= n && (off(), resolve());
+    const off = sup.subscribe((c) => c.taskId === taskId && check(), { remote: 'none' });
+    check();
+  });
+}
+
+describe('child Tasks fanned out over a list', { timeout: 180_000 }, () => {
+  it('one child per item, each a full Task; join all merges every child`s work; a restart with the join half met dispatches nothing twice and joins once', async () => {
+    const agents = branchAgents(tempDir('ordivon-fanout-'));
+    const env = { LIST: JSON.stringify(['a', 'b', 'c']), GATED_ITEM: 'c' };
+    const children = ['fan.g2.1', 'fan.g2.2', 'fan.g2.3'];
+    const first = await boot(agents, env);
+    try {
+      const sup = first.supervisor;
+      await sup.createTask(fanOutSpec(agents, 'fan'));
+      await sup.send('fan', { type: 'assignment.commit', harness: 'list', stage: 'list' });
+      assert.equal(await sup.waitFor('fan', ['waiting']), 'waiting');
+      await sup.send('fan', { type: 'assignment.commit', harness: 'item', stage: 'fix' });
+      // Two children end; the third waits at its gate: the join is half met.
+      await until(first, 'fan', 'branch.observe', 2);
+      assert.equal(sup.getTask('fan.g2.3')!.state, 'assigned.running');
+    } finally {
+      await first.stop();
+    }
+    const second = await boot(agents, env);
+    try {
+      const sup = second.supervisor;
+      assert.equal(sup.getTask('fan')!.state, 'assigned.branching');
+      await agents.open();
+      assert.equal(await sup.waitFor('fan', ['completed']), 'completed');
+      const events = sup.events('fan');
+      const joins = ofType(events, 'branch.join');
+      assert.equal(joins.length, 1, 'the join commits once');
+      assert.deepEqual(joins[0]!.data['winners'], children);
+      assert.deepEqual(joins[0]!.data['merged'], ['fixed/a.txt', 'fixed/b.txt', 'fixed/c.txt']);
+      const observed = ofType(events, 'branch.observe');
+      assert.deepEqual(observed.map((e) => e.data['child']).sort(), children);
+      for (const e of observed) assert.equal(e.data['outcomeDigest'], sup.getTask(String(e.data['child']))!.context.outcome!.digest);
+      assert.deepEqual(
+        ofType(events, 'branch.open').map((e) => (e.data['children'] as Array<{ item: string }>).map((c) => c.item)),
+        [['a', 'b', 'c']],
+      );
+      // Each child is a full Task of the template: its own goal, artifact and outcome.
+      assert.equal(sup.getTask('fan.g2.2')!.spec.goal, 'Fix the defect ITEM=b.');
+      const counts = dispatches(second, children);
+      // The child stopped with the Host was dispatched again under its next generation, never under the same id.
+      assert.deepEqual(counts, { 'fan.g2.1': 1, 'fan.g2.2': 1, 'fan.g2.3': 2 });
+      assert.equal(readFileSync(join(agents.dir, 'state', 'workspaces', 'fan', 'attempt-1', 'fixed', 'b.txt'), 'utf8'), 'fixed b\n');
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('cancelling the parent cancels its children', async () => {
+    const agents = branchAgents(tempDir('ordivon-fanout-'));
+    const host = await boot(agents);
+    try {
+      const sup = host.supervisor;
+      await sup.createTask(parallelSpec(agents, 'stop', ['right', 'right2']));
+      await sup.send('stop', { type: 'assignment.commit', harness: 'hang+hang', stage: 'fix' });
+      await agents.hanging(2);
+      await sup.send('stop', { type: 'task.cancel', reason: 'not needed' });
+      for (const child of ['stop.g1.1-hang', 'stop.g1.2-hang'])
+        assert.equal(await sup.waitFor(child, ['cancelled'], []), 'cancelled');
+      assert.match(String(sup.getTask('stop.g1.1-hang')!.context.cancelReason), /parent stop was cancelled/);
+    } finally {
+      await host.stop();
+    }
+  });
+});

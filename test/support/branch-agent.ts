@@ -8,8 +8,8 @@ import { join } from 'node:path';
  * own workspace: `right` makes `x` 2 (what acceptance checks) and writes report.md, `wrong` makes
  * it 3, `gated` waits for the test to open its gate (a FIFO) and then does what `right` does,
  * `hang` never ends, `item` writes `fixed/<item>.txt` for the `ITEM=<item>` its prompt names,
- * `list` writes items.json from `LIST`. Each run appends its mode to `marks/runs`; `hang` writes its
- * pid to `marks/hang-<n>`. Runs confined: the gate is readable, the marks writable.
+ * `list` writes items.json from `LIST`. Each run appends its mode to `marks/runs`; `hang` writes a
+ * file `marks/hang-<uuid>`. Runs confined: the gate is readable, the marks writable.
  */
 const AGENT = `
 const fs = require('node:fs');
@@ -25,7 +25,8 @@ if (mode === 'right' || mode === 'right2') write(2, mode);
 else if (mode === 'wrong') write(3, mode);
 else if (mode === 'gated') { fs.readFileSync(process.env.GATE); write(2, mode); }
 else if (mode === 'hang') {
-  fs.writeFileSync(marks + '/hang-' + process.pid, String(process.pid));
+  // A confined run has a pid namespace of its own: its pid is not unique across runs.
+  fs.writeFileSync(marks + '/hang-' + require('node:crypto').randomUUID(), String(process.pid));
   setInterval(() => {}, 1 << 30);
 } else if (mode === 'item') {
   const item = /ITEM=([A-Za-z0-9_-]+)/.exec(prompt)[1];
@@ -51,8 +52,6 @@ export interface BranchAgents {
   open(): Promise<void>;
   /** Resolves once `n` runs of `hang` are running. */
   hanging(n: number): Promise<void>;
-  /** The pids `hang` runs wrote. */
-  hangPids(): number[];
   /** The modes of every run, in the order they started. */
   runs(): string[];
 }
@@ -97,7 +96,6 @@ export function branchAgents(dir: string): BranchAgents {
         };
         check();
       }),
-    hangPids: () => hangs().map((f) => Number(f.slice('hang-'.length))),
     runs: () =>
       existsSync(join(marks, 'runs')) ? readFileSync(join(marks, 'runs'), 'utf8').split('\n').filter(Boolean) : [],
   };
