@@ -21,6 +21,7 @@ export {
 } from './task-requests.js';
 export { taskEffects, TaskEffectView, type EffectSource } from './task-effects.js';
 export { taskShowView, type TaskShowSource } from './task-show-view.js';
+export { taskBranch, type BranchView, type BranchChildView, type ChildLookup } from './task-branch.js';
 export {
   taskStory,
   type TaskStory,

@@ -4,9 +4,11 @@ import { taskProvenance } from './task-contexts.js';
 import { taskEffects } from './task-effects.js';
 import { taskGrants, taskRequests } from './task-requests.js';
 import { LatestRejection, taskRuns } from './task-runs.js';
+import { taskBranch, type ChildLookup } from './task-branch.js';
+import type { BranchState } from '../machines/index.js';
 
 /** One Task as `show` and `GET /tasks/:id` read it: its projection's fields, its events and its objects. */
-export interface TaskShowSource<C extends { lastRejection?: unknown; requests?: unknown }> {
+export interface TaskShowSource<C extends { lastRejection?: unknown; requests?: unknown; branch?: unknown }> {
   taskId: string;
   revision: number;
   state: string;
@@ -22,6 +24,8 @@ export interface TaskShowSource<C extends { lastRejection?: unknown; requests?: 
   served?: { servedBy: string | null; elsewhere: boolean };
   /** Whether the view carries every event too. */
   withEvents: boolean;
+  /** A branch's child Task as it is now (its state and generation), for the branch's tree. */
+  child?: ChildLookup;
 }
 
 /**
@@ -31,7 +35,9 @@ export interface TaskShowSource<C extends { lastRejection?: unknown; requests?: 
  * when asked). One read of the stream serves all
  * of them.
  */
-export function taskShowView<C extends { lastRejection?: unknown; requests?: unknown }>(source: TaskShowSource<C>) {
+export function taskShowView<C extends { lastRejection?: unknown; requests?: unknown; branch?: unknown }>(
+  source: TaskShowSource<C>,
+) {
   const { taskId, revision, state, frontier, title, served, context, events, object } = source;
   const { contexts, rejections } = taskProvenance(
     { events, object },
@@ -53,6 +59,8 @@ export function taskShowView<C extends { lastRejection?: unknown; requests?: unk
     effects: taskEffects({ events, object }),
     requests: taskRequests({ events, object }, context.requests),
     grants: taskGrants({ object }, context.requests),
+    // A branch stage's children with why each won or lost (null for a Task without one).
+    branch: taskBranch(context.branch as BranchState | null | undefined, events, source.child),
     ...(source.withEvents ? { events } : {}),
   };
 }

@@ -153,6 +153,11 @@ export const show = command({
         object: (digest) => store.getObject(digest).body,
         receipt: (digest) => store.getObject(digest, 'receipt').body,
         withEvents: values.events,
+        child: (id) => {
+          const child = store.projection(id);
+          const generation = (child?.snapshot as { context?: { generation?: number } } | undefined)?.context?.generation;
+          return child ? { state: child.state, generation: generation ?? 0 } : undefined;
+        },
       });
       return printShow(io, await withWorkspace(values.state, parseShowView(view, 'store')));
     });

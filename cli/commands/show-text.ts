@@ -128,6 +128,33 @@ export function causeLines(causes: RefusalCause[]): string[] {
   return lines;
 }
 
+/**
+ * A branch stage's tree: the join, then one line per child with its state now, its generation,
+ * whether it was verified and why it won or lost.
+ */
+function branchLines(view: ShowView): string[] {
+  const branch = view.branch;
+  if (!branch) return [];
+  const head =
+    `  branch ${branch.branchId} (${branch.kind}, join ${branch.join}): ` +
+    (branch.joined
+      ? branch.winners.length
+        ? `joined, ${branch.winners.join(', ')} (${branch.reason ?? ''})`
+        : `not met (${branch.reason ?? ''})`
+      : 'waiting for its children');
+  const rows = columns(
+    branch.children.map((c, i) => [
+      `    ${i === branch.children.length - 1 ? '└' : '├'} ${c.taskId}`,
+      c.harness,
+      ...(c.item !== null ? [c.item] : []),
+      `${c.state}${c.generation !== null ? ` g${c.generation}` : ''}`,
+      c.verified ? 'verified' : 'unverified',
+      `${c.outcome}: ${c.why}`,
+    ]),
+  );
+  return [head, ...rows];
+}
+
 /** `ordivon show`'s human form of a Task view (from the store or a running service). */
 export function showText(view: ShowView): string {
   const c = view.context;
@@ -159,6 +186,7 @@ export function showText(view: ShowView): string {
             : ''
         }`,
     ),
+    ...branchLines(view),
     ...(view.effects ?? []).flatMap((f) => [
       `  effect r${f.revision} ${f.event} ${f.requestId} via ${f.via}: receipt ${short(f.receiptDigest)}`,
       ...f.evidence.map((file) => `    evidence ${file.name} (${file.mediaType}, ${file.bytes} bytes) ${file.digest}`),

@@ -168,7 +168,11 @@ function taskRoutes(c: RouteContext): AnyRoute[] {
         const object = (digest: string) => getObject(digest).body;
         const withEvents = query.events === '1' || query.events === 'true';
         const shown = { taskId: id, revision, state, frontier, title: spec.title, ...served, context, events, object };
-        sendJson(res, 200, taskShowView({ ...shown, withEvents }));
+        const child = (childId: string) => {
+          const found = sup.getTask(childId);
+          return found ? { state: found.state, generation: found.context.generation } : undefined;
+        };
+        sendJson(res, 200, taskShowView({ ...shown, withEvents, child }));
       },
     }),
     route({

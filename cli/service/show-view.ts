@@ -76,6 +76,30 @@ export const ShowView = z.looseObject({
   grants: z.array(GrantView).optional(),
   /** Every DecisionRequest (absent from services older than them). */
   requests: z.array(TaskRequestView).optional(),
+  /** A branch stage's children and join (absent from services older than it; null without one). */
+  branch: z
+    .looseObject({
+      branchId: z.string(),
+      kind: z.string(),
+      join: z.string(),
+      joined: z.boolean(),
+      winners: z.array(z.string()),
+      reason: z.string().nullable(),
+      children: z.array(
+        z.looseObject({
+          taskId: z.string(),
+          harness: z.string(),
+          item: z.string().nullable(),
+          state: z.string(),
+          generation: z.number().int().nullable(),
+          outcome: z.string(),
+          verified: z.boolean(),
+          why: z.string(),
+        }),
+      ),
+    })
+    .nullable()
+    .optional(),
   events: z
     .array(
       z.looseObject({

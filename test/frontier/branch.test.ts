@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { openHost, type Host } from '../../host/host.js';
 import { ACCEPT_X2, branchAgents, type BranchAgents } from '../support/branch-agent.js';
 import { tempDir } from '../support/temp.js';
+import { ordivon } from '../cli/run-fixture.js';
 
 type Events = ReturnType<Host['supervisor']['events']>;
 
@@ -89,6 +90,18 @@ describe('parallel Attempts of a stage', { timeout: 180_000 }, () => {
     } finally {
       await host.stop();
     }
+    // `ordivon show` draws the tree: each child's state, generation, verification and why it won or lost.
+    const shown = ordivon(agents.dir, 'show', 'best', '--state', 'state');
+    assert.equal(shown.status, 0, shown.stderr);
+    assert.match(shown.stdout, /branch best\/a1\/g1\/branch \(parallel, join first_verified\): joined, best\.g1\.2-gated \(best\.g1\.2-gated was verified first\)/);
+    assert.match(shown.stdout, /├ best\.g1\.1-wrong +wrong +waiting g1 +unverified +lost: ended waiting: verification_failed: exit 1/);
+    assert.match(shown.stdout, /├ best\.g1\.2-gated +gated +completed g1 +verified +won: best\.g1\.2-gated was verified first/);
+    assert.match(shown.stdout, /└ best\.g1\.3-hang +hang +cancelled g1 +unverified +cancelled: ended cancelled after the join: superseded/);
+    const json = ordivon(agents.dir, 'show', 'best', '--state', 'state', '--json').json();
+    assert.deepEqual(
+      json.branch.children.map((c: { outcome: string }) => c.outcome),
+      ['lost', 'won', 'cancelled'],
+    );
   });
 
   it('all: every Attempt ends; with two verified a person picks, and the pick is what is merged', async () => {

@@ -22,6 +22,7 @@ import {
   VerificationCause,
 } from '../../machines/index.js';
 import { OBJECT_KINDS, type TaskSpecInput } from '../../objects/index.js';
+import { ACCEPT_X2, branchAgents } from '../support/branch-agent.js';
 import { EventStore, sha256 } from '../../store/index.js';
 import {
   ledgerAdapter,
@@ -309,6 +310,29 @@ async function decisionTask(): Promise<{ state: string; taskId: string }> {
   }
 }
 
+/** Parallel Attempts none of which is verified: the join is retained, refused join_unsatisfied. */
+async function branchTask(): Promise<{ state: string; taskId: string }> {
+  const agents = branchAgents(tempDir());
+  const state = join(agents.dir, 'state');
+  const host = await openHost({ state, harnesses: agents.harnesses() as Record<string, HarnessConfig> });
+  try {
+    const sup = host.supervisor;
+    const { taskId } = await sup.createTask({
+      title: 'Make x equal 2',
+      goal: 'Make x 2 and report.',
+      requiredArtifacts: [{ name: 'report.md', kind: 'text' }],
+      stages: [{ name: 'fix', produces: ['report.md'], proposesCompletion: true, parallel: ['wrong', 'right'] }],
+      workspaceSeed: agents.seed,
+      acceptance: ACCEPT_X2,
+    });
+    await sup.send(taskId, { type: 'assignment.commit', harness: 'wrong+wrong', stage: 'fix' });
+    assert.equal(await sup.waitFor(taskId, ['waiting']), 'waiting');
+    return { state, taskId };
+  } finally {
+    await host.stop();
+  }
+}
+
 /** A DecisionRequest's answers refused each way a bare supervisor can refuse them (its clock a manual one). */
 async function requestsTask(): Promise<{ state: string; taskId: string }> {
   const state = tempDir();
@@ -494,6 +518,7 @@ describe('stored refusal codes are data, each a row of docs/errors.md', { timeou
     const late = await lateEditTask();
     const effects = await effectsTasks();
     const endpoint = await endpointChangedTask();
+    const branch = await branchTask();
 
     const contractEvents = await journal(contracts.state, contracts.taskId);
     const observed = contractEvents.filter((e) => e.type === 'run.observe' && e.code === undefined);
@@ -563,6 +588,7 @@ describe('stored refusal codes are data, each a row of docs/errors.md', { timeou
     const requestEvents = await journal(requests.state, requests.taskId);
     const effectEvents = await Promise.all(effects.taskIds.map((id) => journal(effects.state, id)));
     effectEvents.push(await journal(endpoint.state, endpoint.taskId));
+    effectEvents.push(await journal(branch.state, branch.taskId));
     const codes = [
       contractEvents,
       cheated,
@@ -601,6 +627,7 @@ describe('stored refusal codes are data, each a row of docs/errors.md', { timeou
       'effect_unknown',
       'harness_unknown',
       'identity_conflict',
+      'join_unsatisfied',
       'ledger_invalid_request',
       'missing_artifact',
       'not_a_file',
