@@ -272,6 +272,32 @@ async function publish(
   });
 }
 
+/** Fetches the branch's last `depth` commits into `repo` as `into`; `code` (with git's message) when the fetch fails. */
+async function fetchBranch(
+  git: Git,
+  settings: Settings,
+  at: { repo: string; branch: string; depth: number; into: string },
+  code: GitEffectCode,
+): Promise<void> {
+  const refspec = `+refs/heads/${at.branch}:${at.into}`;
+  const fetched = await git([
+    '--git-dir',
+    at.repo,
+    'fetch',
+    '-q',
+    '--no-tags',
+    `--depth=${at.depth}`,
+    settings.remote,
+    refspec,
+  ]);
+  if (fetched.exitCode !== 0)
+    throw new GitEffectError(
+      code,
+      `git fetch ${settings.remote} ${at.branch} failed: ${failure(fetched)}${code === 'git_effect_unreachable' ? '; nothing was pushed' : ''}`,
+      { stderr: fetched.stderr },
+    );
+}
+
 /** Fetches the expected head (depth 1) into the scratch repository; returns its committer date, the new commit's. */
 async function fetchParent(
   git: Git,
@@ -280,24 +306,7 @@ async function fetchParent(
   branch: string,
   expected: string,
 ): Promise<string> {
-  const fetched = await git([
-    '--git-dir',
-    repo,
-    'fetch',
-    '-q',
-    '--no-tags',
-    '--depth=1',
-    settings.remote,
-    `+refs/heads/${branch}:refs/ordivon/parent`,
-  ]);
-  if (fetched.exitCode !== 0)
-    throw new GitEffectError(
-      'git_effect_unreachable',
-      `git fetch ${settings.remote} ${branch} failed: ${failure(fetched)}; nothing was pushed`,
-      {
-        stderr: fetched.stderr,
-      },
-    );
+  await fetchBranch(git, settings, { repo, branch, depth: 1, into: 'refs/ordivon/parent' }, 'git_effect_unreachable');
   const got = await git(['--git-dir', repo, 'show', '-s', '--format=%H %ct', 'refs/ordivon/parent']);
   const [sha, seconds] = got.stdout.trim().split(' ');
   if (sha !== expected)
@@ -401,24 +410,12 @@ async function lookUp(settings: Settings, requestId: string, intent: EffectTarge
     if (head === null) return [];
     const repo = join(scratch, 'repo.git');
     // One commit deeper than searched, so the deepest commit searched still shows its parent.
-    const fetched = await git([
-      '--git-dir',
-      repo,
-      'fetch',
-      '-q',
-      '--no-tags',
-      `--depth=${settings.lookupDepth + 1}`,
-      settings.remote,
-      `+refs/heads/${branch}:refs/ordivon/head`,
-    ]);
-    if (fetched.exitCode !== 0)
-      throw new GitEffectError(
-        'git_effect_lookup_failed',
-        `git fetch ${settings.remote} ${branch} failed: ${failure(fetched)}`,
-        {
-          stderr: fetched.stderr,
-        },
-      );
+    await fetchBranch(
+      git,
+      settings,
+      { repo, branch, depth: settings.lookupDepth + 1, into: 'refs/ordivon/head' },
+      'git_effect_lookup_failed',
+    );
     const trailer = (key: string) => `%(trailers:key=${key},valueonly,separator=%x1d)`;
     const log = await git([
       '--git-dir',

@@ -8,6 +8,7 @@ import type { EffectAdapter } from '../../frontier/effect-actions.js';
 import { openHost, type Host } from '../../host/host.js';
 import { OBJECT_KINDS, type EffectReceiptObject } from '../../objects/index.js';
 import { EventStore, digestOf } from '../../store/index.js';
+import { receiptsOf } from '../support/effect-task.js';
 import { GIT_DAEMON, startGitRemote, type GitRemote } from '../support/git-daemon.js';
 import { BRANCH, PUBLISH_HARNESSES, PUBLISH_INPUT, originAdapter, publishSpec } from '../support/publish-task.js';
 import { tempDir } from '../support/temp.js';
@@ -68,19 +69,6 @@ function journal(
   return events
     .slice(start)
     .map((e) => [e.type, e.disposition.admitted ? 'ok' : (e.disposition as unknown as { code: string }).code]);
-}
-
-function receiptsOf(h: Host, taskId: string): EffectReceiptObject[] {
-  return h.supervisor
-    .events(taskId)
-    .flatMap((e) =>
-      e.type === 'effect.record'
-        ? [e.data['receiptDigest'] as string]
-        : e.type === 'effect.reconcile'
-          ? (e.data['receiptDigests'] as string[])
-          : [],
-    )
-    .map((digest) => OBJECT_KINDS['effect-receipt'].parse(h.supervisor.getObject(digest).body));
 }
 
 const commitOf = (receipt: EffectReceiptObject) => (receipt.receipt as { commit: string }).commit;
