@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import {
@@ -123,6 +123,40 @@ describe('the git Effect adapter (a real bare repository behind git daemon)', { 
     );
     assert.equal(r.head('review/t-1'), theirs);
     assert.equal(r.pushes().length, 1, "only the other client's push");
+  });
+
+  it("the push's lease refuses a branch that moved after it was read: git_effect_branch_moved from the push itself, nothing overwritten", async () => {
+    // Reads go to one remote, the push (pushInsteadOf, through the config's env) to another whose
+    // branch exists: the read finds it absent as the intent expects, and only the lease can refuse.
+    const [read, pushed] = [await remote(), await remote()];
+    const theirs = pushed.pushAsOther('review/t-1', { 'THEIRS.md': 'theirs\n' });
+    const a = adapter(read.url, workspace(), {
+      env: { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: `url.${pushed.url}.pushInsteadOf`, GIT_CONFIG_VALUE_0: read.url },
+    });
+    const refused = await rejectsWith(
+      a.perform('t-6/a1/g1/effect', INPUT, { ...PUBLISH, targetVersion: null }),
+      GitEffectError,
+      'git_effect_branch_moved',
+    );
+    assert.match(refused.message, /was rejected: .*stale info/);
+    assert.equal(a.notPerformed(refused), true);
+    assert.deepEqual([pushed.head('review/t-1'), pushed.pushes().length, read.pushes()], [theirs, 1, []]);
+  });
+
+  it('a push the remote declines (a pre-receive hook) is git_effect_refused: nothing pushed', async () => {
+    const r = await remote();
+    const hook = join(r.dir, 'hooks', 'pre-receive');
+    writeFileSync(hook, '#!/bin/sh\necho "review/* is protected" >&2\nexit 1\n');
+    chmodSync(hook, 0o755);
+    const a = adapter(r.url, workspace());
+    const refused = await rejectsWith(
+      a.perform('t-7/a1/g1/effect', INPUT, { ...PUBLISH, targetVersion: null }),
+      GitEffectError,
+      'git_effect_refused',
+    );
+    assert.match(refused.message, /pre-receive hook declined/);
+    assert.equal(a.notPerformed(refused), true);
+    assert.deepEqual([r.head('review/t-1'), r.pushes()], [null, []]);
   });
 
   it('an answer lost after the update (the push held past timeoutMs) is git_effect_no_answer, and the lookup finds the one commit', async () => {
