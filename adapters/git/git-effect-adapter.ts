@@ -170,7 +170,7 @@ async function headOf(git: Git, settings: Settings, branch: string, code: GitEff
   const ref = `refs/heads/${branch}`;
   const r = await git(['ls-remote', '--refs', settings.remote, ref]);
   if (r.exitCode !== 0)
-    throw new GitEffectError(code, `git ls-remote ${settings.remote} ${ref} failed: ${failure(r)}`, {
+    throw new GitEffectError(code, `git ls-remote ${settings.remote} ${ref} failed: ${failure(r)}${unsent(code)}`, {
       stderr: r.stderr,
     });
   const line = r.stdout.split('\n').find((l) => l.endsWith(`\t${ref}`));
@@ -178,6 +178,8 @@ async function headOf(git: Git, settings: Settings, branch: string, code: GitEff
 }
 
 const failure = (r: GitOutcome) => (r.timedOut ? 'timed out' : r.stderr.trim() || r.message);
+/** What a read failing in `perform` (before any push) adds to its message. */
+const unsent = (code: GitEffectCode) => (code === 'git_effect_unreachable' ? '; nothing was pushed' : '');
 
 /** The Task Attempt a request id names; `git_effect_invalid_input` when it names none. */
 function attemptOf(requestId: string): GitWorkspaceRequest {
@@ -219,16 +221,7 @@ async function publish(
     );
   return withScratch(settings, async (git, scratch) => {
     const repo = join(scratch, 'repo.git');
-    const before = await git(['ls-remote', '--refs', settings.remote, `refs/heads/${branch}`]);
-    const current = before.exitCode === 0 ? await headOf(git, settings, branch, 'git_effect_unreachable') : undefined;
-    if (current === undefined)
-      throw new GitEffectError(
-        'git_effect_unreachable',
-        `git ls-remote ${settings.remote} failed: ${failure(before)}; nothing was pushed`,
-        {
-          stderr: before.stderr,
-        },
-      );
+    const current = await headOf(git, settings, branch, 'git_effect_unreachable');
     const expected = intent.targetVersion === undefined ? current : intent.targetVersion;
     if (current !== expected)
       throw new GitEffectError(
@@ -293,7 +286,7 @@ async function fetchBranch(
   if (fetched.exitCode !== 0)
     throw new GitEffectError(
       code,
-      `git fetch ${settings.remote} ${at.branch} failed: ${failure(fetched)}${code === 'git_effect_unreachable' ? '; nothing was pushed' : ''}`,
+      `git fetch ${settings.remote} ${at.branch} failed: ${failure(fetched)}${unsent(code)}`,
       { stderr: fetched.stderr },
     );
 }

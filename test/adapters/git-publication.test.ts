@@ -10,7 +10,14 @@ import { OBJECT_KINDS, type EffectReceiptObject } from '../../objects/index.js';
 import { EventStore, digestOf } from '../../store/index.js';
 import { receiptsOf } from '../support/effect-task.js';
 import { GIT_DAEMON, startGitRemote, type GitRemote } from '../support/git-daemon.js';
-import { BRANCH, PUBLISH_HARNESSES, PUBLISH_INPUT, originAdapter, publishSpec } from '../support/publish-task.js';
+import {
+  BRANCH,
+  PUBLISH_HARNESSES,
+  PUBLISH_INPUT,
+  originAdapter,
+  publishSeed,
+  publishSpec,
+} from '../support/publish-task.js';
 import { tempDir } from '../support/temp.js';
 import { until } from '../support/until.js';
 
@@ -200,7 +207,7 @@ describe('review, then publication to a git remote (real Host, real git daemon)'
     const state = tempDir();
     const taskId = `publish-${randomUUID()}`;
     r.hold();
-    const child = spawn(process.execPath, [FIXTURE, state, r.url, taskId], {
+    const child = spawn(process.execPath, [FIXTURE, state, r.url, taskId, publishSeed()], {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -19,7 +19,7 @@ export const BRANCH = 'review/accepted';
 export const PUBLISH_INPUT = { message: 'Publish the reviewed change', exclude: ['choice.json', 'REVIEW.md'] };
 
 /** A seed: the change under review and the review note (the diff and what verified it). */
-function seed(): string {
+export function publishSeed(): string {
   // A folder inside the temp directory: mkdtemp's own mode (0700) would be the workspace's, which the confined agent cannot enter.
   const dir = join(tempDir('ordivon-publish-'), 'seed');
   mkdirSync(dir);
@@ -30,13 +30,13 @@ function seed(): string {
   return dir;
 }
 
-/** The spec; `taskId` fixes the Task's id. */
-export function publishSpec(taskId?: string): TaskSpecInput {
+/** The spec; `taskId` fixes the Task's id, `seed` the seed directory (default a fresh `publishSeed()`). */
+export function publishSpec(taskId?: string, seed = publishSeed()): TaskSpecInput {
   return {
     ...(taskId !== undefined ? { taskId } : {}),
     title: 'Review, then publish',
     goal: 'Publish the reviewed change to the remote branch once a person admits it.',
-    workspaceSeed: seed(),
+    workspaceSeed: seed,
     sources: [{ id: 'review', path: 'REVIEW.md', description: 'the diff and its verification' }],
     requiredArtifacts: [{ name: 'choice.json', kind: 'json', schema: 'decision' }],
     stages: [
