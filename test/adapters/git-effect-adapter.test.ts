@@ -161,7 +161,7 @@ describe('the git Effect adapter (a real bare repository behind git daemon)', { 
 
   it('an answer lost after the update (the push held past timeoutMs) is git_effect_no_answer, and the lookup finds the one commit', async () => {
     const r = await remote();
-    const a = adapter(r.url, workspace(), { timeoutMs: 1500 });
+    const a = adapter(r.url, workspace(), { timeoutMs: 5000 });
     r.hold();
     const lost = await rejectsWith(
       a.perform('t-4/a1/g1/effect', INPUT, { ...PUBLISH, targetVersion: null }),

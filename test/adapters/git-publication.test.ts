@@ -177,7 +177,7 @@ describe('review, then publication to a git remote (real Host, real git daemon)'
   it('the push answer lost (held past the adapter timeout): the Effect is unknown, the lookup finds the one commit, never pushed again', async () => {
     const r = await remote();
     const state = tempDir();
-    const h = await host(state, originAdapter(state, r.url, 3000));
+    const h = await host(state, originAdapter(state, r.url, 5000));
     const taskId = await reviewed(h, 'publish');
     r.hold();
     try {
