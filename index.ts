@@ -78,6 +78,16 @@ export {
   type BrowserReceipt,
   type BrowserEffectCode,
   type BrowserObservation,
+  gitEffectAdapter,
+  GitEffectError,
+  GIT_EFFECT_CODES,
+  gitNotPerformed,
+  type GitEffectAdapter,
+  type GitEffectAdapterConfig,
+  type GitEffectObservation,
+  type GitEffectCode,
+  type GitPublishReceipt,
+  type GitWorkspaceRequest,
 } from './adapters/index.js';
 export { TaskSpec, type TaskSpecInput } from './objects/index.js';
 export { EventInput, type EventInputIn } from './kernel/index.js';

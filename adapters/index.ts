@@ -27,3 +27,17 @@ export {
   type BrowserEffectCode,
   type BrowserObservation,
 } from './browser/index.js';
+export {
+  gitEffectAdapter,
+  GitEffectError,
+  GIT_EFFECT_CODES,
+  gitNotPerformed,
+  GitPublishInput,
+  DEFAULT_GIT_EXCLUDE,
+  type GitEffectAdapter,
+  type GitEffectAdapterConfig,
+  type GitEffectObservation,
+  type GitEffectCode,
+  type GitPublishReceipt,
+  type GitWorkspaceRequest,
+} from './git/index.js';

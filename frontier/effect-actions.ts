@@ -143,7 +143,7 @@ export async function performEffect(deps: FrontierDeps, task: TaskHandle, candid
   const intended = await sendIntent(task, candidate, adapter, requestId, inputDigest, recheck.observation);
   if (!intended) return;
   deps.step(task, `performing ${candidate.id}: ${operation} ${target} through ${name} as ${requestId}`);
-  const answered = await performOnce(deps, task, adapter, candidate, requestId);
+  const answered = await performOnce(deps, task, adapter, candidate, requestId, recheck.observation);
   if (!answered) return;
   if (foreignReceipts(adapter, inputDigest, [answered]).length)
     return sendConflict(deps, task, requestId, 'perform', [answered], inputDigest);
@@ -242,11 +242,14 @@ async function performOnce(
   adapter: EffectAdapter,
   candidate: EffectCandidate,
   requestId: string,
+  observation: EffectObservation | undefined,
 ): Promise<Answered | undefined> {
   const { adapter: name, operation, target, input } = candidate.action;
+  // The version the intent records (observed just before it), for an adapter that makes `perform` conditional on it.
+  const at = observation ? { operation, target, targetVersion: observation.targetVersion } : { operation, target };
   let answer: unknown;
   try {
-    answer = await adapter.perform(requestId, input, { operation, target });
+    answer = await adapter.perform(requestId, input, at);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     if (adapter.notPerformed?.(error)) {

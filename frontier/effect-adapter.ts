@@ -9,6 +9,13 @@ export { ReceiptWithEvidence, withEvidence, type EffectEvidenceFile } from '../b
 export interface EffectTarget {
   readonly operation: string;
   readonly target: string;
+  /**
+   * Given to `perform` of an adapter with `observe` only: the target's version the intent records,
+   * observed immediately before it and equal to what the deciding Context bound (null: the target
+   * does not exist). An adapter can make its operation conditional on it (an `If-Match`, a git
+   * push's expected old value), closing the gap between the re-check and `perform`.
+   */
+  readonly targetVersion?: string | null;
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   type WebappProcess,
 } from '../../workloads/world-w1/webapp/index.js';
 import { agent, choiceSpec } from '../support/decision-task.js';
+import { receiptsOf } from '../support/effect-task.js';
 import { CHROMIUM } from '../support/chromium.js';
 import { tempDir } from '../support/temp.js';
 
@@ -81,15 +82,7 @@ describe('Effects through the browser adapter (real Host, real Chromium, real we
     assert.equal(await h.supervisor.waitFor(taskId, ['waiting']), 'waiting');
     const events = h.supervisor.events(taskId);
     const types = events.slice(events.findIndex((e) => e.type === 'effect.intend')).map((e) => e.type);
-    const receipts = events
-      .flatMap((e) =>
-        e.type === 'effect.record'
-          ? [e.data['receiptDigest'] as string]
-          : e.type === 'effect.reconcile'
-            ? (e.data['receiptDigests'] as string[])
-            : [],
-      )
-      .map((digest) => OBJECT_KINDS['effect-receipt'].parse(h.supervisor.getObject(digest).body));
+    const receipts = receiptsOf(h, taskId);
     return { h, state, taskId, requestId: `${taskId}/a1/g1/effect`, input, types, receipts, events };
   }
 

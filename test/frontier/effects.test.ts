@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { EffectAdapter } from '../../frontier/effect-actions.js';
 import { openHost, type Host } from '../../host/host.js';
-import { OBJECT_KINDS, type EffectIntentObject, type EffectReceiptObject } from '../../objects/index.js';
+import { OBJECT_KINDS, type EffectIntentObject } from '../../objects/index.js';
 import { digestOf } from '../../store/index.js';
 import {
   ledgerAdapter,
@@ -15,7 +15,7 @@ import {
   type LedgerProcess,
   type StartLedgerOptions,
 } from '../../workloads/round1-v1/ledger/index.js';
-import { EFFECT_HARNESSES, MAINTENANCE, effectSpec, type EffectCandidate } from '../support/effect-task.js';
+import { EFFECT_HARNESSES, MAINTENANCE, effectSpec, receiptsOf, type EffectCandidate } from '../support/effect-task.js';
 import { tempDir } from '../support/temp.js';
 
 // The Effect path end to end: a real Host on a real store, a real command agent choosing the
@@ -61,19 +61,6 @@ function journal(h: Host, taskId: string, from = 'effect.intend'): string[][] {
   return events
     .slice(start)
     .map((e) => [e.type, e.disposition.admitted ? 'ok' : (e.disposition as { code: string }).code]);
-}
-
-function receiptsOf(h: Host, taskId: string): EffectReceiptObject[] {
-  return h.supervisor
-    .events(taskId)
-    .flatMap((e) =>
-      e.type === 'effect.record'
-        ? [e.data['receiptDigest']]
-        : e.type === 'effect.reconcile'
-          ? (e.data['receiptDigests'] as string[])
-          : [],
-    )
-    .map((digest) => OBJECT_KINDS['effect-receipt'].parse(h.supervisor.getObject(digest as string).body));
 }
 
 /** An adapter over the ledger whose `perform` never reaches it: the request is lost on the way. */

@@ -1,5 +1,6 @@
 import type { HarnessConfig } from '../../frontier/harness-config.js';
-import type { TaskSpecInput } from '../../objects/index.js';
+import type { Host } from '../../host/host.js';
+import { OBJECT_KINDS, type EffectReceiptObject, type TaskSpecInput } from '../../objects/index.js';
 import { choiceSpec, pickHarnesses } from './decision-task.js';
 
 /**
@@ -40,3 +41,17 @@ export function effectSpec(taskId?: string): TaskSpecInput {
 
 /** Harnesses `pick-<candidate>`: a command agent that chooses that candidate in the Context it is shown. */
 export const EFFECT_HARNESSES: Record<string, HarnessConfig> = pickHarnesses(Object.keys(ACTIONS));
+
+/** Every Effect receipt the Task's `effect.record` and `effect.reconcile` events name, oldest first. */
+export function receiptsOf(h: Host, taskId: string): EffectReceiptObject[] {
+  return h.supervisor
+    .events(taskId)
+    .flatMap((e) =>
+      e.type === 'effect.record'
+        ? [e.data['receiptDigest'] as string]
+        : e.type === 'effect.reconcile'
+          ? (e.data['receiptDigests'] as string[])
+          : [],
+    )
+    .map((digest) => OBJECT_KINDS['effect-receipt'].parse(h.supervisor.getObject(digest).body));
+}
