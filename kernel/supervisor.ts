@@ -202,12 +202,14 @@ export class Supervisor {
 
   /** A Task this Host serves, as of its last commit; undefined for any other id. */
   getTask(taskId: string): TaskView | undefined {
-    return this.parts.served.view(taskId);
+    const view = this.parts.served.view(taskId);
+    return view && { ...view, queued: this.parts.frontier.queued().get(taskId) ?? null };
   }
 
   /** Every Task this Host serves, with its generation and title. */
   listTasks(): Array<Omit<TaskView, 'context' | 'spec'> & { generation: number; title: string }> {
-    return this.parts.served.list();
+    const queued = this.parts.frontier.queued();
+    return this.parts.served.list().map((row) => ({ ...row, queued: queued.get(row.taskId) ?? null }));
   }
 
   /** The stored events of a Task this Host serves, in revision order (`readTask` for any Task of a cluster). */
