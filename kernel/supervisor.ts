@@ -206,10 +206,13 @@ export class Supervisor {
     return view && { ...view, queued: this.parts.frontier.queued().get(taskId) ?? null };
   }
 
-  /** Every Task this Host serves, with its generation and title. */
+  /** Every Task this Host serves, with its generation and title (and `queued` while it waits for a run slot). */
   listTasks(): Array<Omit<TaskView, 'context' | 'spec'> & { generation: number; title: string }> {
     const queued = this.parts.frontier.queued();
-    return this.parts.served.list().map((row) => ({ ...row, queued: queued.get(row.taskId) ?? null }));
+    return this.parts.served.list().map((row) => {
+      const place = queued.get(row.taskId);
+      return place ? { ...row, queued: place } : row;
+    });
   }
 
   /** The stored events of a Task this Host serves, in revision order (`readTask` for any Task of a cluster). */
