@@ -168,7 +168,18 @@ function taskRoutes(c: RouteContext): AnyRoute[] {
         const object = (digest: string) => getObject(digest).body;
         const withEvents = query.events === '1' || query.events === 'true';
         const queued = view.queued ?? null;
-        const shown = { taskId: id, revision, state, frontier, title: spec.title, queued, ...served, context, events, object };
+        const shown = {
+          taskId: id,
+          revision,
+          state,
+          frontier,
+          title: spec.title,
+          queued,
+          ...served,
+          context,
+          events,
+          object,
+        };
         sendJson(res, 200, taskShowView({ ...shown, withEvents }));
       },
     }),

@@ -58,7 +58,7 @@ describe('concurrency limits in the configuration', () => {
     assert.equal(existsSync(state), false);
   });
 
-  it("the supervisor refuses a bad concurrency option invalid_option at its field", () => {
+  it('the supervisor refuses a bad concurrency option invalid_option at its field', () => {
     assert.deepEqual(
       refusal(() => createSupervisor({ state: tempDir(), concurrency: { harnesses: { a: 0 } } })),
       { code: 'invalid_option', path: 'concurrency.harnesses.a' },

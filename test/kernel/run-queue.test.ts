@@ -3,7 +3,12 @@ import { describe, it } from 'node:test';
 import { runLine, type RunLimits, type RunSlotTask } from '../../kernel/run-queue.js';
 
 const holding = (taskId: string, harness = 'h'): RunSlotTask => ({ taskId, harness, holding: true });
-const waiting = (taskId: string, ready: number, harness = 'h'): RunSlotTask => ({ taskId, harness, holding: false, ready });
+const waiting = (taskId: string, ready: number, harness = 'h'): RunSlotTask => ({
+  taskId,
+  harness,
+  holding: false,
+  ready,
+});
 
 describe('runLine', () => {
   const cases: Array<[string, RunSlotTask[], RunLimits, string[], Record<string, string>]> = [
@@ -22,15 +27,9 @@ describe('runLine', () => {
       ['y'],
       { x: '1 runs', z: '2 runs' },
     ],
+    ['equal readings are ordered by taskId', [waiting('b', 5), waiting('a', 5)], { runs: 1 }, ['a'], { b: '1 runs' }],
     [
-      'equal readings are ordered by taskId',
-      [waiting('b', 5), waiting('a', 5)],
-      { runs: 1 },
-      ['a'],
-      { b: '1 runs' },
-    ],
-    [
-      "a Task whose harness is full waits on it; one of another harness behind it goes",
+      'a Task whose harness is full waits on it; one of another harness behind it goes',
       [holding('x', 'a'), waiting('a1', 1, 'a'), waiting('b1', 2, 'b')],
       { runs: 3, harnesses: { a: 1 } },
       ['b1'],
@@ -43,15 +42,18 @@ describe('runLine', () => {
       ['b1'],
       { b2: '1 runs' },
     ],
-    ['a Task neither holding nor waiting is left out', [{ taskId: 'q', harness: 'h', holding: false }], { runs: 1 }, [], {}],
+    [
+      'a Task neither holding nor waiting is left out',
+      [{ taskId: 'q', harness: 'h', holding: false }],
+      { runs: 1 },
+      [],
+      {},
+    ],
   ];
   for (const [title, tasks, limits, dispatch, queued] of cases)
     it(title, () => {
       const line = runLine(tasks, limits);
       assert.deepEqual(line.dispatch, dispatch);
-      assert.deepEqual(
-        Object.fromEntries([...line.queued].map(([id, q]) => [id, `${q.position} ${q.limit}`])),
-        queued,
-      );
+      assert.deepEqual(Object.fromEntries([...line.queued].map(([id, q]) => [id, `${q.position} ${q.limit}`])), queued);
     });
 });
