@@ -200,5 +200,31 @@ describe(
         await second.stop();
       }
     });
+
+    it('a cancel of the running Task frees its slot for the first in line, and a queued Task cancelled leaves the line', async () => {
+      const dir = tempDir('ordivon-limits-');
+      const agent = linedAgent(dir);
+      const h = await host(`${dir}/state`, agent, { concurrency: { runs: 1 } });
+      const sup = h.supervisor;
+      try {
+        for (const id of ['c-1', 'c-2', 'c-3']) await sup.createTask(agent.spec(id));
+        await sup.send('c-1', { type: 'assignment.commit', harness: 'agent', purpose: 'work' });
+        await agent.startedCount(1);
+        for (const id of ['c-2', 'c-3']) {
+          await sup.send(id, { type: 'assignment.commit', harness: 'agent', purpose: 'work' });
+          await queued(sup, id);
+        }
+        assert.equal((await sup.send('c-2', { type: 'task.cancel', reason: 'not needed' })).admitted, true);
+        await once(sup, () => sup.getTask('c-3')!.queued?.position === 1);
+        assert.equal(sup.getTask('c-2')!.queued, null);
+        assert.equal((await sup.send('c-1', { type: 'task.cancel', reason: 'stop it' })).admitted, true);
+        assert.deepEqual(await agent.startedCount(2), ['c-1', 'c-3']);
+        await agent.release('c-3');
+        assert.equal(await sup.waitFor('c-3', ['completed']), 'completed');
+        assert.ok(!sup.events('c-2').some((e) => e.type === 'dispatch.intend'), 'the cancelled queued Task never ran');
+      } finally {
+        await h.stop();
+      }
+    });
   },
 );

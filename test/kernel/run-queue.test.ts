@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { runLine, type RunLimits, type RunSlotTask } from '../../kernel/run-queue.js';
+import { holdsRunSlot, runLine, type RunLimits, type RunSlotTask } from '../../kernel/run-queue.js';
+import { taskFrontier } from '../../machines/index.js';
 
 const holding = (taskId: string, harness = 'h'): RunSlotTask => ({ taskId, harness, holding: true });
 const waiting = (taskId: string, ready: number, harness = 'h'): RunSlotTask => ({
@@ -56,4 +57,21 @@ describe('runLine', () => {
       assert.deepEqual(line.dispatch, dispatch);
       assert.deepEqual(Object.fromEntries([...line.queued].map(([id, q]) => [id, `${q.position} ${q.limit}`])), queued);
     });
+});
+
+describe('holdsRunSlot', () => {
+  // Read through the states' frontiers, so a renamed state or a moved tag fails here.
+  const states: Array<[string, boolean]> = [
+    ['compiling', false],
+    ['ready', false],
+    ['dispatching', true],
+    ['unknown', true],
+    ['running', true],
+  ];
+  for (const [state, holds] of states)
+    it(`a Task in assigned.${state} ${holds ? 'holds' : 'does not hold'} a run slot`, () => {
+      assert.equal(holdsRunSlot(taskFrontier({ assigned: state })), holds);
+    });
+  for (const state of ['evaluating', 'verifying', 'waiting', 'blocked', 'cancelled', 'completed'])
+    it(`a Task in ${state} does not hold a run slot`, () => assert.equal(holdsRunSlot(taskFrontier(state)), false));
 });
