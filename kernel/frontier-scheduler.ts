@@ -54,6 +54,10 @@ export interface FrontierSchedulerOptions {
  * count, answered `cancel` the Host cancels the Task. If the process dies while work is in flight,
  * boot derives the same frontier from the committed state and starts it again, which is why a
  * FrontierRunner must be idempotent.
+ *
+ * With run limits (`limits`, `SupervisorOptions.concurrency`) a `dispatch` is not started when it
+ * is kicked but joins the run line (run-slots.ts), which starts it once a slot is free, first in
+ * line first; the line holds nothing durable, so a restart rebuilds it in the same order.
  */
 export class FrontierScheduler {
   /** Frontier work in flight per Task, with the Assignment generation it serves and what it is. */
