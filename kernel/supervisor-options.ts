@@ -137,11 +137,11 @@ export interface TaskView {
   context: TaskMachineContext;
   spec: TaskSpec;
   /**
-   * Set while the Task's dispatch waits for a run slot (`SupervisorOptions.concurrency`): the
-   * limit it waits on and its place in line; null (or absent) otherwise. The state stays
-   * `assigned.ready`; `show`, `list` and the page call it `queued`.
+   * Present only while the Task's dispatch waits for a run slot (`SupervisorOptions.concurrency`):
+   * the limit it waits on and its place in line. The state stays `assigned.ready`; `show`, `list`
+   * and the page call it `queued`.
    */
-  queued?: QueuedRun | null;
+  queued?: QueuedRun;
 }
 
 /**

@@ -200,10 +200,11 @@ export class Supervisor {
     return sendOwnRetried(this.ownConflict(store), taskId, (task) => task.send(withId, 'external', {}));
   }
 
-  /** A Task this Host serves, as of its last commit; undefined for any other id. */
+  /** A Task this Host serves, as of its last commit (with `queued` while it waits for a run slot); undefined for any other id. */
   getTask(taskId: string): TaskView | undefined {
     const view = this.parts.served.view(taskId);
-    return view && { ...view, queued: this.parts.frontier.queued().get(taskId) ?? null };
+    const queued = view && this.parts.frontier.queued().get(taskId);
+    return queued ? { ...view!, queued } : view;
   }
 
   /** Every Task this Host serves, with its generation and title (and `queued` while it waits for a run slot). */

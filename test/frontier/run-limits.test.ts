@@ -114,7 +114,7 @@ describe(
           (a, b) => monoOf(sup, a, 'dispatch.intend') - monoOf(sup, b, 'dispatch.intend'),
         );
         assert.deepEqual(intended, order, 'dispatched in the order they became ready');
-        for (const id of order) assert.equal(sup.getTask(id)!.queued, null);
+        for (const id of order) assert.equal(sup.getTask(id)!.queued, undefined);
       } finally {
         await h.stop();
       }
@@ -216,7 +216,7 @@ describe(
         }
         assert.equal((await sup.send('c-2', { type: 'task.cancel', reason: 'not needed' })).admitted, true);
         await once(sup, () => sup.getTask('c-3')!.queued?.position === 1);
-        assert.equal(sup.getTask('c-2')!.queued, null);
+        assert.equal(sup.getTask('c-2')!.queued, undefined);
         assert.equal((await sup.send('c-1', { type: 'task.cancel', reason: 'stop it' })).admitted, true);
         assert.deepEqual(await agent.startedCount(2), ['c-1', 'c-3']);
         await agent.release('c-3');
