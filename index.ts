@@ -35,7 +35,7 @@ export type {
   SubscribeOptions,
 } from './kernel/index.js';
 export type { ProgressListener, RecoveryMode, RecoveryProgress } from './recovery/index.js';
-export type { ClusterOptions, LeaseEvent } from './kernel/index.js';
+export type { ClusterOptions, LeaseEvent, QueuedRun, RunLimits } from './kernel/index.js';
 export type { ArtifactContracts } from './objects/index.js';
 export type { EventRecord } from './store/index.js';
 export type { FrontierWork, EventOrigin, SupervisorFailure } from './machines/index.js';

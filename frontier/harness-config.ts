@@ -10,7 +10,7 @@ import {
   PermissionKind,
   type RunPolicy,
 } from '../drivers/index.js';
-import { HostError } from '../kernel/index.js';
+import { HostError, type RunLimits } from '../kernel/index.js';
 import { ConfinementLimits, ConfinementMode } from '../runtime/index.js';
 
 /** A path a sandbox mounts: absolute, or relative to the configuration file's folder (`ordivon`) or the working directory (`openHost`). */
@@ -90,6 +90,11 @@ export const HarnessConfig = strictObject({
   writable: z.array(ConfinedPath).optional(),
   /** Driver `loop` only (and required there): its model endpoint and budgets (docs/agents.md, Loop v0). */
   loop: LoopSettings.optional(),
+  /**
+   * At most this many runs of this harness at once on the Host (docs/stages.md, "Concurrency
+   * limits"); an Assignment over it waits, `queued`, in the order it became ready. Absent: no limit.
+   */
+  maxRuns: z.number().int().positive().optional(),
 }).superRefine((harness, deps) => {
   for (const [i, name] of (harness.envFrom ?? []).entries())
     if (harness.env !== undefined && Object.hasOwn(harness.env, name))
@@ -145,16 +150,24 @@ export const HostConfig = strictObject({
   confinement: ConfinementMode.optional(),
   /** Resource limits of each confined process tree (memoryMiB, processes, fileSizeMiB, openFiles). */
   limits: ConfinementLimits.optional(),
+  /**
+   * How many agent runs this Host starts at once: at most `runs` (docs/stages.md, "Concurrency
+   * limits"); an Assignment over it waits, `queued`, in the order it became ready. Absent: no limit.
+   */
+  concurrency: strictObject({ runs: z.number().int().positive().optional() }).optional(),
 });
 export type HostConfig = z.infer<typeof HostConfig>;
 
 /**
  * What a configuration gives `openHost` besides its harnesses: the approval policy, the
- * confinement and its limits, each only when the file names it.
+ * confinement and its limits, the concurrency limit, each only when the file names it.
  */
-export function hostOptionsOf(config: HostConfig): Pick<HostConfig, 'approvals' | 'confinement' | 'limits'> {
+export function hostOptionsOf(
+  config: HostConfig,
+): Pick<HostConfig, 'approvals' | 'confinement' | 'limits' | 'concurrency'> {
   return {
     ...(config.approvals ? { approvals: config.approvals } : {}),
+    ...(config.concurrency ? { concurrency: config.concurrency } : {}),
     ...(config.confinement ? { confinement: config.confinement } : {}),
     ...(config.limits ? { limits: config.limits } : {}),
   };
@@ -275,3 +288,25 @@ export type HarnessFactory = (assignment: {
   contextDigest: string;
   workspace: string;
 }) => HarnessConfig | Promise<HarnessConfig>;
+
+/**
+ * The run limits of `openHost`'s `concurrency` and its harnesses' `maxRuns` (a factory has none),
+ * as the Supervisor takes them. Throws `invalid_config` at `concurrency.<field>` for a bad
+ * `concurrency`, with the same codes and paths as a config file; undefined when nothing is limited.
+ */
+export function runLimitsOf(
+  concurrency: unknown,
+  harnesses: Record<string, HarnessConfig | HarnessFactory>,
+): RunLimits | undefined {
+  const parsed = HostConfig.shape.concurrency.safeParse(concurrency);
+  if (!parsed.success) throw invalidConfig(parsed.error, ['concurrency']);
+  const perHarness = Object.entries(harnesses).flatMap(([name, harness]) =>
+    typeof harness !== 'function' && harness.maxRuns !== undefined ? [[name, harness.maxRuns] as const] : [],
+  );
+  const runs = parsed.data?.runs;
+  if (runs === undefined && perHarness.length === 0) return undefined;
+  return {
+    ...(runs !== undefined ? { runs } : {}),
+    ...(perHarness.length > 0 ? { harnesses: Object.fromEntries(perHarness) } : {}),
+  };
+}

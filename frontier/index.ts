@@ -13,6 +13,7 @@ export {
   hostOptionsOf,
   assertReachOutsideState,
   checkHostHarnesses,
+  runLimitsOf,
 } from './harness-config.js';
 export type { EffectAdapter, EffectEvidenceFile, EffectObservation, EffectTarget } from './effect-adapter.js';
 export { ReceiptWithEvidence, withEvidence } from './effect-adapter.js';

@@ -24,6 +24,7 @@ import {
   assertReachOutsideState,
   checkHostHarnesses,
   createFrontierWork,
+  runLimitsOf,
   type ApprovalPolicy,
   type EffectAdapter,
   type HarnessConfig,
@@ -31,7 +32,7 @@ import {
 } from '../frontier/index.js';
 
 /** `openHost`'s options: the supervisor's (but `frontier`, which the Host supplies) and the Host's own. */
-export interface HostOptions extends Omit<SupervisorOptions, 'frontier'> {
+export interface HostOptions extends Omit<SupervisorOptions, 'frontier' | 'concurrency'> {
   /**
    * Harness name (as `assignment.commit` names it) → how to launch it: a `HarnessConfig` (driver,
    * command, args, env, envFrom, model, timeoutMs, approvals), parsed by `openHost`, or a
@@ -50,6 +51,11 @@ export interface HostOptions extends Omit<SupervisorOptions, 'frontier'> {
   confinement?: ConfinementMode;
   /** Resource limits of each confined process tree. */
   limits?: ConfinementLimits;
+  /**
+   * At most `runs` agent runs at once on this Host (docs/stages.md, "Concurrency limits"), as
+   * `concurrency` in `ordivon.config.json`; each harness's `maxRuns` limits its own. Absent: no limit.
+   */
+  concurrency?: { runs?: number };
   /** Driver pool threads (default 2). */
   maxThreads?: number;
   /**
@@ -120,8 +126,8 @@ export interface Host extends Pick<
  * `<state>/runtime`, workspaces under `<state>/workspaces`) and the piscina driver pool, wired
  * so that frontier work runs as Runtime jobs whose harness runs execute on the pool.
  *
- * Throws `invalid_config` (a harness configuration or `approvals` does not parse; `path` names the
- * field, e.g. `harnesses.codex.driver`) or `env_missing` (a variable named in `envFrom` is not set)
+ * Throws `invalid_config` (a harness configuration, `approvals` or `concurrency` does not parse; `path` names the
+ * field, e.g. `harnesses.codex.driver`, `concurrency.runs`) or `env_missing` (a variable named in `envFrom` is not set)
  * before anything is opened or written.
  *
  * The Runtime opens first (its recovery marks jobs whose executor process is gone `abandoned`;
@@ -138,6 +144,7 @@ export interface Host extends Pick<
 export async function openHost(options: HostOptions): Promise<Host> {
   // Before anything opens: a bad harness configuration or a missing envFrom variable writes nothing.
   const harnesses = checkHostHarnesses(options.harnesses, options.approvals, process.env);
+  const concurrency = runLimitsOf(options.concurrency, harnesses);
   const confinement = options.confinement ?? 'bwrap';
   try {
     assertConfinement(confinement);
@@ -188,7 +195,14 @@ export async function openHost(options: HostOptions): Promise<Host> {
     ...(options.clock ? { clock: options.clock } : {}),
     tasks: () => supervisor,
   });
-  supervisor = createSupervisor({ ...options, ...(cluster ? { cluster } : {}), state: root, frontier });
+  const { concurrency: _configured, ...supervisorOptions } = options;
+  supervisor = createSupervisor({
+    ...supervisorOptions,
+    ...(cluster ? { cluster } : {}),
+    ...(concurrency ? { concurrency } : {}),
+    state: root,
+    frontier,
+  });
   try {
     await supervisor.start();
   } catch (error) {

@@ -13,6 +13,8 @@ import {
 import { HostError } from './errors.js';
 import type { TaskSpec } from '../objects/index.js';
 import type { TaskActor } from './task-actor.js';
+import type { QueuedRun, RunLimits } from './run-queue.js';
+import { RunSlots } from './run-slots.js';
 
 export { FRONTIER_RETRY_ATTEMPTS, FRONTIER_RETRY_CAP_MS, FRONTIER_RETRY_MS } from './frontier-retry.js';
 
@@ -29,6 +31,10 @@ export interface FrontierSchedulerOptions {
   clock?: Clock | undefined;
   /** How failed work is retried, and when an operator is asked (`SupervisorOptions.frontierRetry`; defaults when absent). */
   retry?: Partial<FrontierRetryPolicy> | undefined;
+  /** At most how many agent runs at once (`SupervisorOptions.concurrency`); absent: no limit. */
+  limits?: RunLimits | undefined;
+  /** The Tasks served here, which hold or wait for run slots (required with `limits`). */
+  tasks?: ReadonlyMap<string, TaskActor> | undefined;
 }
 
 /**
@@ -48,6 +54,10 @@ export interface FrontierSchedulerOptions {
  * count, answered `cancel` the Host cancels the Task. If the process dies while work is in flight,
  * boot derives the same frontier from the committed state and starts it again, which is why a
  * FrontierRunner must be idempotent.
+ *
+ * With run limits (`limits`, `SupervisorOptions.concurrency`) a `dispatch` is not started when it
+ * is kicked but joins the run line (run-slots.ts), which starts it once a slot is free, first in
+ * line first; the line holds nothing durable, so a restart rebuilds it in the same order.
  */
 export class FrontierScheduler {
   /** Frontier work in flight per Task, with the Assignment generation it serves and what it is. */
@@ -63,9 +73,32 @@ export class FrontierScheduler {
   private readonly failing = new Map<string, { work: FrontierWork; failures: number; cancel: () => void }>();
   /** The retry policy, defaults filled in. */
   private readonly policy: FrontierRetryPolicy;
+  /** With run limits: the line of Tasks whose dispatch waits for a slot. */
+  private readonly slots: RunSlots | undefined;
 
   constructor(private readonly options: FrontierSchedulerOptions) {
     this.policy = FrontierRetryPolicy.parse(options.retry ?? {});
+    const { limits, tasks } = options;
+    if (limits && (limits.runs !== undefined || Object.keys(limits.harnesses ?? {}).length > 0) && tasks)
+      this.slots = new RunSlots({
+        limits,
+        tasks,
+        store: options.store,
+        dispatching: (taskId) => this.working.get(taskId)?.work === 'dispatch',
+        eligible: (task) => frontierAsked(task)?.status !== 'pending',
+        canStart: () => this.enabled && !this.held && options.serving(),
+        start: (task) => {
+          if (task.frontier === 'dispatch' && !this.working.has(task.taskId)) void this.perform(task, 'dispatch');
+        },
+      });
+  }
+
+  /**
+   * Where each Task whose dispatch waits for a run slot stands (`queued`: the limit it waits on, its
+   * place in line); empty without limits.
+   */
+  queued(): Map<string, QueuedRun> {
+    return this.slots?.queued() ?? new Map();
   }
 
   /** True when there is a frontier runner, i.e. frontier work is performed at all. */
@@ -94,6 +127,8 @@ export class FrontierScheduler {
       inFlight.controller.abort(new HostError('task_cancelled', `task ${task.taskId} was cancelled`));
     }
     if (this.options.serving()) queueMicrotask(() => this.kick(task));
+    // Any commit may free a run slot (a run observed, a Task cancelled or reassigned).
+    this.slots?.schedule();
   }
 
   /**
@@ -120,6 +155,8 @@ export class FrontierScheduler {
       );
       return;
     }
+    // Under run limits a dispatch waits its turn: the line starts it when a slot is free.
+    if (task.frontier === 'dispatch' && this.slots) return this.slots.wait(task);
     void this.perform(task, task.frontier);
   }
 
@@ -158,6 +195,7 @@ export class FrontierScheduler {
     } finally {
       this.working.delete(task.taskId);
       finish();
+      if (work === 'dispatch') this.slots?.schedule();
     }
     // Work that threw is tried again after its backoff, unless an operator was asked. A step that
     // committed nothing without throwing is not retried in a loop (its Task waits for a commit: an
@@ -301,6 +339,7 @@ export class FrontierScheduler {
   abort(taskId: string, reason: unknown): void {
     this.working.get(taskId)?.controller.abort(reason);
     this.forgetFailures(taskId);
+    this.slots?.forget(taskId);
   }
 
   /** Aborts all work in flight with `reason` (draining); each settles on its own. */

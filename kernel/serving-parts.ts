@@ -59,6 +59,8 @@ export class ServingParts {
       specs: this.served.specs,
       clock,
       retry: options.frontierRetry,
+      limits: options.concurrency,
+      tasks: this.served.tasks,
     });
     this.checkpointer = new CheckpointScheduler({
       every: options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY,

@@ -6,6 +6,7 @@ import type { Clock } from './clock.js';
 import type { ClusterOptions } from './cluster/cluster.js';
 import type { FrontierRunner } from './frontier-runner.js';
 import { FrontierRetryPolicy } from './frontier-retry.js';
+import { RunLimits, type QueuedRun } from './run-queue.js';
 import type { EventInputIn } from './event-input.js';
 import { HostError } from './errors.js';
 import type { ArtifactContracts, TaskSpec } from '../objects/index.js';
@@ -69,6 +70,14 @@ export interface SupervisorOptions {
    * (the DecisionRequest `<task>/frontier/<work>/r<revision>`, answers `retry` and `cancel`).
    */
   frontierRetry?: { attempts?: number; backoffMs?: number; maxBackoffMs?: number } | undefined;
+  /**
+   * At most how many agent runs (the `dispatch` work of an Assignment) at once (docs/stages.md,
+   * "Concurrency limits"): `runs` on this Host, `harnesses[name]` of one harness; a Task over a
+   * limit waits in `assigned.ready`, nothing written, and is dispatched in the order its
+   * Assignment became ready. Absent: no limit. `openHost` builds it from `concurrency.runs` and
+   * each harness's `maxRuns`.
+   */
+  concurrency?: RunLimits | undefined;
 }
 
 /** The scalar options, checked when a supervisor is created (`invalid_option` with the field). */
@@ -105,6 +114,7 @@ const ScalarOptions = z.object({
   checkpointEvery: z.number().int().nonnegative().optional(),
   onBootProgress: z.custom<ProgressListener>((value) => typeof value === 'function', 'expected a function').optional(),
   frontierRetry: FrontierRetryPolicy.optional(),
+  concurrency: RunLimits.optional(),
 });
 
 export const DEFAULT_CHECKPOINT_EVERY = 100;
@@ -126,6 +136,12 @@ export interface TaskView {
   frontier: FrontierWork;
   context: TaskMachineContext;
   spec: TaskSpec;
+  /**
+   * Present only while the Task's dispatch waits for a run slot (`SupervisorOptions.concurrency`):
+   * the limit it waits on and its place in line. The state stays `assigned.ready`; `show`, `list`
+   * and the page call it `queued`.
+   */
+  queued?: QueuedRun;
 }
 
 /**

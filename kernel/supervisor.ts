@@ -200,14 +200,20 @@ export class Supervisor {
     return sendOwnRetried(this.ownConflict(store), taskId, (task) => task.send(withId, 'external', {}));
   }
 
-  /** A Task this Host serves, as of its last commit; undefined for any other id. */
+  /** A Task this Host serves, as of its last commit (with `queued` while it waits for a run slot); undefined for any other id. */
   getTask(taskId: string): TaskView | undefined {
-    return this.parts.served.view(taskId);
+    const view = this.parts.served.view(taskId);
+    const queued = view && this.parts.frontier.queued().get(taskId);
+    return queued ? { ...view!, queued } : view;
   }
 
-  /** Every Task this Host serves, with its generation and title. */
+  /** Every Task this Host serves, with its generation and title (and `queued` while it waits for a run slot). */
   listTasks(): Array<Omit<TaskView, 'context' | 'spec'> & { generation: number; title: string }> {
-    return this.parts.served.list();
+    const queued = this.parts.frontier.queued();
+    return this.parts.served.list().map((row) => {
+      const place = queued.get(row.taskId);
+      return place ? { ...row, queued: place } : row;
+    });
   }
 
   /** The stored events of a Task this Host serves, in revision order (`readTask` for any Task of a cluster). */

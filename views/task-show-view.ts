@@ -1,5 +1,6 @@
 import type { FrontierWork } from '../machines/index.js';
 import type { EventRecord } from '../store/index.js';
+import type { QueuedRun } from '../kernel/index.js';
 import { taskProvenance } from './task-contexts.js';
 import { taskEffects } from './task-effects.js';
 import { taskGrants, taskRequests } from './task-requests.js';
@@ -22,6 +23,8 @@ export interface TaskShowSource<C extends { lastRejection?: unknown; requests?: 
   receipt?: (digest: string) => unknown;
   /** With a cluster: the Host holding the Task's lease, and whether that is another Host. */
   served?: { servedBy: string | null; elsewhere: boolean };
+  /** Where the Task stands while its dispatch waits for a run slot of the Host serving it (default null: not queued). */
+  queued?: QueuedRun | null | undefined;
   /** Whether the view carries every event too. */
   withEvents: boolean;
   /** A branch's child Task as it is now (its state and generation), for the branch's tree. */
@@ -49,6 +52,7 @@ export function taskShowView<C extends { lastRejection?: unknown; requests?: unk
     state,
     frontier,
     title,
+    queued: source.queued ?? null,
     ...(served ?? {}),
     context,
     contexts,

@@ -3,6 +3,8 @@ import { booleanFlag, command, positional } from '../command.js';
 import type { Finding } from '../../recovery/errors.js';
 import type { verifyTails } from '../../recovery/index.js';
 import type { ShowView } from '../service/show-view.js';
+import type { ListRow } from '../service/cli-route.js';
+import { queuedText } from './queued-text.js';
 import { showText } from './show-text.js';
 import { withReader } from './with-reader.js';
 
@@ -203,6 +205,7 @@ export const list = command({
           state: p?.state ?? 'unknown',
           revision: p?.revision ?? 0,
           generation: context?.generation ?? 0,
+          // No `queued`: no Host dispatches while nothing serves the root; only a serving Host's line queues.
         };
       });
       emit(io, rows, () => listText(rows));
@@ -211,14 +214,20 @@ export const list = command({
   },
 });
 
-/** `list`'s table: a header row, then one aligned row per Task (`no tasks` when there is none). */
-function listText(
-  rows: ReadonlyArray<{ taskId: string; state: string; revision: number; generation: number }>,
-): string {
+/**
+ * `list`'s table: a header row, then one aligned row per Task (`no tasks` when there is none); a
+ * Task waiting for a run slot reads `assigned.ready (queued #2, waiting on concurrency.runs (2))`.
+ */
+function listText(rows: readonly ListRow[]): string {
   if (rows.length === 0) return 'no tasks';
   const table = [
     ['TASK', 'STATE', 'REVISION', 'GENERATION'],
-    ...rows.map((r) => [r.taskId, r.state, String(r.revision), String(r.generation)]),
+    ...rows.map((r) => [
+      r.taskId,
+      r.queued ? `${r.state} (${queuedText(r.queued)})` : r.state,
+      String(r.revision),
+      String(r.generation),
+    ]),
   ];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   return table

@@ -2,6 +2,7 @@ import type { RefusalCause, TaskContextView, GrantView } from '../../views/index
 import type { CandidateAction } from '../../objects/index.js';
 import type { ShowView } from '../service/show-view.js';
 import { requestLines } from './request-text.js';
+import { queuedText } from './queued-text.js';
 
 const HEX = 'sha256:'.length;
 /** `sha256:` and the first 12 hex digits: enough to tell digests apart on a line. */
@@ -162,6 +163,7 @@ export function showText(view: ShowView): string {
     `${view.taskId}  ${view.state}  revision ${view.revision}  generation ${c.generation}`,
     `  ${view.title}`,
     `  frontier: ${view.frontier}`,
+    ...(view.queued ? [`  ${queuedText(view.queued)}`] : []),
     `  assignment: ${c.assignment ? `${c.assignment.harness} (${c.assignment.purpose}) g${c.assignment.generation}` : '-'}`,
     `  evidence: ${Object.keys(c.evidence).join(', ') || '-'}`,
     ...(typeof view['workspace'] === 'string' ? [`  workspace: ${view['workspace']}`] : []),

@@ -8,6 +8,7 @@ import { callService, type ServiceResponse } from './service-client.js';
 import { DecideAnswer, type AnswerBody } from './decide-answer.js';
 import { SendKindAnswer } from './api-schemas.js';
 import { runningService, type ServiceFile } from './service-file.js';
+import { QueuedView } from './queued-view.js';
 
 /** The running service that holds the state root, if any (the write commands, `show`, `list` and `login` then talk to it). */
 export function serviceFor(state: string | undefined): ServiceFile | null {
@@ -66,8 +67,18 @@ const SendAnswer = z.object({
 export type SendAnswer = Omit<z.infer<typeof SendAnswer>, 'taskId'> & Pick<SendRefused, 'host' | 'url'>;
 
 const ListAnswer = z.array(
-  z.object({ taskId: z.string(), state: z.string(), revision: z.number().int(), generation: z.number().int() }),
+  z.object({
+    taskId: z.string(),
+    state: z.string(),
+    revision: z.number().int(),
+    generation: z.number().int(),
+    // Only on a Task that waits for a run slot.
+    queued: QueuedView.optional(),
+  }),
 );
+
+/** A row of `ordivon list`: a Task's state, revision, generation and, when it waits for a run slot, where. */
+export type ListRow = z.infer<typeof ListAnswer>[number];
 
 /** Parses what the service answered with `schema`; an answer that does not parse is `service_error`, naming the field. */
 export function answer<S extends z.ZodType>(
@@ -157,17 +168,13 @@ export function parseSendAnswer(body: unknown): SendAnswer {
 }
 
 /** `list` through the service: the rows `ordivon list --json` prints. */
-export async function listViaService(
-  info: ServiceFile,
-): Promise<Array<{ taskId: string; state: string; revision: number; generation: number }>> {
+export async function listViaService(info: ServiceFile): Promise<ListRow[]> {
   const res = await call(info, 'GET', '/tasks');
   if (res.status !== 200) throw refused(res);
   return parseListAnswer(res.body);
 }
 
 /** Parses a service's Task list: the rows `ordivon list --json` prints, or `service_error` naming the field. */
-export function parseListAnswer(
-  body: unknown,
-): Array<{ taskId: string; state: string; revision: number; generation: number }> {
+export function parseListAnswer(body: unknown): ListRow[] {
   return answer(ListAnswer, body, 'the service answered a Task list');
 }

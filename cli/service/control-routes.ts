@@ -167,7 +167,19 @@ function taskRoutes(c: RouteContext): AnyRoute[] {
         const served = servedBy !== undefined ? { served: { servedBy, elsewhere } } : {};
         const object = (digest: string) => getObject(digest).body;
         const withEvents = query.events === '1' || query.events === 'true';
-        const shown = { taskId: id, revision, state, frontier, title: spec.title, ...served, context, events, object };
+        const queued = view.queued ?? null;
+        const shown = {
+          taskId: id,
+          revision,
+          state,
+          frontier,
+          title: spec.title,
+          queued,
+          ...served,
+          context,
+          events,
+          object,
+        };
         const child = (childId: string) => {
           const found = sup.getTask(childId);
           return found ? { state: found.state, generation: found.context.generation } : undefined;

@@ -13,9 +13,14 @@ var $ = function (id) { return document.getElementById(id); };
 function esc(s) { return String(s).replace(/[&<>"']/g, function (c) { return '&#' + c.charCodeAt(0) + ';'; }); }
 function get(path) { return fetch(path, { headers: auth }).then(function (r) { return r.json(); }); }
 
+// As queued-text.ts queuedText: where a Task waiting for a run slot stands.
+function queuedText(q) {
+  return 'queued #' + q.position + ', waiting on ' + (q.limit === 'runs' ? 'concurrency.runs' : 'harnesses.' + q.harness + '.maxRuns') + ' (' + q.max + ')';
+}
+
 function renderList() {
   $('tasks').innerHTML = tasks.length ? tasks.map(function (t) {
-    return '<li class="' + (t.taskId === selected ? 'sel' : '') + '"><a href="#' + encodeURIComponent(t.taskId) + '">' + esc(t.title || t.taskId) + '</a><br><code>' + esc(t.taskId) + '</code> <span class="badge" data-task-state="' + esc(t.state) + '">' + esc(t.state) + '</span> r' + t.revision + ' g' + t.generation + '</li>';
+    return '<li class="' + (t.taskId === selected ? 'sel' : '') + '"><a href="#' + encodeURIComponent(t.taskId) + '">' + esc(t.title || t.taskId) + '</a><br><code>' + esc(t.taskId) + '</code> <span class="badge" data-task-state="' + esc(t.state) + '">' + esc(t.state) + '</span>' + (t.queued ? ' <span class="badge" data-queued="' + t.queued.position + '">queued #' + t.queued.position + '</span>' : '') + ' r' + t.revision + ' g' + t.generation + '</li>';
   }).join('') : '<li>no tasks yet</li>';
 }
 
@@ -80,7 +85,7 @@ function renderTask(v) {
   var rows = function (list, f) { return list.length ? list.map(f).join('') : '<tr><td colspan="9">none</td></tr>'; };
   $('task').innerHTML =
     '<h2>' + esc(v.title) + '</h2>' +
-    '<p><code>' + esc(v.taskId) + '</code> state <strong id="state">' + esc(v.state) + '</strong> · revision <span id="revision">' + v.revision + '</span> · generation ' + c.generation + ' · frontier ' + esc(v.frontier) + '</p>' +
+    '<p><code>' + esc(v.taskId) + '</code> state <strong id="state">' + esc(v.state) + '</strong>' + (v.queued ? ' (<span id="queued">' + esc(queuedText(v.queued)) + '</span>)' : '') + ' · revision <span id="revision">' + v.revision + '</span> · generation ' + c.generation + ' · frontier ' + esc(v.frontier) + '</p>' +
     (v.state === 'completed' || v.state === 'cancelled' ? '' : '<p><button type="button" id="cancel" data-task="' + esc(v.taskId) + '">cancel this Task</button> </p>') +
     '<p id="cancel-result">' + esc(cancelNote) + '</p>' +
     '<div class="chart" id="chart-box"></div>' +

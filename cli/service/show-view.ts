@@ -3,6 +3,7 @@ import { RefusalCause, TaskContextView, GrantView, TaskRequestView } from '../..
 import { StoredArtifactRefusal } from '../../machines/index.js';
 import { answer, call, refused } from './cli-route.js';
 import type { ServiceFile } from './service-file.js';
+import { QueuedView } from './queued-view.js';
 
 // Apart from cli-route.ts: the view's schema loads the Context and request schemas, which `list`,
 // `send` and `decide` do not need.
@@ -17,6 +18,8 @@ export const ShowView = z.looseObject({
   state: z.string(),
   frontier: z.string(),
   title: z.string(),
+  /** Set while the Task's dispatch waits for a run slot (null otherwise; absent from older services). */
+  queued: QueuedView.nullable().optional(),
   context: z.looseObject({
     generation: z.number().int(),
     assignment: z.looseObject({ harness: z.string(), purpose: z.string(), generation: z.number().int() }).nullable(),
