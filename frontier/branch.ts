@@ -1,9 +1,10 @@
 import { mergeWorkspaces, readArtifact, sourceDigest, workspacePath, isRuntimeError } from '../runtime/index.js';
 import { isTaskState, type BranchState } from '../machines/index.js';
-import { type Stage, type TaskSpec, type TaskSpecInput, stagesOf } from '../objects/index.js';
+import { type Stage, type TaskSpecInput, TEMPLATE_PLACEHOLDER, stagesOf } from '../objects/index.js';
 import { HostError, assignedStage, openDecisionRequest, type TaskHandle, type TaskView } from '../kernel/index.js';
 import { clientRequestId, type FrontierDeps, type TaskFamily } from './work-options.js';
-import { retainEvidence } from './observe-run.js';
+import { retainEvidence } from './artifact-evidence.js';
+import { evidenceTexts } from './context-compiler.js';
 import { untilAborted } from './until-aborted.js';
 
 /*
@@ -186,12 +187,20 @@ function childSpec(
   }
   const { taskId: _id, stages: _stages, result, ...rest } = task.spec;
   const { parallel: _p, join: _j, ...single } = stage;
+  // The child holds only the stage's artifacts: the parent's evidence its instructions place is
+  // placed now, as the parent's Context shows it, so every Attempt is told the same.
+  const held = evidenceTexts(task.store, task.spec, task.context);
+  const instructions = stage.instructions.replace(TEMPLATE_PLACEHOLDER, (whole, name: string) => {
+    if (name === 'evidence') return held.size ? [...held.values()].join('\n') : '(no evidence held yet)';
+    if (!name.startsWith('evidence:')) return whole;
+    return held.get(name.slice('evidence:'.length)) ?? '(not held)';
+  });
   return {
     ...rest,
     taskId: childId,
     title: `${task.spec.title} (${stage.name} on ${child.harness})`.slice(0, 500),
     requiredArtifacts: task.spec.requiredArtifacts.filter((a) => stage.produces.includes(a.name)),
-    stages: [{ ...single, proposesCompletion: true }],
+    stages: [{ ...single, instructions: instructions.slice(0, 20_000), proposesCompletion: true }],
     ...(result !== undefined && stage.produces.includes(result) ? { result } : {}),
     workspaceSeed: workspace,
     labels: { ...task.spec.labels, ...labels },

@@ -204,7 +204,11 @@ function readSetBody(
 }
 
 /** Each evidence held, by artifact name in order, quoted as data (a `file` artifact by its size only). */
-function evidenceTexts(store: EventStore, spec: TaskSpec, context: TaskMachineContext): Map<string, string> {
+export function evidenceTexts(
+  store: EventStore,
+  spec: TaskSpec,
+  context: Pick<TaskMachineContext, 'evidence'>,
+): Map<string, string> {
   const evidenceText = new Map<string, string>();
   for (const name of Object.keys(context.evidence).sort()) {
     const held = context.evidence[name]!;

@@ -99,11 +99,21 @@ function renderTask(v) {
     '<h3>Evidence</h3><table><tr><th>artifact</th><th>digest</th><th>generation</th></tr>' +
     rows(Object.keys(c.evidence), function (n) { return '<tr><td>' + esc(n) + '</td><td><code>' + esc(c.evidence[n].digest.slice(0, 19)) + '…</code></td><td>' + c.evidence[n].generation + '</td></tr>'; }) + '</table>' +
     renderRequests(v) +
+    renderBranch(v.branch, rows) +
     '<h3>Contexts</h3>' + renderContexts(v.contexts) +
     '<h3>Rejections</h3><table id="rejections"><tr><th>revision</th><th>event</th><th>generation</th><th>code</th><th>detail</th><th>caused by</th></tr>' +
     rows(v.rejections, function (r) { return '<tr class="rejected"><td>' + r.revision + '</td><td>' + esc(r.event) + '</td><td>' + (r.generation === null ? '-' : r.generation) + '</td><td><code>' + esc(r.code) + '</code></td><td>' + esc(r.detail || '') + '</td><td class="causes">' + causeLines(r.causes || []).map(esc).join('<br>') + '</td></tr>'; }) + '</table>' +
     '<h3>Events</h3><table id="events"><tr><th>#</th><th>at</th><th>origin</th><th>type</th><th>disposition</th></tr>' +
     rows(v.events.slice().reverse(), function (e) { return '<tr class="' + (e.disposition.admitted ? '' : 'rejected') + '"><td>' + e.revision + '</td><td>' + esc(e.at) + '</td><td>' + esc(e.origin) + '</td><td>' + esc(e.type) + '</td><td>' + (e.disposition.admitted ? 'admitted' : '<code>' + esc(e.disposition.code) + '</code>') + '</td></tr>'; }) + '</table>';
+}
+
+// A branch stage's tree (views/task-branch.ts): the join, then each child with why it won or lost.
+function renderBranch(b, rows) {
+  if (!b) return '';
+  var head = b.joined ? (b.winners.length ? 'joined: ' + b.winners.join(', ') + ' (' + (b.reason || '') + ')' : 'not met (' + (b.reason || '') + ')') : 'waiting for its children';
+  return '<h3>Branch</h3><p id="branch-head"><code>' + esc(b.branchId) + '</code> ' + esc(b.kind) + ', join ' + esc(b.join) + ': ' + esc(head) + '</p>' +
+    '<table id="branch"><tr><th>child</th><th>harness</th><th>item</th><th>state</th><th>generation</th><th>verified</th><th>outcome</th><th>why</th></tr>' +
+    rows(b.children, function (k) { return '<tr data-outcome="' + esc(k.outcome) + '"><td><a href="#' + encodeURIComponent(k.taskId) + '"><code>' + esc(k.taskId) + '</code></a></td><td>' + esc(k.harness) + '</td><td>' + esc(k.item || '') + '</td><td>' + esc(k.state) + '</td><td>' + (k.generation === null ? '-' : k.generation) + '</td><td>' + (k.verified ? 'verified' : 'unverified') + '</td><td>' + esc(k.outcome) + '</td><td>' + esc(k.why) + '</td></tr>'; }) + '</table>';
 }
 
 function refresh() {

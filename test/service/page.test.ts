@@ -9,6 +9,7 @@ import { CHROMIUM } from '../support/chromium.js';
 import { SPEC } from '../support/tasks.js';
 import { DECISION_HARNESSES, decisionSpec, decisionWorld } from '../support/decision-task.js';
 import { tempDir } from '../support/temp.js';
+import { ACCEPT_X2, branchAgents } from '../support/branch-agent.js';
 import { http, startServe, type Ready, type ServeChild } from './serve-child.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../../../test-artifacts/', import.meta.url));
@@ -167,6 +168,39 @@ describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
         ]);
         mkdirSync(ARTIFACTS, { recursive: true });
         await page.screenshot({ path: join(ARTIFACTS, 'service-page-contexts.png'), fullPage: true });
+      });
+    },
+  );
+
+  it(
+    "draws a branch's tree: each child with its state, generation, verification and why it won or lost",
+    { skip: CHROMIUM.skip },
+    async () => {
+      const agents = branchAgents(tempDir());
+      const config = join(agents.dir, 'ordivon.config.json');
+      writeFileSync(config, JSON.stringify({ harnesses: agents.harnesses() }));
+      const serve = await startServe(['--state', join(agents.dir, 'state'), '--port', '0', '--config', config]);
+      await inChromium(agents.dir, serve, async (context) => {
+        const api = serve.ready;
+        const spec = {
+          taskId: 'tree',
+          title: 'Make x equal 2',
+          goal: 'Make x 2 and report.',
+          requiredArtifacts: [{ name: 'report.md', kind: 'text' }],
+          stages: [{ name: 'fix', produces: ['report.md'], proposesCompletion: true }],
+          workspaceSeed: agents.seed,
+          acceptance: ACCEPT_X2,
+        };
+        assert.equal((await http(api, 'POST', '/tasks', { body: spec })).status, 201);
+        const body = { type: 'assignment.commit', harness: 'wrong+right', stage: 'fix' };
+        assert.equal((await http(api, 'POST', '/tasks/tree/events', { body })).status, 200);
+        const page = await taskPage(context, api, 'tree');
+        await page.locator('#state', { hasText: 'completed' }).waitFor();
+        await page.locator('#branch-head', { hasText: 'joined: tree.g1.2-right' }).waitFor();
+        const won = page.locator('#branch tr[data-outcome="won"]');
+        assert.match((await won.textContent()) ?? '', /tree\.g1\.2-rightrightcompleted1verifiedwon/);
+        const lost = page.locator('#branch tr[data-outcome="lost"]');
+        assert.match((await lost.textContent()) ?? '', /tree\.g1\.1-wrongwrongwaiting1unverifiedlostended waiting: verification_failed/);
       });
     },
   );
