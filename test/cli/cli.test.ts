@@ -95,7 +95,7 @@ describe('ordivon CLI', () => {
     for (const [args, synopsis] of [
       [
         ['demo', '--help'],
-        /^usage: ordivon demo \[--acp-agent opencode\|hermes-like\]\n\s+\[--workload hamilton\|round1\|world-w1\|loop-compare\] \[--only SCENARIO,\.\.\.\]/,
+        /^usage: ordivon demo \[--acp-agent opencode\|hermes-like\]\n\s+\[--workload hamilton\|round1\|world-w1\|loop-compare\|branch-join\]\n\s+\[--only SCENARIO,\.\.\.\]/,
       ],
       [['doctor', '-h'], /^usage: ordivon doctor \[--full\] \[--state DIR\] \[--json\]\n/],
       [['task', 'create', '--help'], /^usage: ordivon task create --spec FILE \[--state DIR\] \[--json\]\n/],
@@ -114,7 +114,7 @@ describe('ordivon CLI', () => {
       assert.match(r.stdout, /^ordivon — durable supervisor for agent work/);
       assert.match(
         r.stdout,
-        /\n  demo \[--acp-agent opencode\|hermes-like\] \[--workload hamilton\|round1\|world-w1\|loop-compare\]\n\s+\[--only SCENARIO,\.\.\.\] \[--fresh\]\n/,
+        /\n  demo \[--acp-agent opencode\|hermes-like\]\n\s+\[--workload hamilton\|round1\|world-w1\|loop-compare\|branch-join\] \[--only SCENARIO,\.\.\.\]\n\s+\[--fresh\]\n/,
       );
       assert.match(r.stdout, /\n  send TASK_ID EVENT_JSON \[--event-id ID\]\n/);
     }

@@ -13,10 +13,13 @@ import { demoFlags } from './flags.js';
 const DEMO_PACKAGES = ['@openai/codex/package.json', 'better-sqlite3'];
 /** World W1 drives no agent: its provider keeps its records with the SQLite driver. */
 const W1_PACKAGES = ['better-sqlite3'];
+/** Branch and join drives its own scripted `command` agents only. */
+const OWN_AGENTS = ['branch-join'];
 
 /** Refuses `package_missing` (exit 1), naming each package the demo needs and cannot resolve. */
 async function requireDemoPackages(workload: string, acpAgent: string): Promise<void> {
   const require = createRequire(import.meta.url);
+  if (OWN_AGENTS.includes(workload)) return;
   const missing = (workload === 'world-w1' ? W1_PACKAGES : DEMO_PACKAGES)
     .filter((name) => {
       try {
@@ -50,13 +53,13 @@ async function requireDemoPackages(workload: string, acpAgent: string): Promise<
  * not). F3's two halves run in two child processes: one loses the response and stops, a fresh one
  * reconciles. `--workload round1` runs the Round 1 maintenance world instead (round1.ts), and
  * `--workload world-w1` the comparison of Effects on a provider and in a browser (workloads/world-w1/demo.ts),
- * and `--workload loop-compare` Loop v0 against the one-shot gateway and the mature harnesses
- * (workloads/loop-compare/).
+ * `--workload loop-compare` Loop v0 against the one-shot gateway and the mature harnesses
+ * (workloads/loop-compare/), and `--workload branch-join` branch and join (workloads/branch-join/).
  */
 export const demo = command({
   name: 'demo',
   summary:
-    'a frozen workload end to end (npm start: the repair workload; --workload round1: the maintenance world; --workload world-w1: Effects on a provider and in a browser; --workload loop-compare: Loop v0 against the gateway and the mature harnesses)',
+    'a frozen workload end to end (npm start: the repair workload; --workload round1: the maintenance world; --workload world-w1: Effects on a provider and in a browser; --workload loop-compare: Loop v0 against the gateway and the mature harnesses; --workload branch-join: parallel Attempts and a fan-out of child Tasks)',
   details: [
     'hamilton: both orders, F1 F2 F3, artifact-first. round1: the world or the Goal revised mid-run (both orders),',
     "the README's action, an invented candidate, a late decision on a Context the Task left, then the continuation",
@@ -66,6 +69,9 @@ export const demo = command({
     'loop-compare: duration-v1, hamilton-v1 and round1-v1 by the one-shot gateway, Loop v0, codex app-server and',
     'opencode acp, each honest, claiming falsely and SIGKILLed mid-stage; prints one table and writes its results',
     'file in the state root (--only takes workload and variant names such as duration-v1,loop).',
+    'branch-join: best of three on duration-v1 (a wrong fix refused, the right one verified, one that hangs',
+    'cancelled and its late end refused superseded), then a fan-out of one child Task per defect of a small repo and',
+    'a reviewer child over the joined change (--only takes best-of-three, fan-out).',
     'Each scenario is its own Task; every result is read back from the durable state. Exit 0 only if every',
     'expectation held, 1 naming the first that did not. An expectation comparing scenarios is checked only',
     'when --only ran all of them (else it is reported as not checked).',

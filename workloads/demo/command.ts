@@ -51,6 +51,11 @@ export async function runDemo(values: DemoArgs, io: Io): Promise<number> {
     const only = values.only === undefined ? undefined : scenariosOf(values.only, LOOP_COMPARE_PARTS);
     return loopCompareDemo({ state, fresh: values.fresh === true, only }, io);
   }
+  if (values.workload === 'branch-join') {
+    const { branchJoinDemo, BRANCH_JOIN_PARTS } = await import('../branch-join/index.js');
+    const only = values.only === undefined ? undefined : scenariosOf(values.only, BRANCH_JOIN_PARTS);
+    return branchJoinDemo({ state, fresh: values.fresh === true, only }, io);
+  }
   if (values.workload === 'round1') {
     if (phase) return continuationPhase(phase, { state, acpAgent, ledgerUrl: required(values.ledger, '--ledger') }, io);
     // F3's internal flags belong to the hamilton demo.

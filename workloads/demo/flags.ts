@@ -9,12 +9,12 @@ export const demoFlags = {
     { fallback: 'opencode' },
   ),
   workload: stringFlag(
-    'hamilton|round1|world-w1|loop-compare',
-    'the hamilton-v1 repair, the round1-v1 maintenance world (decisions on a read set), World W1 (Effects on a provider and in a browser) or Loop v0 against the one-shot gateway and the mature harnesses on the three frozen workloads',
+    'hamilton|round1|world-w1|loop-compare|branch-join',
+    'the hamilton-v1 repair, the round1-v1 maintenance world (decisions on a read set), World W1 (Effects on a provider and in a browser), Loop v0 against the one-shot gateway and the mature harnesses on the three frozen workloads, or branch and join (best of three on duration-v1, a fan-out of child Tasks)',
     (z) =>
       z
-        .enum(['hamilton', 'round1', 'world-w1', 'loop-compare'], {
-          error: 'must be hamilton, round1, world-w1 or loop-compare',
+        .enum(['hamilton', 'round1', 'world-w1', 'loop-compare', 'branch-join'], {
+          error: 'must be hamilton, round1, world-w1, loop-compare or branch-join',
         })
         .default('hamilton'),
     { fallback: 'hamilton' },
