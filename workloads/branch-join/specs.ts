@@ -14,17 +14,14 @@ export const ATTEMPTS = ['wrong', 'right', 'hang'] as const;
 
 /**
  * duration-v1 as it is (its seed repo, stages and acceptance), its `fix` stage run as three
- * parallel Attempts, the first verified winning. The stage's instructions place the evidence with
- * `{{evidence}}` rather than `{{evidence:findings.json}}`: an Attempt's spec declares only its
- * stage's artifacts, and a placeholder naming another is refused (invalid_spec) when the child is
- * created (docs/demo.md).
+ * parallel Attempts, the first verified winning; each Attempt is told the parent's findings.json
+ * as the parent's Context shows it.
  */
 export function bestOfThreeSpec(duration: Workload, taskId: string): TaskSpecInput {
   const stages = duration.spec.stages!.map((stage) =>
     stage.name === 'fix'
       ? {
           ...stage,
-          instructions: stage.instructions.replace(/\{\{\s*evidence:[^}\s]+\s*\}\}/g, '{{evidence}}'),
           parallel: [...ATTEMPTS],
           join: 'first_verified' as const,
         }
