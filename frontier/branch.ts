@@ -54,7 +54,10 @@ export async function openBranch(deps: FrontierDeps, task: TaskHandle, kind: 'pa
   let join: string;
   if (kind === 'parallel') {
     if (stage.produces.length === 0)
-      throw new HostError('branch_invalid', `stage ${stage.name} produces nothing for parallel Attempts to be verified on`);
+      throw new HostError(
+        'branch_invalid',
+        `stage ${stage.name} produces nothing for parallel Attempts to be verified on`,
+      );
     const harnesses = harness.includes('+') ? harness.split('+') : stage.parallel!;
     children = harnesses.map((name, i) => ({ taskId: `${prefix}.${i + 1}-${safe(name)}`, harness: name }));
     join = stage.join ?? 'first_verified';
@@ -65,7 +68,10 @@ export async function openBranch(deps: FrontierDeps, task: TaskHandle, kind: 'pa
     const fanJoin = stage.fanOut!.join;
     join = typeof fanJoin === 'string' ? fanJoin : `at_least:${fanJoin.atLeast}`;
   }
-  deps.step(task, `branch ${branchId}: ${children.length} children (${join}): ${children.map((c) => c.taskId).join(', ')}`);
+  deps.step(
+    task,
+    `branch ${branchId}: ${children.length} children (${join}): ${children.map((c) => c.taskId).join(', ')}`,
+  );
   await task.send({ type: 'branch.open', generation: context.generation, branchId, kind, join, children });
 }
 
@@ -130,7 +136,11 @@ export async function joinBranch(deps: FrontierDeps, task: TaskHandle, signal: A
   } catch (error) {
     const why = signal.aborted ? (signal.reason as { code?: string })?.code : undefined;
     if (why === 'task_cancelled' || why === 'stale_assignment')
-      await cancelOpen(family, branch, `parent ${task.taskId} ${why === 'task_cancelled' ? 'was cancelled' : 'was reassigned'}`);
+      await cancelOpen(
+        family,
+        branch,
+        `parent ${task.taskId} ${why === 'task_cancelled' ? 'was cancelled' : 'was reassigned'}`,
+      );
     throw error;
   } finally {
     unsubscribe();
@@ -309,7 +319,12 @@ async function commitJoin(
     try {
       merged = await mergeWorkspaces(
         workspace,
-        await Promise.all(decided.winners.map(async (id) => ({ workspace: childWorkspace(deps, id), paths: await changedBy(deps, family, id) }))),
+        await Promise.all(
+          decided.winners.map(async (id) => ({
+            workspace: childWorkspace(deps, id),
+            paths: await changedBy(deps, family, id),
+          })),
+        ),
       );
     } catch (error) {
       if (!isRuntimeError(error, 'merge_conflict')) throw error;
@@ -374,7 +389,7 @@ async function pickOf(
     })),
     evidence: outcomes,
     unresolvedClaims: [],
-    consequence: 'the picked Attempt\'s work is merged into the Task\'s workspace; the others are kept, not used',
+    consequence: "the picked Attempt's work is merged into the Task's workspace; the others are kept, not used",
     reversibility: 'reversible',
     authority: 'a person who reviews the verified Attempts',
     budgetImpact: 'none known',
@@ -440,5 +455,3 @@ export async function parentLets(deps: FrontierDeps, task: TaskHandle): Promise<
   await task.send({ type: 'task.cancel', reason: why });
   return false;
 }
-
-

@@ -1,11 +1,6 @@
-import { lstatSync } from 'node:fs';
-import { join } from 'node:path';
-import { readArtifact, sourceDigest, type JobRecord } from '../runtime/index.js';
+import { sourceDigest, type JobRecord } from '../runtime/index.js';
 import { digestOf } from '../store/index.js';
-import { checkArtifact, contractLabel, type RequiredArtifact } from '../objects/index.js';
-import { ARTIFACT_UNREADABLE } from '../drivers/artifacts.js';
-import type { ArtifactRefusal, ArtifactRefusalCode } from '../machines/index.js';
-import { type TaskHandle, assignedStage } from '../kernel/index.js';
+import type { TaskHandle } from '../kernel/index.js';
 import type { FrontierDeps } from './work-options.js';
 import { openPermissionRequests } from './permission-requests.js';
 import { untilAborted } from './until-aborted.js';

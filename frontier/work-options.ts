@@ -40,7 +40,10 @@ export interface FrontierWorkOptions {
 }
 
 /** What a branch stage's work needs of the Supervisor: create its children, send to them, read and follow them. */
-export type TaskFamily = Pick<Supervisor, 'createTask' | 'getTask' | 'send' | 'subscribe' | 'events' | 'taskActor' | 'actor'>;
+export type TaskFamily = Pick<
+  Supervisor,
+  'createTask' | 'getTask' | 'send' | 'subscribe' | 'events' | 'taskActor' | 'actor'
+>;
 
 /** Deterministic per Task Attempt, Assignment generation and what is run: the same intent always gets the same id. */
 export function clientRequestId(

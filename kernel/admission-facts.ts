@@ -101,7 +101,10 @@ const GATHER: { readonly [K in AdmissionFact]: (event: Admitting, scope: Admissi
   },
   // `a+b+c` names parallel Attempts (docs/branch-and-join.md): each must be known.
   harnesses: ({ harness }, { harnesses }) =>
-    harnesses && needed(harness, 'harness').split('+').some((name) => !harnesses.includes(name))
+    harnesses &&
+    needed(harness, 'harness')
+      .split('+')
+      .some((name) => !harnesses.includes(name))
       ? { harnesses: [...harnesses] }
       : {},
   'next-goal-revision': ({ goalRevision: sent }, { context }) => {

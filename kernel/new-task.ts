@@ -74,7 +74,8 @@ function fanOutIssue(spec: TaskSpec, contracts: ArtifactContracts): { path: stri
     const child = specOf(stage.fanOut.spec, contracts);
     if ('issue' in child)
       return { path: child.issue.path === '(root)' ? at : `${at}.${child.issue.path}`, message: child.issue.message };
-    if ((child.spec.stages?.length ?? 1) > 1) return { path: `${at}.stages`, message: "a fan-out's child spec has one stage" };
+    if ((child.spec.stages?.length ?? 1) > 1)
+      return { path: `${at}.stages`, message: "a fan-out's child spec has one stage" };
   }
   return undefined;
 }

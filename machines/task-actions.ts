@@ -45,7 +45,15 @@ export const TASK_ACTIONS = {
     const children = Object.fromEntries(
       event.children.map((c) => [
         c.taskId,
-        { harness: c.harness, item: c.item ?? null, status: 'open' as const, state: null, outcomeDigest: null, ended: null, late: false },
+        {
+          harness: c.harness,
+          item: c.item ?? null,
+          status: 'open' as const,
+          state: null,
+          outcomeDigest: null,
+          ended: null,
+          late: false,
+        },
       ]),
     );
     return {

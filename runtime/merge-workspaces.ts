@@ -59,13 +59,22 @@ export async function mergeWorkspaces(target: string, raw: MergeSources): Promis
 async function versionOf(abs: string): Promise<Version> {
   const stat = await lstat(abs).catch(() => undefined);
   if (stat?.isSymbolicLink())
-    return { kind: 'symlink', abs, digest: 'L:' + createHash('sha256').update(await readlink(abs)).digest('hex') };
+    return {
+      kind: 'symlink',
+      abs,
+      digest:
+        'L:' +
+        createHash('sha256')
+          .update(await readlink(abs))
+          .digest('hex'),
+    };
   if (!stat?.isFile()) return null;
   const hash = createHash('sha256');
   // O_NOFOLLOW: a file swapped for a symlink after the lstat is not followed out of its tree.
   const handle = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
-    for await (const chunk of handle.createReadStream({ autoClose: false }) as AsyncIterable<Buffer>) hash.update(chunk);
+    for await (const chunk of handle.createReadStream({ autoClose: false }) as AsyncIterable<Buffer>)
+      hash.update(chunk);
   } finally {
     await handle.close();
   }

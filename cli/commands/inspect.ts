@@ -157,7 +157,8 @@ export const show = command({
         withEvents: values.events,
         child: (id) => {
           const child = store.projection(id);
-          const generation = (child?.snapshot as { context?: { generation?: number } } | undefined)?.context?.generation;
+          const generation = (child?.snapshot as { context?: { generation?: number } } | undefined)?.context
+            ?.generation;
           return child ? { state: child.state, generation: generation ?? 0 } : undefined;
         },
       });

@@ -79,7 +79,11 @@ async function resume(agents: BranchAgents, args: string[], gated: boolean): Pro
 }
 
 /** The history after the runs, read by a Host of its own on the state root: answers each child's dispatch count. */
-async function check(agents: BranchAgents, children: string[], winner = children.find((c) => c.endsWith('-gated'))): Promise<Record<string, number>> {
+async function check(
+  agents: BranchAgents,
+  children: string[],
+  winner = children.find((c) => c.endsWith('-gated')),
+): Promise<Record<string, number>> {
   const host: Host = await openHost({ state: join(agents.dir, 'state'), harnesses: {} });
   try {
     const sup = host.supervisor;
@@ -93,9 +97,13 @@ async function check(agents: BranchAgents, children: string[], winner = children
     const counts: Record<string, number> = {};
     for (const child of children) {
       assert.ok(sup.getTask(child), `${child} exists`);
-      const ids = sup.events(child).filter((e) => e.type === 'dispatch.intend').map((e) => String(e.data['clientRequestId']));
+      const ids = sup
+        .events(child)
+        .filter((e) => e.type === 'dispatch.intend')
+        .map((e) => String(e.data['clientRequestId']));
       assert.equal(new Set(ids).size, ids.length, `${child}: a request id dispatched twice`);
-      for (const id of ids) assert.ok((await host.runtime.findJobs({ clientRequestId: id })).length <= 1, `${id}: one job`);
+      for (const id of ids)
+        assert.ok((await host.runtime.findJobs({ clientRequestId: id })).length <= 1, `${id}: one job`);
       counts[child] = ids.length;
     }
     assert.equal(sup.listTasks().length, children.length + 1, 'no child lost, none made twice');

@@ -48,7 +48,10 @@ describe('parallel Attempts of a stage', { timeout: 180_000 }, () => {
       const sup = host.supervisor;
       await sup.createTask(parallelSpec(agents, 'best', ['wrong', 'gated', 'hang']));
       // The Assignment names one harness; the stage's spec names the Attempts.
-      assert.equal((await sup.send('best', { type: 'assignment.commit', harness: 'wrong', stage: 'fix' })).admitted, true);
+      assert.equal(
+        (await sup.send('best', { type: 'assignment.commit', harness: 'wrong', stage: 'fix' })).admitted,
+        true,
+      );
       const [wrong, gated, hang] = ['best.g1.1-wrong', 'best.g1.2-gated', 'best.g1.3-hang'];
       await sup.waitFor(wrong, ['waiting']);
       await agents.hanging(1);
@@ -93,10 +96,22 @@ describe('parallel Attempts of a stage', { timeout: 180_000 }, () => {
     // `ordivon show` draws the tree: each child's state, generation, verification and why it won or lost.
     const shown = ordivon(agents.dir, 'show', 'best', '--state', 'state');
     assert.equal(shown.status, 0, shown.stderr);
-    assert.match(shown.stdout, /branch best\/a1\/g1\/branch \(parallel, join first_verified\): joined, best\.g1\.2-gated \(best\.g1\.2-gated was verified first\)/);
-    assert.match(shown.stdout, /├ best\.g1\.1-wrong +wrong +waiting g1 +unverified +lost: ended waiting: verification_failed: exit 1/);
-    assert.match(shown.stdout, /├ best\.g1\.2-gated +gated +completed g1 +verified +won: best\.g1\.2-gated was verified first/);
-    assert.match(shown.stdout, /└ best\.g1\.3-hang +hang +cancelled g1 +unverified +cancelled: ended cancelled after the join: superseded/);
+    assert.match(
+      shown.stdout,
+      /branch best\/a1\/g1\/branch \(parallel, join first_verified\): joined, best\.g1\.2-gated \(best\.g1\.2-gated was verified first\)/,
+    );
+    assert.match(
+      shown.stdout,
+      /├ best\.g1\.1-wrong +wrong +waiting g1 +unverified +lost: ended waiting: verification_failed: exit 1/,
+    );
+    assert.match(
+      shown.stdout,
+      /├ best\.g1\.2-gated +gated +completed g1 +verified +won: best\.g1\.2-gated was verified first/,
+    );
+    assert.match(
+      shown.stdout,
+      /└ best\.g1\.3-hang +hang +cancelled g1 +unverified +cancelled: ended cancelled after the join: superseded/,
+    );
     const json = ordivon(agents.dir, 'show', 'best', '--state', 'state', '--json').json();
     assert.deepEqual(
       json.branch.children.map((c: { outcome: string }) => c.outcome),
@@ -120,7 +135,11 @@ describe('parallel Attempts of a stage', { timeout: 180_000 }, () => {
       });
       const request = sup.getTask('pick')!.context.requests[requestId]!;
       const asked = sup.getObject<{ allowed: string[]; evidence: string[] }>(request.digest).body;
-      assert.deepEqual(asked.allowed, ['pick.g1.1-right', 'pick.g1.2-right2'], 'the verified Attempts, in the order they ended or listed');
+      assert.deepEqual(
+        asked.allowed,
+        ['pick.g1.1-right', 'pick.g1.2-right2'],
+        'the verified Attempts, in the order they ended or listed',
+      );
       assert.equal(asked.evidence.length, 2);
       const answered = await sup.send('pick', { type: 'request.answer', requestId, answer: 'pick.g1.2-right2' });
       assert.equal(answered.admitted, true);
@@ -142,7 +161,10 @@ describe('parallel Attempts of a stage', { timeout: 180_000 }, () => {
       const sup = host.supervisor;
       await sup.createTask(parallelSpec(agents, 'none', ['right', 'right2']));
       // An Assignment naming `a+b` runs those harnesses, whatever the spec lists; one harness twice is two Attempts.
-      assert.equal((await sup.send('none', { type: 'assignment.commit', harness: 'wrong+wrong', stage: 'fix' })).admitted, true);
+      assert.equal(
+        (await sup.send('none', { type: 'assignment.commit', harness: 'wrong+wrong', stage: 'fix' })).admitted,
+        true,
+      );
       assert.equal(await sup.waitFor('none', ['waiting']), 'waiting');
       const joins = ofType(sup.events('none'), 'branch.join');
       assert.deepEqual(
@@ -150,7 +172,10 @@ describe('parallel Attempts of a stage', { timeout: 180_000 }, () => {
         [[[], { admitted: false, code: 'join_unsatisfied' }]],
       );
       assert.equal(sup.getTask('none')!.context.lastRejection!.reason, 'join_unsatisfied');
-      assert.deepEqual(Object.keys(sup.getTask('none')!.context.branch!.children), ['none.g1.1-wrong', 'none.g1.2-wrong']);
+      assert.deepEqual(Object.keys(sup.getTask('none')!.context.branch!.children), [
+        'none.g1.1-wrong',
+        'none.g1.2-wrong',
+      ]);
       assert.equal(sup.getTask('none')!.context.outcome, null);
     } finally {
       await host.stop();
@@ -164,7 +189,9 @@ function fanOutSpec(agents: BranchAgents, taskId: string, join: 'all' | 'any' | 
     taskId,
     title: 'Fix each listed defect',
     goal: 'List the defects, then fix each in a child Task.',
-    requiredArtifacts: [{ name: 'items.json', kind: 'json' as const, schema: { type: 'array', items: { type: 'string' } } }],
+    requiredArtifacts: [
+      { name: 'items.json', kind: 'json' as const, schema: { type: 'array', items: { type: 'string' } } },
+    ],
     stages: [
       { name: 'list', produces: ['items.json'] },
       {
@@ -183,7 +210,10 @@ function fanOutSpec(agents: BranchAgents, taskId: string, join: 'all' | 'any' | 
       },
     ],
     workspaceSeed: agents.seed,
-    acceptance: { command: '/bin/sh', args: ['-c', 'test -f fixed/a.txt && test -f fixed/b.txt && test -f fixed/c.txt'] },
+    acceptance: {
+      command: '/bin/sh',
+      args: ['-c', 'test -f fixed/a.txt && test -f fixed/b.txt && test -f fixed/c.txt'],
+    },
   };
 }
 
@@ -228,7 +258,8 @@ describe('child Tasks fanned out over a list', { timeout: 180_000 }, () => {
       assert.deepEqual(joins[0]!.data['merged'], ['fixed/a.txt', 'fixed/b.txt', 'fixed/c.txt']);
       const observed = ofType(events, 'branch.observe');
       assert.deepEqual(observed.map((e) => e.data['child']).sort(), children);
-      for (const e of observed) assert.equal(e.data['outcomeDigest'], sup.getTask(String(e.data['child']))!.context.outcome!.digest);
+      for (const e of observed)
+        assert.equal(e.data['outcomeDigest'], sup.getTask(String(e.data['child']))!.context.outcome!.digest);
       assert.deepEqual(
         ofType(events, 'branch.open').map((e) => (e.data['children'] as Array<{ item: string }>).map((c) => c.item)),
         [['a', 'b', 'c']],
@@ -238,7 +269,10 @@ describe('child Tasks fanned out over a list', { timeout: 180_000 }, () => {
       const counts = dispatches(second, children);
       // The child stopped with the Host was dispatched again under its next generation, never under the same id.
       assert.deepEqual(counts, { 'fan.g2.1': 1, 'fan.g2.2': 1, 'fan.g2.3': 2 });
-      assert.equal(readFileSync(join(agents.dir, 'state', 'workspaces', 'fan', 'attempt-1', 'fixed', 'b.txt'), 'utf8'), 'fixed b\n');
+      assert.equal(
+        readFileSync(join(agents.dir, 'state', 'workspaces', 'fan', 'attempt-1', 'fixed', 'b.txt'), 'utf8'),
+        'fixed b\n',
+      );
     } finally {
       await second.stop();
     }

@@ -200,7 +200,10 @@ describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
         const won = page.locator('#branch tr[data-outcome="won"]');
         assert.match((await won.textContent()) ?? '', /tree\.g1\.2-rightrightcompleted1verifiedwon/);
         const lost = page.locator('#branch tr[data-outcome="lost"]');
-        assert.match((await lost.textContent()) ?? '', /tree\.g1\.1-wrongwrongwaiting1unverifiedlostended waiting: verification_failed/);
+        assert.match(
+          (await lost.textContent()) ?? '',
+          /tree\.g1\.1-wrongwrongwaiting1unverifiedlostended waiting: verification_failed/,
+        );
       });
     },
   );
