@@ -226,6 +226,18 @@ function fill(value: unknown, item: string): unknown {
   return value;
 }
 
+/**
+ * Records the ends of a joined branch's children that ended after the join and are not recorded
+ * yet (retained, `superseded`): the join records them as it commits, and this, at the parent's
+ * evaluation, those a crash right after the join's commit left unrecorded.
+ */
+export async function recordLateEnds(deps: FrontierDeps, task: TaskHandle): Promise<void> {
+  const branch = task.context.branch;
+  const family = deps.options.tasks?.();
+  if (!family || !branch || branch.winners === null || branch.generation !== task.context.generation) return;
+  for (const end of endsOf(family, branch, task)) await task.send(end);
+}
+
 /** The `branch.observe` of each open child that has ended, in the order the children are listed. */
 function endsOf(family: TaskFamily, branch: BranchState, task: TaskHandle): Array<Record<string, unknown>> {
   const ends: Array<Record<string, unknown>> = [];

@@ -12,7 +12,7 @@ import { verifyAcceptance } from './verify-acceptance.js';
 import { candidateObservations, observationReader } from './effect-observations.js';
 import { retryStoppedRun } from './stage-retry.js';
 import { askOverBudget } from './stage-budget.js';
-import { joinBranch } from './branch.js';
+import { joinBranch, recordLateEnds } from './branch.js';
 
 export { clientRequestId, type HarnessConfig, type HarnessFactory, type FrontierWorkOptions } from './work-options.js';
 
@@ -144,6 +144,7 @@ async function compile(deps: FrontierDeps, task: TaskHandle): Promise<void> {
 async function evaluate(deps: FrontierDeps, task: TaskHandle, signal: AbortSignal): Promise<void> {
   const { context } = task;
   const stage = assignedStage(task);
+  await recordLateEnds(deps, task);
   if (await retryStoppedRun(deps, task, stage, signal)) return;
   if (await askOverBudget(deps, task, stage)) return;
   if (await submitStageDecision(deps, task, stage)) return;

@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { openHost, type Host } from '../../host/host.js';
+import { HostError, parseTaskSpec } from '../../kernel/index.js';
+import { checkPlan } from '../../cli/run-plan.js';
 import { ACCEPT_X2, branchAgents, type BranchAgents } from '../support/branch-agent.js';
 import { tempDir } from '../support/temp.js';
 import { ordivon } from '../cli/run-fixture.js';
@@ -293,5 +295,108 @@ describe('child Tasks fanned out over a list', { timeout: 180_000 }, () => {
     } finally {
       await host.stop();
     }
+  });
+});
+
+describe('a branch stage that does not parse', () => {
+  const base = {
+    title: 't',
+    goal: 'g',
+    requiredArtifacts: [{ name: 'items.json' }, { name: 'report.md', kind: 'text' }],
+  };
+  const template = { title: 'Fix {{item}}', goal: 'Fix {{item}}.', requiredArtifacts: [{ name: 'out.json' }] };
+  const cases: Array<[string, object[], string]> = [
+    [
+      'parallel and fanOut both',
+      [
+        { name: 'list', produces: ['items.json'] },
+        { name: 'fix', produces: ['report.md'], parallel: ['a', 'b'], fanOut: { from: 'items.json', spec: template } },
+      ],
+      'stages.1.fanOut',
+    ],
+    ['join without parallel', [{ name: 'fix', produces: ['report.md'], join: 'all' }], 'stages.0.join'],
+    ['a parallel stage producing nothing', [{ name: 'fix', parallel: ['a', 'b'] }], 'stages.0.produces'],
+    [
+      'one harness named twice',
+      [{ name: 'fix', produces: ['report.md'], parallel: ['a', 'a'] }],
+      'stages.0.parallel.1',
+    ],
+    [
+      'a harness name with "+"',
+      [{ name: 'fix', produces: ['report.md'], parallel: ['a+b', 'c'] }],
+      'stages.0.parallel.0',
+    ],
+    [
+      'an unknown join',
+      [{ name: 'fix', produces: ['report.md'], parallel: ['a', 'b'], join: 'best' }],
+      'stages.0.join',
+    ],
+    [
+      'a list the stage itself produces',
+      [{ name: 'fix', produces: ['items.json'], fanOut: { from: 'items.json', spec: template } }],
+      'stages.0.fanOut.from',
+    ],
+    [
+      'a list that is not a required artifact',
+      [{ name: 'fix', fanOut: { from: 'nope.json', spec: template } }],
+      'stages.0.fanOut.from',
+    ],
+    [
+      "a template that is no spec (refused at the template's field)",
+      [
+        { name: 'list', produces: ['items.json'] },
+        { name: 'fix', fanOut: { from: 'items.json', spec: { ...template, goal: '' } } },
+      ],
+      'stages.1.fanOut.spec.goal',
+    ],
+    [
+      'a template of two stages',
+      [
+        { name: 'list', produces: ['items.json'] },
+        {
+          name: 'fix',
+          fanOut: {
+            from: 'items.json',
+            spec: { ...template, stages: [{ name: 'a', produces: ['out.json'] }, { name: 'b' }] },
+          },
+        },
+      ],
+      'stages.1.fanOut.spec.stages',
+    ],
+  ];
+  for (const [what, stages, path] of cases)
+    it(`${what}: invalid_spec at ${path}, nothing written`, () => {
+      assert.throws(
+        () => parseTaskSpec({ ...base, stages }),
+        (error: unknown) => error instanceof HostError && error.code === 'invalid_spec' && error.path === path,
+      );
+    });
+
+  it('ordivon run refuses a+b on a fan-out stage (branch_invalid) and an unknown harness among them (harness_unknown), at --stages[i], before anything opens', () => {
+    const spec = parseTaskSpec({
+      ...base,
+      stages: [
+        { name: 'list', produces: ['items.json'] },
+        { name: 'fix', produces: ['report.md'], fanOut: { from: 'items.json', spec: template } },
+      ],
+    });
+    const harnesses = { a: { driver: 'command' }, b: { driver: 'command' } };
+    const refused = (plan: Array<{ stage: string; harness: string }>) => {
+      try {
+        checkPlan(plan, spec, harnesses);
+        return null;
+      } catch (error) {
+        return [(error as { code: string }).code, (error as { path?: string }).path];
+      }
+    };
+    assert.deepEqual(refused([{ stage: 'fix', harness: 'a+b' }]), ['branch_invalid', '--stages[0]']);
+    assert.deepEqual(refused([{ stage: 'list', harness: 'a+c' }]), ['harness_unknown', '--stages[0]']);
+    assert.equal(
+      refused([
+        { stage: 'list', harness: 'a+b' },
+        { stage: 'fix', harness: 'a' },
+      ]),
+      null,
+    );
   });
 });
