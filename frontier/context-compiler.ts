@@ -162,6 +162,7 @@ export function compileContext(
     ...(trusted.length ? ['', "Trusted sources: the Task's authority, each bound by its digest.", ...trusted] : []),
     ...grantedSection(body.grants),
     ...decisionSection(stage, body.candidates, digest, inputs.observations),
+    ...branchSection(context),
     ...(placed.has('evidence') ? [] : rest(evidenceText, placed)),
     ...(untrusted.length ? ['', DATA_HEADING, ...untrusted] : []),
   ].join('\n');
@@ -170,6 +171,25 @@ export function compileContext(
 }
 
 type Goal = ReturnType<typeof currentGoal>;
+
+/**
+ * An earlier stage's joined branch: each child Task's end and outcome digest, so the Context of
+ * the stages after it binds them (docs/branch-and-join.md). Nothing for a Task without one.
+ */
+function branchSection(context: TaskMachineContext): string[] {
+  const branch = context.branch;
+  if (!branch || branch.winners === null || branch.generation >= context.generation) return [];
+  return [
+    '',
+    `Child Tasks of branch ${branch.branchId} (${branch.kind}, join ${branch.join}): ${branch.reason ?? ''}`,
+    ...Object.entries(branch.children).map(
+      ([id, c]) =>
+        `- ${id} (${c.harness}${c.item !== null ? `, item ${c.item}` : ''}): ${c.state ?? 'not ended'}, ` +
+        `${c.status === 'verified' ? 'verified' : 'unverified'}, outcome ${c.outcomeDigest ?? 'none'}` +
+        (branch.winners!.includes(id) ? ', taken by the join' : ''),
+    ),
+  ];
+}
 
 /** The Context's body: the read set and candidates, with the grants in force and how untrusted authority is met. */
 function readSetBody(

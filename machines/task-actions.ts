@@ -175,7 +175,6 @@ export const TASK_ACTIONS = {
       decision: null,
       asked: null,
       action: null,
-      branch: null,
     };
   }),
   compileContext: update(({ event }) => {

@@ -160,7 +160,10 @@ export interface TaskMachineContext {
   requests: Record<string, RequestState>;
   verification: { generation: number; digest: string; passed: boolean; sourceDigest: string } | null;
   outcome: { digest: string; revision: number } | null;
-  /** The current Assignment's branch (a `parallel` or `fanOut` stage), null otherwise (machine version 8). */
+  /**
+   * The latest branch (a `parallel` or `fanOut` stage's children and join; machine version 8),
+   * kept past its Assignment so later stages' Contexts name its children's outcomes; null before one.
+   */
   branch: BranchState | null;
   /**
    * How many events the statechart has retained and rejected, in all. Each one is in the journal
