@@ -184,9 +184,15 @@ describe('parallel Attempts of a stage', { timeout: 180_000 }, () => {
       assert.equal(await sup.waitFor('none', ['completed']), 'completed');
       const g2 = ofType(sup.events('none'), 'context.compile').find((e) => e.data['generation'] === 2)!;
       const prompt = sup.getObject<{ text: string }>(String(g2.data['promptDigest'])).body.text;
-      assert.match(prompt, /Child Tasks of branch none\/a1\/g1\/branch \(parallel, join first_verified\): 0 of 2 children verified; first_verified needs 1/);
+      assert.match(
+        prompt,
+        /Child Tasks of branch none\/a1\/g1\/branch \(parallel, join first_verified\): 0 of 2 children verified; first_verified needs 1/,
+      );
       assert.match(prompt, /- none\.g1\.1-wrong \(wrong\): waiting, unverified, outcome none/);
-      assert.deepEqual(Object.keys(sup.getTask('none')!.context.branch!.children), ['none.g2.1-right', 'none.g2.2-right2']);
+      assert.deepEqual(Object.keys(sup.getTask('none')!.context.branch!.children), [
+        'none.g2.1-right',
+        'none.g2.2-right2',
+      ]);
     } finally {
       await host.stop();
     }
