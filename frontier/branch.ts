@@ -159,7 +159,11 @@ async function startChildren(deps: FrontierDeps, task: TaskHandle, family: TaskF
         await family.createTask(childSpec(task, stage, branch, childId, child, workspace));
         deps.step(task, `child ${childId} created`);
       } catch (error) {
-        if (!(error instanceof HostError && error.code === 'task_exists')) throw error;
+        if (!(error instanceof HostError && error.code === 'task_exists')) {
+          // Said, then thrown: the work is retried, then put to an operator, as any frontier work that fails.
+          deps.step(task, `child ${childId} not created: ${error instanceof Error ? error.message : String(error)}`);
+          throw error;
+        }
       }
       view = family.getTask(childId);
     }
