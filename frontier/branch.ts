@@ -291,7 +291,8 @@ function verdictOf(branch: BranchState): Verdict {
     if (open > 0) return null;
     if (verified.length === 0) return { winners: [], reason: 'no child was verified' };
     if (verified.length === 1) return { winners: verified, reason: `${verified[0]} is the one child verified` };
-    return { ask: verified };
+    // A person is shown the verified Attempts in the order they are listed, not the order they ended.
+    return { ask: children.filter(([, c]) => c.status === 'verified').map(([id]) => id) };
   }
   if (verified.length >= need)
     return {

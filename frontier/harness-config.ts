@@ -155,6 +155,21 @@ export const HostConfig = strictObject({
    * limits"); an Assignment over it waits, `queued`, in the order it became ready. Absent: no limit.
    */
   concurrency: strictObject({ runs: z.number().int().positive().optional() }).optional(),
+  /**
+   * Effect adapters the CLI makes, by the name a candidate's `effect` action gives
+   * (docs/publication.md): `{"kind": "git", "remote": …}` publishes a Task Attempt's workspace.
+   */
+  effects: z
+    .record(
+      z.string().min(1, 'an adapter name must not be empty'),
+      strictObject({
+        kind: z.literal('git', { error: 'must be git' }),
+        remote: z.string({ error: 'required: the remote git pushes to' }).min(1),
+        endpoint: z.string().min(1).optional(),
+        exclude: z.array(z.string().min(1)).optional(),
+      }),
+    )
+    .optional(),
 });
 export type HostConfig = z.infer<typeof HostConfig>;
 

@@ -19,6 +19,8 @@ import type { PlannedStage } from '../stages-flag.js';
 import type { RunArgs } from './run-flags.js';
 import { followTask } from '../run-progress.js';
 import { serveRun } from './run-service.js';
+import { effectAdaptersOf } from '../effect-adapters.js';
+import { resolveStateRoot } from '../../store/index.js';
 
 /** States in which a Task does nothing until it is sent an event. */
 const REST: readonly string[] = RESTING_TASK_STATES;
@@ -51,6 +53,7 @@ export async function runTask(values: RunArgs, io: Io): Promise<number> {
       purpose: `ordivon run pid ${process.pid}`,
       harnesses,
       ...(loaded ? hostOptionsOf(loaded.config) : {}),
+      ...(loaded ? await effectAdaptersOf(loaded.config, resolveStateRoot(values.state)) : {}),
     });
   } catch (error) {
     if (error instanceof HostError) throw cliErrorOf(error, { details: { findings: error.findings } });

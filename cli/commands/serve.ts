@@ -19,6 +19,8 @@ import { planServe, type Harnesses, type ServePlan } from './serve-plan.js';
 import type { ServiceMetrics } from '../service/metrics.js';
 import { TOKEN_FLAG_WARNING, type TokenSource } from './serve-token.js';
 import { packageVersion } from '../version.js';
+import { effectAdaptersOf } from '../effect-adapters.js';
+import { resolveStateRoot } from '../../store/index.js';
 import { demoHarnesses } from '../extensions.js';
 
 /** `ordivon serve` (serve-command.ts defines its flags): runs until SIGTERM/SIGINT has drained it. */
@@ -279,6 +281,7 @@ async function openServeHost(
       ...base,
       harnesses: config.harnesses,
       ...hostOptionsOf(config),
+      ...(await effectAdaptersOf(config, resolveStateRoot(base.state))),
       onStep,
     });
     return {

@@ -140,7 +140,7 @@ describe('parallel Attempts of a stage', { timeout: 180_000 }, () => {
       assert.deepEqual(
         asked.allowed,
         ['pick.g1.1-right', 'pick.g1.2-right2'],
-        'the verified Attempts, in the order they ended or listed',
+        'the verified Attempts, in the order they are listed',
       );
       assert.equal(asked.evidence.length, 2);
       const answered = await sup.send('pick', { type: 'request.answer', requestId, answer: 'pick.g1.2-right2' });
