@@ -1,6 +1,6 @@
 import { mergeWorkspaces, readArtifact, sourceDigest, workspacePath, isRuntimeError } from '../runtime/index.js';
 import { isTaskState, type BranchState } from '../machines/index.js';
-import { type Stage, type TaskSpecInput, TEMPLATE_PLACEHOLDER, stagesOf } from '../objects/index.js';
+import { type Stage, type TaskSpecInput, TEMPLATE_PLACEHOLDER, fillItem, stagesOf } from '../objects/index.js';
 import { HostError, assignedStage, openDecisionRequest, type TaskHandle, type TaskView } from '../kernel/index.js';
 import { clientRequestId, type FrontierDeps, type TaskFamily } from './work-options.js';
 import { retainEvidence } from './artifact-evidence.js';
@@ -191,7 +191,7 @@ function childSpec(
 ): TaskSpecInput {
   const labels = { [PARENT_LABEL]: task.taskId, [BRANCH_LABEL]: branch.branchId };
   if (branch.kind === 'fanOut') {
-    const template = fill(stage.fanOut!.spec, child.item ?? '') as Record<string, unknown>;
+    const template = fillItem(stage.fanOut!.spec, child.item ?? '') as Record<string, unknown>;
     return {
       ...(template as TaskSpecInput),
       taskId: childId,
@@ -219,15 +219,6 @@ function childSpec(
     workspaceSeed: workspace,
     labels: { ...task.spec.labels, ...labels },
   };
-}
-
-/** `{{item}}` replaced in every string of a template. */
-function fill(value: unknown, item: string): unknown {
-  if (typeof value === 'string') return value.split('{{item}}').join(item);
-  if (Array.isArray(value)) return value.map((v) => fill(v, item));
-  if (value !== null && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, item)]));
-  return value;
 }
 
 /**

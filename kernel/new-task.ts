@@ -12,6 +12,7 @@ import {
   type ArtifactContracts,
   type TaskSpecInput,
   stagesOf,
+  fillItem,
 } from '../objects/index.js';
 import type { Attachments, SendResult } from './task-actor.js';
 
@@ -63,15 +64,16 @@ function specOf(
 }
 
 /**
- * A fan-out's child spec is checked as any spec when its parent is created (with `{{item}}` as
- * the item), so a bad template is refused before anything runs, at its path
+ * A fan-out's child spec is checked as any spec when its parent is created (with `item` as the
+ * item), so a bad template is refused before anything runs, at its path
  * (`stages.1.fanOut.spec.goal`). It has at most one stage: the Host assigns a child only that.
  */
 function fanOutIssue(spec: TaskSpec, contracts: ArtifactContracts): { path: string; message: string } | undefined {
   for (const [i, stage] of stagesOf(spec).entries()) {
     if (!stage.fanOut) continue;
     const at = `stages.${i}.fanOut.spec`;
-    const child = specOf(stage.fanOut.spec, contracts);
+    // As a child is made: `{{item}}` is the item (here a stand-in), in instructions too.
+    const child = specOf(fillItem(stage.fanOut.spec, 'item'), contracts);
     if ('issue' in child)
       return { path: child.issue.path === '(root)' ? at : `${at}.${child.issue.path}`, message: child.issue.message };
     if ((child.spec.stages?.length ?? 1) > 1)

@@ -38,6 +38,7 @@ export {
   sourcesOf,
   stageNamed,
   stageRetry,
+  fillItem,
   type TaskSpecInput,
 } from './task-spec.js';
 export {

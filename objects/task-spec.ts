@@ -419,6 +419,15 @@ function checkBranch(artifacts: Set<string>, stage: Stage, i: number, ctx: z.Ref
 }
 export type TaskSpecInput = z.input<typeof TaskSpec>;
 
+/** A fan-out's child spec for one item: `{{item}}` replaced in every string of the template. */
+export function fillItem(template: unknown, item: string): unknown {
+  if (typeof template === 'string') return template.split('{{item}}').join(item);
+  if (Array.isArray(template)) return template.map((v) => fillItem(v, item));
+  if (template !== null && typeof template === 'object')
+    return Object.fromEntries(Object.entries(template).map(([k, v]) => [k, fillItem(v, item)]));
+  return template;
+}
+
 /** A stage that runs as child Tasks: parallel Attempts or a fan-out. */
 export function isBranchStage(stage: Stage): boolean {
   return stage.parallel !== undefined || stage.fanOut !== undefined;

@@ -386,6 +386,23 @@ describe('a branch stage that does not parse', () => {
       );
     });
 
+  it('takes {{item}} anywhere in a template, its stage instructions too', () => {
+    const spec = parseTaskSpec({
+      ...base,
+      stages: [
+        { name: 'list', produces: ['items.json'] },
+        {
+          name: 'fix',
+          fanOut: {
+            from: 'items.json',
+            spec: { ...template, stages: [{ name: 'one', instructions: 'Fix {{item}}, then {{stage.artifacts}}' }] },
+          },
+        },
+      ],
+    });
+    assert.equal(spec.stages![1]!.fanOut!.join, 'all');
+  });
+
   it('ordivon run refuses a+b on a fan-out stage (branch_invalid) and an unknown harness among them (harness_unknown), at --stages[i], before anything opens', () => {
     const spec = parseTaskSpec({
       ...base,
