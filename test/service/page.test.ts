@@ -10,6 +10,7 @@ import { SPEC } from '../support/tasks.js';
 import { DECISION_HARNESSES, decisionSpec, decisionWorld } from '../support/decision-task.js';
 import { tempDir } from '../support/temp.js';
 import { ACCEPT_X2, branchAgents } from '../support/branch-agent.js';
+import { until } from '../support/until.js';
 import { http, startServe, type Ready, type ServeChild } from './serve-child.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../../../test-artifacts/', import.meta.url));
@@ -192,13 +193,19 @@ describe('the service page in headless Chromium', { timeout: 90_000 }, () => {
           acceptance: ACCEPT_X2,
         };
         assert.equal((await http(api, 'POST', '/tasks', { body: spec })).status, 201);
-        const body = { type: 'assignment.commit', harness: 'wrong+right', stage: 'fix' };
+        const body = { type: 'assignment.commit', harness: 'wrong+gated', stage: 'fix' };
         assert.equal((await http(api, 'POST', '/tasks/tree/events', { body })).status, 200);
+        // The right fix waits at its gate until the wrong one has ended: the order is the test's.
+        await until('the wrong Attempt ended', 60_000, async () => {
+          const wrong = await http(api, 'GET', '/tasks/tree.g1.1-wrong');
+          return (wrong.body as { state?: string }).state === 'waiting' ? true : undefined;
+        });
+        await agents.open();
         const page = await taskPage(context, api, 'tree');
         await page.locator('#state', { hasText: 'completed' }).waitFor();
-        await page.locator('#branch-head', { hasText: 'joined: tree.g1.2-right' }).waitFor();
+        await page.locator('#branch-head', { hasText: 'joined: tree.g1.2-gated' }).waitFor();
         const won = page.locator('#branch tr[data-outcome="won"]');
-        assert.match((await won.textContent()) ?? '', /tree\.g1\.2-rightrightcompleted1verifiedwon/);
+        assert.match((await won.textContent()) ?? '', /tree\.g1\.2-gatedgatedcompleted1verifiedwon/);
         const lost = page.locator('#branch tr[data-outcome="lost"]');
         assert.match(
           (await lost.textContent()) ?? '',
