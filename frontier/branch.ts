@@ -52,6 +52,12 @@ export async function openBranch(deps: FrontierDeps, task: TaskHandle, kind: 'pa
   const harness = context.assignment!.harness;
   let children: Array<{ taskId: string; harness: string; item?: string }>;
   let join: string;
+  // A decision stage's candidates act (Effects among them): several Attempts would act several times.
+  if (stage.decision)
+    throw new HostError(
+      'branch_invalid',
+      `stage ${stage.name} is a decision stage: it runs one harness, not ${harness}`,
+    );
   if (kind === 'parallel') {
     if (stage.produces.length === 0)
       throw new HostError(
