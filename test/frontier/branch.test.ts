@@ -7,6 +7,7 @@ import { HostError, parseTaskSpec } from '../../kernel/index.js';
 import { checkPlan } from '../../cli/run-plan.js';
 import { ACCEPT_X2, branchAgents, type BranchAgents } from '../support/branch-agent.js';
 import { tempDir } from '../support/temp.js';
+import { journalHas } from '../support/wait.js';
 import { ordivon } from '../cli/run-fixture.js';
 
 type Events = ReturnType<Host['supervisor']['events']>;
@@ -129,12 +130,8 @@ describe('parallel Attempts of a stage', { timeout: 180_000 }, () => {
       await sup.createTask(parallelSpec(agents, 'pick', ['right', 'right2', 'wrong'], 'all'));
       await sup.send('pick', { type: 'assignment.commit', harness: 'right', stage: 'fix' });
       const requestId = 'pick/a1/g1/branch/pick';
-      await sup.waitFor('pick', ['assigned.branching']);
-      await new Promise<void>((resolve) => {
-        const check = () => sup.getTask('pick')!.context.requests[requestId] !== undefined && (off(), resolve());
-        const off = sup.subscribe((c) => c.taskId === 'pick' && check(), { remote: 'none' });
-        check();
-      });
+      // The pick is the branch's one DecisionRequest.
+      await journalHas(sup, 'pick', 'request.open');
       const request = sup.getTask('pick')!.context.requests[requestId]!;
       const asked = sup.getObject<{ allowed: string[]; evidence: string[] }>(request.digest).body;
       assert.deepEqual(
