@@ -1,6 +1,21 @@
-import { mergeWorkspaces, readArtifact, sourceDigest, workspacePath, isRuntimeError } from '../runtime/index.js';
+import { existsSync } from 'node:fs';
+import {
+  RuntimeError,
+  isRuntimeError,
+  mergeWorkspaces,
+  readArtifact,
+  sourceDigest,
+  workspacePath,
+} from '../runtime/index.js';
 import { isTaskState, type BranchState } from '../machines/index.js';
-import { type Stage, type TaskSpecInput, TEMPLATE_PLACEHOLDER, fillItem, stagesOf } from '../objects/index.js';
+import {
+  DEFAULT_STAGE,
+  type Stage,
+  type TaskSpecInput,
+  TEMPLATE_PLACEHOLDER,
+  fillItem,
+  stagesOf,
+} from '../objects/index.js';
 import { HostError, assignedStage, openDecisionRequest, type TaskHandle, type TaskView } from '../kernel/index.js';
 import { clientRequestId, type FrontierDeps, type TaskFamily } from './work-options.js';
 import { retainEvidence } from './artifact-evidence.js';
@@ -114,13 +129,14 @@ export async function joinBranch(deps: FrontierDeps, task: TaskHandle, signal: A
   const ids = new Set(Object.keys(branch.children));
   let moved = () => {};
   let pending = false;
+  // On many Hosts a child may be served by another Host: its commits are asked for too.
   const unsubscribe = family.subscribe(
     (c) => {
       if (!ids.has(c.taskId)) return;
       pending = true;
       moved();
     },
-    { remote: 'none' },
+    { remote: (taskId) => ids.has(taskId) },
   );
   try {
     await startChildren(deps, task, family, branch);
@@ -128,7 +144,7 @@ export async function joinBranch(deps: FrontierDeps, task: TaskHandle, signal: A
       pending = false;
       // The handle's context is the one this work started from; the branch as committed since is the Supervisor's.
       const now = () => family.getTask(task.taskId)?.context.branch ?? branch;
-      const ended = endsOf(family, now(), task);
+      const ended = await endsOf(family, now(), task);
       for (const end of ended) {
         const sent = await task.send(end);
         if (!sent.written) return;
@@ -153,13 +169,17 @@ export async function joinBranch(deps: FrontierDeps, task: TaskHandle, signal: A
   }
 }
 
-/** Creates each child not yet created (under its id: never twice) and commits the Assignment of each still `open`. */
+/**
+ * Creates each child not yet created (under its id: never twice). A child's spec names its
+ * Assignment (`start`), which the Host serving the child commits: this one, or, when this Host
+ * died between the two commits, the one that took the child over.
+ */
 async function startChildren(deps: FrontierDeps, task: TaskHandle, family: TaskFamily, branch: BranchState) {
   const workspace = await deps.workspaceOf(task);
   const stage = assignedStage(task);
   for (const [childId, child] of Object.entries(branch.children)) {
     if (child.status !== 'open') continue;
-    let view = family.getTask(childId);
+    let view = await viewOf(family, childId);
     if (!view) {
       try {
         await family.createTask(childSpec(task, stage, branch, childId, child, workspace));
@@ -173,7 +193,8 @@ async function startChildren(deps: FrontierDeps, task: TaskHandle, family: TaskF
       }
       view = family.getTask(childId);
     }
-    if (view && isTaskState(view.state, 'open')) {
+    // A child made before specs named `start` is assigned here, as it then was.
+    if (view && !view.spec.start && isTaskState(view.state, 'open')) {
       const spec = view.spec;
       const childStage = stagesOf(spec)[0]!.name;
       await family.send(childId, { type: 'assignment.commit', harness: child.harness, stage: childStage });
@@ -198,9 +219,11 @@ function childSpec(
   const labels = { [PARENT_LABEL]: task.taskId, [BRANCH_LABEL]: branch.branchId };
   if (branch.kind === 'fanOut') {
     const template = fillItem(stage.fanOut!.spec, child.item ?? '') as Record<string, unknown>;
+    const first = (template['stages'] as Array<{ name: string }> | undefined)?.[0]?.name ?? DEFAULT_STAGE;
     return {
       ...(template as TaskSpecInput),
       taskId: childId,
+      start: { stage: first, harness: child.harness },
       workspaceSeed: workspace,
       labels: { ...((template['labels'] as Record<string, string> | undefined) ?? {}), ...labels },
     };
@@ -221,6 +244,7 @@ function childSpec(
     title: `${task.spec.title} (${stage.name} on ${child.harness})`.slice(0, 500),
     requiredArtifacts: task.spec.requiredArtifacts.filter((a) => stage.produces.includes(a.name)),
     stages: [{ ...single, instructions: instructions.slice(0, 20_000), proposesCompletion: true }],
+    start: { stage: stage.name, harness: child.harness },
     ...(result !== undefined && stage.produces.includes(result) ? { result } : {}),
     workspaceSeed: workspace,
     labels: { ...task.spec.labels, ...labels },
@@ -236,15 +260,23 @@ export async function recordLateEnds(deps: FrontierDeps, task: TaskHandle): Prom
   const branch = task.context.branch;
   const family = deps.options.tasks?.();
   if (!family || !branch || branch.winners === null || branch.generation !== task.context.generation) return;
-  for (const end of endsOf(family, branch, task)) await task.send(end);
+  for (const end of await endsOf(family, branch, task)) await task.send(end);
+}
+
+/**
+ * A child as its last commit left it: from this Host's mirror when served here, else (many Hosts)
+ * read from the shared history; undefined while it does not exist.
+ */
+async function viewOf(family: TaskFamily, childId: string): Promise<TaskView | undefined> {
+  return family.getTask(childId) ?? (await family.readTask(childId))?.view;
 }
 
 /** The `branch.observe` of each open child that has ended, in the order the children are listed. */
-function endsOf(family: TaskFamily, branch: BranchState, task: TaskHandle): Array<Record<string, unknown>> {
+async function endsOf(family: TaskFamily, branch: BranchState, task: TaskHandle): Promise<Array<Record<string, unknown>>> {
   const ends: Array<Record<string, unknown>> = [];
   for (const [childId, child] of Object.entries(branch.children)) {
     if (child.status !== 'open') continue;
-    const view = family.getTask(childId);
+    const view = await viewOf(family, childId);
     if (!view || !isTaskState(view.state, ...CHILD_ENDS)) continue;
     ends.push(observation(task, branch, childId, view));
   }
@@ -333,12 +365,7 @@ async function commitJoin(
     try {
       merged = await mergeWorkspaces(
         workspace,
-        await Promise.all(
-          decided.winners.map(async (id) => ({
-            workspace: childWorkspace(deps, id),
-            paths: await changedBy(deps, family, id),
-          })),
-        ),
+        await Promise.all(decided.winners.map((id) => workOf(deps, family, id))),
       );
     } catch (error) {
       if (!isRuntimeError(error, 'merge_conflict')) throw error;
@@ -375,7 +402,7 @@ async function commitJoin(
   );
   // The children the join cancelled ended after it: their ends are retained, refused `superseded`.
   const joined = family.getTask(task.taskId)?.context.branch;
-  if (joined?.branchId === branch.branchId) for (const end of endsOf(family, joined, task)) await task.send(end);
+  if (joined?.branchId === branch.branchId) for (const end of await endsOf(family, joined, task)) await task.send(end);
 }
 
 /** The person's pick among verified parallel Attempts: opens the request, or reads its answer (undefined while pending). */
@@ -415,32 +442,47 @@ async function pickOf(
   return undefined;
 }
 
-/** A child's workspace: its first Task Attempt's, under the same root as this Task's. */
-function childWorkspace(deps: FrontierDeps, childId: string): string {
-  return workspacePath(deps.options.workspaces, childId, 1);
-}
-
-/** The paths a child's runs changed or removed, from the Runtime's records of each run it observed. */
-async function changedBy(deps: FrontierDeps, family: TaskFamily, childId: string): Promise<string[]> {
-  const paths = new Set<string>();
-  for (const event of family.events(childId)) {
+/**
+ * Where a child's work is and what it changed: the workspace of its last observed run and the
+ * paths the runs there changed or removed, from the Runtime's records (every Host's, on many
+ * Hosts). A run on another Host left its files on that Host's disk: a workspace this Host cannot
+ * read is `merge_conflict`, never merged as if its files were gone.
+ */
+async function workOf(
+  deps: FrontierDeps,
+  family: TaskFamily,
+  childId: string,
+): Promise<{ workspace: string; paths: string[] }> {
+  const events = family.getTask(childId) ? family.events(childId) : ((await family.readTask(childId))?.events ?? []);
+  const runs: Array<{ workspace: string; paths: string[] }> = [];
+  for (const event of events) {
     if (event.type !== 'run.observe') continue;
     const requestId = (event.data as { clientRequestId: string }).clientRequestId;
-    for (const job of await deps.options.runtime.findJobs({ clientRequestId: requestId })) {
-      for (const file of job.files?.changed ?? []) paths.add(file.name);
-      for (const name of job.files?.deleted ?? []) paths.add(name);
-    }
+    for (const job of await deps.options.runtime.findJobs({ clientRequestId: requestId }))
+      runs.push({
+        workspace: job.workspace,
+        paths: [...(job.files?.changed ?? []).map((f) => f.name), ...(job.files?.deleted ?? [])],
+      });
   }
-  return [...paths].sort();
+  const workspace = runs.at(-1)?.workspace ?? workspacePath(deps.options.workspaces, childId, 1);
+  if (!existsSync(workspace))
+    throw new RuntimeError('merge_conflict', `the workspace of ${childId} (${workspace}) is not on this Host's machine`);
+  const paths = new Set(runs.filter((r) => r.workspace === workspace).flatMap((r) => r.paths));
+  return { workspace, paths: [...paths].sort() };
 }
 
 /** Cancels every child of the branch that has not ended (a child already over refuses nothing: it is left). */
 async function cancelOpen(family: TaskFamily, branch: BranchState, reason: string): Promise<void> {
   for (const [childId, child] of Object.entries(branch.children)) {
     if (child.status !== 'open') continue;
-    const view = family.getTask(childId);
+    const view = await viewOf(family, childId);
     if (!view || isTaskState(view.state, 'completed', 'cancelled')) continue;
-    await family.send(childId, { type: 'task.cancel', reason: reason.slice(0, 2_000) });
+    try {
+      await family.send(childId, { type: 'task.cancel', reason: reason.slice(0, 2_000) });
+    } catch (error) {
+      // Served by another Host: that Host cancels it, following this parent's commits (watchParent).
+      if (!(error instanceof HostError && error.code === 'task_elsewhere')) throw error;
+    }
   }
 }
 
@@ -453,7 +495,8 @@ async function cancelOpen(family: TaskFamily, branch: BranchState, reason: strin
 export async function parentLets(deps: FrontierDeps, task: TaskHandle): Promise<boolean> {
   const parentId = task.spec.labels[PARENT_LABEL];
   if (parentId === undefined) return true;
-  const parent = deps.options.tasks?.()?.getTask(parentId);
+  const family = deps.options.tasks?.();
+  const parent = family && (await viewOf(family, parentId));
   if (!parent) return true;
   const branch = parent.context.branch;
   const mine = branch?.branchId === task.spec.labels[BRANCH_LABEL] ? branch?.children[task.taskId] : undefined;
@@ -468,4 +511,26 @@ export async function parentLets(deps: FrontierDeps, task: TaskHandle): Promise<
   deps.step(task, `${why}: cancelling`);
   await task.send({ type: 'task.cancel', reason: why });
   return false;
+}
+
+/**
+ * While a child's run goes on, follows its parent's commits (another Host's too) and cancels the
+ * child once the parent moved on without it (`parentLets`): a parent served elsewhere cannot send
+ * the cancel itself. Answers the unsubscribe function.
+ */
+export function watchParent(deps: FrontierDeps, task: TaskHandle): () => void {
+  const parentId = task.spec.labels[PARENT_LABEL];
+  const family = deps.options.tasks?.();
+  if (parentId === undefined || !family) return () => {};
+  let checking = false;
+  return family.subscribe(
+    (c) => {
+      if (c.taskId !== parentId || checking) return;
+      checking = true;
+      parentLets(deps, task)
+        .catch((error: unknown) => deps.step(task, `parent ${parentId} not read: ${(error as Error).message}`))
+        .finally(() => (checking = false));
+    },
+    { remote: (taskId) => taskId === parentId },
+  );
 }

@@ -4,7 +4,7 @@ import type { TaskHandle } from '../kernel/index.js';
 import type { FrontierDeps } from './work-options.js';
 import { openPermissionRequests } from './permission-requests.js';
 import { untilAborted } from './until-aborted.js';
-import { parentLets } from './branch.js';
+import { parentLets, watchParent } from './branch.js';
 import { retainEvidence } from './artifact-evidence.js';
 
 /**
@@ -19,7 +19,13 @@ export async function observeRun(deps: FrontierDeps, task: TaskHandle, signal: A
   const dispatch = context.dispatch!;
   // A child whose parent moved on is cancelled (the cancel's commit stops this run).
   if (!(await parentLets(deps, task))) return;
-  const job = await awaitJob(deps, task, signal);
+  const unwatch = watchParent(deps, task);
+  let job: JobRecord;
+  try {
+    job = await awaitJob(deps, task, signal);
+  } finally {
+    unwatch();
+  }
   const workspace = await deps.workspaceOf(task);
   const receipt = job.harness?.receipt ?? missingReceipt(job, context.contextDigest!);
   deps.step(task, `run ${job.jobId} ended ${job.state} (${receipt.stopReason})`);

@@ -39,10 +39,10 @@ export interface FrontierWorkOptions {
   tasks?: () => TaskFamily | undefined;
 }
 
-/** What a branch stage's work needs of the Supervisor: create its children, send to them, read and follow them. */
+/** What a branch stage's work needs of the Supervisor: create its children, send to them, read and follow them (on many Hosts, wherever they are served). */
 export type TaskFamily = Pick<
   Supervisor,
-  'createTask' | 'getTask' | 'send' | 'subscribe' | 'events' | 'taskActor' | 'actor'
+  'createTask' | 'getTask' | 'readTask' | 'send' | 'subscribe' | 'events' | 'taskActor' | 'actor'
 >;
 
 /** Deterministic per Task Attempt, Assignment generation and what is run: the same intent always gets the same id. */

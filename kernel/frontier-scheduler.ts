@@ -136,14 +136,8 @@ export class FrontierScheduler {
    * or an operator was asked about it and has not answered; answered `cancel`, cancels the Task.
    */
   kick(task: TaskActor): void {
-    if (
-      !this.enabled ||
-      this.held ||
-      task.frontier === 'none' ||
-      this.working.has(task.taskId) ||
-      !this.options.serving()
-    )
-      return;
+    if (!this.enabled || this.held || this.working.has(task.taskId) || !this.options.serving()) return;
+    if (task.frontier === 'none') return this.start(task);
     const asked = frontierAsked(task);
     if (asked?.status === 'pending') return;
     if (asked?.status === 'answered' && asked.answer === 'cancel') {
@@ -158,6 +152,23 @@ export class FrontierScheduler {
     // Under run limits a dispatch waits its turn: the line starts it when a slot is free.
     if (task.frontier === 'dispatch' && this.slots) return this.slots.wait(task);
     void this.perform(task, task.frontier);
+  }
+
+  /**
+   * A Task created with `start` in its spec (docs/stages.md) gets that Assignment from the Host
+   * serving it: right after `task.create`, or, when a crash came between the two commits, when a
+   * Host serves it again (another one, on many Hosts). Once only: not when any Assignment was sent
+   * to it, admitted or refused (a refused one would otherwise be sent again at each commit).
+   */
+  private start(task: TaskActor): void {
+    const start = this.options.specs.get(task.taskId)?.start;
+    if (!start || task.state !== 'open') return;
+    const store = this.options.store();
+    if (!store) return;
+    for (const { event } of store.stream(task.taskId)) if (event.type === 'assignment.commit') return;
+    void this.perform(task, 'none', async (handle) => {
+      await handle.send({ type: 'assignment.commit', harness: start.harness, stage: start.stage });
+    });
   }
 
   /**

@@ -261,6 +261,11 @@ function specSchemas(object: ObjectOf) {
     /** What the Context reads besides the Task's own objects, with its trust. */
     sources: z.array(Source).optional(),
     labels: z.record(z.string(), z.string()).default({}),
+    /**
+     * The Assignment the Host commits as soon as the Task is created, and, when a crash came
+     * between the two commits, as soon as a Host serves the Task again (docs/stages.md).
+     */
+    start: object({ stage: z.string().min(1).max(200), harness: z.string().min(1).max(200) }).optional(),
   }).superRefine((spec, ctx) => {
     const names = new Set<string>();
     spec.requiredArtifacts.forEach((a, i) => {
@@ -305,6 +310,9 @@ function specSchemas(object: ObjectOf) {
     });
     if (spec.result !== undefined && !names.has(spec.result))
       ctx.addIssue({ code: 'custom', path: ['result'], message: `${spec.result} is not one of requiredArtifacts` });
+    const stageOf = spec.start?.stage;
+    if (stageOf !== undefined && !(spec.stages ? stageNames.has(stageOf) : stageOf === DEFAULT_STAGE))
+      ctx.addIssue({ code: 'custom', path: ['start', 'stage'], message: `${stageOf} is not one of the spec's stages` });
   });
   return { RequiredArtifact, Source, CandidateAction, Candidate, Decision, Stage, TaskSpec };
 }

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { openHost, type Host } from '../../host/host.js';
 import { HostError, parseTaskSpec } from '../../kernel/index.js';
 import { checkPlan } from '../../cli/run-plan.js';
-import { ACCEPT_X2, branchAgents, type BranchAgents } from '../support/branch-agent.js';
+import { ACCEPT_X2, branchAgents, fanOutSpec, type BranchAgents } from '../support/branch-agent.js';
 import { tempDir } from '../support/temp.js';
 import { journalHas } from '../support/wait.js';
 import { ordivon } from '../cli/run-fixture.js';
@@ -195,40 +195,6 @@ describe('parallel Attempts of a stage', { timeout: 180_000 }, () => {
     }
   });
 });
-
-/** A Task whose `list` stage writes items.json and whose `fix` stage fans out one child per item, joined `join`. */
-function fanOutSpec(agents: BranchAgents, taskId: string, join: 'all' | 'any' | { atLeast: number } = 'all') {
-  return {
-    taskId,
-    title: 'Fix each listed defect',
-    goal: 'List the defects, then fix each in a child Task.',
-    requiredArtifacts: [
-      { name: 'items.json', kind: 'json' as const, schema: { type: 'array', items: { type: 'string' } } },
-    ],
-    stages: [
-      { name: 'list', produces: ['items.json'] },
-      {
-        name: 'fix',
-        proposesCompletion: true,
-        fanOut: {
-          from: 'items.json',
-          join,
-          spec: {
-            title: 'Fix {{item}}',
-            goal: 'Fix the defect ITEM={{item}}.',
-            requiredArtifacts: [{ name: 'fixed/{{item}}.txt', kind: 'text' }],
-            acceptance: { command: '/bin/sh', args: ['-c', 'test -f fixed/{{item}}.txt'] },
-          },
-        },
-      },
-    ],
-    workspaceSeed: agents.seed,
-    acceptance: {
-      command: '/bin/sh',
-      args: ['-c', 'test -f fixed/a.txt && test -f fixed/b.txt && test -f fixed/c.txt'],
-    },
-  };
-}
 
 /** Resolves once the parent's history holds `n` events of `type`. */
 function until(host: Host, taskId: string, type: string, n: number): Promise<void> {

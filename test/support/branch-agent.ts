@@ -100,3 +100,37 @@ export function branchAgents(dir: string): BranchAgents {
       existsSync(join(marks, 'runs')) ? readFileSync(join(marks, 'runs'), 'utf8').split('\n').filter(Boolean) : [],
   };
 }
+
+/** A Task whose `list` stage writes items.json and whose `fix` stage fans out one child per item, joined `join`. */
+export function fanOutSpec(agents: BranchAgents, taskId: string, join: 'all' | 'any' | { atLeast: number } = 'all') {
+  return {
+    taskId,
+    title: 'Fix each listed defect',
+    goal: 'List the defects, then fix each in a child Task.',
+    requiredArtifacts: [
+      { name: 'items.json', kind: 'json' as const, schema: { type: 'array', items: { type: 'string' } } },
+    ],
+    stages: [
+      { name: 'list', produces: ['items.json'] },
+      {
+        name: 'fix',
+        proposesCompletion: true,
+        fanOut: {
+          from: 'items.json',
+          join,
+          spec: {
+            title: 'Fix {{item}}',
+            goal: 'Fix the defect ITEM={{item}}.',
+            requiredArtifacts: [{ name: 'fixed/{{item}}.txt', kind: 'text' }],
+            acceptance: { command: '/bin/sh', args: ['-c', 'test -f fixed/{{item}}.txt'] },
+          },
+        },
+      },
+    ],
+    workspaceSeed: agents.seed,
+    acceptance: {
+      command: '/bin/sh',
+      args: ['-c', 'test -f fixed/a.txt && test -f fixed/b.txt && test -f fixed/c.txt'],
+    },
+  };
+}
