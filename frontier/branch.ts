@@ -522,15 +522,33 @@ export function watchParent(deps: FrontierDeps, task: TaskHandle): () => void {
   const parentId = task.spec.labels[PARENT_LABEL];
   const family = deps.options.tasks?.();
   if (parentId === undefined || !family) return () => {};
-  let checking = false;
-  return family.subscribe(
-    (c) => {
-      if (c.taskId !== parentId || checking) return;
-      checking = true;
-      parentLets(deps, task)
-        .catch((error: unknown) => deps.step(task, `parent ${parentId} not read: ${(error as Error).message}`))
-        .finally(() => (checking = false));
-    },
-    { remote: (taskId) => taskId === parentId },
-  );
+  // One check at a time; a commit heard during one is checked after it (it may be the join).
+  let checking: Promise<void> | undefined;
+  let again = false;
+  // Over once the watch ends or the child was cancelled: no second cancel.
+  let over = false;
+  const check = (): void => {
+    if (over) return;
+    if (checking) {
+      again = true;
+      return;
+    }
+    checking = parentLets(deps, task)
+      .then((lets) => void (over ||= !lets))
+      .catch((error: unknown) => deps.step(task, `parent ${parentId} not read: ${(error as Error).message}`))
+      .finally(() => {
+        checking = undefined;
+        if (again) {
+          again = false;
+          check();
+        }
+      });
+  };
+  const unsubscribe = family.subscribe((c) => c.taskId === parentId && check(), {
+    remote: (taskId) => taskId === parentId,
+  });
+  return () => {
+    over = true;
+    unsubscribe();
+  };
 }
