@@ -162,6 +162,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     throw error instanceof StoreError ? hostErrorOf(error) : error;
   }
   const pool = createDriverPool({ maxThreads: options.maxThreads ?? 2 });
+  const workspaces = options.workspaces ?? workspacesOf(root);
   // The Host id is settled here, before the Supervisor joins, so the Runtime's registry names it.
   const cluster = options.store
     ? { ...options.cluster, hostId: options.cluster?.hostId ?? defaultHostId() }
@@ -174,7 +175,8 @@ export async function openHost(options: HostOptions): Promise<Host> {
       harness: (input, signal) => pool.run(input, { signal }),
       confinement,
       ...(options.limits ? { limits: options.limits } : {}),
-      hidden: [root],
+      // The workspaces too when they are elsewhere: a run sees its own workspace, bound in, only.
+      hidden: workspaces === workspacesOf(root) ? [root] : [root, workspaces],
       ...(cluster ? { registry: sharedJobRegistry(cluster.hostId, () => supervisor?.history) } : {}),
     });
   } catch (error) {
@@ -187,7 +189,7 @@ export async function openHost(options: HostOptions): Promise<Host> {
     runtime: options.wrapRuntime ? options.wrapRuntime(runtime) : runtime,
     harnesses,
     ...(options.approvals ? { approvals: options.approvals } : {}),
-    workspaces: workspacesOf(root),
+    workspaces,
     loops,
     ...(options.artifactContracts ? { artifactContracts: options.artifactContracts } : {}),
     ...(options.onStep ? { onStep: options.onStep } : {}),

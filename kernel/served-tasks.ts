@@ -11,7 +11,8 @@ import { TaskActor, type Committed, type TaskSnapshot } from './task-actor.js';
 
 /** What the Supervisor gives the Tasks it serves. */
 export interface ServedTasksDeps {
-  root: string;
+  /** Where the Task Attempts' workspaces are (`SupervisorOptions.workspaces`): admission reads `workspace` sources there. */
+  workspaces: string;
   clock: Clock;
   store: () => EventStore | undefined;
   cluster: () => Cluster | undefined;
@@ -34,7 +35,7 @@ export class ServedTasks {
 
   /** Keeps a Task actor (and its spec) for the Task at `revision`, its commits reported to `committed`. */
   track(taskId: string, snapshot: TaskSnapshot, revision: number, spec: TaskSpec): TaskActor {
-    const { root, clock, inspect, harnesses, readObservation, cluster } = this.deps;
+    const { workspaces, clock, inspect, harnesses, readObservation, cluster } = this.deps;
     const onCommit = (c: Committed) => this.deps.committed(c);
     const task = new TaskActor(
       { taskId, snapshot, revision, store: this.deps.store()!, clock, onCommit },
@@ -42,7 +43,7 @@ export class ServedTasks {
         inspect,
         spec,
         // The kernel's own reader, not the frontier runner's: admission is the same however the Host is opened.
-        readSource: (location, context) => kernelSourceReader(root, { taskId, spec, context })(location),
+        readSource: (location, context) => kernelSourceReader(workspaces, { taskId, spec, context })(location),
         harnesses,
         readObservation,
         onStoreRefusal: (code) => {

@@ -8,6 +8,7 @@ import { HostError } from './errors.js';
 import { FrontierScheduler } from './frontier-scheduler.js';
 import { RequestDeadlines } from './requests/request-deadlines.js';
 import { ServedTasks } from './served-tasks.js';
+import { workspacesOf } from '../readsets/index.js';
 import { DEFAULT_CHECKPOINT_EVERY, type SupervisorOptions } from './supervisor-options.js';
 import type { Committed } from './task-actor.js';
 
@@ -39,7 +40,7 @@ export class ServingParts {
   constructor(private readonly host: ServingHost) {
     const { root, clock, options, store } = host;
     this.served = new ServedTasks({
-      root,
+      workspaces: options.workspaces ?? workspacesOf(root),
       clock,
       store,
       cluster: host.cluster,

@@ -1,4 +1,5 @@
 import type { InspectionEvent } from 'xstate';
+import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { zodIssue } from '../base/index.js';
 import type { ExternalEventType, FrontierWork, TaskMachineContext } from '../machines/index.js';
@@ -78,6 +79,14 @@ export interface SupervisorOptions {
    * each harness's `maxRuns`.
    */
   concurrency?: RunLimits | undefined;
+  /**
+   * The directory under which each Task Attempt gets its workspace, an absolute path (default
+   * `<state>/workspaces`). On many Hosts, one directory every Host reads and writes (a shared
+   * filesystem, the same path on each): a Task another Host takes over then finds its runs'
+   * files, and a branch's parent the work of children other Hosts ran (docs/many-hosts.md,
+   * "Workspaces").
+   */
+  workspaces?: string | undefined;
 }
 
 /** The scalar options, checked when a supervisor is created (`invalid_option` with the field). */
@@ -115,6 +124,7 @@ const ScalarOptions = z.object({
   onBootProgress: z.custom<ProgressListener>((value) => typeof value === 'function', 'expected a function').optional(),
   frontierRetry: FrontierRetryPolicy.optional(),
   concurrency: RunLimits.optional(),
+  workspaces: z.string().min(1).refine(isAbsolute, 'must be an absolute path').optional(),
 });
 
 export const DEFAULT_CHECKPOINT_EVERY = 100;

@@ -41,17 +41,17 @@ export function workspacesOf(stateRoot: string): string {
 
 /**
  * The kernel's reader for one Task's read sets: `world` sources under the spec's `world`,
- * `workspace` sources in the Attempt's workspace under the state root, where `openHost` and
- * `ordivon serve` put it. The Supervisor uses it whatever frontier runner it has (none, the Host's,
+ * `workspace` sources in the Attempt's workspace under `workspaces` (the Supervisor's
+ * `workspaces` option, by default `<state>/workspaces`), where `openHost` and `ordivon serve` put it. The Supervisor uses it whatever frontier runner it has (none, the Host's,
  * a test's), so an admission re-validates the same way however the Host was opened. It creates
  * nothing: a workspace not there reads as absent.
  */
 export function kernelSourceReader(
-  stateRoot: string,
+  workspaces: string,
   task: { taskId: string; spec: Pick<TaskSpec, 'world'>; context: Pick<TaskMachineContext, 'attempt'> },
 ): SourceReader {
   const dirs = {
-    workspace: workspacePath(workspacesOf(stateRoot), task.taskId, task.context.attempt),
+    workspace: workspacePath(workspaces, task.taskId, task.context.attempt),
     world: task.spec.world,
   };
   return async (location) => (await readSource(dirs, location))?.digest ?? null;
