@@ -8,10 +8,18 @@ import { clientRequestId, jobOf, type FrontierDeps } from './work-options.js';
 import { untilAborted } from './until-aborted.js';
 
 /**
+ * How many times a verification the Host stopped (its job `abandoned`: a crash, the Host running
+ * it gone) is run again, each time under a request id of its own, before it counts as failed.
+ */
+export const VERIFY_RESTARTS = 5;
+
+/**
  * `verify`: runs the acceptance command as a Runtime job (or finds the one already running under
  * its clientRequestId), recomputes the source digest and the frozen test digests on the Host, and
  * commits the verification — with the outcome only if all agree. If the process dies before the
- * commit, boot finds the same job by its clientRequestId and verifies again.
+ * commit, boot finds the same job by its clientRequestId and verifies again. A job the Host
+ * stopped says nothing about the work: it is run again under the next request id of the series
+ * (`…/verify`, `…/verify-2`, …), found again by each id after a crash, up to `VERIFY_RESTARTS`.
  */
 export async function verifyAcceptance(deps: FrontierDeps, task: TaskHandle, signal: AbortSignal): Promise<void> {
   const { context } = task;
@@ -20,8 +28,13 @@ export async function verifyAcceptance(deps: FrontierDeps, task: TaskHandle, sig
   const exclude = deps.artifactNames(task);
   if (!acceptance)
     throw new HostError('invalid_spec', `task ${task.taskId} declares no acceptance command; it cannot be verified`);
-  const jobId = await startVerification(deps, task, acceptance, workspace, exclude);
-  const job = await untilAborted(deps.options.runtime.observe(jobId, { signal }), signal);
+  let job: JobRecord;
+  for (let restart = 0; ; restart++) {
+    const jobId = await startVerification(deps, task, acceptance, workspace, exclude, restart);
+    job = await untilAborted(deps.options.runtime.observe(jobId, { signal }), signal);
+    if (job.state !== 'abandoned' || restart >= VERIFY_RESTARTS) break;
+    deps.step(task, `verification ${job.clientRequestId} was stopped by the Host (${job.stopReason}): running it again`);
+  }
   const checked = await checkOnHost(job, acceptance, workspace, exclude);
   const { passed, hostDigest, frozenIntact } = checked;
   const verification = {
@@ -67,16 +80,18 @@ export async function verifyAcceptance(deps: FrontierDeps, task: TaskHandle, sig
 
 type Acceptance = NonNullable<TaskSpec['acceptance']>;
 
-/** Starts the acceptance command as a Runtime job, or finds the one already running under its clientRequestId. */
+/** Starts the acceptance command as a Runtime job, or finds the one already running under its clientRequestId (the `restart`-th of the series). */
 async function startVerification(
   deps: FrontierDeps,
   task: TaskHandle,
   acceptance: Acceptance,
   workspace: string,
   exclude: string[],
+  restart: number,
 ): Promise<string> {
   const { context } = task;
-  const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'verify');
+  const first = clientRequestId(task.taskId, context.attempt, context.generation, 'verify');
+  const requestId = restart === 0 ? first : `${first}-${restart + 1}`;
   const jobId = await jobOf(deps, requestId, () =>
     deps.options.runtime.verify({
       clientRequestId: requestId,
