@@ -207,6 +207,9 @@ export async function openHost(options: HostOptions): Promise<Host> {
   });
   try {
     await supervisor.start();
+    // The jobs recovery abandoned before the join (a restarted Host's previous process) reach the
+    // database now: a Host that took over one of their Tasks waits on their rows.
+    await runtime.flushRegistry();
   } catch (error) {
     await runtime.close().catch(() => undefined);
     await pool.close();

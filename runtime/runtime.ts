@@ -232,6 +232,17 @@ export class Runtime {
   }
 
   /**
+   * Puts into the job registry every record not there yet: those `recover()` made before this
+   * Host joined its cluster (the jobs of its previous process, recorded `abandoned`). Another Host
+   * waiting on such a job reads its row while this Host heartbeats: it must not wait for this
+   * Runtime's next record, which may never come. Never rejects (a put that fails waits for the
+   * next record or `close`).
+   */
+  async flushRegistry(): Promise<void> {
+    await this.shared?.flush();
+  }
+
+  /**
    * Stops accepting calls, then either stops this Runtime's running jobs (`jobs: 'stop'`, the
    * default: recorded `abandoned`, stop reason `runtime_closed`) or lets them run to their own end
    * and records it (`jobs: 'finish'`, a graceful shutdown whose results a later boot reconciles),
