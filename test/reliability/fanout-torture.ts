@@ -26,8 +26,8 @@ export const FANOUT_TORTURE_DEFAULTS = {
   renewEveryMs: 300,
   pollMs: 200,
   sweepMs: 250,
-  agentMs: 300,
-  maxLines: 60,
+  agentMs: 1000,
+  maxLines: 15,
 } as const;
 
 export interface FanOutTortureOptions {
@@ -45,13 +45,16 @@ export interface FanOutTortureOptions {
   leaseMs?: number;
   renewEveryMs?: number;
   pollMs?: number;
-  /** How long each agent run takes before writing its artifact (default 300 ms). */
+  /** How long each agent run takes before writing its artifact (default 1000 ms). */
   agentMs?: number;
-  /** A kill comes after a seeded random number of the chosen Host's lines in [1, maxLines] (default 60). */
+  /**
+   * Each round kills one of the Hosts holding a child's lease (seeded choice), after a seeded random
+   * number in [1, maxLines] of its next commits of children (default 15).
+   */
   maxLines?: number;
-  /** How long any one wait (a boot, the lines before a kill) may take (default 60 s). */
+  /** How long any one wait (a boot, the lines before a kill) may take (default 30 s). */
   waitMs?: number;
-  /** How long, after the last round, every parent may take to complete (default 90 s). */
+  /** How long, after the last round, every parent may take to complete (default 60 s). */
   finishMs?: number;
   onRound?: (round: FanOutRound) => void;
 }
@@ -110,7 +113,7 @@ export interface FanOutTortureSummary {
  * lost. Waits are on lines and on database state, each with a deadline.
  */
 export async function runFanOutTorture(options: FanOutTortureOptions): Promise<FanOutTortureSummary> {
-  const o = { ...FANOUT_TORTURE_DEFAULTS, waitMs: 60_000, finishMs: 90_000, ...options };
+  const o = { ...FANOUT_TORTURE_DEFAULTS, waitMs: 30_000, finishMs: 60_000, ...options };
   const random = seededRandom(o.seed);
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'ordivon-fanout-torture-'));
   const marks = join(dir, 'marks');
@@ -158,16 +161,33 @@ export async function runFanOutTorture(options: FanOutTortureOptions): Promise<F
     await Promise.all(HOST_IDS.map((_, index) => spawnHost(index)));
     try {
       for (let round = 1; round <= o.rounds; round++) {
-        const index = Math.floor(random() * HOST_IDS.length);
+        // The kill hits a Host while it serves children: one of the Hosts holding a child's lease now.
+        const holders = await until(`round ${round}: a Host holding a child`, o.waitMs, async () => {
+          if ((await completed()) === parents.length) return 'done';
+          const held = await childHolders(db);
+          return held.length > 0 ? held : undefined;
+        });
+        if (holders === 'done') break;
+        const index = HOST_IDS.indexOf(holders[Math.floor(random() * holders.length)] as (typeof HOST_IDS)[number]);
         const afterLines = 1 + Math.floor(random() * o.maxLines);
         const host = hosts[index]!;
-        const target = host.lines + afterLines;
-        // The kill comes after the Host's next lines; once every parent completed there is nothing left to hit.
-        const why = await until(`round ${round}: ${afterLines} more lines of ${host.hostId}`, o.waitMs, async () => {
-          if (host.lines >= target) return 'lines';
-          return (await completed()) === parents.length ? 'done' : undefined;
-        });
+        const target = host.childLines + afterLines;
+        // The kill comes after the Host's next commits of children; once every parent completed there is nothing left to hit.
+        const why = await until(
+          `round ${round}: ${afterLines} more child commits of ${host.hostId}`,
+          o.waitMs,
+          async () => {
+            if (host.childLines >= target) return 'lines';
+            if ((await completed()) === parents.length) return 'done';
+            // Its children ended (or moved) before that many commits: the round picks again.
+            return (await childHolders(db)).includes(host.hostId) ? undefined : 'moved';
+          },
+        );
         if (why === 'done') break;
+        if (why === 'moved') {
+          round--;
+          continue;
+        }
         const held = await leasesOf(db, host.hostId);
         await host.kill();
         kills++;
@@ -265,6 +285,20 @@ async function leasesOf(db: pg.Pool, hostId: string): Promise<string[]> {
     [hostId],
   );
   return (rows as Array<{ task_id: string }>).map((r) => r.task_id);
+}
+
+/** The Hosts holding an unexpired lease on a child Task that has not ended, in HOST_IDS order. */
+async function childHolders(db: pg.Pool): Promise<string[]> {
+  const { rows } = await db.query(
+    `SELECT t.lease_owner, p.record FROM ordivon_tasks t LEFT JOIN ordivon_projections p USING (task_id)
+     WHERE t.lease_until > now() AND t.revision > 0 AND t.task_id ~ '\\.g[0-9]+\\.[0-9]+$'`,
+  );
+  const owners = new Set(
+    (rows as Array<{ lease_owner: string; record: string | null }>)
+      .filter((r) => !r.record || !CHILD_ENDS.has(String((JSON.parse(r.record) as { state?: unknown }).state)))
+      .map((r) => r.lease_owner),
+  );
+  return HOST_IDS.filter((h) => owners.has(h));
 }
 
 /** For a run that did not finish: each unfinished parent and each of its children, with its state and lease owner. */
@@ -367,6 +401,27 @@ async function audit(
       problems.push(`branch ${branchId} joined ${joined.length} times (by ${joined.map((j) => j.host).join(', ')})`);
     }
 
+  /** Which Host wrote a Task's runs' ends and verifications: a run observed on one Host and verified on another ran in a workspace the second one lacks. */
+  const story = (taskId: string) =>
+    admitted
+      .concat(events.filter((e) => e.event.type === 'verification.record' && !e.event.disposition.admitted))
+      .filter(
+        (e) =>
+          e.task_id === taskId &&
+          ['run.observe', 'branch.join', 'verification.record', 'task.cancel'].includes(e.event.type),
+      )
+      .sort((a, b) => a.revision - b.revision)
+      .map((e) => {
+        const how = e.event.disposition.admitted ? '' : ` ${e.event.disposition.code ?? 'refused'}`;
+        const status =
+          e.event.type === 'run.observe'
+            ? ` ${String(e.event.data['jobStatus'])}`
+            : e.event.type === 'branch.join'
+              ? ` (${String(e.event.data['reason'])})`
+              : '';
+        return `r${e.revision} ${e.event.type}${status}${how} by ${e.host_id}`;
+      })
+      .join(', ');
   const allIds = [...new Set(events.map((e) => e.task_id))];
   const state = new Map(await states(db, allIds));
   let children = 0;
@@ -391,7 +446,7 @@ async function audit(
         if (ended === undefined || !CHILD_ENDS.has(ended)) {
           lostChildren++;
           problems.push(`lost child: ${child} of ${branchId} is ${ended ?? 'not in the history'}`);
-        }
+        } else if (ended !== 'completed') problems.push(`child ${child} ended ${ended}: ${story(child)}`);
         if (joined && [...(writers.get(child) ?? [])].some((h) => h !== joined.host)) elsewhere++;
       }
       if (joined && open.children.some((c) => !joined.winners.includes(c)))
@@ -399,7 +454,8 @@ async function audit(
       crossHostChildren += elsewhere;
       if (elsewhere > 0) crossHostParents++;
     }
-    if (state.get(parent) !== 'completed') problems.push(`${parent} ended ${state.get(parent) ?? 'not created'}`);
+    if (state.get(parent) !== 'completed')
+      problems.push(`${parent} ended ${state.get(parent) ?? 'not created'}: ${story(parent)}`);
   }
   for (const id of allIds)
     if (!parents.includes(id) && !listed.has(id)) problems.push(`${id}: a Task no parent's branch lists`);
@@ -436,6 +492,8 @@ interface Waiter {
  */
 class FanOutProcess {
   lines = 0;
+  /** Lines of this Host's commits of child Tasks (`commit <parent>.g<n>.<i> …`): what a kill is placed by. */
+  childLines = 0;
   private expectedExit = false;
   private readonly child: ChildProcess;
   private readonly waiters = new Set<Waiter>();
@@ -469,6 +527,7 @@ class FanOutProcess {
 
   private line(line: string): void {
     this.lines++;
+    if (/^commit \S+\.g\d+\.\d+ /.test(line)) this.childLines++;
     if (line.startsWith('error ') || line.startsWith('stuck ')) this.problems.push(`${this.hostId}: ${line}`);
     if (process.env['FANOUT_TORTURE_TRACE']) process.stderr.write(`[${this.hostId}] ${line}\n`);
     for (const waiter of [...this.waiters])
