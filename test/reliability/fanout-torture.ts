@@ -313,6 +313,11 @@ async function whereThingsAre(db: pg.Pool, parents: readonly string[]): Promise<
       owner: row.owner,
       state: row.record ? String((JSON.parse(row.record) as { state?: unknown }).state) : 'none',
     });
+  const jobs = await lastJobs(db);
+  const job = (id: string) => {
+    const found = jobs.get(id);
+    return found ? `; last dispatch ${found.clientRequestId}: ${found.job}` : '';
+  };
   const out: string[] = [];
   for (const parent of parents) {
     const p = tasks.get(parent);
@@ -320,11 +325,53 @@ async function whereThingsAre(db: pg.Pool, parents: readonly string[]): Promise<
     const children = [...tasks].filter(([id]) => id.startsWith(`${parent}.`));
     const elsewhere = children.filter(([, c]) => c.owner !== p?.owner).length;
     out.push(
-      `unfinished: ${parent} ${p?.state ?? 'not created'} (lease: ${p?.owner ?? 'none'}); ` +
+      `unfinished: ${parent} ${p?.state ?? 'not created'} (lease: ${p?.owner ?? 'none'}${job(parent)}); ` +
         `${elsewhere} of ${children.length} children held by another Host: ` +
-        children.map(([id, c]) => `${id} ${c.state} (lease: ${c.owner ?? 'none'})`).join(', '),
+        children
+          .map(([id, c]) => `${id} ${c.state} (lease: ${c.owner ?? 'none'}${CHILD_ENDS.has(c.state) ? '' : job(id)})`)
+          .join(', '),
     );
   }
+  return out;
+}
+
+/**
+ * Each Task's last admitted dispatch intent and what ordivon_jobs holds for it: the Host that ran
+ * the job, the state it recorded, whether it is final, and whether that Host heartbeats now (a
+ * Task taken over waits for a job of a live Host).
+ */
+async function lastJobs(db: pg.Pool): Promise<Map<string, { clientRequestId: string; job: string }>> {
+  const { rows } = await db.query(
+    `SELECT DISTINCT ON (e.task_id) e.task_id, e.record::json -> 'data' ->> 'clientRequestId' AS request,
+            j.host_id, j.record::json ->> 'state' AS state, j.final,
+            h.heartbeat_until > now() AND NOT h.stopped AS alive,
+            split_part(j.record::json ->> 'executorId', ':', 2) AS ran_pid, h.pid AS host_pid
+     FROM ordivon_events e
+     LEFT JOIN ordivon_jobs j ON j.client_request_id = e.record::json -> 'data' ->> 'clientRequestId'
+     LEFT JOIN ordivon_hosts h ON h.host_id = j.host_id
+     WHERE e.record::json ->> 'type' = 'dispatch.intend'
+     ORDER BY e.task_id, e.revision DESC`,
+  );
+  const out = new Map<string, { clientRequestId: string; job: string }>();
+  for (const row of rows as Array<{
+    task_id: string;
+    request: string;
+    host_id: string | null;
+    state: string | null;
+    final: boolean | null;
+    alive: boolean | null;
+    ran_pid: string | null;
+    host_pid: number | null;
+  }>)
+    out.set(row.task_id, {
+      clientRequestId: row.request,
+      job: row.host_id
+        ? `job on ${row.host_id} (${row.alive ? 'heartbeating' : 'gone'}) recorded ${row.state}${row.final ? ', final' : ''}` +
+          (!row.final && row.alive && row.ran_pid !== String(row.host_pid)
+            ? ` by its process pid ${row.ran_pid}, which is dead: ${row.host_id} heartbeats now from the restarted pid ${row.host_pid}`
+            : '')
+        : 'no job recorded',
+    });
   return out;
 }
 
