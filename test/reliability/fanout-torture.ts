@@ -54,7 +54,9 @@ export interface FanOutTortureOptions {
   maxLines?: number;
   /** How long any one wait (a boot, the lines before a kill) may take (default 30 s). */
   waitMs?: number;
-  /** How long, after the last round, every parent may take to complete (default 60 s). */
+  /** How long all rounds together may take (default 75 s): each wait in them ends by then. */
+  roundsMs?: number;
+  /** How long, after the last round, every parent may take to complete (default 45 s). */
   finishMs?: number;
   onRound?: (round: FanOutRound) => void;
 }
@@ -113,7 +115,7 @@ export interface FanOutTortureSummary {
  * lost. Waits are on lines and on database state, each with a deadline.
  */
 export async function runFanOutTorture(options: FanOutTortureOptions): Promise<FanOutTortureSummary> {
-  const o = { ...FANOUT_TORTURE_DEFAULTS, waitMs: 30_000, finishMs: 60_000, ...options };
+  const o = { ...FANOUT_TORTURE_DEFAULTS, waitMs: 30_000, roundsMs: 75_000, finishMs: 45_000, ...options };
   const random = seededRandom(o.seed);
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'ordivon-fanout-torture-'));
   const marks = join(dir, 'marks');
@@ -159,10 +161,14 @@ export async function runFanOutTorture(options: FanOutTortureOptions): Promise<F
   let summary: Omit<FanOutTortureSummary, 'seed' | 'rounds' | 'kills' | 'problems'> | undefined;
   try {
     await Promise.all(HOST_IDS.map((_, index) => spawnHost(index)));
+    // Every wait of the rounds ends by one deadline, so a run that hangs still ends well within a test's time.
+    const roundsEnd = Date.now() + o.roundsMs;
+    const left = () => Math.max(1000, Math.min(o.waitMs, roundsEnd - Date.now()));
     try {
       for (let round = 1; round <= o.rounds; round++) {
+        if (Date.now() > roundsEnd) throw new Error(`round ${round}: the rounds ran past their ${o.roundsMs} ms`);
         // The kill hits a Host while it serves children: one of the Hosts holding a child's lease now.
-        const holders = await until(`round ${round}: a Host holding a child`, o.waitMs, async () => {
+        const holders = await until(`round ${round}: a Host holding a child`, left(), async () => {
           if ((await completed()) === parents.length) return 'done';
           const held = await childHolders(db);
           return held.length > 0 ? held : undefined;
@@ -175,7 +181,7 @@ export async function runFanOutTorture(options: FanOutTortureOptions): Promise<F
         // The kill comes after the Host's next commits of children; once every parent completed there is nothing left to hit.
         const why = await until(
           `round ${round}: ${afterLines} more child commits of ${host.hostId}`,
-          o.waitMs,
+          left(),
           async () => {
             if (host.childLines >= target) return 'lines';
             if ((await completed()) === parents.length) return 'done';
@@ -212,7 +218,7 @@ export async function runFanOutTorture(options: FanOutTortureOptions): Promise<F
     } catch (error) {
       problems.push(`${(error as Error).message}`, ...(await whereThingsAre(db, parents)));
     }
-    for (const host of hosts) await host.stop(o.waitMs);
+    await Promise.all(hosts.map((host) => host.stop(15_000)));
     summary = await audit(db, parents, problems);
   } catch (error) {
     problems.push(`run stopped: ${(error as Error).message}`);
