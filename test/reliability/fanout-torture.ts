@@ -479,7 +479,9 @@ async function audit(
             ? ` ${String(e.event.data['jobStatus'])}`
             : e.event.type === 'branch.join'
               ? ` (${String(e.event.data['reason'])})`
-              : '';
+              : e.event.type === 'verification.record' && e.event.data['causes'] !== undefined
+                ? ` (causes: ${JSON.stringify(e.event.data['causes']).slice(0, 400)})`
+                : '';
         return `r${e.revision} ${e.event.type}${status}${how} by ${e.host_id}`;
       })
       .join(', ');
