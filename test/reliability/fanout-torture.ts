@@ -91,6 +91,8 @@ export interface FanOutTortureSummary {
   children: number;
   /** Joined parents with a child some of whose events were written by a Host other than the one that committed the join. */
   crossHostParents: number;
+  /** Of those, the parents that completed (their acceptance passed on the merged work). */
+  crossHostCompletedParents: number;
   crossHostChildren: number;
   /** clientRequestIds with more than one admitted `dispatch.intend`, or more than one ordivon_jobs row. */
   doubleDispatches: number;
@@ -243,6 +245,7 @@ export async function runFanOutTorture(options: FanOutTortureOptions): Promise<F
     joinedParents: 0,
     children: 0,
     crossHostParents: 0,
+    crossHostCompletedParents: 0,
     crossHostChildren: 0,
     doubleDispatches: 0,
     doubleJoins: 0,
@@ -469,19 +472,23 @@ async function audit(
       .filter(
         (e) =>
           e.task_id === taskId &&
-          ['run.observe', 'branch.join', 'verification.record', 'task.cancel'].includes(e.event.type),
+          ['run.observe', 'evaluation.settle', 'branch.join', 'verification.record', 'task.cancel'].includes(
+            e.event.type,
+          ),
       )
       .sort((a, b) => a.revision - b.revision)
       .map((e) => {
         const how = e.event.disposition.admitted ? '' : ` ${e.event.disposition.code ?? 'refused'}`;
         const status =
           e.event.type === 'run.observe'
-            ? ` ${String(e.event.data['jobStatus'])}`
-            : e.event.type === 'branch.join'
-              ? ` (${String(e.event.data['reason'])})`
-              : e.event.type === 'verification.record' && e.event.data['causes'] !== undefined
-                ? ` (causes: ${JSON.stringify(e.event.data['causes']).slice(0, 400)})`
-                : '';
+            ? ` ${String(e.event.data['jobStatus'])}${e.event.data['refused'] ? ` refused ${JSON.stringify(e.event.data['refused']).slice(0, 300)}` : ''}`
+            : e.event.type === 'evaluation.settle'
+              ? ` missing ${JSON.stringify(e.event.data['missing'] ?? [])}`
+              : e.event.type === 'branch.join'
+                ? ` (${String(e.event.data['reason'])})`
+                : e.event.type === 'verification.record' && e.event.data['causes'] !== undefined
+                  ? ` (causes: ${JSON.stringify(e.event.data['causes']).slice(0, 400)})`
+                  : '';
         return `r${e.revision} ${e.event.type}${status}${how} by ${e.host_id}`;
       })
       .join(', ');
@@ -490,6 +497,7 @@ async function audit(
   let children = 0;
   let lostChildren = 0;
   let crossHostParents = 0;
+  let crossHostCompletedParents = 0;
   let crossHostChildren = 0;
   let joinedParents = 0;
   const listed = new Set<string>();
@@ -516,6 +524,7 @@ async function audit(
         problems.push(`${parent}: join all took ${joined.winners.length} of ${open.children.length} children`);
       crossHostChildren += elsewhere;
       if (elsewhere > 0) crossHostParents++;
+      if (elsewhere > 0 && state.get(parent) === 'completed') crossHostCompletedParents++;
     }
     if (state.get(parent) !== 'completed')
       problems.push(`${parent} ended ${state.get(parent) ?? 'not created'}: ${story(parent)}`);
@@ -529,6 +538,7 @@ async function audit(
     joinedParents,
     children,
     crossHostParents,
+    crossHostCompletedParents,
     crossHostChildren,
     doubleDispatches: doubled.size,
     doubleJoins,
