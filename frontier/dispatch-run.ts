@@ -9,7 +9,7 @@ import { branchKind, openBranch, parentLets } from './branch.js';
 
 /**
  * `dispatch`: persists the intent with its clientRequestId, then calls the Runtime; a response
- * that does not come back makes the dispatch `unknown` (never a blind redispatch). If the process
+ * that does not come back makes the dispatch `unknown`, reconciled by that id (never a blind redispatch). If the process
  * dies after the intent and before the response is recorded, boot makes it `unknown` and
  * `reconcileRun` looks the job up.
  */
@@ -19,8 +19,24 @@ export async function dispatchRun(deps: FrontierDeps, task: TaskHandle): Promise
   const branch = branchKind(task, assignedStage(task));
   if (branch) return openBranch(deps, task, branch);
   if (!(await parentLets(deps, task))) return;
-  const configured = deps.options.harnesses[assignment.harness];
   const requestId = clientRequestId(task.taskId, context.attempt, context.generation, 'run');
+  const { workspace, harness } = await harnessOf(deps, task);
+  const intended = await task.send({
+    type: 'dispatch.intend',
+    generation: context.generation,
+    clientRequestId: requestId,
+  });
+  if (!intended.written) return;
+  const input = runInput(deps, task, harness, requestId, workspace);
+  deps.step(task, `dispatching ${assignment.purpose} to ${assignment.harness} as ${requestId}`);
+  await dispatchToRuntime(deps, task, requestId, workspace, input);
+}
+
+/** The Assignment's harness configuration (a factory asked) and the workspace its run gets; refuses what cannot be dispatched. */
+async function harnessOf(deps: FrontierDeps, task: TaskHandle): Promise<{ workspace: string; harness: HarnessConfig }> {
+  const { context } = task;
+  const assignment = context.assignment!;
+  const configured = deps.options.harnesses[assignment.harness];
   if (!configured) {
     // Nothing is intended or started: the Task stays ready until it is reassigned to a known harness.
     deps.step(task, `no harness named ${assignment.harness} is configured; reassign the Task`);
@@ -47,15 +63,7 @@ export async function dispatchRun(deps: FrontierDeps, task: TaskHandle): Promise
       `stage ${assignedStage(task).name}'s budget.tokens and budget.turns bind only a harness of driver loop, not ${harness.driver}`,
     );
   }
-  const intended = await task.send({
-    type: 'dispatch.intend',
-    generation: context.generation,
-    clientRequestId: requestId,
-  });
-  if (!intended.written) return;
-  const input = runInput(deps, task, harness, requestId, workspace);
-  deps.step(task, `dispatching ${assignment.purpose} to ${assignment.harness} as ${requestId}`);
-  await dispatchToRuntime(deps, task, requestId, workspace, input);
+  return { workspace, harness };
 }
 
 /** What the driver is asked to run: the harness's command, the prompt, its deadline, policy and confinement. */
@@ -158,13 +166,30 @@ function promptOf(task: TaskHandle): string {
 }
 
 /**
- * `reconcile`: looks the job up by the dispatch's exact clientRequestId: one → running, none →
- * stays unknown, more → blocked (`identity_conflict`). Reads only the Runtime.
+ * `reconcile`: looks the job up by the dispatch's exact clientRequestId: one → running, more →
+ * blocked (`identity_conflict`). None: no job ever started under the id, since the Runtime records
+ * a job (in the job registry too, on many Hosts) before it spawns anything. The same request is
+ * then dispatched again under the same id, which is not blind: the Runtime starts at most one job
+ * per clientRequestId (a unique index in the registry), so this call either starts it or answers
+ * the job a late dispatcher got in first with; a request that differs from that job's is
+ * `idempotency_conflict`, and the next try finds the job.
  */
 export async function reconcileRun(deps: FrontierDeps, task: TaskHandle): Promise<void> {
   const requestId = task.context.dispatch!.clientRequestId;
   const jobs = await deps.options.runtime.findJobs({ clientRequestId: requestId });
   deps.step(task, `reconciling ${requestId}: ${jobs.length} job(s) found`);
-  if (jobs.length === 0) return; // stays unknown: never redispatched blindly
-  await task.send({ type: 'dispatch.reconcile', clientRequestId: requestId, jobIds: jobs.map((j) => j.jobId) });
+  let jobIds = jobs.map((j) => j.jobId);
+  if (jobIds.length === 0) {
+    const { workspace, harness } = await harnessOf(deps, task);
+    const input = runInput(deps, task, harness, requestId, workspace);
+    deps.step(task, `no job was ever started as ${requestId}: dispatching it under that id`);
+    const { jobId } = await deps.options.runtime.dispatch({
+      clientRequestId: requestId,
+      workspace,
+      run: { kind: 'harness', input },
+      timeoutMs: harnessJobTimeoutMs(input),
+    });
+    jobIds = [jobId];
+  }
+  await task.send({ type: 'dispatch.reconcile', clientRequestId: requestId, jobIds });
 }

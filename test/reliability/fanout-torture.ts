@@ -147,6 +147,7 @@ export async function runFanOutTorture(options: FanOutTortureOptions): Promise<F
     const args: FanOutHostArgs = {
       url,
       root: join(dir, hostId),
+      workspaces: join(dir, 'workspaces'),
       hostId,
       parents,
       create: parentsOf(hostId),
