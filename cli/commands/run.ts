@@ -134,8 +134,17 @@ async function runStages(
   say: (line: string) => void,
 ): Promise<NotCompleted | null> {
   const sup = host.supervisor;
-  // Resting: no frontier work, or a stage waiting for a person's answer to its retry request.
-  const rest = () => waitForTask(sup, taskId, () => resting(taskId, sup.getTask(taskId)!));
+  // Resting: no frontier work, or a stage waiting for a person's answer to its retry request. A
+  // spec's `start` is the Host's to commit (docs/stages.md): an open Task still owed it is not at rest.
+  const atRest = () => {
+    const task = sup.getTask(taskId)!;
+    const owed =
+      task.spec.start !== undefined &&
+      isTaskState(task.state, 'open') &&
+      !sup.events(taskId).some((e) => e.type === 'assignment.commit');
+    return resting(taskId, task) && !owed;
+  };
+  const rest = () => waitForTask(sup, taskId, atRest);
   for (const { stage, harness } of plan) {
     let committedHere = false;
     for (;;) {
@@ -147,7 +156,7 @@ async function runStages(
         if (!committedHere) say(`  ${`${stage} g${status.generation}`.padEnd(16)} finished earlier: skipped`);
         break;
       }
-      if (!resting(taskId, task)) {
+      if (!atRest()) {
         // An Assignment from an earlier process is still in flight: the Host carries it on from boot.
         await rest();
         continue;

@@ -7,6 +7,8 @@ import { createSupervisor } from '../../kernel/supervisor.js';
 import { ACCEPT_X2, branchAgents, type BranchAgents } from '../support/branch-agent.js';
 import { tempDir } from '../support/temp.js';
 import { journalHas } from '../support/wait.js';
+import { writeFileSync } from 'node:fs';
+import { ordivon } from '../cli/run-fixture.js';
 
 /** A one-stage Task that the Host assigns itself: `fix` on `harness`. */
 function startingSpec(agents: BranchAgents, taskId: string, harness: string) {
@@ -108,6 +110,22 @@ describe('a spec that names its first Assignment (start)', () => {
       assert.equal(again.supervisor.getTask('nowhere')!.state, 'open');
     } finally {
       await again.stop();
+    }
+  });
+
+  it('ordivon run waits for the Host to commit it and does not assign the stage a second time', async () => {
+    const agents = branchAgents(tempDir());
+    const { stages: _s, ...single } = startingSpec(agents, 'cli', 'right');
+    writeFileSync(join(agents.dir, 'spec.json'), JSON.stringify({ ...single, start: { stage: 'work', harness: 'right' } }));
+    writeFileSync(join(agents.dir, 'ordivon.config.json'), JSON.stringify({ harnesses: agents.harnesses() }));
+    const run = ordivon(agents.dir, 'run', '--spec', 'spec.json', '--stages', 'work=right', '--state', 'state', '--quiet');
+    assert.equal(run.status, 0, run.stderr);
+    const host = await openHost({ state: join(agents.dir, 'state'), harnesses: {} });
+    try {
+      assert.equal(host.supervisor.getTask('cli')!.state, 'completed');
+      assert.deepEqual(assignments(host.supervisor.events('cli')), [['host', true]]);
+    } finally {
+      await host.stop();
     }
   });
 });
