@@ -272,7 +272,11 @@ async function viewOf(family: TaskFamily, childId: string): Promise<TaskView | u
 }
 
 /** The `branch.observe` of each open child that has ended, in the order the children are listed. */
-async function endsOf(family: TaskFamily, branch: BranchState, task: TaskHandle): Promise<Array<Record<string, unknown>>> {
+async function endsOf(
+  family: TaskFamily,
+  branch: BranchState,
+  task: TaskHandle,
+): Promise<Array<Record<string, unknown>>> {
   const ends: Array<Record<string, unknown>> = [];
   for (const [childId, child] of Object.entries(branch.children)) {
     if (child.status !== 'open') continue;
@@ -466,7 +470,10 @@ async function workOf(
   }
   const workspace = runs.at(-1)?.workspace ?? workspacePath(deps.options.workspaces, childId, 1);
   if (!existsSync(workspace))
-    throw new RuntimeError('merge_conflict', `the workspace of ${childId} (${workspace}) is not on this Host's machine`);
+    throw new RuntimeError(
+      'merge_conflict',
+      `the workspace of ${childId} (${workspace}) is not on this Host's machine`,
+    );
   const paths = new Set(runs.filter((r) => r.workspace === workspace).flatMap((r) => r.paths));
   return { workspace, paths: [...paths].sort() };
 }

@@ -33,7 +33,10 @@ export async function verifyAcceptance(deps: FrontierDeps, task: TaskHandle, sig
     const jobId = await startVerification(deps, task, acceptance, workspace, exclude, restart);
     job = await untilAborted(deps.options.runtime.observe(jobId, { signal }), signal);
     if (job.state !== 'abandoned' || restart >= VERIFY_RESTARTS) break;
-    deps.step(task, `verification ${job.clientRequestId} was stopped by the Host (${job.stopReason}): running it again`);
+    deps.step(
+      task,
+      `verification ${job.clientRequestId} was stopped by the Host (${job.stopReason}): running it again`,
+    );
   }
   const checked = await checkOnHost(job, acceptance, workspace, exclude);
   const { passed, hostDigest, frozenIntact } = checked;

@@ -116,9 +116,22 @@ describe('a spec that names its first Assignment (start)', () => {
   it('ordivon run waits for the Host to commit it and does not assign the stage a second time', async () => {
     const agents = branchAgents(tempDir());
     const { stages: _s, ...single } = startingSpec(agents, 'cli', 'right');
-    writeFileSync(join(agents.dir, 'spec.json'), JSON.stringify({ ...single, start: { stage: 'work', harness: 'right' } }));
+    writeFileSync(
+      join(agents.dir, 'spec.json'),
+      JSON.stringify({ ...single, start: { stage: 'work', harness: 'right' } }),
+    );
     writeFileSync(join(agents.dir, 'ordivon.config.json'), JSON.stringify({ harnesses: agents.harnesses() }));
-    const run = ordivon(agents.dir, 'run', '--spec', 'spec.json', '--stages', 'work=right', '--state', 'state', '--quiet');
+    const run = ordivon(
+      agents.dir,
+      'run',
+      '--spec',
+      'spec.json',
+      '--stages',
+      'work=right',
+      '--state',
+      'state',
+      '--quiet',
+    );
     assert.equal(run.status, 0, run.stderr);
     const host = await openHost({ state: join(agents.dir, 'state'), harnesses: {} });
     try {
