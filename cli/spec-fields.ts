@@ -15,6 +15,7 @@ export const SPEC_FIELDS = [
   'world',
   'sources',
   'labels',
+  'start',
 ] as const;
 
 /** The line `run --help` and `task create --help` give the spec's fields. */
