@@ -9,9 +9,9 @@ import { branchKind, openBranch, parentLets } from './branch.js';
 
 /**
  * `dispatch`: persists the intent with its clientRequestId, then calls the Runtime; a response
- * that does not come back makes the dispatch `unknown`, reconciled by that id (never a blind redispatch). If the process
- * dies after the intent and before the response is recorded, boot makes it `unknown` and
- * `reconcileRun` looks the job up.
+ * that does not come back makes the dispatch `unknown`, reconciled by that id (never a blind
+ * redispatch). If the process dies after the intent and before the response is recorded, boot
+ * makes it `unknown` and `reconcileRun` looks the job up.
  */
 export async function dispatchRun(deps: FrontierDeps, task: TaskHandle): Promise<void> {
   const { context } = task;
