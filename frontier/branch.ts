@@ -8,6 +8,7 @@ import {
   workspacePath,
 } from '../runtime/index.js';
 import { isTaskState, type BranchState } from '../machines/index.js';
+import { TaskId } from '../store/index.js';
 import {
   DEFAULT_STAGE,
   type Stage,
@@ -89,6 +90,13 @@ export async function openBranch(deps: FrontierDeps, task: TaskHandle, kind: 'pa
     const fanJoin = stage.fanOut!.join;
     join = typeof fanJoin === 'string' ? fanJoin : `at_least:${fanJoin.atLeast}`;
   }
+  // Refused before the intent: a child that cannot be created would hold the join for ever.
+  const unfit = children.find((c) => !TaskId.safeParse(c.taskId).success);
+  if (unfit)
+    throw new HostError(
+      'branch_invalid',
+      `child id ${unfit.taskId} is not a Task id (at most 128 characters): give the parent a shorter id`,
+    );
   deps.step(
     task,
     `branch ${branchId}: ${children.length} children (${join}): ${children.map((c) => c.taskId).join(', ')}`,

@@ -196,6 +196,32 @@ describe('parallel Attempts of a stage', { timeout: 180_000 }, () => {
   });
 });
 
+describe('a branch that cannot be opened', () => {
+  it('children whose ids would pass 128 characters: branch_invalid at dispatch, no fan-out intent written, an operator asked', async () => {
+    const agents = branchAgents(tempDir('ordivon-branch-'));
+    const host = await openHost({
+      state: join(agents.dir, 'state'),
+      harnesses: agents.harnesses() as never,
+      frontierRetry: { attempts: 1 },
+    });
+    try {
+      const sup = host.supervisor;
+      const parent = 'p'.repeat(118);
+      await sup.createTask(parallelSpec(agents, parent, ['right', 'right2']));
+      await sup.send(parent, { type: 'assignment.commit', harness: 'right+wrong', stage: 'fix' });
+      await until(host, parent, 'request.open', 1);
+      const asked = ofType(sup.events(parent), 'request.open')[0]!;
+      const request = JSON.stringify(sup.getObject(String(asked.data['requestDigest'])).body);
+      assert.match(request, /branch_invalid/);
+      assert.match(request, /is not a Task id \(at most 128 characters\)/);
+      assert.deepEqual(ofType(sup.events(parent), 'branch.open'), []);
+      assert.equal(sup.listTasks().length, 1, 'no child created');
+    } finally {
+      await host.stop();
+    }
+  });
+});
+
 /** Resolves once the parent's history holds `n` events of `type`. */
 function until(host: Host, taskId: string, type: string, n: number): Promise<void> {
   const sup = host.supervisor;
