@@ -28,7 +28,6 @@ export const FANOUT_TORTURE_DEFAULTS = {
   sweepMs: 250,
   agentMs: 1000,
   maxLines: 15,
-  childAcceptance: true,
 } as const;
 
 export interface FanOutTortureOptions {
@@ -46,12 +45,6 @@ export interface FanOutTortureOptions {
   leaseMs?: number;
   renewEveryMs?: number;
   pollMs?: number;
-  /**
-   * Whether each child's acceptance checks its note in its own workspace (default true). Workspaces
-   * are per Host (docs/many-hosts.md, Limits): a child taken over between its run and its
-   * verification fails that check. False makes it always pass, to look at the rest apart from that limit.
-   */
-  childAcceptance?: boolean;
   /** How long each agent run takes before writing its artifact (default 1000 ms). */
   agentMs?: number;
   /**
@@ -152,7 +145,6 @@ export async function runFanOutTorture(options: FanOutTortureOptions): Promise<F
       parents,
       create: parentsOf(hostId),
       items: [...o.items],
-      childAcceptance: o.childAcceptance,
       agent: AGENT,
       agentMs: o.agentMs,
       marks,
