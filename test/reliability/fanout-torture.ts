@@ -1,8 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { z } from 'zod';
@@ -10,6 +8,7 @@ import type { FanOutHostArgs } from '../fixtures/reliability/fanout-host-args.js
 import { startPostgres, type PostgresServer } from '../support/postgres.js';
 import { until } from '../support/until.js';
 import { auditHistory } from './cluster-audit.js';
+import { LineProcess } from './host-process.js';
 import { seededRandom } from './seeded-random.js';
 
 const HOST = fileURLToPath(new URL('../fixtures/reliability/fanout-host.js', import.meta.url));
@@ -546,96 +545,21 @@ async function audit(
   };
 }
 
-interface Waiter {
-  test(line: string): boolean;
-  resolve(line: string): void;
-  reject(error: Error): void;
-}
-
 /**
  * One fanout-host.ts child process: its lines are counted and waited on (a count, a line of a
  * kind) instead of on time; `error` and `stuck` lines and exits nobody asked for are problems.
  */
-class FanOutProcess {
-  lines = 0;
+class FanOutProcess extends LineProcess<FanOutHostArgs> {
   /** Lines of this Host's commits of child Tasks (`commit <parent>.g<n>.<i> …`): what a kill is placed by. */
   childLines = 0;
-  private expectedExit = false;
-  private readonly child: ChildProcess;
-  private readonly waiters = new Set<Waiter>();
-  private stderr = '';
-  readonly closed: Promise<void>;
 
-  constructor(
-    readonly args: FanOutHostArgs,
-    private readonly problems: string[],
-  ) {
-    this.child = spawn(process.execPath, [HOST, JSON.stringify(args)], { stdio: ['pipe', 'pipe', 'pipe'] });
-    this.child.stderr!.setEncoding('utf8').on('data', (d: string) => (this.stderr = (this.stderr + d).slice(-4000)));
-    this.child.stdin!.on('error', () => undefined);
-    createInterface({ input: this.child.stdout! }).on('line', (line) => this.line(line));
-    this.closed = new Promise((resolve) => {
-      this.child.on('error', (error) => problems.push(`${args.hostId}: spawn failed: ${error.message}`));
-      this.child.on('close', (code, signal) => {
-        if (!this.expectedExit)
-          problems.push(`${args.hostId} exited on its own (${code ?? signal}): ${this.stderr.slice(-2000)}`);
-        const gone = new Error(`${args.hostId} exited (${code ?? signal}) before the line waited for`);
-        for (const waiter of this.waiters) waiter.reject(gone);
-        this.waiters.clear();
-        resolve();
-      });
-    });
+  constructor(args: FanOutHostArgs, problems: string[]) {
+    super(HOST, args, problems);
   }
 
-  get hostId(): string {
-    return this.args.hostId;
-  }
-
-  private line(line: string): void {
-    this.lines++;
+  protected onLine(line: string): void {
     if (/^commit \S+\.g\d+\.\d+ /.test(line)) this.childLines++;
     if (line.startsWith('error ') || line.startsWith('stuck ')) this.problems.push(`${this.hostId}: ${line}`);
     if (process.env['FANOUT_TORTURE_TRACE']) process.stderr.write(`[${this.hostId}] ${line}\n`);
-    for (const waiter of [...this.waiters])
-      if (waiter.test(line)) {
-        this.waiters.delete(waiter);
-        waiter.resolve(line);
-      }
-  }
-
-  /** Resolves with the first line from now on that passes `test`; rejects after `ms` or if the process exits first. */
-  untilLine(test: (line: string) => boolean, ms: number, what: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters.delete(waiter);
-        reject(new Error(`${this.hostId}: no ${what} within ${ms} ms`));
-      }, ms);
-      const waiter: Waiter = {
-        test,
-        resolve: (line) => (clearTimeout(timer), resolve(line)),
-        reject: (error) => (clearTimeout(timer), reject(error)),
-      };
-      this.waiters.add(waiter);
-    });
-  }
-
-  async kill(): Promise<void> {
-    this.expectedExit = true;
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
-    await this.closed;
-  }
-
-  /** A clean stop (the Host drains and releases its leases); SIGKILL if it has not exited after `ms`. */
-  async stop(ms: number): Promise<void> {
-    this.expectedExit = true;
-    this.child.stdin!.write('stop\n');
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
-    const outcome = await Promise.race([this.closed, late]);
-    clearTimeout(timer);
-    if (outcome === 'late') {
-      this.problems.push(`${this.hostId} did not stop within ${ms} ms`);
-      await this.kill();
-    }
   }
 }
