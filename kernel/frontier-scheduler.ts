@@ -161,11 +161,11 @@ export class FrontierScheduler {
    * to it, admitted or refused (a refused one would otherwise be sent again at each commit).
    */
   private start(task: TaskActor): void {
-    const start = this.options.specs.get(task.taskId)?.start;
-    if (!start || task.state !== 'open') return;
+    const spec = this.options.specs.get(task.taskId);
     const store = this.options.store();
-    if (!store) return;
-    for (const { event } of store.stream(task.taskId)) if (event.type === 'assignment.commit') return;
+    if (!spec?.start || !store) return;
+    const start = owedStart(spec, task.state, typesOf(store.stream(task.taskId)));
+    if (!start) return;
     void this.perform(task, 'none', async (handle) => {
       await handle.send({ type: 'assignment.commit', harness: start.harness, stage: start.stage });
     });
@@ -358,4 +358,23 @@ export class FrontierScheduler {
     for (const { controller } of this.working.values()) controller.abort(reason);
     for (const taskId of [...this.failing.keys()]) this.forgetFailures(taskId);
   }
+}
+
+/**
+ * The Assignment a Task's spec names as its `start` (docs/stages.md) while the Host still owes it:
+ * the Task is `open` and no `assignment.commit` was ever sent to it, admitted or refused (one
+ * refused is not sent again). `types`: the Task's event types in order.
+ */
+export function owedStart(
+  spec: Pick<TaskSpec, 'start'>,
+  state: string,
+  types: Iterable<string>,
+): TaskSpec['start'] | undefined {
+  if (!spec.start || state !== 'open') return undefined;
+  for (const type of types) if (type === 'assignment.commit') return undefined;
+  return spec.start;
+}
+
+function* typesOf(stream: Iterable<{ event: { type: string } }>): Iterable<string> {
+  for (const { event } of stream) yield event.type;
 }

@@ -31,7 +31,7 @@ export {
   type RejectionCode,
   type SendAt,
 } from './send-result.js';
-export { FrontierScheduler, type FrontierSchedulerOptions } from './frontier-scheduler.js';
+export { FrontierScheduler, owedStart, type FrontierSchedulerOptions } from './frontier-scheduler.js';
 export { RunLimits, runLine, type QueuedRun, type RunSlotTask } from './run-queue.js';
 export { CheckpointScheduler, type CheckpointSchedulerOptions } from './checkpoint-scheduler.js';
 export type { FrontierRunner, TaskHandle } from './frontier-runner.js';

@@ -3,6 +3,7 @@ import {
   pinFrozenTests,
   parseTaskSpec,
   specDifferences,
+  owedStart,
   waitForTask,
   type TaskView,
 } from '../../kernel/index.js';
@@ -138,11 +139,14 @@ async function runStages(
   // spec's `start` is the Host's to commit (docs/stages.md): an open Task still owed it is not at rest.
   const atRest = () => {
     const task = sup.getTask(taskId)!;
-    const owed =
-      task.spec.start !== undefined &&
-      isTaskState(task.state, 'open') &&
-      !sup.events(taskId).some((e) => e.type === 'assignment.commit');
-    return resting(taskId, task) && !owed;
+    return (
+      resting(taskId, task) &&
+      !owedStart(
+        task.spec,
+        task.state,
+        sup.events(taskId).map((e) => e.type),
+      )
+    );
   };
   const rest = () => waitForTask(sup, taskId, atRest);
   for (const { stage, harness } of plan) {
