@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { openHost, type Host } from '../../host/host.js';
+import { isTaskState } from '../../machines/index.js';
 import { branchAgents, fanOutSpec, type BranchAgents } from '../support/branch-agent.js';
 import { createDatabase, postgresPart, startPostgres, type PostgresServer } from '../support/postgres.js';
 import { sql } from '../support/store-backends.js';
@@ -99,11 +100,11 @@ describe('branch and join on many Hosts (PostgreSQL)', { skip: part.skip, timeou
       // One child's fix is not the whole one the parent's acceptance checks: it ends waiting. The join is what counts here.
       assert.equal(await a.supervisor.waitFor('fan', ['completed', 'waiting']), 'waiting');
       const joins = a.supervisor.events('fan').filter((e) => e.type === 'branch.join');
-      // Whichever of A's two children was verified first; never the one B runs, which never ends.
+      // Whichever of A's children was verified first; never the one B runs, which never ends.
       assert.equal(joins.length, 1, 'the join commits once');
       const winners = joins[0]!.data['winners'] as string[];
       assert.equal(winners.length, 1);
-      assert.ok(['fan.g2.1', 'fan.g2.2'].includes(winners[0]!), `winner ${winners[0]}`);
+      assert.notEqual(winners[0], moved);
       assert.equal(await b.supervisor.waitFor(moved, ['cancelled']), 'cancelled');
       const cancel = b.supervisor.events(moved).find((e) => e.type === 'task.cancel')!;
       assert.equal(cancel.data['reason'], 'parent fan joined without it');
@@ -123,16 +124,22 @@ describe('branch and join on many Hosts (PostgreSQL)', { skip: part.skip, timeou
   });
 });
 
-/** Creates the fan-out parent on A and runs it to its branch; moves child `.3` to B once it waits in A's run line. */
+/** Creates the fan-out parent on A and runs it to its branch; moves a child waiting in A's run line to B. */
 async function startAndMove(agents: BranchAgents, a: Host, b: Host, url: string, join: 'all' | 'any'): Promise<string> {
-  const moved = 'fan.g2.3';
   const sup = a.supervisor;
   await sup.createTask(fanOutSpec(agents, 'fan', join));
   await sup.send('fan', { type: 'assignment.commit', harness: 'list', stage: 'list' });
   assert.equal(await sup.waitFor('fan', ['waiting']), 'waiting');
   await sup.send('fan', { type: 'assignment.commit', harness: 'item', stage: 'fix' });
-  // Ready to dispatch; the gated child `a` holds A's one run slot, so it waits there.
-  await until(a, moved, (view) => view?.state === 'assigned.ready');
+  // The gated child `a` (fan.g2.1) holds A's one run slot; a child ready by then waits in line behind it
+  // (which of the other two got the slot first, if one did, is the scheduler's order).
+  await until(a, 'fan.g2.1', (view) => view?.state === 'assigned.running');
+  const others = ['fan.g2.3', 'fan.g2.2'];
+  const settled = (view: ReturnType<Host['supervisor']['getTask']>) =>
+    view !== undefined && !isTaskState(view.state, 'open', 'assigned.compiling');
+  await Promise.all(others.map((id) => until(a, id, settled)));
+  const moved = others.find((id) => sup.getTask(id)!.state === 'assigned.ready');
+  assert.ok(moved, "a child waits in A's run line");
   await sql(url, `UPDATE ordivon_tasks SET lease_owner = NULL, lease_until = now() WHERE task_id = $1`, [moved]);
   await b.supervisor.clusterTick();
   await a.supervisor.clusterTick();
