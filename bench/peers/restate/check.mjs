@@ -220,6 +220,21 @@ await scenario('run', async (dir, logFile) => {
   console.log(`1 Task x 20 steps: ${Math.round(done2.at - r2.at)} ms ready->done, ~${perStepMs(['seq1']).toFixed(1)} ms per step`);
   await d2.stop();
   check(!alive(r2.pids.server), 'run: second restate-server stopped');
+  // concurrency 2 over 6 Tasks: at most 2 Tasks between their first and last model call at once.
+  const d3dir = join(dir, 'window');
+  execFileSync('mkdir', ['-p', d3dir]);
+  const wtasks = ['w1', 'w2', 'w3', 'w4', 'w5', 'w6'];
+  const d3 = new Driver(config('run', d3dir, wtasks, 4, ports, 2), logFile);
+  const r3 = await d3.waitLine('ready');
+  const done3 = await d3.waitLine('done');
+  const spans = wtasks.map((t) => [callsOf(t)[0].at, callsOf(t).at(-1).at]);
+  const overlap = Math.max(...spans.map(([s]) => spans.filter(([a, b]) => a <= s && s <= b).length));
+  check(done3.ended === 6 && allSteps(wtasks, 4), `run: 6 Tasks at concurrency 2 ended (${done3.ended})`);
+  check(overlap <= 2, `run: at most 2 Tasks in flight at once (saw ${overlap})`);
+  // A SIGTERM of the driver stops the server too.
+  d3.proc.kill('SIGTERM');
+  await d3.exit;
+  check(!alive(r3.pids.server), 'run: SIGTERM of the driver stopped restate-server');
 });
 
 await scenario('kill', async (dir, logFile) => {

@@ -6,6 +6,8 @@
 // the ingress as one-way sends whose idempotency key is the Task id; the driver attaches to each
 // invocation to learn that it ended.
 //
+// run/resume hold at most `concurrency` Tasks in flight: the driver keeps a window of that many
+// send+attach pairs (Restate itself would run every sent invocation at once).
 // config.ports, in order: ingress, admin, node (message fabric), pgsql query, the service's own.
 // Plain ESM, run from .peers/restate/run/restate/ with bare imports resolved from
 // .peers/restate/node_modules.
@@ -120,6 +122,7 @@ class Server {
     this.env = {
       ...process.env,
       DO_NOT_TRACK: '1',
+      RESTATE_LOG_DISABLE_ANSI_CODES: 'true',
       RESTATE_INGRESS__BIND_ADDRESS: `127.0.0.1:${ingress}`,
       RESTATE_ADMIN__BIND_ADDRESS: `127.0.0.1:${admin}`,
       RESTATE_ADMIN__QUERY_ENGINE__PGSQL_BIND_ADDRESS: `127.0.0.1:${pgsql}`,
@@ -347,6 +350,10 @@ async function main() {
     return;
   }
 
+  // A SIGTERM/SIGINT of the driver is a normal stop too: never leave the server behind.
+  process.once('SIGTERM', () => shutdown(143));
+  process.once('SIGINT', () => shutdown(130));
+
   // stdin: restart-server lines; its end stops everything.
   let commands = Promise.resolve();
   let buffered = '';
@@ -389,7 +396,9 @@ async function main() {
       const ids = [];
       for (const taskId of tasks) ids.push((await send(server, 'idle', taskId, { taskId })).invocationId);
       // All wait once each handler has reached its await and the server holds every one of them
-      // as running (awaiting) or suspended.
+      // as running (awaiting) or suspended. With the server's default invoker inactivity-timeout
+      // (1 min) they stay `running` (stream open to this process) for a minute, then the server
+      // suspends them (`suspended`, nothing held here); `idle` is printed at the first point.
       for (;;) {
         if (idleWaiting.size >= tasks.length) {
           const rows = await server.query(
