@@ -1,10 +1,11 @@
 // Standalone check of the Restate driver (driver.mjs), outside the bench:
 //   npx tsc -p .   (builds dist/bench/peers/model-stub.js), then
-//   node bench/peers/restate/check.mjs [--idle-wait <s>] [--only run,kill,server,idle]
+//   node bench/peers/restate/check.mjs [--idle-wait <s>] [--only run,kill,both,server,idle] [--keep]
 // It copies bench/peers/restate and bench/peers/shared to .peers/restate/run/ (as the bench
 // does), starts the stub model, and runs the scenarios:
 //   run:    4 Tasks x 5 steps, then 1 Task x 20 steps (per-step ms from the stub's arrival times);
 //   kill:   2 Tasks x 30 steps, SIGKILL the executor after ~10 stub calls, `resume`, repeats;
+//   both:   2 Tasks x 20 steps, SIGKILL executor and server, `resume` (starts the server again);
 //   server: 1 Task x 5 steps, step 3 held (tool sleeps 2 s); SIGKILL restate-server once
 //           tools.log has its line, `restart-server`, then count tools.log lines;
 //   idle:   50 Tasks waiting on awakeables; RSS of executor and server; invocation statuses.
@@ -269,6 +270,31 @@ await scenario('kill', async (dir, logFile) => {
   );
   const ex = await r.stop();
   check(ex.code === 0 && !alive(serverPid), `kill: resume driver exit ${JSON.stringify(ex)}, server stopped`);
+});
+
+await scenario('both', async (dir, logFile) => {
+  // Executor and server both SIGKILLed: `resume` starts the server again on the same data.
+  const ports = await freePorts(5);
+  const tasks = ['b1', 'b2'];
+  const repeatedBefore = stub.repeatedCalls();
+  const d = new Driver(config('run', dir, tasks, 20, ports), logFile);
+  const ready = await d.waitLine('ready');
+  started.add(ready.pids.server);
+  const base0 = stub.calls.length;
+  await waitFor(() => stub.calls.length - base0 >= 8, 60_000, '8 stub calls');
+  d.proc.kill('SIGKILL');
+  process.kill(ready.pids.server, 'SIGKILL');
+  await d.exit;
+  await waitFor(() => !alive(ready.pids.server), 5_000, 'server gone');
+  const r = new Driver(config('resume', dir, tasks, 20, ports), logFile);
+  const rready = await r.waitLine('ready');
+  started.add(rready.pids.server);
+  check(rready.pids.server !== ready.pids.server, `both: resume started a new server (${rready.pids.server})`);
+  const done = await r.waitLine('done');
+  check(done.ended === 2 && allSteps(tasks, 20), `both: done ended ${done.ended}, every step seen`);
+  console.log(`both killed: repeatedCalls ${stub.repeatedCalls() - repeatedBefore}`);
+  const ex = await r.stop();
+  check(ex.code === 0 && !alive(rready.pids.server), `both: driver exit ${JSON.stringify(ex)}, server stopped`);
 });
 
 await scenario('server', async (dir, logFile) => {
