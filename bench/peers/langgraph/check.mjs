@@ -199,10 +199,9 @@ try {
     const tasks = Array.from({ length: 50 }, (_, i) => `idle-${i}`);
     const d = startDriver({ mode: 'idle', dir, tasks, steps: 5, concurrency: 50, durability: 'sync', syncFull: true });
     const ready = await d.waitFor('ready');
-    await sleep(300);
-    const rssReady = rss(ready.pids.executor);
+    const rssReady = rss(ready.pids.executor); // at once: the tasks start right after `ready`
     const idle = await d.waitFor('idle');
-    await sleep(300);
+    await sleep(1000);
     const rssIdle = rss(ready.pids.executor);
     const calls = stub.calls.filter((c) => c.task.startsWith('idle-')).length;
     report(`idle: idle.tasks=${idle.tasks} (want 50); executor RSS ${(rssReady / 1024).toFixed(1)} MiB at ready -> ${(rssIdle / 1024).toFixed(1)} MiB idle (+${((rssIdle - rssReady) / 1024).toFixed(1)} MiB); model calls made ${calls} (want 0); ${dbFacts(dir)}`);

@@ -139,8 +139,15 @@ async function main() {
       if (line.trim()) log('ignoring stdin line (LangGraph has no server):', line.trim());
     }
   });
-  process.stdin.on('end', () => process.exit(0));
-  process.stdin.on('error', () => process.exit(0));
+  // Stdin closing is the bench's signal to stop; if it closes before `done`/`idle`, finish first.
+  let stdinClosed = false;
+  let finished = false;
+  const closed = () => {
+    stdinClosed = true;
+    if (finished) process.exit(0);
+  };
+  process.stdin.on('end', closed);
+  process.stdin.on('error', closed);
   process.stdin.resume();
 
   emit({ t: 'ready', pids: { executor: process.pid }, version: VERSION, durability: durabilityWords });
@@ -189,6 +196,8 @@ async function main() {
     });
     emit({ t: 'idle', tasks: waiting });
   }
+  finished = true;
+  if (stdinClosed) process.exit(0);
 }
 
 main().catch(fail);
