@@ -5,6 +5,7 @@ import { type TaskHandle, HostError, contextOf, assignedStage } from '../kernel/
 import { DEFAULT_APPROVALS, runApprovals, type HarnessConfig } from './harness-config.js';
 import { clientRequestId, type FrontierDeps } from './work-options.js';
 import { runGrants } from './permission-requests.js';
+import { previousRunStopped } from './stage-retry.js';
 import { branchKind, openBranch, parentLets } from './branch.js';
 
 /**
@@ -109,6 +110,7 @@ function runInput(
             logDir: deps.loopLogOf(task),
             generation: task.context.generation,
             conversation: assignedStage(task).name,
+            ...(previousRunStopped(task) ? { continuesStopped: true } : {}),
             ...(budget?.turns !== undefined ? { stageMaxTurns: budget.turns } : {}),
             ...(budget?.tokens !== undefined ? { stageMaxTokens: budget.tokens } : {}),
           }),

@@ -45,6 +45,19 @@ function stoppedRuns(task: TaskHandle): { count: number; current: { at: string }
 }
 
 /**
+ * Whether the previous generation's run was stopped by the Host (its job observed `abandoned`):
+ * what it did before the stop is this run's to take up, even what the Host never saw it finish.
+ */
+export function previousRunStopped(task: TaskHandle): boolean {
+  const previous = task.context.generation - 1;
+  let stopped = false;
+  for (const { event } of task.store.stream(task.taskId))
+    if (event.type === 'run.observe' && event.disposition.admitted && event.data.generation === previous)
+      stopped = event.data.jobStatus === 'abandoned';
+  return stopped;
+}
+
+/**
  * Commits the next generation of the current Assignment: the same stage on the same harness with
  * the same instructions, so its run gets a new clientRequestId (never the old one sent again).
  */

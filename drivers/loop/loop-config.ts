@@ -80,5 +80,10 @@ export const LoopRunConfig = z.strictObject({
    * generation takes an older one's up only when this is the same.
    */
   conversation: z.string().min(1),
+  /**
+   * The previous generation's run of this conversation was stopped by the Host before it was
+   * observed (its job abandoned): the conversation is taken up even if it came to its own end.
+   */
+  continuesStopped: z.boolean().optional(),
 });
 export type LoopRunConfig = z.infer<typeof LoopRunConfig>;

@@ -49,6 +49,7 @@ export async function runLoopDriver(input: DriverRunInput, signal: AbortSignal):
       generation: settings.generation,
       runId: input.runId,
       conversation: settings.conversation,
+      ...(settings.continuesStopped === true ? { continueEnded: true } : {}),
       contextDigest: input.contextDigest,
       now: () => new Date().toISOString(),
     });

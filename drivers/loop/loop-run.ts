@@ -165,8 +165,8 @@ function replay(records: readonly LogRecord[], prompt: string, outputOf: (o: Log
 }
 
 /**
- * Runs the loop from where its log stands: each model answer and each tool call's intent and
- * result is durable before the next step; an operator's steer waiting in the inbox is recorded
+ * Runs the loop from where its log stands: each step's model answer and tool call intent are
+ * durable (one sync) before the tool runs, and its result before the next model call; an operator's steer waiting in the inbox is recorded
  * and given to the model before its next call, so a restart neither asks the model again for an
  * answered turn nor runs a call whose result is recorded. A call whose intent is recorded and
  * whose result is not is run again only when it changes nothing; otherwise the model is told its
@@ -238,11 +238,13 @@ async function askModel(
     size: (items) => setup.measure({ system: setup.system, items, tools: setup.tools.specs }),
   });
   if (compaction !== undefined) {
-    log.append({ t: 'compact', ...compaction });
+    // Decided from the history and the bound alone: a lost record is decided the same way again.
+    log.append({ t: 'compact', ...compaction }, false);
     applyCompaction(state, compaction);
     state.compactions++;
   }
-  log.append({ t: 'model_request', turn: state.turns });
+  // Durable with the answer's: a request whose answer a crash lost is made again either way.
+  log.append({ t: 'model_request', turn: state.turns }, false);
   counts.turnsRequested++;
   let answer: ModelTurn;
   try {
@@ -255,7 +257,8 @@ async function askModel(
     const code = error instanceof ModelCallError ? error.code : 'model_call_failed';
     return { reason: 'model_failed', code, detail: (error as Error).message };
   }
-  log.append({ t: 'model_response', turn: state.turns, answer });
+  // Durable with the next record, which is synced: the call's intent before the tool runs, or the end.
+  log.append({ t: 'model_response', turn: state.turns, answer }, false);
   state.turns++;
   state.usage.inputTokens += answer.usage.inputTokens;
   state.usage.outputTokens += answer.usage.outputTokens;

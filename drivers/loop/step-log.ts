@@ -27,8 +27,9 @@ import { ModelTurn, ToolCall } from './conversation.js';
  * second Task database: nothing here is Task truth, and a lost folder costs the conversation
  * (the next run starts over), never an admitted fact.
  *
- * One file per Assignment generation (`g<generation>.jsonl`), appended and fsynced before the step
- * after it: a record is durable before anything depends on it. A newer generation adopts the
+ * One file per Assignment generation (`g<generation>.jsonl`), appended; a record is durable before
+ * anything outside the log depends on it (`append`): a tool call's intent before the tool runs,
+ * its result before the next model call, the end before the run reports it. A newer generation adopts the
  * newest older log of the same conversation (the stage; copies its records) and closes it (`g<k>.closed`): a loop
  * still running under that generation sees the mark before its next step and stops.
  */
@@ -144,6 +145,12 @@ export interface StepLogPlace {
   runId: string;
   /** Runs of the same conversation (the stage) continue each other; others start over. */
   conversation: string;
+  /**
+   * The previous generation's run was stopped by the Host before the Host saw it end (its job
+   * abandoned: a crash between the loop's end and the job's): its conversation is taken up even
+   * when it came to its own end, which this run then reports again without asking the model.
+   */
+  continueEnded?: boolean;
   contextDigest: string;
   now: () => string;
 }
@@ -218,8 +225,9 @@ export class StepLog {
     // A conversation that came to its own end (finished, stopped, out of its harness's budget) is
     // not continued: the run after it is a new try. One stopped from outside (a cancel, a drain, a
     // failed call) or over its stage's budget (a person or a new Assignment lets it go on) is.
+    // One whose run the Host never saw end (continueEnded) is this run's own, end and all.
     const ended = theirs.findLast((r) => r.t === 'end');
-    if (ended?.t === 'end' && !CONTINUABLE_ENDS.has(ended.reason)) return [start()];
+    if (ended?.t === 'end' && !CONTINUABLE_ENDS.has(ended.reason) && place.continueEnded !== true) return [start()];
     // Their conversation continues here; the rest of theirs (without their own start) follows ours.
     const steps = theirs.filter((r) => r.t !== 'start' && (r.t !== 'end' || STAGE_BUDGET_ENDS.has(r.reason)));
     const closed = join(place.dir, closedName(older));
@@ -233,11 +241,18 @@ export class StepLog {
     return existsSync(join(this.#place.dir, closedName(this.#place.generation)));
   }
 
-  /** Appends one record and makes it durable before returning. */
-  append(record: NewRecord): LogRecord {
+  /**
+   * Appends one record and, unless `sync` is false, makes it durable before returning. The log is
+   * one append-only file, so a synced record makes every record before it durable too: a record
+   * nothing outside the log acts on before the next synced one (the model's request, its answer
+   * when a tool intent or the end follows) is written without a sync of its own and becomes
+   * durable with that next one. What a machine crash can lose is then only a tail that the next
+   * run asks the model for again; never a tool intent, a tool result or the end.
+   */
+  append(record: NewRecord, sync = true): LogRecord {
     const full = LogRecord.parse({ ...record, at: this.#place.now() });
     writeSync(this.#fd, JSON.stringify(full) + '\n');
-    fsyncSync(this.#fd);
+    if (sync) fsyncSync(this.#fd);
     this.records.push(full);
     return full;
   }

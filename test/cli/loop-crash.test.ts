@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { readLogFile, type LogRecord } from '../../drivers/loop/step-log.js';
@@ -46,9 +46,10 @@ function logReaches(path: string, t: LogRecord['t']): Promise<unknown> {
 
 /**
  * Cuts the log at `path` so it ends just after its last record of kind `t`, and returns the
- * kinds of the records cut off. Each record is appended and fsynced on its own before the next
- * one is written, so a log that ends after record k is exactly what a SIGKILL between record k
- * and record k+1 leaves on disk; the lines kept are the bytes the run wrote.
+ * kinds of the records cut off. Each record is written whole before the next one (synced or not,
+ * a written record is in the file: a SIGKILL loses no written byte), so a log that ends after
+ * record k is exactly what a SIGKILL between record k and record k+1 leaves on disk; the lines
+ * kept are the bytes the run wrote.
  */
 function cutLogAfter(path: string, t: LogRecord['t']): Array<LogRecord['t']> {
   const records = readLogFile(path);
@@ -161,6 +162,60 @@ describe('ordivon run with Loop v0, its Host SIGKILLed mid-loop and run again', 
     assert.deepEqual(counts(state), { answers: 6, requests: 6, results: 6 });
   });
 });
+
+describe(
+  'ordivon run with Loop v0, its Host SIGKILLed after the loop ended and before the run was recorded',
+  { timeout: 180_000 },
+  () => {
+    // Between the loop's end record and the Runtime's record of its job there is no point a run
+    // can be held at, so the Host is SIGKILLed while it waits for the fix stage's last answer and
+    // that answer and the end are then appended to the log as the loop writes them: what a SIGKILL
+    // just after the loop's end leaves (the job abandoned, the conversation ended).
+    it('the next run reports the ended conversation again: nothing is asked again, and the Task completes', async (t) => {
+      const held: ChatReply = { toolCalls: [], usage, hang: true };
+      const [findings, finishInvestigate, edit, report] = REST;
+      const model = await startChatModel({
+        script: {
+          turns: [
+            call('run_command', { command: 'node --test test/' }),
+            findings!,
+            finishInvestigate!,
+            edit!,
+            report!,
+            held,
+          ],
+        },
+      });
+      t.after(() => model.close());
+      const { dir, state, args } = setup(model);
+      t.after(() => killProcessesUnder(dir));
+      assert.equal(await killedRun(args, model.waitForRequests(6)), 'SIGKILL');
+      const log = join(state, 'loops', 'quickstart-1', 'attempt-1', 'g2.jsonl');
+      const turn = readLogFile(log).filter((r) => r.t === 'model_response').length;
+      const at = new Date().toISOString();
+      const answer = {
+        text: 'fixed: ms is tried first',
+        toolCalls: [],
+        usage: { inputTokens: 10, outputTokens: 5 },
+        stopReason: 'stop',
+      };
+      appendFileSync(
+        log,
+        `${JSON.stringify({ t: 'model_response', turn, answer, at })}\n${JSON.stringify({ t: 'end', reason: 'model_stopped', at })}\n`,
+      );
+      const resumed = await ordivon(...args, '--json');
+      assert.equal(resumed.status, 0, resumed.stderr);
+      assert.equal((JSON.parse(resumed.stdout) as { completed: boolean }).completed, true);
+      assert.equal(model.requests.length, 6, 'the ended conversation is not asked anything again');
+      const g3 = readLogFile(join(state, 'loops', 'quickstart-1', 'attempt-1', 'g3.jsonl'));
+      assert.equal(g3[0]?.t === 'start' && g3[0].adopted?.generation, 2);
+      assert.deepEqual(
+        g3.filter((r) => r.t === 'end').map((r) => r.t === 'end' && r.reason),
+        ['model_stopped'],
+      );
+    });
+  },
+);
 
 describe('ordivon run with Loop v0, its Task cancelled while the model answers', { timeout: 120_000 }, () => {
   it('the model call in flight is aborted (its connection closed), and the run ends task_cancelled', async (t) => {
