@@ -15,5 +15,6 @@ export const SCENARIOS = [
   'startup',
   'confinement',
   'loop-cancel',
+  'peers',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];

@@ -136,6 +136,11 @@ const PLANS: Record<Scenario, Plan> = {
     why: "the README's worked example (examples/quickstart), which an installed package does not hold",
     run: async (ctx) => (await import('./loop-cancel.bench.js')).runLoopCancelBench(ctx),
   },
+  peers: {
+    needs: ['../test/support/postgres.js'],
+    why: 'the throwaway PostgreSQL server of the tests, which an installed package does not hold',
+    run: async (ctx) => (await import('./peers/peers.bench.js')).runPeersBench(ctx),
+  },
 };
 
 /** What each scenario needs beyond the package's dependencies (for docs and tests). */

@@ -5,10 +5,10 @@
 // after a kill and repeated calls are measured the same way for all of them.
 //
 // A request names its Task and its length in the first user message (`bench-task <id> steps <K>`,
-// `taskPrompt`), and the last step done by the newest `steps/<n>.json` path in its body (every
-// step's tool call names one), so a system may send its whole history or only a window of it.
+// `taskPrompt`), and the last step done by the newest `steps/<n>.json` path its tool calls name
+// (every step's tool call names one), so a system may send its whole history or only a window of it.
 // Step n's answer is ~4 KB of text (`payloadBytes`, deterministic per Task and step) with one
-// tool call: `write_file steps/<n>.json`, or, on a step `holdAt` names, a `run_command` that
+// tool call: `write_file steps/<n>.json` (the last step: `result.json`, naming its step), or, on a step `holdAt` names, a `run_command` that
 // appends a line to `tools.log` and then sleeps (the step the bench kills a process in). After
 // step K the model answers without a tool call: the Task is done.
 import { createHash } from 'node:crypto';
@@ -22,6 +22,9 @@ const STEP_MARK = /steps\/(\d{6})\.json/g;
 export function taskPrompt(taskId: string, steps: number): string {
   return `bench-task ${taskId} steps ${steps}: take each step the model asks for, then stop.`;
 }
+
+/** What the last step writes: the Task's deliverable. */
+export const RESULT_FILE = 'result.json';
 
 export function stepFile(step: number): string {
   return `steps/${String(step).padStart(6, '0')}.json`;
@@ -77,13 +80,24 @@ function answer(task: string, steps: number, last: number, bytes: number, hold: 
     const command = `echo ${task} ${step} ${stepFile(step)} >> tools.log && sleep ${hold.sleepS}`;
     return { content, tool: { name: 'run_command', arguments: JSON.stringify({ command }) } };
   }
-  const file = JSON.stringify({ task, step, digest: createHash('sha256').update(content).digest('hex') });
-  return { content, tool: { name: 'write_file', arguments: JSON.stringify({ path: stepFile(step), content: file }) } };
+  const digest = createHash('sha256').update(content).digest('hex');
+  const file = JSON.stringify({ task, step, file: stepFile(step), digest });
+  // The last step writes the Task's result (what a Host Task requires as its artifact).
+  const path = step === steps ? RESULT_FILE : stepFile(step);
+  return { content, tool: { name: 'write_file', arguments: JSON.stringify({ path, content: file }) } };
 }
 
+const ARGUMENTS = /"arguments":"((?:[^"\\]|\\.)*)"/g;
+
+/**
+ * The newest step the conversation took: the highest `steps/<n>.json` its tool calls name. Only
+ * tool calls' arguments count, never the rest of the body: a system that starts the conversation
+ * over (whose prompt may list the files an earlier try left) is asked every step again.
+ */
 function lastStep(body: string): number {
   let last = 0;
-  for (const match of body.matchAll(STEP_MARK)) last = Math.max(last, Number(match[1]));
+  for (const args of body.matchAll(ARGUMENTS))
+    for (const match of args[1]!.matchAll(STEP_MARK)) last = Math.max(last, Number(match[1]));
   return last;
 }
 

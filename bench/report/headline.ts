@@ -1,5 +1,6 @@
 import { confinementFigures } from './confinement-headline.js';
 import { loopCancelFigures } from './loop-cancel-headline.js';
+import { peersFigures } from './peers-headline.js';
 import type { BenchRow, Headline } from './results-model.js';
 
 export type { Headline } from './results-model.js';
@@ -34,8 +35,43 @@ const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const x = (r: number) => `${r.toFixed(2)}×`;
 const perS = (rate: number) => `${Math.round(rate).toLocaleString('en-US')}/s`;
 
-/** The ratios issue 33 asks for, each beside its floor, computed from one run's rows (only those whose inputs were measured). */
+/**
+ * Issue 33's goals, retired by issue 48 (they sat under floors the verified boot and the single
+ * main thread rule out here): their figures stay in the headline as reference rows beside their
+ * floors, judged no more.
+ */
+export const RETIRED_GOALS = [
+  'admission_1_vs_peer',
+  'admission_1_fsync_times',
+  'admission_256_vs_peer',
+  'admission_256_vs_puts',
+  'full_replay_vs_floor',
+  'default_boot_vs_floor',
+  'checkpoint_vs_floor_10',
+  'checkpoint_flat',
+  'cluster_1_vs_lmdb',
+  'cluster_cpu_flat',
+] as const;
+
+const RETIRED: ReadonlySet<string> = new Set(RETIRED_GOALS);
+
+/** A retired goal's figure: no goal, no verdict, its text saying what the goal was. */
+function retire(h: Headline): Headline {
+  if (!RETIRED.has(h.key) && !h.key.startsWith('checkpoint_vs_floor_')) return h;
+  const { goal, met: _met, ...figure } = h;
+  const text = figure.text.replace(/[;(]?\s*goal:? [^;)]*\)?$/, '').trimEnd();
+  return { ...figure, text: `${text} (reference; issue 33's retired goal ${goal ?? ''})` };
+}
+
+/**
+ * The headline: each figure beside its floor or its peer, computed from one run's rows (only those
+ * whose inputs were measured); issue 48's goals against the real peers judged, issue 33's retired.
+ */
 export function headline(rows: BenchRow[]): Headline[] {
+  return headlineFigures(rows).map(retire);
+}
+
+function headlineFigures(rows: BenchRow[]): Headline[] {
   const out: Headline[] = [];
   const find = (scenario: BenchRow['scenario'], name: string, events?: number) =>
     rows.find((r) => r.scenario === scenario && r.name === name && (events === undefined || r.events === events));
@@ -119,6 +155,7 @@ export function headline(rows: BenchRow[]): Headline[] {
   clusterFigures(rows, out);
   confinementFigures(rows, out);
   loopCancelFigures(rows, out);
+  peersFigures(rows, out);
   const temporal = rows.find((r) => r.scenario === 'temporal' && r.name === TEMPORAL);
   const ours = rows.find((r) => r.scenario === 'temporal' && r.name === TEMPORAL_OURS);
   if (temporal && ours) {

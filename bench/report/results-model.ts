@@ -12,7 +12,8 @@ export interface BenchRow {
     | 'cluster'
     | 'startup'
     | 'confinement'
-    | 'loop-cancel';
+    | 'loop-cancel'
+    | 'peers';
   /** What exactly was timed. */
   name: string;
   tasks?: number;
