@@ -91,13 +91,27 @@ export function runLine(
 
 /**
  * When a ready Task became ready: the monotonic reading (`mono`, ms since the epoch) of the latest
- * admitted `context.compile` in its history, the event that made its Assignment ready. Read from
- * the stored events, newest first, so it is the same after a restart; 0 when there is none.
+ * admitted `context.compile` in its history, the event that made its Assignment ready, or, when
+ * the runs since were stopped by the Host, of the compile the first stopped run was dispatched
+ * under. Read from the stored events, newest first, so it is the same after a restart; 0 when
+ * there is none.
  */
 export function readyOrder(store: EventStore, taskId: string, revision: number): number {
+  let ready = 0;
+  let found = false;
   for (let r = revision; r >= 1; r--) {
     const event = store.event(taskId, r);
-    if (event?.type === 'context.compile' && event.disposition.admitted) return event.mono;
+    if (!event?.disposition.admitted) continue;
+    if (event.type === 'context.compile' && !found) {
+      ready = event.mono;
+      found = true;
+    } else if (event.type === 'run.observe' && found) {
+      // A run the Host stopped (its job abandoned: a crash, a drain) is dispatched again under the
+      // next generation, and keeps the place in line the stopped run had: its work is taken up
+      // where it stood, before Tasks that have not started. Any other run ends the search.
+      if (event.data.jobStatus !== 'abandoned') break;
+      found = false;
+    }
   }
-  return 0;
+  return ready;
 }
