@@ -182,7 +182,7 @@ async function startDriver(
   mode: DriverConfig['mode'],
   tasks: string[],
   steps: number,
-  options: { dir?: string; wrap?: string[]; concurrency?: number; postgresUrl?: string } = {},
+  options: { dir?: string; wrap?: string[]; concurrency?: number; postgresUrl?: string; ports?: number[] } = {},
 ): Promise<{ proc: PeerProcess; dir: string; config: Record<string, unknown> }> {
   const dir = options.dir ?? join(env.work, `${system.key}-${++runs}`);
   mkdirSync(dir, { recursive: true });
@@ -193,7 +193,7 @@ async function startDriver(
     tasks,
     steps,
     concurrency: options.concurrency ?? env.sizes.concurrency,
-    ports: await freePorts(5),
+    ports: options.ports ?? (await freePorts(5)),
     ...(system.extra ?? {}),
   };
   if (system.peer === 'dbos' || system.host === 'postgres') {
@@ -208,10 +208,17 @@ async function startDriver(
   return { proc, dir, config };
 }
 
-/** A resumed driver's options: the killed one's folder and database. */
+/**
+ * A resumed driver's options: the killed one's folder, database and ports (a server that outlived
+ * its driver, Restate's, knows the service at the address it was registered with).
+ */
 function again(first: { dir: string; config: Record<string, unknown> }) {
   const url = first.config['postgresUrl'];
-  return { dir: first.dir, ...(typeof url === 'string' ? { postgresUrl: url } : {}) };
+  return {
+    dir: first.dir,
+    ports: first.config['ports'] as number[],
+    ...(typeof url === 'string' ? { postgresUrl: url } : {}),
+  };
 }
 
 function taskIds(system: System, phase: string, count: number): string[] {
@@ -643,22 +650,35 @@ export async function runPeersBench(
       : {}),
   };
   const rows: BenchRow[] = [];
+  const failures: string[] = [];
+  // One measurement that fails (a peer's server that does not come up, a driver that dies) is
+  // reported and the run goes on: the other figures of the same run still stand side by side.
+  const measure = async (system: System, what: string, take: () => Promise<BenchRow | undefined>) => {
+    try {
+      const row = await take();
+      if (row) rows.push(row);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      failures.push(`${system.key} ${what} failed: ${message.split('\n')[0]}`);
+      ctx.log(`peers: ${system.key} ${what} failed: ${message}`);
+    }
+  };
   try {
     for (const system of systems) {
       ctx.log(`peers: ${system.label}`);
-      rows.push(await latency(env, system));
-      rows.push(await throughput(env, system));
-      rows.push(await recovery(env, system));
-      rows.push(await duplicates(env, system, 'executor'));
-      if (system.peer === 'restate') rows.push(await duplicates(env, system, 'server'));
-      rows.push(await memory(env, system));
-      const synced = await fsyncs(env, system);
-      if (synced) rows.push(synced);
+      await measure(system, '(a)', () => latency(env, system));
+      await measure(system, '(b)', () => throughput(env, system));
+      await measure(system, '(c)', () => recovery(env, system));
+      await measure(system, '(d) executor', () => duplicates(env, system, 'executor'));
+      if (system.peer === 'restate') await measure(system, '(d) server', () => duplicates(env, system, 'server'));
+      await measure(system, '(e)', () => memory(env, system));
+      await measure(system, 'fsyncs', () => fsyncs(env, system));
     }
     const versions = rows
       .filter((r) => r.detail?.['measure'] === 'latency')
       .map((r) => `${String(r.detail!['system'])}: ${String(r.detail!['version'])}`);
-    return { rows, note: `peers: ${versions.join('; ')}; sizes ${JSON.stringify(sizes)}` };
+    const failed = failures.length > 0 ? `; failed: ${failures.join('; ')}` : '';
+    return { rows, note: `peers: ${versions.join('; ')}; sizes ${JSON.stringify(sizes)}${failed}` };
   } finally {
     await stub.close();
     await pg?.stop();
