@@ -166,9 +166,10 @@ function replay(records: readonly LogRecord[], prompt: string, outputOf: (o: Log
 
 /**
  * Runs the loop from where its log stands: each step's model answer and tool call intent are
- * durable (one sync) before the tool runs, and its result before the next model call; an operator's steer waiting in the inbox is recorded
- * and given to the model before its next call, so a restart neither asks the model again for an
- * answered turn nor runs a call whose result is recorded. A call whose intent is recorded and
+ * durable (one sync) before the tool runs, and its result before the next model call; an
+ * operator's steer waiting in the inbox is recorded and given to the model before its next call,
+ * so a restart neither asks the model again for an answered turn nor runs a call whose result is
+ * recorded. A call whose intent is recorded and
  * whose result is not is run again only when it changes nothing; otherwise the model is told its
  * result is unknown. Never rejects for a model or tool failure: they end the run as data.
  */

@@ -29,9 +29,10 @@ import { ModelTurn, ToolCall } from './conversation.js';
  *
  * One file per Assignment generation (`g<generation>.jsonl`), appended; a record is durable before
  * anything outside the log depends on it (`append`): a tool call's intent before the tool runs,
- * its result before the next model call, the end before the run reports it. A newer generation adopts the
- * newest older log of the same conversation (the stage; copies its records) and closes it (`g<k>.closed`): a loop
- * still running under that generation sees the mark before its next step and stops.
+ * its result before the next model call, the end before the run reports it. A newer generation
+ * adopts the newest older log of the same conversation (the stage; copies its records) and closes
+ * it (`g<k>.closed`): a loop still running under that generation sees the mark before its next
+ * step and stops.
  */
 
 /** Tool outputs longer than this are kept once, by digest, in `blobs/` (a claim check). */
