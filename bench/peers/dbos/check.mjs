@@ -64,10 +64,12 @@ function startDriver(config, label) {
       for (const w of [...waiters]) if (w.t === line.t || line.t === 'error') w.resolve(line);
     }
   });
-  const exited = new Promise((res) => child.on('exit', (code, signal) => {
-    children.delete(child);
-    res({ code, signal });
-  }));
+  const exited = new Promise((res) =>
+    child.on('exit', (code, signal) => {
+      children.delete(child);
+      res({ code, signal });
+    }),
+  );
   return {
     child,
     lines,
@@ -77,10 +79,20 @@ function startDriver(config, label) {
       const seen = lines.find((l) => l.t === t || l.t === 'error');
       if (seen) return Promise.resolve(seen);
       return new Promise((res, rej) => {
-        const timer = setTimeout(() => rej(new Error(`${label}: no ${t} line in ${timeoutMs} ms; stderr: ${stderr.join('').slice(-2000)}`)), timeoutMs);
-        waiters.push({ t, resolve: (l) => { clearTimeout(timer); res(l); } });
+        const timer = setTimeout(
+          () => rej(new Error(`${label}: no ${t} line in ${timeoutMs} ms; stderr: ${stderr.join('').slice(-2000)}`)),
+          timeoutMs,
+        );
+        waiters.push({
+          t,
+          resolve: (l) => {
+            clearTimeout(timer);
+            res(l);
+          },
+        });
       }).then((l) => {
-        if (l.t === 'error') throw new Error(`${label}: error line: ${l.message}; stderr: ${stderr.join('').slice(-2000)}`);
+        if (l.t === 'error')
+          throw new Error(`${label}: error line: ${l.message}; stderr: ${stderr.join('').slice(-2000)}`);
         return l;
       });
     },
@@ -157,9 +169,14 @@ async function pgRestart() {
   while (callsOf(tasks).length < 10) await sleep(2);
   const { killedAt, startedAt } = await killAndRestartPostgres(pg.pid);
   const before = callsOf(tasks).length;
-  console.log(`pg-restart: PostgreSQL SIGKILLed after ${before} calls, running again ${(startedAt - killedAt).toFixed(0)} ms later (executor left running)`);
+  console.log(
+    `pg-restart: PostgreSQL SIGKILLed after ${before} calls, running again ${(startedAt - killedAt).toFixed(0)} ms later (executor left running)`,
+  );
   const outcome = await Promise.race([
-    d.next('done', 90_000).then((l) => ({ done: l }), (err) => ({ err })),
+    d.next('done', 90_000).then(
+      (l) => ({ done: l }),
+      (err) => ({ err }),
+    ),
     d.exited.then((e) => ({ exited: e })),
   ]);
   const after = callsOf(tasks).filter((c) => c.at > killedAt);
@@ -174,7 +191,9 @@ async function pgRestart() {
     }
     await d.close();
   } else {
-    console.log(`pg-restart: the executor did not finish: ${JSON.stringify(outcome.exited ?? String(outcome.err))}; ${after.length} model calls after the kill`);
+    console.log(
+      `pg-restart: the executor did not finish: ${JSON.stringify(outcome.exited ?? String(outcome.err))}; ${after.length} model calls after the kill`,
+    );
     console.log(`pg-restart: executor stderr tail: ${d.stderr.join('').slice(-1500)}`);
     d.child.kill('SIGKILL');
     await d.exited;
@@ -182,7 +201,9 @@ async function pgRestart() {
     const r = startDriver(base(dir, { mode: 'resume', tasks, steps: 40 }), 'pgkill-resume');
     await r.next('ready');
     const done = await r.next('done');
-    console.log(`pg-restart: a resumed executor finished (ended ${done.ended}); stub.repeatedCalls() +${stub.repeatedCalls() - repeatsBefore}`);
+    console.log(
+      `pg-restart: a resumed executor finished (ended ${done.ended}); stub.repeatedCalls() +${stub.repeatedCalls() - repeatsBefore}`,
+    );
     await r.close();
   }
 }
@@ -208,7 +229,9 @@ try {
     const t0 = performance.now();
     const d = startDriver(base(dir, { mode: 'run', tasks, steps: 5 }), 'run');
     const ready = await d.next('ready');
-    console.log(`run: ready after ${(ready.at - t0).toFixed(0)} ms (first launch creates the database): ${JSON.stringify(ready)}`);
+    console.log(
+      `run: ready after ${(ready.at - t0).toFixed(0)} ms (first launch creates the database): ${JSON.stringify(ready)}`,
+    );
     const done = await d.next('done');
     check(done.ended === 4, `run: done ended ${done.ended}`);
     for (const task of tasks) {

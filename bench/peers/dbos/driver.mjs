@@ -13,7 +13,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 const writeOut = process.stdout.write.bind(process.stdout);
-const toErr = (...args) => process.stderr.write(args.map((a) => (typeof a === 'string' ? a : inspectSafe(a))).join(' ') + '\n');
+const toErr = (...args) =>
+  process.stderr.write(args.map((a) => (typeof a === 'string' ? a : inspectSafe(a))).join(' ') + '\n');
 function inspectSafe(value) {
   if (value instanceof Error) return value.stack ?? String(value);
   try {
@@ -50,7 +51,8 @@ if (!config.postgresUrl) fail(new Error('DBOS needs config.postgresUrl'));
 
 // Phone-home switches: Conductor only starts with a conductorKey or in DBOS Cloud; OTLP only when
 // enabled. Make sure neither comes from the environment.
-for (const name of Object.keys(process.env)) if (name.startsWith('DBOS__') || name.startsWith('DBOS_')) delete process.env[name];
+for (const name of Object.keys(process.env))
+  if (name.startsWith('DBOS__') || name.startsWith('DBOS_')) delete process.env[name];
 
 const { DBOS } = await import('@dbos-inc/dbos-sdk');
 const { callModel, requestMessages, runTools, isDone } = await import('../shared/agent-step.mjs');
@@ -124,7 +126,11 @@ async function serverVersion() {
     const { rows } = await client.query('SHOW server_version');
     const sc = await client.query('SHOW synchronous_commit');
     const fs = await client.query('SHOW fsync');
-    return { version: rows[0].server_version, synchronousCommit: sc.rows[0].synchronous_commit, fsync: fs.rows[0].fsync };
+    return {
+      version: rows[0].server_version,
+      synchronousCommit: sc.rows[0].synchronous_commit,
+      fsync: fs.rows[0].fsync,
+    };
   } finally {
     await client.end();
   }
@@ -150,7 +156,7 @@ function stayUpUntilStdinCloses() {
         }
         if (msg.t === 'restart-server')
           // The bench runs PostgreSQL itself; DBOS has no server of its own to restart.
-          process.stderr.write('dbos driver: restart-server does not apply to DBOS (PostgreSQL is the bench\'s)\n');
+          process.stderr.write("dbos driver: restart-server does not apply to DBOS (PostgreSQL is the bench's)\n");
       }
     });
     process.stdin.on('end', resolve);
@@ -200,7 +206,9 @@ async function main() {
     durability:
       `DBOS defaults: every step's output (and the workflow's status) committed to PostgreSQL in its own ` +
       `transaction before the next step starts; server synchronous_commit=${pgInfo.synchronousCommit}, fsync=${pgInfo.fsync}` +
-      (queue ? `; Tasks started through a DBOS queue (workerConcurrency=${config.concurrency}, polled every ${QUEUE_POLL_MS} ms)` : ''),
+      (queue
+        ? `; Tasks started through a DBOS queue (workerConcurrency=${config.concurrency}, polled every ${QUEUE_POLL_MS} ms)`
+        : ''),
   });
 
   if (config.mode === 'run') {
@@ -224,7 +232,9 @@ async function main() {
     }
     if (started) process.stderr.write(`dbos driver: resume: ${started} Tasks had no workflow yet, started them\n`);
     const results = await Promise.all(handles.map((h) => h.getResult()));
-    process.stderr.write(`dbos driver: resume: ${results.length} Tasks ended ${(performance.now() - t0).toFixed(0)} ms after launch\n`);
+    process.stderr.write(
+      `dbos driver: resume: ${results.length} Tasks ended ${(performance.now() - t0).toFixed(0)} ms after launch\n`,
+    );
     emit({ t: 'done', ended: results.length });
   } else if (config.mode === 'idle') {
     const ids = config.tasks.map((id) => `idle-${id}`);
@@ -240,7 +250,9 @@ async function main() {
 
   await stdinClosed;
   // Idle workflows stay PENDING in the database; shutdown does not wait for them.
-  await DBOS.shutdown({ workflowCompletionTimeoutMS: 0 }).catch((err) => process.stderr.write(`dbos driver: shutdown: ${err}\n`));
+  await DBOS.shutdown({ workflowCompletionTimeoutMS: 0 }).catch((err) =>
+    process.stderr.write(`dbos driver: shutdown: ${err}\n`),
+  );
   process.exit(0);
 }
 

@@ -13,11 +13,14 @@ const here = dirname(fileURLToPath(import.meta.url));
 let root = here;
 while (!existsSync(join(root, 'dist/bench/peers/model-stub.js'))) {
   const up = dirname(root);
-  if (up === root) throw new Error('dist/bench/peers/model-stub.js not found above this file: run `npx tsc -p .` first');
+  if (up === root)
+    throw new Error('dist/bench/peers/model-stub.js not found above this file: run `npx tsc -p .` first');
   root = up;
 }
 const { startModelStub } = await import(pathToFileURL(join(root, 'dist/bench/peers/model-stub.js')).href);
-const { DriverConfig, DriverLine } = await import(pathToFileURL(join(root, 'dist/bench/peers/driver-protocol.js')).href);
+const { DriverConfig, DriverLine } = await import(
+  pathToFileURL(join(root, 'dist/bench/peers/driver-protocol.js')).href
+);
 const Database = createRequire(join(root, '.peers/langgraph/package.json'))('better-sqlite3');
 
 // Copy as the bench does.
@@ -67,18 +70,41 @@ function startDriver(config) {
       }
       if (line.t === 'error') problem(`driver error: ${line.message.slice(0, 500)}`);
       lines.push(line);
-      for (const w of [...waiters]) if (w.test(line)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(line); }
+      for (const w of [...waiters])
+        if (w.test(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
     }
   });
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => { children.delete(child); resolve({ code, signal }); }));
+  const exited = new Promise((resolve) =>
+    child.on('exit', (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal });
+    }),
+  );
   const waitFor = (t, timeoutMs = 120_000) => {
     const found = lines.find((l) => l.t === t || l.t === 'error');
     if (found) return Promise.resolve(found);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timeout waiting for ${t}; stderr: ${stderr.slice(-1000)}`)), timeoutMs);
-      const w = { test: (l) => l.t === t || l.t === 'error', resolve: (l) => { clearTimeout(timer); resolve(l); } };
+      const timer = setTimeout(
+        () => reject(new Error(`timeout waiting for ${t}; stderr: ${stderr.slice(-1000)}`)),
+        timeoutMs,
+      );
+      const w = {
+        test: (l) => l.t === t || l.t === 'error',
+        resolve: (l) => {
+          clearTimeout(timer);
+          resolve(l);
+        },
+      };
       waiters.push(w);
-      exited.then(() => { if (waiters.includes(w)) { clearTimeout(timer); reject(new Error(`driver exited waiting for ${t}; stderr: ${stderr.slice(-1000)}`)); } });
+      exited.then(() => {
+        if (waiters.includes(w)) {
+          clearTimeout(timer);
+          reject(new Error(`driver exited waiting for ${t}; stderr: ${stderr.slice(-1000)}`));
+        }
+      });
     });
   };
   const stop = async () => {
@@ -118,7 +144,11 @@ function dbFacts(dir) {
   const file = join(dir, 'checkpoints.sqlite');
   const bytes = [file, `${file}-wal`].reduce((s, f) => s + (existsSync(f) ? statSync(f).size : 0), 0);
   const db = new Database(file, { readonly: true });
-  const row = db.prepare('SELECT count(*) AS n, max(length(checkpoint)) AS maxCk, avg(length(checkpoint)) AS avgCk FROM checkpoints').get();
+  const row = db
+    .prepare(
+      'SELECT count(*) AS n, max(length(checkpoint)) AS maxCk, avg(length(checkpoint)) AS avgCk FROM checkpoints',
+    )
+    .get();
   const w = db.prepare('SELECT count(*) AS n, sum(length(value)) AS bytes FROM writes').get();
   db.close();
   return `db files ${(bytes / 1024).toFixed(0)} KiB, ${row.n} checkpoints (max ${row.maxCk} B, avg ${Math.round(row.avgCk)} B), ${w.n} writes (${w.bytes} B)`;
@@ -142,9 +172,12 @@ try {
     checkCalls(tasks, 5, `run ${label}`);
     for (const task of tasks)
       for (let s = 1; s <= 5; s++)
-        if (!existsSync(join(dir, 'work', task, `steps/${String(s).padStart(6, '0')}.json`))) problem(`run ${label}: ${task} step file ${s} missing`);
+        if (!existsSync(join(dir, 'work', task, `steps/${String(s).padStart(6, '0')}.json`)))
+          problem(`run ${label}: ${task} step file ${s} missing`);
     const repeats = repeatsOf(tasks);
-    report(`run ${label}: ready.durability="${ready.durability}"; done.ended=${done.ended} (want 4); repeated calls ${repeats}; ${dbFacts(dir)}`);
+    report(
+      `run ${label}: ready.durability="${ready.durability}"; done.ended=${done.ended} (want 4); repeated calls ${repeats}; ${dbFacts(dir)}`,
+    );
     if (done.ended !== 4) problem(`run ${label}: ended ${done.ended}`);
     await d.stop();
   }
@@ -164,7 +197,9 @@ try {
     await r.waitFor('ready');
     const done = await r.waitFor('done');
     checkCalls(tasks, 30, `kill ${label}`);
-    report(`kill+resume ${label}: SIGKILL after ${atKill} calls; resume done.ended=${done.ended} (want 2); stub.repeatedCalls() ${before} -> ${stub.repeatedCalls()} (+${stub.repeatedCalls() - before}); resume log: ${(r.stderr().match(/resume: .*/) ?? [''])[0]}`);
+    report(
+      `kill+resume ${label}: SIGKILL after ${atKill} calls; resume done.ended=${done.ended} (want 2); stub.repeatedCalls() ${before} -> ${stub.repeatedCalls()} (+${stub.repeatedCalls() - before}); resume log: ${(r.stderr().match(/resume: .*/) ?? [''])[0]}`,
+    );
     if (done.ended !== 2) problem(`kill ${label}: ended ${done.ended}`);
     await r.stop();
   }
@@ -189,7 +224,9 @@ try {
     stub.setHold(undefined);
     const lines = readFileSync(log, 'utf8').split('\n').filter(Boolean).length;
     checkCalls([task], 5, `hold ${label}`);
-    report(`hold ${label}: tools.log lines ${lines} (2 = the killed tool step ran again); model calls for step 3: ${stub.count(task, 3)}; done.ended=${done.ended}`);
+    report(
+      `hold ${label}: tools.log lines ${lines} (2 = the killed tool step ran again); model calls for step 3: ${stub.count(task, 3)}; done.ended=${done.ended}`,
+    );
     await r.stop();
   }
 
@@ -204,7 +241,9 @@ try {
     await sleep(1000);
     const rssIdle = rss(ready.pids.executor);
     const calls = stub.calls.filter((c) => c.task.startsWith('idle-')).length;
-    report(`idle: idle.tasks=${idle.tasks} (want 50); executor RSS ${(rssReady / 1024).toFixed(1)} MiB at ready -> ${(rssIdle / 1024).toFixed(1)} MiB idle (+${((rssIdle - rssReady) / 1024).toFixed(1)} MiB); model calls made ${calls} (want 0); ${dbFacts(dir)}`);
+    report(
+      `idle: idle.tasks=${idle.tasks} (want 50); executor RSS ${(rssReady / 1024).toFixed(1)} MiB at ready -> ${(rssIdle / 1024).toFixed(1)} MiB idle (+${((rssIdle - rssReady) / 1024).toFixed(1)} MiB); model calls made ${calls} (want 0); ${dbFacts(dir)}`,
+    );
     if (idle.tasks !== 50) problem(`idle: ${idle.tasks}`);
     await d.stop();
   }
@@ -220,7 +259,9 @@ try {
     const calls = stub.calls.filter((c) => c.task === task);
     const first = calls[0].at;
     const last = calls[calls.length - 1].at;
-    report(`latency ${label}: 200 steps, ${((last - first) / 199).toFixed(2)} ms/step (stub call to call), ${((tDone - first) / 200).toFixed(2)} ms/step (first call to done); ${dbFacts(dir)}`);
+    report(
+      `latency ${label}: 200 steps, ${((last - first) / 199).toFixed(2)} ms/step (stub call to call), ${((tDone - first) / 200).toFixed(2)} ms/step (first call to done); ${dbFacts(dir)}`,
+    );
     await d.stop();
   }
 } catch (e) {

@@ -201,12 +201,16 @@ await scenario('run', async (dir, logFile) => {
   const d = new Driver(config('run', dir, tasks, 5, ports), logFile);
   const ready = await d.waitLine('ready');
   console.log(`ready after ${Math.round(ready.at - t0)} ms: ${JSON.stringify(ready.pids)}; ${ready.version}`);
-  console.log(`server listens on ${listeners(ready.pids.server).join(' ')}; executor on ${listeners(ready.pids.executor).join(' ')}`);
+  console.log(
+    `server listens on ${listeners(ready.pids.server).join(' ')}; executor on ${listeners(ready.pids.executor).join(' ')}`,
+  );
   const done = await d.waitLine('done');
   check(done.ended === 4, `run: done ended ${done.ended} (want 4)`);
   check(allSteps(tasks, 5), 'run: stub saw steps 1..5 of every Task');
   check(stub.repeatedCalls() === 0, `run: repeated calls ${stub.repeatedCalls()} (want 0)`);
-  console.log(`4 Tasks x 5 steps (concurrent): ${Math.round(done.at - ready.at)} ms ready->done, ~${perStepMs(tasks).toFixed(1)} ms per step per Task`);
+  console.log(
+    `4 Tasks x 5 steps (concurrent): ${Math.round(done.at - ready.at)} ms ready->done, ~${perStepMs(tasks).toFixed(1)} ms per step per Task`,
+  );
   // One Task alone, 20 steps: the sequential per-step cost.
   const d2dir = join(dir, 'seq');
   execFileSync('mkdir', ['-p', d2dir]);
@@ -218,7 +222,9 @@ await scenario('run', async (dir, logFile) => {
   const r2 = await d2.waitLine('ready');
   const done2 = await d2.waitLine('done');
   check(done2.ended === 1 && allSteps(['seq1'], 20), 'run: 1 Task x 20 steps ended with every step');
-  console.log(`1 Task x 20 steps: ${Math.round(done2.at - r2.at)} ms ready->done, ~${perStepMs(['seq1']).toFixed(1)} ms per step`);
+  console.log(
+    `1 Task x 20 steps: ${Math.round(done2.at - r2.at)} ms ready->done, ~${perStepMs(['seq1']).toFixed(1)} ms per step`,
+  );
   await d2.stop();
   check(!alive(r2.pids.server), 'run: second restate-server stopped');
   // concurrency 2 over 6 Tasks: at most 2 Tasks between their first and last model call at once.
@@ -316,7 +322,10 @@ await scenario('server', async (dir, logFile) => {
   d.proc.stdin.write('{"t":"restart-server"}\n');
   const sv = await d.waitLine('server', 60_000, n);
   started.add(sv.pid);
-  check(sv.pid !== serverPid && alive(sv.pid), `server: restarted as ${sv.pid} after ${Math.round(sv.at - killedAt)} ms`);
+  check(
+    sv.pid !== serverPid && alive(sv.pid),
+    `server: restarted as ${sv.pid} after ${Math.round(sv.at - killedAt)} ms`,
+  );
   const done = await d.waitLine('done');
   check(done.ended === 1 && allSteps([task], 5), 'server: Task ended with every step');
   await sleep(2500); // let a first attempt still sleeping in the executor finish too
@@ -343,7 +352,9 @@ await scenario('idle', async (dir, logFile) => {
     const res = await fetch(`http://127.0.0.1:${ports[1]}/query`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ query: "SELECT status, COUNT(*) AS n FROM sys_invocation WHERE target_handler_name='idle' GROUP BY status" }),
+      body: JSON.stringify({
+        query: "SELECT status, COUNT(*) AS n FROM sys_invocation WHERE target_handler_name='idle' GROUP BY status",
+      }),
     });
     return JSON.stringify((await res.json()).rows);
   };

@@ -78,7 +78,9 @@ function request(method, url, { body, headers = {} } = {}) {
         method,
         agent,
         headers: {
-          ...(data !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } : {}),
+          ...(data !== undefined
+            ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) }
+            : {}),
           accept: 'application/json',
           ...headers,
         },
@@ -145,9 +147,12 @@ class Server {
   async start() {
     const fd = openSync(this.logFile, 'a');
     const args = [
-      '--base-dir', join(this.dir, 'restate-data'),
-      '--node-name', 'bench',
-      '--default-num-partitions', String(PARTITIONS),
+      '--base-dir',
+      join(this.dir, 'restate-data'),
+      '--node-name',
+      'bench',
+      '--default-num-partitions',
+      String(PARTITIONS),
       '--no-logo',
     ];
     const child = spawn(this.bin, args, { detached: true, stdio: ['ignore', fd, fd], env: this.env });
@@ -289,7 +294,9 @@ async function main() {
   mkdirSync(dir, { recursive: true });
 
   const restate = await import('@restatedev/restate-sdk');
-  const sdkVersion = JSON.parse(readFileSync(join(findPackage('@restatedev/restate-sdk'), 'package.json'), 'utf8')).version;
+  const sdkVersion = JSON.parse(
+    readFileSync(join(findPackage('@restatedev/restate-sdk'), 'package.json'), 'utf8'),
+  ).version;
   const serverVersion = JSON.parse(
     readFileSync(join(findPackage('@restatedev/restate-server-linux-x64'), 'package.json'), 'utf8'),
   ).version;
