@@ -21,9 +21,8 @@ export const HostDriverConfig = DriverConfig.extend({
 export type HostDriverConfig = z.infer<typeof HostDriverConfig>;
 
 /**
- * Agent runs at once on the Host (its driver pool's threads, one run each). More threads than
- * cores only add thread start-ups and contention: on 2 cores, 4, 8 and 16 threads took 64 Tasks
- * of 20 steps at the same rate, within noise.
+ * Agent runs at once on the Host (its driver pool's threads, one run each): a few per core, as a
+ * user on a small machine would set it; each thread loads the loop's modules when it starts.
  */
 export const HOST_RUNS = 8;
 
