@@ -56,7 +56,11 @@ export interface HostOptions extends Omit<SupervisorOptions, 'frontier' | 'concu
    * `concurrency` in `ordivon.config.json`; each harness's `maxRuns` limits its own. Absent: no limit.
    */
   concurrency?: { runs?: number };
-  /** Driver pool threads (default 2). */
+  /**
+   * Driver pool threads: each agent run takes one for as long as it runs, so at most this many run
+   * at once and a dispatched run past it waits for a thread. Default: `concurrency.runs` when it is
+   * set, else 8.
+   */
   maxThreads?: number;
   /**
    * Wraps the Runtime the frontier work calls (its lifecycle stays the Host's): how the demo and
@@ -68,6 +72,9 @@ export interface HostOptions extends Omit<SupervisorOptions, 'frontier' | 'concu
   /** Called with each step the Host takes (`compile_context`, `dispatch`, …) for progress output. */
   onStep?: (taskId: string, step: string) => void;
 }
+
+/** Driver pool threads when neither `maxThreads` nor `concurrency.runs` is given. */
+const DEFAULT_HOST_THREADS = 8;
 
 /**
  * The Supervisor's calls a Host answers itself (`host.createTask(…)`, `host.send(…)`): the same
@@ -161,7 +168,8 @@ export async function openHost(options: HostOptions): Promise<Host> {
   } catch (error) {
     throw error instanceof StoreError ? hostErrorOf(error) : error;
   }
-  const pool = createDriverPool({ maxThreads: options.maxThreads ?? 2 });
+  // A thread per run, so the run limit the user set is what runs at once, not a smaller pool.
+  const pool = createDriverPool({ maxThreads: options.maxThreads ?? concurrency?.runs ?? DEFAULT_HOST_THREADS });
   const workspaces = options.workspaces ?? workspacesOf(root);
   // The Host id is settled here, before the Supervisor joins, so the Runtime's registry names it.
   const cluster = options.store

@@ -27,7 +27,13 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.ORDIVON_TEST_CONCURRENCY ?? '2';
-const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...files], {
+// Each file runs in a process of its own; node:test kills one that outlives this limit and reports
+// it failed. Without it, a file whose test was cancelled but left a handle open (a child it waits
+// on, a FIFO open blocked in the thread pool) never exits, and the run waits for it forever. It is
+// also the default limit of every test that sets none; the slowest file takes a few minutes, its longest test allows 15.
+const fileTimeoutMs = process.env.ORDIVON_TEST_FILE_TIMEOUT_MS ?? String(20 * 60_000);
+const args = ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${fileTimeoutMs}`, ...files];
+const result = spawnSync(process.execPath, args, {
   stdio: 'inherit',
   cwd: root,
 });

@@ -283,6 +283,22 @@ describe('child Tasks fanned out over a list', { timeout: 180_000 }, () => {
     }
   });
 
+  it('with no run limit set, every Attempt runs at once: three agents that never end all start', async () => {
+    const agents = branchAgents(tempDir('ordivon-branch-'));
+    const host = await boot(agents);
+    try {
+      const sup = host.supervisor;
+      await sup.createTask(parallelSpec(agents, 'wide', ['right', 'right2', 'wrong']));
+      await sup.send('wide', { type: 'assignment.commit', harness: 'hang+hang+hang', stage: 'fix' });
+      // Each run holds a driver-pool thread while it runs: a pool smaller than three never starts the third.
+      await agents.hanging(3);
+      await sup.send('wide', { type: 'task.cancel', reason: 'seen' });
+      assert.equal(await sup.waitFor('wide.g1.3-hang', ['cancelled'], []), 'cancelled');
+    } finally {
+      await host.stop();
+    }
+  });
+
   it('cancelling the parent cancels its children', async () => {
     const agents = branchAgents(tempDir('ordivon-fanout-'));
     const host = await boot(agents);

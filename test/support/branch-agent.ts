@@ -1,6 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, watch, writeFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
@@ -48,8 +47,11 @@ export interface BranchAgents {
   harness(mode: string, env?: Record<string, string>): Record<string, unknown>;
   /** Every mode as a harness of that name. */
   harnesses(env?: Record<string, string>): Record<string, Record<string, unknown>>;
-  /** Lets the runs waiting at the gate go on (one per call). */
-  open(): Promise<void>;
+  /**
+   * Lets the runs waiting at the gate go on (one per call): resolves once a run has read it, true.
+   * Aborted first (no run came to the gate), false and the gate stays shut.
+   */
+  open(signal?: AbortSignal): Promise<boolean>;
   /** Resolves once `n` runs of `hang` are running. */
   hanging(n: number): Promise<void>;
   /** The modes of every run, in the order they started. */
@@ -84,7 +86,16 @@ export function branchAgents(dir: string): BranchAgents {
       Object.fromEntries(
         ['right', 'right2', 'wrong', 'gated', 'hang', 'item', 'list'].map((mode) => [mode, harness(mode, env)]),
       ),
-    open: () => writeFile(gate, 'go\n'),
+    // A child process writes the FIFO: its open waits for a reader and can be killed when none comes.
+    // An open blocked in this process's own thread pool could not be undone and would keep it alive.
+    open: (signal) =>
+      new Promise<boolean>((resolve, reject) => {
+        const writer = spawn('/bin/sh', ['-c', 'printf "go\\n" > "$0"', gate], { stdio: 'ignore', signal });
+        writer.once('error', (error) => (error.name === 'AbortError' ? resolve(false) : reject(error)));
+        writer.once('exit', (code) =>
+          code === 0 ? resolve(true) : !signal?.aborted && reject(new Error(`gate writer exited ${code}`)),
+        );
+      }),
     hanging: (n) =>
       new Promise((resolve) => {
         const watcher = watch(marks, () => check());
