@@ -53,7 +53,7 @@ function layout(): { root: string; workspace: string } {
  */
 async function timedStart(confiner: Confiner, workspace: string, network: 'none' | 'host'): Promise<number> {
   const started = performance.now();
-  const sandbox = confiner.sandboxFor(workspace, undefined, network) as Sandbox | undefined;
+  const sandbox = confiner.sandboxFor('bench', workspace, undefined, network) as Sandbox | undefined;
   const child = spawnGroup(PROGRAM, [], { cwd: workspace, env: { PATH: '/usr/bin:/bin' }, sandbox });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

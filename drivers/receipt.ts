@@ -41,6 +41,11 @@ export const SandboxSpec = z.strictObject({
     openFiles: z.number().int().positive(),
   }),
   user: z.strictObject({ uid: z.number().int().nonnegative(), gid: z.number().int().nonnegative() }).optional(),
+  /** The Runtime job it runs for: marked on bwrap's command line, so a recovery finds it (os/job-sandboxes.ts). */
+  jobId: z
+    .string()
+    .regex(/^[A-Za-z0-9_]+$/)
+    .optional(),
 });
 export type SandboxSpec = z.infer<typeof SandboxSpec>;
 

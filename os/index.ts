@@ -28,8 +28,10 @@ export {
   type GroupStopOptions,
   type GroupStopReport,
 } from './stop-group.js';
+export { jobSandboxes, killJobSandboxes } from './job-sandboxes.js';
 export {
   sandboxCommand,
+  jobMarker,
   probeSandbox,
   SandboxRefused,
   SandboxCommandMissing,

@@ -42,6 +42,11 @@ export interface Sandbox {
    * user namespace (in one, root would still own root's files), and drops to this account inside.
    */
   user?: { uid: number; gid: number };
+  /**
+   * The Runtime job the process runs for, written on bwrap's command line (`jobMarker`) so that a
+   * recovery finds the sandbox by it (`jobSandboxes`) when the Host died before recording its pid.
+   */
+  jobId?: string;
 }
 
 /** What a spawn runs instead of the command: bwrap, its arguments, then the command. */
@@ -177,6 +182,14 @@ function refuseHiddenOverlaps(sandbox: Sandbox, hidden: readonly string[]): void
     }
 }
 
+/**
+ * The argument a job's sandbox carries on bwrap's command line (after `--unsetenv`, where it is a
+ * no-op): `ORDIVON_JOB_` and the job id, which is letters, digits and underscores.
+ */
+export function jobMarker(jobId: string): string {
+  return `ORDIVON_JOB_${jobId.replace(/[^A-Za-z0-9_]/g, '_')}`;
+}
+
 /** bwrap's namespaces, capabilities, session and hostname. */
 function isolationFlags(sandbox: Sandbox): string[] {
   const bw: string[] = ['--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try'];
@@ -185,6 +198,8 @@ function isolationFlags(sandbox: Sandbox): string[] {
   // As root, bwrap keeps what setpriv needs to drop to the sandbox's account, and setpriv drops it.
   else bw.push('--cap-drop', 'ALL', '--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP');
   bw.push('--die-with-parent', '--new-session', '--hostname', 'ordivon-sandbox', '--info-fd', String(SANDBOX_INFO_FD));
+  // Unsetting a variable that is never set changes nothing inside; outside, it names the job.
+  if (sandbox.jobId !== undefined) bw.push('--unsetenv', jobMarker(sandbox.jobId));
   return bw;
 }
 

@@ -74,11 +74,12 @@ export class Confiner {
   }
 
   /**
-   * The sandbox one job's process runs in, or undefined when confinement is `none`. As root, hands
+   * The sandbox job `jobId`'s process runs in, or undefined when confinement is `none`. As root, hands
    * the workspace and the writable paths to the sandbox's account first, so the confined process
    * can write them (the Host, as root, still reads and digests everything in them).
    */
   sandboxFor(
+    jobId: string,
     workspace: string,
     request: ConfinementRequest | undefined,
     fallback: 'host' | 'none',
@@ -94,6 +95,7 @@ export class Confiner {
       hidden: this.#hidden,
       limits: this.#limits,
       ...(this.#user !== undefined ? { user: this.#user } : {}),
+      jobId,
     };
   }
 }

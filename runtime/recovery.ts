@@ -1,4 +1,4 @@
-import { groupAlive, ownsGroup, stopGroup } from '../os/index.js';
+import { groupAlive, killJobSandboxes, ownsGroup, stopGroup } from '../os/index.js';
 import { executorAlive, isSameProcess } from './executor-identity.js';
 import type { ExecutorIdentity, JobRecord } from './job-record.js';
 import type { JobStore } from './job-store.js';
@@ -22,8 +22,11 @@ export function ownerGone(record: JobRecord, self: ExecutorIdentity): boolean {
  * Kills what is left of an orphaned job's process group, then records the job `abandoned` (no exit
  * code, `stopReason: 'executor_gone'`) durably. The group is killed only when it is provably the
  * job's: its leader still has the recorded start time, or the leader is gone but the group lives on
- * (Linux never hands out a pid still in use as a process-group id). If this process dies between the
- * kill and the write, the next recovery finds the group gone and writes the record.
+ * (Linux never hands out a pid still in use as a process-group id). Then every sandbox that carries
+ * the job's id is killed too (`killJobSandboxes`): the executor may have died before it recorded the
+ * process, or early in bwrap's setup, when the sandbox does not yet die with its parent. If this
+ * process dies between the kill and the write, the next recovery finds them gone and writes the
+ * record.
  */
 export async function abandonOrphan(
   store: JobStore,
@@ -38,6 +41,8 @@ export async function abandonOrphan(
     if (ownsGroup(leader) && groupAlive(leader.pid))
       groupGone = (await stopGroup(leader, { until: 'reaped', reapTimeoutMs: options.reapTimeoutMs })).gone;
   }
+  const sandboxes = await killJobSandboxes(record.jobId, options.reapTimeoutMs);
+  groupGone &&= sandboxes.gone;
   const at = options.now();
   const updated = store.updateJob(record.jobId, (current) => ({
     ...current,

@@ -100,7 +100,7 @@ export class Runtime {
     const { run } = input;
     if (run.kind === 'command')
       return this.admission.admit(input, storedCommandRun(run), (ctx) =>
-        executeCommand(run, ctx, this.confiner.sandboxFor(ctx.workspace, run.confinement, 'none')),
+        executeCommand(run, ctx, this.confiner.sandboxFor(ctx.jobId, ctx.workspace, run.confinement, 'none')),
       );
     const executor = this.options.harness;
     if (executor === undefined)
@@ -121,13 +121,13 @@ export class Runtime {
     this.assertOpen();
     const input = parse(VerifyInput, raw, 'invalid_dispatch');
     return this.admission.admit(input, storedVerifyRun(input), (ctx) =>
-      executeVerify(input, ctx, this.confiner.sandboxFor(ctx.workspace, input.confinement, 'none')),
+      executeVerify(input, ctx, this.confiner.sandboxFor(ctx.jobId, ctx.workspace, input.confinement, 'none')),
     );
   }
 
   /** The harness input with the sandbox its provider starts in (none under `confinement: 'none'`). */
-  private confined(input: DriverRunInput): DriverRunInput {
-    const sandbox = this.confiner.sandboxFor(input.cwd, input.confinement, 'host');
+  private confined(input: DriverRunInput & { jobId: string }): DriverRunInput {
+    const sandbox = this.confiner.sandboxFor(input.jobId, input.cwd, input.confinement, 'host');
     return sandbox === undefined ? input : { ...input, confinedIn: sandbox };
   }
 

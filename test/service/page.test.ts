@@ -33,7 +33,8 @@ async function inChromium(
     await fn(context);
   } finally {
     await context?.close();
-    assert.equal((await serve.stop()).code, 0, serve.stderr());
+    const stopped = await serve.stop();
+    assert.equal(stopped.code, 0, `serve ended with ${stopped.signal ?? stopped.code}:\n${serve.stderr()}`);
   }
 }
 
