@@ -23,7 +23,7 @@ import {
   type TaskView,
 } from './supervisor-options.js';
 import { validateBoot } from './validate-boot.js';
-import { waitForState } from './wait-for-state.js';
+import { waitForState, type StateSource } from './wait-for-state.js';
 import type { RemoteCommits } from './cluster/remote-commits.js';
 import { readElsewhere, readHere, type TaskReading } from './cluster/task-reading.js';
 import type { Committed, SendResult, TaskActor } from './task-actor.js';
@@ -287,14 +287,29 @@ export class Supervisor {
 
   /**
    * Resolves with the state once the Task reaches one of `states`; rejects if it reaches one of
-   * `failOn` first, or the supervisor stops. Listens to commits; never polls.
+   * `failOn` first, or the supervisor stops. Listens to commits; never polls. On a cluster, a Task
+   * another Host serves is followed in the shared history: its state there now, then its commits.
    */
   waitFor(
     taskId: string,
     states: string[],
     failOn: string[] = ['cancelled', 'blocked'] satisfies TaskStateName[],
   ): Promise<string> {
-    return waitForState(this, taskId, states, failOn);
+    const cluster = this.cluster;
+    const source: StateSource = {
+      taskActor: (id) => this.taskActor(id),
+      subscribe: (listener, options) => this.subscribe(listener, options),
+      actor: this.actor,
+      ...(cluster
+        ? {
+            stateElsewhere: async (id: string) => {
+              const reading = await readElsewhere(cluster.history, id);
+              return reading && { state: reading.view.state, revision: reading.view.revision };
+            },
+          }
+        : {}),
+    };
+    return waitForState(source, taskId, states, failOn);
   }
 
   /**

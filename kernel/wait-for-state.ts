@@ -7,6 +7,11 @@ export interface StateSource {
   taskActor(taskId: string): { readonly state: string } | undefined;
   subscribe(listener: (committed: Committed) => void, options?: SubscribeOptions): () => void;
   readonly actor: { subscribe(observer: { complete: () => void }): { unsubscribe(): void } };
+  /**
+   * With a cluster: the Task's state and revision as the shared history holds them, for a Task this
+   * Host does not serve (undefined when there is no such Task).
+   */
+  stateElsewhere?(taskId: string): Promise<{ state: string; revision: number } | undefined>;
 }
 
 /**
@@ -25,14 +30,19 @@ export function waitForState(source: StateSource, taskId: string, states: string
 
 /**
  * Resolves with the Task's state once `done(state)` holds (rejects with what it throws), or rejects
- * `not_serving` when the supervisor stops. Checks now and after each of the Task's commits on
- * this Host; never polls.
+ * `not_serving` when the supervisor stops. Checks now and after each of the Task's commits; never
+ * polls. The state is this Host's actor's while it serves the Task; on a cluster, for a Task
+ * another Host serves, the latest the shared history holds (read once, then each of its commits).
  */
 export function waitForTask(source: StateSource, taskId: string, done: (state: string) => boolean): Promise<string> {
   return new Promise((resolve, reject) => {
     let stop = () => {};
+    let ended = false;
+    // Another Host's latest commit of the Task, by revision: the watch and the first read may cross.
+    let elsewhere: { state: string; revision: number } | undefined;
     const check = (): void => {
-      const state = source.taskActor(taskId)?.state;
+      if (ended) return;
+      const state = source.taskActor(taskId)?.state ?? elsewhere?.state;
       if (state === undefined) return;
       let finished: boolean;
       try {
@@ -47,15 +57,30 @@ export function waitForTask(source: StateSource, taskId: string, done: (state: s
         resolve(state);
       }
     };
-    // The state read is this Host's actor's: another Host's commits cannot move it.
-    const unsubscribe = source.subscribe((c) => c.taskId === taskId && check(), { remote: 'none' });
+    const hear = (seen: { state: string; revision: number } | undefined): void => {
+      if (seen !== undefined && (elsewhere === undefined || seen.revision > elsewhere.revision)) elsewhere = seen;
+    };
+    const unsubscribe = source.subscribe(
+      (c) => {
+        if (c.taskId !== taskId) return;
+        if (c.host !== undefined && source.taskActor(taskId) === undefined) hear(c);
+        check();
+      },
+      { remote: source.stateElsewhere ? (id) => id === taskId : 'none' },
+    );
     const lifecycle = source.actor.subscribe({
       complete: () => (stop(), reject(new HostError('not_serving', 'supervisor stopped'))),
     });
     stop = () => {
+      ended = true;
       unsubscribe();
       lifecycle.unsubscribe();
     };
     check();
+    if (!ended && source.taskActor(taskId) === undefined && source.stateElsewhere)
+      source.stateElsewhere(taskId).then(
+        (seen) => (hear(seen), check()),
+        (error: unknown) => (stop(), reject(error as Error)),
+      );
   });
 }

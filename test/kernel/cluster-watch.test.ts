@@ -196,6 +196,29 @@ describe('other Hosts’ commits reach subscribers (the watch)', { skip: part.sk
     }
   });
 
+  it(
+    'B waits for a Task A serves: its state in the shared history now, then A’s commits as they come',
+    { timeout: 60_000 },
+    async () => {
+      const url = await createDatabase(server().url, 'wait');
+      const a = await host(url, 'host-a');
+      const b = await host(url, 'host-b');
+      try {
+        const { taskId } = await a.createTask({ ...SPEC, taskId: 'task-6' });
+        await driveToRunning(a, taskId, 1);
+        assert.equal(await b.waitFor(taskId, ['assigned.running']), 'assigned.running');
+        const cancelled = b.waitFor(taskId, ['cancelled'], []);
+        assert.equal((await a.send(taskId, { type: 'task.cancel', reason: 'seen from B' })).admitted, true);
+        await b.clusterTick();
+        assert.equal(await cancelled, 'cancelled');
+        assert.equal(b.getTask(taskId), undefined, 'B still does not serve it');
+        await assert.rejects(b.waitFor(taskId, ['completed']), /reached cancelled while waiting for completed/);
+      } finally {
+        await Promise.all([a.stop(), b.stop()]);
+      }
+    },
+  );
+
   it('across a handover each Host’s subscribers hear every commit once: the new owner’s from itself, the old owner’s from the watch', async () => {
     const url = await createDatabase(server().url, 'handover');
     const a = await host(url, 'host-a', { notify: false });
