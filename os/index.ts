@@ -28,7 +28,7 @@ export {
   type GroupStopOptions,
   type GroupStopReport,
 } from './stop-group.js';
-export { jobSandboxes, killJobSandboxes } from './job-sandboxes.js';
+export { jobSandboxes, killJobSandboxes, markedSandboxes, type MarkedSandboxes } from './job-sandboxes.js';
 export {
   sandboxCommand,
   jobMarker,

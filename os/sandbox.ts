@@ -187,8 +187,10 @@ function refuseHiddenOverlaps(sandbox: Sandbox, hidden: readonly string[]): void
  * no-op): `ORDIVON_JOB_` and the job id, which is letters, digits and underscores.
  */
 export function jobMarker(jobId: string): string {
-  return `ORDIVON_JOB_${jobId.replace(/[^A-Za-z0-9_]/g, '_')}`;
+  return `${MARKER_PREFIX}${jobId.replace(/[^A-Za-z0-9_]/g, '_')}`;
 }
+
+export const MARKER_PREFIX = 'ORDIVON_JOB_';
 
 /** bwrap's namespaces, capabilities, session and hostname. */
 function isolationFlags(sandbox: Sandbox): string[] {

@@ -1,4 +1,4 @@
-import { groupAlive, killJobSandboxes, ownsGroup, stopGroup } from '../os/index.js';
+import { groupAlive, killJobSandboxes, ownsGroup, stopGroup, type MarkedSandboxes } from '../os/index.js';
 import { executorAlive, isSameProcess } from './executor-identity.js';
 import type { ExecutorIdentity, JobRecord } from './job-record.js';
 import type { JobStore } from './job-store.js';
@@ -31,7 +31,7 @@ export function ownerGone(record: JobRecord, self: ExecutorIdentity): boolean {
 export async function abandonOrphan(
   store: JobStore,
   record: JobRecord,
-  options: { now: () => string; reapTimeoutMs: number },
+  options: { now: () => string; reapTimeoutMs: number; marked?: MarkedSandboxes },
 ): Promise<JobRecord> {
   let groupGone = true;
   if (record.process !== undefined) {
@@ -41,7 +41,7 @@ export async function abandonOrphan(
     if (ownsGroup(leader) && groupAlive(leader.pid))
       groupGone = (await stopGroup(leader, { until: 'reaped', reapTimeoutMs: options.reapTimeoutMs })).gone;
   }
-  const sandboxes = await killJobSandboxes(record.jobId, options.reapTimeoutMs);
+  const sandboxes = await killJobSandboxes(record.jobId, options.reapTimeoutMs, options.marked);
   groupGone &&= sandboxes.gone;
   const at = options.now();
   const updated = store.updateJob(record.jobId, (current) => ({

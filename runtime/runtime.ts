@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { DispatchInput, VerifyInput, type DispatchInputIn, type VerifyInputIn } from './dispatch-input.js';
 import { RuntimeError, parseError } from './errors.js';
 import { subscribeProviderSpawns } from '../drivers/provider-spawn.js';
+import { markedSandboxes, type MarkedSandboxes } from '../os/index.js';
 import type { DriverRunInput } from '../drivers/receipt.js';
 import type { ActiveJob } from './active-job.js';
 import { Admission, type DispatchResult } from './admission.js';
@@ -215,6 +216,8 @@ export class Runtime {
     this.assertOpen();
     await this.shared?.flush();
     const report: RecoveryReport = { abandoned: [], skipped: [], corrupt: [] };
+    // The process table read once, when the first orphan needs it, for every orphan of this pass.
+    let marked: MarkedSandboxes | undefined;
     for (const jobId of this.store.activeJobIds()) {
       if (this.active.has(jobId)) continue;
       let record: JobRecord | undefined;
@@ -225,7 +228,8 @@ export class Runtime {
         continue;
       }
       if (record === undefined || isTerminal(record.state)) continue;
-      if (ownerGone(record, this.executor)) report.abandoned.push(await this.abandon({ record }));
+      if (ownerGone(record, this.executor))
+        report.abandoned.push(await this.abandon({ record }, (marked ??= markedSandboxes())));
       else report.skipped.push({ jobId, executorId: record.executorId });
     }
     return report;
@@ -306,7 +310,7 @@ export class Runtime {
     return this.shared!.executorGone(found.shared);
   }
 
-  private abandon(found: FoundJob): Promise<JobRecord> {
+  private abandon(found: FoundJob, marked?: MarkedSandboxes): Promise<JobRecord> {
     if (found.shared !== undefined) {
       // Recorded in the registry only: the job was never this Runtime's.
       const shared = found.shared;
@@ -315,6 +319,7 @@ export class Runtime {
     const done = abandonOrphan(this.store, found.record, {
       now: () => this.now(),
       reapTimeoutMs: this.options.reapTimeoutMs,
+      ...(marked ? { marked } : {}),
     });
     return this.track(done.then((abandoned) => (this.emit(abandoned), abandoned)));
   }
