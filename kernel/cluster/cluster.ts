@@ -145,11 +145,18 @@ export class Cluster {
   }
 
   /**
-   * Before validation: claims free Tasks (a batch of them; the keeper takes more), drops from the mirror the Tasks this Host no longer
+   * Before validation: claims the Tasks this Host id held before it restarted, then free Tasks (a batch of them; the keeper takes more), drops from the mirror the Tasks this Host no longer
    * holds, and copies the held ones up to the authority's head. Validation then checks exactly the
    * Tasks this Host serves.
    */
   async prepare(store: EventStore): Promise<void> {
+    // This Host id's leases from before a restart first, all of them, without waiting for them to
+    // run out: the process that held them is this Host's previous one.
+    for (;;) {
+      const own = await this.history.claim(CLAIM_BATCH, 'own-before');
+      for (const { taskId, epoch } of own) this.onLease({ kind: 'acquired', taskId, epoch });
+      if (own.length < CLAIM_BATCH) break;
+    }
     for (const { taskId, epoch } of await this.history.claim(CLAIM_BATCH))
       this.onLease({ kind: 'acquired', taskId, epoch });
     this.startRenewing();

@@ -110,10 +110,10 @@ export class PgHistory implements StoreAuthority {
 
   /**
    * Takes up to `limit` Tasks (default 1000) nobody holds or whose lease expired (database clock),
-   * each at a new epoch.
+   * each at a new epoch; with `'own-before'`, those leased to this Host id by its previous process.
    */
-  claim(limit?: number): Promise<HeldLease[]> {
-    return this.lease.claim(limit);
+  claim(limit?: number, which?: 'free' | 'own-before'): Promise<HeldLease[]> {
+    return this.lease.claim(limit, which);
   }
 
   /** Extends every lease still held at its epoch; returns the Tasks whose lease was lost (another Host took them). */

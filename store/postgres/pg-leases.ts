@@ -68,13 +68,20 @@ export class PgLeases {
 
   /**
    * Takes up to `limit` Tasks nobody holds or whose lease expired (database clock), each at a new
-   * epoch. Rows an append holds are skipped (`SKIP LOCKED`): the next claim takes them.
+   * epoch. Rows an append holds are skipped (`SKIP LOCKED`): the next claim takes them. With
+   * `'own-before'` it takes the Tasks leased to this Host id that it does not hold, whatever their
+   * expiry, instead: a Host id names one Host, so such a lease was its own before it restarted,
+   * and the new epoch fences off anything of that process still writing.
    */
-  async claim(limit = 1000): Promise<HeldLease[]> {
+  async claim(limit = 1000, which: 'free' | 'own-before' = 'free'): Promise<HeldLease[]> {
+    const free =
+      which === 'free'
+        ? `lease_owner IS NULL OR lease_until < now()`
+        : `lease_owner = $1 AND NOT (task_id = ANY($4::text[]))`;
     const { rows } = await this.query(
       `WITH free AS (
          SELECT task_id FROM ordivon_tasks
-         WHERE revision > 0 AND (lease_owner IS NULL OR lease_until < now())
+         WHERE revision > 0 AND (${free})
          ORDER BY task_id LIMIT $2 FOR UPDATE SKIP LOCKED),
        claimed AS (
          UPDATE ordivon_tasks t SET lease_owner = $1, lease_epoch = t.lease_epoch + 1,
@@ -85,7 +92,7 @@ export class PgLeases {
          INSERT INTO ordivon_lease_log (task_id, lease_epoch, host_id, at, revision)
          SELECT task_id, lease_epoch, $1, now(), revision FROM claimed)
        SELECT task_id, lease_epoch FROM claimed`,
-      [this.hostId, limit, this.leaseMs],
+      which === 'free' ? [this.hostId, limit, this.leaseMs] : [this.hostId, limit, this.leaseMs, [...this.held.keys()]],
     );
     const taken = rows.map((row) => TaskRow.parse(row)).map((r) => ({ taskId: r.task_id, epoch: r.lease_epoch }));
     for (const { taskId, epoch } of taken) this.held.set(taskId, epoch);

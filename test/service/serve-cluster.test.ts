@@ -69,4 +69,30 @@ describe('ordivon serve --store: three Hosts on one PostgreSQL database, one com
       );
     }
   });
+
+  it('a Host killed and started again under its id serves its Tasks at once, not once its lease (ten minutes) ran out', async () => {
+    const url = await createDatabase(server().url, 'same_id');
+    const state = tempDir();
+    const args = ['--state', state, '--host-id', 'host-a', '--port', '0', '--no-harnesses', '--lease-ms', '600000'];
+    const first = await startServe(args, { ORDIVON_STORE: url });
+    let again: ServeChild | undefined;
+    try {
+      const created = await http(first.ready, 'POST', '/tasks', { body: { ...SPEC, taskId: 'mine' } });
+      assert.equal(created.status, 201, created.text);
+      first.child.kill('SIGKILL');
+      await first.exited;
+      again = await startServe(args, { ORDIVON_STORE: url });
+      const task = await http(again.ready, 'GET', '/tasks/mine');
+      assert.equal(task.status, 200, task.text);
+      assert.equal(task.body.elsewhere, false, 'served here, by the Host that holds it again');
+      const sent = await http(again.ready, 'POST', '/tasks/mine/events', {
+        body: { type: 'task.cancel', reason: 'back' },
+      });
+      assert.equal(sent.status, 200, sent.text);
+      assert.equal(sent.body.state, 'cancelled');
+    } finally {
+      if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill('SIGKILL');
+      await again?.stop();
+    }
+  });
 });
