@@ -22,6 +22,7 @@ import { followTask } from '../run-progress.js';
 import { serveRun } from './run-service.js';
 import { effectAdaptersOf } from '../effect-adapters.js';
 import { resolveStateRoot } from '../../store/index.js';
+import { onStopSignal } from '../stop-signals.js';
 
 /** States in which a Task does nothing until it is sent an event. */
 const REST: readonly string[] = RESTING_TASK_STATES;
@@ -70,8 +71,7 @@ export async function runTask(values: RunArgs, io: Io): Promise<number> {
       resolve({ code: 'interrupted', message: `${signal}: stopped; run again with --task to resume` });
     };
   });
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const stopListening = onStopSignal((signal) => onSignal(signal));
   // While it holds the state root, the run answers send/decide/show/list from other shells.
   const stopService = await serveRun(host.supervisor, say);
   try {
@@ -82,10 +82,12 @@ export async function runTask(values: RunArgs, io: Io): Promise<number> {
     // Ctrl-C ends with the shell's convention for SIGINT (128 + 2), so a script can tell it apart.
     return report(io, host, taskId, why, await workBack(host.supervisor, values, taskId, why === null), signalled);
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await stopService();
-    await host.stop();
+    try {
+      await stopService();
+      await host.stop();
+    } finally {
+      stopListening();
+    }
   }
 }
 

@@ -22,6 +22,7 @@ import { packageVersion } from '../version.js';
 import { effectAdaptersOf } from '../effect-adapters.js';
 import { resolveStateRoot } from '../../store/index.js';
 import { demoHarnesses } from '../extensions.js';
+import { onStopSignal } from '../stop-signals.js';
 
 /** `ordivon serve` (serve-command.ts defines its flags): runs until SIGTERM/SIGINT has drained it. */
 export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
@@ -45,10 +46,8 @@ export async function serveHost(values: ServeArgs, io: Io): Promise<number> {
   const ready = readyOf(values, plan, opened, service, inspector);
   // Listening before the ready line is printed: whoever reads it may send SIGTERM at once, and
   // without a listener that signal would kill the process instead of draining it.
-  const stopped = new Promise<string>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
+  // Listened to until the process ends: a second signal during the drain is ignored (stop-signals.ts).
+  const stopped = new Promise<string>((resolve) => onStopSignal(resolve));
   announce(ready, supervisor, io, say);
   const signal = await stopped;
   await drainAndStop({ service, supervisor, stopHost, unobserve, inspector, log }, signal, values, say);
