@@ -66,7 +66,9 @@ function durationV1(workload: Workload): ComparedWorkload {
         name: 'report',
         plan: {
           steps: [
-            { run: 'node --test test/ 2>&1 | tail -n 8', why: 'Run the acceptance tests' },
+            // Without node:test's durations, the output (and every request after it, which carries it)
+            // is the same length run to run: the honest and the killed Task's tokens compare exactly.
+            { run: 'node --test test/ 2>&1 | grep -v duration_ms | tail -n 8', why: 'Run the acceptance tests' },
             { write: 'report.json', text: json(REPORT) },
           ],
           done: 'All 8 tests pass; report.json written.',
