@@ -107,8 +107,8 @@ async function main(): Promise<void> {
         config.tasks.filter((id) => !known.has(id)).map((id) => host.createTask(agentSpec(id, config.steps, false))),
       );
     // A Task that stops anywhere but `completed` fails the run (waitFor rejects with its state).
-    // waitFor follows the Tasks this Host serves; one that ended before a restart may be served by
-    // none (on PostgreSQL an ended Task's lease is not taken again), so its stored state is read first.
+    // A Task that ended before a restart is read first: on PostgreSQL none serves it (an ended
+    // Task's lease is not taken again), and waitFor would read it from the shared history anyway.
     const ended = await Promise.all(
       config.tasks.map(async (id) => {
         const stored = host.getTask(id) ?? (await host.readTask(id))?.view;
