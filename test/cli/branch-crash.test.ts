@@ -71,10 +71,15 @@ function runKilledAt(agents: BranchAgents, type: string, count = 1): Promise<str
 
 /** `ordivon run` resuming the Task to its end, the gate opened for the gated Attempt's next run. */
 async function resume(agents: BranchAgents, args: string[], gated: boolean): Promise<number | null> {
+  const before = agents.runs().filter((mode) => mode === 'gated').length;
   const child = spawn(process.execPath, [CLI, ...args], { cwd: agents.dir, stdio: 'ignore' });
   const ended = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  // Writing the FIFO waits for its reader: the gated Attempt's next run.
-  if (gated) await agents.open();
+  if (gated) {
+    // Opened only once the next run has started: the killed Host's run may still hold the gate for
+    // the few milliseconds its sandbox takes to die, and would take the one opening.
+    await agents.started('gated', before + 1);
+    await agents.open();
+  }
   return ended;
 }
 

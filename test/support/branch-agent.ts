@@ -54,6 +54,8 @@ export interface BranchAgents {
   open(signal?: AbortSignal): Promise<boolean>;
   /** Resolves once `n` runs of `hang` are running. */
   hanging(n: number): Promise<void>;
+  /** Resolves once `n` runs of `mode` have started (each appends its mode to `marks/runs` first). */
+  started(mode: string, n: number): Promise<void>;
   /** The modes of every run, in the order they started. */
   runs(): string[];
 }
@@ -69,6 +71,20 @@ export function branchAgents(dir: string): BranchAgents {
   const gate = join(dir, 'gate', 'go');
   execFileSync('mkfifo', [gate]);
   const hangs = () => readdirSync(marks).filter((f) => f.startsWith('hang-'));
+  const runs = () =>
+    existsSync(join(marks, 'runs')) ? readFileSync(join(marks, 'runs'), 'utf8').split('\n').filter(Boolean) : [];
+  // Resolves once `done()` holds, checked now and at each change in the marks folder.
+  const marked = (done: () => boolean) =>
+    new Promise<void>((resolve) => {
+      const watcher = watch(marks, () => check());
+      const check = () => {
+        if (done()) {
+          watcher.close();
+          resolve();
+        }
+      };
+      check();
+    });
   const harness = (mode: string, env: Record<string, string> = {}) => ({
     driver: 'command',
     command: process.execPath,
@@ -96,19 +112,9 @@ export function branchAgents(dir: string): BranchAgents {
           code === 0 ? resolve(true) : !signal?.aborted && reject(new Error(`gate writer exited ${code}`)),
         );
       }),
-    hanging: (n) =>
-      new Promise((resolve) => {
-        const watcher = watch(marks, () => check());
-        const check = () => {
-          if (hangs().length >= n) {
-            watcher.close();
-            resolve();
-          }
-        };
-        check();
-      }),
-    runs: () =>
-      existsSync(join(marks, 'runs')) ? readFileSync(join(marks, 'runs'), 'utf8').split('\n').filter(Boolean) : [],
+    hanging: (n) => marked(() => hangs().length >= n),
+    started: (mode, n) => marked(() => runs().filter((m) => m === mode).length >= n),
+    runs,
   };
 }
 
